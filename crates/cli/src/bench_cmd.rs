@@ -1,0 +1,197 @@
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+
+use anyhow::{Context, bail};
+use clap::Args;
+use linerate_engine::bench::{self, BenchConfig, RxPoll};
+use linerate_result::ResultDoc;
+use linerate_wire::{BenchParams, Direction};
+
+use crate::output::{self, IntervalPrinter};
+use crate::serve_cmd::DEFAULT_PORT;
+use crate::units;
+
+/// Read size: large reads hold the socket lock longer and measured slower.
+pub const DEFAULT_READ_LEN: &str = "128K";
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum RxPollArg {
+    /// Poll when every stream thread has a core of its own.
+    Auto,
+    On,
+    Off,
+}
+
+#[derive(Args, Clone)]
+#[command(after_help = "Examples:\n  linerate bench 10.0.0.2                   1 stream, 10 s\n  linerate bench 10.0.0.2 -P 8 -t 30 -i 5   8 streams, 30 s, 5 s intervals\n  linerate bench dtn2 -R --cc bbr --window 256M --json run.json\n  linerate bench [fd00::2]:6000 -6 -n 100G   100 GB, then stop")]
+pub struct BenchArgs {
+    /// Server to measure against: HOST, HOST:PORT or [V6]:PORT.
+    pub host: String,
+    /// Parallel streams, one thread and one socket each.
+    #[arg(short = 'P', long, default_value_t = 1)]
+    pub streams: u16,
+    /// Run length (seconds, or with ms/s/m/h).
+    #[arg(short = 't', long = "time", default_value = "10", value_parser = units::parse_duration_ms)]
+    pub time_ms: u64,
+    /// Send this many bytes in total (e.g. 10G) instead of running for a time.
+    #[arg(short = 'n', long, value_parser = units::parse_size)]
+    pub bytes: Option<u64>,
+    /// Bytes per write call. Default: 1M when every stream thread has a core, else 128K.
+    #[arg(short = 'l', long = "len", value_parser = units::parse_size_u32)]
+    pub write_len: Option<u32>,
+    /// Bytes per read call at the receiver.
+    #[arg(long = "read-len", default_value = DEFAULT_READ_LEN, value_parser = units::parse_size_u32)]
+    pub read_len: u32,
+    /// Server sends, client receives.
+    #[arg(short = 'R', long, conflicts_with = "bidir")]
+    pub reverse: bool,
+    /// Both directions at once (-P streams each way).
+    #[arg(long)]
+    pub bidir: bool,
+    /// Seconds between interval reports (0: none).
+    #[arg(short = 'i', long = "interval", default_value = "1", value_parser = units::parse_duration_ms)]
+    pub interval_ms: u64,
+    /// Leave out the first seconds (slow start) from the summary.
+    #[arg(long = "omit", default_value = "0", value_parser = units::parse_duration_ms)]
+    pub omit_ms: u64,
+    /// Receive window: SO_RCVBUF at the receiving end. Default: kernel autotuning.
+    #[arg(short = 'w', long, value_parser = units::parse_size_u32)]
+    pub window: Option<u32>,
+    /// Send buffer (SO_SNDBUF) at the sending end. Default: kernel autotuning.
+    #[arg(long, value_parser = units::parse_size_u32)]
+    pub sndbuf: Option<u32>,
+    /// Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic.
+    #[arg(short = 'Z', long = "cc")]
+    pub congestion: Option<String>,
+    /// Pacing cap per stream (SO_MAX_PACING_RATE), in bits/s, e.g. 9G.
+    #[arg(long = "fq-rate", value_parser = units::parse_rate)]
+    pub fq_rate: Option<u64>,
+    /// TCP maximum segment size (TCP_MAXSEG).
+    #[arg(short = 'M', long, value_parser = units::parse_size_u32)]
+    pub mss: Option<u32>,
+    /// IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16).
+    #[arg(short = 'S', long, value_parser = parse_tos)]
+    pub tos: Option<u8>,
+    /// Use IPv4 only.
+    #[arg(short = '4', conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// Use IPv6 only.
+    #[arg(short = '6')]
+    pub ipv6: bool,
+    /// Local address to send from.
+    #[arg(short = 'B', long)]
+    pub bind: Option<IpAddr>,
+    /// Send with MSG_ZEROCOPY (pays off on real NICs with large writes; loopback copies anyway).
+    #[arg(long)]
+    pub zerocopy: bool,
+    /// Receiver discards data in the kernel (MSG_TRUNC) instead of copying it out.
+    #[arg(long)]
+    pub skip_rx_copy: bool,
+    /// Receivers poll before blocking; auto polls while every stream thread has a core.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub rx_poll: RxPollArg,
+    /// Write the linerate.result/1 document to FILE ('-' for stdout; human output then goes to stderr).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+}
+
+fn parse_tos(s: &str) -> Result<u8, String> {
+    let v = if let Some(h) = s.strip_prefix("0x") {
+        u8::from_str_radix(h, 16)
+    } else {
+        s.parse()
+    };
+    v.map_err(|_| format!("'{s}' is not a TOS byte (0-255 or 0x00-0xff)"))
+}
+
+impl BenchArgs {
+    pub fn params(&self) -> BenchParams {
+        BenchParams {
+            streams: self.streams,
+            duration_ms: self.time_ms,
+            bytes: self.bytes,
+            write_len: self.write_len.unwrap_or(bench::WRITE_LEN_SHARED_CORES),
+            read_len: self.read_len,
+            direction: if self.bidir {
+                Direction::Bidir
+            } else if self.reverse {
+                Direction::Reverse
+            } else {
+                Direction::Forward
+            },
+            interval_ms: self.interval_ms,
+            omit_ms: self.omit_ms,
+            sndbuf: self.sndbuf,
+            rcvbuf: self.window,
+            congestion: self.congestion.clone(),
+            pacing_rate: self.fq_rate.map(|bps| bps / 8),
+            mss: self.mss,
+            tos: self.tos,
+            zerocopy: self.zerocopy,
+            skip_rx_copy: self.skip_rx_copy,
+            rx_poll: false,
+            pin_cores: false,
+        }
+    }
+
+    fn resolve(&self) -> anyhow::Result<SocketAddr> {
+        let with_port = if self.host.parse::<IpAddr>().is_ok() {
+            // A bare IPv6 address has colons of its own.
+            SocketAddr::new(self.host.parse()?, DEFAULT_PORT).to_string()
+        } else if self.host.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) {
+            self.host.clone()
+        } else {
+            format!("{}:{DEFAULT_PORT}", self.host)
+        };
+        let addrs = with_port
+            .to_socket_addrs()
+            .with_context(|| format!("cannot resolve '{}'", self.host))?;
+        addrs
+            .into_iter()
+            .find(|a| (!self.ipv4 || a.is_ipv4()) && (!self.ipv6 || a.is_ipv6()))
+            .with_context(|| format!("'{}' has no address of the requested family", self.host))
+    }
+}
+
+pub fn run(a: BenchArgs) -> anyhow::Result<()> {
+    let doc = measure(&a, std::env::args().collect(), a.json.as_deref() == Some("-"))?;
+    if let Some(path) = &a.json {
+        output::write_json(&doc, path)?;
+    }
+    Ok(())
+}
+
+/// Runs one bench and prints it; `quiet_stdout` sends the human output to stderr.
+pub fn measure(a: &BenchArgs, command_line: Vec<String>, quiet_stdout: bool) -> anyhow::Result<ResultDoc> {
+    let server = a.resolve()?;
+    let params = a.params();
+    params.validate().context("invalid bench parameters")?;
+    if a.streams == 0 {
+        bail!("--streams must be at least 1");
+    }
+    let mut out = output::Out::new(quiet_stdout);
+    out.line(&format!(
+        "linerate bench to {server}: {} stream(s), {}",
+        a.streams,
+        match params.bytes {
+            Some(b) => format!("{b} bytes"),
+            None => format!("{:.1} s", params.duration_ms as f64 / 1000.0),
+        },
+    ));
+    let mut printer = IntervalPrinter::new(&mut out);
+    let cfg = BenchConfig {
+        server,
+        bind: a.bind,
+        params: params.clone(),
+        auto_write_len: a.write_len.is_none(),
+        rx_poll: match a.rx_poll {
+            RxPollArg::Auto => RxPoll::Auto,
+            RxPollArg::On => RxPoll::On,
+            RxPollArg::Off => RxPoll::Off,
+        },
+    };
+    let run = bench::run(&cfg, &mut |batch| printer.print(batch))
+        .with_context(|| format!("bench against {server} failed"))?;
+    let doc = bench::to_result(&run, command_line);
+    output::print_summary(&mut out, &doc);
+    Ok(doc)
+}

@@ -1,0 +1,46 @@
+//! The `linerate` command: moves data between hosts at line rate, benchmarks
+//! the network, and says why a link is slow.
+
+mod bench_cmd;
+mod demo_cmd;
+mod output;
+mod serve_cmd;
+mod units;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "linerate",
+    version,
+    about = "Move data between hosts at line rate, benchmark the network, and say why a link is slow",
+    long_about = None,
+    after_help = "Examples:\n  linerate demo                      everything on loopback, no setup\n  linerate serve                     answer sessions on port 5201\n  linerate bench 10.0.0.2 -P 8 -t 30 eight streams for 30 s, with a verdict"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Answer every kind of session on one TCP port.
+    Serve(serve_cmd::ServeArgs),
+    /// Memory-to-memory throughput, one thread per stream, with TCP_INFO and a verdict.
+    Bench(bench_cmd::BenchArgs),
+    /// Run the whole tool on loopback with generated data: no root, no setup.
+    Demo(demo_cmd::DemoArgs),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Serve(a) => serve_cmd::run(a),
+        Command::Bench(a) => bench_cmd::run(a),
+        Command::Demo(a) => demo_cmd::run(a),
+    };
+    if let Err(e) = result {
+        eprintln!("linerate: error: {e:#}");
+        std::process::exit(1);
+    }
+}

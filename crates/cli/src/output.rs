@@ -1,0 +1,167 @@
+//! What people read: interval lines in the iperf2 layout with TCP_INFO
+//! columns, the summary with its verdict, and the JSON document.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::time::SystemTime;
+
+use anyhow::Context;
+use linerate_probe::verdict::{fmt_bytes, fmt_rate};
+use linerate_result::{IntervalSample, ResultDoc, Side, TcpSample};
+
+/// Human output, to stdout unless stdout carries JSON.
+pub struct Out {
+    to_stderr: bool,
+}
+
+impl Out {
+    pub fn new(to_stderr: bool) -> Self {
+        Out { to_stderr }
+    }
+
+    pub fn line(&mut self, s: &str) {
+        let _ = if self.to_stderr {
+            writeln!(std::io::stderr(), "{s}")
+        } else {
+            writeln!(std::io::stdout(), "{s}")
+        };
+    }
+}
+
+pub struct IntervalPrinter<'a> {
+    out: &'a mut Out,
+    header_done: bool,
+    prev_tcp: HashMap<u16, TcpSample>,
+}
+
+impl<'a> IntervalPrinter<'a> {
+    pub fn new(out: &'a mut Out) -> Self {
+        IntervalPrinter {
+            out,
+            header_done: false,
+            prev_tcp: HashMap::new(),
+        }
+    }
+
+    pub fn print(&mut self, batch: &[IntervalSample]) {
+        if !self.header_done {
+            self.header_done = true;
+            self.out.line(&format!(
+                "[ ID] {:<13} {:>11} {:>14}  {:>14} {:>9} {:>5} {:>5} {:>5} {:>6}",
+                "Interval", "Transfer", "Bitrate", "RTT/var", "cwnd", "retr", "busy", "rwnd", "sndbuf"
+            ));
+        }
+        for s in batch {
+            let mut line = format!(
+                "[{:>3}] {:>5.2}-{:<5.2} s {:>11} {:>14}",
+                s.stream,
+                s.start,
+                s.end,
+                fmt_bytes(s.bytes as f64),
+                fmt_rate(s.bits_per_second)
+            );
+            if let (Side::Sender, Some(t)) = (s.side, s.tcp) {
+                let prev = self.prev_tcp.insert(s.stream, t).unwrap_or_default();
+                let share = |now: Option<u64>, before: Option<u64>| {
+                    let busy = t.busy_us.unwrap_or(0).saturating_sub(prev.busy_us.unwrap_or(0));
+                    let d = now.unwrap_or(0).saturating_sub(before.unwrap_or(0));
+                    if busy == 0 { 0.0 } else { 100.0 * d as f64 / busy as f64 }
+                };
+                line.push_str(&format!(
+                    "  {:>14} {:>9} {:>5} {:>4.0}% {:>4.0}% {:>5.0}%",
+                    format!("{}/{} us", t.rtt_us, t.rttvar_us),
+                    fmt_bytes(f64::from(t.snd_cwnd) * f64::from(t.snd_mss)),
+                    t.total_retrans.saturating_sub(prev.total_retrans),
+                    if t.busy_us.is_some() { 100.0 } else { 0.0 },
+                    share(t.rwnd_limited_us, prev.rwnd_limited_us),
+                    share(t.sndbuf_limited_us, prev.sndbuf_limited_us),
+                ));
+            }
+            self.out.line(&line);
+        }
+        if batch.len() > 1 {
+            let bytes: u64 = batch.iter().map(|s| s.bytes).sum();
+            let bps: f64 = batch.iter().map(|s| s.bits_per_second).sum();
+            let (a, b) = (batch[0].start, batch[0].end);
+            self.out.line(&format!(
+                "[SUM] {a:>5.2}-{b:<5.2} s {:>11} {:>14}",
+                fmt_bytes(bytes as f64),
+                fmt_rate(bps)
+            ));
+        }
+    }
+}
+
+pub fn print_summary(out: &mut Out, doc: &ResultDoc) {
+    let s = &doc.summary;
+    let p = &doc.parameters;
+    let flag = |k: &str| p[k].as_bool().unwrap_or(false);
+    out.line(&format!(
+        "Settings: write {}, read {}, receivers {}{}",
+        fmt_bytes(p["write_len"].as_f64().unwrap_or(0.0)),
+        fmt_bytes(p["read_len"].as_f64().unwrap_or(0.0)),
+        if flag("rx_poll") { "poll" } else { "block" },
+        if flag("pin_cores") { ", one core per stream thread" } else { "" }
+    ));
+    out.line(&format!(
+        "Received {} in {:.2} s = {} ({} retransmits)",
+        fmt_bytes(s.bytes as f64),
+        s.seconds,
+        fmt_rate(s.bits_per_second),
+        s.retransmits
+    ));
+    out.line(&format!(
+        "CPU per GB moved: sender {:.3} s, receiver {:.3} s",
+        s.cpu_seconds_per_gb.sender, s.cpu_seconds_per_gb.receiver
+    ));
+    out.line(&format!("Verdict: {}", s.verdict.sentence));
+}
+
+pub fn write_json(doc: &ResultDoc, path: &str) -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(doc).context("serializing the result")?;
+    if path == "-" {
+        println!("{text}");
+        return Ok(());
+    }
+    // Written beside and renamed, so a reader never sees half a document.
+    let tmp = format!("{path}.tmp");
+    std::fs::write(&tmp, text + "\n").with_context(|| format!("writing {tmp}"))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("renaming {tmp} to {path}"))?;
+    Ok(())
+}
+
+/// UTC time as `YYYY-MM-DDTHH:MM:SS.mmmZ` for log lines.
+pub fn timestamp() -> String {
+    let d = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = d.as_secs() as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Days since 1970-01-01 to a civil date (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        d.subsec_millis()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn timestamp_shape() {
+        let t = super::timestamp();
+        assert_eq!(t.len(), 24);
+        assert!(t.starts_with("20") && t.ends_with('Z'));
+    }
+}

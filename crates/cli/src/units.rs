@@ -1,0 +1,111 @@
+//! Sizes, rates and durations as engineers type them: `128K`, `4M`, `10G`,
+//! `2.5gbit`, `500ms`.
+
+/// Bytes: plain number or with K/M/G/T suffix (powers of 1024), optional `B`/`iB`.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let lower = t.to_ascii_lowercase();
+    let digits = lower.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let unit = &lower[digits.len()..];
+    let mult: u64 = match unit {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => return Err(format!("unknown size unit in '{s}' (use K, M, G or T)")),
+    };
+    let v: f64 = digits.parse().map_err(|_| format!("'{s}' is not a size (e.g. 128K, 4M)"))?;
+    if !(v.is_finite() && v >= 0.0) {
+        return Err(format!("'{s}' is not a size"));
+    }
+    let bytes = v * mult as f64;
+    if bytes > u64::MAX as f64 {
+        return Err(format!("'{s}' is too large"));
+    }
+    Ok(bytes as u64)
+}
+
+/// A size that must fit a socket option or buffer (u32, at least 1).
+pub fn parse_size_u32(s: &str) -> Result<u32, String> {
+    let v = parse_size(s)?;
+    if v == 0 || v > u64::from(u32::MAX) {
+        return Err(format!("'{s}' must be between 1 byte and 4 GiB"));
+    }
+    Ok(v as u32)
+}
+
+/// Bits per second: number with k/m/g/t suffix (powers of 1000), optional `bit`/`bps`.
+pub fn parse_rate(s: &str) -> Result<u64, String> {
+    let lower = s.trim().to_ascii_lowercase();
+    let stripped = lower.trim_end_matches("bit/s").trim_end_matches("bps").trim_end_matches("bit");
+    let digits = stripped.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let mult: f64 = match &stripped[digits.len()..] {
+        "" => 1.0,
+        "k" => 1e3,
+        "m" => 1e6,
+        "g" => 1e9,
+        "t" => 1e12,
+        _ => return Err(format!("unknown rate unit in '{s}' (use k, m, g or t, e.g. 10G)")),
+    };
+    let v: f64 = digits.parse().map_err(|_| format!("'{s}' is not a rate (e.g. 10G, 500M)"))?;
+    let bps = v * mult;
+    if !(bps.is_finite() && (1.0..1e18).contains(&bps)) {
+        return Err(format!("'{s}' is not a usable rate"));
+    }
+    Ok(bps as u64)
+}
+
+/// Seconds as a plain number, or with `ms`, `s`, `m`, `h`.
+pub fn parse_duration_ms(s: &str) -> Result<u64, String> {
+    let lower = s.trim().to_ascii_lowercase();
+    let digits = lower.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let mult = match &lower[digits.len()..] {
+        "" | "s" => 1000.0,
+        "ms" => 1.0,
+        "m" | "min" => 60_000.0,
+        "h" => 3_600_000.0,
+        _ => return Err(format!("unknown time unit in '{s}' (use ms, s, m or h)")),
+    };
+    let v: f64 = digits.parse().map_err(|_| format!("'{s}' is not a duration (e.g. 10, 500ms)"))?;
+    let ms = v * mult;
+    if !(ms.is_finite() && (0.0..1e12).contains(&ms)) {
+        return Err(format!("'{s}' is not a usable duration"));
+    }
+    Ok(ms.round() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("128K"), Ok(128 << 10));
+        assert_eq!(parse_size("4MiB"), Ok(4 << 20));
+        assert_eq!(parse_size("1.5g"), Ok(3 << 29));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert!(parse_size("4X").is_err());
+        assert!(parse_size("-1").is_err());
+        assert!(parse_size("").is_err());
+        assert!(parse_size_u32("8G").is_err());
+    }
+
+    #[test]
+    fn rates() {
+        assert_eq!(parse_rate("10G"), Ok(10_000_000_000));
+        assert_eq!(parse_rate("2.5gbit"), Ok(2_500_000_000));
+        assert_eq!(parse_rate("500M"), Ok(500_000_000));
+        assert!(parse_rate("fast").is_err());
+        assert!(parse_rate("0").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration_ms("10"), Ok(10_000));
+        assert_eq!(parse_duration_ms("500ms"), Ok(500));
+        assert_eq!(parse_duration_ms("1.5s"), Ok(1500));
+        assert_eq!(parse_duration_ms("2m"), Ok(120_000));
+        assert!(parse_duration_ms("soon").is_err());
+    }
+}

@@ -1,0 +1,139 @@
+//! Spawns the real `linerate` binary for end-to-end tests. Every process a
+//! test starts is killed by PID when its guard drops, also when the test fails.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub fn linerate() -> &'static str {
+    env!("CARGO_BIN_EXE_linerate")
+}
+
+/// A `linerate serve` process and the lines it logs.
+pub struct Server {
+    pub child: Child,
+    pub port: u16,
+    pub log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Server {
+    pub fn start() -> Server {
+        Self::start_with(&["serve", "--bind", "127.0.0.1", "--port", "0"], None)
+    }
+
+    /// Starts `linerate ARGS`, optionally prefixed (e.g. `ip netns exec NS`).
+    pub fn start_with(args: &[&str], prefix: Option<&[&str]>) -> Server {
+        let mut cmd = match prefix {
+            Some(p) => {
+                let mut c = Command::new(p[0]);
+                c.args(&p[1..]).arg(linerate());
+                c
+            }
+            None => Command::new(linerate()),
+        };
+        let mut child = cmd
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn linerate serve");
+        let stderr = child.stderr.take().expect("stderr");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        {
+            let log = Arc::clone(&log);
+            std::thread::spawn(move || {
+                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                    if let Some(addr) = line.split("listening on ").nth(1) {
+                        let port = addr.rsplit(':').next().and_then(|p| p.parse::<u16>().ok());
+                        let _ = tx.send(port);
+                    }
+                    log.lock().unwrap().push(line);
+                }
+            });
+        }
+        let port = rx
+            .recv_timeout(Duration::from_secs(10))
+            .ok()
+            .flatten()
+            .expect("server announced its port");
+        Server { child, port, log }
+    }
+
+    pub fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    pub fn is_running(&mut self) -> bool {
+        self.child.try_wait().expect("try_wait").is_none()
+    }
+
+    pub fn log_lines(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// Waits until `pred` holds for the log, up to `timeout`.
+    pub fn wait_log(&self, timeout: Duration, pred: impl Fn(&[String]) -> bool) -> bool {
+        let end = Instant::now() + timeout;
+        while Instant::now() < end {
+            if pred(&self.log_lines()) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        pred(&self.log_lines())
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Kills a child by PID when dropped.
+pub struct Guard(pub Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+pub fn run(args: &[&str]) -> Output {
+    Command::new(linerate()).args(args).output().expect("run linerate")
+}
+
+pub fn bench_json(addr: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["bench", addr, "--json", "-"];
+    args.extend_from_slice(extra);
+    let out = run(&args);
+    assert!(
+        out.status.success(),
+        "bench {extra:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("bench JSON")
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Tests that need root run in CI (CI=true) and fail there without it;
+/// elsewhere they are skipped with a message.
+pub fn require_root(test: &str) -> bool {
+    if is_root() {
+        return true;
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{test} needs root, and CI must run it");
+    }
+    eprintln!("skipping {test}: needs root");
+    false
+}

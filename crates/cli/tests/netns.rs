@@ -1,0 +1,81 @@
+//! Root: a bench between two network namespaces joined by a veth pair, over
+//! IPv4 and IPv6. The namespaces are removed however the test ends.
+
+mod common;
+
+use std::process::Command;
+
+use common::{Server, linerate, require_root};
+
+struct Namespaces {
+    a: String,
+    b: String,
+}
+
+impl Namespaces {
+    fn create(tag: &str) -> Namespaces {
+        let id = std::process::id() % 100_000;
+        let ns = Namespaces {
+            a: format!("lrt-{tag}-{id}-a"),
+            b: format!("lrt-{tag}-{id}-b"),
+        };
+        let x = id % 250;
+        let (va, vb) = (format!("lv{id}a"), format!("lv{id}b"));
+        let ip = |args: &[&str]| {
+            let st = Command::new("ip").args(args).status().expect("run ip");
+            assert!(st.success(), "ip {args:?} failed");
+        };
+        ip(&["netns", "add", &ns.a]);
+        ip(&["netns", "add", &ns.b]);
+        ip(&["link", "add", &va, "netns", &ns.a, "type", "veth", "peer", &vb, "netns", &ns.b]);
+        for (n, dev, host) in [(&ns.a, &va, 1), (&ns.b, &vb, 2)] {
+            ip(&["-n", n, "addr", "add", &format!("10.213.{x}.{host}/24"), "dev", dev]);
+            ip(&["-n", n, "addr", "add", &format!("fd00:213:{x}::{host}/64"), "dev", dev, "nodad"]);
+            ip(&["-n", n, "link", "set", dev, "up"]);
+            ip(&["-n", n, "link", "set", "lo", "up"]);
+        }
+        ns
+    }
+
+    fn addr(&self, host: u8, v6: bool) -> String {
+        let x = std::process::id() % 100_000 % 250;
+        if v6 { format!("fd00:213:{x}::{host}") } else { format!("10.213.{x}.{host}") }
+    }
+}
+
+impl Drop for Namespaces {
+    fn drop(&mut self) {
+        for n in [&self.a, &self.b] {
+            let _ = Command::new("ip").args(["netns", "del", n]).status();
+        }
+    }
+}
+
+#[test]
+fn bench_between_namespaces_over_ipv4_and_ipv6() {
+    if !require_root("bench_between_namespaces_over_ipv4_and_ipv6") {
+        return;
+    }
+    let ns = Namespaces::create("bench");
+    let srv = Server::start_with(
+        &["serve", "--bind", "::", "--port", "0"],
+        Some(&["ip", "netns", "exec", &ns.b]),
+    );
+    for v6 in [false, true] {
+        let target = if v6 {
+            format!("[{}]:{}", ns.addr(2, true), srv.port)
+        } else {
+            format!("{}:{}", ns.addr(2, false), srv.port)
+        };
+        let out = Command::new("ip")
+            .args(["netns", "exec", &ns.a, linerate(), "bench", &target, "-t", "2", "-P", "2", "--json", "-"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "bench over {target}: {}", String::from_utf8_lossy(&out.stderr));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let bps = doc["summary"]["bits_per_second"].as_f64().unwrap();
+        assert!(bps > 1e9, "veth carried only {bps} bit/s over {target}");
+        assert_eq!(doc["streams"].as_array().unwrap().len(), 4);
+    }
+    drop(srv);
+}

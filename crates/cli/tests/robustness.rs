@@ -1,0 +1,127 @@
+//! Bad input on the server's port: each case gets a one-line error in the log,
+//! the server keeps running, and a bench right after succeeds.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use common::{Server, bench_json};
+use linerate_wire::{FrameDecoder, Hello, Message, RefusalCode, Role, SessionId, SessionKind};
+
+fn connect(srv: &Server) -> TcpStream {
+    let s = TcpStream::connect(srv.addr()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s
+}
+
+/// Reads frames until the server closes; returns the first message.
+fn first_message(s: &mut TcpStream) -> Option<Message> {
+    let mut dec = FrameDecoder::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        if let Ok(Some(f)) = dec.next_frame() {
+            return Message::from_frame(&f).ok();
+        }
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => dec.push(&buf[..n]),
+        }
+    }
+}
+
+fn hello(version: u16) -> Vec<u8> {
+    let mut h = Hello::new(SessionId([7; 16]), Role::Control, SessionKind::Bench, 0);
+    h.version = version;
+    h.encode().to_vec()
+}
+
+fn count(srv: &Server, needle: &str) -> usize {
+    srv.log_lines().iter().filter(|l| l.contains(needle)).count()
+}
+
+fn healthy_after(srv: &mut Server) {
+    assert!(srv.is_running(), "server died");
+    let doc = bench_json(&srv.addr(), &["-t", "1"]);
+    assert!(doc["summary"]["bits_per_second"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn random_bytes() {
+    let mut srv = Server::start();
+    let mut s = connect(&srv);
+    s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n\x00\xff\x13\x37 random garbage").unwrap();
+    match first_message(&mut s) {
+        Some(Message::Refuse(r)) => assert_eq!(r.code, RefusalCode::Malformed),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert!(srv.wait_log(Duration::from_secs(5), |l| l.iter().any(|x| x.contains("bad magic"))));
+    healthy_after(&mut srv);
+}
+
+#[test]
+fn truncated_handshake() {
+    let mut srv = Server::start();
+    let mut s = connect(&srv);
+    s.write_all(&hello(1)[..10]).unwrap();
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+    let _ = first_message(&mut s);
+    assert!(srv.wait_log(Duration::from_secs(5), |l| l.iter().any(|x| x.contains("handshake truncated: 10 of 36"))));
+    healthy_after(&mut srv);
+}
+
+#[test]
+fn wrong_protocol_version() {
+    let mut srv = Server::start();
+    let mut s = connect(&srv);
+    s.write_all(&hello(99)).unwrap();
+    match first_message(&mut s) {
+        Some(Message::Refuse(r)) => assert!(r.message.contains("version 99"), "{}", r.message),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert!(srv.wait_log(Duration::from_secs(5), |l| l.iter().any(|x| x.contains("protocol version 99 is not supported"))));
+    healthy_after(&mut srv);
+}
+
+#[test]
+fn oversized_length_field() {
+    let mut srv = Server::start();
+    let mut s = connect(&srv);
+    s.write_all(&hello(1)).unwrap();
+    assert!(matches!(first_message(&mut s), Some(Message::Accept(_))));
+    // A bench request claiming 4 GiB of payload.
+    s.write_all(&[3, 0xff, 0xff, 0xff, 0xff, b'{']).unwrap();
+    let mut rest = Vec::new();
+    let _ = s.read_to_end(&mut rest);
+    assert!(srv.wait_log(Duration::from_secs(5), |l| l.iter().any(|x| x.contains("frame length 4294967295 exceeds"))));
+    healthy_after(&mut srv);
+}
+
+#[test]
+fn two_hundred_connections_opened_and_dropped() {
+    let mut srv = Server::start();
+    let conns: Vec<TcpStream> = (0..200).map(|_| connect(&srv)).collect();
+    drop(conns);
+    assert!(
+        srv.wait_log(Duration::from_secs(10), |l| l.iter().filter(|x| x.contains("0 of 36 bytes")).count() >= 200),
+        "expected 200 refusals, saw {}",
+        count(&srv, "0 of 36 bytes")
+    );
+    let refused: Vec<String> = srv.log_lines().into_iter().filter(|l| l.contains("refused")).collect();
+    assert!(refused.iter().all(|l| !l.contains('\n')));
+    healthy_after(&mut srv);
+}
+
+#[test]
+fn data_connection_for_an_unknown_session() {
+    let mut srv = Server::start();
+    let mut s = connect(&srv);
+    let h = Hello::new(SessionId([9; 16]), Role::Data, SessionKind::Bench, 0);
+    s.write_all(&h.encode()).unwrap();
+    match first_message(&mut s) {
+        Some(Message::Refuse(r)) => assert_eq!(r.code, RefusalCode::UnknownSession),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    healthy_after(&mut srv);
+}

@@ -1,0 +1,276 @@
+//! The client side of `linerate bench`: opens a session, runs its streams,
+//! collects the server's half and merges both into one result.
+
+use std::net::{IpAddr, SocketAddr, TcpStream};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant, SystemTime};
+
+use linerate_probe::verdict::{self, Evidence};
+use linerate_result::{
+    CpuPerGb, HostFacts, Hosts, IntervalSample, ResultDoc, SCHEMA, Side, SideReport, Summary,
+};
+use linerate_wire::{BenchParams, Direction, Hello, Message, Role, SessionId, SessionKind};
+
+use crate::control::Control;
+use crate::error::{EngineError, Result};
+use crate::server::{options_for, set_idle_timeouts};
+use crate::side::{self, SideConfig, StreamSocket};
+
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Grace after the run for the server's report to arrive.
+const REPORT_GRACE: Duration = Duration::from_secs(10);
+
+pub struct BenchConfig {
+    pub server: SocketAddr,
+    pub bind: Option<IpAddr>,
+    pub params: BenchParams,
+    pub rx_poll: RxPoll,
+    /// Choose the write size from the CPU regime instead of `params.write_len`.
+    pub auto_write_len: bool,
+}
+
+/// Write size when every stream thread has a core: large writes amortize the
+/// syscall, and the caches are not shared (measured, README "Defaults").
+pub const WRITE_LEN_OWN_CORE: u32 = 1 << 20;
+/// Write size when threads share cores: the copy's source and destination
+/// then stay in the shared caches.
+pub const WRITE_LEN_SHARED_CORES: u32 = 128 << 10;
+
+/// Whether receivers poll before they block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RxPoll {
+    /// Poll when every stream thread has a core of its own.
+    Auto,
+    On,
+    Off,
+}
+
+/// Polling moves the receive work off the sender's core, which pays while a
+/// core is idle and costs throughput once every core is busy (measured: see
+/// README, "Defaults"). Hosts with the same boot id share their CPUs; there a
+/// polling receiver must be kept off its sender's core, where the wakeup
+/// would otherwise pull it, so the threads are pinned. Returns (poll, pin).
+pub fn resolve_rx_poll(mode: RxPoll, connections: u16, client: &HostFacts, server: &HostFacts) -> (bool, bool) {
+    let threads = u32::from(connections);
+    let same_host = !client.boot_id.is_empty() && client.boot_id == server.boot_id;
+    let poll = match mode {
+        RxPoll::On => true,
+        RxPoll::Off => false,
+        RxPoll::Auto if same_host => 2 * threads <= client.cpus,
+        RxPoll::Auto => threads <= client.cpus.min(server.cpus),
+    };
+    (poll, poll && same_host && 2 * threads <= client.cpus)
+}
+
+pub struct BenchRun {
+    /// The parameters as run, with every automatic choice resolved.
+    pub params: BenchParams,
+    pub session: SessionId,
+    pub started_at: SystemTime,
+    pub client: SideReport,
+    pub server: SideReport,
+    pub client_host: HostFacts,
+    pub server_host: HostFacts,
+}
+
+/// Runs a bench session; `on_interval` sees this end's samples live.
+pub fn run(cfg: &BenchConfig, on_interval: &mut dyn FnMut(&[IntervalSample])) -> Result<BenchRun> {
+    cfg.params.validate()?;
+    let session = new_session_id()?;
+    let mut ctl = Control::new(connect(cfg, None)?);
+    ctl.stream
+        .set_nodelay(true)
+        .map_err(|e| EngineError::io("TCP_NODELAY", e))?;
+    send_hello(&mut ctl.stream, Hello::new(session, Role::Control, SessionKind::Bench, 0))?;
+    let accept = match ctl.recv(CONNECT_TIMEOUT, "the server's accept")? {
+        Message::Accept(a) => a,
+        Message::Refuse(r) => return Err(EngineError::Refused(r)),
+        other => return Err(unexpected(&other, "accept")),
+    };
+    let client_host = linerate_probe::host::collect();
+    let mut params = cfg.params.clone();
+    (params.rx_poll, params.pin_cores) =
+        resolve_rx_poll(cfg.rx_poll, params.connections(), &client_host, &accept.host);
+    if cfg.auto_write_len {
+        params.write_len = if params.rx_poll { WRITE_LEN_OWN_CORE } else { WRITE_LEN_SHARED_CORES };
+    }
+    ctl.send(&Message::BenchRequest(params.clone()))?;
+    match ctl.recv(CONNECT_TIMEOUT, "the server's ready")? {
+        Message::Ready(_) => {}
+        Message::Refuse(r) => return Err(EngineError::Refused(r)),
+        other => return Err(unexpected(&other, "ready")),
+    }
+    let options = options_for(&params);
+    let mut sockets = Vec::new();
+    for index in 0..params.connections() {
+        let mut stream = connect(cfg, Some(&options))?;
+        send_hello(&mut stream, Hello::new(session, Role::Data, SessionKind::Bench, index))?;
+        let mut data = Control::new(stream);
+        match data.recv(CONNECT_TIMEOUT, "the data connection's ready")? {
+            Message::Ready(_) => {}
+            Message::Refuse(r) => return Err(EngineError::Refused(r)),
+            other => return Err(unexpected(&other, "ready")),
+        }
+        let granted = options
+            .apply_connected(&data.stream, false)
+            .map_err(|e| EngineError::io("applying socket options", e))?;
+        set_idle_timeouts(&data.stream)?;
+        sockets.push(StreamSocket {
+            index,
+            stream: data.stream,
+            granted,
+        });
+    }
+    let side_cfg = SideConfig {
+        params: params.clone(),
+        is_client: true,
+    };
+    ctl.send(&Message::Start)?;
+    let started_at = SystemTime::now();
+    let t0 = Instant::now();
+    let abort = AtomicBool::new(false);
+    let client = side::run(&side_cfg, &sockets, t0, &abort, on_interval);
+    let failed: Vec<String> = client
+        .streams
+        .iter()
+        .filter_map(|s| s.error.as_ref().map(|e| format!("stream {}: {e}", s.stream)))
+        .collect();
+    if !failed.is_empty() {
+        return Err(EngineError::Failed(format!(
+            "the run failed; the server may have gone away ({})",
+            failed.join("; ")
+        )));
+    }
+    let server = match ctl.recv(REPORT_GRACE, "the server's report") {
+        Ok(Message::Report(r)) => *r,
+        Ok(Message::Refuse(r)) => return Err(EngineError::Refused(r)),
+        Ok(other) => return Err(unexpected(&other, "report")),
+        Err(e) => {
+            return Err(EngineError::Failed(format!(
+                "the server did not report its measurements ({e}); it may have crashed"
+            )));
+        }
+    };
+    if let Some(bad) = server.streams.iter().find_map(|s| s.error.as_ref().map(|e| (s.stream, e))) {
+        return Err(EngineError::Failed(format!("server: stream {}: {}", bad.0, bad.1)));
+    }
+    Ok(BenchRun {
+        params,
+        session,
+        started_at,
+        client,
+        server,
+        client_host,
+        server_host: accept.host,
+    })
+}
+
+fn unexpected(got: &Message, expected: &'static str) -> EngineError {
+    EngineError::Wire(linerate_wire::WireError::Unexpected {
+        got: got.name(),
+        expected,
+    })
+}
+
+fn send_hello(stream: &mut TcpStream, hello: Hello) -> Result<()> {
+    use std::io::Write;
+    stream
+        .write_all(&hello.encode())
+        .map_err(|e| EngineError::io("sending the handshake", e))
+}
+
+fn connect(cfg: &BenchConfig, options: Option<&crate::sockopt::StreamOptions>) -> Result<TcpStream> {
+    let addr = cfg.server;
+    let sock = socket2::Socket::new(socket2::Domain::for_address(addr), socket2::Type::STREAM, None)
+        .map_err(|e| EngineError::io("creating a socket", e))?;
+    if let Some(o) = options {
+        o.apply_before_connect(&sock)
+            .map_err(|e| EngineError::io("applying socket options", e))?;
+    }
+    if let Some(ip) = cfg.bind {
+        sock.bind(&SocketAddr::new(ip, 0).into())
+            .map_err(|e| EngineError::io(format!("binding to {ip}"), e))?;
+    }
+    sock.connect_timeout(&addr.into(), CONNECT_TIMEOUT)
+        .map_err(|e| EngineError::io(format!("connecting to {addr}"), e))?;
+    Ok(sock.into())
+}
+
+fn new_session_id() -> Result<SessionId> {
+    let mut id = [0u8; 16];
+    getrandom::fill(&mut id).map_err(|e| EngineError::Failed(format!("no randomness: {e}")))?;
+    Ok(SessionId(id))
+}
+
+/// Merges both ends into one `linerate.result/1` document with its verdict.
+pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
+    let params = &run.params;
+    let mut streams = run.client.streams.clone();
+    streams.extend(run.server.streams.iter().cloned());
+    streams.sort_by_key(|s| (s.stream, s.side != Side::Sender));
+    let mut intervals = run.client.intervals.clone();
+    intervals.extend(run.server.intervals.iter().cloned());
+    let receivers = streams.iter().filter(|s| s.side == Side::Receiver);
+    let bytes: u64 = receivers.clone().map(|s| s.bytes).sum();
+    let seconds = receivers.clone().map(|s| s.seconds).fold(0.0, f64::max);
+    let bits_per_second = if seconds > 0.0 { bytes as f64 * 8.0 / seconds } else { 0.0 };
+    let per_gb = |side: Side| {
+        let cpu: f64 = streams.iter().filter(|s| s.side == side).map(|s| s.cpu_seconds).sum();
+        if bytes > 0 { cpu / (bytes as f64 / 1e9) } else { 0.0 }
+    };
+    let retransmits = streams
+        .iter()
+        .filter(|s| s.side == Side::Sender)
+        .filter_map(|s| s.tcp.map(|t| u64::from(t.total_retrans)))
+        .sum();
+    let verdict = verdict::judge(&Evidence {
+        streams: &streams,
+        client_cpu: run.client.host_cpu,
+        server_cpu: Some(run.server.host_cpu),
+        bits_per_second,
+        pacing_rate: params.pacing_rate,
+    });
+    let cpu_seconds_per_gb = CpuPerGb {
+        sender: per_gb(Side::Sender),
+        receiver: per_gb(Side::Receiver),
+    };
+    let mut parameters = serde_json::to_value(params).unwrap_or_default();
+    if let Some(map) = parameters.as_object_mut() {
+        map.insert("session".into(), run.session.to_hex().into());
+        map.insert(
+            "direction".into(),
+            match params.direction {
+                Direction::Forward => "forward",
+                Direction::Reverse => "reverse",
+                Direction::Bidir => "bidir",
+            }
+            .into(),
+        );
+    }
+    ResultDoc {
+        schema: SCHEMA.to_string(),
+        kind: "bench".to_string(),
+        linerate_version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line,
+        started_at: run
+            .started_at
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0),
+        hosts: Hosts {
+            client: run.client_host.clone(),
+            server: Some(run.server_host.clone()),
+        },
+        parameters,
+        intervals,
+        streams,
+        summary: Summary {
+            bits_per_second,
+            bytes,
+            seconds,
+            cpu_seconds_per_gb,
+            retransmits,
+            verdict,
+        },
+    }
+}

@@ -1,0 +1,87 @@
+//! Blocking message exchange over a control connection, on top of the sans-IO
+//! codec: the only place where control bytes meet a socket.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use linerate_wire::{FrameDecoder, HELLO_LEN, Hello, Message, WireError};
+
+use crate::error::{EngineError, Result};
+
+pub struct Control {
+    pub stream: TcpStream,
+    decoder: FrameDecoder,
+}
+
+impl Control {
+    pub fn new(stream: TcpStream) -> Self {
+        Control {
+            stream,
+            decoder: FrameDecoder::new(),
+        }
+    }
+
+    pub fn send(&mut self, msg: &Message) -> Result<()> {
+        self.stream
+            .write_all(&msg.encode())
+            .map_err(|e| EngineError::io(format!("sending {}", msg.name()), e))
+    }
+
+    /// Waits up to `timeout` for the next message.
+    pub fn recv(&mut self, timeout: Duration, waiting_for: &str) -> Result<Message> {
+        let deadline = Instant::now() + timeout;
+        let mut buf = [0u8; 64 << 10];
+        loop {
+            if let Some(frame) = self.decoder.next_frame()? {
+                return Ok(Message::from_frame(&frame)?);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(EngineError::Timeout(format!("waiting for {waiting_for}")));
+            }
+            self.stream
+                .set_read_timeout(Some(left))
+                .map_err(|e| EngineError::io("setting a read timeout", e))?;
+            let want = self.decoder.wanted()?.clamp(1, buf.len());
+            match self.stream.read(&mut buf[..want]) {
+                Ok(0) => return Err(EngineError::PeerClosed(format!("while waiting for {waiting_for}"))),
+                Ok(n) => self.decoder.push(&buf[..n]),
+                Err(e) if is_timeout(&e) => {
+                    return Err(EngineError::Timeout(format!("waiting for {waiting_for}")));
+                }
+                Err(e) => return Err(EngineError::io(format!("waiting for {waiting_for}"), e)),
+            }
+        }
+    }
+}
+
+pub fn is_timeout(e: &std::io::Error) -> bool {
+    matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)
+}
+
+/// Reads exactly one hello, refusing bad magic after its first four bytes.
+pub fn read_hello(stream: &mut TcpStream, timeout: Duration) -> Result<Hello> {
+    stream
+        .set_read_timeout(Some(timeout))
+        .map_err(|e| EngineError::io("setting a read timeout", e))?;
+    let mut buf = [0u8; HELLO_LEN];
+    let mut got = 0;
+    while got < HELLO_LEN {
+        match stream.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => {
+                got += n;
+                if got >= 4 {
+                    // Fails fast on a stray client; a short hello is reported below.
+                    if let Err(e @ WireError::BadMagic(_)) = Hello::decode(&buf[..got]) {
+                        return Err(e.into());
+                    }
+                }
+            }
+            Err(e) if is_timeout(&e) => break,
+            Err(e) => return Err(EngineError::io("reading the handshake", e)),
+        }
+    }
+    Ok(Hello::decode(&buf[..got])?)
+}

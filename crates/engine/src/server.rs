@@ -1,0 +1,348 @@
+//! `linerate serve`: one listening port for the control and data connections
+//! of every session. Each connection gets its own thread; whatever a peer
+//! sends, the worst outcome is that its own session ends with a log line.
+
+use std::collections::HashMap;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use linerate_result::Side;
+use linerate_wire::{
+    Accept, CAPABILITIES, Hello, Message, Ready, Refusal, RefusalCode, Role, SessionId, SessionKind,
+};
+
+use crate::control::{Control, read_hello};
+use crate::error::{EngineError, Result};
+use crate::side::{self, SideConfig, StreamSocket};
+use crate::sockopt::StreamOptions;
+
+/// How long a new connection may take to send its hello.
+pub const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a session may take between its steps (request, data connections, start).
+pub const STEP_TIMEOUT: Duration = Duration::from_secs(10);
+/// A data connection silent for this long is dead.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Connections still in their handshake beyond which new ones are dropped.
+const MAX_PENDING_HANDSHAKES: usize = 1024;
+
+pub type Logger = Arc<dyn Fn(String) + Send + Sync>;
+
+struct Slot {
+    connections: u16,
+    options: StreamOptions,
+    tx: Sender<StreamSocket>,
+}
+
+#[derive(Default)]
+struct Registry {
+    sessions: Mutex<HashMap<SessionId, Slot>>,
+}
+
+impl Registry {
+    fn with<T>(&self, f: impl FnOnce(&mut HashMap<SessionId, Slot>) -> T) -> T {
+        // A panic elsewhere must not wedge the daemon: take the map as it is.
+        let mut guard = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut guard)
+    }
+}
+
+/// Removes a session from the registry however its thread ends.
+struct Registered<'a> {
+    reg: &'a Registry,
+    id: SessionId,
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        self.reg.with(|m| m.remove(&self.id));
+    }
+}
+
+pub struct Server {
+    listener: TcpListener,
+    registry: Arc<Registry>,
+    pending: Arc<AtomicUsize>,
+    log: Logger,
+}
+
+impl Server {
+    pub fn bind(addr: SocketAddr, log: Logger) -> Result<Server> {
+        let sock = socket2::Socket::new(socket2::Domain::for_address(addr), socket2::Type::STREAM, None)
+            .map_err(|e| EngineError::io("creating the listening socket", e))?;
+        sock.set_reuse_address(true)
+            .map_err(|e| EngineError::io("SO_REUSEADDR", e))?;
+        if addr.is_ipv6() {
+            // Serve IPv4 too when bound to [::].
+            let _ = sock.set_only_v6(false);
+        }
+        sock.bind(&addr.into())
+            .map_err(|e| EngineError::io(format!("binding {addr}"), e))?;
+        sock.listen(1024)
+            .map_err(|e| EngineError::io(format!("listening on {addr}"), e))?;
+        Ok(Server {
+            listener: sock.into(),
+            registry: Arc::default(),
+            pending: Arc::default(),
+            log,
+        })
+    }
+
+    pub fn local_addr(&self) -> Result<SocketAddr> {
+        self.listener
+            .local_addr()
+            .map_err(|e| EngineError::io("reading the listening address", e))
+    }
+
+    /// Accepts until `stop` is set, or after the first control session ends
+    /// when `once` is true.
+    pub fn run(&self, once: bool, stop: &AtomicBool) -> Result<()> {
+        use rustix::event::{PollFd, PollFlags, Timespec, poll};
+        let finished = Arc::new(AtomicBool::new(false));
+        loop {
+            if stop.load(Relaxed) || (once && finished.load(Relaxed)) {
+                return Ok(());
+            }
+            let mut fds = [PollFd::new(&self.listener, PollFlags::IN)];
+            let tick = Timespec { tv_sec: 0, tv_nsec: 200_000_000 };
+            match poll(&mut fds, Some(&tick)) {
+                Ok(0) | Err(rustix::io::Errno::INTR) => continue,
+                Ok(_) => {}
+                Err(e) => return Err(EngineError::io("waiting for connections", e.into())),
+            }
+            let (conn, peer) = match self.listener.accept() {
+                Ok(c) => c,
+                Err(e) => {
+                    // Out of descriptors or a connection reset before accept: keep serving.
+                    (self.log)(format!("accept failed: {e}"));
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                }
+            };
+            if self.pending.fetch_add(1, Relaxed) >= MAX_PENDING_HANDSHAKES {
+                self.pending.fetch_sub(1, Relaxed);
+                (self.log)(format!("refused {peer}: too many connections in their handshake"));
+                continue;
+            }
+            let registry = Arc::clone(&self.registry);
+            let pending = Arc::clone(&self.pending);
+            let log = Arc::clone(&self.log);
+            let finished = Arc::clone(&finished);
+            let spawned = std::thread::Builder::new()
+                .name(format!("conn-{peer}"))
+                .spawn(move || {
+                    let was_control = handle(conn, peer, &registry, &pending, &log);
+                    if was_control {
+                        finished.store(true, Relaxed);
+                    }
+                });
+            if let Err(e) = spawned {
+                self.pending.fetch_sub(1, Relaxed);
+                (self.log)(format!("refused {peer}: cannot start a thread: {e}"));
+            }
+        }
+    }
+}
+
+/// Serves one connection; returns true if it was a control session.
+fn handle(mut conn: TcpStream, peer: SocketAddr, reg: &Registry, pending: &AtomicUsize, log: &Logger) -> bool {
+    let hello = read_hello(&mut conn, HELLO_TIMEOUT);
+    pending.fetch_sub(1, Relaxed);
+    let hello = match hello {
+        Ok(h) => h,
+        Err(e) => {
+            log(format!("refused {peer}: {e}"));
+            refuse(&mut conn, RefusalCode::Malformed, &e.to_string());
+            return false;
+        }
+    };
+    match hello.role {
+        Role::Data => {
+            if let Err(e) = attach_data(conn, peer, &hello, reg) {
+                log(format!("refused data connection {peer} (session {}): {e}", hello.session));
+            }
+            false
+        }
+        Role::Control => {
+            let started = Instant::now();
+            match control_session(conn, &hello, reg) {
+                Ok(summary) => log(format!(
+                    "session {} from {peer}: {summary} ({:.1} s)",
+                    hello.session,
+                    started.elapsed().as_secs_f64()
+                )),
+                Err(e) => log(format!("session {} from {peer} failed: {e}", hello.session)),
+            }
+            true
+        }
+    }
+}
+
+fn refuse(conn: &mut TcpStream, code: RefusalCode, message: &str) {
+    use std::io::Write;
+    let _ = conn.set_write_timeout(Some(Duration::from_secs(1)));
+    let msg = Message::Refuse(Refusal {
+        code,
+        message: message.to_string(),
+    });
+    let _ = conn.write_all(&msg.encode());
+}
+
+fn attach_data(mut conn: TcpStream, _peer: SocketAddr, hello: &Hello, reg: &Registry) -> Result<()> {
+    let found = reg.with(|m| {
+        m.get(&hello.session)
+            .map(|s| (s.connections, s.options.clone(), s.tx.clone()))
+    });
+    let Some((connections, options, tx)) = found else {
+        refuse(&mut conn, RefusalCode::UnknownSession, "no such session");
+        return Err(EngineError::Failed("unknown session".into()));
+    };
+    if hello.stream_index >= connections {
+        let msg = format!("stream index {} out of range (session has {connections})", hello.stream_index);
+        refuse(&mut conn, RefusalCode::InvalidParameters, &msg);
+        return Err(EngineError::Failed(msg));
+    }
+    let granted = match options.apply_connected(&conn, true) {
+        Ok(g) => g,
+        Err(e) => {
+            refuse(&mut conn, RefusalCode::InvalidParameters, &format!("server socket option: {e}"));
+            return Err(EngineError::io("applying socket options", e));
+        }
+    };
+    set_idle_timeouts(&conn)?;
+    let mut ctl = Control::new(conn);
+    ctl.send(&Message::Ready(Ready {}))?;
+    tx.send(StreamSocket {
+        index: hello.stream_index,
+        stream: ctl.stream,
+        granted,
+    })
+    .map_err(|_| EngineError::Failed("session ended before its data connection arrived".into()))
+}
+
+pub(crate) fn set_idle_timeouts(conn: &TcpStream) -> Result<()> {
+    conn.set_read_timeout(Some(IDLE_TIMEOUT))
+        .and_then(|_| conn.set_write_timeout(Some(IDLE_TIMEOUT)))
+        .map_err(|e| EngineError::io("setting socket timeouts", e))
+}
+
+/// Runs a control session to its end and returns a one-line summary.
+fn control_session(conn: TcpStream, hello: &Hello, reg: &Registry) -> Result<String> {
+    let mut ctl = Control::new(conn);
+    if hello.kind != SessionKind::Bench {
+        let msg = format!("{} sessions are not served by this version", hello.kind.name());
+        refuse(&mut ctl.stream, RefusalCode::InvalidParameters, &msg);
+        return Err(EngineError::Failed(msg));
+    }
+    ctl.send(&Message::Accept(Accept {
+        server_version: env!("CARGO_PKG_VERSION").to_string(),
+        capabilities: CAPABILITIES.0,
+        host: linerate_probe::host::collect(),
+    }))?;
+    let params = match ctl.recv(STEP_TIMEOUT, "the bench request") {
+        Ok(Message::BenchRequest(p)) => p,
+        Ok(other) => {
+            let msg = format!("expected a bench request, got {}", other.name());
+            refuse(&mut ctl.stream, RefusalCode::Malformed, &msg);
+            return Err(EngineError::Failed(msg));
+        }
+        Err(e) => {
+            refuse(&mut ctl.stream, RefusalCode::Malformed, &e.to_string());
+            return Err(e);
+        }
+    };
+    let connections = params.connections();
+    let (tx, rx) = mpsc::channel();
+    let inserted = reg.with(|m| {
+        if m.contains_key(&hello.session) {
+            return false;
+        }
+        m.insert(
+            hello.session,
+            Slot {
+                connections,
+                options: options_for(&params),
+                tx,
+            },
+        );
+        true
+    });
+    if !inserted {
+        refuse(&mut ctl.stream, RefusalCode::Busy, "session id already in use");
+        return Err(EngineError::Failed("duplicate session id".into()));
+    }
+    let _registered = Registered { reg, id: hello.session };
+    ctl.send(&Message::Ready(Ready {}))?;
+
+    let mut sockets: Vec<StreamSocket> = Vec::with_capacity(connections as usize);
+    let deadline = Instant::now() + STEP_TIMEOUT;
+    while sockets.len() < connections as usize {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(s) if sockets.iter().any(|x| x.index == s.index) => {
+                return Err(EngineError::Failed(format!("stream {} connected twice", s.index)));
+            }
+            Ok(s) => sockets.push(s),
+            Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {
+                return Err(EngineError::Timeout(format!(
+                    "waiting for data connections ({} of {connections} arrived)",
+                    sockets.len()
+                )));
+            }
+        }
+    }
+    sockets.sort_by_key(|s| s.index);
+    match ctl.recv(STEP_TIMEOUT, "the start signal")? {
+        Message::Start => {}
+        other => return Err(EngineError::Failed(format!("expected start, got {}", other.name()))),
+    }
+    let t0 = Instant::now();
+    let cfg = SideConfig {
+        params: params.clone(),
+        is_client: false,
+    };
+    let abort = AtomicBool::new(false);
+    let report = side::run(&cfg, &sockets, t0, &abort, &mut |_| {});
+    let received: u64 = report
+        .streams
+        .iter()
+        .filter(|s| s.side == Side::Receiver)
+        .map(|s| s.bytes_total)
+        .sum();
+    let sent: u64 = report
+        .streams
+        .iter()
+        .filter(|s| s.side == Side::Sender)
+        .map(|s| s.bytes_total)
+        .sum();
+    let errors: Vec<String> = report
+        .streams
+        .iter()
+        .filter_map(|s| s.error.as_ref().map(|e| format!("stream {}: {e}", s.stream)))
+        .collect();
+    ctl.send(&Message::Report(Box::new(report)))?;
+    let mut line = format!(
+        "bench, {} stream(s) {:?}, received {} B, sent {} B",
+        params.streams, params.direction, received, sent
+    );
+    if !errors.is_empty() {
+        line.push_str(&format!("; {}", errors.join("; ")));
+    }
+    Ok(line)
+}
+
+/// Socket options of one end: the window option sizes both buffers at both
+/// ends, as iperf's -w does.
+pub fn options_for(p: &linerate_wire::BenchParams) -> StreamOptions {
+    StreamOptions {
+        sndbuf: p.sndbuf,
+        rcvbuf: p.rcvbuf,
+        congestion: p.congestion.clone(),
+        pacing_rate: p.pacing_rate,
+        mss: p.mss,
+        tos: p.tos,
+        zerocopy: p.zerocopy,
+    }
+}

@@ -1,0 +1,280 @@
+//! One end of a measurement: its stream threads and the sampler that turns
+//! their counters and TCP_INFO into interval samples.
+
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+use linerate_probe::{cpu, tcpinfo};
+use linerate_result::{Flow, HostCpu, IntervalSample, Side, SideReport, StreamEnd};
+use linerate_wire::BenchParams;
+
+use crate::sockopt::{self, Granted};
+use crate::stream::{self, Live, Outcome, ReceivePlan, SendPlan};
+
+/// Which end this is and what it was asked to do.
+#[derive(Debug, Clone)]
+pub struct SideConfig {
+    pub params: BenchParams,
+    pub is_client: bool,
+}
+
+impl SideConfig {
+    /// Whether this end sends on connection `index`.
+    pub fn sends(&self, index: u16) -> bool {
+        self.params.is_forward(index) == self.is_client
+    }
+
+    fn omit(&self) -> Duration {
+        // A byte-count run has no steady state to wait for.
+        if self.params.bytes.is_some() {
+            Duration::ZERO
+        } else {
+            Duration::from_millis(self.params.omit_ms)
+        }
+    }
+
+    /// Bytes each sending connection carries in a byte-count run.
+    fn quota(&self, index: u16) -> Option<u64> {
+        let total = self.params.bytes?;
+        let n = u64::from(self.params.streams);
+        let lane = if self.params.is_forward(index) { index } else { index % self.params.streams };
+        Some(total / n + if u64::from(lane) < total % n { 1 } else { 0 })
+    }
+}
+
+pub struct StreamSocket {
+    pub index: u16,
+    pub stream: TcpStream,
+    pub granted: Granted,
+}
+
+/// How long receivers of a timed run wait past the deadline for the data
+/// still in flight; a window stalled at zero would otherwise hold the run
+/// open for as long as TCP keeps probing it.
+const RECEIVE_GRACE: Duration = Duration::from_secs(2);
+
+/// Poll period of the sampler when no interval boundary is near: how soon it
+/// notices that every stream has ended.
+const SAMPLER_TICK: Duration = Duration::from_millis(20);
+
+/// Runs every stream of this end from `t0` until they end, sampling on the way.
+/// `on_interval` sees each interval's samples as they are taken.
+pub fn run(
+    cfg: &SideConfig,
+    sockets: &[StreamSocket],
+    t0: Instant,
+    abort: &AtomicBool,
+    on_interval: &mut dyn FnMut(&[IntervalSample]),
+) -> SideReport {
+    let p = &cfg.params;
+    let ticks0 = cpu::HostTicks::now();
+    let proc0 = cpu::process_seconds();
+    let lives: Vec<Live> = sockets.iter().map(|_| Live::default()).collect();
+    let deadline = p.bytes.is_none().then(|| t0 + Duration::from_millis(p.duration_ms));
+    let send_buf = if sockets.iter().any(|s| cfg.sends(s.index)) {
+        stream::pattern(p.write_len as usize)
+    } else {
+        Vec::new()
+    };
+    let omit = cfg.omit();
+    let mut intervals = Vec::new();
+    let mut at_omit = vec![0u64; sockets.len()];
+
+    let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
+        let handles: Vec<_> = sockets
+            .iter()
+            .zip(&lives)
+            .map(|(s, live)| {
+                let send_buf = &send_buf;
+                std::thread::Builder::new()
+                    .name(format!("stream-{}", s.index))
+                    .spawn_scoped(scope, move || {
+                        if p.pin_cores {
+                            pin_to_core(2 * usize::from(s.index) + usize::from(!cfg.is_client));
+                        }
+                        if cfg.sends(s.index) {
+                            let plan = SendPlan {
+                                buf: send_buf,
+                                deadline,
+                                quota: cfg.quota(s.index),
+                                zerocopy: p.zerocopy,
+                            };
+                            stream::send(&s.stream, &plan, live, abort)
+                        } else {
+                            let mut buf = vec![0u8; p.read_len as usize];
+                            let plan = ReceivePlan {
+                                skip_copy: p.skip_rx_copy,
+                                poll: p.rx_poll,
+                            };
+                            stream::receive(&s.stream, &mut buf, &plan, live, abort)
+                        }
+                    })
+            })
+            .collect();
+
+        let deadline = deadline.map(|d| d - t0);
+        sample(cfg, sockets, &lives, t0, omit, deadline, abort, &mut intervals, &mut at_omit, on_interval);
+
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(h) => h.join().unwrap_or_else(|_| failed_outcome("stream thread panicked")),
+                Err(e) => failed_outcome(&format!("could not start a stream thread: {e}")),
+            })
+            .collect()
+    });
+
+    let (busy, soft) = cpu::HostTicks::now().fractions_since(&ticks0);
+    let start = t0 + omit;
+    let streams = sockets
+        .iter()
+        .zip(outcomes)
+        .zip(&at_omit)
+        .map(|((s, o), &skipped)| (s, o, skipped, sockopt::granted(&s.stream).unwrap_or(s.granted)))
+        .map(|(s, o, skipped, buffers)| StreamEnd {
+            stream: s.index,
+            side: if cfg.sends(s.index) { Side::Sender } else { Side::Receiver },
+            flow: if p.is_forward(s.index) { Flow::ClientToServer } else { Flow::ServerToClient },
+            bytes: o.bytes.saturating_sub(skipped),
+            bytes_total: o.bytes,
+            seconds: o.last_byte.saturating_duration_since(start).as_secs_f64(),
+            cpu_seconds: o.cpu_seconds,
+            tcp: o.tcp,
+            // Read at the end: autotuning has grown them by then.
+            sndbuf: buffers.sndbuf,
+            rcvbuf: buffers.rcvbuf,
+            error: o.error,
+        })
+        .collect();
+    SideReport {
+        streams,
+        intervals,
+        host_cpu: HostCpu {
+            busy_fraction: busy,
+            softirq_fraction: soft,
+            cpus: cpu::cpus(),
+            process_cpu_seconds: cpu::process_seconds() - proc0,
+        },
+        error: None,
+    }
+}
+
+/// Best effort: a host that refuses affinity still runs, only unpinned.
+fn pin_to_core(cpu: usize) {
+    let mut set = rustix::thread::CpuSet::new();
+    set.set(cpu % rustix::thread::CpuSet::MAX_CPU);
+    let _ = rustix::thread::sched_setaffinity(None, &set);
+}
+
+fn failed_outcome(msg: &str) -> Outcome {
+    Outcome {
+        bytes: 0,
+        last_byte: Instant::now(),
+        cpu_seconds: 0.0,
+        tcp: None,
+        error: Some(msg.to_string()),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn sample(
+    cfg: &SideConfig,
+    sockets: &[StreamSocket],
+    lives: &[Live],
+    t0: Instant,
+    omit: Duration,
+    deadline: Option<Duration>,
+    abort: &AtomicBool,
+    intervals: &mut Vec<IntervalSample>,
+    at_omit: &mut [u64],
+    on_interval: &mut dyn FnMut(&[IntervalSample]),
+) {
+    let interval = Duration::from_millis(cfg.params.interval_ms);
+    let mut prev_bytes = vec![0u64; sockets.len()];
+    let mut prev_t = Duration::ZERO;
+    let mut next_tick = if interval.is_zero() { Duration::MAX } else { interval };
+    let mut omit_taken = omit.is_zero();
+    let mut aborted = false;
+    let mut deadline_passed = false;
+    let mut receivers_cut = false;
+    loop {
+        let all_done = lives.iter().all(|l| l.done.load(Relaxed));
+        if abort.load(Relaxed) && !aborted {
+            aborted = true;
+            // Unblocks readers waiting on a peer that will never send again.
+            for s in sockets {
+                let _ = s.stream.shutdown(std::net::Shutdown::Both);
+            }
+        }
+        let now = t0.elapsed();
+        if !deadline_passed && deadline.is_some_and(|d| now >= d) {
+            deadline_passed = true;
+            // A write blocked on a closed window would outlive the run; the
+            // shutdown ends it, and the queued bytes still go out before FIN.
+            for s in sockets.iter().filter(|s| cfg.sends(s.index)) {
+                let _ = s.stream.shutdown(std::net::Shutdown::Write);
+            }
+        }
+        if !receivers_cut && deadline.is_some_and(|d| now >= d + RECEIVE_GRACE) {
+            receivers_cut = true;
+            for s in sockets.iter().filter(|s| !cfg.sends(s.index)) {
+                let _ = s.stream.shutdown(std::net::Shutdown::Read);
+            }
+        }
+        if !omit_taken && (now >= omit || all_done) {
+            omit_taken = true;
+            for (slot, l) in at_omit.iter_mut().zip(lives) {
+                *slot = l.bytes.load(Relaxed);
+            }
+        }
+        if now >= next_tick || all_done {
+            let batch: Vec<IntervalSample> = sockets
+                .iter()
+                .zip(lives)
+                .zip(prev_bytes.iter_mut())
+                .map(|((s, l), prev)| {
+                    let bytes = l.bytes.load(Relaxed);
+                    let delta = bytes - *prev;
+                    *prev = bytes;
+                    let secs = (now - prev_t).as_secs_f64();
+                    IntervalSample {
+                        side: if cfg.sends(s.index) { Side::Sender } else { Side::Receiver },
+                        stream: s.index,
+                        start: prev_t.as_secs_f64(),
+                        end: now.as_secs_f64(),
+                        bytes: delta,
+                        bits_per_second: if secs > 0.0 { delta as f64 * 8.0 / secs } else { 0.0 },
+                        tcp: tcpinfo::read(&s.stream).ok(),
+                    }
+                })
+                .collect();
+            // A final sliver after the last boundary is kept only if it carried data.
+            let keep = now >= next_tick || batch.iter().any(|b| b.bytes > 0);
+            if keep && !interval.is_zero() {
+                on_interval(&batch);
+                intervals.extend(batch);
+            }
+            prev_t = now;
+            while next_tick <= now {
+                next_tick = next_tick.saturating_add(interval);
+            }
+        }
+        if all_done {
+            return;
+        }
+        let mut wake = next_tick;
+        if !omit_taken {
+            wake = wake.min(omit);
+        }
+        if let Some(d) = deadline {
+            if !deadline_passed {
+                wake = wake.min(d);
+            } else if !receivers_cut {
+                wake = wake.min(d + RECEIVE_GRACE);
+            }
+        }
+        let sleep = wake.saturating_sub(t0.elapsed()).min(SAMPLER_TICK);
+        std::thread::sleep(sleep.max(Duration::from_millis(1)));
+    }
+}

@@ -1,0 +1,154 @@
+//! The typed socket-option layer every stream goes through.
+
+use std::io;
+use std::os::fd::{AsFd, AsRawFd};
+
+use socket2::SockRef;
+
+/// Per-stream socket settings; `None` leaves the kernel's choice (autotuning).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StreamOptions {
+    pub sndbuf: Option<u32>,
+    pub rcvbuf: Option<u32>,
+    pub congestion: Option<String>,
+    /// SO_MAX_PACING_RATE in bytes per second.
+    pub pacing_rate: Option<u64>,
+    pub mss: Option<u32>,
+    pub tos: Option<u8>,
+    pub zerocopy: bool,
+}
+
+/// Socket buffer sizes the kernel actually granted.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Granted {
+    pub sndbuf: u32,
+    pub rcvbuf: u32,
+}
+
+impl StreamOptions {
+    /// Options that only take effect before the handshake (MSS, and buffer
+    /// sizes, which decide the window scale announced in the SYN).
+    pub fn apply_before_connect(&self, sock: &socket2::Socket) -> io::Result<()> {
+        if let Some(mss) = self.mss {
+            sock.set_tcp_mss(mss).map_err(ctx("TCP_MAXSEG"))?;
+        }
+        self.apply_buffers(sock)
+    }
+
+    fn apply_buffers(&self, fd: impl AsFd) -> io::Result<()> {
+        use rustix::net::sockopt;
+        if let Some(b) = self.sndbuf {
+            sockopt::set_socket_send_buffer_size(&fd, b as usize).map_err(|e| ctx("SO_SNDBUF")(e.into()))?;
+        }
+        if let Some(b) = self.rcvbuf {
+            sockopt::set_socket_recv_buffer_size(&fd, b as usize).map_err(|e| ctx("SO_RCVBUF")(e.into()))?;
+        }
+        Ok(())
+    }
+
+    /// Everything that can be set on a connected socket; on an accepted socket
+    /// this includes the buffers, which then shrink or grow the window.
+    /// Nagle stays on: writes are far larger than a segment, and coalescing
+    /// the tail of each write measured cheaper than TCP_NODELAY.
+    pub fn apply_connected(&self, fd: impl AsFd, accepted: bool) -> io::Result<Granted> {
+        let sock = SockRef::from(&fd);
+        if accepted {
+            self.apply_buffers(&fd)?;
+        }
+        if let Some(cc) = &self.congestion {
+            sock.set_tcp_congestion(cc.as_bytes()).map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("TCP_CONGESTION {cc}: {e} (see net.ipv4.tcp_available_congestion_control)"),
+                )
+            })?;
+        }
+        if let Some(tos) = self.tos {
+            let is_v6 = sock.local_addr().map(|a| a.is_ipv6()).unwrap_or(false);
+            if is_v6 {
+                rustix::net::sockopt::set_ipv6_tclass(&fd, u32::from(tos)).map_err(|e| ctx("IPV6_TCLASS")(e.into()))?;
+            } else {
+                sock.set_tos_v4(u32::from(tos)).map_err(ctx("IP_TOS"))?;
+            }
+        }
+        if let Some(rate) = self.pacing_rate {
+            setsockopt_u64(&fd, libc::SOL_SOCKET, libc::SO_MAX_PACING_RATE, rate).map_err(ctx("SO_MAX_PACING_RATE"))?;
+        }
+        if self.zerocopy {
+            setsockopt_int(&fd, libc::SOL_SOCKET, libc::SO_ZEROCOPY, 1).map_err(ctx("SO_ZEROCOPY"))?;
+        }
+        granted(&fd)
+    }
+}
+
+pub fn granted(fd: impl AsFd) -> io::Result<Granted> {
+    use rustix::net::sockopt;
+    Ok(Granted {
+        sndbuf: sockopt::socket_send_buffer_size(&fd).map_err(io::Error::from)? as u32,
+        rcvbuf: sockopt::socket_recv_buffer_size(&fd).map_err(io::Error::from)? as u32,
+    })
+}
+
+fn ctx(what: &'static str) -> impl Fn(io::Error) -> io::Error {
+    move |e| io::Error::new(e.kind(), format!("{what}: {e}"))
+}
+
+/// setsockopt with a 64-bit value (SO_MAX_PACING_RATE takes one since 4.20).
+fn setsockopt_u64(fd: impl AsFd, level: i32, name: i32, value: u64) -> io::Result<()> {
+    // SAFETY: `value` lives on the stack for the whole call and the length
+    // passed is exactly its size; the borrowed descriptor stays open.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd.as_fd().as_raw_fd(),
+            level,
+            name,
+            (&value as *const u64).cast(),
+            std::mem::size_of::<u64>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+}
+
+fn setsockopt_int(fd: impl AsFd, level: i32, name: i32, value: libc::c_int) -> io::Result<()> {
+    // SAFETY: as above, with a c_int.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd.as_fd().as_raw_fd(),
+            level,
+            name,
+            (&value as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+}
+
+/// send(2) with MSG_ZEROCOPY: the kernel pins `buf`'s pages instead of copying
+/// them. The caller must not change `buf` until completions arrive; the stream
+/// sends one immutable buffer, so that holds by construction.
+pub fn send_zerocopy(fd: impl AsFd, buf: &[u8]) -> io::Result<usize> {
+    // SAFETY: `buf` is valid for reads of `buf.len()` bytes during the call and
+    // the data path never mutates it afterwards (see above).
+    let n = unsafe {
+        libc::send(
+            fd.as_fd().as_raw_fd(),
+            buf.as_ptr().cast(),
+            buf.len(),
+            libc::MSG_ZEROCOPY | libc::MSG_NOSIGNAL,
+        )
+    };
+    if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n as usize) }
+}
+
+/// Drains zerocopy completion notices, so they never exhaust optmem.
+pub fn drain_error_queue(fd: impl AsFd) {
+    use rustix::net::{RecvAncillaryBuffer, RecvFlags, recvmsg};
+    let mut space = [std::mem::MaybeUninit::<u8>::uninit(); 256];
+    loop {
+        let mut anc = RecvAncillaryBuffer::new(&mut space);
+        match recvmsg(&fd, &mut [], &mut anc, RecvFlags::ERRQUEUE | RecvFlags::DONTWAIT) {
+            Ok(_) => continue,
+            Err(_) => break,
+        }
+    }
+}

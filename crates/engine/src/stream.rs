@@ -1,0 +1,181 @@
+//! The hot loops: one thread, one socket, one reused buffer, no allocation and
+//! no lock per write or read.
+
+use std::io::{ErrorKind, Write};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::time::Instant;
+
+use linerate_probe::{cpu, tcpinfo};
+use linerate_result::TcpSample;
+
+use crate::control::is_timeout;
+use crate::sockopt;
+
+/// What the sampler can see of a running stream.
+#[derive(Default)]
+pub struct Live {
+    pub bytes: AtomicU64,
+    pub done: AtomicBool,
+}
+
+pub struct Outcome {
+    pub bytes: u64,
+    pub last_byte: Instant,
+    pub cpu_seconds: f64,
+    pub tcp: Option<TcpSample>,
+    pub error: Option<String>,
+}
+
+pub struct SendPlan<'a> {
+    pub buf: &'a [u8],
+    pub deadline: Option<Instant>,
+    pub quota: Option<u64>,
+    pub zerocopy: bool,
+}
+
+/// Completion notices are drained every this many zerocopy sends.
+const ZEROCOPY_DRAIN_EVERY: u32 = 8;
+
+pub fn send(sock: &TcpStream, plan: &SendPlan, live: &Live, abort: &AtomicBool) -> Outcome {
+    let cpu0 = cpu::thread_seconds();
+    let mut sent = 0u64;
+    let mut last = Instant::now();
+    let mut error = None;
+    let mut writes = 0u32;
+    let mut w = sock;
+    loop {
+        let len = match plan.quota {
+            Some(q) => (q - sent).min(plan.buf.len() as u64) as usize,
+            None => plan.buf.len(),
+        };
+        if len == 0 || abort.load(Relaxed) || plan.deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+        let r = if plan.zerocopy {
+            writes = writes.wrapping_add(1);
+            if writes.is_multiple_of(ZEROCOPY_DRAIN_EVERY) {
+                sockopt::drain_error_queue(sock);
+            }
+            match sockopt::send_zerocopy(sock, &plan.buf[..len]) {
+                Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => {
+                    sockopt::drain_error_queue(sock);
+                    continue;
+                }
+                other => other,
+            }
+        } else {
+            w.write(&plan.buf[..len])
+        };
+        match r {
+            Ok(n) => {
+                sent += n as u64;
+                last = Instant::now();
+                live.bytes.store(sent, Relaxed);
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            // The sampler shut the socket down at the deadline to end a blocked write.
+            Err(_) if plan.deadline.is_some_and(|d| Instant::now() >= d) => break,
+            Err(e) if is_timeout(&e) => {
+                error = Some("the receiver stopped reading (send timed out)".to_string());
+                break;
+            }
+            Err(e) => {
+                error = Some(format!("send failed: {e}"));
+                break;
+            }
+        }
+    }
+    let tcp = tcpinfo::read(sock).ok();
+    if plan.zerocopy {
+        sockopt::drain_error_queue(sock);
+    }
+    let _ = sock.shutdown(std::net::Shutdown::Write);
+    live.done.store(true, Relaxed);
+    Outcome {
+        bytes: sent,
+        last_byte: last,
+        cpu_seconds: cpu::thread_seconds() - cpu0,
+        tcp,
+        error,
+    }
+}
+
+/// Non-blocking receive attempts before a polling receiver blocks: about
+/// 0.3 ms of polling on this kind of machine, enough to bridge the gaps
+/// between a fast sender's bursts (see README, "Defaults").
+const RX_POLL_SPINS: u32 = 1000;
+
+pub struct ReceivePlan {
+    /// Discard in the kernel (MSG_TRUNC) instead of copying out.
+    pub skip_copy: bool,
+    /// Poll before blocking, so the sender never pays for waking us.
+    pub poll: bool,
+}
+
+pub fn receive(sock: &TcpStream, buf: &mut [u8], plan: &ReceivePlan, live: &Live, abort: &AtomicBool) -> Outcome {
+    use rustix::io::Errno;
+    use rustix::net::{RecvFlags, recv};
+    let cpu0 = cpu::thread_seconds();
+    let mut got = 0u64;
+    let mut last = Instant::now();
+    let mut error = None;
+    // With MSG_TRUNC, TCP discards the bytes in the kernel: no copy out.
+    let flags = if plan.skip_copy { RecvFlags::TRUNC } else { RecvFlags::empty() };
+    let mut spins = 0u32;
+    loop {
+        let res = if plan.poll && spins < RX_POLL_SPINS {
+            match recv(sock, &mut *buf, flags | RecvFlags::DONTWAIT) {
+                Err(Errno::AGAIN) => {
+                    spins += 1;
+                    continue;
+                }
+                other => other,
+            }
+        } else {
+            recv(sock, &mut *buf, flags)
+        };
+        spins = 0;
+        let res = res.map(|(n, _)| n).map_err(std::io::Error::from);
+        match res {
+            Ok(0) => break,
+            Ok(n) => {
+                got += n as u64;
+                last = Instant::now();
+                live.bytes.store(got, Relaxed);
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) if abort.load(Relaxed) => break,
+            Err(e) if is_timeout(&e) => {
+                error = Some("no data from the sender for too long".to_string());
+                break;
+            }
+            Err(e) => {
+                error = Some(format!("receive failed: {e}"));
+                break;
+            }
+        }
+    }
+    let tcp = tcpinfo::read(sock).ok();
+    live.done.store(true, Relaxed);
+    Outcome {
+        bytes: got,
+        last_byte: last,
+        cpu_seconds: cpu::thread_seconds() - cpu0,
+        tcp,
+        error,
+    }
+}
+
+/// A payload pattern that no layer could compress or deduplicate.
+pub fn pattern(len: usize) -> Vec<u8> {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}

@@ -1,0 +1,112 @@
+//! CPU accounting: per thread (who saturated), per process, and for the host.
+
+use std::time::Duration;
+
+use rustix::time::{ClockId, clock_gettime};
+
+fn as_secs(ts: rustix::time::Timespec) -> f64 {
+    Duration::new(ts.tv_sec.max(0) as u64, ts.tv_nsec.clamp(0, 999_999_999) as u32).as_secs_f64()
+}
+
+/// CPU seconds the calling thread has used.
+pub fn thread_seconds() -> f64 {
+    as_secs(clock_gettime(ClockId::ThreadCPUTime))
+}
+
+/// CPU seconds the whole process has used.
+pub fn process_seconds() -> f64 {
+    as_secs(clock_gettime(ClockId::ProcessCPUTime))
+}
+
+/// The aggregate `cpu` line of /proc/stat, in clock ticks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct HostTicks {
+    pub busy: u64,
+    pub softirq: u64,
+    pub total: u64,
+}
+
+impl HostTicks {
+    /// Reads /proc/stat; a host without one reports zero load.
+    pub fn now() -> HostTicks {
+        std::fs::read_to_string("/proc/stat")
+            .ok()
+            .and_then(|s| parse_proc_stat(&s))
+            .unwrap_or_default()
+    }
+
+    /// Fractions of time (busy, softirq) between `earlier` and `self`.
+    pub fn fractions_since(&self, earlier: &HostTicks) -> (f64, f64) {
+        let total = self.total.saturating_sub(earlier.total);
+        if total == 0 {
+            return (0.0, 0.0);
+        }
+        let busy = self.busy.saturating_sub(earlier.busy) as f64 / total as f64;
+        let soft = self.softirq.saturating_sub(earlier.softirq) as f64 / total as f64;
+        (busy.min(1.0), soft.min(1.0))
+    }
+}
+
+/// Parses the first (`cpu `) line of /proc/stat.
+pub fn parse_proc_stat(text: &str) -> Option<HostTicks> {
+    let line = text.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .map(|f| f.parse().ok())
+        .collect::<Option<_>>()?;
+    // user nice system idle iowait irq softirq steal [guest guest_nice]; guest
+    // time is already counted in user, so only the first eight add up.
+    if v.len() < 7 {
+        return None;
+    }
+    let total: u64 = v.iter().take(8).fold(0u64, |a, b| a.saturating_add(*b));
+    let idle = v[3].saturating_add(v[4]);
+    Some(HostTicks {
+        busy: total.saturating_sub(idle),
+        softirq: v[6],
+        total,
+    })
+}
+
+/// Number of CPUs this process may run on.
+pub fn cpus() -> u32 {
+    std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_proc_stat() {
+        let t = parse_proc_stat("cpu  100 0 50 800 50 0 25 0 0 0\ncpu0 1 2 3\n").unwrap();
+        assert_eq!(t.total, 1025);
+        assert_eq!(t.busy, 175);
+        assert_eq!(t.softirq, 25);
+        assert!(parse_proc_stat("cpu  x y\n").is_none());
+        assert!(parse_proc_stat("").is_none());
+    }
+
+    #[test]
+    fn fractions() {
+        let a = HostTicks { busy: 0, softirq: 0, total: 0 };
+        let b = HostTicks { busy: 50, softirq: 10, total: 100 };
+        assert_eq!(b.fractions_since(&a), (0.5, 0.1));
+        assert_eq!(a.fractions_since(&b), (0.0, 0.0));
+    }
+
+    #[test]
+    fn thread_clock_advances() {
+        let t0 = thread_seconds();
+        let mut x = 0u64;
+        for i in 0..5_000_000u64 {
+            x = x.wrapping_add(i * i);
+        }
+        std::hint::black_box(x);
+        assert!(thread_seconds() > t0);
+        assert!(process_seconds() >= thread_seconds());
+    }
+}

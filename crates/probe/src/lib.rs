@@ -1,0 +1,10 @@
+//! What the kernel will tell about a run, and what it means.
+//!
+//! [`tcpinfo`] reads and decodes TCP_INFO, [`cpu`] accounts CPU time per thread,
+//! per process and per host, [`host`] collects the facts a result must carry, and
+//! [`verdict`] turns all of it into the name of the bottleneck.
+
+pub mod cpu;
+pub mod host;
+pub mod tcpinfo;
+pub mod verdict;

@@ -1,0 +1,209 @@
+//! The `linerate.result/1` document: the one JSON format every measuring
+//! command writes and every consumer (`report`, `compare`) reads.
+//!
+//! Plain data only: no I/O, no measurement. The JSON Schema that documents it
+//! lives in `docs/result.schema.json`; a test keeps the two in step.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Value of the `schema` field; bumped only on incompatible changes.
+pub const SCHEMA: &str = "linerate.result/1";
+
+/// One run of one command.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultDoc {
+    pub schema: String,
+    /// `bench`, later `transfer`, `latency`, ...
+    pub kind: String,
+    pub linerate_version: String,
+    pub command_line: Vec<String>,
+    /// Seconds since the Unix epoch when the measurement started.
+    pub started_at: f64,
+    pub hosts: Hosts,
+    /// The command's parameters as the command names them.
+    pub parameters: serde_json::Value,
+    /// Per-interval, per-stream samples of both ends, flat.
+    pub intervals: Vec<IntervalSample>,
+    /// One entry per stream and end, with the final TCP_INFO.
+    pub streams: Vec<StreamEnd>,
+    pub summary: Summary,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hosts {
+    pub client: HostFacts,
+    pub server: Option<HostFacts>,
+}
+
+/// What a result must say about the machine it was measured on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct HostFacts {
+    pub hostname: String,
+    pub kernel: String,
+    pub cpu_model: String,
+    pub cpus: u32,
+    /// Same boot id, same kernel: both ends share the CPUs.
+    #[serde(default)]
+    pub boot_id: String,
+    /// The TCP/IP sysctls that shape throughput, as read from /proc/sys.
+    pub sysctls: BTreeMap<String, String>,
+}
+
+/// Which end of a stream a sample was taken at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    Sender,
+    Receiver,
+}
+
+/// Which way a stream's payload flows, seen from the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Flow {
+    ClientToServer,
+    ServerToClient,
+}
+
+/// What TCP_INFO said at one moment. Times in microseconds, rates in bits/s;
+/// fields the running kernel does not report are absent.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct TcpSample {
+    pub rtt_us: u32,
+    pub rttvar_us: u32,
+    pub min_rtt_us: Option<u32>,
+    pub snd_cwnd: u32,
+    pub snd_ssthresh: u32,
+    pub snd_mss: u32,
+    pub total_retrans: u32,
+    pub pacing_rate_bps: Option<u64>,
+    pub delivery_rate_bps: Option<u64>,
+    pub busy_us: Option<u64>,
+    pub rwnd_limited_us: Option<u64>,
+    pub sndbuf_limited_us: Option<u64>,
+    pub bytes_retrans: Option<u64>,
+    pub snd_wnd: Option<u32>,
+    pub rcv_space: u32,
+}
+
+/// Payload and TCP state of one stream at one end over one interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntervalSample {
+    pub side: Side,
+    pub stream: u16,
+    /// Seconds since the start of the measurement.
+    pub start: f64,
+    pub end: f64,
+    pub bytes: u64,
+    pub bits_per_second: f64,
+    pub tcp: Option<TcpSample>,
+}
+
+/// A stream's totals at one end.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamEnd {
+    pub stream: u16,
+    pub side: Side,
+    pub flow: Flow,
+    /// Payload bytes after the omitted warm-up.
+    pub bytes: u64,
+    /// Payload bytes including the warm-up.
+    pub bytes_total: u64,
+    /// From the start (after the warm-up) to this stream's last byte.
+    pub seconds: f64,
+    /// CPU time of the thread that served this stream.
+    pub cpu_seconds: f64,
+    pub tcp: Option<TcpSample>,
+    /// Socket buffer sizes the kernel granted (SO_SNDBUF / SO_RCVBUF).
+    pub sndbuf: u32,
+    pub rcvbuf: u32,
+    pub error: Option<String>,
+}
+
+/// Load of the machine a side ran on over the measurement.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct HostCpu {
+    /// Fraction of all CPUs' time spent not idle (user, system, irq, softirq).
+    pub busy_fraction: f64,
+    pub softirq_fraction: f64,
+    pub cpus: u32,
+    /// CPU time of the whole linerate process over the run.
+    pub process_cpu_seconds: f64,
+}
+
+/// One end's measurements, as sent from server to client.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct SideReport {
+    pub streams: Vec<StreamEnd>,
+    pub intervals: Vec<IntervalSample>,
+    pub host_cpu: HostCpu,
+    pub error: Option<String>,
+}
+
+impl SideReport {
+    /// Checks what serde cannot: numbers that must be finite and within range.
+    pub fn validate(&self) -> Result<(), String> {
+        for s in &self.streams {
+            if !(s.seconds.is_finite() && s.seconds >= 0.0) {
+                return Err(format!("stream {} has invalid seconds", s.stream));
+            }
+            if !(s.cpu_seconds.is_finite() && s.cpu_seconds >= 0.0) {
+                return Err(format!("stream {} has invalid cpu_seconds", s.stream));
+            }
+        }
+        for i in &self.intervals {
+            if !(i.start.is_finite() && i.end.is_finite() && i.end >= i.start) {
+                return Err(format!("interval of stream {} is invalid", i.stream));
+            }
+        }
+        let c = &self.host_cpu;
+        if !(c.busy_fraction.is_finite() && c.softirq_fraction.is_finite()) {
+            return Err("host_cpu is not finite".into());
+        }
+        Ok(())
+    }
+}
+
+/// CPU cost of moving data, at each end.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct CpuPerGb {
+    pub sender: f64,
+    pub receiver: f64,
+}
+
+/// What limited a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    ReceiverWindow,
+    SendBuffer,
+    Network,
+    Cpu,
+    Application,
+    Unknown,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub limit: Limit,
+    /// Which end, where the limit sits at one.
+    pub side: Option<Side>,
+    /// The finding in plain words, with the figures behind it.
+    pub sentence: String,
+    /// The measured figures the verdict was derived from.
+    pub evidence: BTreeMap<String, f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Received payload per second, all streams and directions.
+    pub bits_per_second: f64,
+    /// Received payload.
+    pub bytes: u64,
+    pub seconds: f64,
+    pub cpu_seconds_per_gb: CpuPerGb,
+    pub retransmits: u64,
+    pub verdict: Verdict,
+}

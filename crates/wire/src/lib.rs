@@ -1,0 +1,27 @@
+//! The linerate wire protocol, sans-IO: bytes in, typed messages out.
+//!
+//! Every TCP connection to a linerate server starts with a fixed-size [`Hello`]
+//! that names the protocol version, the capabilities of the sender, a random
+//! 128-bit session id, the connection's role (control or data) and, for data
+//! connections, the stream index. After the hello, control connections carry
+//! length-prefixed [`Frame`]s whose payloads decode to [`Message`]s; data
+//! connections carry raw payload bytes.
+//!
+//! Nothing here performs I/O. Every decoder bounds every length before it
+//! allocates, checks every field, returns a typed [`WireError`] and never panics,
+//! so it can be fed straight from the network (and is fuzzed: see `fuzz/`).
+
+mod error;
+mod frame;
+mod hello;
+mod message;
+
+pub use error::WireError;
+pub use frame::{FRAME_HEADER_LEN, Frame, FrameDecoder, FrameType, MAX_FRAME_LEN};
+pub use hello::{
+    CAPABILITIES, Capabilities, HELLO_LEN, Hello, MAGIC, PROTOCOL_VERSION, Role, SessionId,
+    SessionKind,
+};
+pub use message::{
+    Accept, BenchParams, Direction, MAX_STREAMS, Message, PeerReport, Ready, Refusal, RefusalCode,
+};
