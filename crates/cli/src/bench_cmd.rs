@@ -22,7 +22,9 @@ pub enum RxPollArg {
 }
 
 #[derive(Args, Clone)]
-#[command(after_help = "Examples:\n  linerate bench 10.0.0.2                   1 stream, 10 s\n  linerate bench 10.0.0.2 -P 8 -t 30 -i 5   8 streams, 30 s, 5 s intervals\n  linerate bench dtn2 -R --cc bbr --window 256M --json run.json\n  linerate bench [fd00::2]:6000 -6 -n 100G   100 GB, then stop")]
+#[command(
+    after_help = "Examples:\n  linerate bench 10.0.0.2                   1 stream, 10 s\n  linerate bench 10.0.0.2 -P 8 -t 30 -i 5   8 streams, 30 s, 5 s intervals\n  linerate bench dtn2 -R --cc bbr --window 256M --json run.json\n  linerate bench [fd00::2]:6000 -6 -n 100G   100 GB, then stop"
+)]
 pub struct BenchArgs {
     /// Server to measure against: HOST, HOST:PORT or [V6]:PORT.
     pub host: String,
@@ -86,7 +88,10 @@ pub struct BenchArgs {
     /// Receiver discards data in the kernel (MSG_TRUNC) instead of copying it out.
     #[arg(long)]
     pub skip_rx_copy: bool,
-    /// Receivers poll before blocking; auto polls while every stream thread has a core.
+    /// Wake receivers only once this many bytes are queued (SO_RCVLOWAT).
+    #[arg(long, value_parser = units::parse_size_u32)]
+    pub rcvlowat: Option<u32>,
+    /// Receivers poll before blocking; auto polls on loopback while every stream thread has a core.
     #[arg(long, value_enum, default_value = "auto")]
     pub rx_poll: RxPollArg,
     /// Write the linerate.result/1 document to FILE ('-' for stdout; human output then goes to stderr).
@@ -130,6 +135,7 @@ impl BenchArgs {
             skip_rx_copy: self.skip_rx_copy,
             rx_poll: false,
             pin_cores: false,
+            rcvlowat: self.rcvlowat,
         }
     }
 
@@ -137,7 +143,11 @@ impl BenchArgs {
         let with_port = if self.host.parse::<IpAddr>().is_ok() {
             // A bare IPv6 address has colons of its own.
             SocketAddr::new(self.host.parse()?, DEFAULT_PORT).to_string()
-        } else if self.host.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) {
+        } else if self
+            .host
+            .rsplit_once(':')
+            .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+        {
             self.host.clone()
         } else {
             format!("{}:{DEFAULT_PORT}", self.host)
@@ -153,7 +163,11 @@ impl BenchArgs {
 }
 
 pub fn run(a: BenchArgs) -> anyhow::Result<()> {
-    let doc = measure(&a, std::env::args().collect(), a.json.as_deref() == Some("-"))?;
+    let doc = measure(
+        &a,
+        std::env::args().collect(),
+        a.json.as_deref() == Some("-"),
+    )?;
     if let Some(path) = &a.json {
         output::write_json(&doc, path)?;
     }
@@ -161,7 +175,11 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
 }
 
 /// Runs one bench and prints it; `quiet_stdout` sends the human output to stderr.
-pub fn measure(a: &BenchArgs, command_line: Vec<String>, quiet_stdout: bool) -> anyhow::Result<ResultDoc> {
+pub fn measure(
+    a: &BenchArgs,
+    command_line: Vec<String>,
+    quiet_stdout: bool,
+) -> anyhow::Result<ResultDoc> {
     let server = a.resolve()?;
     let params = a.params();
     params.validate().context("invalid bench parameters")?;

@@ -60,12 +60,19 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
                 zerocopy: false,
                 skip_rx_copy: false,
                 rx_poll: crate::bench_cmd::RxPollArg::Auto,
+                rcvlowat: None,
                 json: None,
             };
-            let doc = crate::bench_cmd::measure(&args, vec!["linerate".into(), "demo".into()], false)?;
+            let doc =
+                crate::bench_cmd::measure(&args, vec!["linerate".into(), "demo".into()], false)?;
             let path = a.out.join(format!("bench-{streams}.json"));
             output::write_json(&doc, &path.to_string_lossy())?;
-            rows.push((streams, doc.summary.bits_per_second, doc.summary.verdict.limit, path));
+            rows.push((
+                streams,
+                doc.summary.bits_per_second,
+                doc.summary.verdict.limit,
+                path,
+            ));
             println!();
         }
         Ok(())
@@ -73,7 +80,10 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     stop.store(true, Relaxed);
     let _ = serving.join();
     result?;
-    println!("{:>7}  {:>14}  {:<16} result", "streams", "throughput", "limit");
+    println!(
+        "{:>7}  {:>14}  {:<16} result",
+        "streams", "throughput", "limit"
+    );
     for (streams, bps, limit, path) in rows {
         println!(
             "{streams:>7}  {:>14}  {:<16} {}",

@@ -48,7 +48,15 @@ impl<'a> IntervalPrinter<'a> {
             self.header_done = true;
             self.out.line(&format!(
                 "[ ID] {:<13} {:>11} {:>14}  {:>14} {:>9} {:>5} {:>5} {:>5} {:>6}",
-                "Interval", "Transfer", "Bitrate", "RTT/var", "cwnd", "retr", "busy", "rwnd", "sndbuf"
+                "Interval",
+                "Transfer",
+                "Bitrate",
+                "RTT/var",
+                "cwnd",
+                "retr",
+                "busy",
+                "rwnd",
+                "sndbuf"
             ));
         }
         for s in batch {
@@ -63,9 +71,16 @@ impl<'a> IntervalPrinter<'a> {
             if let (Side::Sender, Some(t)) = (s.side, s.tcp) {
                 let prev = self.prev_tcp.insert(s.stream, t).unwrap_or_default();
                 let share = |now: Option<u64>, before: Option<u64>| {
-                    let busy = t.busy_us.unwrap_or(0).saturating_sub(prev.busy_us.unwrap_or(0));
+                    let busy = t
+                        .busy_us
+                        .unwrap_or(0)
+                        .saturating_sub(prev.busy_us.unwrap_or(0));
                     let d = now.unwrap_or(0).saturating_sub(before.unwrap_or(0));
-                    if busy == 0 { 0.0 } else { 100.0 * d as f64 / busy as f64 }
+                    if busy == 0 {
+                        0.0
+                    } else {
+                        100.0 * d as f64 / busy as f64
+                    }
                 };
                 line.push_str(&format!(
                     "  {:>14} {:>9} {:>5} {:>4.0}% {:>4.0}% {:>5.0}%",
@@ -101,7 +116,11 @@ pub fn print_summary(out: &mut Out, doc: &ResultDoc) {
         fmt_bytes(p["write_len"].as_f64().unwrap_or(0.0)),
         fmt_bytes(p["read_len"].as_f64().unwrap_or(0.0)),
         if flag("rx_poll") { "poll" } else { "block" },
-        if flag("pin_cores") { ", one core per stream thread" } else { "" }
+        if flag("pin_cores") {
+            ", one core per stream thread"
+        } else {
+            ""
+        }
     ));
     out.line(&format!(
         "Received {} in {:.2} s = {} ({} retransmits)",

@@ -9,7 +9,9 @@ use linerate_engine::server::Server;
 use crate::output::timestamp;
 
 #[derive(Args)]
-#[command(after_help = "Examples:\n  linerate serve\n  linerate serve --bind 10.0.0.2 --port 6000\n  linerate serve --once   # exit after one session (scripts)")]
+#[command(
+    after_help = "Examples:\n  linerate serve\n  linerate serve --bind 10.0.0.2 --port 6000\n  linerate serve --once   # exit after one session (scripts)"
+)]
 pub struct ServeArgs {
     /// Local address to listen on ([::] also accepts IPv4).
     #[arg(long, default_value = "::")]
@@ -26,9 +28,14 @@ pub const DEFAULT_PORT: u16 = 5201;
 
 pub fn run(a: ServeArgs) -> anyhow::Result<()> {
     let log: linerate_engine::server::Logger = Arc::new(|line| eprintln!("{} {line}", timestamp()));
-    let server = Server::bind(SocketAddr::new(a.bind, a.port), log).context("cannot start the server")?;
+    let server =
+        Server::bind(SocketAddr::new(a.bind, a.port), log).context("cannot start the server")?;
     let addr = server.local_addr()?;
-    eprintln!("{} linerate {} listening on {addr}", timestamp(), env!("CARGO_PKG_VERSION"));
+    eprintln!(
+        "{} linerate {} listening on {addr}",
+        timestamp(),
+        env!("CARGO_PKG_VERSION")
+    );
     server.run(a.once, &AtomicBool::new(false))?;
     Ok(())
 }

@@ -15,7 +15,9 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         "t" | "tb" | "tib" => 1 << 40,
         _ => return Err(format!("unknown size unit in '{s}' (use K, M, G or T)")),
     };
-    let v: f64 = digits.parse().map_err(|_| format!("'{s}' is not a size (e.g. 128K, 4M)"))?;
+    let v: f64 = digits
+        .parse()
+        .map_err(|_| format!("'{s}' is not a size (e.g. 128K, 4M)"))?;
     if !(v.is_finite() && v >= 0.0) {
         return Err(format!("'{s}' is not a size"));
     }
@@ -38,7 +40,10 @@ pub fn parse_size_u32(s: &str) -> Result<u32, String> {
 /// Bits per second: number with k/m/g/t suffix (powers of 1000), optional `bit`/`bps`.
 pub fn parse_rate(s: &str) -> Result<u64, String> {
     let lower = s.trim().to_ascii_lowercase();
-    let stripped = lower.trim_end_matches("bit/s").trim_end_matches("bps").trim_end_matches("bit");
+    let stripped = lower
+        .trim_end_matches("bit/s")
+        .trim_end_matches("bps")
+        .trim_end_matches("bit");
     let digits = stripped.trim_end_matches(|c: char| c.is_ascii_alphabetic());
     let mult: f64 = match &stripped[digits.len()..] {
         "" => 1.0,
@@ -46,9 +51,15 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
         "m" => 1e6,
         "g" => 1e9,
         "t" => 1e12,
-        _ => return Err(format!("unknown rate unit in '{s}' (use k, m, g or t, e.g. 10G)")),
+        _ => {
+            return Err(format!(
+                "unknown rate unit in '{s}' (use k, m, g or t, e.g. 10G)"
+            ));
+        }
     };
-    let v: f64 = digits.parse().map_err(|_| format!("'{s}' is not a rate (e.g. 10G, 500M)"))?;
+    let v: f64 = digits
+        .parse()
+        .map_err(|_| format!("'{s}' is not a rate (e.g. 10G, 500M)"))?;
     let bps = v * mult;
     if !(bps.is_finite() && (1.0..1e18).contains(&bps)) {
         return Err(format!("'{s}' is not a usable rate"));
@@ -67,7 +78,9 @@ pub fn parse_duration_ms(s: &str) -> Result<u64, String> {
         "h" => 3_600_000.0,
         _ => return Err(format!("unknown time unit in '{s}' (use ms, s, m or h)")),
     };
-    let v: f64 = digits.parse().map_err(|_| format!("'{s}' is not a duration (e.g. 10, 500ms)"))?;
+    let v: f64 = digits
+        .parse()
+        .map_err(|_| format!("'{s}' is not a duration (e.g. 10, 500ms)"))?;
     let ms = v * mult;
     if !(ms.is_finite() && (0.0..1e12).contains(&ms)) {
         return Err(format!("'{s}' is not a usable duration"));

@@ -5,7 +5,10 @@ mod common;
 use common::{Server, bench_json};
 
 fn limit(doc: &serde_json::Value) -> String {
-    doc["summary"]["verdict"]["limit"].as_str().unwrap_or("").to_string()
+    doc["summary"]["verdict"]["limit"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
 }
 
 #[test]
@@ -15,8 +18,14 @@ fn forward_run_merges_both_ends_and_matches_the_schema() {
     let schema: serde_json::Value =
         serde_json::from_str(include_str!("../../../docs/result.schema.json")).unwrap();
     let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| format!("{e} at {}", e.instance_path)).collect();
-    assert!(errors.is_empty(), "result does not match the schema: {errors:#?}");
+    let errors: Vec<String> = validator
+        .iter_errors(&doc)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "result does not match the schema: {errors:#?}"
+    );
 
     assert_eq!(doc["schema"], "linerate.result/1");
     assert_eq!(doc["kind"], "bench");
@@ -28,14 +37,25 @@ fn forward_run_merges_both_ends_and_matches_the_schema() {
         assert!(s["tcp"]["rtt_us"].as_u64().is_some());
     }
     let intervals = doc["intervals"].as_array().unwrap();
-    assert!(intervals.iter().any(|i| i["side"] == "sender" && i["tcp"]["snd_cwnd"].as_u64() > Some(0)));
-    assert!(intervals.iter().any(|i| i["side"] == "receiver"), "the server's samples came back");
+    assert!(
+        intervals
+            .iter()
+            .any(|i| i["side"] == "sender" && i["tcp"]["snd_cwnd"].as_u64() > Some(0))
+    );
+    assert!(
+        intervals.iter().any(|i| i["side"] == "receiver"),
+        "the server's samples came back"
+    );
     let s = &doc["summary"];
     assert!(s["bits_per_second"].as_f64().unwrap() > 1e8);
     assert!(s["cpu_seconds_per_gb"]["sender"].as_f64().unwrap() > 0.0);
     assert!(s["cpu_seconds_per_gb"]["receiver"].as_f64().unwrap() > 0.0);
     assert!(doc["hosts"]["server"]["sysctls"]["net.ipv4.tcp_rmem"].is_string());
-    let received: u64 = streams.iter().filter(|s| s["side"] == "receiver").map(|s| s["bytes"].as_u64().unwrap()).sum();
+    let received: u64 = streams
+        .iter()
+        .filter(|s| s["side"] == "receiver")
+        .map(|s| s["bytes"].as_u64().unwrap())
+        .sum();
     assert_eq!(s["bytes"].as_u64().unwrap(), received);
 }
 
@@ -48,19 +68,38 @@ fn reverse_bidir_and_byte_count() {
     assert!(rev["summary"]["bytes"].as_u64().unwrap() > 0);
 
     let bidir = bench_json(&srv.addr(), &["--bidir", "-t", "1"]);
-    let flows: Vec<&str> = bidir["streams"].as_array().unwrap().iter().map(|s| s["flow"].as_str().unwrap()).collect();
+    let flows: Vec<&str> = bidir["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["flow"].as_str().unwrap())
+        .collect();
     assert!(flows.contains(&"client_to_server") && flows.contains(&"server_to_client"));
 
     let counted = bench_json(&srv.addr(), &["-n", "100M", "-P", "3"]);
-    assert_eq!(counted["summary"]["bytes"].as_u64(), Some(100 << 20), "exactly the bytes asked for");
+    assert_eq!(
+        counted["summary"]["bytes"].as_u64(),
+        Some(100 << 20),
+        "exactly the bytes asked for"
+    );
 }
 
 #[test]
 fn tiny_receive_window_is_named() {
     let srv = Server::start();
     let doc = bench_json(&srv.addr(), &["--window", "4K", "-t", "2"]);
-    assert_eq!(limit(&doc), "receiver_window", "{}", doc["summary"]["verdict"]);
-    assert!(doc["summary"]["verdict"]["sentence"].as_str().unwrap().contains("window"));
+    assert_eq!(
+        limit(&doc),
+        "receiver_window",
+        "{}",
+        doc["summary"]["verdict"]
+    );
+    assert!(
+        doc["summary"]["verdict"]["sentence"]
+            .as_str()
+            .unwrap()
+            .contains("window")
+    );
 }
 
 #[test]

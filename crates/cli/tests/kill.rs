@@ -29,7 +29,9 @@ fn client_killed_mid_run_leaves_the_server_healthy() {
         client.0.kill().unwrap();
         client.0.wait().unwrap();
         assert!(
-            srv.wait_log(Duration::from_secs(10), |l| l.iter().any(|x| x.contains("session"))),
+            srv.wait_log(Duration::from_secs(10), |l| l
+                .iter()
+                .any(|x| x.contains("session"))),
             "the session's end was logged"
         );
         assert!(srv.is_running());
@@ -48,16 +50,32 @@ fn server_killed_mid_run_fails_the_client_quickly() {
         let killed = Instant::now();
         let status = wait_bounded(&mut client.0, Duration::from_secs(20));
         let took = killed.elapsed();
-        let status = status.unwrap_or_else(|| panic!("client hung after its server died ({extra:?})"));
+        let status =
+            status.unwrap_or_else(|| panic!("client hung after its server died ({extra:?})"));
         assert!(!status.success(), "client must fail ({extra:?})");
-        assert!(took < Duration::from_secs(5), "client took {took:?} to notice ({extra:?})");
+        assert!(
+            took < Duration::from_secs(5),
+            "client took {took:?} to notice ({extra:?})"
+        );
         let mut err = String::new();
-        client.0.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-        assert!(err.contains("linerate: error:") && err.contains("server"), "unclear message: {err}");
+        client
+            .0
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        assert!(
+            err.contains("linerate: error:") && err.contains("server"),
+            "unclear message: {err}"
+        );
     }
 }
 
-fn wait_bounded(child: &mut std::process::Child, limit: Duration) -> Option<std::process::ExitStatus> {
+fn wait_bounded(
+    child: &mut std::process::Child,
+    limit: Duration,
+) -> Option<std::process::ExitStatus> {
     let end = Instant::now() + limit;
     while Instant::now() < end {
         if let Some(status) = child.try_wait().unwrap() {

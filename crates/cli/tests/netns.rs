@@ -27,10 +27,29 @@ impl Namespaces {
         };
         ip(&["netns", "add", &ns.a]);
         ip(&["netns", "add", &ns.b]);
-        ip(&["link", "add", &va, "netns", &ns.a, "type", "veth", "peer", &vb, "netns", &ns.b]);
+        ip(&[
+            "link", "add", &va, "netns", &ns.a, "type", "veth", "peer", &vb, "netns", &ns.b,
+        ]);
         for (n, dev, host) in [(&ns.a, &va, 1), (&ns.b, &vb, 2)] {
-            ip(&["-n", n, "addr", "add", &format!("10.213.{x}.{host}/24"), "dev", dev]);
-            ip(&["-n", n, "addr", "add", &format!("fd00:213:{x}::{host}/64"), "dev", dev, "nodad"]);
+            ip(&[
+                "-n",
+                n,
+                "addr",
+                "add",
+                &format!("10.213.{x}.{host}/24"),
+                "dev",
+                dev,
+            ]);
+            ip(&[
+                "-n",
+                n,
+                "addr",
+                "add",
+                &format!("fd00:213:{x}::{host}/64"),
+                "dev",
+                dev,
+                "nodad",
+            ]);
             ip(&["-n", n, "link", "set", dev, "up"]);
             ip(&["-n", n, "link", "set", "lo", "up"]);
         }
@@ -39,7 +58,11 @@ impl Namespaces {
 
     fn addr(&self, host: u8, v6: bool) -> String {
         let x = std::process::id() % 100_000 % 250;
-        if v6 { format!("fd00:213:{x}::{host}") } else { format!("10.213.{x}.{host}") }
+        if v6 {
+            format!("fd00:213:{x}::{host}")
+        } else {
+            format!("10.213.{x}.{host}")
+        }
     }
 }
 
@@ -68,10 +91,27 @@ fn bench_between_namespaces_over_ipv4_and_ipv6() {
             format!("{}:{}", ns.addr(2, false), srv.port)
         };
         let out = Command::new("ip")
-            .args(["netns", "exec", &ns.a, linerate(), "bench", &target, "-t", "2", "-P", "2", "--json", "-"])
+            .args([
+                "netns",
+                "exec",
+                &ns.a,
+                linerate(),
+                "bench",
+                &target,
+                "-t",
+                "2",
+                "-P",
+                "2",
+                "--json",
+                "-",
+            ])
             .output()
             .unwrap();
-        assert!(out.status.success(), "bench over {target}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "bench over {target}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let bps = doc["summary"]["bits_per_second"].as_f64().unwrap();
         assert!(bps > 1e9, "veth carried only {bps} bit/s over {target}");

@@ -38,7 +38,10 @@ fn hello(version: u16) -> Vec<u8> {
 }
 
 fn count(srv: &Server, needle: &str) -> usize {
-    srv.log_lines().iter().filter(|l| l.contains(needle)).count()
+    srv.log_lines()
+        .iter()
+        .filter(|l| l.contains(needle))
+        .count()
 }
 
 fn healthy_after(srv: &mut Server) {
@@ -51,12 +54,15 @@ fn healthy_after(srv: &mut Server) {
 fn random_bytes() {
     let mut srv = Server::start();
     let mut s = connect(&srv);
-    s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n\x00\xff\x13\x37 random garbage").unwrap();
+    s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n\x00\xff\x13\x37 random garbage")
+        .unwrap();
     match first_message(&mut s) {
         Some(Message::Refuse(r)) => assert_eq!(r.code, RefusalCode::Malformed),
         other => panic!("expected a refusal, got {other:?}"),
     }
-    assert!(srv.wait_log(Duration::from_secs(5), |l| l.iter().any(|x| x.contains("bad magic"))));
+    assert!(srv.wait_log(Duration::from_secs(5), |l| {
+        l.iter().any(|x| x.contains("bad magic"))
+    }));
     healthy_after(&mut srv);
 }
 
@@ -67,7 +73,10 @@ fn truncated_handshake() {
     s.write_all(&hello(1)[..10]).unwrap();
     s.shutdown(std::net::Shutdown::Write).unwrap();
     let _ = first_message(&mut s);
-    assert!(srv.wait_log(Duration::from_secs(5), |l| l.iter().any(|x| x.contains("handshake truncated: 10 of 36"))));
+    assert!(srv.wait_log(Duration::from_secs(5), |l| {
+        l.iter()
+            .any(|x| x.contains("handshake truncated: 10 of 36"))
+    }));
     healthy_after(&mut srv);
 }
 
@@ -80,7 +89,10 @@ fn wrong_protocol_version() {
         Some(Message::Refuse(r)) => assert!(r.message.contains("version 99"), "{}", r.message),
         other => panic!("expected a refusal, got {other:?}"),
     }
-    assert!(srv.wait_log(Duration::from_secs(5), |l| l.iter().any(|x| x.contains("protocol version 99 is not supported"))));
+    assert!(srv.wait_log(Duration::from_secs(5), |l| {
+        l.iter()
+            .any(|x| x.contains("protocol version 99 is not supported"))
+    }));
     healthy_after(&mut srv);
 }
 
@@ -94,7 +106,10 @@ fn oversized_length_field() {
     s.write_all(&[3, 0xff, 0xff, 0xff, 0xff, b'{']).unwrap();
     let mut rest = Vec::new();
     let _ = s.read_to_end(&mut rest);
-    assert!(srv.wait_log(Duration::from_secs(5), |l| l.iter().any(|x| x.contains("frame length 4294967295 exceeds"))));
+    assert!(srv.wait_log(Duration::from_secs(5), |l| {
+        l.iter()
+            .any(|x| x.contains("frame length 4294967295 exceeds"))
+    }));
     healthy_after(&mut srv);
 }
 
@@ -104,11 +119,19 @@ fn two_hundred_connections_opened_and_dropped() {
     let conns: Vec<TcpStream> = (0..200).map(|_| connect(&srv)).collect();
     drop(conns);
     assert!(
-        srv.wait_log(Duration::from_secs(10), |l| l.iter().filter(|x| x.contains("0 of 36 bytes")).count() >= 200),
+        srv.wait_log(Duration::from_secs(10), |l| l
+            .iter()
+            .filter(|x| x.contains("0 of 36 bytes"))
+            .count()
+            >= 200),
         "expected 200 refusals, saw {}",
         count(&srv, "0 of 36 bytes")
     );
-    let refused: Vec<String> = srv.log_lines().into_iter().filter(|l| l.contains("refused")).collect();
+    let refused: Vec<String> = srv
+        .log_lines()
+        .into_iter()
+        .filter(|l| l.contains("refused"))
+        .collect();
     assert!(refused.iter().all(|l| !l.contains('\n')));
     healthy_after(&mut srv);
 }

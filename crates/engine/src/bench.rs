@@ -45,21 +45,47 @@ pub enum RxPoll {
     Off,
 }
 
-/// Polling moves the receive work off the sender's core, which pays while a
-/// core is idle and costs throughput once every core is busy (measured: see
-/// README, "Defaults"). Hosts with the same boot id share their CPUs; there a
-/// polling receiver must be kept off its sender's core, where the wakeup
-/// would otherwise pull it, so the threads are pinned. Returns (poll, pin).
-pub fn resolve_rx_poll(mode: RxPoll, connections: u16, client: &HostFacts, server: &HostFacts) -> (bool, bool) {
+/// How a session's threads use the CPUs, decided by the client from both
+/// hosts' facts (measurements behind each rule: README, "Defaults").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuPlan {
+    /// Every stream thread of both ends can have a core of its own.
+    pub own_cores: bool,
+    /// Receivers poll before blocking.
+    pub rx_poll: bool,
+    /// Stream threads are pinned one per core (both ends on one host).
+    pub pin_cores: bool,
+}
+
+/// Hosts with the same boot id share their CPUs. Polling moves the receive
+/// work off the sender's core; it measured faster on loopback and slower over
+/// veth, so `Auto` polls only on loopback and only while every thread has a
+/// core. A polling receiver on its sender's host is pinned to its own core,
+/// where the sender's wakeups would otherwise pull it onto the sender's.
+pub fn plan_cpus(
+    mode: RxPoll,
+    connections: u16,
+    loopback: bool,
+    client: &HostFacts,
+    server: &HostFacts,
+) -> CpuPlan {
     let threads = u32::from(connections);
     let same_host = !client.boot_id.is_empty() && client.boot_id == server.boot_id;
-    let poll = match mode {
+    let own_cores = if same_host {
+        2 * threads <= client.cpus
+    } else {
+        threads <= client.cpus.min(server.cpus)
+    };
+    let rx_poll = match mode {
         RxPoll::On => true,
         RxPoll::Off => false,
-        RxPoll::Auto if same_host => 2 * threads <= client.cpus,
-        RxPoll::Auto => threads <= client.cpus.min(server.cpus),
+        RxPoll::Auto => own_cores && loopback,
     };
-    (poll, poll && same_host && 2 * threads <= client.cpus)
+    CpuPlan {
+        own_cores,
+        rx_poll,
+        pin_cores: rx_poll && same_host && own_cores,
+    }
 }
 
 pub struct BenchRun {
@@ -81,7 +107,10 @@ pub fn run(cfg: &BenchConfig, on_interval: &mut dyn FnMut(&[IntervalSample])) ->
     ctl.stream
         .set_nodelay(true)
         .map_err(|e| EngineError::io("TCP_NODELAY", e))?;
-    send_hello(&mut ctl.stream, Hello::new(session, Role::Control, SessionKind::Bench, 0))?;
+    send_hello(
+        &mut ctl.stream,
+        Hello::new(session, Role::Control, SessionKind::Bench, 0),
+    )?;
     let accept = match ctl.recv(CONNECT_TIMEOUT, "the server's accept")? {
         Message::Accept(a) => a,
         Message::Refuse(r) => return Err(EngineError::Refused(r)),
@@ -89,10 +118,21 @@ pub fn run(cfg: &BenchConfig, on_interval: &mut dyn FnMut(&[IntervalSample])) ->
     };
     let client_host = linerate_probe::host::collect();
     let mut params = cfg.params.clone();
-    (params.rx_poll, params.pin_cores) =
-        resolve_rx_poll(cfg.rx_poll, params.connections(), &client_host, &accept.host);
+    let plan = plan_cpus(
+        cfg.rx_poll,
+        params.connections(),
+        cfg.server.ip().is_loopback(),
+        &client_host,
+        &accept.host,
+    );
+    params.rx_poll = plan.rx_poll;
+    params.pin_cores = plan.pin_cores;
     if cfg.auto_write_len {
-        params.write_len = if params.rx_poll { WRITE_LEN_OWN_CORE } else { WRITE_LEN_SHARED_CORES };
+        params.write_len = if plan.own_cores {
+            WRITE_LEN_OWN_CORE
+        } else {
+            WRITE_LEN_SHARED_CORES
+        };
     }
     ctl.send(&Message::BenchRequest(params.clone()))?;
     match ctl.recv(CONNECT_TIMEOUT, "the server's ready")? {
@@ -104,7 +144,10 @@ pub fn run(cfg: &BenchConfig, on_interval: &mut dyn FnMut(&[IntervalSample])) ->
     let mut sockets = Vec::new();
     for index in 0..params.connections() {
         let mut stream = connect(cfg, Some(&options))?;
-        send_hello(&mut stream, Hello::new(session, Role::Data, SessionKind::Bench, index))?;
+        send_hello(
+            &mut stream,
+            Hello::new(session, Role::Data, SessionKind::Bench, index),
+        )?;
         let mut data = Control::new(stream);
         match data.recv(CONNECT_TIMEOUT, "the data connection's ready")? {
             Message::Ready(_) => {}
@@ -133,7 +176,11 @@ pub fn run(cfg: &BenchConfig, on_interval: &mut dyn FnMut(&[IntervalSample])) ->
     let failed: Vec<String> = client
         .streams
         .iter()
-        .filter_map(|s| s.error.as_ref().map(|e| format!("stream {}: {e}", s.stream)))
+        .filter_map(|s| {
+            s.error
+                .as_ref()
+                .map(|e| format!("stream {}: {e}", s.stream))
+        })
         .collect();
     if !failed.is_empty() {
         return Err(EngineError::Failed(format!(
@@ -151,8 +198,15 @@ pub fn run(cfg: &BenchConfig, on_interval: &mut dyn FnMut(&[IntervalSample])) ->
             )));
         }
     };
-    if let Some(bad) = server.streams.iter().find_map(|s| s.error.as_ref().map(|e| (s.stream, e))) {
-        return Err(EngineError::Failed(format!("server: stream {}: {}", bad.0, bad.1)));
+    if let Some(bad) = server
+        .streams
+        .iter()
+        .find_map(|s| s.error.as_ref().map(|e| (s.stream, e)))
+    {
+        return Err(EngineError::Failed(format!(
+            "server: stream {}: {}",
+            bad.0, bad.1
+        )));
     }
     Ok(BenchRun {
         params,
@@ -179,10 +233,17 @@ fn send_hello(stream: &mut TcpStream, hello: Hello) -> Result<()> {
         .map_err(|e| EngineError::io("sending the handshake", e))
 }
 
-fn connect(cfg: &BenchConfig, options: Option<&crate::sockopt::StreamOptions>) -> Result<TcpStream> {
+fn connect(
+    cfg: &BenchConfig,
+    options: Option<&crate::sockopt::StreamOptions>,
+) -> Result<TcpStream> {
     let addr = cfg.server;
-    let sock = socket2::Socket::new(socket2::Domain::for_address(addr), socket2::Type::STREAM, None)
-        .map_err(|e| EngineError::io("creating a socket", e))?;
+    let sock = socket2::Socket::new(
+        socket2::Domain::for_address(addr),
+        socket2::Type::STREAM,
+        None,
+    )
+    .map_err(|e| EngineError::io("creating a socket", e))?;
     if let Some(o) = options {
         o.apply_before_connect(&sock)
             .map_err(|e| EngineError::io("applying socket options", e))?;
@@ -213,10 +274,22 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
     let receivers = streams.iter().filter(|s| s.side == Side::Receiver);
     let bytes: u64 = receivers.clone().map(|s| s.bytes).sum();
     let seconds = receivers.clone().map(|s| s.seconds).fold(0.0, f64::max);
-    let bits_per_second = if seconds > 0.0 { bytes as f64 * 8.0 / seconds } else { 0.0 };
+    let bits_per_second = if seconds > 0.0 {
+        bytes as f64 * 8.0 / seconds
+    } else {
+        0.0
+    };
     let per_gb = |side: Side| {
-        let cpu: f64 = streams.iter().filter(|s| s.side == side).map(|s| s.cpu_seconds).sum();
-        if bytes > 0 { cpu / (bytes as f64 / 1e9) } else { 0.0 }
+        let cpu: f64 = streams
+            .iter()
+            .filter(|s| s.side == side)
+            .map(|s| s.cpu_seconds)
+            .sum();
+        if bytes > 0 {
+            cpu / (bytes as f64 / 1e9)
+        } else {
+            0.0
+        }
     };
     let retransmits = streams
         .iter()
@@ -272,5 +345,60 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
             retransmits,
             verdict,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(boot: &str, cpus: u32) -> HostFacts {
+        HostFacts {
+            boot_id: boot.into(),
+            cpus,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn one_stream_on_two_cores_of_one_host_polls_on_loopback_only() {
+        let (c, s) = (host("b1", 2), host("b1", 2));
+        let lo = plan_cpus(RxPoll::Auto, 1, true, &c, &s);
+        assert_eq!(
+            lo,
+            CpuPlan {
+                own_cores: true,
+                rx_poll: true,
+                pin_cores: true
+            }
+        );
+        let veth = plan_cpus(RxPoll::Auto, 1, false, &c, &s);
+        assert_eq!(
+            veth,
+            CpuPlan {
+                own_cores: true,
+                rx_poll: false,
+                pin_cores: false
+            }
+        );
+    }
+
+    #[test]
+    fn threads_beyond_the_cores_share_them() {
+        let (c, s) = (host("b1", 2), host("b1", 2));
+        let p = plan_cpus(RxPoll::Auto, 2, true, &c, &s);
+        assert!(!p.own_cores && !p.rx_poll && !p.pin_cores);
+        // Forced polling on shared cores is allowed but never pinned.
+        let forced = plan_cpus(RxPoll::On, 2, true, &c, &s);
+        assert!(forced.rx_poll && !forced.pin_cores);
+    }
+
+    #[test]
+    fn separate_hosts_count_their_own_cores() {
+        let p = plan_cpus(RxPoll::Auto, 8, false, &host("a", 16), &host("b", 8));
+        assert!(p.own_cores && !p.rx_poll && !p.pin_cores);
+        assert!(!plan_cpus(RxPoll::Auto, 9, false, &host("a", 16), &host("b", 8)).own_cores);
+        // An unknown boot id never counts as the same host.
+        assert!(plan_cpus(RxPoll::Auto, 2, true, &host("", 2), &host("", 2)).own_cores);
     }
 }

@@ -45,7 +45,11 @@ impl Control {
                 .map_err(|e| EngineError::io("setting a read timeout", e))?;
             let want = self.decoder.wanted()?.clamp(1, buf.len());
             match self.stream.read(&mut buf[..want]) {
-                Ok(0) => return Err(EngineError::PeerClosed(format!("while waiting for {waiting_for}"))),
+                Ok(0) => {
+                    return Err(EngineError::PeerClosed(format!(
+                        "while waiting for {waiting_for}"
+                    )));
+                }
                 Ok(n) => self.decoder.push(&buf[..n]),
                 Err(e) if is_timeout(&e) => {
                     return Err(EngineError::Timeout(format!("waiting for {waiting_for}")));
@@ -57,7 +61,10 @@ impl Control {
 }
 
 pub fn is_timeout(e: &std::io::Error) -> bool {
-    matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
 }
 
 /// Reads exactly one hello, refusing bad magic after its first four bytes.

@@ -70,8 +70,12 @@ pub struct Server {
 
 impl Server {
     pub fn bind(addr: SocketAddr, log: Logger) -> Result<Server> {
-        let sock = socket2::Socket::new(socket2::Domain::for_address(addr), socket2::Type::STREAM, None)
-            .map_err(|e| EngineError::io("creating the listening socket", e))?;
+        let sock = socket2::Socket::new(
+            socket2::Domain::for_address(addr),
+            socket2::Type::STREAM,
+            None,
+        )
+        .map_err(|e| EngineError::io("creating the listening socket", e))?;
         sock.set_reuse_address(true)
             .map_err(|e| EngineError::io("SO_REUSEADDR", e))?;
         if addr.is_ipv6() {
@@ -106,7 +110,10 @@ impl Server {
                 return Ok(());
             }
             let mut fds = [PollFd::new(&self.listener, PollFlags::IN)];
-            let tick = Timespec { tv_sec: 0, tv_nsec: 200_000_000 };
+            let tick = Timespec {
+                tv_sec: 0,
+                tv_nsec: 200_000_000,
+            };
             match poll(&mut fds, Some(&tick)) {
                 Ok(0) | Err(rustix::io::Errno::INTR) => continue,
                 Ok(_) => {}
@@ -123,7 +130,9 @@ impl Server {
             };
             if self.pending.fetch_add(1, Relaxed) >= MAX_PENDING_HANDSHAKES {
                 self.pending.fetch_sub(1, Relaxed);
-                (self.log)(format!("refused {peer}: too many connections in their handshake"));
+                (self.log)(format!(
+                    "refused {peer}: too many connections in their handshake"
+                ));
                 continue;
             }
             let registry = Arc::clone(&self.registry);
@@ -147,7 +156,13 @@ impl Server {
 }
 
 /// Serves one connection; returns true if it was a control session.
-fn handle(mut conn: TcpStream, peer: SocketAddr, reg: &Registry, pending: &AtomicUsize, log: &Logger) -> bool {
+fn handle(
+    mut conn: TcpStream,
+    peer: SocketAddr,
+    reg: &Registry,
+    pending: &AtomicUsize,
+    log: &Logger,
+) -> bool {
     let hello = read_hello(&mut conn, HELLO_TIMEOUT);
     pending.fetch_sub(1, Relaxed);
     let hello = match hello {
@@ -160,8 +175,11 @@ fn handle(mut conn: TcpStream, peer: SocketAddr, reg: &Registry, pending: &Atomi
     };
     match hello.role {
         Role::Data => {
-            if let Err(e) = attach_data(conn, peer, &hello, reg) {
-                log(format!("refused data connection {peer} (session {}): {e}", hello.session));
+            if let Err(e) = attach_data(conn, &hello, reg) {
+                log(format!(
+                    "refused data connection {peer} (session {}): {e}",
+                    hello.session
+                ));
             }
             false
         }
@@ -190,7 +208,7 @@ fn refuse(conn: &mut TcpStream, code: RefusalCode, message: &str) {
     let _ = conn.write_all(&msg.encode());
 }
 
-fn attach_data(mut conn: TcpStream, _peer: SocketAddr, hello: &Hello, reg: &Registry) -> Result<()> {
+fn attach_data(mut conn: TcpStream, hello: &Hello, reg: &Registry) -> Result<()> {
     let found = reg.with(|m| {
         m.get(&hello.session)
             .map(|s| (s.connections, s.options.clone(), s.tx.clone()))
@@ -200,14 +218,21 @@ fn attach_data(mut conn: TcpStream, _peer: SocketAddr, hello: &Hello, reg: &Regi
         return Err(EngineError::Failed("unknown session".into()));
     };
     if hello.stream_index >= connections {
-        let msg = format!("stream index {} out of range (session has {connections})", hello.stream_index);
+        let msg = format!(
+            "stream index {} out of range (session has {connections})",
+            hello.stream_index
+        );
         refuse(&mut conn, RefusalCode::InvalidParameters, &msg);
         return Err(EngineError::Failed(msg));
     }
     let granted = match options.apply_connected(&conn, true) {
         Ok(g) => g,
         Err(e) => {
-            refuse(&mut conn, RefusalCode::InvalidParameters, &format!("server socket option: {e}"));
+            refuse(
+                &mut conn,
+                RefusalCode::InvalidParameters,
+                &format!("server socket option: {e}"),
+            );
             return Err(EngineError::io("applying socket options", e));
         }
     };
@@ -232,7 +257,10 @@ pub(crate) fn set_idle_timeouts(conn: &TcpStream) -> Result<()> {
 fn control_session(conn: TcpStream, hello: &Hello, reg: &Registry) -> Result<String> {
     let mut ctl = Control::new(conn);
     if hello.kind != SessionKind::Bench {
-        let msg = format!("{} sessions are not served by this version", hello.kind.name());
+        let msg = format!(
+            "{} sessions are not served by this version",
+            hello.kind.name()
+        );
         refuse(&mut ctl.stream, RefusalCode::InvalidParameters, &msg);
         return Err(EngineError::Failed(msg));
     }
@@ -270,10 +298,17 @@ fn control_session(conn: TcpStream, hello: &Hello, reg: &Registry) -> Result<Str
         true
     });
     if !inserted {
-        refuse(&mut ctl.stream, RefusalCode::Busy, "session id already in use");
+        refuse(
+            &mut ctl.stream,
+            RefusalCode::Busy,
+            "session id already in use",
+        );
         return Err(EngineError::Failed("duplicate session id".into()));
     }
-    let _registered = Registered { reg, id: hello.session };
+    let _registered = Registered {
+        reg,
+        id: hello.session,
+    };
     ctl.send(&Message::Ready(Ready {}))?;
 
     let mut sockets: Vec<StreamSocket> = Vec::with_capacity(connections as usize);
@@ -282,7 +317,10 @@ fn control_session(conn: TcpStream, hello: &Hello, reg: &Registry) -> Result<Str
         let left = deadline.saturating_duration_since(Instant::now());
         match rx.recv_timeout(left) {
             Ok(s) if sockets.iter().any(|x| x.index == s.index) => {
-                return Err(EngineError::Failed(format!("stream {} connected twice", s.index)));
+                return Err(EngineError::Failed(format!(
+                    "stream {} connected twice",
+                    s.index
+                )));
             }
             Ok(s) => sockets.push(s),
             Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {
@@ -296,7 +334,12 @@ fn control_session(conn: TcpStream, hello: &Hello, reg: &Registry) -> Result<Str
     sockets.sort_by_key(|s| s.index);
     match ctl.recv(STEP_TIMEOUT, "the start signal")? {
         Message::Start => {}
-        other => return Err(EngineError::Failed(format!("expected start, got {}", other.name()))),
+        other => {
+            return Err(EngineError::Failed(format!(
+                "expected start, got {}",
+                other.name()
+            )));
+        }
     }
     let t0 = Instant::now();
     let cfg = SideConfig {
@@ -320,7 +363,11 @@ fn control_session(conn: TcpStream, hello: &Hello, reg: &Registry) -> Result<Str
     let errors: Vec<String> = report
         .streams
         .iter()
-        .filter_map(|s| s.error.as_ref().map(|e| format!("stream {}: {e}", s.stream)))
+        .filter_map(|s| {
+            s.error
+                .as_ref()
+                .map(|e| format!("stream {}: {e}", s.stream))
+        })
         .collect();
     ctl.send(&Message::Report(Box::new(report)))?;
     let mut line = format!(
@@ -344,5 +391,6 @@ pub fn options_for(p: &linerate_wire::BenchParams) -> StreamOptions {
         mss: p.mss,
         tos: p.tos,
         zerocopy: p.zerocopy,
+        rcvlowat: p.rcvlowat,
     }
 }

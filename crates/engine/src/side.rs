@@ -38,7 +38,11 @@ impl SideConfig {
     fn quota(&self, index: u16) -> Option<u64> {
         let total = self.params.bytes?;
         let n = u64::from(self.params.streams);
-        let lane = if self.params.is_forward(index) { index } else { index % self.params.streams };
+        let lane = if self.params.is_forward(index) {
+            index
+        } else {
+            index % self.params.streams
+        };
         Some(total / n + if u64::from(lane) < total % n { 1 } else { 0 })
     }
 }
@@ -71,7 +75,10 @@ pub fn run(
     let ticks0 = cpu::HostTicks::now();
     let proc0 = cpu::process_seconds();
     let lives: Vec<Live> = sockets.iter().map(|_| Live::default()).collect();
-    let deadline = p.bytes.is_none().then(|| t0 + Duration::from_millis(p.duration_ms));
+    let deadline = p
+        .bytes
+        .is_none()
+        .then(|| t0 + Duration::from_millis(p.duration_ms));
     let send_buf = if sockets.iter().any(|s| cfg.sends(s.index)) {
         stream::pattern(p.write_len as usize)
     } else {
@@ -102,6 +109,10 @@ pub fn run(
                             };
                             stream::send(&s.stream, &plan, live, abort)
                         } else {
+                            if let Some(lowat) = p.rcvlowat {
+                                // Best effort: without it the reader only wakes more often.
+                                let _ = sockopt::set_rcvlowat(&s.stream, lowat);
+                            }
                             let mut buf = vec![0u8; p.read_len as usize];
                             let plan = ReceivePlan {
                                 skip_copy: p.skip_rx_copy,
@@ -114,12 +125,25 @@ pub fn run(
             .collect();
 
         let deadline = deadline.map(|d| d - t0);
-        sample(cfg, sockets, &lives, t0, omit, deadline, abort, &mut intervals, &mut at_omit, on_interval);
+        sample(
+            cfg,
+            sockets,
+            &lives,
+            t0,
+            omit,
+            deadline,
+            abort,
+            &mut intervals,
+            &mut at_omit,
+            on_interval,
+        );
 
         handles
             .into_iter()
             .map(|h| match h {
-                Ok(h) => h.join().unwrap_or_else(|_| failed_outcome("stream thread panicked")),
+                Ok(h) => h
+                    .join()
+                    .unwrap_or_else(|_| failed_outcome("stream thread panicked")),
                 Err(e) => failed_outcome(&format!("could not start a stream thread: {e}")),
             })
             .collect()
@@ -131,11 +155,26 @@ pub fn run(
         .iter()
         .zip(outcomes)
         .zip(&at_omit)
-        .map(|((s, o), &skipped)| (s, o, skipped, sockopt::granted(&s.stream).unwrap_or(s.granted)))
+        .map(|((s, o), &skipped)| {
+            (
+                s,
+                o,
+                skipped,
+                sockopt::granted(&s.stream).unwrap_or(s.granted),
+            )
+        })
         .map(|(s, o, skipped, buffers)| StreamEnd {
             stream: s.index,
-            side: if cfg.sends(s.index) { Side::Sender } else { Side::Receiver },
-            flow: if p.is_forward(s.index) { Flow::ClientToServer } else { Flow::ServerToClient },
+            side: if cfg.sends(s.index) {
+                Side::Sender
+            } else {
+                Side::Receiver
+            },
+            flow: if p.is_forward(s.index) {
+                Flow::ClientToServer
+            } else {
+                Flow::ServerToClient
+            },
             bytes: o.bytes.saturating_sub(skipped),
             bytes_total: o.bytes,
             seconds: o.last_byte.saturating_duration_since(start).as_secs_f64(),
@@ -193,7 +232,11 @@ fn sample(
     let interval = Duration::from_millis(cfg.params.interval_ms);
     let mut prev_bytes = vec![0u64; sockets.len()];
     let mut prev_t = Duration::ZERO;
-    let mut next_tick = if interval.is_zero() { Duration::MAX } else { interval };
+    let mut next_tick = if interval.is_zero() {
+        Duration::MAX
+    } else {
+        interval
+    };
     let mut omit_taken = omit.is_zero();
     let mut aborted = false;
     let mut deadline_passed = false;
@@ -239,12 +282,20 @@ fn sample(
                     *prev = bytes;
                     let secs = (now - prev_t).as_secs_f64();
                     IntervalSample {
-                        side: if cfg.sends(s.index) { Side::Sender } else { Side::Receiver },
+                        side: if cfg.sends(s.index) {
+                            Side::Sender
+                        } else {
+                            Side::Receiver
+                        },
                         stream: s.index,
                         start: prev_t.as_secs_f64(),
                         end: now.as_secs_f64(),
                         bytes: delta,
-                        bits_per_second: if secs > 0.0 { delta as f64 * 8.0 / secs } else { 0.0 },
+                        bits_per_second: if secs > 0.0 {
+                            delta as f64 * 8.0 / secs
+                        } else {
+                            0.0
+                        },
                         tcp: tcpinfo::read(&s.stream).ok(),
                     }
                 })

@@ -16,6 +16,8 @@ pub struct StreamOptions {
     pub mss: Option<u32>,
     pub tos: Option<u8>,
     pub zerocopy: bool,
+    /// SO_RCVLOWAT, applied on receiving sockets only.
+    pub rcvlowat: Option<u32>,
 }
 
 /// Socket buffer sizes the kernel actually granted.
@@ -38,10 +40,12 @@ impl StreamOptions {
     fn apply_buffers(&self, fd: impl AsFd) -> io::Result<()> {
         use rustix::net::sockopt;
         if let Some(b) = self.sndbuf {
-            sockopt::set_socket_send_buffer_size(&fd, b as usize).map_err(|e| ctx("SO_SNDBUF")(e.into()))?;
+            sockopt::set_socket_send_buffer_size(&fd, b as usize)
+                .map_err(|e| ctx("SO_SNDBUF")(e.into()))?;
         }
         if let Some(b) = self.rcvbuf {
-            sockopt::set_socket_recv_buffer_size(&fd, b as usize).map_err(|e| ctx("SO_RCVBUF")(e.into()))?;
+            sockopt::set_socket_recv_buffer_size(&fd, b as usize)
+                .map_err(|e| ctx("SO_RCVBUF")(e.into()))?;
         }
         Ok(())
     }
@@ -59,26 +63,37 @@ impl StreamOptions {
             sock.set_tcp_congestion(cc.as_bytes()).map_err(|e| {
                 io::Error::new(
                     e.kind(),
-                    format!("TCP_CONGESTION {cc}: {e} (see net.ipv4.tcp_available_congestion_control)"),
+                    format!(
+                        "TCP_CONGESTION {cc}: {e} (see net.ipv4.tcp_available_congestion_control)"
+                    ),
                 )
             })?;
         }
         if let Some(tos) = self.tos {
             let is_v6 = sock.local_addr().map(|a| a.is_ipv6()).unwrap_or(false);
             if is_v6 {
-                rustix::net::sockopt::set_ipv6_tclass(&fd, u32::from(tos)).map_err(|e| ctx("IPV6_TCLASS")(e.into()))?;
+                rustix::net::sockopt::set_ipv6_tclass(&fd, u32::from(tos))
+                    .map_err(|e| ctx("IPV6_TCLASS")(e.into()))?;
             } else {
                 sock.set_tos_v4(u32::from(tos)).map_err(ctx("IP_TOS"))?;
             }
         }
         if let Some(rate) = self.pacing_rate {
-            setsockopt_u64(&fd, libc::SOL_SOCKET, libc::SO_MAX_PACING_RATE, rate).map_err(ctx("SO_MAX_PACING_RATE"))?;
+            setsockopt_u64(&fd, libc::SOL_SOCKET, libc::SO_MAX_PACING_RATE, rate)
+                .map_err(ctx("SO_MAX_PACING_RATE"))?;
         }
         if self.zerocopy {
-            setsockopt_int(&fd, libc::SOL_SOCKET, libc::SO_ZEROCOPY, 1).map_err(ctx("SO_ZEROCOPY"))?;
+            setsockopt_int(&fd, libc::SOL_SOCKET, libc::SO_ZEROCOPY, 1)
+                .map_err(ctx("SO_ZEROCOPY"))?;
         }
         granted(&fd)
     }
+}
+
+/// Wakes a blocked reader only once `bytes` are queued.
+pub fn set_rcvlowat(fd: impl AsFd, bytes: u32) -> io::Result<()> {
+    let v = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
+    setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVLOWAT, v).map_err(ctx("SO_RCVLOWAT"))
 }
 
 pub fn granted(fd: impl AsFd) -> io::Result<Granted> {
@@ -106,7 +121,11 @@ fn setsockopt_u64(fd: impl AsFd, level: i32, name: i32, value: u64) -> io::Resul
             std::mem::size_of::<u64>() as libc::socklen_t,
         )
     };
-    if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
 }
 
 fn setsockopt_int(fd: impl AsFd, level: i32, name: i32, value: libc::c_int) -> io::Result<()> {
@@ -120,7 +139,11 @@ fn setsockopt_int(fd: impl AsFd, level: i32, name: i32, value: libc::c_int) -> i
             std::mem::size_of::<libc::c_int>() as libc::socklen_t,
         )
     };
-    if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
 }
 
 /// send(2) with MSG_ZEROCOPY: the kernel pins `buf`'s pages instead of copying
@@ -137,7 +160,11 @@ pub fn send_zerocopy(fd: impl AsFd, buf: &[u8]) -> io::Result<usize> {
             libc::MSG_ZEROCOPY | libc::MSG_NOSIGNAL,
         )
     };
-    if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n as usize) }
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
 }
 
 /// Drains zerocopy completion notices, so they never exhaust optmem.
@@ -146,7 +173,12 @@ pub fn drain_error_queue(fd: impl AsFd) {
     let mut space = [std::mem::MaybeUninit::<u8>::uninit(); 256];
     loop {
         let mut anc = RecvAncillaryBuffer::new(&mut space);
-        match recvmsg(&fd, &mut [], &mut anc, RecvFlags::ERRQUEUE | RecvFlags::DONTWAIT) {
+        match recvmsg(
+            &fd,
+            &mut [],
+            &mut anc,
+            RecvFlags::ERRQUEUE | RecvFlags::DONTWAIT,
+        ) {
             Ok(_) => continue,
             Err(_) => break,
         }

@@ -113,7 +113,13 @@ pub struct ReceivePlan {
     pub poll: bool,
 }
 
-pub fn receive(sock: &TcpStream, buf: &mut [u8], plan: &ReceivePlan, live: &Live, abort: &AtomicBool) -> Outcome {
+pub fn receive(
+    sock: &TcpStream,
+    buf: &mut [u8],
+    plan: &ReceivePlan,
+    live: &Live,
+    abort: &AtomicBool,
+) -> Outcome {
     use rustix::io::Errno;
     use rustix::net::{RecvFlags, recv};
     let cpu0 = cpu::thread_seconds();
@@ -121,7 +127,11 @@ pub fn receive(sock: &TcpStream, buf: &mut [u8], plan: &ReceivePlan, live: &Live
     let mut last = Instant::now();
     let mut error = None;
     // With MSG_TRUNC, TCP discards the bytes in the kernel: no copy out.
-    let flags = if plan.skip_copy { RecvFlags::TRUNC } else { RecvFlags::empty() };
+    let flags = if plan.skip_copy {
+        RecvFlags::TRUNC
+    } else {
+        RecvFlags::empty()
+    };
     let mut spins = 0u32;
     loop {
         let res = if plan.poll && spins < RX_POLL_SPINS {

@@ -5,7 +5,11 @@ use std::time::Duration;
 use rustix::time::{ClockId, clock_gettime};
 
 fn as_secs(ts: rustix::time::Timespec) -> f64 {
-    Duration::new(ts.tv_sec.max(0) as u64, ts.tv_nsec.clamp(0, 999_999_999) as u32).as_secs_f64()
+    Duration::new(
+        ts.tv_sec.max(0) as u64,
+        ts.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
+    .as_secs_f64()
 }
 
 /// CPU seconds the calling thread has used.
@@ -92,8 +96,16 @@ mod tests {
 
     #[test]
     fn fractions() {
-        let a = HostTicks { busy: 0, softirq: 0, total: 0 };
-        let b = HostTicks { busy: 50, softirq: 10, total: 100 };
+        let a = HostTicks {
+            busy: 0,
+            softirq: 0,
+            total: 0,
+        };
+        let b = HostTicks {
+            busy: 50,
+            softirq: 10,
+            total: 100,
+        };
         assert_eq!(b.fractions_since(&a), (0.5, 0.1));
         assert_eq!(a.fractions_since(&b), (0.0, 0.0));
     }

@@ -14,10 +14,16 @@ const TCP_INFO_MAX: usize = 512;
 pub fn read(fd: impl AsFd) -> std::io::Result<TcpSample> {
     let mut buf = [0u8; TCP_INFO_MAX];
     let len = getsockopt_bytes(fd, libc::IPPROTO_TCP, libc::TCP_INFO, &mut buf)?;
-    decode(&buf[..len]).ok_or_else(|| std::io::Error::other("TCP_INFO shorter than its base layout"))
+    decode(&buf[..len])
+        .ok_or_else(|| std::io::Error::other("TCP_INFO shorter than its base layout"))
 }
 
-fn getsockopt_bytes(fd: impl AsFd, level: i32, name: i32, buf: &mut [u8]) -> std::io::Result<usize> {
+fn getsockopt_bytes(
+    fd: impl AsFd,
+    level: i32,
+    name: i32,
+    buf: &mut [u8],
+) -> std::io::Result<usize> {
     use std::os::fd::AsRawFd;
     let mut len = buf.len() as libc::socklen_t;
     // SAFETY: `buf` is valid for writes of `len` bytes for the whole call, the

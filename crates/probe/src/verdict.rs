@@ -31,20 +31,34 @@ pub struct Evidence<'a> {
 }
 
 pub fn judge(e: &Evidence) -> Verdict {
-    let senders: Vec<&StreamEnd> = e.streams.iter().filter(|s| s.side == Side::Sender).collect();
-    let receivers: Vec<&StreamEnd> =
-        e.streams.iter().filter(|s| s.side == Side::Receiver).collect();
+    let senders: Vec<&StreamEnd> = e
+        .streams
+        .iter()
+        .filter(|s| s.side == Side::Sender)
+        .collect();
+    let receivers: Vec<&StreamEnd> = e
+        .streams
+        .iter()
+        .filter(|s| s.side == Side::Receiver)
+        .collect();
     let sum = |f: &dyn Fn(&StreamEnd) -> Option<u64>| -> u64 {
         senders.iter().filter_map(|s| f(s)).sum()
     };
     let busy = sum(&|s| s.tcp.and_then(|t| t.busy_us)) as f64;
     let rwnd_share = ratio(sum(&|s| s.tcp.and_then(|t| t.rwnd_limited_us)) as f64, busy);
-    let sndbuf_share = ratio(sum(&|s| s.tcp.and_then(|t| t.sndbuf_limited_us)) as f64, busy);
+    let sndbuf_share = ratio(
+        sum(&|s| s.tcp.and_then(|t| t.sndbuf_limited_us)) as f64,
+        busy,
+    );
     let sent: u64 = senders.iter().map(|s| s.bytes_total).sum();
     let retrans_bytes = sum(&|s| s.tcp.and_then(|t| t.bytes_retrans));
     let retrans_share = ratio(retrans_bytes as f64, sent as f64);
     let retransmits = sum(&|s| s.tcp.map(|t| u64::from(t.total_retrans)));
-    let rtt_us = median(senders.iter().filter_map(|s| s.tcp.map(|t| f64::from(t.rtt_us))));
+    let rtt_us = median(
+        senders
+            .iter()
+            .filter_map(|s| s.tcp.map(|t| f64::from(t.rtt_us))),
+    );
     let util = |ends: &[&StreamEnd]| {
         ends.iter()
             .map(|s| ratio(s.cpu_seconds, s.seconds))
@@ -52,9 +66,9 @@ pub fn judge(e: &Evidence) -> Verdict {
     };
     let sender_util = util(&senders);
     let receiver_util = util(&receivers);
-    let host_busy = e
-        .server_cpu
-        .map_or(e.client_cpu.busy_fraction, |s| s.busy_fraction.max(e.client_cpu.busy_fraction));
+    let host_busy = e.server_cpu.map_or(e.client_cpu.busy_fraction, |s| {
+        s.busy_fraction.max(e.client_cpu.busy_fraction)
+    });
     let host_saturated = host_busy >= HOST_SATURATED;
     let min_rcvbuf = receivers.iter().map(|s| s.rcvbuf).min().unwrap_or(0);
     let min_sndbuf = senders.iter().map(|s| s.sndbuf).min().unwrap_or(0);
@@ -107,7 +121,8 @@ pub fn judge(e: &Evidence) -> Verdict {
         return verdict(
             Limit::Unknown,
             None,
-            "Unknown: no TCP_INFO was sampled at the sending end, so the limit cannot be derived.".into(),
+            "Unknown: no TCP_INFO was sampled at the sending end, so the limit cannot be derived."
+                .into(),
         );
     }
     if let Some(pace) = e.pacing_rate
@@ -181,7 +196,8 @@ pub fn judge(e: &Evidence) -> Verdict {
             ),
         );
     }
-    let cpu_bound = sender_util >= THREAD_SATURATED || receiver_util >= THREAD_SATURATED || host_saturated;
+    let cpu_bound =
+        sender_util >= THREAD_SATURATED || receiver_util >= THREAD_SATURATED || host_saturated;
     if retrans_share >= LOSSY_SHARE && !cpu_bound {
         return verdict(
             Limit::Network,
@@ -258,11 +274,19 @@ pub fn fmt_bytes(b: f64) -> String {
         v /= 1024.0;
         u += 1;
     }
-    if u == 0 { format!("{v:.0} B") } else { format!("{v:.1} {}", UNITS[u]) }
+    if u == 0 {
+        format!("{v:.0} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
 }
 
 fn fmt_us(us: f64) -> String {
-    if us >= 1000.0 { format!("{:.2} ms", us / 1000.0) } else { format!("{us:.0} us") }
+    if us >= 1000.0 {
+        format!("{:.2} ms", us / 1000.0)
+    } else {
+        format!("{us:.0} us")
+    }
 }
 
 #[cfg(test)]
@@ -300,7 +324,10 @@ mod tests {
     fn judge_of(streams: &[StreamEnd], host_busy: f64) -> Verdict {
         judge(&Evidence {
             streams,
-            client_cpu: HostCpu { busy_fraction: host_busy, ..Default::default() },
+            client_cpu: HostCpu {
+                busy_fraction: host_busy,
+                ..Default::default()
+            },
             server_cpu: None,
             bits_per_second: 8e9,
             pacing_rate: None,
@@ -309,7 +336,10 @@ mod tests {
 
     #[test]
     fn small_receive_buffer_is_a_window_limit() {
-        let s = [end(Side::Sender, 3.0, Some(tcp(9_000_000, 0, 0)), 0), end(Side::Receiver, 2.0, None, 8192)];
+        let s = [
+            end(Side::Sender, 3.0, Some(tcp(9_000_000, 0, 0)), 0),
+            end(Side::Receiver, 2.0, None, 8192),
+        ];
         let v = judge_of(&s, 0.5);
         assert_eq!(v.limit, Limit::ReceiverWindow);
         assert!(v.sentence.contains("10 Gbit/s"));
@@ -317,7 +347,10 @@ mod tests {
 
     #[test]
     fn full_window_on_a_busy_reader_is_cpu() {
-        let s = [end(Side::Sender, 3.0, Some(tcp(9_000_000, 0, 0)), 0), end(Side::Receiver, 9.9, None, 4 << 20)];
+        let s = [
+            end(Side::Sender, 3.0, Some(tcp(9_000_000, 0, 0)), 0),
+            end(Side::Receiver, 9.9, None, 4 << 20),
+        ];
         let v = judge_of(&s, 0.5);
         assert_eq!((v.limit, v.side), (Limit::Cpu, Some(Side::Receiver)));
     }
@@ -344,20 +377,29 @@ mod tests {
 
     #[test]
     fn retransmits_on_an_idle_host_are_the_network() {
-        let s = [end(Side::Sender, 1.0, Some(tcp(0, 0, 50_000_000)), 0), end(Side::Receiver, 1.0, None, 1 << 20)];
+        let s = [
+            end(Side::Sender, 1.0, Some(tcp(0, 0, 50_000_000)), 0),
+            end(Side::Receiver, 1.0, None, 1 << 20),
+        ];
         assert_eq!(judge_of(&s, 0.3).limit, Limit::Network);
     }
 
     #[test]
     fn saturated_sender_thread_is_cpu() {
-        let s = [end(Side::Sender, 9.8, Some(tcp(0, 0, 0)), 0), end(Side::Receiver, 4.0, None, 1 << 20)];
+        let s = [
+            end(Side::Sender, 9.8, Some(tcp(0, 0, 0)), 0),
+            end(Side::Receiver, 4.0, None, 1 << 20),
+        ];
         let v = judge_of(&s, 0.7);
         assert_eq!((v.limit, v.side), (Limit::Cpu, Some(Side::Sender)));
     }
 
     #[test]
     fn nothing_saturated_is_the_application() {
-        let s = [end(Side::Sender, 1.0, Some(tcp(0, 0, 0)), 0), end(Side::Receiver, 1.0, None, 1 << 20)];
+        let s = [
+            end(Side::Sender, 1.0, Some(tcp(0, 0, 0)), 0),
+            end(Side::Receiver, 1.0, None, 1 << 20),
+        ];
         assert_eq!(judge_of(&s, 0.2).limit, Limit::Application);
     }
 

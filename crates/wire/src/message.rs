@@ -81,6 +81,9 @@ pub struct BenchParams {
     /// pulled onto its sender's core.
     #[serde(default)]
     pub pin_cores: bool,
+    /// SO_RCVLOWAT at the receivers: wake the reader only for this many bytes.
+    #[serde(default)]
+    pub rcvlowat: Option<u32>,
 }
 
 impl BenchParams {

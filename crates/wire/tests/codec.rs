@@ -2,8 +2,9 @@
 //! arbitrary bytes, and hostile lengths are refused before allocation.
 
 use linerate_wire::{
-    BenchParams, Direction, FRAME_HEADER_LEN, Frame, FrameDecoder, FrameType, HELLO_LEN, Hello, MAX_FRAME_LEN,
-    Message, PROTOCOL_VERSION, Refusal, RefusalCode, Role, SessionId, SessionKind, WireError,
+    BenchParams, Direction, FRAME_HEADER_LEN, Frame, FrameDecoder, FrameType, HELLO_LEN, Hello,
+    MAX_FRAME_LEN, Message, PROTOCOL_VERSION, Refusal, RefusalCode, Role, SessionId, SessionKind,
+    WireError,
 };
 use proptest::prelude::*;
 
@@ -12,7 +13,11 @@ fn role() -> impl Strategy<Value = Role> {
 }
 
 fn kind() -> impl Strategy<Value = SessionKind> {
-    prop_oneof![Just(SessionKind::Bench), Just(SessionKind::Transfer), Just(SessionKind::Latency)]
+    prop_oneof![
+        Just(SessionKind::Bench),
+        Just(SessionKind::Transfer),
+        Just(SessionKind::Latency)
+    ]
 }
 
 fn params() -> impl Strategy<Value = BenchParams> {
@@ -21,31 +26,43 @@ fn params() -> impl Strategy<Value = BenchParams> {
         1u64..100_000,
         proptest::option::of(1u64..u64::MAX),
         1u32..=(64 << 20),
-        prop_oneof![Just(Direction::Forward), Just(Direction::Reverse), Just(Direction::Bidir)],
+        prop_oneof![
+            Just(Direction::Forward),
+            Just(Direction::Reverse),
+            Just(Direction::Bidir)
+        ],
         proptest::option::of(4096u32..u32::MAX),
-        proptest::option::of(prop_oneof![Just("bbr".to_string()), Just("cubic".to_string())]),
+        proptest::option::of(prop_oneof![
+            Just("bbr".to_string()),
+            Just("cubic".to_string())
+        ]),
         any::<(bool, bool, bool)>(),
     )
-        .prop_map(|(streams, duration_ms, bytes, len, direction, buf, cc, (zc, skip, poll))| BenchParams {
-            streams,
-            duration_ms,
-            bytes,
-            write_len: len,
-            read_len: len,
-            direction,
-            interval_ms: 1000,
-            omit_ms: 0,
-            sndbuf: buf,
-            rcvbuf: buf,
-            congestion: cc,
-            pacing_rate: bytes,
-            mss: None,
-            tos: Some(0x10),
-            zerocopy: zc,
-            skip_rx_copy: skip,
-            rx_poll: poll,
-            pin_cores: poll,
-        })
+        .prop_map(
+            |(streams, duration_ms, bytes, len, direction, buf, cc, (zc, skip, poll))| {
+                BenchParams {
+                    streams,
+                    duration_ms,
+                    bytes,
+                    write_len: len,
+                    read_len: len,
+                    direction,
+                    interval_ms: 1000,
+                    omit_ms: 0,
+                    sndbuf: buf,
+                    rcvbuf: buf,
+                    congestion: cc,
+                    pacing_rate: bytes,
+                    mss: None,
+                    tos: Some(0x10),
+                    zerocopy: zc,
+                    skip_rx_copy: skip,
+                    rx_poll: poll,
+                    pin_cores: poll,
+                    rcvlowat: buf,
+                }
+            },
+        )
 }
 
 proptest! {
@@ -98,7 +115,10 @@ fn oversized_length_is_refused_from_the_header_alone() {
     dec.push(&[FrameType::Report as u8, 0xff, 0xff, 0xff, 0xff]);
     assert_eq!(
         dec.next_frame(),
-        Err(WireError::FrameTooLong { len: u32::MAX, max: MAX_FRAME_LEN })
+        Err(WireError::FrameTooLong {
+            len: u32::MAX,
+            max: MAX_FRAME_LEN
+        })
     );
     assert!(dec.wanted().is_err());
 }
@@ -106,13 +126,25 @@ fn oversized_length_is_refused_from_the_header_alone() {
 #[test]
 fn hello_errors_are_specific() {
     let good = Hello::new(SessionId([1; 16]), Role::Control, SessionKind::Bench, 0).encode();
-    assert!(matches!(Hello::decode(b"GET / HTTP/1.1"), Err(WireError::BadMagic(_))));
-    assert_eq!(Hello::decode(&good[..10]), Err(WireError::TruncatedHello { got: 10, need: HELLO_LEN }));
+    assert!(matches!(
+        Hello::decode(b"GET / HTTP/1.1"),
+        Err(WireError::BadMagic(_))
+    ));
+    assert_eq!(
+        Hello::decode(&good[..10]),
+        Err(WireError::TruncatedHello {
+            got: 10,
+            need: HELLO_LEN
+        })
+    );
     let mut v = good;
     v[5] = 9;
     assert_eq!(
         Hello::decode(&v),
-        Err(WireError::UnsupportedVersion { theirs: 9, ours: PROTOCOL_VERSION })
+        Err(WireError::UnsupportedVersion {
+            theirs: 9,
+            ours: PROTOCOL_VERSION
+        })
     );
     let mut r = good;
     r[32] = 7;
@@ -140,21 +172,43 @@ fn invalid_parameters_are_refused_after_decoding() {
         skip_rx_copy: false,
         rx_poll: false,
         pin_cores: false,
+        rcvlowat: None,
     };
     let frame = Message::BenchRequest(p.clone()).to_frame();
-    assert!(matches!(Message::from_frame(&frame), Err(WireError::InvalidField { field: "streams", .. })));
+    assert!(matches!(
+        Message::from_frame(&frame),
+        Err(WireError::InvalidField {
+            field: "streams",
+            ..
+        })
+    ));
     p.streams = 1;
     p.congestion = Some("../../etc".into());
     let frame = Message::BenchRequest(p).to_frame();
-    assert!(matches!(Message::from_frame(&frame), Err(WireError::InvalidField { field: "congestion", .. })));
+    assert!(matches!(
+        Message::from_frame(&frame),
+        Err(WireError::InvalidField {
+            field: "congestion",
+            ..
+        })
+    ));
 }
 
 #[test]
 fn refusal_round_trips() {
-    let m = Message::Refuse(Refusal { code: RefusalCode::UnknownSession, message: "no such session".into() });
+    let m = Message::Refuse(Refusal {
+        code: RefusalCode::UnknownSession,
+        message: "no such session".into(),
+    });
     let bytes = m.encode();
-    assert_eq!(bytes.len(), FRAME_HEADER_LEN + bytes[FRAME_HEADER_LEN..].len());
+    assert_eq!(
+        bytes.len(),
+        FRAME_HEADER_LEN + bytes[FRAME_HEADER_LEN..].len()
+    );
     let mut dec = FrameDecoder::new();
     dec.push(&bytes);
-    assert_eq!(Message::from_frame(&dec.next_frame().unwrap().unwrap()).unwrap(), m);
+    assert_eq!(
+        Message::from_frame(&dec.next_frame().unwrap().unwrap()).unwrap(),
+        m
+    );
 }

@@ -105,7 +105,10 @@ impl Drop for Guard {
 }
 
 pub fn run(args: &[&str]) -> Output {
-    Command::new(linerate()).args(args).output().expect("run linerate")
+    Command::new(linerate())
+        .args(args)
+        .output()
+        .expect("run linerate")
 }
 
 pub fn bench_json(addr: &str, extra: &[&str]) -> serde_json::Value {
