@@ -173,15 +173,7 @@ pub fn run(cfg: &BenchConfig, on_interval: &mut dyn FnMut(&[IntervalSample])) ->
     let t0 = Instant::now();
     let abort = AtomicBool::new(false);
     let client = side::run(&side_cfg, &sockets, t0, &abort, on_interval);
-    let failed: Vec<String> = client
-        .streams
-        .iter()
-        .filter_map(|s| {
-            s.error
-                .as_ref()
-                .map(|e| format!("stream {}: {e}", s.stream))
-        })
-        .collect();
+    let failed = client.stream_errors();
     if !failed.is_empty() {
         return Err(EngineError::Failed(format!(
             "the run failed; the server may have gone away ({})",
@@ -198,14 +190,11 @@ pub fn run(cfg: &BenchConfig, on_interval: &mut dyn FnMut(&[IntervalSample])) ->
             )));
         }
     };
-    if let Some(bad) = server
-        .streams
-        .iter()
-        .find_map(|s| s.error.as_ref().map(|e| (s.stream, e)))
-    {
+    let failed = server.stream_errors();
+    if !failed.is_empty() {
         return Err(EngineError::Failed(format!(
-            "server: stream {}: {}",
-            bad.0, bad.1
+            "server: {}",
+            failed.join("; ")
         )));
     }
     Ok(BenchRun {

@@ -348,27 +348,9 @@ fn control_session(conn: TcpStream, hello: &Hello, reg: &Registry) -> Result<Str
     };
     let abort = AtomicBool::new(false);
     let report = side::run(&cfg, &sockets, t0, &abort, &mut |_| {});
-    let received: u64 = report
-        .streams
-        .iter()
-        .filter(|s| s.side == Side::Receiver)
-        .map(|s| s.bytes_total)
-        .sum();
-    let sent: u64 = report
-        .streams
-        .iter()
-        .filter(|s| s.side == Side::Sender)
-        .map(|s| s.bytes_total)
-        .sum();
-    let errors: Vec<String> = report
-        .streams
-        .iter()
-        .filter_map(|s| {
-            s.error
-                .as_ref()
-                .map(|e| format!("stream {}: {e}", s.stream))
-        })
-        .collect();
+    let received = report.bytes_total(Side::Receiver);
+    let sent = report.bytes_total(Side::Sender);
+    let errors = report.stream_errors();
     ctl.send(&Message::Report(Box::new(report)))?;
     let mut line = format!(
         "bench, {} stream(s) {:?}, received {} B, sent {} B",

@@ -82,6 +82,8 @@ pub fn send(sock: &TcpStream, plan: &SendPlan, live: &Live, abort: &AtomicBool) 
             }
             Err(e) => {
                 error = Some(format!("send failed: {e}"));
+                // One broken stream ends the run: the others stop now, not at their deadline.
+                abort.store(true, Relaxed);
                 break;
             }
         }
@@ -162,6 +164,7 @@ pub fn receive(
             }
             Err(e) => {
                 error = Some(format!("receive failed: {e}"));
+                abort.store(true, Relaxed);
                 break;
             }
         }

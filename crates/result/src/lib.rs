@@ -143,6 +143,27 @@ pub struct SideReport {
 }
 
 impl SideReport {
+    /// "stream N: reason" for every stream that failed.
+    pub fn stream_errors(&self) -> Vec<String> {
+        self.streams
+            .iter()
+            .filter_map(|s| {
+                s.error
+                    .as_ref()
+                    .map(|e| format!("stream {}: {e}", s.stream))
+            })
+            .collect()
+    }
+
+    /// Payload bytes moved at this end by the streams playing `side`, warm-up included.
+    pub fn bytes_total(&self, side: Side) -> u64 {
+        self.streams
+            .iter()
+            .filter(|s| s.side == side)
+            .map(|s| s.bytes_total)
+            .sum()
+    }
+
     /// Checks what serde cannot: numbers that must be finite and within range.
     pub fn validate(&self) -> Result<(), String> {
         for s in &self.streams {
