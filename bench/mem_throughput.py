@@ -87,16 +87,18 @@ class Env:
 
 
 class Tool:
-    def __init__(self, name, env, linerate):
+    def __init__(self, name, env, linerate, extra=()):
         self.name, self.env, self.linerate = name, env, linerate
+        self.extra = list(extra)  # flags of a linerate variant
         self.port = free_port()
         self.data_port = free_port()  # nuttcp's data port; its -P port is the control one
         self.server = None
 
     def server_cmd(self):
         p = str(self.port)
+        if self.name.startswith("linerate"):
+            return [self.linerate, "serve", "--port", p]
         return {
-            "linerate": [self.linerate, "serve", "--port", p],
             "iperf2": ["iperf", "-s", "-p", p],
             "iperf3": ["iperf3", "-s", "-p", p],
             "nuttcp": ["nuttcp", "-S", "--nofork", "-P", p, "-p", str(self.data_port)],
@@ -104,8 +106,8 @@ class Tool:
 
     def client_cmd(self, streams, seconds):
         host, p, s, n = self.env.server_addr, str(self.port), str(seconds), str(streams)
-        if self.name == "linerate":
-            return [self.linerate, "bench", f"{host}:{p}", "-P", n, "-t", s, "-i", "0", "--json", "-"]
+        if self.name.startswith("linerate"):
+            return [self.linerate, "bench", f"{host}:{p}", "-P", n, "-t", s, "-i", "0", "--json", "-"] + self.extra
         if self.name == "iperf2":
             return ["iperf", "-c", host, "-p", p, "-P", n, "-t", s, "-l", "128K", "-y", "C"]
         if self.name == "iperf3":
@@ -151,7 +153,7 @@ class Tool:
 
 def parse(tool, text, streams):
     """Bits per second from a client's output."""
-    if tool == "linerate":
+    if tool.startswith("linerate"):
         return json.loads(text)["summary"]["bits_per_second"]
     if tool == "iperf3":
         return json.loads(text)["end"]["sum_received"]["bits_per_second"]
@@ -182,6 +184,8 @@ def main():
     ap.add_argument("--tools", default="linerate,iperf2,iperf3,nuttcp")
     ap.add_argument("--netns", action="store_true", help="between two namespaces joined by veth (root)")
     ap.add_argument("--linerate", default=str(ROOT / "target/release/linerate"))
+    ap.add_argument("--variant", action="append", default=[], metavar="NAME=FLAGS",
+                    help="also run linerate with extra flags, e.g. lowat='--rcvlowat 128K'")
     ap.add_argument("--out", help="JSON file (default bench/results/mem-<mode>.json)")
     a = ap.parse_args()
 
@@ -195,6 +199,9 @@ def main():
             tools.append(Tool(name, env, a.linerate))
         else:
             skipped[name] = f"not installed (Debian package {PACKAGES.get(name, name)})"
+    for v in a.variant:
+        name, _, flags = v.partition("=")
+        tools.append(Tool(f"linerate[{name}]", env, a.linerate, flags.split()))
     stream_counts = [int(s) for s in a.streams.split(",")]
 
     def cleanup(*_):
@@ -225,7 +232,7 @@ def main():
                     "median_gbps": round(statistics.median(x["gbps"] for x in rs), 3),
                     "median_cpu_s_per_gb": round(statistics.median(cpus), 4) if cpus else None,
                 }
-            peers = {k: v for k, v in row.items() if k != "linerate"}
+            peers = {k: v for k, v in row.items() if not k.startswith("linerate")}
             if "linerate" in row and peers:
                 best = max(peers, key=lambda k: peers[k]["median_gbps"])
                 row["best_peer"] = best

@@ -29,19 +29,19 @@ pub struct BenchArgs {
     /// Server to measure against: HOST, HOST:PORT or [V6]:PORT.
     pub host: String,
     /// Parallel streams, one thread and one socket each.
-    #[arg(short = 'P', long, default_value_t = 1)]
+    #[arg(short = 'P', long, value_name = "N", default_value_t = 1)]
     pub streams: u16,
     /// Run length (seconds, or with ms/s/m/h).
-    #[arg(short = 't', long = "time", default_value = "10", value_parser = units::parse_duration_ms)]
+    #[arg(short = 't', long = "time", value_name = "TIME", default_value = "10", value_parser = units::parse_duration_ms)]
     pub time_ms: u64,
     /// Send this many bytes in total (e.g. 10G) instead of running for a time.
     #[arg(short = 'n', long, value_parser = units::parse_size)]
     pub bytes: Option<u64>,
     /// Bytes per write call. Default: 1M when every stream thread has a core, else 128K.
-    #[arg(short = 'l', long = "len", value_parser = units::parse_size_u32)]
+    #[arg(short = 'l', long = "len", value_name = "BYTES", value_parser = units::parse_size_u32)]
     pub write_len: Option<u32>,
     /// Bytes per read call at the receiver.
-    #[arg(long = "read-len", default_value = DEFAULT_READ_LEN, value_parser = units::parse_size_u32)]
+    #[arg(long = "read-len", value_name = "BYTES", default_value = DEFAULT_READ_LEN, value_parser = units::parse_size_u32)]
     pub read_len: u32,
     /// Server sends, client receives.
     #[arg(short = 'R', long, conflicts_with = "bidir")]
@@ -50,22 +50,22 @@ pub struct BenchArgs {
     #[arg(long)]
     pub bidir: bool,
     /// Seconds between interval reports (0: none).
-    #[arg(short = 'i', long = "interval", default_value = "1", value_parser = units::parse_duration_ms)]
+    #[arg(short = 'i', long = "interval", value_name = "TIME", default_value = "1", value_parser = units::parse_duration_ms)]
     pub interval_ms: u64,
     /// Leave out the first seconds (slow start) from the summary.
-    #[arg(long = "omit", default_value = "0", value_parser = units::parse_duration_ms)]
+    #[arg(long = "omit", value_name = "TIME", default_value = "0", value_parser = units::parse_duration_ms)]
     pub omit_ms: u64,
     /// Receive window: SO_RCVBUF at the receiving end. Default: kernel autotuning.
-    #[arg(short = 'w', long, value_parser = units::parse_size_u32)]
+    #[arg(short = 'w', long, value_name = "BYTES", value_parser = units::parse_size_u32)]
     pub window: Option<u32>,
     /// Send buffer (SO_SNDBUF) at the sending end. Default: kernel autotuning.
     #[arg(long, value_parser = units::parse_size_u32)]
     pub sndbuf: Option<u32>,
     /// Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic.
-    #[arg(short = 'Z', long = "cc")]
+    #[arg(short = 'Z', long = "cc", value_name = "NAME")]
     pub congestion: Option<String>,
     /// Pacing cap per stream (SO_MAX_PACING_RATE), in bits/s, e.g. 9G.
-    #[arg(long = "fq-rate", value_parser = units::parse_rate)]
+    #[arg(long = "fq-rate", value_name = "RATE", value_parser = units::parse_rate)]
     pub fq_rate: Option<u64>,
     /// TCP maximum segment size (TCP_MAXSEG).
     #[arg(short = 'M', long, value_parser = units::parse_size_u32)]
@@ -80,7 +80,7 @@ pub struct BenchArgs {
     #[arg(short = '6')]
     pub ipv6: bool,
     /// Local address to send from.
-    #[arg(short = 'B', long)]
+    #[arg(short = 'B', long, value_name = "ADDR")]
     pub bind: Option<IpAddr>,
     /// Send with MSG_ZEROCOPY (pays off on real NICs with large writes; loopback copies anyway).
     #[arg(long)]
