@@ -2,7 +2,7 @@ use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
 use anyhow::{Context, bail};
 use clap::Args;
-use linerate_engine::bench::{self, BenchConfig, RxPoll};
+use linerate_engine::bench::{self, Affinity, BenchConfig, RxPoll};
 use linerate_result::ResultDoc;
 use linerate_wire::{BenchParams, Direction};
 
@@ -12,6 +12,17 @@ use crate::units;
 
 /// Read size: large reads hold the socket lock longer and measured slower.
 pub const DEFAULT_READ_LEN: &str = "128K";
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum AffinityArg {
+    /// Pin only where it measured faster (polling receivers on one host).
+    Auto,
+    Off,
+    /// One core per stream thread: client stream i on CPU 2i, server on 2i+1.
+    Spread,
+    /// Both ends of stream i on CPU i (both ends on one host).
+    Pairs,
+}
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum RxPollArg {
@@ -91,6 +102,9 @@ pub struct BenchArgs {
     /// Wake receivers only once this many bytes are queued (SO_RCVLOWAT).
     #[arg(long, value_parser = units::parse_size_u32)]
     pub rcvlowat: Option<u32>,
+    /// Where stream threads run (CPU affinity at both ends).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub affinity: AffinityArg,
     /// Receivers poll before blocking; auto polls on loopback while every stream thread has a core.
     #[arg(long, value_enum, default_value = "auto")]
     pub rx_poll: RxPollArg,
@@ -135,6 +149,7 @@ impl BenchArgs {
             skip_rx_copy: self.skip_rx_copy,
             rx_poll: false,
             pin_cores: false,
+            pin_pairs: false,
             rcvlowat: self.rcvlowat,
         }
     }
@@ -201,6 +216,12 @@ pub fn measure(
         bind: a.bind,
         params: params.clone(),
         auto_write_len: a.write_len.is_none(),
+        affinity: match a.affinity {
+            AffinityArg::Auto => Affinity::Auto,
+            AffinityArg::Off => Affinity::Off,
+            AffinityArg::Spread => Affinity::Spread,
+            AffinityArg::Pairs => Affinity::Pairs,
+        },
         rx_poll: match a.rx_poll {
             RxPollArg::Auto => RxPoll::Auto,
             RxPollArg::On => RxPoll::On,

@@ -61,6 +61,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
                 skip_rx_copy: false,
                 rx_poll: crate::bench_cmd::RxPollArg::Auto,
                 rcvlowat: None,
+                affinity: crate::bench_cmd::AffinityArg::Auto,
                 json: None,
             };
             let doc =

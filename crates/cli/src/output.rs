@@ -116,7 +116,9 @@ pub fn print_summary(out: &mut Out, doc: &ResultDoc) {
         fmt_bytes(p["write_len"].as_f64().unwrap_or(0.0)),
         fmt_bytes(p["read_len"].as_f64().unwrap_or(0.0)),
         if flag("rx_poll") { "poll" } else { "block" },
-        if flag("pin_cores") {
+        if flag("pin_pairs") {
+            ", both ends of a stream on one core"
+        } else if flag("pin_cores") {
             ", one core per stream thread"
         } else {
             ""

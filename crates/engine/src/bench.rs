@@ -27,6 +27,19 @@ pub struct BenchConfig {
     pub rx_poll: RxPoll,
     /// Choose the write size from the CPU regime instead of `params.write_len`.
     pub auto_write_len: bool,
+    pub affinity: Affinity,
+}
+
+/// Where stream threads run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Affinity {
+    /// Pinned only where measured to pay (see [`plan_cpus`]).
+    Auto,
+    Off,
+    /// One core per thread: client stream i on CPU 2i, server on 2i+1.
+    Spread,
+    /// Both ends of stream i on CPU i (one host only).
+    Pairs,
 }
 
 /// Write size when every stream thread has a core: large writes amortize the
@@ -126,7 +139,12 @@ pub fn run(cfg: &BenchConfig, on_interval: &mut dyn FnMut(&[IntervalSample])) ->
         &accept.host,
     );
     params.rx_poll = plan.rx_poll;
-    params.pin_cores = plan.pin_cores;
+    (params.pin_cores, params.pin_pairs) = match cfg.affinity {
+        Affinity::Auto => (plan.pin_cores, false),
+        Affinity::Off => (false, false),
+        Affinity::Spread => (true, false),
+        Affinity::Pairs => (false, true),
+    };
     if cfg.auto_write_len {
         params.write_len = if plan.own_cores {
             WRITE_LEN_OWN_CORE

@@ -38,12 +38,9 @@ impl SideConfig {
     fn quota(&self, index: u16) -> Option<u64> {
         let total = self.params.bytes?;
         let n = u64::from(self.params.streams);
-        let lane = if self.params.is_forward(index) {
-            index
-        } else {
-            index % self.params.streams
-        };
-        Some(total / n + if u64::from(lane) < total % n { 1 } else { 0 })
+        // Bidir numbers the reverse connections after the forward ones.
+        let lane = u64::from(index % self.params.streams);
+        Some(total / n + u64::from(lane < total % n))
     }
 }
 
@@ -97,7 +94,9 @@ pub fn run(
                 std::thread::Builder::new()
                     .name(format!("stream-{}", s.index))
                     .spawn_scoped(scope, move || {
-                        if p.pin_cores {
+                        if p.pin_pairs {
+                            pin_to_core(usize::from(s.index));
+                        } else if p.pin_cores {
                             pin_to_core(2 * usize::from(s.index) + usize::from(!cfg.is_client));
                         }
                         if cfg.sends(s.index) {

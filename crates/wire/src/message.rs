@@ -81,6 +81,9 @@ pub struct BenchParams {
     /// pulled onto its sender's core.
     #[serde(default)]
     pub pin_cores: bool,
+    /// Both ends of stream i run on CPU i: one core's cache holds the stream.
+    #[serde(default)]
+    pub pin_pairs: bool,
     /// SO_RCVLOWAT at the receivers: wake the reader only for this many bytes.
     #[serde(default)]
     pub rcvlowat: Option<u32>,

@@ -59,6 +59,7 @@ fn params() -> impl Strategy<Value = BenchParams> {
                     skip_rx_copy: skip,
                     rx_poll: poll,
                     pin_cores: poll,
+                    pin_pairs: !poll,
                     rcvlowat: buf,
                 }
             },
@@ -172,6 +173,7 @@ fn invalid_parameters_are_refused_after_decoding() {
         skip_rx_copy: false,
         rx_poll: false,
         pin_cores: false,
+        pin_pairs: false,
         rcvlowat: None,
     };
     let frame = Message::BenchRequest(p.clone()).to_frame();
