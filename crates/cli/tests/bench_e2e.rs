@@ -76,6 +76,22 @@ fn reverse_bidir_and_byte_count() {
         .collect();
     assert!(flows.contains(&"client_to_server") && flows.contains(&"server_to_client"));
 
+    let omitted = bench_json(&srv.addr(), &["--omit", "1", "-t", "2"]);
+    for s in omitted["streams"].as_array().unwrap() {
+        let (kept, all) = (
+            s["bytes"].as_u64().unwrap(),
+            s["bytes_total"].as_u64().unwrap(),
+        );
+        assert!(
+            kept > 0 && kept < all,
+            "the first second is left out: {kept} of {all}"
+        );
+        assert!(
+            s["seconds"].as_f64().unwrap() < 1.5,
+            "seconds count from the end of the warm-up"
+        );
+    }
+
     let counted = bench_json(&srv.addr(), &["-n", "100M", "-P", "3"]);
     assert_eq!(
         counted["summary"]["bytes"].as_u64(),
