@@ -3,9 +3,11 @@
 //! One OS thread and one blocking socket per stream, one large buffer per
 //! stream reused for every write or read, byte counters that the sampler reads
 //! without locks. [`server`] answers every session on one port; [`bench`] is the
-//! client side of a memory-to-memory measurement.
+//! client side of a memory-to-memory measurement; [`confine`] keeps paths
+//! received from a peer under the destination root (for file transfer).
 
 pub mod bench;
+pub mod confine;
 mod control;
 mod error;
 pub mod server;

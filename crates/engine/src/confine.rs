@@ -1,0 +1,289 @@
+//! Paths received from a peer, confined under a destination root.
+//!
+//! Two walls: a lexical check refuses absolute paths, `..`, `.`, empty and
+//! over-long components before anything touches the disk; then every open
+//! goes through `openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`, so the
+//! kernel itself refuses any resolution that would leave the root or pass
+//! through a symbolic link, whatever the tree looks like at that moment.
+
+use std::fs::File;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{Mode, OFlags, ResolveFlags, mkdirat, openat2};
+use rustix::io::Errno;
+use thiserror::Error;
+
+/// Longest relative path accepted, in bytes (Linux PATH_MAX).
+pub const MAX_PATH_BYTES: usize = 4096;
+/// Deepest relative path accepted, in components.
+pub const MAX_DEPTH: usize = 256;
+
+const RESOLVE: ResolveFlags = ResolveFlags::BENEATH
+    .union(ResolveFlags::NO_SYMLINKS)
+    .union(ResolveFlags::NO_MAGICLINKS);
+
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum ConfineError {
+    #[error("path {0:?} is absolute")]
+    Absolute(String),
+    #[error("path {0:?} has an empty, '.' or '..' component")]
+    BadComponent(String),
+    #[error("path contains a NUL byte")]
+    Nul,
+    #[error("path is longer than {MAX_PATH_BYTES} bytes or {MAX_DEPTH} components")]
+    TooLong,
+    #[error("path {0:?} would leave the destination or pass through a symbolic link")]
+    Escapes(String),
+    #[error("path {0:?} exists and is not a directory")]
+    NotADirectory(String),
+    #[error("{0:?} already exists (use --overwrite to replace it)")]
+    Exists(String),
+    #[error("{what} {path:?}: {errno}")]
+    Io {
+        what: &'static str,
+        path: String,
+        errno: Errno,
+    },
+}
+
+/// Checks a peer's relative path without touching the disk; returns its components.
+pub fn check(rel: &str) -> Result<Vec<&str>, ConfineError> {
+    if rel.contains('\0') {
+        return Err(ConfineError::Nul);
+    }
+    if rel.len() > MAX_PATH_BYTES {
+        return Err(ConfineError::TooLong);
+    }
+    if rel.starts_with('/') {
+        return Err(ConfineError::Absolute(rel.to_string()));
+    }
+    let parts: Vec<&str> = rel.split('/').collect();
+    if parts.len() > MAX_DEPTH {
+        return Err(ConfineError::TooLong);
+    }
+    if parts
+        .iter()
+        .any(|p| p.is_empty() || *p == "." || *p == "..")
+    {
+        return Err(ConfineError::BadComponent(rel.to_string()));
+    }
+    Ok(parts)
+}
+
+/// An open destination directory that received paths are resolved beneath.
+pub struct DestRoot {
+    dir: OwnedFd,
+    path: PathBuf,
+}
+
+impl DestRoot {
+    pub fn open(path: &Path) -> Result<DestRoot, ConfineError> {
+        let dir = rustix::fs::open(
+            path,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|errno| ConfineError::Io {
+            what: "opening destination",
+            path: path.display().to_string(),
+            errno,
+        })?;
+        Ok(DestRoot {
+            dir,
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Opens the directory `parts` names beneath the root, creating what is missing.
+    fn directory(&self, rel: &str, parts: &[&str]) -> Result<OwnedFd, ConfineError> {
+        let mut cur = openat2(
+            &self.dir,
+            ".",
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+            RESOLVE,
+        )
+        .map_err(|errno| io("opening destination", rel, errno))?;
+        for part in parts {
+            match mkdirat(&cur, *part, Mode::from_raw_mode(0o755)) {
+                Ok(()) | Err(Errno::EXIST) => {}
+                Err(errno) => return Err(io("creating directory", rel, errno)),
+            }
+            cur = openat2(
+                &cur,
+                *part,
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+                RESOLVE,
+            )
+            .map_err(|errno| resolve_error(rel, errno))?;
+        }
+        Ok(cur)
+    }
+
+    /// Creates the directories of `rel` beneath the root.
+    pub fn create_dir_all(&self, rel: &str) -> Result<(), ConfineError> {
+        let parts = check(rel)?;
+        self.directory(rel, &parts).map(drop)
+    }
+
+    /// Opens `rel` for writing beneath the root, creating its parents. With
+    /// `overwrite` false an existing file is refused; a symbolic link in the
+    /// final place is refused either way.
+    pub fn create_file(&self, rel: &str, overwrite: bool, mode: u32) -> Result<File, ConfineError> {
+        let parts = check(rel)?;
+        let (name, parents) = parts
+            .split_last()
+            .ok_or_else(|| ConfineError::BadComponent(rel.to_string()))?;
+        let dir = self.directory(rel, parents)?;
+        let mut flags = OFlags::WRONLY | OFlags::CREATE | OFlags::CLOEXEC;
+        if !overwrite {
+            flags |= OFlags::EXCL;
+        }
+        let fd = openat2(
+            &dir,
+            *name,
+            flags,
+            Mode::from_raw_mode(mode & 0o7777),
+            RESOLVE,
+        )
+        .map_err(|errno| {
+            if errno == Errno::EXIST {
+                ConfineError::Exists(rel.to_string())
+            } else {
+                resolve_error(rel, errno)
+            }
+        })?;
+        Ok(File::from(fd))
+    }
+}
+
+fn io(what: &'static str, rel: &str, errno: Errno) -> ConfineError {
+    ConfineError::Io {
+        what,
+        path: rel.to_string(),
+        errno,
+    }
+}
+
+fn resolve_error(rel: &str, errno: Errno) -> ConfineError {
+    match errno {
+        // ELOOP: a symlink on the way; EXDEV: resolution would leave the root.
+        Errno::LOOP | Errno::XDEV => ConfineError::Escapes(rel.to_string()),
+        Errno::NOTDIR => ConfineError::NotADirectory(rel.to_string()),
+        other => io("opening", rel, other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn new(tag: &str) -> TempDir {
+            let p =
+                std::env::temp_dir().join(format!("linerate-confine-{tag}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&p);
+            std::fs::create_dir_all(&p).unwrap();
+            TempDir(p)
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    #[test]
+    fn lexical_check() {
+        assert!(matches!(
+            check("/etc/passwd"),
+            Err(ConfineError::Absolute(_))
+        ));
+        for bad in ["../x", "a/../../x", "", "a//b", "a/./b", "a/", "."] {
+            assert!(
+                matches!(check(bad), Err(ConfineError::BadComponent(_))),
+                "{bad:?}"
+            );
+        }
+        assert_eq!(check("a\0b"), Err(ConfineError::Nul));
+        assert_eq!(check(&"a/".repeat(300)), Err(ConfineError::TooLong));
+        assert_eq!(
+            check("dir with space/ünï\ncode/-leading-dash")
+                .unwrap()
+                .len(),
+            3
+        );
+    }
+
+    #[test]
+    fn creates_nested_files_with_awkward_names() {
+        let t = TempDir::new("nested");
+        let root = DestRoot::open(&t.0).unwrap();
+        let mut f = root.create_file("a b/ünï\ncode/-x", false, 0o640).unwrap();
+        f.write_all(b"ok").unwrap();
+        assert_eq!(std::fs::read(t.0.join("a b/ünï\ncode/-x")).unwrap(), b"ok");
+        assert!(matches!(
+            root.create_file("a b/ünï\ncode/-x", false, 0o640),
+            Err(ConfineError::Exists(_))
+        ));
+        assert!(root.create_file("a b/ünï\ncode/-x", true, 0o640).is_ok());
+    }
+
+    #[test]
+    fn symlinks_cannot_lead_out() {
+        let t = TempDir::new("dest");
+        let outside = TempDir::new("outside");
+        std::fs::write(outside.0.join("victim"), b"keep").unwrap();
+        std::os::unix::fs::symlink(&outside.0, t.0.join("dirlink")).unwrap();
+        std::os::unix::fs::symlink(outside.0.join("victim"), t.0.join("filelink")).unwrap();
+        let root = DestRoot::open(&t.0).unwrap();
+        assert!(matches!(
+            root.create_file("dirlink/evil", false, 0o644),
+            Err(ConfineError::Escapes(_))
+        ));
+        assert!(matches!(
+            root.create_file("filelink", true, 0o644),
+            Err(ConfineError::Escapes(_))
+        ));
+        assert!(matches!(
+            root.create_dir_all("dirlink/sub"),
+            Err(ConfineError::Escapes(_))
+        ));
+        assert!(!outside.0.join("evil").exists());
+        assert!(!outside.0.join("sub").exists());
+        assert_eq!(std::fs::read(outside.0.join("victim")).unwrap(), b"keep");
+    }
+
+    #[test]
+    fn a_file_in_the_way_of_a_directory_is_named() {
+        let t = TempDir::new("notdir");
+        std::fs::write(t.0.join("f"), b"").unwrap();
+        let root = DestRoot::open(&t.0).unwrap();
+        assert!(matches!(
+            root.create_file("f/g", false, 0o644),
+            Err(ConfineError::NotADirectory(_))
+        ));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn whatever_is_accepted_lands_beneath_the_root(rel in "[a-c./]{1,12}") {
+            let t = TempDir::new("prop");
+            let root = DestRoot::open(&t.0).unwrap();
+            if check(&rel).is_ok() && root.create_file(&rel, true, 0o644).is_ok() {
+                let real = std::fs::canonicalize(t.0.join(&rel)).unwrap();
+                proptest::prop_assert!(real.starts_with(std::fs::canonicalize(&t.0).unwrap()));
+            }
+        }
+    }
+}
