@@ -70,24 +70,31 @@ impl<'a> IntervalPrinter<'a> {
             );
             if let (Side::Sender, Some(t)) = (s.side, s.tcp) {
                 let prev = self.prev_tcp.insert(s.stream, t).unwrap_or_default();
-                let share = |now: Option<u64>, before: Option<u64>| {
-                    let busy = t
-                        .busy_us
-                        .unwrap_or(0)
-                        .saturating_sub(prev.busy_us.unwrap_or(0));
-                    let d = now.unwrap_or(0).saturating_sub(before.unwrap_or(0));
-                    if busy == 0 {
+                let delta = |now: Option<u64>, before: Option<u64>| {
+                    now.unwrap_or(0).saturating_sub(before.unwrap_or(0)) as f64
+                };
+                let busy = delta(t.busy_us, prev.busy_us);
+                // busy: share of the interval with data to send; rwnd and
+                // sndbuf: share of that busy time spent waiting on each.
+                let share = |now, before| {
+                    if busy == 0.0 {
                         0.0
                     } else {
-                        100.0 * d as f64 / busy as f64
+                        100.0 * delta(now, before) / busy
                     }
+                };
+                let interval_us = (s.end - s.start) * 1e6;
+                let busy_share = if interval_us > 0.0 {
+                    (100.0 * busy / interval_us).min(100.0)
+                } else {
+                    0.0
                 };
                 line.push_str(&format!(
                     "  {:>14} {:>9} {:>5} {:>4.0}% {:>4.0}% {:>5.0}%",
                     format!("{}/{} us", t.rtt_us, t.rttvar_us),
                     fmt_bytes(f64::from(t.snd_cwnd) * f64::from(t.snd_mss)),
                     t.total_retrans.saturating_sub(prev.total_retrans),
-                    if t.busy_us.is_some() { 100.0 } else { 0.0 },
+                    busy_share,
                     share(t.rwnd_limited_us, prev.rwnd_limited_us),
                     share(t.sndbuf_limited_us, prev.sndbuf_limited_us),
                 ));

@@ -142,3 +142,19 @@ fn bad_flags_fail_with_a_clear_message() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("connecting to 127.0.0.1:1"), "{err}");
 }
+
+#[test]
+fn a_pacing_cap_is_named_and_held() {
+    let srv = Server::start();
+    let doc = bench_json(&srv.addr(), &["--fq-rate", "1G", "-t", "2"]);
+    assert_eq!(limit(&doc), "application", "{}", doc["summary"]["verdict"]);
+    let bps = doc["summary"]["bits_per_second"].as_f64().unwrap();
+    assert!(
+        (0.8e9..1.1e9).contains(&bps),
+        "paced at 1 Gbit/s, measured {bps}"
+    );
+    assert_eq!(
+        doc["parameters"]["rx_poll"], false,
+        "a paced reader does not poll"
+    );
+}

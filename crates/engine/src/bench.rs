@@ -73,12 +73,13 @@ pub struct CpuPlan {
 /// Hosts with the same boot id share their CPUs. Polling moves the receive
 /// work off the sender's core; it measured faster on loopback and slower over
 /// veth, so `Auto` polls only on loopback and only while every thread has a
-/// core. A polling receiver on its sender's host is pinned to its own core,
+/// core; never under a pacing cap, where the reader would only spin. A polling receiver on its sender's host is pinned to its own core,
 /// where the sender's wakeups would otherwise pull it onto the sender's.
 pub fn plan_cpus(
     mode: RxPoll,
     connections: u16,
     loopback: bool,
+    paced: bool,
     client: &HostFacts,
     server: &HostFacts,
 ) -> CpuPlan {
@@ -92,7 +93,7 @@ pub fn plan_cpus(
     let rx_poll = match mode {
         RxPoll::On => true,
         RxPoll::Off => false,
-        RxPoll::Auto => own_cores && loopback,
+        RxPoll::Auto => own_cores && loopback && !paced,
     };
     CpuPlan {
         own_cores,
@@ -135,6 +136,7 @@ pub fn run(cfg: &BenchConfig, on_interval: &mut dyn FnMut(&[IntervalSample])) ->
         cfg.rx_poll,
         params.connections(),
         cfg.server.ip().is_loopback(),
+        params.pacing_rate.is_some(),
         &client_host,
         &accept.host,
     );
@@ -370,7 +372,7 @@ mod tests {
     #[test]
     fn one_stream_on_two_cores_of_one_host_polls_on_loopback_only() {
         let (c, s) = (host("b1", 2), host("b1", 2));
-        let lo = plan_cpus(RxPoll::Auto, 1, true, &c, &s);
+        let lo = plan_cpus(RxPoll::Auto, 1, true, false, &c, &s);
         assert_eq!(
             lo,
             CpuPlan {
@@ -379,7 +381,11 @@ mod tests {
                 pin_cores: true
             }
         );
-        let veth = plan_cpus(RxPoll::Auto, 1, false, &c, &s);
+        let veth = plan_cpus(RxPoll::Auto, 1, false, false, &c, &s);
+        assert!(
+            !plan_cpus(RxPoll::Auto, 1, true, true, &c, &s).rx_poll,
+            "paced readers never poll"
+        );
         assert_eq!(
             veth,
             CpuPlan {
@@ -393,19 +399,19 @@ mod tests {
     #[test]
     fn threads_beyond_the_cores_share_them() {
         let (c, s) = (host("b1", 2), host("b1", 2));
-        let p = plan_cpus(RxPoll::Auto, 2, true, &c, &s);
+        let p = plan_cpus(RxPoll::Auto, 2, true, false, &c, &s);
         assert!(!p.own_cores && !p.rx_poll && !p.pin_cores);
         // Forced polling on shared cores is allowed but never pinned.
-        let forced = plan_cpus(RxPoll::On, 2, true, &c, &s);
+        let forced = plan_cpus(RxPoll::On, 2, true, false, &c, &s);
         assert!(forced.rx_poll && !forced.pin_cores);
     }
 
     #[test]
     fn separate_hosts_count_their_own_cores() {
-        let p = plan_cpus(RxPoll::Auto, 8, false, &host("a", 16), &host("b", 8));
+        let p = plan_cpus(RxPoll::Auto, 8, false, false, &host("a", 16), &host("b", 8));
         assert!(p.own_cores && !p.rx_poll && !p.pin_cores);
-        assert!(!plan_cpus(RxPoll::Auto, 9, false, &host("a", 16), &host("b", 8)).own_cores);
+        assert!(!plan_cpus(RxPoll::Auto, 9, false, false, &host("a", 16), &host("b", 8)).own_cores);
         // An unknown boot id never counts as the same host.
-        assert!(plan_cpus(RxPoll::Auto, 2, true, &host("", 2), &host("", 2)).own_cores);
+        assert!(plan_cpus(RxPoll::Auto, 2, true, false, &host("", 2), &host("", 2)).own_cores);
     }
 }

@@ -178,6 +178,7 @@ pub fn run(
             bytes_total: o.bytes,
             seconds: o.last_byte.saturating_duration_since(start).as_secs_f64(),
             cpu_seconds: o.cpu_seconds,
+            runq_wait_seconds: o.runq_wait_seconds,
             tcp: o.tcp,
             // Read at the end: autotuning has grown them by then.
             sndbuf: buffers.sndbuf,
@@ -210,6 +211,7 @@ fn failed_outcome(msg: &str) -> Outcome {
         bytes: 0,
         last_byte: Instant::now(),
         cpu_seconds: 0.0,
+        runq_wait_seconds: 0.0,
         tcp: None,
         error: Some(msg.to_string()),
     }

@@ -23,8 +23,30 @@ pub struct Outcome {
     pub bytes: u64,
     pub last_byte: Instant,
     pub cpu_seconds: f64,
+    pub runq_wait_seconds: f64,
     pub tcp: Option<TcpSample>,
     pub error: Option<String>,
+}
+
+/// CPU and run-queue time of the calling thread, for the span of a loop.
+struct ThreadClock {
+    cpu: f64,
+    wait: f64,
+}
+
+impl ThreadClock {
+    fn start() -> Self {
+        ThreadClock {
+            cpu: cpu::thread_seconds(),
+            wait: cpu::thread_run_delay().unwrap_or(0.0),
+        }
+    }
+
+    /// (CPU seconds, run-queue seconds) since `start`.
+    fn elapsed(&self) -> (f64, f64) {
+        let wait = cpu::thread_run_delay().map_or(0.0, |w| w - self.wait);
+        (cpu::thread_seconds() - self.cpu, wait)
+    }
 }
 
 pub struct SendPlan<'a> {
@@ -38,7 +60,7 @@ pub struct SendPlan<'a> {
 const ZEROCOPY_DRAIN_EVERY: u32 = 8;
 
 pub fn send(sock: &TcpStream, plan: &SendPlan, live: &Live, abort: &AtomicBool) -> Outcome {
-    let cpu0 = cpu::thread_seconds();
+    let clock = ThreadClock::start();
     let mut sent = 0u64;
     let mut last = Instant::now();
     let mut error = None;
@@ -94,10 +116,12 @@ pub fn send(sock: &TcpStream, plan: &SendPlan, live: &Live, abort: &AtomicBool) 
     }
     let _ = sock.shutdown(std::net::Shutdown::Write);
     live.done.store(true, Relaxed);
+    let (cpu_seconds, runq_wait_seconds) = clock.elapsed();
     Outcome {
         bytes: sent,
         last_byte: last,
-        cpu_seconds: cpu::thread_seconds() - cpu0,
+        cpu_seconds,
+        runq_wait_seconds,
         tcp,
         error,
     }
@@ -124,7 +148,7 @@ pub fn receive(
 ) -> Outcome {
     use rustix::io::Errno;
     use rustix::net::{RecvFlags, recv};
-    let cpu0 = cpu::thread_seconds();
+    let clock = ThreadClock::start();
     let mut got = 0u64;
     let mut last = Instant::now();
     let mut error = None;
@@ -171,10 +195,12 @@ pub fn receive(
     }
     let tcp = tcpinfo::read(sock).ok();
     live.done.store(true, Relaxed);
+    let (cpu_seconds, runq_wait_seconds) = clock.elapsed();
     Outcome {
         bytes: got,
         last_byte: last,
-        cpu_seconds: cpu::thread_seconds() - cpu0,
+        cpu_seconds,
+        runq_wait_seconds,
         tcp,
         error,
     }

@@ -17,6 +17,19 @@ pub fn thread_seconds() -> f64 {
     as_secs(clock_gettime(ClockId::ThreadCPUTime))
 }
 
+/// Seconds the calling thread has spent runnable but waiting for a CPU
+/// (schedstat's run delay): a starved thread, as opposed to a blocked one.
+/// None where the kernel keeps no schedstats.
+pub fn thread_run_delay() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    parse_run_delay(&text)
+}
+
+fn parse_run_delay(schedstat: &str) -> Option<f64> {
+    let ns: u64 = schedstat.split_whitespace().nth(1)?.parse().ok()?;
+    Some(ns as f64 / 1e9)
+}
+
 /// CPU seconds the whole process has used.
 pub fn process_seconds() -> f64 {
     as_secs(clock_gettime(ClockId::ProcessCPUTime))
@@ -92,6 +105,13 @@ mod tests {
         assert_eq!(t.softirq, 25);
         assert!(parse_proc_stat("cpu  x y\n").is_none());
         assert!(parse_proc_stat("").is_none());
+    }
+
+    #[test]
+    fn run_delay() {
+        assert_eq!(parse_run_delay("889432 2500000000 1\n"), Some(2.5));
+        assert_eq!(parse_run_delay("garbage"), None);
+        assert!(thread_run_delay().is_some(), "this kernel keeps schedstats");
     }
 
     #[test]

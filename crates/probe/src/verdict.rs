@@ -12,6 +12,8 @@ pub const LIMITED_SHARE: f64 = 0.5;
 pub const THREAD_SATURATED: f64 = 0.85;
 /// A host whose CPUs are this busy has no headroom left.
 pub const HOST_SATURATED: f64 = 0.90;
+/// A stream thread that waited this share of the run for a CPU was starved.
+pub const STARVED_SHARE: f64 = 0.25;
 /// Retransmitted share of bytes above which the network is losing packets.
 pub const LOSSY_SHARE: f64 = 1e-4;
 /// A socket buffer at least this large is not "tiny": a full window with such
@@ -66,6 +68,15 @@ pub fn judge(e: &Evidence) -> Verdict {
     };
     let sender_util = util(&senders);
     let receiver_util = util(&receivers);
+    let waiting = |ends: &[&StreamEnd]| {
+        ends.iter()
+            .map(|s| ratio(s.runq_wait_seconds, s.seconds))
+            .fold(0.0, f64::max)
+    };
+    let sender_wait = waiting(&senders);
+    let receiver_wait = waiting(&receivers);
+    let sender_starved = sender_wait >= STARVED_SHARE;
+    let receiver_starved = receiver_wait >= STARVED_SHARE;
     let host_busy = e.server_cpu.map_or(e.client_cpu.busy_fraction, |s| {
         s.busy_fraction.max(e.client_cpu.busy_fraction)
     });
@@ -89,6 +100,8 @@ pub fn judge(e: &Evidence) -> Verdict {
         ("rtt_us", rtt_us),
         ("sender_thread_cpu", sender_util),
         ("receiver_thread_cpu", receiver_util),
+        ("sender_runq_wait_share", sender_wait),
+        ("receiver_runq_wait_share", receiver_wait),
         ("host_cpu_busy", host_busy),
         ("receiver_rcvbuf_bytes", f64::from(min_rcvbuf)),
         ("sender_sndbuf_bytes", f64::from(min_sndbuf)),
@@ -139,7 +152,10 @@ pub fn judge(e: &Evidence) -> Verdict {
         );
     }
     if rwnd_share >= LIMITED_SHARE {
-        if receiver_util >= THREAD_SATURATED || (host_saturated && min_rcvbuf >= ROOMY_BUFFER) {
+        if receiver_util >= THREAD_SATURATED
+            || receiver_starved
+            || (host_saturated && min_rcvbuf >= ROOMY_BUFFER)
+        {
             return verdict(
                 Limit::Cpu,
                 Some(Side::Receiver),
@@ -169,8 +185,11 @@ pub fn judge(e: &Evidence) -> Verdict {
     // smaller than the congestion window, with the writer mostly blocked,
     // is the same limit seen from the application.
     let buffer_below_cwnd = f64::from(min_sndbuf) < cwnd_bytes && sender_util < 0.5;
-    if sndbuf_share >= LIMITED_SHARE || (buffer_below_cwnd && !host_saturated) {
-        if sender_util >= THREAD_SATURATED || (host_saturated && min_sndbuf >= ROOMY_BUFFER) {
+    if sndbuf_share >= LIMITED_SHARE || (buffer_below_cwnd && !sender_starved) {
+        if sender_util >= THREAD_SATURATED
+            || sender_starved
+            || (host_saturated && min_sndbuf >= ROOMY_BUFFER)
+        {
             return verdict(
                 Limit::Cpu,
                 Some(cpu_side),
@@ -196,8 +215,11 @@ pub fn judge(e: &Evidence) -> Verdict {
             ),
         );
     }
-    let cpu_bound =
-        sender_util >= THREAD_SATURATED || receiver_util >= THREAD_SATURATED || host_saturated;
+    let cpu_bound = sender_util >= THREAD_SATURATED
+        || receiver_util >= THREAD_SATURATED
+        || sender_starved
+        || receiver_starved
+        || host_saturated;
     if retrans_share >= LOSSY_SHARE && !cpu_bound {
         return verdict(
             Limit::Network,
@@ -212,6 +234,11 @@ pub fn judge(e: &Evidence) -> Verdict {
     if cpu_bound {
         let why = if sender_util.max(receiver_util) >= THREAD_SATURATED {
             format!("the {} threads saturated their cores", side_name(cpu_side))
+        } else if sender_starved || receiver_starved {
+            format!(
+                "the stream threads waited for a CPU up to {:.0} % of the run",
+                sender_wait.max(receiver_wait) * 100.0
+            )
         } else {
             "every core was busy".to_string()
         };
@@ -303,6 +330,7 @@ mod tests {
             bytes_total: 10_000_000_000,
             seconds: 10.0,
             cpu_seconds: cpu,
+            runq_wait_seconds: 0.0,
             tcp,
             sndbuf: 4 << 20,
             rcvbuf,
@@ -373,6 +401,30 @@ mod tests {
         let v = judge_of(&[snd, end(Side::Receiver, 0.5, None, 1 << 20)], 0.2);
         assert_eq!(v.limit, Limit::SendBuffer);
         assert!(v.sentence.contains("8.0 KiB"), "{}", v.sentence);
+    }
+
+    #[test]
+    fn a_blocked_writer_on_a_host_busy_with_other_work_is_still_the_send_buffer() {
+        let mut t = tcp(0, 0, 0);
+        t.snd_cwnd = 100;
+        t.snd_mss = 1448;
+        let mut snd = end(Side::Sender, 0.1, Some(t), 0);
+        snd.sndbuf = 8192;
+        snd.runq_wait_seconds = 0.2;
+        let v = judge_of(&[snd, end(Side::Receiver, 0.1, None, 1 << 20)], 0.99);
+        assert_eq!(v.limit, Limit::SendBuffer);
+    }
+
+    #[test]
+    fn a_starved_writer_is_cpu() {
+        let mut t = tcp(0, 0, 0);
+        t.snd_cwnd = 100;
+        t.snd_mss = 1448;
+        let mut snd = end(Side::Sender, 2.0, Some(t), 0);
+        snd.sndbuf = 8192;
+        snd.runq_wait_seconds = 6.0;
+        let v = judge_of(&[snd, end(Side::Receiver, 0.1, None, 1 << 20)], 0.99);
+        assert_eq!(v.limit, Limit::Cpu);
     }
 
     #[test]

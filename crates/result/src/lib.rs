@@ -115,6 +115,9 @@ pub struct StreamEnd {
     pub seconds: f64,
     /// CPU time of the thread that served this stream.
     pub cpu_seconds: f64,
+    /// Time that thread was runnable but waited for a CPU (schedstat).
+    #[serde(default)]
+    pub runq_wait_seconds: f64,
     pub tcp: Option<TcpSample>,
     /// Socket buffer sizes the kernel granted (SO_SNDBUF / SO_RCVBUF).
     pub sndbuf: u32,
