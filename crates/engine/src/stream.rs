@@ -12,8 +12,10 @@ use linerate_result::TcpSample;
 use crate::control::is_timeout;
 use crate::sockopt;
 
-/// What the sampler can see of a running stream.
+/// What the sampler can see of a running stream. One cache line each, so
+/// that streams on different cores never write to a shared line.
 #[derive(Default)]
+#[repr(align(64))]
 pub struct Live {
     pub bytes: AtomicU64,
     pub done: AtomicBool,
