@@ -158,3 +158,16 @@ fn a_pacing_cap_is_named_and_held() {
         "a paced reader does not poll"
     );
 }
+
+#[test]
+fn zerocopy_and_skip_rx_copy_move_the_bytes_asked_for() {
+    let srv = Server::start();
+    for flag in ["--zerocopy", "--skip-rx-copy"] {
+        let doc = bench_json(&srv.addr(), &[flag, "-n", "64M", "-P", "2"]);
+        assert_eq!(doc["summary"]["bytes"].as_u64(), Some(64 << 20), "{flag}");
+        assert_eq!(
+            doc["parameters"][flag.trim_start_matches("--").replace('-', "_")],
+            true
+        );
+    }
+}
