@@ -113,6 +113,13 @@ mod tests {
         assert!(parse_rate("0").is_err());
     }
 
+    proptest::proptest! {
+        #[test]
+        fn no_input_panics(s in "\\PC{0,12}") {
+            let _ = (parse_size(&s), parse_size_u32(&s), parse_rate(&s), parse_duration_ms(&s));
+        }
+    }
+
     #[test]
     fn durations() {
         assert_eq!(parse_duration_ms("10"), Ok(10_000));
