@@ -89,7 +89,10 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         println!(
             "{streams:>7}  {:>14}  {:<16} {}",
             fmt_rate(bps),
-            format!("{limit:?}"),
+            serde_json::to_value(limit)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
             path.display()
         );
     }
