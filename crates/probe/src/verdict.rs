@@ -391,40 +391,33 @@ mod tests {
         assert_eq!(v.limit, Limit::SendBuffer);
     }
 
-    #[test]
-    fn buffer_smaller_than_the_cwnd_is_a_send_buffer_limit() {
+    /// A writer with an 8 KiB send buffer under a 100-segment congestion window,
+    /// judged on a host `host_busy` busy.
+    fn small_buffer_writer(cpu: f64, runq_wait: f64, host_busy: f64) -> Verdict {
         let mut t = tcp(0, 0, 0);
         t.snd_cwnd = 100;
         t.snd_mss = 1448;
-        let mut snd = end(Side::Sender, 0.5, Some(t), 0);
+        let mut snd = end(Side::Sender, cpu, Some(t), 0);
         snd.sndbuf = 8192;
-        let v = judge_of(&[snd, end(Side::Receiver, 0.5, None, 1 << 20)], 0.2);
+        snd.runq_wait_seconds = runq_wait;
+        judge_of(&[snd, end(Side::Receiver, 0.1, None, 1 << 20)], host_busy)
+    }
+
+    #[test]
+    fn buffer_smaller_than_the_cwnd_is_a_send_buffer_limit() {
+        let v = small_buffer_writer(0.5, 0.0, 0.2);
         assert_eq!(v.limit, Limit::SendBuffer);
         assert!(v.sentence.contains("8.0 KiB"), "{}", v.sentence);
     }
 
     #[test]
     fn a_blocked_writer_on_a_host_busy_with_other_work_is_still_the_send_buffer() {
-        let mut t = tcp(0, 0, 0);
-        t.snd_cwnd = 100;
-        t.snd_mss = 1448;
-        let mut snd = end(Side::Sender, 0.1, Some(t), 0);
-        snd.sndbuf = 8192;
-        snd.runq_wait_seconds = 0.2;
-        let v = judge_of(&[snd, end(Side::Receiver, 0.1, None, 1 << 20)], 0.99);
-        assert_eq!(v.limit, Limit::SendBuffer);
+        assert_eq!(small_buffer_writer(0.1, 0.2, 0.99).limit, Limit::SendBuffer);
     }
 
     #[test]
     fn a_starved_writer_is_cpu() {
-        let mut t = tcp(0, 0, 0);
-        t.snd_cwnd = 100;
-        t.snd_mss = 1448;
-        let mut snd = end(Side::Sender, 2.0, Some(t), 0);
-        snd.sndbuf = 8192;
-        snd.runq_wait_seconds = 6.0;
-        let v = judge_of(&[snd, end(Side::Receiver, 0.1, None, 1 << 20)], 0.99);
-        assert_eq!(v.limit, Limit::Cpu);
+        assert_eq!(small_buffer_writer(2.0, 6.0, 0.99).limit, Limit::Cpu);
     }
 
     #[test]
