@@ -61,20 +61,16 @@ pub fn judge(e: &Evidence) -> Verdict {
             .iter()
             .filter_map(|s| s.tcp.map(|t| f64::from(t.rtt_us))),
     );
-    let util = |ends: &[&StreamEnd]| {
+    // The busiest thread of a side, as a share of its stream's duration.
+    let worst = |ends: &[&StreamEnd], time: fn(&StreamEnd) -> f64| {
         ends.iter()
-            .map(|s| ratio(s.cpu_seconds, s.seconds))
+            .map(|s| ratio(time(s), s.seconds))
             .fold(0.0, f64::max)
     };
-    let sender_util = util(&senders);
-    let receiver_util = util(&receivers);
-    let waiting = |ends: &[&StreamEnd]| {
-        ends.iter()
-            .map(|s| ratio(s.runq_wait_seconds, s.seconds))
-            .fold(0.0, f64::max)
-    };
-    let sender_wait = waiting(&senders);
-    let receiver_wait = waiting(&receivers);
+    let sender_util = worst(&senders, |s| s.cpu_seconds);
+    let receiver_util = worst(&receivers, |s| s.cpu_seconds);
+    let sender_wait = worst(&senders, |s| s.runq_wait_seconds);
+    let receiver_wait = worst(&receivers, |s| s.runq_wait_seconds);
     let sender_starved = sender_wait >= STARVED_SHARE;
     let receiver_starved = receiver_wait >= STARVED_SHARE;
     let host_busy = e.server_cpu.map_or(e.client_cpu.busy_fraction, |s| {
