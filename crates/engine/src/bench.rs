@@ -13,8 +13,8 @@ use linerate_wire::{BenchParams, Direction, Hello, Message, Role, SessionId, Ses
 
 use crate::control::Control;
 use crate::error::{EngineError, Result};
-use crate::server::{options_for, set_idle_timeouts};
 use crate::side::{self, SideConfig, StreamSocket};
+use crate::sockopt::{self, StreamOptions};
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Grace after the run for the server's report to arrive.
@@ -160,7 +160,7 @@ pub fn run(cfg: &BenchConfig, on_interval: &mut dyn FnMut(&[IntervalSample])) ->
         Message::Refuse(r) => return Err(EngineError::Refused(r)),
         other => return Err(unexpected(&other, "ready")),
     }
-    let options = options_for(&params);
+    let options = StreamOptions::from(&params);
     let mut sockets = Vec::new();
     for index in 0..params.connections() {
         let mut stream = connect(cfg, Some(&options))?;
@@ -174,14 +174,14 @@ pub fn run(cfg: &BenchConfig, on_interval: &mut dyn FnMut(&[IntervalSample])) ->
             Message::Refuse(r) => return Err(EngineError::Refused(r)),
             other => return Err(unexpected(&other, "ready")),
         }
-        let granted = options
+        options
             .apply_connected(&data.stream, false)
             .map_err(|e| EngineError::io("applying socket options", e))?;
-        set_idle_timeouts(&data.stream)?;
+        sockopt::set_idle_timeouts(&data.stream)
+            .map_err(|e| EngineError::io("setting socket timeouts", e))?;
         sockets.push(StreamSocket {
             index,
             stream: data.stream,
-            granted,
         });
     }
     let side_cfg = SideConfig {

@@ -17,14 +17,12 @@ use linerate_wire::{
 use crate::control::{Control, read_hello};
 use crate::error::{EngineError, Result};
 use crate::side::{self, SideConfig, StreamSocket};
-use crate::sockopt::StreamOptions;
+use crate::sockopt::{self, StreamOptions};
 
 /// How long a new connection may take to send its hello.
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a session may take between its steps (request, data connections, start).
 pub const STEP_TIMEOUT: Duration = Duration::from_secs(10);
-/// A data connection silent for this long is dead.
-pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 /// Connections still in their handshake beyond which new ones are dropped.
 const MAX_PENDING_HANDSHAKES: usize = 1024;
 
@@ -225,32 +223,22 @@ fn attach_data(mut conn: TcpStream, hello: &Hello, reg: &Registry) -> Result<()>
         refuse(&mut conn, RefusalCode::InvalidParameters, &msg);
         return Err(EngineError::Failed(msg));
     }
-    let granted = match options.apply_connected(&conn, true) {
-        Ok(g) => g,
-        Err(e) => {
-            refuse(
-                &mut conn,
-                RefusalCode::InvalidParameters,
-                &format!("server socket option: {e}"),
-            );
-            return Err(EngineError::io("applying socket options", e));
-        }
-    };
-    set_idle_timeouts(&conn)?;
+    if let Err(e) = options.apply_connected(&conn, true) {
+        refuse(
+            &mut conn,
+            RefusalCode::InvalidParameters,
+            &format!("server socket option: {e}"),
+        );
+        return Err(EngineError::io("applying socket options", e));
+    }
+    sockopt::set_idle_timeouts(&conn).map_err(|e| EngineError::io("setting socket timeouts", e))?;
     let mut ctl = Control::new(conn);
     ctl.send(&Message::Ready(Ready {}))?;
     tx.send(StreamSocket {
         index: hello.stream_index,
         stream: ctl.stream,
-        granted,
     })
     .map_err(|_| EngineError::Failed("session ended before its data connection arrived".into()))
-}
-
-pub(crate) fn set_idle_timeouts(conn: &TcpStream) -> Result<()> {
-    conn.set_read_timeout(Some(IDLE_TIMEOUT))
-        .and_then(|_| conn.set_write_timeout(Some(IDLE_TIMEOUT)))
-        .map_err(|e| EngineError::io("setting socket timeouts", e))
 }
 
 /// Runs a control session to its end and returns a one-line summary.
@@ -291,7 +279,7 @@ fn control_session(conn: TcpStream, hello: &Hello, reg: &Registry) -> Result<Str
             hello.session,
             Slot {
                 connections,
-                options: options_for(&params),
+                options: StreamOptions::from(&params),
                 tx,
             },
         );
@@ -360,19 +348,4 @@ fn control_session(conn: TcpStream, hello: &Hello, reg: &Registry) -> Result<Str
         line.push_str(&format!("; {}", errors.join("; ")));
     }
     Ok(line)
-}
-
-/// Socket options of one end: the window option sizes both buffers at both
-/// ends, as iperf's -w does.
-pub fn options_for(p: &linerate_wire::BenchParams) -> StreamOptions {
-    StreamOptions {
-        sndbuf: p.sndbuf,
-        rcvbuf: p.rcvbuf,
-        congestion: p.congestion.clone(),
-        pacing_rate: p.pacing_rate,
-        mss: p.mss,
-        tos: p.tos,
-        zerocopy: p.zerocopy,
-        rcvlowat: p.rcvlowat,
-    }
 }

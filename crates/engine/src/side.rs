@@ -9,7 +9,7 @@ use linerate_probe::{cpu, tcpinfo};
 use linerate_result::{Flow, HostCpu, IntervalSample, Side, SideReport, StreamEnd};
 use linerate_wire::BenchParams;
 
-use crate::sockopt::{self, Granted};
+use crate::sockopt;
 use crate::stream::{self, Live, Outcome, ReceivePlan, SendPlan};
 
 /// Which end this is and what it was asked to do.
@@ -23,6 +23,15 @@ impl SideConfig {
     /// Whether this end sends on connection `index`.
     pub fn sends(&self, index: u16) -> bool {
         self.params.is_forward(index) == self.is_client
+    }
+
+    /// The role this end plays on connection `index`.
+    fn side_of(&self, index: u16) -> Side {
+        if self.sends(index) {
+            Side::Sender
+        } else {
+            Side::Receiver
+        }
     }
 
     fn omit(&self) -> Duration {
@@ -47,7 +56,6 @@ impl SideConfig {
 pub struct StreamSocket {
     pub index: u16,
     pub stream: TcpStream,
-    pub granted: Granted,
 }
 
 /// How long receivers of a timed run wait past the deadline for the data
@@ -159,16 +167,12 @@ pub fn run(
                 s,
                 o,
                 skipped,
-                sockopt::granted(&s.stream).unwrap_or(s.granted),
+                sockopt::granted(&s.stream).unwrap_or_default(),
             )
         })
         .map(|(s, o, skipped, buffers)| StreamEnd {
             stream: s.index,
-            side: if cfg.sends(s.index) {
-                Side::Sender
-            } else {
-                Side::Receiver
-            },
+            side: cfg.side_of(s.index),
             flow: if p.is_forward(s.index) {
                 Flow::ClientToServer
             } else {
@@ -283,11 +287,7 @@ fn sample(
                     *prev = bytes;
                     let secs = (now - prev_t).as_secs_f64();
                     IntervalSample {
-                        side: if cfg.sends(s.index) {
-                            Side::Sender
-                        } else {
-                            Side::Receiver
-                        },
+                        side: cfg.side_of(s.index),
                         stream: s.index,
                         start: prev_t.as_secs_f64(),
                         end: now.as_secs_f64(),

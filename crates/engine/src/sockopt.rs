@@ -1,9 +1,15 @@
 //! The typed socket-option layer every stream goes through.
 
 use std::io;
+use std::net::TcpStream;
 use std::os::fd::{AsFd, AsRawFd};
+use std::time::Duration;
 
+use linerate_wire::BenchParams;
 use socket2::SockRef;
+
+/// A data connection silent for this long is dead.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Per-stream socket settings; `None` leaves the kernel's choice (autotuning).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -18,6 +24,30 @@ pub struct StreamOptions {
     pub zerocopy: bool,
     /// SO_RCVLOWAT, applied on receiving sockets only.
     pub rcvlowat: Option<u32>,
+}
+
+/// The options of a bench session, the same at both ends; each is applied
+/// only where it means something (the receive buffer bounds the window at the
+/// receiver, SO_RCVLOWAT is set on receiving sockets only).
+impl From<&BenchParams> for StreamOptions {
+    fn from(p: &BenchParams) -> Self {
+        StreamOptions {
+            sndbuf: p.sndbuf,
+            rcvbuf: p.rcvbuf,
+            congestion: p.congestion.clone(),
+            pacing_rate: p.pacing_rate,
+            mss: p.mss,
+            tos: p.tos,
+            zerocopy: p.zerocopy,
+            rcvlowat: p.rcvlowat,
+        }
+    }
+}
+
+/// Bounds how long a data connection may stay silent in either direction.
+pub fn set_idle_timeouts(conn: &TcpStream) -> io::Result<()> {
+    conn.set_read_timeout(Some(IDLE_TIMEOUT))?;
+    conn.set_write_timeout(Some(IDLE_TIMEOUT))
 }
 
 /// Socket buffer sizes the kernel actually granted.
@@ -54,7 +84,7 @@ impl StreamOptions {
     /// this includes the buffers, which then shrink or grow the window.
     /// Nagle stays on: writes are far larger than a segment, and coalescing
     /// the tail of each write measured cheaper than TCP_NODELAY.
-    pub fn apply_connected(&self, fd: impl AsFd, accepted: bool) -> io::Result<Granted> {
+    pub fn apply_connected(&self, fd: impl AsFd, accepted: bool) -> io::Result<()> {
         let sock = SockRef::from(&fd);
         if accepted {
             self.apply_buffers(&fd)?;
@@ -86,7 +116,7 @@ impl StreamOptions {
             setsockopt_int(&fd, libc::SOL_SOCKET, libc::SO_ZEROCOPY, 1)
                 .map_err(ctx("SO_ZEROCOPY"))?;
         }
-        granted(&fd)
+        Ok(())
     }
 }
 

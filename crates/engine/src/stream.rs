@@ -64,16 +64,20 @@ const ZEROCOPY_DRAIN_EVERY: u32 = 8;
 pub fn send(sock: &TcpStream, plan: &SendPlan, live: &Live, abort: &AtomicBool) -> Outcome {
     let clock = ThreadClock::start();
     let mut sent = 0u64;
-    let mut last = Instant::now();
+    // One clock read per write: the time after a write is both its last-byte
+    // time and the next deadline check.
+    let mut now = Instant::now();
+    let mut last = now;
     let mut error = None;
     let mut writes = 0u32;
     let mut w = sock;
+    let past_deadline = |t: Instant| plan.deadline.is_some_and(|d| t >= d);
     loop {
         let len = match plan.quota {
             Some(q) => (q - sent).min(plan.buf.len() as u64) as usize,
             None => plan.buf.len(),
         };
-        if len == 0 || abort.load(Relaxed) || plan.deadline.is_some_and(|d| Instant::now() >= d) {
+        if len == 0 || abort.load(Relaxed) || past_deadline(now) {
             break;
         }
         let r = if plan.zerocopy {
@@ -91,15 +95,16 @@ pub fn send(sock: &TcpStream, plan: &SendPlan, live: &Live, abort: &AtomicBool) 
         } else {
             w.write(&plan.buf[..len])
         };
+        now = Instant::now();
         match r {
             Ok(n) => {
                 sent += n as u64;
-                last = Instant::now();
+                last = now;
                 live.bytes.store(sent, Relaxed);
             }
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
             // The sampler shut the socket down at the deadline to end a blocked write.
-            Err(_) if plan.deadline.is_some_and(|d| Instant::now() >= d) => break,
+            Err(_) if past_deadline(now) => break,
             Err(e) if is_timeout(&e) => {
                 error = Some("the receiver stopped reading (send timed out)".to_string());
                 break;
