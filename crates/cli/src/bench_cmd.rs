@@ -1,6 +1,6 @@
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::Args;
 use linerate_engine::bench::{self, Affinity, BenchConfig, RxPoll};
 use linerate_result::ResultDoc;
@@ -11,7 +11,7 @@ use crate::serve_cmd::DEFAULT_PORT;
 use crate::units;
 
 /// Read size: large reads hold the socket lock longer and measured slower.
-pub const DEFAULT_READ_LEN: &str = "128K";
+const DEFAULT_READ_LEN: &str = "128K";
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum AffinityArg {
@@ -123,6 +123,19 @@ fn parse_tos(s: &str) -> Result<u8, String> {
 }
 
 impl BenchArgs {
+    /// The arguments as if typed after `linerate bench`, with every default
+    /// that clap applies there: callers never restate a default.
+    pub fn from_words(words: &[String]) -> anyhow::Result<BenchArgs> {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Bench {
+            #[command(flatten)]
+            args: BenchArgs,
+        }
+        let argv = std::iter::once("bench".to_string()).chain(words.iter().cloned());
+        Ok(Bench::try_parse_from(argv)?.args)
+    }
+
     pub fn params(&self) -> BenchParams {
         BenchParams {
             streams: self.streams,
@@ -198,9 +211,6 @@ pub fn measure(
     let server = a.resolve()?;
     let params = a.params();
     params.validate().context("invalid bench parameters")?;
-    if a.streams == 0 {
-        bail!("--streams must be at least 1");
-    }
     let mut out = output::Out::new(quiet_stdout);
     out.line(&format!(
         "linerate bench to {server}: {} stream(s), {}",

@@ -8,9 +8,8 @@ use clap::Args;
 use linerate_engine::server::Server;
 use linerate_probe::verdict::fmt_rate;
 
-use crate::bench_cmd::{BenchArgs, DEFAULT_READ_LEN};
+use crate::bench_cmd::BenchArgs;
 use crate::output;
-use crate::units;
 
 #[derive(Args)]
 #[command(after_help = "Example:\n  linerate demo --out /tmp/demo")]
@@ -37,35 +36,23 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     let result = (|| -> anyhow::Result<()> {
         for streams in [1u16, 2, 4] {
-            let args = BenchArgs {
-                host: addr.to_string(),
-                streams,
-                time_ms: u64::from(a.seconds) * 1000,
-                bytes: None,
-                write_len: None,
-                read_len: units::parse_size_u32(DEFAULT_READ_LEN).map_err(anyhow::Error::msg)?,
-                reverse: false,
-                bidir: false,
-                interval_ms: 1000,
-                omit_ms: 0,
-                window: None,
-                sndbuf: None,
-                congestion: None,
-                fq_rate: None,
-                mss: None,
-                tos: None,
-                ipv4: false,
-                ipv6: false,
-                bind: None,
-                zerocopy: false,
-                skip_rx_copy: false,
-                rx_poll: crate::bench_cmd::RxPollArg::Auto,
-                rcvlowat: None,
-                affinity: crate::bench_cmd::AffinityArg::Auto,
-                json: None,
-            };
-            let doc =
-                crate::bench_cmd::measure(&args, vec!["linerate".into(), "demo".into()], false)?;
+            let words: Vec<String> = [
+                addr.to_string(),
+                "-P".into(),
+                streams.to_string(),
+                "-t".into(),
+                a.seconds.to_string(),
+            ]
+            .into();
+            let args = BenchArgs::from_words(&words)?;
+            let doc = crate::bench_cmd::measure(
+                &args,
+                ["linerate".to_string(), "bench".into()]
+                    .into_iter()
+                    .chain(words)
+                    .collect(),
+                false,
+            )?;
             let path = a.out.join(format!("bench-{streams}.json"));
             output::write_json(&doc, &path.to_string_lossy())?;
             rows.push((
