@@ -168,26 +168,30 @@ impl BenchArgs {
     }
 
     fn resolve(&self) -> anyhow::Result<SocketAddr> {
-        let with_port = if self.host.parse::<IpAddr>().is_ok() {
-            // A bare IPv6 address has colons of its own.
-            SocketAddr::new(self.host.parse()?, DEFAULT_PORT).to_string()
-        } else if self
-            .host
-            .rsplit_once(':')
-            .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
-        {
-            self.host.clone()
-        } else {
-            format!("{}:{DEFAULT_PORT}", self.host)
-        };
-        let addrs = with_port
-            .to_socket_addrs()
-            .with_context(|| format!("cannot resolve '{}'", self.host))?;
-        addrs
-            .into_iter()
-            .find(|a| (!self.ipv4 || a.is_ipv4()) && (!self.ipv6 || a.is_ipv6()))
-            .with_context(|| format!("'{}' has no address of the requested family", self.host))
+        resolve_host(&self.host, self.ipv4, self.ipv6)
     }
+}
+
+/// HOST, HOST:PORT, V6 or [V6]:PORT to one address of the wanted family.
+pub fn resolve_host(host: &str, ipv4: bool, ipv6: bool) -> anyhow::Result<SocketAddr> {
+    let with_port = if host.parse::<IpAddr>().is_ok() {
+        // A bare IPv6 address has colons of its own.
+        SocketAddr::new(host.parse()?, DEFAULT_PORT).to_string()
+    } else if host
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+    {
+        host.to_string()
+    } else {
+        format!("{host}:{DEFAULT_PORT}")
+    };
+    let addrs = with_port
+        .to_socket_addrs()
+        .with_context(|| format!("cannot resolve '{host}'"))?;
+    addrs
+        .into_iter()
+        .find(|a| (!ipv4 || a.is_ipv4()) && (!ipv6 || a.is_ipv6()))
+        .with_context(|| format!("'{host}' has no address of the requested family"))
 }
 
 pub fn run(a: BenchArgs) -> anyhow::Result<()> {

@@ -3,8 +3,10 @@
 
 mod bench_cmd;
 mod demo_cmd;
+mod detach;
 mod output;
 mod serve_cmd;
+mod transfer_cmd;
 mod units;
 
 use clap::{Parser, Subcommand};
@@ -15,7 +17,7 @@ use clap::{Parser, Subcommand};
     version,
     about = "Move data between hosts at line rate, benchmark the network, and say why a link is slow",
     long_about = None,
-    after_help = "Examples:\n  linerate demo                      everything on loopback, no setup\n  linerate serve                     answer sessions on port 5201\n  linerate bench 10.0.0.2 -P 8 -t 30 eight streams for 30 s, with a verdict"
+    after_help = "Examples:\n  linerate demo                      everything on loopback, no setup\n  linerate serve                     answer sessions on port 5201\n  linerate bench 10.0.0.2 -P 8 -t 30 eight streams for 30 s, with a verdict\n  linerate send data/ \"$(ssh dtn2 linerate recv /in)\"  parallel, resumable file transfer"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -28,6 +30,10 @@ enum Command {
     Serve(serve_cmd::ServeArgs),
     /// Memory-to-memory throughput, one thread per stream, with TCP_INFO and a verdict.
     Bench(bench_cmd::BenchArgs),
+    /// Send files, trees or generated data to `recv` or `serve --root`, in parallel, resumable.
+    Send(transfer_cmd::SendArgs),
+    /// Receive one transfer into a directory; prints the URL to send to.
+    Recv(transfer_cmd::RecvArgs),
     /// Run the whole tool on loopback with generated data: no root, no setup.
     Demo(demo_cmd::DemoArgs),
 }
@@ -37,6 +43,8 @@ fn main() {
     let result = match cli.command {
         Command::Serve(a) => serve_cmd::run(a),
         Command::Bench(a) => bench_cmd::run(a),
+        Command::Send(a) => transfer_cmd::run_send(a),
+        Command::Recv(a) => transfer_cmd::run_recv(a),
         Command::Demo(a) => demo_cmd::run(a),
     };
     if let Err(e) = result {

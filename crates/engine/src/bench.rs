@@ -66,15 +66,32 @@ pub struct CpuPlan {
     pub own_cores: bool,
     /// Receivers poll before blocking.
     pub rx_poll: bool,
-    /// Stream threads are pinned one per core (both ends on one host).
-    pub pin_cores: bool,
+    /// Where stream threads are pinned.
+    pub pin: Pin,
 }
 
-/// Hosts with the same boot id share their CPUs. Polling moves the receive
-/// work off the sender's core; it measured faster on loopback and slower over
-/// veth, so `Auto` polls only on loopback and only while every thread has a
-/// core; never under a pacing cap, where the reader would only spin. A polling receiver on its sender's host is pinned to its own core,
-/// where the sender's wakeups would otherwise pull it onto the sender's.
+/// A pinning layout for the stream threads of a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pin {
+    None,
+    /// One core per stream thread.
+    Spread,
+    /// Both ends of a stream on one core.
+    Pairs,
+}
+
+/// Polling moves the receive work off the sender's path: a receiver that is
+/// already in recv() when data lands costs the sender no wakeup. Measured on
+/// loopback (README, "Defaults"), by stream threads per core on one host:
+/// - up to 1: poll, each thread on its own core (the sender's wakeups would
+///   otherwise pull its receiver onto the sender's core);
+/// - up to 2: poll, unpinned (every pinned layout measured slower);
+/// - up to 4: poll, both ends of a stream on one core, so the receiver
+///   copies from a cache the sender has just filled;
+/// - beyond: block, unpinned; polling readers then only steal the senders' time.
+///
+/// Over veth (not loopback) polling measured slower at every count, and under
+/// a pacing cap a reader would only spin, so neither polls.
 pub fn plan_cpus(
     mode: RxPoll,
     connections: u16,
@@ -83,22 +100,33 @@ pub fn plan_cpus(
     client: &HostFacts,
     server: &HostFacts,
 ) -> CpuPlan {
-    let threads = u32::from(connections);
     let same_host = !client.boot_id.is_empty() && client.boot_id == server.boot_id;
-    let own_cores = if same_host {
-        2 * threads <= client.cpus
+    let (threads, cores) = if same_host {
+        (2 * u32::from(connections), client.cpus)
     } else {
-        threads <= client.cpus.min(server.cpus)
+        (u32::from(connections), client.cpus.min(server.cpus))
     };
+    let cores = cores.max(1);
+    let own_cores = threads <= cores;
+    let auto_poll = loopback && !paced && threads <= 4 * cores;
     let rx_poll = match mode {
         RxPoll::On => true,
         RxPoll::Off => false,
-        RxPoll::Auto => own_cores && loopback && !paced,
+        RxPoll::Auto => auto_poll,
+    };
+    let pin = if !(rx_poll && same_host && auto_poll) {
+        Pin::None
+    } else if own_cores {
+        Pin::Spread
+    } else if threads > 2 * cores {
+        Pin::Pairs
+    } else {
+        Pin::None
     };
     CpuPlan {
         own_cores,
         rx_poll,
-        pin_cores: rx_poll && same_host && own_cores,
+        pin,
     }
 }
 
@@ -117,7 +145,7 @@ pub struct BenchRun {
 pub fn run(cfg: &BenchConfig, on_interval: &mut dyn FnMut(&[IntervalSample])) -> Result<BenchRun> {
     cfg.params.validate()?;
     let session = new_session_id()?;
-    let mut ctl = Control::new(connect(cfg, None)?);
+    let mut ctl = Control::new(connect(cfg.server, cfg.bind, None)?);
     ctl.stream
         .set_nodelay(true)
         .map_err(|e| EngineError::io("TCP_NODELAY", e))?;
@@ -142,7 +170,7 @@ pub fn run(cfg: &BenchConfig, on_interval: &mut dyn FnMut(&[IntervalSample])) ->
     );
     params.rx_poll = plan.rx_poll;
     (params.pin_cores, params.pin_pairs) = match cfg.affinity {
-        Affinity::Auto => (plan.pin_cores, false),
+        Affinity::Auto => (plan.pin == Pin::Spread, plan.pin == Pin::Pairs),
         Affinity::Off => (false, false),
         Affinity::Spread => (true, false),
         Affinity::Pairs => (false, true),
@@ -163,26 +191,8 @@ pub fn run(cfg: &BenchConfig, on_interval: &mut dyn FnMut(&[IntervalSample])) ->
     let options = StreamOptions::from(&params);
     let mut sockets = Vec::new();
     for index in 0..params.connections() {
-        let mut stream = connect(cfg, Some(&options))?;
-        send_hello(
-            &mut stream,
-            Hello::new(session, Role::Data, SessionKind::Bench, index),
-        )?;
-        let mut data = Control::new(stream);
-        match data.recv(CONNECT_TIMEOUT, "the data connection's ready")? {
-            Message::Ready(_) => {}
-            Message::Refuse(r) => return Err(EngineError::Refused(r)),
-            other => return Err(unexpected(&other, "ready")),
-        }
-        options
-            .apply_connected(&data.stream, false)
-            .map_err(|e| EngineError::io("applying socket options", e))?;
-        sockopt::set_idle_timeouts(&data.stream)
-            .map_err(|e| EngineError::io("setting socket timeouts", e))?;
-        sockets.push(StreamSocket {
-            index,
-            stream: data.stream,
-        });
+        let hello = Hello::new(session, Role::Data, SessionKind::Bench, index);
+        sockets.push(open_data(cfg.server, cfg.bind, &options, hello)?);
     }
     let side_cfg = SideConfig {
         params: params.clone(),
@@ -228,25 +238,51 @@ pub fn run(cfg: &BenchConfig, on_interval: &mut dyn FnMut(&[IntervalSample])) ->
     })
 }
 
-fn unexpected(got: &Message, expected: &'static str) -> EngineError {
+/// Opens data connection `hello.stream_index` of a session and waits for the server's ready.
+pub(crate) fn open_data(
+    server: SocketAddr,
+    bind: Option<IpAddr>,
+    options: &StreamOptions,
+    hello: Hello,
+) -> Result<StreamSocket> {
+    let mut stream = connect(server, bind, Some(options))?;
+    send_hello(&mut stream, hello)?;
+    let mut data = Control::new(stream);
+    match data.recv(CONNECT_TIMEOUT, "the data connection's ready")? {
+        Message::Ready(_) => {}
+        Message::Refuse(r) => return Err(EngineError::Refused(r)),
+        other => return Err(unexpected(&other, "ready")),
+    }
+    options
+        .apply_connected(&data.stream, false)
+        .map_err(|e| EngineError::io("applying socket options", e))?;
+    sockopt::set_idle_timeouts(&data.stream)
+        .map_err(|e| EngineError::io("setting socket timeouts", e))?;
+    Ok(StreamSocket {
+        index: hello.stream_index,
+        stream: data.stream,
+    })
+}
+
+pub(crate) fn unexpected(got: &Message, expected: &'static str) -> EngineError {
     EngineError::Wire(linerate_wire::WireError::Unexpected {
         got: got.name(),
         expected,
     })
 }
 
-fn send_hello(stream: &mut TcpStream, hello: Hello) -> Result<()> {
+pub(crate) fn send_hello(stream: &mut TcpStream, hello: Hello) -> Result<()> {
     use std::io::Write;
     stream
         .write_all(&hello.encode())
         .map_err(|e| EngineError::io("sending the handshake", e))
 }
 
-fn connect(
-    cfg: &BenchConfig,
+pub(crate) fn connect(
+    addr: SocketAddr,
+    bind: Option<IpAddr>,
     options: Option<&crate::sockopt::StreamOptions>,
 ) -> Result<TcpStream> {
-    let addr = cfg.server;
     let sock = socket2::Socket::new(
         socket2::Domain::for_address(addr),
         socket2::Type::STREAM,
@@ -257,7 +293,7 @@ fn connect(
         o.apply_before_connect(&sock)
             .map_err(|e| EngineError::io("applying socket options", e))?;
     }
-    if let Some(ip) = cfg.bind {
+    if let Some(ip) = bind {
         sock.bind(&SocketAddr::new(ip, 0).into())
             .map_err(|e| EngineError::io(format!("binding to {ip}"), e))?;
     }
@@ -266,7 +302,7 @@ fn connect(
     Ok(sock.into())
 }
 
-fn new_session_id() -> Result<SessionId> {
+pub(crate) fn new_session_id() -> Result<SessionId> {
     let mut id = [0u8; 16];
     getrandom::fill(&mut id).map_err(|e| EngineError::Failed(format!("no randomness: {e}")))?;
     Ok(SessionId(id))
@@ -378,7 +414,7 @@ mod tests {
             CpuPlan {
                 own_cores: true,
                 rx_poll: true,
-                pin_cores: true
+                pin: Pin::Spread
             }
         );
         let veth = plan_cpus(RxPoll::Auto, 1, false, false, &c, &s);
@@ -391,25 +427,38 @@ mod tests {
             CpuPlan {
                 own_cores: true,
                 rx_poll: false,
-                pin_cores: false
+                pin: Pin::None
             }
         );
     }
 
     #[test]
-    fn threads_beyond_the_cores_share_them() {
+    fn layout_follows_stream_threads_per_core() {
         let (c, s) = (host("b1", 2), host("b1", 2));
-        let p = plan_cpus(RxPoll::Auto, 2, true, false, &c, &s);
-        assert!(!p.own_cores && !p.rx_poll && !p.pin_cores);
-        // Forced polling on shared cores is allowed but never pinned.
-        let forced = plan_cpus(RxPoll::On, 2, true, false, &c, &s);
-        assert!(forced.rx_poll && !forced.pin_cores);
+        let plan = |n| plan_cpus(RxPoll::Auto, n, true, false, &c, &s);
+        // Two threads per core: poll, unpinned.
+        assert_eq!((plan(2).rx_poll, plan(2).pin), (true, Pin::None));
+        assert!(!plan(2).own_cores);
+        // Up to four: poll, each stream's two ends sharing a core.
+        assert_eq!((plan(3).rx_poll, plan(3).pin), (true, Pin::Pairs));
+        assert_eq!((plan(4).rx_poll, plan(4).pin), (true, Pin::Pairs));
+        // Beyond: block, unpinned.
+        assert_eq!((plan(5).rx_poll, plan(5).pin), (false, Pin::None));
+        assert_eq!((plan(8).rx_poll, plan(8).pin), (false, Pin::None));
+        // Forced polling is never pinned where Auto would not poll.
+        let forced = plan_cpus(RxPoll::On, 8, true, false, &c, &s);
+        assert!(forced.rx_poll && forced.pin == Pin::None);
+        // Forced blocking never pins either.
+        assert_eq!(
+            plan_cpus(RxPoll::Off, 1, true, false, &c, &s).pin,
+            Pin::None
+        );
     }
 
     #[test]
     fn separate_hosts_count_their_own_cores() {
         let p = plan_cpus(RxPoll::Auto, 8, false, false, &host("a", 16), &host("b", 8));
-        assert!(p.own_cores && !p.rx_poll && !p.pin_cores);
+        assert!(p.own_cores && !p.rx_poll && p.pin == Pin::None);
         assert!(!plan_cpus(RxPoll::Auto, 9, false, false, &host("a", 16), &host("b", 8)).own_cores);
         // An unknown boot id never counts as the same host.
         assert!(plan_cpus(RxPoll::Auto, 2, true, false, &host("", 2), &host("", 2)).own_cores);

@@ -126,6 +126,26 @@ impl DestRoot {
         Ok(cur)
     }
 
+    /// The directory `rel` beneath the root (created if missing) as a root of
+    /// its own; an empty `rel` is the root itself.
+    pub fn subdir(&self, rel: &str) -> Result<DestRoot, ConfineError> {
+        let dir = self.open_dir(rel)?;
+        Ok(DestRoot {
+            dir,
+            path: self.path.join(rel),
+        })
+    }
+
+    /// Opens (creating what is missing) the directory `rel` beneath the root,
+    /// for `*at` calls on single, already checked names; empty is the root.
+    pub fn open_dir(&self, rel: &str) -> Result<OwnedFd, ConfineError> {
+        if rel.is_empty() {
+            return self.directory(rel, &[]);
+        }
+        let parts = check(rel)?;
+        self.directory(rel, &parts)
+    }
+
     /// Creates the directories of `rel` beneath the root.
     pub fn create_dir_all(&self, rel: &str) -> Result<(), ConfineError> {
         let parts = check(rel)?;

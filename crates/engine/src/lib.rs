@@ -14,6 +14,7 @@ pub mod server;
 mod side;
 pub mod sockopt;
 mod stream;
+pub mod transfer;
 
 pub use error::EngineError;
 pub use side::SideConfig;

@@ -11,13 +11,15 @@ use std::time::{Duration, Instant};
 
 use linerate_result::Side;
 use linerate_wire::{
-    Accept, CAPABILITIES, Hello, Message, Ready, Refusal, RefusalCode, Role, SessionId, SessionKind,
+    Accept, CAPABILITIES, Hello, Message, Ready, Refusal, RefusalCode, Role, SessionId,
+    SessionKind, TransferRequest,
 };
 
 use crate::control::{Control, read_hello};
 use crate::error::{EngineError, Result};
 use crate::side::{self, SideConfig, StreamSocket};
 use crate::sockopt::{self, StreamOptions};
+use crate::transfer::{self, receive::TransferPolicy};
 
 /// How long a new connection may take to send its hello.
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
@@ -64,9 +66,19 @@ pub struct Server {
     registry: Arc<Registry>,
     pending: Arc<AtomicUsize>,
     log: Logger,
+    transfers: Option<Arc<TransferPolicy>>,
 }
 
+/// How a served session ended: its summary line, or why it failed.
+type Outcome = std::result::Result<String, String>;
+
 impl Server {
+    /// Accepts transfer sessions under the policy's root.
+    pub fn with_transfers(mut self, policy: TransferPolicy) -> Server {
+        self.transfers = Some(Arc::new(policy));
+        self
+    }
+
     pub fn bind(addr: SocketAddr, log: Logger) -> Result<Server> {
         let sock = socket2::Socket::new(
             socket2::Domain::for_address(addr),
@@ -89,6 +101,7 @@ impl Server {
             registry: Arc::default(),
             pending: Arc::default(),
             log,
+            transfers: None,
         })
     }
 
@@ -98,14 +111,18 @@ impl Server {
             .map_err(|e| EngineError::io("reading the listening address", e))
     }
 
-    /// Accepts until `stop` is set, or after the first control session ends
-    /// when `once` is true.
+    /// Accepts until `stop` is set, or, when `once` is true, until the first
+    /// session that passed its handshake ends; that session's failure is then
+    /// this call's error.
     pub fn run(&self, once: bool, stop: &AtomicBool) -> Result<()> {
         use rustix::event::{PollFd, PollFlags, Timespec, poll};
-        let finished = Arc::new(AtomicBool::new(false));
+        let finished: Arc<Mutex<Option<Outcome>>> = Arc::default();
         loop {
-            if stop.load(Relaxed) || (once && finished.load(Relaxed)) {
+            if stop.load(Relaxed) {
                 return Ok(());
+            }
+            if once && let Some(outcome) = lock(&finished).take() {
+                return outcome.map(drop).map_err(EngineError::Failed);
             }
             let mut fds = [PollFd::new(&self.listener, PollFlags::IN)];
             let tick = Timespec {
@@ -137,12 +154,14 @@ impl Server {
             let pending = Arc::clone(&self.pending);
             let log = Arc::clone(&self.log);
             let finished = Arc::clone(&finished);
+            let transfers = self.transfers.clone();
             let spawned = std::thread::Builder::new()
                 .name(format!("conn-{peer}"))
                 .spawn(move || {
-                    let was_control = handle(conn, peer, &registry, &pending, &log);
-                    if was_control {
-                        finished.store(true, Relaxed);
+                    let served =
+                        handle(conn, peer, &registry, &pending, &log, transfers.as_deref());
+                    if let Some(outcome) = served {
+                        lock(&finished).get_or_insert(outcome);
                     }
                 });
             if let Err(e) = spawned {
@@ -153,14 +172,20 @@ impl Server {
     }
 }
 
-/// Serves one connection; returns true if it was a control session.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Serves one connection; returns how its session ended if it was a control
+/// connection whose session was accepted.
 fn handle(
     mut conn: TcpStream,
     peer: SocketAddr,
     reg: &Registry,
     pending: &AtomicUsize,
     log: &Logger,
-) -> bool {
+    transfers: Option<&TransferPolicy>,
+) -> Option<Outcome> {
     let hello = read_hello(&mut conn, HELLO_TIMEOUT);
     pending.fetch_sub(1, Relaxed);
     let hello = match hello {
@@ -168,7 +193,7 @@ fn handle(
         Err(e) => {
             log(format!("refused {peer}: {e}"));
             refuse(&mut conn, RefusalCode::Malformed, &e.to_string());
-            return false;
+            return None;
         }
     };
     match hello.role {
@@ -179,19 +204,26 @@ fn handle(
                     hello.session
                 ));
             }
-            false
+            None
         }
         Role::Control => {
             let started = Instant::now();
-            match control_session(conn, &hello, reg) {
-                Ok(summary) => log(format!(
-                    "session {} from {peer}: {summary} ({:.1} s)",
-                    hello.session,
-                    started.elapsed().as_secs_f64()
-                )),
-                Err(e) => log(format!("session {} from {peer} failed: {e}", hello.session)),
-            }
-            true
+            let mut accepted = false;
+            let outcome = match control_session(conn, &hello, reg, transfers, &mut accepted) {
+                Ok(summary) => {
+                    log(format!(
+                        "session {} from {peer}: {summary} ({:.1} s)",
+                        hello.session,
+                        started.elapsed().as_secs_f64()
+                    ));
+                    Ok(summary)
+                }
+                Err(e) => {
+                    log(format!("session {} from {peer} failed: {e}", hello.session));
+                    Err(e.to_string())
+                }
+            };
+            accepted.then_some(outcome)
         }
     }
 }
@@ -241,15 +273,99 @@ fn attach_data(mut conn: TcpStream, hello: &Hello, reg: &Registry) -> Result<()>
     .map_err(|_| EngineError::Failed("session ended before its data connection arrived".into()))
 }
 
+/// A session's place in the registry, where its data connections arrive.
+pub(crate) struct Registration<'a> {
+    _registered: Registered<'a>,
+    connections: u16,
+    rx: mpsc::Receiver<StreamSocket>,
+}
+
+impl<'a> Registration<'a> {
+    fn new(
+        reg: &'a Registry,
+        id: SessionId,
+        connections: u16,
+        options: StreamOptions,
+    ) -> Result<Registration<'a>> {
+        let (tx, rx) = mpsc::channel();
+        let inserted = reg.with(|m| {
+            if m.contains_key(&id) {
+                return false;
+            }
+            m.insert(
+                id,
+                Slot {
+                    connections,
+                    options,
+                    tx,
+                },
+            );
+            true
+        });
+        if !inserted {
+            return Err(EngineError::Failed("session id already in use".into()));
+        }
+        Ok(Registration {
+            _registered: Registered { reg, id },
+            connections,
+            rx,
+        })
+    }
+
+    /// Waits for every data connection, sorted by stream index.
+    pub(crate) fn collect(self) -> Result<Vec<StreamSocket>> {
+        let connections = self.connections;
+        let mut sockets: Vec<StreamSocket> = Vec::with_capacity(connections as usize);
+        let deadline = Instant::now() + STEP_TIMEOUT;
+        while sockets.len() < connections as usize {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(s) if sockets.iter().any(|x| x.index == s.index) => {
+                    return Err(EngineError::Failed(format!(
+                        "stream {} connected twice",
+                        s.index
+                    )));
+                }
+                Ok(s) => sockets.push(s),
+                Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {
+                    return Err(EngineError::Timeout(format!(
+                        "waiting for data connections ({} of {connections} arrived)",
+                        sockets.len()
+                    )));
+                }
+            }
+        }
+        sockets.sort_by_key(|s| s.index);
+        Ok(sockets)
+    }
+}
+
 /// Runs a control session to its end and returns a one-line summary.
-fn control_session(conn: TcpStream, hello: &Hello, reg: &Registry) -> Result<String> {
+fn control_session(
+    conn: TcpStream,
+    hello: &Hello,
+    reg: &Registry,
+    transfers: Option<&TransferPolicy>,
+    accepted: &mut bool,
+) -> Result<String> {
     let mut ctl = Control::new(conn);
-    if hello.kind != SessionKind::Bench {
-        let msg = format!(
-            "{} sessions are not served by this version",
-            hello.kind.name()
-        );
-        refuse(&mut ctl.stream, RefusalCode::InvalidParameters, &msg);
+    let refusal = match (hello.kind, transfers) {
+        (SessionKind::Bench, _) => None,
+        (SessionKind::Transfer, None) => Some((
+            RefusalCode::InvalidParameters,
+            "this server takes no transfers (start it with --root DIR)".to_string(),
+        )),
+        (SessionKind::Transfer, Some(p)) if p.session.is_some_and(|id| id != hello.session) => {
+            Some((RefusalCode::UnknownSession, "no such session".to_string()))
+        }
+        (SessionKind::Transfer, Some(_)) => None,
+        (kind, _) => Some((
+            RefusalCode::InvalidParameters,
+            format!("{} sessions are not served by this version", kind.name()),
+        )),
+    };
+    if let Some((code, msg)) = refusal {
+        refuse(&mut ctl.stream, code, &msg);
         return Err(EngineError::Failed(msg));
     }
     ctl.send(&Message::Accept(Accept {
@@ -257,6 +373,18 @@ fn control_session(conn: TcpStream, hello: &Hello, reg: &Registry) -> Result<Str
         capabilities: CAPABILITIES.0,
         host: linerate_probe::host::collect(),
     }))?;
+    *accepted = true;
+    if let (SessionKind::Transfer, Some(policy)) = (hello.kind, transfers) {
+        let open = |req: &TransferRequest| {
+            Registration::new(
+                reg,
+                hello.session,
+                req.streams,
+                StreamOptions::from(&transfer::send::side_params(req, 0)),
+            )
+        };
+        return transfer::receive::session(&mut ctl, policy, &open);
+    }
     let params = match ctl.recv(STEP_TIMEOUT, "the bench request") {
         Ok(Message::BenchRequest(p)) => p,
         Ok(other) => {
@@ -269,57 +397,15 @@ fn control_session(conn: TcpStream, hello: &Hello, reg: &Registry) -> Result<Str
             return Err(e);
         }
     };
-    let connections = params.connections();
-    let (tx, rx) = mpsc::channel();
-    let inserted = reg.with(|m| {
-        if m.contains_key(&hello.session) {
-            return false;
-        }
-        m.insert(
-            hello.session,
-            Slot {
-                connections,
-                options: StreamOptions::from(&params),
-                tx,
-            },
-        );
-        true
-    });
-    if !inserted {
-        refuse(
-            &mut ctl.stream,
-            RefusalCode::Busy,
-            "session id already in use",
-        );
-        return Err(EngineError::Failed("duplicate session id".into()));
-    }
-    let _registered = Registered {
+    let streams = Registration::new(
         reg,
-        id: hello.session,
-    };
+        hello.session,
+        params.connections(),
+        StreamOptions::from(&params),
+    )
+    .inspect_err(|e| refuse(&mut ctl.stream, RefusalCode::Busy, &e.to_string()))?;
     ctl.send(&Message::Ready(Ready {}))?;
-
-    let mut sockets: Vec<StreamSocket> = Vec::with_capacity(connections as usize);
-    let deadline = Instant::now() + STEP_TIMEOUT;
-    while sockets.len() < connections as usize {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
-            Ok(s) if sockets.iter().any(|x| x.index == s.index) => {
-                return Err(EngineError::Failed(format!(
-                    "stream {} connected twice",
-                    s.index
-                )));
-            }
-            Ok(s) => sockets.push(s),
-            Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {
-                return Err(EngineError::Timeout(format!(
-                    "waiting for data connections ({} of {connections} arrived)",
-                    sockets.len()
-                )));
-            }
-        }
-    }
-    sockets.sort_by_key(|s| s.index);
+    let sockets = streams.collect()?;
     match ctl.recv(STEP_TIMEOUT, "the start signal")? {
         Message::Start => {}
         other => {

@@ -67,8 +67,8 @@ const RECEIVE_GRACE: Duration = Duration::from_secs(2);
 /// notices that every stream has ended.
 const SAMPLER_TICK: Duration = Duration::from_millis(20);
 
-/// Runs every stream of this end from `t0` until they end, sampling on the way.
-/// `on_interval` sees each interval's samples as they are taken.
+/// Runs every bench stream of this end from `t0` until they end, sampling on
+/// the way. `on_interval` sees each interval's samples as they are taken.
 pub fn run(
     cfg: &SideConfig,
     sockets: &[StreamSocket],
@@ -77,9 +77,6 @@ pub fn run(
     on_interval: &mut dyn FnMut(&[IntervalSample]),
 ) -> SideReport {
     let p = &cfg.params;
-    let ticks0 = cpu::HostTicks::now();
-    let proc0 = cpu::process_seconds();
-    let lives: Vec<Live> = sockets.iter().map(|_| Live::default()).collect();
     let deadline = p
         .bytes
         .is_none()
@@ -89,6 +86,49 @@ pub fn run(
     } else {
         Vec::new()
     };
+    let worker = |s: &StreamSocket, live: &Live| {
+        if cfg.sends(s.index) {
+            let plan = SendPlan {
+                buf: &send_buf,
+                deadline,
+                quota: cfg.quota(s.index),
+                zerocopy: p.zerocopy,
+            };
+            stream::send(&s.stream, &plan, live, abort)
+        } else {
+            if let Some(lowat) = p.rcvlowat {
+                // Best effort: without it the reader only wakes more often.
+                let _ = sockopt::set_rcvlowat(&s.stream, lowat);
+            }
+            let mut buf = vec![0u8; p.read_len as usize];
+            let plan = ReceivePlan {
+                skip_copy: p.skip_rx_copy,
+                poll: p.rx_poll,
+            };
+            stream::receive(&s.stream, &mut buf, &plan, live, abort)
+        }
+    };
+    run_with(cfg, sockets, t0, abort, on_interval, &worker)
+}
+
+/// Runs `worker` on every stream of this end, one thread each, from `t0`
+/// until they end, and samples their [`Live`] counters and TCP_INFO.
+pub fn run_with(
+    cfg: &SideConfig,
+    sockets: &[StreamSocket],
+    t0: Instant,
+    abort: &AtomicBool,
+    on_interval: &mut dyn FnMut(&[IntervalSample]),
+    worker: &(dyn Fn(&StreamSocket, &Live) -> Outcome + Sync),
+) -> SideReport {
+    let p = &cfg.params;
+    let ticks0 = cpu::HostTicks::now();
+    let proc0 = cpu::process_seconds();
+    let lives: Vec<Live> = sockets.iter().map(|_| Live::default()).collect();
+    let deadline = p
+        .bytes
+        .is_none()
+        .then(|| t0 + Duration::from_millis(p.duration_ms));
     let omit = cfg.omit();
     let mut intervals = Vec::new();
     let mut at_omit = vec![0u64; sockets.len()];
@@ -98,7 +138,6 @@ pub fn run(
             .iter()
             .zip(&lives)
             .map(|(s, live)| {
-                let send_buf = &send_buf;
                 std::thread::Builder::new()
                     .name(format!("stream-{}", s.index))
                     .spawn_scoped(scope, move || {
@@ -107,26 +146,7 @@ pub fn run(
                         } else if p.pin_cores {
                             pin_to_core(2 * usize::from(s.index) + usize::from(!cfg.is_client));
                         }
-                        if cfg.sends(s.index) {
-                            let plan = SendPlan {
-                                buf: send_buf,
-                                deadline,
-                                quota: cfg.quota(s.index),
-                                zerocopy: p.zerocopy,
-                            };
-                            stream::send(&s.stream, &plan, live, abort)
-                        } else {
-                            if let Some(lowat) = p.rcvlowat {
-                                // Best effort: without it the reader only wakes more often.
-                                let _ = sockopt::set_rcvlowat(&s.stream, lowat);
-                            }
-                            let mut buf = vec![0u8; p.read_len as usize];
-                            let plan = ReceivePlan {
-                                skip_copy: p.skip_rx_copy,
-                                poll: p.rx_poll,
-                            };
-                            stream::receive(&s.stream, &mut buf, &plan, live, abort)
-                        }
+                        worker(s, live)
                     })
             })
             .collect();
@@ -203,11 +223,23 @@ pub fn run(
     }
 }
 
-/// Best effort: a host that refuses affinity still runs, only unpinned.
-fn pin_to_core(cpu: usize) {
-    let mut set = rustix::thread::CpuSet::new();
-    set.set(cpu % rustix::thread::CpuSet::MAX_CPU);
-    let _ = rustix::thread::sched_setaffinity(None, &set);
+/// Pins the calling thread to the `slot`-th CPU this process may use, wrapping
+/// around when there are fewer. Best effort: a host that refuses affinity
+/// still runs, only unpinned.
+fn pin_to_core(slot: usize) {
+    use rustix::thread::{CpuSet, sched_getaffinity, sched_setaffinity};
+    let Ok(allowed) = sched_getaffinity(None) else {
+        return;
+    };
+    let cpus: Vec<usize> = (0..CpuSet::MAX_CPU)
+        .filter(|&c| allowed.is_set(c))
+        .collect();
+    if cpus.is_empty() {
+        return;
+    }
+    let mut set = CpuSet::new();
+    set.set(cpus[slot % cpus.len()]);
+    let _ = sched_setaffinity(None, &set);
 }
 
 fn failed_outcome(msg: &str) -> Outcome {

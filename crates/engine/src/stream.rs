@@ -31,13 +31,13 @@ pub struct Outcome {
 }
 
 /// CPU and run-queue time of the calling thread, for the span of a loop.
-struct ThreadClock {
+pub(crate) struct ThreadClock {
     cpu: f64,
     wait: f64,
 }
 
 impl ThreadClock {
-    fn start() -> Self {
+    pub(crate) fn start() -> Self {
         ThreadClock {
             cpu: cpu::thread_seconds(),
             wait: cpu::thread_run_delay().unwrap_or(0.0),
@@ -45,7 +45,7 @@ impl ThreadClock {
     }
 
     /// (CPU seconds, run-queue seconds) since `start`.
-    fn elapsed(&self) -> (f64, f64) {
+    pub(crate) fn elapsed(&self) -> (f64, f64) {
         let wait = cpu::thread_run_delay().map_or(0.0, |w| w - self.wait);
         (cpu::thread_seconds() - self.cpu, wait)
     }

@@ -206,6 +206,10 @@ pub enum Limit {
     Network,
     Cpu,
     Application,
+    /// Reading the source files (transfers).
+    SourceDisk,
+    /// Writing the destination files (transfers).
+    DestinationDisk,
     Unknown,
 }
 

@@ -15,6 +15,14 @@ pub enum FrameType {
     Ready = 4,
     Start = 5,
     Report = 6,
+    TransferRequest = 7,
+    Entries = 8,
+    EntriesEnd = 9,
+    Need = 10,
+    NeedEnd = 11,
+    Finish = 12,
+    Digests = 13,
+    TransferReport = 14,
 }
 
 impl FrameType {
@@ -26,6 +34,14 @@ impl FrameType {
             4 => FrameType::Ready,
             5 => FrameType::Start,
             6 => FrameType::Report,
+            7 => FrameType::TransferRequest,
+            8 => FrameType::Entries,
+            9 => FrameType::EntriesEnd,
+            10 => FrameType::Need,
+            11 => FrameType::NeedEnd,
+            12 => FrameType::Finish,
+            13 => FrameType::Digests,
+            14 => FrameType::TransferReport,
             other => return Err(WireError::UnknownFrameType(other)),
         })
     }

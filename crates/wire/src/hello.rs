@@ -38,6 +38,18 @@ impl SessionId {
     pub fn to_hex(self) -> String {
         self.0.iter().map(|b| format!("{b:02x}")).collect()
     }
+
+    /// Parses 32 hex digits.
+    pub fn from_hex(s: &str) -> Option<SessionId> {
+        if s.len() != 32 || !s.is_ascii() {
+            return None;
+        }
+        let mut out = [0u8; 16];
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
+        }
+        Some(SessionId(out))
+    }
 }
 
 impl std::fmt::Display for SessionId {

@@ -5,7 +5,7 @@
 //! 128-bit session id, the connection's role (control or data) and, for data
 //! connections, the stream index. After the hello, control connections carry
 //! length-prefixed [`Frame`]s whose payloads decode to [`Message`]s; data
-//! connections carry raw payload bytes.
+//! connections carry raw payload bytes (bench) or [`Record`]s (transfer).
 //!
 //! Nothing here performs I/O. Every decoder bounds every length before it
 //! allocates, checks every field, returns a typed [`WireError`] and never panics,
@@ -15,6 +15,8 @@ mod error;
 mod frame;
 mod hello;
 mod message;
+mod record;
+mod transfer;
 
 pub use error::WireError;
 pub use frame::{FRAME_HEADER_LEN, Frame, FrameDecoder, FrameType, MAX_FRAME_LEN};
@@ -24,4 +26,9 @@ pub use hello::{
 };
 pub use message::{
     Accept, BenchParams, Direction, MAX_STREAMS, Message, PeerReport, Ready, Refusal, RefusalCode,
+};
+pub use record::{BLOCK_TRAILER_LEN, RECORD_HEADER_LEN, Record};
+pub use transfer::{
+    Digests, ENTRIES_PER_FRAME, Entries, Entry, EntryKind, MAX_BLOCK_LEN, MAX_ENTRIES,
+    MIN_BLOCK_LEN, Need, NeedEnd, NeedFile, TOKEN_LEN, TransferRequest, TransferTotals,
 };

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
+use crate::transfer::{Digests, Entries, Need, NeedEnd, TransferRequest, TransferTotals};
 use crate::{Frame, FrameType, WireError};
 use linerate_result::{HostFacts, SideReport};
 
@@ -167,6 +168,29 @@ pub enum Message {
     /// Client to server: every data connection is up, start the clock.
     Start,
     Report(Box<PeerReport>),
+    TransferRequest(TransferRequest),
+    /// Sender to receiver: the next batch of the manifest.
+    Entries(Entries),
+    EntriesEnd,
+    /// Receiver to sender: blocks still missing.
+    Need(Need),
+    NeedEnd(NeedEnd),
+    /// Sender to receiver: nothing is missing; finish and report.
+    Finish,
+    Digests(Digests),
+    /// Receiver to sender: what it wrote, and its half of the measurements.
+    TransferReport(Box<(TransferTotals, PeerReport)>),
+}
+
+fn empty(what: &'static str, p: &[u8]) -> Result<(), WireError> {
+    if p.is_empty() {
+        Ok(())
+    } else {
+        Err(WireError::Malformed {
+            what,
+            reason: format!("{} unexpected payload bytes", p.len()),
+        })
+    }
 }
 
 impl Message {
@@ -178,6 +202,14 @@ impl Message {
             Message::Ready(_) => "ready",
             Message::Start => "start",
             Message::Report(_) => "report",
+            Message::TransferRequest(_) => "transfer request",
+            Message::Entries(_) => "entries",
+            Message::EntriesEnd => "entries end",
+            Message::Need(_) => "need",
+            Message::NeedEnd(_) => "need end",
+            Message::Finish => "finish",
+            Message::Digests(_) => "digests",
+            Message::TransferReport(_) => "transfer report",
         }
     }
 
@@ -194,6 +226,14 @@ impl Message {
             Message::Ready(m) => (FrameType::Ready, json(m)),
             Message::Start => (FrameType::Start, Vec::new()),
             Message::Report(m) => (FrameType::Report, json(m)),
+            Message::TransferRequest(m) => (FrameType::TransferRequest, json(m)),
+            Message::Entries(m) => (FrameType::Entries, json(m)),
+            Message::EntriesEnd => (FrameType::EntriesEnd, Vec::new()),
+            Message::Need(m) => (FrameType::Need, json(m)),
+            Message::NeedEnd(m) => (FrameType::NeedEnd, json(m)),
+            Message::Finish => (FrameType::Finish, Vec::new()),
+            Message::Digests(m) => (FrameType::Digests, json(m)),
+            Message::TransferReport(m) => (FrameType::TransferReport, json(m)),
         };
         Frame { kind, payload }
     }
@@ -220,12 +260,7 @@ impl Message {
             }
             FrameType::Ready => Message::Ready(parse("ready", p)?),
             FrameType::Start => {
-                if !p.is_empty() {
-                    return Err(WireError::Malformed {
-                        what: "start",
-                        reason: format!("{} unexpected payload bytes", p.len()),
-                    });
-                }
+                empty("start", p)?;
                 Message::Start
             }
             FrameType::Report => {
@@ -235,6 +270,39 @@ impl Message {
                     reason,
                 })?;
                 Message::Report(Box::new(report))
+            }
+            FrameType::TransferRequest => {
+                let req: TransferRequest = parse("transfer request", p)?;
+                req.validate()?;
+                Message::TransferRequest(req)
+            }
+            FrameType::Entries => {
+                let e: Entries = parse("entries", p)?;
+                e.validate()?;
+                Message::Entries(e)
+            }
+            FrameType::EntriesEnd => {
+                empty("entries end", p)?;
+                Message::EntriesEnd
+            }
+            FrameType::Need => {
+                let n: Need = parse("need", p)?;
+                n.validate()?;
+                Message::Need(n)
+            }
+            FrameType::NeedEnd => Message::NeedEnd(parse("need end", p)?),
+            FrameType::Finish => {
+                empty("finish", p)?;
+                Message::Finish
+            }
+            FrameType::Digests => Message::Digests(parse("digests", p)?),
+            FrameType::TransferReport => {
+                let b: Box<(TransferTotals, PeerReport)> = parse("transfer report", p)?;
+                b.1.validate().map_err(|reason| WireError::Malformed {
+                    what: "transfer report",
+                    reason,
+                })?;
+                Message::TransferReport(b)
             }
         })
     }

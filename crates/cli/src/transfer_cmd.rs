@@ -1,0 +1,382 @@
+//! `linerate send` and `linerate recv`: parallel file transfer with resume.
+
+use std::io::{IsTerminal, Write};
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use linerate_engine::server::Server;
+use linerate_engine::transfer::receive::TransferPolicy;
+use linerate_engine::transfer::send::{self, SendConfig, TransferRun};
+use linerate_engine::transfer::source::Manifest;
+use linerate_engine::transfer::{OneShot, Token};
+use linerate_probe::verdict::{fmt_bytes, fmt_rate};
+use linerate_result::{IntervalSample, Side};
+use linerate_wire::SessionId;
+
+use crate::bench_cmd::resolve_host;
+use crate::output::{self, Out, timestamp};
+use crate::units;
+
+#[derive(Args)]
+#[command(after_help = "\
+Examples:
+  linerate send data/ \"$(ssh dtn2 linerate recv /scratch/in)\"    one-shot, over ssh
+  linerate send big.h5 dtn2:/projects/run7                    to `linerate serve --root` on dtn2
+  linerate send --from-memory 100G -P 8 --skip-writes URL       network only: no disks
+  linerate send data/ dtn2:/in --verify --json t.json           BLAKE3 end to end, result document
+
+Rerun the same command after any interruption: only missing blocks are sent.")]
+pub struct SendArgs {
+    /// Files and directories to send, then the target: a linerate:// URL
+    /// printed by `linerate recv`, or HOST[:PORT]:/DEST for `serve --root`.
+    #[arg(required = true, num_args = 1.., value_name = "SRC... TARGET")]
+    pub args: Vec<String>,
+    /// Send SIZE bytes generated in memory instead of files (no source disk).
+    #[arg(long, value_name = "SIZE", value_parser = units::parse_size)]
+    pub from_memory: Option<u64>,
+    /// Parallel streams, one thread and one socket each.
+    #[arg(short = 'P', long, value_name = "N", default_value_t = 2)]
+    pub streams: u16,
+    /// Block size: the unit of scheduling, checksums and resume.
+    #[arg(long = "block", value_name = "BYTES", default_value = "8M", value_parser = units::parse_size_u32)]
+    pub block_len: u32,
+    /// The receiver checks and discards: measures the network and CPUs only.
+    #[arg(long)]
+    pub skip_writes: bool,
+    /// Replace files that exist at the destination and differ.
+    #[arg(long)]
+    pub overwrite: bool,
+    /// Compare a whole-file BLAKE3 of source and destination at the end.
+    #[arg(long)]
+    pub verify: bool,
+    /// Follow symbolic links instead of recreating them.
+    #[arg(long)]
+    pub follow_links: bool,
+    /// Cap the whole transfer, in bits/s (e.g. 5G), paced per socket.
+    #[arg(long, value_parser = units::parse_rate)]
+    pub rate: Option<u64>,
+    /// Socket send buffer (SO_SNDBUF). Default: kernel autotuning.
+    #[arg(long, value_parser = units::parse_size_u32)]
+    pub sndbuf: Option<u32>,
+    /// Receive window (SO_RCVBUF at the receiver). Default: kernel autotuning.
+    #[arg(short = 'w', long = "window", value_parser = units::parse_size_u32)]
+    pub rcvbuf: Option<u32>,
+    /// Local address to send from.
+    #[arg(short = 'B', long)]
+    pub bind: Option<IpAddr>,
+    /// Use IPv4 only.
+    #[arg(short = '4', conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// Use IPv6 only.
+    #[arg(short = '6')]
+    pub ipv6: bool,
+    /// Write the linerate.result/1 document to FILE ('-' for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+    /// Print no progress.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+enum Target {
+    OneShot(OneShot),
+    Daemon { host: String, dest: String },
+}
+
+fn parse_target(t: &str) -> anyhow::Result<Target> {
+    if t.starts_with("linerate://") {
+        return OneShot::parse(t)
+            .map(Target::OneShot)
+            .map_err(|e| anyhow::anyhow!("bad receiver URL '{t}': {e}"));
+    }
+    let Some((host, dest)) = t.split_once(":/") else {
+        bail!(
+            "'{t}' is not a target: use a linerate:// URL from `linerate recv`, or HOST[:PORT]:/DEST"
+        );
+    };
+    if host.is_empty() {
+        bail!("'{t}' has no host before ':/'");
+    }
+    Ok(Target::Daemon {
+        host: host.to_string(),
+        dest: dest.trim_matches('/').to_string(),
+    })
+}
+
+pub fn run_send(a: SendArgs) -> anyhow::Result<()> {
+    let (target, sources) = a.args.split_last().context("no target given")?;
+    let target = parse_target(target)?;
+    if sources.is_empty() && a.from_memory.is_none() {
+        bail!("nothing to send: give files or directories, or --from-memory SIZE");
+    }
+    if !sources.is_empty() && a.from_memory.is_some() {
+        bail!("--from-memory sends generated data; it takes no source paths");
+    }
+    let manifest = match a.from_memory {
+        Some(size) => Manifest::from_memory(size),
+        None => {
+            let paths: Vec<PathBuf> = sources.iter().map(PathBuf::from).collect();
+            Manifest::scan(&paths, a.follow_links).context("cannot read the sources")?
+        }
+    };
+    let to_stderr = a.json.as_deref() == Some("-");
+    let mut out = Out::new(to_stderr);
+    for s in &manifest.skipped {
+        out.line(&format!("skipped {s}"));
+    }
+    let (server, session, token, dest) = match &target {
+        Target::OneShot(o) => (
+            resolve_host(&format!("{}:{}", bracket(&o.host), o.port), a.ipv4, a.ipv6)?,
+            Some(o.session),
+            Some(o.token.clone()),
+            String::new(),
+        ),
+        Target::Daemon { host, dest } => (
+            resolve_host(host, a.ipv4, a.ipv6)?,
+            None,
+            None,
+            dest.clone(),
+        ),
+    };
+    let cfg = SendConfig {
+        server,
+        bind: a.bind,
+        session,
+        token,
+        dest,
+        streams: a.streams,
+        block_len: a.block_len,
+        overwrite: a.overwrite,
+        skip_writes: a.skip_writes,
+        verify: a.verify,
+        rate: a.rate.map(|bits| bits / 8),
+        sndbuf: a.sndbuf,
+        rcvbuf: a.rcvbuf,
+        interval_ms: 1000,
+    };
+    let total = manifest.total_bytes();
+    let mut progress = Progress::new(total, manifest.file_count(), a.quiet, to_stderr);
+    let run = send::run(&cfg, &manifest, &mut |batch| progress.update(batch))
+        .with_context(|| format!("transfer to {server} failed"))?;
+    progress.finish();
+    let doc = send::to_result(&run, std::env::args().collect());
+    print_summary(&mut out, &run, &doc);
+    if let Some(path) = &a.json {
+        output::write_json(&doc, path)?;
+    }
+    if !run.mismatched.is_empty() {
+        bail!(
+            "{} file(s) differ from the source after the transfer: {}",
+            run.mismatched.len(),
+            run.mismatched
+                .iter()
+                .take(5)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(())
+}
+
+fn bracket(host: &str) -> String {
+    if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host.to_string()
+    }
+}
+
+fn print_summary(out: &mut Out, run: &TransferRun, doc: &linerate_result::ResultDoc) {
+    let s = &doc.summary;
+    let t = &run.totals;
+    out.line(&format!(
+        "Sent {} of {} in {} file(s) over {} stream(s) in {:.2} s = {}{}",
+        fmt_bytes(run.client.bytes_total(Side::Sender) as f64),
+        fmt_bytes(run.bytes_total as f64),
+        run.files,
+        run.request.streams,
+        s.seconds,
+        fmt_rate(s.bits_per_second),
+        if run.rounds > 1 {
+            format!(", {} passes", run.rounds)
+        } else {
+            String::new()
+        }
+    ));
+    if run.request.skip_writes {
+        out.line("Receiver discarded the data (--skip-writes)");
+    } else {
+        out.line(&format!(
+            "Receiver: {} file(s) written, {} already complete, {} dir(s), {} link(s); {} block(s) failed their checksum and were sent again",
+            t.files_written, t.files_skipped, t.dirs, t.symlinks, t.blocks_rejected
+        ));
+    }
+    if run.request.verify {
+        out.line(&format!(
+            "Verified: {} file(s) identical (BLAKE3), {} differ",
+            run.verified,
+            run.mismatched.len()
+        ));
+    }
+    out.line(&format!(
+        "CPU per GB moved: sender {:.3} s, receiver {:.3} s",
+        s.cpu_seconds_per_gb.sender, s.cpu_seconds_per_gb.receiver
+    ));
+    out.line(&format!("Verdict: {}", s.verdict.sentence));
+}
+
+/// A bar on a terminal, a line per interval otherwise.
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    plain: bool,
+    to_stderr: bool,
+    sent: u64,
+    total: u64,
+    files: usize,
+    t0: Instant,
+}
+
+impl Progress {
+    fn new(total: u64, files: usize, quiet: bool, to_stderr: bool) -> Progress {
+        let tty = std::io::stderr().is_terminal();
+        let bar = (!quiet && tty).then(|| {
+            let b = indicatif::ProgressBar::new(total);
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} ETA {eta} {msg}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            b.set_message(format!("{files} file(s)"));
+            b
+        });
+        Progress {
+            bar,
+            plain: !quiet && !tty,
+            to_stderr,
+            sent: 0,
+            total,
+            files,
+            t0: Instant::now(),
+        }
+    }
+
+    fn update(&mut self, batch: &[IntervalSample]) {
+        let bytes: u64 = batch
+            .iter()
+            .filter(|s| s.side == Side::Sender)
+            .map(|s| s.bytes)
+            .sum();
+        let secs: f64 = batch.first().map_or(0.0, |s| s.end - s.start);
+        self.sent += bytes;
+        if let Some(b) = &self.bar {
+            b.set_position(self.sent.min(self.total));
+        } else if self.plain {
+            let line = format!(
+                "{} {:6.1} s  {} of {} ({} file(s))  {}",
+                timestamp(),
+                self.t0.elapsed().as_secs_f64(),
+                fmt_bytes(self.sent as f64),
+                fmt_bytes(self.total as f64),
+                self.files,
+                fmt_rate(if secs > 0.0 {
+                    bytes as f64 * 8.0 / secs
+                } else {
+                    0.0
+                })
+            );
+            if self.to_stderr {
+                eprintln!("{line}");
+            } else {
+                println!("{line}");
+            }
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+#[derive(Args)]
+#[command(after_help = "\
+Examples:
+  linerate recv /scratch/in                 prints a linerate:// URL, takes one transfer, exits
+  linerate send data/ \"$(ssh dtn2 linerate recv /scratch/in)\"
+
+The URL carries a random session id and token: only its holder can send.
+The process exits 0 once the transfer is complete, non-zero if it failed.")]
+pub struct RecvArgs {
+    /// Directory to receive into (created if missing).
+    pub dir: PathBuf,
+    /// Local address to listen on.
+    #[arg(long, default_value = "::")]
+    pub bind: IpAddr,
+    /// Port to listen on (0: any free port).
+    #[arg(short, long, default_value_t = 0)]
+    pub port: u16,
+    /// Host name the URL gives the sender. Default: the bind address if it is
+    /// a specific one, else this host's name.
+    #[arg(long)]
+    pub advertise: Option<String>,
+    /// Stay in the foreground after printing the URL. By default, when stdout
+    /// is not a terminal (as inside "$(ssh host linerate recv DIR)"), the
+    /// receiver moves to the background so the command substitution returns.
+    #[arg(long)]
+    pub foreground: bool,
+    /// Log file of a receiver in the background.
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+}
+
+pub fn run_recv(a: RecvArgs) -> anyhow::Result<()> {
+    std::fs::create_dir_all(&a.dir)
+        .with_context(|| format!("cannot create {}", a.dir.display()))?;
+    let log: linerate_engine::server::Logger = Arc::new(|line| eprintln!("{} {line}", timestamp()));
+    let server = Server::bind(SocketAddr::new(a.bind, a.port), log).context("cannot listen")?;
+    let addr = server.local_addr()?;
+    let mut id = [0u8; 16];
+    linerate_engine::transfer::random_bytes(&mut id).context("no randomness for the session id")?;
+    let session = SessionId(id);
+    let token = Token::random().context("no randomness for the token")?;
+    let host = a.advertise.clone().unwrap_or_else(|| {
+        if a.bind.is_unspecified() {
+            rustix::system::uname()
+                .nodename()
+                .to_string_lossy()
+                .into_owned()
+        } else {
+            a.bind.to_string()
+        }
+    });
+    let server = server.with_transfers(TransferPolicy {
+        root: a.dir.clone(),
+        token: Some(token.clone()),
+        session: Some(session),
+    });
+    let url = OneShot::new(addr, host, session, token);
+    // The URL is the only thing on stdout, so "$(ssh host linerate recv DIR)" captures it.
+    let mut stdout = std::io::stdout();
+    let background = !a.foreground && !stdout.is_terminal();
+    writeln!(stdout, "{url}").context("printing the URL")?;
+    stdout.flush().context("printing the URL")?;
+    if background {
+        let log = a.log.clone().unwrap_or_else(|| {
+            std::env::temp_dir().join(format!("linerate-recv-{}.log", session.to_hex()))
+        });
+        // Nothing but the listening socket exists yet: no threads to lose.
+        crate::detach::into_background(&log).context("cannot move to the background")?;
+    }
+    server
+        .run(true, &AtomicBool::new(false))
+        .context("the transfer failed (partial files are kept: rerun to resume)")?;
+    Ok(())
+}

@@ -1,0 +1,46 @@
+//! The block grid both ends agree on: block `i` of a file covers
+//! `[i * block_len, min((i + 1) * block_len, size))`.
+
+pub fn block_count(size: u64, block_len: u32) -> u64 {
+    size.div_ceil(u64::from(block_len.max(1)))
+}
+
+/// Offset and length of block `index`, or None past the end of the file.
+pub fn block_span(size: u64, block_len: u32, index: u64) -> Option<(u64, u32)> {
+    let bl = u64::from(block_len.max(1));
+    let offset = index.checked_mul(bl)?;
+    if offset >= size {
+        return None;
+    }
+    Some((offset, (size - offset).min(bl) as u32))
+}
+
+/// The per-block checksum carried after every block's payload.
+pub fn checksum(data: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(data)
+}
+
+/// The same checksum, over a block that arrives or leaves in pieces.
+pub type BlockHasher = xxhash_rust::xxh3::Xxh3;
+
+/// A block moves through memory in pieces of this size: each is hashed,
+/// written and sent while it is still in the core's cache.
+pub const PIECE: usize = 256 << 10;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grid_covers_the_file_exactly() {
+        for (size, bl) in [(0u64, 4u32), (1, 4), (4, 4), (5, 4), (4097, 1024)] {
+            let n = block_count(size, bl);
+            let total: u64 = (0..n)
+                .map(|i| u64::from(block_span(size, bl, i).unwrap().1))
+                .sum();
+            assert_eq!(total, size);
+            assert!(block_span(size, bl, n).is_none());
+        }
+        assert!(block_span(u64::MAX, 1 << 20, u64::MAX).is_none());
+    }
+}

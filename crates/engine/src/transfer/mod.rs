@@ -1,0 +1,19 @@
+//! File transfer: a sender that cuts files into blocks handed out to every
+//! stream from one queue, and a receiver that checks each block, writes it at
+//! its offset under a temporary name, journals it for resume, and renames a
+//! file into place once all of it has arrived.
+
+mod grid;
+pub mod receive;
+pub mod send;
+mod sink;
+pub mod source;
+mod url;
+
+pub use grid::{block_count, block_span, checksum};
+pub use url::{OneShot, Token};
+
+/// Fills `b` from the system's random source (session ids, tokens).
+pub fn random_bytes(b: &mut [u8]) -> std::io::Result<()> {
+    getrandom::fill(b).map_err(|e| std::io::Error::other(e.to_string()))
+}

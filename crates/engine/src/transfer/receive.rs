@@ -1,0 +1,397 @@
+//! The receiving end of a transfer session, run by `serve --root` and `recv`:
+//! takes the manifest, asks for what is missing, checks and stores blocks
+//! from every stream, and asks again after each pass until nothing is missing.
+
+use std::io::{ErrorKind, Read};
+use std::net::{Shutdown, TcpStream};
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use linerate_result::Side;
+use linerate_wire::{
+    BLOCK_TRAILER_LEN, ENTRIES_PER_FRAME, Entry, MAX_ENTRIES, Message, Need, NeedEnd, NeedFile,
+    RECORD_HEADER_LEN, Record, Refusal, RefusalCode, SessionId, TransferRequest,
+};
+
+use super::grid::{BlockHasher, PIECE, block_span};
+use super::sink::{Accepted, Sink};
+use super::url::Token;
+use crate::confine::DestRoot;
+use crate::control::Control;
+use crate::error::{EngineError, Result};
+use crate::server::Registration;
+use crate::side::{self, SideConfig, StreamSocket};
+use crate::stream::{Live, Outcome, ThreadClock};
+
+/// Longest a receiver waits for the next manifest batch or control step.
+const STEP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What a server accepts transfers into.
+#[derive(Debug, Clone)]
+pub struct TransferPolicy {
+    pub root: PathBuf,
+    /// Required from the sender when set (the one-shot receiver's secret).
+    pub token: Option<Token>,
+    /// Only this session id is served when set (the one-shot receiver).
+    pub session: Option<SessionId>,
+}
+
+/// Registers a session's data connections, to be collected once the
+/// manifest has been answered.
+pub(crate) type StreamGate<'a> = dyn Fn(&TransferRequest) -> Result<Registration<'a>> + 'a;
+
+enum Event {
+    RoundEnd(u16),
+    Closed(u16),
+    Fatal(String),
+}
+
+/// Runs one transfer session on an accepted control connection.
+pub(crate) fn session(
+    ctl: &mut Control,
+    policy: &TransferPolicy,
+    gate: &StreamGate<'_>,
+) -> Result<String> {
+    let req = match ctl.recv(STEP_TIMEOUT, "the transfer request")? {
+        Message::TransferRequest(r) => r,
+        other => {
+            return Err(refuse(
+                ctl,
+                RefusalCode::Malformed,
+                format!("expected a transfer request, got {}", other.name()),
+            ));
+        }
+    };
+    if let Some(token) = &policy.token
+        && !req.token.as_deref().is_some_and(|t| token.matches(t))
+    {
+        return Err(refuse(
+            ctl,
+            RefusalCode::InvalidParameters,
+            "wrong or missing token".into(),
+        ));
+    }
+    let dest = DestRoot::open(&policy.root)
+        .and_then(|r| r.subdir(&req.dest))
+        .map_err(|e| {
+            refuse(
+                ctl,
+                RefusalCode::InvalidParameters,
+                format!("destination: {e}"),
+            )
+        })?;
+    let streams = gate(&req).map_err(|e| refuse(ctl, RefusalCode::Busy, e.to_string()))?;
+    ctl.send(&Message::Ready(linerate_wire::Ready {}))?;
+
+    let mut entries: Vec<Entry> = Vec::new();
+    loop {
+        match ctl.recv(STEP_TIMEOUT, "the manifest")? {
+            Message::Entries(batch) => {
+                if entries.len() + batch.entries.len() > MAX_ENTRIES as usize {
+                    return Err(refuse(
+                        ctl,
+                        RefusalCode::InvalidParameters,
+                        "too many entries".into(),
+                    ));
+                }
+                entries.extend(batch.entries);
+            }
+            Message::EntriesEnd => break,
+            other => {
+                return Err(refuse(
+                    ctl,
+                    RefusalCode::Malformed,
+                    format!("expected entries, got {}", other.name()),
+                ));
+            }
+        }
+    }
+    let root = (!req.skip_writes).then_some(dest);
+    let mut sink = Sink::new(root, req.block_len, req.overwrite, entries)
+        .map_err(|e| refuse(ctl, RefusalCode::InvalidParameters, e.to_string()))?;
+    let need = sink
+        .plan()
+        .map_err(|e| refuse(ctl, RefusalCode::InvalidParameters, e.to_string()))?;
+    send_need(ctl, &sink, &need, 0, req.block_len)?;
+
+    let sockets = streams.collect()?;
+    match ctl.recv(STEP_TIMEOUT, "the start signal")? {
+        Message::Start => {}
+        other => {
+            return Err(EngineError::Failed(format!(
+                "expected start, got {}",
+                other.name()
+            )));
+        }
+    }
+    let controls: Vec<TcpStream> = sockets
+        .iter()
+        .filter_map(|s| s.stream.try_clone().ok())
+        .collect();
+    let (tx, rx) = mpsc::channel::<Event>();
+    let tx = Mutex::new(tx);
+    let abort = AtomicBool::new(false);
+    let cfg = SideConfig {
+        params: super::send::side_params(&req, sink.entries().iter().map(Entry::size).sum()),
+        is_client: false,
+    };
+    let t0 = Instant::now();
+    let sink = &sink;
+    let worker = |s: &StreamSocket, live: &Live| {
+        let tx = lock(&tx).clone();
+        receive_stream(s, sink, req.block_len, live, &tx)
+    };
+    let (report, outcome) = std::thread::scope(|scope| {
+        let streams =
+            scope.spawn(|| side::run_with(&cfg, &sockets, t0, &abort, &mut |_| {}, &worker));
+        let outcome = rounds(ctl, sink, &req, &rx, sockets.len());
+        if outcome.is_err() {
+            abort.store(true, Relaxed);
+            for s in &controls {
+                let _ = s.shutdown(Shutdown::Both);
+            }
+        }
+        (streams.join(), outcome)
+    });
+    let report = report.map_err(|_| EngineError::Failed("stream threads panicked".into()))?;
+    outcome?;
+    sink.finish_dirs()
+        .map_err(|e| refuse(ctl, RefusalCode::Internal, e.to_string()))?;
+    if req.verify {
+        let digests = sink
+            .digests()
+            .map_err(|e| refuse(ctl, RefusalCode::Internal, e.to_string()))?;
+        for chunk in digests.chunks(ENTRIES_PER_FRAME) {
+            ctl.send(&Message::Digests(linerate_wire::Digests {
+                files: chunk.to_vec(),
+            }))?;
+        }
+    }
+    let totals = sink.totals();
+    let line = format!(
+        "transfer, {} stream(s), {} file(s) written, {} skipped, {} B received",
+        req.streams,
+        totals.files_written,
+        totals.files_skipped,
+        report.bytes_total(Side::Receiver)
+    );
+    ctl.send(&Message::TransferReport(Box::new((totals, report))))?;
+    Ok(line)
+}
+
+/// Passes over the data until nothing is missing; Ok once the sender has
+/// been told so and has finished.
+fn rounds(
+    ctl: &mut Control,
+    sink: &Sink,
+    req: &TransferRequest,
+    rx: &mpsc::Receiver<Event>,
+    streams: usize,
+) -> Result<()> {
+    let mut alive = vec![true; streams];
+    let mut round = 0u32;
+    loop {
+        let mut ended = vec![false; streams];
+        while (0..streams).any(|i| alive[i] && !ended[i]) {
+            match rx.recv_timeout(Duration::from_secs(1)) {
+                Ok(Event::RoundEnd(i)) => ended[usize::from(i)] = true,
+                Ok(Event::Closed(i)) => alive[usize::from(i)] = false,
+                Ok(Event::Fatal(msg)) => return Err(refuse(ctl, RefusalCode::Internal, msg)),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        round += 1;
+        let need = sink.missing();
+        if !need.is_empty() && !alive.iter().any(|&a| a) {
+            let msg = format!(
+                "every data connection closed with {} file(s) incomplete (kept for resume)",
+                need.len()
+            );
+            return Err(refuse(ctl, RefusalCode::Internal, msg));
+        }
+        send_need(ctl, sink, &need, round, req.block_len)?;
+        if need.is_empty() {
+            break;
+        }
+    }
+    match ctl.recv(STEP_TIMEOUT, "the finish signal")? {
+        Message::Finish => Ok(()),
+        other => Err(EngineError::Failed(format!(
+            "expected finish, got {}",
+            other.name()
+        ))),
+    }
+}
+
+fn send_need(
+    ctl: &mut Control,
+    sink: &Sink,
+    need: &[NeedFile],
+    round: u32,
+    block_len: u32,
+) -> Result<()> {
+    let (mut blocks, mut bytes) = (0u64, 0u64);
+    for f in need {
+        let size = sink.entries()[f.id as usize].size();
+        for &[a, b] in &f.ranges {
+            blocks += b - a;
+            bytes += (a..b)
+                .filter_map(|i| block_span(size, block_len, i))
+                .map(|(_, l)| u64::from(l))
+                .sum::<u64>();
+        }
+    }
+    for chunk in need.chunks(ENTRIES_PER_FRAME) {
+        ctl.send(&Message::Need(Need {
+            files: chunk.to_vec(),
+        }))?;
+    }
+    ctl.send(&Message::NeedEnd(NeedEnd {
+        round,
+        blocks,
+        bytes,
+    }))
+}
+
+fn refuse(ctl: &mut Control, code: RefusalCode, message: String) -> EngineError {
+    let _ = ctl.send(&Message::Refuse(Refusal {
+        code,
+        message: message.clone(),
+    }));
+    EngineError::Failed(message)
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Reads exactly `buf`; Ok(false) on a clean end of stream before its first byte.
+fn read_record(sock: &mut &TcpStream, buf: &mut [u8]) -> std::io::Result<bool> {
+    let mut got = 0;
+    while got < buf.len() {
+        match sock.read(&mut buf[got..]) {
+            Ok(0) if got == 0 => return Ok(false),
+            Ok(0) => return Err(ErrorKind::UnexpectedEof.into()),
+            Ok(n) => got += n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
+}
+
+fn read_full(sock: &mut &TcpStream, buf: &mut [u8]) -> std::io::Result<()> {
+    if read_record(sock, buf)? {
+        Ok(())
+    } else {
+        Err(ErrorKind::UnexpectedEof.into())
+    }
+}
+
+fn receive_stream(
+    s: &StreamSocket,
+    sink: &Sink,
+    block_len: u32,
+    live: &Live,
+    events: &mpsc::Sender<Event>,
+) -> Outcome {
+    let clock = ThreadClock::start();
+    let mut sock = &s.stream;
+    let mut buf = vec![0u8; PIECE.min(block_len as usize)];
+    let mut header = [0u8; RECORD_HEADER_LEN];
+    let (mut got, mut last) = (0u64, Instant::now());
+    let mut error = None;
+    let fatal = |msg: String| {
+        let _ = events.send(Event::Fatal(msg.clone()));
+        Some(msg)
+    };
+    loop {
+        match read_record(&mut sock, &mut header) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => {
+                error = Some(format!("receive failed: {e}"));
+                break;
+            }
+        }
+        let rec = match Record::decode(&header) {
+            Ok(r) => r,
+            Err(e) => {
+                error = fatal(format!("stream {}: {e}", s.index));
+                break;
+            }
+        };
+        let (file, offset, len, is_block) = match rec {
+            Record::RoundEnd => {
+                let _ = events.send(Event::RoundEnd(s.index));
+                continue;
+            }
+            Record::Block { file, offset, len } => (file, offset, len, true),
+            Record::Hole { file, offset, len } => (file, offset, len, false),
+        };
+        let take = match sink.accept(file, offset, len) {
+            Ok(a) => matches!(a, Accepted::Take),
+            Err(msg) => {
+                error = fatal(format!("stream {}: {msg}", s.index));
+                break;
+            }
+        };
+        if is_block {
+            let mut hasher = BlockHasher::new();
+            let mut pos = 0u64;
+            let mut failed = None;
+            while pos < u64::from(len) {
+                let n = (u64::from(len) - pos).min(PIECE as u64) as usize;
+                let piece = &mut buf[..n];
+                if let Err(e) = read_full(&mut sock, piece) {
+                    failed = Some(format!("receive failed mid-block: {e}"));
+                    break;
+                }
+                hasher.update(piece);
+                if take && let Err(e) = sink.write_piece(file, offset + pos, piece) {
+                    failed = fatal(e.to_string());
+                    break;
+                }
+                pos += n as u64;
+                got += n as u64;
+                live.bytes.store(got, Relaxed);
+            }
+            let mut trailer = [0u8; BLOCK_TRAILER_LEN];
+            if failed.is_none()
+                && let Err(e) = read_full(&mut sock, &mut trailer)
+            {
+                failed = Some(format!("receive failed mid-block: {e}"));
+            }
+            if failed.is_some() {
+                error = failed;
+                break;
+            }
+            last = Instant::now();
+            if hasher.digest() != u64::from_be_bytes(trailer) {
+                // Asked for again in the next pass.
+                sink.reject();
+                continue;
+            }
+        }
+        if take && let Err(e) = sink.commit(file, offset) {
+            error = fatal(e.to_string());
+            break;
+        }
+    }
+    let _ = events.send(Event::Closed(s.index));
+    let tcp = linerate_probe::tcpinfo::read(&s.stream).ok();
+    live.done.store(true, Relaxed);
+    let (cpu_seconds, runq_wait_seconds) = clock.elapsed();
+    Outcome {
+        bytes: got,
+        last_byte: last,
+        cpu_seconds,
+        runq_wait_seconds,
+        tcp,
+        error,
+    }
+}

@@ -1,0 +1,814 @@
+//! The sending end of a transfer: announces the manifest, turns the
+//! receiver's list of missing blocks into one queue (largest files first,
+//! small files batched), and lets every stream take from it until the
+//! receiver says nothing is missing.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::fs::File;
+use std::io::Write;
+use std::net::{IpAddr, Shutdown, SocketAddr, TcpStream};
+use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime};
+
+use linerate_result::{
+    CpuPerGb, HostFacts, Hosts, IntervalSample, Limit, ResultDoc, SCHEMA, Side, SideReport,
+    Summary, Verdict,
+};
+use linerate_wire::{
+    BenchParams, Direction, ENTRIES_PER_FRAME, Entries, EntryKind, Hello, Message, NeedFile,
+    Record, Role, SessionId, SessionKind, TransferRequest, TransferTotals,
+};
+
+use super::grid::{BlockHasher, PIECE, block_span, checksum};
+use super::source::{Manifest, Origin};
+use super::url::Token;
+use crate::bench::{connect, new_session_id, open_data, send_hello, unexpected};
+use crate::control::Control;
+use crate::error::{EngineError, Result};
+use crate::side::{self, SideConfig, StreamSocket};
+use crate::sockopt::StreamOptions;
+use crate::stream::{self, Live, Outcome, ThreadClock};
+
+const CONNECT_STEP: Duration = Duration::from_secs(30);
+/// A pass over the data may take as long as the data takes; the receiver
+/// answers when every stream has delivered it.
+const ROUND_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
+/// Files of one block up to this size travel many to a write.
+const SMALL_FILE: u64 = 1 << 20;
+/// Bytes of small files gathered into one write.
+const SMALL_BATCH: u64 = 1 << 20;
+/// Passes without fewer bytes missing before the sender gives up.
+const STALLED_ROUNDS: u32 = 3;
+
+pub struct SendConfig {
+    pub server: SocketAddr,
+    pub bind: Option<IpAddr>,
+    /// The one-shot receiver's session, from its URL.
+    pub session: Option<SessionId>,
+    pub token: Option<Token>,
+    /// Destination under a daemon's root ("" for a one-shot receiver).
+    pub dest: String,
+    pub streams: u16,
+    pub block_len: u32,
+    pub overwrite: bool,
+    pub skip_writes: bool,
+    pub verify: bool,
+    /// Whole-transfer cap in bytes per second, split over the streams.
+    pub rate: Option<u64>,
+    pub sndbuf: Option<u32>,
+    pub rcvbuf: Option<u32>,
+    pub interval_ms: u64,
+}
+
+/// What a finished transfer measured and found.
+pub struct TransferRun {
+    pub request: TransferRequest,
+    pub session: SessionId,
+    pub started_at: SystemTime,
+    pub client: SideReport,
+    pub server: SideReport,
+    pub client_host: HostFacts,
+    pub server_host: HostFacts,
+    pub totals: TransferTotals,
+    pub files: usize,
+    pub bytes_total: u64,
+    /// Bytes the first pass had to send (less than the total on a resume).
+    pub bytes_needed: u64,
+    pub rounds: u32,
+    /// Time the sending threads spent reading the source.
+    pub read_seconds: f64,
+    /// Files whose end-to-end digest did not match (with --verify).
+    pub mismatched: Vec<String>,
+    pub verified: usize,
+}
+
+/// The bench parameters that shape a transfer's sockets and its sampler.
+pub fn side_params(req: &TransferRequest, total: u64) -> BenchParams {
+    BenchParams {
+        streams: req.streams,
+        duration_ms: 0,
+        bytes: Some(total.max(1)),
+        write_len: req.block_len,
+        read_len: req.block_len,
+        direction: Direction::Forward,
+        interval_ms: req.interval_ms,
+        omit_ms: 0,
+        sndbuf: req.sndbuf,
+        rcvbuf: req.rcvbuf,
+        congestion: None,
+        pacing_rate: None,
+        mss: None,
+        tos: None,
+        zerocopy: false,
+        skip_rx_copy: false,
+        rx_poll: false,
+        pin_cores: false,
+        pin_pairs: false,
+        rcvlowat: None,
+    }
+}
+
+enum Work {
+    Block { id: u32, index: u64 },
+    Small(Vec<u32>),
+}
+
+enum Next {
+    Work(Work),
+    EndRound(u32),
+    Close,
+}
+
+#[derive(Default)]
+struct QueueState {
+    items: VecDeque<Work>,
+    round: u32,
+    closed: bool,
+}
+
+#[derive(Default)]
+struct Queue {
+    state: Mutex<QueueState>,
+    wake: Condvar,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Queue {
+    fn next(&self, ended: u32) -> Next {
+        let mut st = lock(&self.state);
+        loop {
+            if st.closed {
+                return Next::Close;
+            }
+            if let Some(w) = st.items.pop_front() {
+                return Next::Work(w);
+            }
+            if ended < st.round {
+                return Next::EndRound(st.round);
+            }
+            st = self.wake.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    fn requeue(&self, w: Work) {
+        lock(&self.state).items.push_front(w);
+        self.wake.notify_all();
+    }
+
+    fn refill(&self, items: VecDeque<Work>) {
+        let mut st = lock(&self.state);
+        st.items = items;
+        st.round += 1;
+        self.wake.notify_all();
+    }
+
+    fn close(&self) {
+        lock(&self.state).closed = true;
+        self.wake.notify_all();
+    }
+}
+
+/// Orders the missing blocks: every block of the largest files first, then
+/// small files gathered into batches.
+fn plan_work(
+    m: &Manifest,
+    need: &[NeedFile],
+    block_len: u32,
+    failed: &HashSet<u32>,
+) -> VecDeque<Work> {
+    let mut large: Vec<(u64, u32, u64)> = Vec::new();
+    let mut small: Vec<(u64, u32)> = Vec::new();
+    for f in need.iter().filter(|f| !failed.contains(&f.id)) {
+        let Some(e) = m.entries.get(f.id as usize) else {
+            continue;
+        };
+        let size = e.size();
+        let one_block = size <= u64::from(block_len) && size <= SMALL_FILE;
+        if one_block && f.ranges == [[0, 1]] {
+            small.push((size, f.id));
+            continue;
+        }
+        for &[a, b] in &f.ranges {
+            large.extend((a..b).map(|i| (size, f.id, i)));
+        }
+    }
+    large.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)).then(x.2.cmp(&y.2)));
+    let mut out: VecDeque<Work> = large
+        .into_iter()
+        .map(|(_, id, index)| Work::Block { id, index })
+        .collect();
+    let (mut batch, mut bytes) = (Vec::new(), 0u64);
+    for (size, id) in small {
+        batch.push(id);
+        bytes +=
+            size + (linerate_wire::RECORD_HEADER_LEN + linerate_wire::BLOCK_TRAILER_LEN) as u64;
+        if bytes >= SMALL_BATCH || batch.len() >= 4096 {
+            out.push_back(Work::Small(std::mem::take(&mut batch)));
+            bytes = 0;
+        }
+    }
+    if !batch.is_empty() {
+        out.push_back(Work::Small(batch));
+    }
+    out
+}
+
+struct Shared<'a> {
+    manifest: &'a Manifest,
+    block_len: u32,
+    queue: Queue,
+    memory: Vec<u8>,
+    /// Source files that could not be read, by id, with the reason.
+    failed: Mutex<HashMap<u32, String>>,
+    read_ns: AtomicU64,
+}
+
+impl Shared<'_> {
+    fn fail(&self, id: u32, why: String) {
+        lock(&self.failed).entry(id).or_insert(why);
+    }
+}
+
+/// Sends `manifest`; `on_interval` sees the sending streams' samples live.
+pub fn run(
+    cfg: &SendConfig,
+    manifest: &Manifest,
+    on_interval: &mut dyn FnMut(&[IntervalSample]),
+) -> Result<TransferRun> {
+    let session = match cfg.session {
+        Some(s) => s,
+        None => new_session_id()?,
+    };
+    let mut ctl = Control::new(connect(cfg.server, cfg.bind, None)?);
+    ctl.stream
+        .set_nodelay(true)
+        .map_err(|e| EngineError::io("TCP_NODELAY", e))?;
+    send_hello(
+        &mut ctl.stream,
+        Hello::new(session, Role::Control, SessionKind::Transfer, 0),
+    )?;
+    let accept = match ctl.recv(CONNECT_STEP, "the receiver's accept")? {
+        Message::Accept(a) => a,
+        Message::Refuse(r) => return Err(EngineError::Refused(r)),
+        other => return Err(unexpected(&other, "accept")),
+    };
+    let client_host = linerate_probe::host::collect();
+    let request = TransferRequest {
+        dest: cfg.dest.clone(),
+        token: cfg.token.as_ref().map(|t| t.0.clone()),
+        streams: cfg.streams,
+        block_len: cfg.block_len,
+        overwrite: cfg.overwrite,
+        skip_writes: cfg.skip_writes,
+        verify: cfg.verify,
+        sndbuf: cfg.sndbuf,
+        rcvbuf: cfg.rcvbuf,
+        interval_ms: cfg.interval_ms,
+    };
+    request.validate()?;
+    ctl.send(&Message::TransferRequest(request.clone()))?;
+    expect_ready(&mut ctl)?;
+    for chunk in manifest.entries.chunks(ENTRIES_PER_FRAME) {
+        ctl.send(&Message::Entries(Entries {
+            entries: chunk.to_vec(),
+        }))?;
+    }
+    ctl.send(&Message::EntriesEnd)?;
+    let (need, first) = recv_need(&mut ctl, CONNECT_STEP)?;
+
+    let bytes_total = manifest.total_bytes();
+    let mut params = side_params(&request, first.bytes);
+    params.pacing_rate = cfg.rate.map(|r| (r / u64::from(cfg.streams)).max(1));
+    let options = StreamOptions::from(&params);
+    let shared = Shared {
+        manifest,
+        block_len: cfg.block_len,
+        queue: Queue::default(),
+        memory: if manifest.origins.iter().any(|o| o == &Some(Origin::Memory)) {
+            stream::pattern(cfg.block_len as usize)
+        } else {
+            Vec::new()
+        },
+        failed: Mutex::default(),
+        read_ns: AtomicU64::new(0),
+    };
+    shared
+        .queue
+        .refill(plan_work(manifest, &need, cfg.block_len, &HashSet::new()));
+    let sockets = (0..cfg.streams)
+        .map(|i| {
+            let hello = Hello::new(session, Role::Data, SessionKind::Transfer, i);
+            open_data(cfg.server, cfg.bind, &options, hello)
+        })
+        .collect::<Result<Vec<StreamSocket>>>()?;
+    let started_at = SystemTime::now();
+    ctl.send(&Message::Start)?;
+    let side_cfg = SideConfig {
+        params,
+        is_client: true,
+    };
+    let abort = AtomicBool::new(false);
+    let t0 = Instant::now();
+    let worker = |s: &StreamSocket, live: &Live| send_stream(s, &shared, live);
+    let (client, rounds) = std::thread::scope(|scope| {
+        let driver = scope.spawn(|| {
+            let rounds = drive(&mut ctl, &shared, first.bytes);
+            shared.queue.close();
+            if rounds.is_err() {
+                abort.store(true, Relaxed);
+                for s in &sockets {
+                    let _ = s.stream.shutdown(Shutdown::Both);
+                }
+            }
+            rounds
+        });
+        let client = side::run_with(&side_cfg, &sockets, t0, &abort, on_interval, &worker);
+        (client, driver.join())
+    });
+    let rounds =
+        rounds.map_err(|_| EngineError::Failed("the transfer driver panicked".into()))??;
+    ctl.send(&Message::Finish)?;
+    let mut digests = Vec::new();
+    let (totals, server) = loop {
+        match ctl.recv(ROUND_TIMEOUT, "the receiver's report")? {
+            Message::Digests(d) => digests.extend(d.files),
+            Message::TransferReport(b) => break *b,
+            Message::Refuse(r) => return Err(EngineError::Refused(r)),
+            other => return Err(unexpected(&other, "transfer report")),
+        }
+    };
+    let (verified, mismatched) = if cfg.verify {
+        compare_digests(manifest, &digests)?
+    } else {
+        (0, Vec::new())
+    };
+    Ok(TransferRun {
+        request,
+        session,
+        started_at,
+        client,
+        server,
+        client_host,
+        server_host: accept.host,
+        totals,
+        files: manifest.file_count(),
+        bytes_total,
+        bytes_needed: first.bytes,
+        rounds,
+        read_seconds: shared.read_ns.load(Relaxed) as f64 / 1e9,
+        mismatched,
+        verified,
+    })
+}
+
+fn expect_ready(ctl: &mut Control) -> Result<()> {
+    match ctl.recv(CONNECT_STEP, "the receiver's ready")? {
+        Message::Ready(_) => Ok(()),
+        Message::Refuse(r) => Err(EngineError::Refused(r)),
+        other => Err(unexpected(&other, "ready")),
+    }
+}
+
+fn recv_need(
+    ctl: &mut Control,
+    timeout: Duration,
+) -> Result<(Vec<NeedFile>, linerate_wire::NeedEnd)> {
+    let mut need = Vec::new();
+    loop {
+        match ctl.recv(timeout, "the receiver's list of missing blocks")? {
+            Message::Need(n) => need.extend(n.files),
+            Message::NeedEnd(end) => return Ok((need, end)),
+            Message::Refuse(r) => return Err(EngineError::Refused(r)),
+            other => return Err(unexpected(&other, "need")),
+        }
+    }
+}
+
+/// Refills the queue after each pass until the receiver misses nothing;
+/// returns the number of passes.
+fn drive(ctl: &mut Control, shared: &Shared, first_bytes: u64) -> Result<u32> {
+    let (mut rounds, mut best, mut stalled) = (1u32, first_bytes, 0u32);
+    loop {
+        let (need, end) = recv_need(ctl, ROUND_TIMEOUT)?;
+        if need.is_empty() {
+            return Ok(rounds);
+        }
+        let failed = lock(&shared.failed).clone();
+        if need.iter().all(|f| failed.contains_key(&f.id)) {
+            let list: Vec<String> = failed
+                .iter()
+                .take(5)
+                .map(|(id, why)| format!("{}: {why}", shared.manifest.entries[*id as usize].path))
+                .collect();
+            return Err(EngineError::Failed(format!(
+                "{} source file(s) could not be read: {}",
+                failed.len(),
+                list.join("; ")
+            )));
+        }
+        if end.bytes >= best {
+            stalled += 1;
+            if stalled >= STALLED_ROUNDS {
+                return Err(EngineError::Failed(format!(
+                    "{} bytes still missing after {STALLED_ROUNDS} passes without progress",
+                    end.bytes
+                )));
+            }
+        } else {
+            (best, stalled) = (end.bytes, 0);
+        }
+        let ids: HashSet<u32> = failed.keys().copied().collect();
+        shared
+            .queue
+            .refill(plan_work(shared.manifest, &need, shared.block_len, &ids));
+        rounds += 1;
+    }
+}
+
+fn compare_digests(m: &Manifest, theirs: &[(u32, String)]) -> Result<(usize, Vec<String>)> {
+    let theirs: HashMap<u32, &String> = theirs.iter().map(|(id, d)| (*id, d)).collect();
+    let mut mismatched = Vec::new();
+    let mut verified = 0;
+    for (id, (e, o)) in m.entries.iter().zip(&m.origins).enumerate() {
+        let Some(Origin::Path(p)) = o else { continue };
+        let file =
+            File::open(p).map_err(|x| EngineError::io(format!("verifying {}", p.display()), x))?;
+        let mut h = blake3::Hasher::new();
+        h.update_reader(file)
+            .map_err(|x| EngineError::io(format!("verifying {}", p.display()), x))?;
+        let ours = h.finalize().to_hex().to_string();
+        match theirs.get(&(id as u32)) {
+            Some(d) if **d == ours => verified += 1,
+            _ => mismatched.push(e.path.clone()),
+        }
+    }
+    Ok((verified, mismatched))
+}
+
+/// One stream: takes work until the queue closes.
+fn send_stream(s: &StreamSocket, shared: &Shared, live: &Live) -> Outcome {
+    let clock = ThreadClock::start();
+    let mut sock = &s.stream;
+    let mut buf = vec![0u8; PIECE.min(shared.block_len as usize)];
+    let mut batch: Vec<u8> = Vec::new();
+    let mut open: Option<(u32, File)> = None;
+    let mut memory_sums: HashMap<u32, u64> = HashMap::new();
+    let (mut sent, mut last, mut ended) = (0u64, Instant::now(), 0u32);
+    let mut error = None;
+    loop {
+        let result = match shared.queue.next(ended) {
+            Next::Close => break,
+            Next::EndRound(r) => {
+                ended = r;
+                sock.write_all(&Record::RoundEnd.encode()).map(|_| 0)
+            }
+            Next::Work(Work::Block { id, index }) => {
+                match send_block(
+                    sock,
+                    shared,
+                    id,
+                    index,
+                    &mut buf,
+                    &mut open,
+                    &mut memory_sums,
+                ) {
+                    Ok(n) => Ok(n),
+                    Err(e) => {
+                        shared.queue.requeue(Work::Block { id, index });
+                        Err(e)
+                    }
+                }
+            }
+            Next::Work(Work::Small(ids)) => match send_small(sock, shared, &ids, &mut batch) {
+                Ok(n) => Ok(n),
+                Err(e) => {
+                    shared.queue.requeue(Work::Small(ids));
+                    Err(e)
+                }
+            },
+        };
+        match result {
+            Ok(n) => {
+                sent += n;
+                last = Instant::now();
+                live.bytes.store(sent, Relaxed);
+            }
+            Err(e) => {
+                error = Some(format!("send failed: {e}"));
+                break;
+            }
+        }
+    }
+    // The receiver's stream ends at this end of stream.
+    let _ = s.stream.shutdown(Shutdown::Write);
+    let tcp = linerate_probe::tcpinfo::read(&s.stream).ok();
+    live.done.store(true, Relaxed);
+    let (cpu_seconds, runq_wait_seconds) = clock.elapsed();
+    Outcome {
+        bytes: sent,
+        last_byte: last,
+        cpu_seconds,
+        runq_wait_seconds,
+        tcp,
+        error,
+    }
+}
+
+/// Whether `[offset, offset + len)` of a sparse file is all hole.
+fn is_hole(file: &File, offset: u64, len: u32) -> bool {
+    match rustix::fs::seek(file, rustix::fs::SeekFrom::Data(offset)) {
+        Ok(data) => data >= offset + u64::from(len),
+        Err(rustix::io::Errno::NXIO) => true,
+        Err(_) => false,
+    }
+}
+
+/// Sends one block; Ok(payload bytes). A source that cannot be read is
+/// recorded and not retried; once its header is out, the block is padded and
+/// sent with a checksum that cannot match, so the stream stays in step.
+fn send_block(
+    mut sock: &TcpStream,
+    shared: &Shared,
+    id: u32,
+    index: u64,
+    buf: &mut [u8],
+    open: &mut Option<(u32, File)>,
+    memory_sum: &mut HashMap<u32, u64>,
+) -> std::io::Result<u64> {
+    let e = &shared.manifest.entries[id as usize];
+    let Some((offset, len)) = block_span(e.size(), shared.block_len, index) else {
+        return Ok(0);
+    };
+    let header = Record::Block {
+        file: id,
+        offset,
+        len,
+    }
+    .encode();
+    let path = match &shared.manifest.origins[id as usize] {
+        Some(Origin::Memory) => {
+            let data = &shared.memory[..len as usize];
+            let sum = *memory_sum.entry(len).or_insert_with(|| checksum(data));
+            sock.write_all(&header)?;
+            sock.write_all(data)?;
+            sock.write_all(&sum.to_be_bytes())?;
+            return Ok(u64::from(len));
+        }
+        Some(Origin::Path(p)) => p,
+        None => return Ok(0),
+    };
+    if open.as_ref().is_none_or(|(o, _)| *o != id) {
+        match File::open(path) {
+            Ok(f) => *open = Some((id, f)),
+            Err(x) => {
+                shared.fail(id, x.to_string());
+                return Ok(0);
+            }
+        }
+    }
+    let Some((_, file)) = open.as_ref() else {
+        return Ok(0);
+    };
+    if matches!(e.kind, EntryKind::File { sparse: true, .. }) && is_hole(file, offset, len) {
+        sock.write_all(
+            &Record::Hole {
+                file: id,
+                offset,
+                len,
+            }
+            .encode(),
+        )?;
+        return Ok(0);
+    }
+    sock.write_all(&header)?;
+    let mut hasher = BlockHasher::new();
+    let mut pos = 0u64;
+    let mut broken = false;
+    while pos < u64::from(len) {
+        let n = (u64::from(len) - pos).min(buf.len() as u64) as usize;
+        let piece = &mut buf[..n];
+        if !broken {
+            let t = Instant::now();
+            let read = file.read_exact_at(piece, offset + pos);
+            shared
+                .read_ns
+                .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
+            if let Err(x) = read {
+                shared.fail(id, format!("changed while being sent ({x})"));
+                broken = true;
+            }
+        }
+        if broken {
+            piece.fill(0);
+        }
+        hasher.update(piece);
+        sock.write_all(piece)?;
+        pos += n as u64;
+    }
+    let sum = if broken {
+        !hasher.digest()
+    } else {
+        hasher.digest()
+    };
+    sock.write_all(&sum.to_be_bytes())?;
+    Ok(u64::from(len))
+}
+
+/// Sends many one-block files in one write.
+fn send_small(
+    mut sock: &TcpStream,
+    shared: &Shared,
+    ids: &[u32],
+    batch: &mut Vec<u8>,
+) -> std::io::Result<u64> {
+    use std::io::Read;
+    batch.clear();
+    let mut payload = 0u64;
+    for &id in ids {
+        let e = &shared.manifest.entries[id as usize];
+        let size = e.size();
+        let at = batch.len();
+        let header = Record::Block {
+            file: id,
+            offset: 0,
+            len: size as u32,
+        }
+        .encode();
+        batch.extend_from_slice(&header);
+        let t = Instant::now();
+        let read = match &shared.manifest.origins[id as usize] {
+            Some(Origin::Path(p)) => File::open(p).and_then(|f| {
+                let got = f.take(size + 1).read_to_end(batch)?;
+                if got as u64 == size {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::other("size changed while being sent"))
+                }
+            }),
+            Some(Origin::Memory) => {
+                batch.extend_from_slice(&shared.memory[..size as usize]);
+                Ok(())
+            }
+            None => Err(std::io::Error::other("not a file")),
+        };
+        shared
+            .read_ns
+            .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
+        if let Err(x) = read {
+            batch.truncate(at);
+            shared.fail(id, x.to_string());
+            continue;
+        }
+        let sum = checksum(&batch[at + header.len()..]);
+        batch.extend_from_slice(&sum.to_be_bytes());
+        payload += size;
+    }
+    sock.write_all(batch)?;
+    Ok(payload)
+}
+
+/// Merges both ends into one `linerate.result/1` document of kind `transfer`.
+pub fn to_result(run: &TransferRun, command_line: Vec<String>) -> ResultDoc {
+    let mut streams = run.client.streams.clone();
+    streams.extend(run.server.streams.iter().cloned());
+    streams.sort_by_key(|s| (s.stream, s.side != Side::Sender));
+    let mut intervals = run.client.intervals.clone();
+    intervals.extend(run.server.intervals.iter().cloned());
+    let receivers: Vec<_> = streams
+        .iter()
+        .filter(|s| s.side == Side::Receiver)
+        .collect();
+    let bytes: u64 = receivers.iter().map(|s| s.bytes).sum();
+    let seconds = receivers.iter().map(|s| s.seconds).fold(0.0, f64::max);
+    let bits_per_second = if seconds > 0.0 {
+        bytes as f64 * 8.0 / seconds
+    } else {
+        0.0
+    };
+    let per_gb = |side: Side| {
+        let cpu: f64 = streams
+            .iter()
+            .filter(|s| s.side == side)
+            .map(|s| s.cpu_seconds)
+            .sum();
+        if bytes > 0 {
+            cpu / (bytes as f64 / 1e9)
+        } else {
+            0.0
+        }
+    };
+    let retransmits = streams
+        .iter()
+        .filter(|s| s.side == Side::Sender)
+        .filter_map(|s| s.tcp.map(|t| u64::from(t.total_retrans)))
+        .sum();
+    let verdict = judge(run, &streams, bits_per_second, seconds);
+    let cpu_seconds_per_gb = CpuPerGb {
+        sender: per_gb(Side::Sender),
+        receiver: per_gb(Side::Receiver),
+    };
+    let mut parameters = serde_json::to_value(&run.request).unwrap_or_default();
+    if let Some(map) = parameters.as_object_mut() {
+        map.remove("token");
+        map.insert("session".into(), run.session.to_hex().into());
+        map.insert("files".into(), run.files.into());
+        map.insert("bytes_total".into(), run.bytes_total.into());
+        map.insert("bytes_needed".into(), run.bytes_needed.into());
+        map.insert("rounds".into(), run.rounds.into());
+        map.insert("files_written".into(), run.totals.files_written.into());
+        map.insert("files_skipped".into(), run.totals.files_skipped.into());
+        map.insert("blocks_rejected".into(), run.totals.blocks_rejected.into());
+        map.insert("verified_files".into(), run.verified.into());
+        map.insert("mismatched_files".into(), run.mismatched.clone().into());
+    }
+    ResultDoc {
+        schema: SCHEMA.to_string(),
+        kind: "transfer".to_string(),
+        linerate_version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line,
+        started_at: run
+            .started_at
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0),
+        hosts: Hosts {
+            client: run.client_host.clone(),
+            server: Some(run.server_host.clone()),
+        },
+        parameters,
+        intervals,
+        streams,
+        summary: Summary {
+            bits_per_second,
+            bytes,
+            seconds,
+            cpu_seconds_per_gb,
+            retransmits,
+            verdict,
+        },
+    }
+}
+
+/// Share of the stream threads' time spent on a disk above which that disk
+/// is named the limit.
+const DISK_SHARE: f64 = 0.5;
+
+/// Names the limit of a transfer: a disk when the stream threads spent most
+/// of their time reading the source or writing the destination, otherwise
+/// what the bench verdict finds in TCP_INFO and the CPU figures.
+fn judge(
+    run: &TransferRun,
+    streams: &[linerate_result::StreamEnd],
+    bps: f64,
+    seconds: f64,
+) -> Verdict {
+    let thread_time = seconds * f64::from(run.request.streams);
+    let share = |busy: f64| {
+        if thread_time > 0.0 {
+            busy / thread_time
+        } else {
+            0.0
+        }
+    };
+    let (read, write) = (share(run.read_seconds), share(run.totals.write_seconds));
+    let mut evidence = std::collections::BTreeMap::new();
+    evidence.insert("source_read_share".to_string(), read);
+    evidence.insert("destination_write_share".to_string(), write);
+    let disk = if write >= DISK_SHARE && write >= read {
+        Some((
+            Limit::DestinationDisk,
+            Side::Receiver,
+            "writing the destination",
+            write,
+        ))
+    } else if read >= DISK_SHARE {
+        Some((Limit::SourceDisk, Side::Sender, "reading the source", read))
+    } else {
+        None
+    };
+    if let Some((limit, side, doing, share)) = disk {
+        return Verdict {
+            limit,
+            side: Some(side),
+            sentence: format!(
+                "Limited by the disk: the streams spent {:.0}% of their time {doing}.",
+                share * 100.0
+            ),
+            evidence,
+        };
+    }
+    let mut v = linerate_probe::verdict::judge(&linerate_probe::verdict::Evidence {
+        streams,
+        client_cpu: run.client.host_cpu,
+        server_cpu: Some(run.server.host_cpu),
+        bits_per_second: bps,
+        pacing_rate: None,
+    });
+    v.evidence.extend(evidence);
+    v
+}

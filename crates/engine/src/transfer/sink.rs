@@ -1,0 +1,613 @@
+//! The receiver's files: which blocks each still needs, the temporary file
+//! blocks are written into, the journal that survives a crash, and the
+//! rename into place once every block has arrived and passed its checksum.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use linerate_wire::{Entry, EntryKind, NeedFile, TransferTotals};
+use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, ResolveFlags, Timespec, Timestamps};
+use rustix::io::Errno;
+
+use super::grid::{block_count, block_span};
+use crate::confine::{self, ConfineError, DestRoot};
+
+const RESOLVE: ResolveFlags = ResolveFlags::BENEATH
+    .union(ResolveFlags::NO_SYMLINKS)
+    .union(ResolveFlags::NO_MAGICLINKS);
+const JOURNAL_MAGIC: &[u8; 4] = b"LRJ1";
+const JOURNAL_HEADER_LEN: usize = 24;
+
+/// Why the receiver cannot go on; sent to the sender as the refusal.
+#[derive(Debug, thiserror::Error)]
+pub enum SinkError {
+    #[error(transparent)]
+    Confine(#[from] ConfineError),
+    #[error("{what} {path:?}: {source}")]
+    Io {
+        what: &'static str,
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("entry {id}: {reason}")]
+    BadEntry { id: u32, reason: String },
+}
+
+fn io_err(what: &'static str, path: &str, source: impl Into<std::io::Error>) -> SinkError {
+    SinkError::Io {
+        what,
+        path: path.to_string(),
+        source: source.into(),
+    }
+}
+
+struct OpenFile {
+    file: File,
+    journal: Option<File>,
+}
+
+struct FileSlot {
+    size: u64,
+    blocks: u64,
+    sparse: bool,
+    done_bits: Vec<AtomicU64>,
+    done: AtomicU64,
+    /// Blocks already in the temporary file from an earlier run.
+    resumed: bool,
+    finished: AtomicBool,
+    open: Mutex<Option<Arc<OpenFile>>>,
+}
+
+impl FileSlot {
+    fn new(size: u64, block_len: u32, sparse: bool) -> FileSlot {
+        let blocks = block_count(size, block_len);
+        FileSlot {
+            size,
+            blocks,
+            sparse,
+            done_bits: (0..blocks.div_ceil(64))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            done: AtomicU64::new(0),
+            resumed: false,
+            finished: AtomicBool::new(false),
+            open: Mutex::new(None),
+        }
+    }
+
+    /// Marks block `i` done; true if it was not before.
+    fn mark(&self, i: u64) -> bool {
+        let bit = 1u64 << (i % 64);
+        let Some(word) = self.done_bits.get((i / 64) as usize) else {
+            return false;
+        };
+        let fresh = word.fetch_or(bit, Relaxed) & bit == 0;
+        if fresh {
+            self.done.fetch_add(1, Relaxed);
+        }
+        fresh
+    }
+
+    fn is_done(&self, i: u64) -> bool {
+        self.done_bits
+            .get((i / 64) as usize)
+            .is_some_and(|w| w.load(Relaxed) & (1 << (i % 64)) != 0)
+    }
+
+    fn missing(&self) -> Vec<[u64; 2]> {
+        let mut ranges: Vec<[u64; 2]> = Vec::new();
+        for i in (0..self.blocks).filter(|&i| !self.is_done(i)) {
+            match ranges.last_mut() {
+                Some(r) if r[1] == i => r[1] = i + 1,
+                _ => ranges.push([i, i + 1]),
+            }
+        }
+        ranges
+    }
+}
+
+#[derive(Default)]
+struct Counters {
+    files_written: AtomicU64,
+    files_skipped: AtomicU64,
+    dirs: AtomicU64,
+    symlinks: AtomicU64,
+    bytes_written: AtomicU64,
+    blocks_rejected: AtomicU64,
+    write_ns: AtomicU64,
+}
+
+pub struct Sink {
+    /// None: `--skip-writes`, nothing touches the disk.
+    root: Option<DestRoot>,
+    block_len: u32,
+    overwrite: bool,
+    entries: Vec<Entry>,
+    files: Vec<Option<FileSlot>>,
+    dirs: Mutex<HashMap<String, Arc<OwnedFd>>>,
+    counters: Counters,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Splits "a/b/c" into ("a/b", "c").
+fn split(path: &str) -> (&str, &str) {
+    path.rsplit_once('/').unwrap_or(("", path))
+}
+
+fn temp_name(name: &str) -> String {
+    if name.len() <= 240 {
+        format!(".{name}.lrpart")
+    } else {
+        format!(
+            ".lr{:016x}.lrpart",
+            xxhash_rust::xxh3::xxh3_64(name.as_bytes())
+        )
+    }
+}
+
+fn journal_name(name: &str) -> String {
+    let t = temp_name(name);
+    format!("{}.lrjournal", &t[..t.len() - ".lrpart".len()])
+}
+
+fn timestamps(mtime_ns: i64) -> Timestamps {
+    let t = Timespec {
+        tv_sec: mtime_ns.div_euclid(1_000_000_000),
+        tv_nsec: mtime_ns.rem_euclid(1_000_000_000) as _,
+    };
+    Timestamps {
+        last_access: t,
+        last_modification: t,
+    }
+}
+
+/// Where the receiver stands with one block record.
+pub enum Accepted {
+    /// Write it (or, for a hole, only count it).
+    Take,
+    /// Already have it from an earlier pass.
+    Duplicate,
+}
+
+impl Sink {
+    pub fn new(
+        root: Option<DestRoot>,
+        block_len: u32,
+        overwrite: bool,
+        entries: Vec<Entry>,
+    ) -> Result<Sink, SinkError> {
+        let mut files = Vec::with_capacity(entries.len());
+        for (id, e) in entries.iter().enumerate() {
+            confine::check(&e.path).map_err(|c| SinkError::BadEntry {
+                id: id as u32,
+                reason: c.to_string(),
+            })?;
+            files.push(match e.kind {
+                EntryKind::File { size, sparse } => Some(FileSlot::new(size, block_len, sparse)),
+                _ => None,
+            });
+        }
+        Ok(Sink {
+            root,
+            block_len,
+            overwrite,
+            entries,
+            files,
+            dirs: Mutex::default(),
+            counters: Counters::default(),
+        })
+    }
+
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    fn dir(&self, rel: &str) -> Result<Arc<OwnedFd>, SinkError> {
+        let root = self.root.as_ref().ok_or_else(|| SinkError::BadEntry {
+            id: 0,
+            reason: "no destination".into(),
+        })?;
+        if let Some(d) = lock(&self.dirs).get(rel) {
+            return Ok(Arc::clone(d));
+        }
+        let d = Arc::new(root.open_dir(rel)?);
+        lock(&self.dirs).insert(rel.to_string(), Arc::clone(&d));
+        Ok(d)
+    }
+
+    /// Creates directories and links, finds what earlier runs left, and
+    /// returns the blocks to ask for.
+    pub fn plan(&mut self) -> Result<Vec<NeedFile>, SinkError> {
+        if self.root.is_some() {
+            for id in 0..self.entries.len() {
+                self.prepare(id)?;
+            }
+        }
+        Ok(self.missing())
+    }
+
+    fn prepare(&mut self, id: usize) -> Result<(), SinkError> {
+        let e = self.entries[id].clone();
+        let (parent, name) = split(&e.path);
+        match &e.kind {
+            EntryKind::Dir => {
+                self.dir(&e.path)?;
+                self.counters.dirs.fetch_add(1, Relaxed);
+            }
+            EntryKind::Symlink { target } => {
+                let dir = self.dir(parent)?;
+                match rustix::fs::readlinkat(&*dir, name, Vec::new()) {
+                    Ok(t) if t.as_bytes() == target.as_bytes() => {}
+                    Ok(_) if self.overwrite => {
+                        rustix::fs::unlinkat(&*dir, name, AtFlags::empty())
+                            .map_err(|x| io_err("replacing link", &e.path, x))?;
+                        rustix::fs::symlinkat(target.as_str(), &*dir, name)
+                            .map_err(|x| io_err("creating link", &e.path, x))?;
+                    }
+                    Ok(_) | Err(Errno::INVAL) => {
+                        return Err(ConfineError::Exists(e.path.clone()).into());
+                    }
+                    Err(Errno::NOENT) => rustix::fs::symlinkat(target.as_str(), &*dir, name)
+                        .map_err(|x| io_err("creating link", &e.path, x))?,
+                    Err(x) => return Err(io_err("reading link", &e.path, x)),
+                }
+                self.counters.symlinks.fetch_add(1, Relaxed);
+            }
+            EntryKind::File { size, .. } => {
+                let dir = self.dir(parent)?;
+                match rustix::fs::statat(&*dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+                    Ok(st) => {
+                        let same = (st.st_mode & libc::S_IFMT) == libc::S_IFREG
+                            && st.st_size as u64 == *size
+                            && st.st_mtime.saturating_mul(1_000_000_000) + st.st_mtime_nsec as i64
+                                == e.mtime_ns;
+                        if same {
+                            // Complete from an earlier run: nothing to send.
+                            self.mark_all(id);
+                            self.counters.files_skipped.fetch_add(1, Relaxed);
+                            return Ok(());
+                        }
+                        if !self.overwrite {
+                            return Err(ConfineError::Exists(e.path.clone()).into());
+                        }
+                    }
+                    Err(Errno::NOENT) => {}
+                    Err(x) => return Err(io_err("checking", &e.path, x)),
+                }
+                self.load_journal(id, &dir, name);
+                let slot = self.files[id].as_ref();
+                if slot.is_some_and(|s| s.done.load(Relaxed) == s.blocks) {
+                    // Empty, or every block arrived before a crash.
+                    self.open(id)?;
+                    self.finalize(id)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn mark_all(&self, id: usize) {
+        if let Some(s) = &self.files[id] {
+            (0..s.blocks).for_each(|i| {
+                s.mark(i);
+            });
+            s.finished.store(true, Relaxed);
+        }
+    }
+
+    /// Takes the blocks an earlier run journaled, if its journal describes
+    /// this same source file and its temporary file is still there.
+    fn load_journal(&mut self, id: usize, dir: &OwnedFd, name: &str) {
+        let e = &self.entries[id];
+        let Some(slot) = self.files[id].as_mut() else {
+            return;
+        };
+        let Ok(fd) = rustix::fs::openat2(
+            dir,
+            journal_name(name),
+            OFlags::RDONLY | OFlags::CLOEXEC,
+            Mode::empty(),
+            RESOLVE,
+        ) else {
+            return;
+        };
+        let temp_ok = rustix::fs::statat(dir, temp_name(name), AtFlags::SYMLINK_NOFOLLOW)
+            .is_ok_and(|st| st.st_size as u64 == slot.size);
+        let mut bytes = Vec::new();
+        if !temp_ok || File::from(fd).read_to_end(&mut bytes).is_err() {
+            return;
+        }
+        if bytes.len() < JOURNAL_HEADER_LEN
+            || bytes[..JOURNAL_HEADER_LEN] != journal_header(e, self.block_len)
+        {
+            return;
+        }
+        for rec in bytes[JOURNAL_HEADER_LEN..].chunks_exact(8) {
+            let i = u64::from_le_bytes(rec.try_into().unwrap_or_default());
+            if i < slot.blocks {
+                slot.mark(i);
+            }
+        }
+        slot.resumed = true;
+    }
+
+    /// Blocks still missing, by file.
+    pub fn missing(&self) -> Vec<NeedFile> {
+        self.files
+            .iter()
+            .enumerate()
+            .filter_map(|(id, s)| {
+                let s = s.as_ref()?;
+                if s.finished.load(Relaxed) || s.blocks == 0 {
+                    return None;
+                }
+                let ranges = s.missing();
+                (!ranges.is_empty()).then_some(NeedFile {
+                    id: id as u32,
+                    ranges,
+                })
+            })
+            .collect()
+    }
+
+    /// Checks a record against the manifest and the grid.
+    pub fn accept(&self, file: u32, offset: u64, len: u32) -> Result<Accepted, String> {
+        let slot = self
+            .files
+            .get(file as usize)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| {
+                format!("block for entry {file}, which is not a file in the manifest")
+            })?;
+        let index = offset / u64::from(self.block_len);
+        match block_span(slot.size, self.block_len, index) {
+            Some((o, l)) if o == offset && l == len => {}
+            _ => {
+                return Err(format!(
+                    "block at offset {offset} length {len} does not fit {} ({} bytes)",
+                    self.entries[file as usize].path, slot.size
+                ));
+            }
+        }
+        Ok(if slot.is_done(index) {
+            Accepted::Duplicate
+        } else {
+            Accepted::Take
+        })
+    }
+
+    pub fn reject(&self) {
+        self.counters.blocks_rejected.fetch_add(1, Relaxed);
+    }
+
+    /// Writes part of a block into its file; the block counts only once
+    /// [`Sink::commit`] is called after its checksum matched.
+    pub fn write_piece(&self, file: u32, at: u64, data: &[u8]) -> Result<(), SinkError> {
+        let id = file as usize;
+        if self.root.is_none() {
+            return Ok(());
+        }
+        let of = self.open(id)?;
+        let t = Instant::now();
+        of.file
+            .write_all_at(data, at)
+            .map_err(|x| io_err("writing", &self.entries[id].path, x))?;
+        self.counters
+            .write_ns
+            .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
+        self.counters
+            .bytes_written
+            .fetch_add(data.len() as u64, Relaxed);
+        Ok(())
+    }
+
+    /// Records the block at `offset` as complete (journaled for resume) and
+    /// renames its file into place if it was the last one. A hole needs no
+    /// write: the temporary file is created at full size, all zero.
+    pub fn commit(&self, file: u32, offset: u64) -> Result<(), SinkError> {
+        let id = file as usize;
+        let Some(slot) = self.files.get(id).and_then(Option::as_ref) else {
+            return Ok(());
+        };
+        let index = offset / u64::from(self.block_len);
+        if self.root.is_some() {
+            let of = self.open(id)?;
+            if let Some(mut j) = of.journal.as_ref() {
+                j.write_all(&index.to_le_bytes())
+                    .map_err(|x| io_err("journaling", &self.entries[id].path, x))?;
+            }
+        }
+        if slot.mark(index) && slot.done.load(Relaxed) == slot.blocks {
+            self.finalize(id)?;
+        }
+        Ok(())
+    }
+
+    /// The open temporary file of `id`, created on first use.
+    fn open(&self, id: usize) -> Result<Arc<OpenFile>, SinkError> {
+        let slot = self.files[id].as_ref().ok_or_else(|| SinkError::BadEntry {
+            id: id as u32,
+            reason: "not a file".into(),
+        })?;
+        let mut guard = lock(&slot.open);
+        if let Some(of) = guard.as_ref() {
+            return Ok(Arc::clone(of));
+        }
+        let e = &self.entries[id];
+        let (parent, name) = split(&e.path);
+        let dir = self.dir(parent)?;
+        let at = |n: String, flags: OFlags| {
+            rustix::fs::openat2(
+                &*dir,
+                n,
+                flags | OFlags::CLOEXEC,
+                Mode::from_raw_mode(0o600),
+                RESOLVE,
+            )
+            .map(File::from)
+        };
+        let file = if slot.resumed {
+            at(temp_name(name), OFlags::WRONLY)
+        } else {
+            at(
+                temp_name(name),
+                OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC,
+            )
+        }
+        .map_err(|x| io_err("creating", &e.path, x))?;
+        if !slot.resumed && slot.size > 0 {
+            // Reserve the space up front (a full disk fails here, not midway);
+            // a sparse source keeps its holes.
+            let reserved = !slot.sparse
+                && rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::empty(), 0, slot.size)
+                    .is_ok();
+            if !reserved {
+                file.set_len(slot.size)
+                    .map_err(|x| io_err("sizing", &e.path, x))?;
+            }
+        }
+        let journal = if slot.blocks > 1 {
+            let flags = if slot.resumed {
+                OFlags::WRONLY | OFlags::APPEND
+            } else {
+                OFlags::WRONLY | OFlags::APPEND | OFlags::CREATE | OFlags::TRUNC
+            };
+            let mut j = at(journal_name(name), flags)
+                .map_err(|x| io_err("creating journal for", &e.path, x))?;
+            if !slot.resumed {
+                j.write_all(&journal_header(e, self.block_len))
+                    .map_err(|x| io_err("journaling", &e.path, x))?;
+            }
+            Some(j)
+        } else {
+            None
+        };
+        let of = Arc::new(OpenFile { file, journal });
+        *guard = Some(Arc::clone(&of));
+        Ok(of)
+    }
+
+    /// Sets mode and time, renames the complete file into place, drops its journal.
+    fn finalize(&self, id: usize) -> Result<(), SinkError> {
+        let Some(slot) = self.files[id].as_ref() else {
+            return Ok(());
+        };
+        if slot.finished.swap(true, Relaxed) || self.root.is_none() {
+            return Ok(());
+        }
+        let e = &self.entries[id];
+        let of = lock(&slot.open).take();
+        let (parent, name) = split(&e.path);
+        let dir = self.dir(parent)?;
+        if let Some(of) = of {
+            rustix::fs::fchmod(of.file.as_fd(), Mode::from_raw_mode(e.mode & 0o7777))
+                .map_err(|x| io_err("setting mode of", &e.path, x))?;
+            rustix::fs::futimens(of.file.as_fd(), &timestamps(e.mtime_ns))
+                .map_err(|x| io_err("setting time of", &e.path, x))?;
+        }
+        let flags = if self.overwrite {
+            RenameFlags::empty()
+        } else {
+            RenameFlags::NOREPLACE
+        };
+        rustix::fs::renameat_with(&*dir, temp_name(name), &*dir, name, flags).map_err(|x| {
+            if x == Errno::EXIST {
+                SinkError::Confine(ConfineError::Exists(e.path.clone()))
+            } else {
+                io_err("renaming into place", &e.path, x)
+            }
+        })?;
+        if slot.blocks > 1 {
+            let _ = rustix::fs::unlinkat(&*dir, journal_name(name), AtFlags::empty());
+        }
+        self.counters.files_written.fetch_add(1, Relaxed);
+        Ok(())
+    }
+
+    /// Sets directory modes and times, deepest first (writing into a
+    /// directory changes its time).
+    pub fn finish_dirs(&self) -> Result<(), SinkError> {
+        if self.root.is_none() {
+            return Ok(());
+        }
+        for e in self.entries.iter().rev() {
+            if !matches!(e.kind, EntryKind::Dir) {
+                continue;
+            }
+            let (parent, name) = split(&e.path);
+            let dir = self.dir(parent)?;
+            let fd = rustix::fs::openat2(
+                &*dir,
+                name,
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+                RESOLVE,
+            )
+            .map_err(|x| io_err("opening", &e.path, x))?;
+            rustix::fs::fchmod(&fd, Mode::from_raw_mode(e.mode & 0o7777))
+                .map_err(|x| io_err("setting mode of", &e.path, x))?;
+            rustix::fs::futimens(&fd, &timestamps(e.mtime_ns))
+                .map_err(|x| io_err("setting time of", &e.path, x))?;
+        }
+        Ok(())
+    }
+
+    /// BLAKE3 of every file this run wrote, read back from the destination.
+    pub fn digests(&self) -> Result<Vec<(u32, String)>, SinkError> {
+        let mut out = Vec::new();
+        if self.root.is_none() {
+            return Ok(out);
+        }
+        for (id, e) in self.entries.iter().enumerate() {
+            if !matches!(e.kind, EntryKind::File { .. }) {
+                continue;
+            }
+            let (parent, name) = split(&e.path);
+            let dir = self.dir(parent)?;
+            let fd = rustix::fs::openat2(
+                &*dir,
+                name,
+                OFlags::RDONLY | OFlags::CLOEXEC,
+                Mode::empty(),
+                RESOLVE,
+            )
+            .map_err(|x| io_err("reading back", &e.path, x))?;
+            let mut h = blake3::Hasher::new();
+            h.update_reader(File::from(fd))
+                .map_err(|x| io_err("reading back", &e.path, x))?;
+            out.push((id as u32, h.finalize().to_hex().to_string()));
+        }
+        Ok(out)
+    }
+
+    pub fn totals(&self) -> TransferTotals {
+        let c = &self.counters;
+        TransferTotals {
+            files_written: c.files_written.load(Relaxed),
+            files_skipped: c.files_skipped.load(Relaxed),
+            dirs: c.dirs.load(Relaxed),
+            symlinks: c.symlinks.load(Relaxed),
+            bytes_written: c.bytes_written.load(Relaxed),
+            blocks_rejected: c.blocks_rejected.load(Relaxed),
+            write_seconds: c.write_ns.load(Relaxed) as f64 / 1e9,
+        }
+    }
+}
+
+fn journal_header(e: &Entry, block_len: u32) -> [u8; JOURNAL_HEADER_LEN] {
+    let mut h = [0u8; JOURNAL_HEADER_LEN];
+    h[..4].copy_from_slice(JOURNAL_MAGIC);
+    h[4..12].copy_from_slice(&e.size().to_le_bytes());
+    h[12..20].copy_from_slice(&e.mtime_ns.to_le_bytes());
+    h[20..24].copy_from_slice(&block_len.to_le_bytes());
+    h
+}

@@ -1,0 +1,138 @@
+//! The one-shot receiver's address: `linerate://HOST:PORT/?session=HEX&token=HEX`,
+//! printed by `recv` and pasted into `send`.
+
+use std::fmt;
+use std::net::SocketAddr;
+
+use linerate_wire::SessionId;
+
+/// A 128-bit secret, compared in constant time.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Token(pub String);
+
+impl Token {
+    pub fn random() -> std::io::Result<Token> {
+        let mut b = [0u8; 16];
+        super::random_bytes(&mut b)?;
+        Ok(Token(b.iter().map(|x| format!("{x:02x}")).collect()))
+    }
+
+    /// Equal without a timing side channel on where the first difference is.
+    pub fn matches(&self, other: &str) -> bool {
+        let (a, b) = (self.0.as_bytes(), other.as_bytes());
+        a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    }
+}
+
+impl fmt::Debug for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Token(..)")
+    }
+}
+
+/// Where a one-shot receiver waits and how to prove the right to send to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OneShot {
+    pub host: String,
+    pub port: u16,
+    pub session: SessionId,
+    pub token: Token,
+}
+
+impl fmt::Display for OneShot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let host = if self.host.contains(':') && !self.host.starts_with('[') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        write!(
+            f,
+            "linerate://{host}:{}/?session={}&token={}",
+            self.port,
+            self.session.to_hex(),
+            self.token.0
+        )
+    }
+}
+
+impl OneShot {
+    pub fn new(addr: SocketAddr, host: String, session: SessionId, token: Token) -> OneShot {
+        OneShot {
+            host,
+            port: addr.port(),
+            session,
+            token,
+        }
+    }
+
+    /// Parses a URL printed by `linerate recv`.
+    pub fn parse(url: &str) -> Result<OneShot, String> {
+        let rest = url
+            .strip_prefix("linerate://")
+            .ok_or("a receiver URL starts with linerate://")?;
+        let (authority, query) = rest
+            .split_once("/?")
+            .ok_or("the URL has no ?session=...&token=... part")?;
+        let (host, port) = authority
+            .rsplit_once(':')
+            .ok_or("the URL has no :PORT after the host")?;
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        if host.is_empty() {
+            return Err("the URL has an empty host".into());
+        }
+        let port: u16 = port
+            .parse()
+            .map_err(|_| format!("bad port {port:?} in the URL"))?;
+        let (mut session, mut token) = (None, None);
+        for pair in query.split('&') {
+            match pair.split_once('=') {
+                Some(("session", v)) => session = SessionId::from_hex(v),
+                Some(("token", v)) if v.len() == 32 && v.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                    token = Some(Token(v.to_ascii_lowercase()))
+                }
+                _ => {}
+            }
+        }
+        Ok(OneShot {
+            host: host.to_string(),
+            port,
+            session: session.ok_or("the URL has no valid session=")?,
+            token: token.ok_or("the URL has no valid token=")?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_round_trips_and_rejects_junk() {
+        let one = OneShot {
+            host: "::1".into(),
+            port: 4000,
+            session: SessionId([7; 16]),
+            token: Token("ab".repeat(16)),
+        };
+        let text = one.to_string();
+        assert!(text.starts_with("linerate://[::1]:4000/?session="));
+        assert_eq!(OneShot::parse(&text).unwrap(), one);
+        for bad in [
+            "http://x:1/?session=00&token=00",
+            "linerate://x/?session=00",
+            "linerate://x:99999/?session=00&token=00",
+            "linerate://x:1/?token=abab",
+        ] {
+            assert!(OneShot::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn token_compare() {
+        let t = Token("0".repeat(32));
+        assert!(t.matches(&"0".repeat(32)));
+        assert!(!t.matches(&"1".repeat(32)));
+        assert!(!t.matches("0"));
+    }
+}

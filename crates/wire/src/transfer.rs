@@ -1,0 +1,193 @@
+//! Control messages of a file transfer: the request, the manifest of entries,
+//! the receiver's list of blocks it still needs, and the end-of-transfer
+//! digests and summary. JSON inside frames like every control message, each
+//! checked by `validate` after decoding.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{MAX_STREAMS, WireError};
+
+/// Smallest and largest block a transfer may cut files into.
+pub const MIN_BLOCK_LEN: u32 = 64 << 10;
+pub const MAX_BLOCK_LEN: u32 = 64 << 20;
+/// Entries per manifest frame: keeps frames far below the frame cap even
+/// with the longest paths.
+pub const ENTRIES_PER_FRAME: usize = 2048;
+/// Most entries (files, directories, links) one transfer may announce.
+pub const MAX_ENTRIES: u32 = 50_000_000;
+/// Token length in characters (hex of 128 random bits).
+pub const TOKEN_LEN: usize = 32;
+
+/// What the sender asks of the receiver.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TransferRequest {
+    /// Destination relative to the server's root; empty for the root itself.
+    pub dest: String,
+    /// The one-shot receiver's secret, from its URL.
+    pub token: Option<String>,
+    pub streams: u16,
+    pub block_len: u32,
+    pub overwrite: bool,
+    /// Receive, check and discard: no file is created.
+    pub skip_writes: bool,
+    /// Send whole-file BLAKE3 digests back at the end.
+    pub verify: bool,
+    pub sndbuf: Option<u32>,
+    pub rcvbuf: Option<u32>,
+    #[serde(default)]
+    pub interval_ms: u64,
+}
+
+impl TransferRequest {
+    pub fn validate(&self) -> Result<(), WireError> {
+        let bad = |field, reason: &str| {
+            Err(WireError::InvalidField {
+                field,
+                reason: reason.to_string(),
+            })
+        };
+        if self.streams == 0 || self.streams > MAX_STREAMS {
+            return bad("streams", "must be between 1 and 1024");
+        }
+        if !(MIN_BLOCK_LEN..=MAX_BLOCK_LEN).contains(&self.block_len) {
+            return bad("block_len", "must be between 64 KiB and 64 MiB");
+        }
+        if self.dest.len() > 4096 || self.dest.contains('\0') {
+            return bad("dest", "must be a path of at most 4096 bytes without NUL");
+        }
+        if let Some(t) = &self.token
+            && (t.len() != TOKEN_LEN || !t.bytes().all(|b| b.is_ascii_hexdigit()))
+        {
+            return bad("token", "must be 32 hex digits");
+        }
+        if self.interval_ms != 0 && self.interval_ms < 10 {
+            return bad("interval_ms", "must be 0 (off) or at least 10 ms");
+        }
+        Ok(())
+    }
+}
+
+/// One thing in the manifest. Its position in the manifest is its id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Relative, '/'-separated; checked again by the receiver before use.
+    pub path: String,
+    /// Permission bits (0o7777).
+    pub mode: u32,
+    /// Modification time, nanoseconds since the epoch.
+    pub mtime_ns: i64,
+    pub kind: EntryKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryKind {
+    Dir,
+    /// `sparse`: the source has holes; the receiver keeps them as holes.
+    File {
+        size: u64,
+        #[serde(default)]
+        sparse: bool,
+    },
+    Symlink {
+        target: String,
+    },
+}
+
+impl Entry {
+    pub fn size(&self) -> u64 {
+        match self.kind {
+            EntryKind::File { size, .. } => size,
+            _ => 0,
+        }
+    }
+}
+
+/// A batch of manifest entries, ids counting on from the previous batch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entries {
+    pub entries: Vec<Entry>,
+}
+
+impl Entries {
+    pub fn validate(&self) -> Result<(), WireError> {
+        if self.entries.len() > ENTRIES_PER_FRAME {
+            return Err(WireError::InvalidField {
+                field: "entries",
+                reason: format!("more than {ENTRIES_PER_FRAME} in one frame"),
+            });
+        }
+        for e in &self.entries {
+            if e.path.is_empty() || e.path.len() > 4096 || e.path.contains('\0') {
+                return Err(WireError::InvalidField {
+                    field: "path",
+                    reason: "must be 1 to 4096 bytes without NUL".into(),
+                });
+            }
+            if let EntryKind::Symlink { target } = &e.kind
+                && (target.is_empty() || target.len() > 4096 || target.contains('\0'))
+            {
+                return Err(WireError::InvalidField {
+                    field: "target",
+                    reason: "must be 1 to 4096 bytes without NUL".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Blocks of one file the receiver still needs: half-open ranges of block
+/// indices on the grid of the request's block length.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NeedFile {
+    pub id: u32,
+    pub ranges: Vec<[u64; 2]>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Need {
+    pub files: Vec<NeedFile>,
+}
+
+impl Need {
+    pub fn validate(&self) -> Result<(), WireError> {
+        for f in &self.files {
+            if f.ranges.iter().any(|[a, b]| a >= b) {
+                return Err(WireError::InvalidField {
+                    field: "ranges",
+                    reason: "every range must be non-empty".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The end of a need list. `round` counts the passes over the data; an end
+/// that follows no need at all says the transfer is complete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NeedEnd {
+    pub round: u32,
+    pub blocks: u64,
+    pub bytes: u64,
+}
+
+/// Whole-file BLAKE3 digests computed by the receiver from what it wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Digests {
+    pub files: Vec<(u32, String)>,
+}
+
+/// What the receiver did, sent at the end.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct TransferTotals {
+    pub files_written: u64,
+    pub files_skipped: u64,
+    pub dirs: u64,
+    pub symlinks: u64,
+    pub bytes_written: u64,
+    pub blocks_rejected: u64,
+    /// Seconds the receiving threads spent writing to the destination.
+    pub write_seconds: f64,
+}
