@@ -383,7 +383,10 @@ fn control_session(
                 StreamOptions::from(&transfer::send::side_params(req, 0)),
             )
         };
-        return transfer::receive::session(&mut ctl, policy, &open);
+        // Whatever ended the session, the sender hears why (a second refusal
+        // after one already sent is harmless: the first is read).
+        return transfer::receive::session(&mut ctl, policy, &open)
+            .inspect_err(|e| refuse(&mut ctl.stream, RefusalCode::Malformed, &e.to_string()));
     }
     let params = match ctl.recv(STEP_TIMEOUT, "the bench request") {
         Ok(Message::BenchRequest(p)) => p,

@@ -2,6 +2,8 @@
 //! test starts is killed by PID when its guard drops, also when the test fails.
 #![allow(dead_code)]
 
+pub mod tree;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};

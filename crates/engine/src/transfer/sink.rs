@@ -446,14 +446,13 @@ impl Sink {
         let (parent, name) = split(&e.path);
         let dir = self.dir(parent)?;
         let at = |n: String, flags: OFlags| {
-            rustix::fs::openat2(
-                &*dir,
-                n,
-                flags | OFlags::CLOEXEC,
-                Mode::from_raw_mode(0o600),
-                RESOLVE,
-            )
-            .map(File::from)
+            // openat2 refuses a mode without O_CREAT.
+            let mode = if flags.contains(OFlags::CREATE) {
+                Mode::from_raw_mode(0o600)
+            } else {
+                Mode::empty()
+            };
+            rustix::fs::openat2(&*dir, n, flags | OFlags::CLOEXEC, mode, RESOLVE).map(File::from)
         };
         let file = if slot.resumed {
             at(temp_name(name), OFlags::WRONLY)
@@ -467,9 +466,23 @@ impl Sink {
         if !slot.resumed && slot.size > 0 {
             // Reserve the space up front (a full disk fails here, not midway);
             // a sparse source keeps its holes.
-            let reserved = !slot.sparse
-                && rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::empty(), 0, slot.size)
-                    .is_ok();
+            let reserved = if slot.sparse {
+                false
+            } else {
+                match rustix::fs::fallocate(
+                    &file,
+                    rustix::fs::FallocateFlags::empty(),
+                    0,
+                    slot.size,
+                ) {
+                    Ok(()) => true,
+                    Err(x @ (Errno::NOSPC | Errno::DQUOT | Errno::FBIG)) => {
+                        return Err(io_err("reserving space for", &e.path, x));
+                    }
+                    // Not supported by this file system: grow it as we go.
+                    Err(_) => false,
+                }
+            };
             if !reserved {
                 file.set_len(slot.size)
                     .map_err(|x| io_err("sizing", &e.path, x))?;

@@ -1,0 +1,598 @@
+//! File transfer end to end: the real binary, real sockets, real files.
+
+mod common;
+
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::tree::{TempDir, differences, random_file, set_mtime};
+use common::{Guard, Server, linerate};
+
+fn send(args: &[&str]) -> Output {
+    Command::new(linerate())
+        .arg("send")
+        .args(args)
+        .output()
+        .expect("run linerate send")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn daemon(root: &Path) -> Server {
+    Server::start_with(
+        &[
+            "serve",
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--root",
+            root.to_str().unwrap(),
+        ],
+        None,
+    )
+}
+
+/// Starts a one-shot receiver; returns it and its URL.
+fn oneshot(dir: &Path) -> (Guard, String) {
+    let mut child = Command::new(linerate())
+        .args([
+            "recv",
+            dir.to_str().unwrap(),
+            "--bind",
+            "127.0.0.1",
+            "--foreground",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn recv");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .expect("read URL");
+    (Guard(child), line.trim().to_string())
+}
+
+fn json_of(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&fs::read_to_string(path).expect("read json")).expect("parse json")
+}
+
+/// No temporary or journal file is left anywhere under `dir`.
+fn leftovers(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".lrpart") || name.ends_with(".lrjournal") {
+                out.push(name);
+            }
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(e.path());
+            }
+        }
+    }
+    out
+}
+
+fn awkward_tree(root: &Path) {
+    let top = root.join("top");
+    fs::create_dir_all(top.join("nested/deeper")).unwrap();
+    fs::create_dir_all(top.join("emptydir")).unwrap();
+    random_file(&top.join("a file with spaces.txt"), 1000, 1);
+    random_file(&top.join("ünïcødé—名前.bin"), 300_000, 2);
+    random_file(&top.join("new\nline"), 17, 3);
+    random_file(&top.join("-leading-dash"), 5, 4);
+    fs::write(top.join("empty"), b"").unwrap();
+    random_file(&top.join("nested/deeper/x.bin"), 20 << 20, 5);
+    std::os::unix::fs::symlink("nested/deeper/x.bin", top.join("link")).unwrap();
+    std::os::unix::fs::symlink("nowhere", top.join("dangling")).unwrap();
+    // Sparse, past 4 GiB: data at both ends, a hole in the middle.
+    let sparse = fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .open(top.join("sparse.img"))
+        .unwrap();
+    sparse.set_len((5 << 30) + 12345).unwrap();
+    use std::os::unix::fs::FileExt;
+    sparse.write_all_at(&[7u8; 1 << 20], 0).unwrap();
+    sparse.write_all_at(&[9u8; 4096], (9 << 29) + 3).unwrap();
+    drop(sparse);
+    fs::set_permissions(
+        top.join("a file with spaces.txt"),
+        fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    fs::set_permissions(
+        top.join("nested/deeper/x.bin"),
+        fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
+    fs::set_permissions(top.join("nested"), fs::Permissions::from_mode(0o750)).unwrap();
+    for (i, p) in [
+        "a file with spaces.txt",
+        "ünïcødé—名前.bin",
+        "new\nline",
+        "-leading-dash",
+        "empty",
+        "nested/deeper/x.bin",
+        "sparse.img",
+        "nested/deeper",
+        "nested",
+        "emptydir",
+    ]
+    .iter()
+    .enumerate()
+    {
+        set_mtime(&top.join(p), 1_600_000_000 + i as i64 * 1000, 123_456_789);
+    }
+    set_mtime(&top, 1_500_000_000, 0);
+}
+
+#[test]
+fn awkward_tree_round_trips_through_the_daemon_and_a_rerun_sends_nothing() {
+    let src = TempDir::new("src");
+    let dst = TempDir::new("dst");
+    awkward_tree(src.path());
+    let server = daemon(dst.path());
+    let target = format!("{}:/in/side", server.addr());
+    let report = src.join("r.json");
+    let top = src.join("top");
+    let out = send(&[
+        top.to_str().unwrap(),
+        &target,
+        "--block",
+        "1M",
+        "-P",
+        "3",
+        "--verify",
+        "--json",
+        report.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "send failed: {}", text(&out));
+    let diffs = differences(&top, &dst.join("in/side/top"));
+    assert!(diffs.is_empty(), "trees differ: {diffs:#?}");
+    assert!(
+        leftovers(dst.path()).is_empty(),
+        "{:?}",
+        leftovers(dst.path())
+    );
+    let doc = json_of(&report);
+    assert_eq!(doc["kind"], "transfer");
+    assert_eq!(doc["parameters"]["verified_files"], 7);
+    assert_eq!(
+        doc["parameters"]["mismatched_files"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+    // The hole stayed a hole.
+    let allocated = fs::metadata(dst.join("in/side/top/sparse.img"))
+        .unwrap()
+        .blocks()
+        * 512;
+    assert!(
+        allocated < 64 << 20,
+        "sparse file allocated {allocated} bytes"
+    );
+
+    // The same command again: everything is already there.
+    let out = send(&[
+        top.to_str().unwrap(),
+        &target,
+        "--block",
+        "1M",
+        "--json",
+        report.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "rerun failed: {}", text(&out));
+    let doc = json_of(&report);
+    assert_eq!(doc["parameters"]["bytes_needed"], 0);
+    assert_eq!(doc["parameters"]["files_skipped"], 7);
+    assert_eq!(doc["summary"]["bytes"], 0);
+}
+
+#[test]
+fn existing_different_files_are_kept_unless_overwrite() {
+    let src = TempDir::new("src");
+    let dst = TempDir::new("dst");
+    random_file(&src.join("f"), 5000, 11);
+    fs::write(dst.join("f"), b"precious").unwrap();
+    let (_recv, url) = oneshot(dst.path());
+    let out = send(&[src.join("f").to_str().unwrap(), &url]);
+    assert!(!out.status.success());
+    assert!(text(&out).contains("already exists"), "{}", text(&out));
+    assert_eq!(fs::read(dst.join("f")).unwrap(), b"precious");
+
+    let (_recv, url) = oneshot(dst.path());
+    let out = send(&[src.join("f").to_str().unwrap(), &url, "--overwrite"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(differences(&src.join("f"), &dst.join("f")).is_empty());
+}
+
+#[test]
+fn one_shot_url_needs_its_token() {
+    let src = TempDir::new("src");
+    let dst = TempDir::new("dst");
+    random_file(&src.join("f"), 1000, 12);
+    let (mut recv, url) = oneshot(dst.path());
+    let (head, token) = url.rsplit_once("token=").unwrap();
+    let flipped: String = token
+        .chars()
+        .map(|c| if c == '0' { '1' } else { '0' })
+        .collect();
+    let out = send(&[
+        src.join("f").to_str().unwrap(),
+        &format!("{head}token={flipped}"),
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out).contains("wrong or missing token"),
+        "{}",
+        text(&out)
+    );
+    assert!(!dst.join("f").exists());
+    // A refused sender ends the one-shot receiver with a failure.
+    let status = wait_exit(&mut recv, Duration::from_secs(5)).expect("recv exits");
+    assert!(!status.success());
+}
+
+#[test]
+fn from_memory_with_skip_writes_creates_nothing() {
+    let dst = TempDir::new("dst");
+    let (_recv, url) = oneshot(dst.path());
+    let out = send(&[
+        "--from-memory",
+        "256M",
+        "--skip-writes",
+        &url,
+        "--json",
+        "-",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json on stdout");
+    assert_eq!(doc["summary"]["bytes"], 256u64 << 20);
+    assert_eq!(fs::read_dir(dst.path()).unwrap().count(), 0);
+}
+
+fn wait_exit(g: &mut Guard, timeout: Duration) -> Option<std::process::ExitStatus> {
+    let end = Instant::now() + timeout;
+    while Instant::now() < end {
+        if let Some(s) = g.0.try_wait().unwrap() {
+            return Some(s);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    None
+}
+
+/// A tree of one large and many small files.
+fn resume_tree(root: &Path) {
+    fs::create_dir_all(root.join("data/small")).unwrap();
+    random_file(&root.join("data/large.bin"), 300 << 20, 21);
+    for i in 0..50 {
+        random_file(
+            &root.join(format!("data/small/{i}.dat")),
+            10_000 + i * 100,
+            100 + i as u64,
+        );
+    }
+}
+
+/// Pseudo-random pause in [lo, hi) ms, different on every run.
+fn random_pause(lo: u64, hi: u64) -> Duration {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos() as u64;
+    Duration::from_millis(lo + nanos % (hi - lo))
+}
+
+fn rerun_completes_with_less(src: &Path, dst_root: &Path, dest: &str) {
+    let server = daemon(dst_root);
+    let report = src.join("again.json");
+    let out = send(&[
+        src.join("data").to_str().unwrap(),
+        &format!("{}:/{dest}", server.addr()),
+        "--block",
+        "1M",
+        "--json",
+        report.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "rerun failed: {}", text(&out));
+    let doc = json_of(&report);
+    let (needed, total) = (
+        doc["parameters"]["bytes_needed"].as_u64().unwrap(),
+        doc["parameters"]["bytes_total"].as_u64().unwrap(),
+    );
+    assert!(
+        needed < total,
+        "the rerun sent everything again ({needed} of {total})"
+    );
+    let diffs = differences(&src.join("data"), &dst_root.join(dest).join("data"));
+    assert!(diffs.is_empty(), "trees differ: {diffs:#?}");
+    assert!(leftovers(dst_root).is_empty(), "{:?}", leftovers(dst_root));
+}
+
+#[test]
+fn receiver_killed_mid_transfer_then_rerun_resumes() {
+    let src = TempDir::new("src");
+    let dst = TempDir::new("dst");
+    resume_tree(src.path());
+    let mut server = daemon(dst.path());
+    let sender = Command::new(linerate())
+        .args([
+            "send",
+            src.join("data").to_str().unwrap(),
+            &format!("{}:/d", server.addr()),
+            "--block",
+            "1M",
+            "--rate",
+            "800M",
+            "-q",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut sender = Guard(sender);
+    std::thread::sleep(random_pause(800, 2200));
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    let t = Instant::now();
+    let status = wait_exit(&mut sender, Duration::from_secs(10))
+        .expect("sender exits after the receiver dies");
+    assert!(!status.success());
+    assert!(t.elapsed() < Duration::from_secs(10));
+    assert!(
+        !dst.join("d/data/large.bin").exists(),
+        "an incomplete file was renamed into place"
+    );
+    rerun_completes_with_less(src.path(), dst.path(), "d");
+}
+
+#[test]
+fn sender_killed_mid_transfer_then_rerun_resumes() {
+    let src = TempDir::new("src");
+    let dst = TempDir::new("dst");
+    resume_tree(src.path());
+    let server = daemon(dst.path());
+    let sender = Command::new(linerate())
+        .args([
+            "send",
+            src.join("data").to_str().unwrap(),
+            &format!("{}:/d", server.addr()),
+            "--block",
+            "1M",
+            "--rate",
+            "800M",
+            "-q",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut sender = Guard(sender);
+    std::thread::sleep(random_pause(800, 2200));
+    sender.0.kill().unwrap();
+    sender.0.wait().unwrap();
+    assert!(
+        server.wait_log(Duration::from_secs(10), |l| l
+            .iter()
+            .any(|x| x.contains("failed"))),
+        "the receiver noticed: {:?}",
+        server.log_lines()
+    );
+    assert!(!dst.join("d/data/large.bin").exists());
+    drop(server);
+    rerun_completes_with_less(src.path(), dst.path(), "d");
+}
+
+#[test]
+fn a_reset_stream_does_not_stop_the_transfer() {
+    let src = TempDir::new("src");
+    let dst = TempDir::new("dst");
+    resume_tree(src.path());
+    let server = daemon(dst.path());
+    let report = src.join("r.json");
+    let sender = Command::new(linerate())
+        .args([
+            "send",
+            src.join("data").to_str().unwrap(),
+            &format!("{}:/d", server.addr()),
+            "--block",
+            "1M",
+            "-P",
+            "4",
+            "--rate",
+            "800M",
+            "-q",
+            "--json",
+            report.to_str().unwrap(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut sender = Guard(sender);
+    std::thread::sleep(Duration::from_millis(1000));
+    // The sender's newest connection to the server is a data stream (the
+    // control connection is opened first): reset it from the kernel.
+    let pid = sender.0.id();
+    let ss = Command::new("ss")
+        .args([
+            "-tnpH",
+            "state",
+            "established",
+            "dport",
+            "=",
+            &format!(":{}", server.port),
+        ])
+        .output()
+        .expect("ss is installed (iproute2)");
+    let listing = String::from_utf8_lossy(&ss.stdout).into_owned();
+    let newest = listing
+        .lines()
+        .filter(|l| l.contains(&format!("pid={pid},")))
+        .filter_map(|l| {
+            let local = l.split_whitespace().nth(2)?;
+            let port = local.rsplit(':').next()?.parse::<u16>().ok()?;
+            let fd = l
+                .split("fd=")
+                .nth(1)?
+                .trim_end_matches(|c: char| !c.is_ascii_digit());
+            Some((
+                fd.split(|c: char| !c.is_ascii_digit())
+                    .next()?
+                    .parse::<u32>()
+                    .ok()?,
+                port,
+            ))
+        })
+        .max()
+        .expect("the sender's connections are listed");
+    let killed = Command::new("ss")
+        .args([
+            "-K",
+            "dst",
+            "127.0.0.1",
+            "dport",
+            "=",
+            &format!(":{}", server.port),
+            "sport",
+            "=",
+            &format!(":{}", newest.1),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        killed.status.success(),
+        "ss -K: {}",
+        String::from_utf8_lossy(&killed.stderr)
+    );
+    let status = wait_exit(&mut sender, Duration::from_secs(30)).expect("sender finishes");
+    let mut err = String::new();
+    use std::io::Read;
+    let _ = sender.0.stderr.take().unwrap().read_to_string(&mut err);
+    assert!(
+        status.success(),
+        "transfer failed after one stream was reset: {err}"
+    );
+    let doc = json_of(&report);
+    let failed = doc["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["error"].is_string())
+        .count();
+    assert!(failed >= 1, "no stream recorded the reset");
+    let diffs = differences(&src.join("data"), &dst.join("d/data"));
+    assert!(diffs.is_empty(), "trees differ: {diffs:#?}");
+}
+
+/// A small tmpfs mounted for one test, unmounted when dropped.
+struct SmallFs(TempDir);
+
+impl SmallFs {
+    fn mount(size: &str) -> SmallFs {
+        let dir = TempDir::new("full");
+        let ok = Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size}"),
+                "linerate-test",
+                dir.path().to_str().unwrap(),
+            ])
+            .status()
+            .expect("mount");
+        assert!(ok.success(), "mount tmpfs");
+        SmallFs(dir)
+    }
+
+    fn resize(&self, size: &str) {
+        let ok = Command::new("mount")
+            .args([
+                "-o",
+                &format!("remount,size={size}"),
+                self.0.path().to_str().unwrap(),
+            ])
+            .status()
+            .expect("remount");
+        assert!(ok.success(), "remount tmpfs");
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.0.path()).status();
+    }
+}
+
+#[test]
+fn destination_full_is_a_clear_error_and_a_rerun_after_freeing_space_completes() {
+    if !common::require_root("destination_full") {
+        return;
+    }
+    let src = TempDir::new("src");
+    fs::create_dir_all(src.join("data")).unwrap();
+    random_file(&src.join("data/a.bin"), 24 << 20, 31);
+    random_file(&src.join("data/b.bin"), 24 << 20, 32);
+    random_file(&src.join("data/c.bin"), 24 << 20, 33);
+    let full = SmallFs::mount("40m");
+    let server = daemon(full.0.path());
+    let target = format!("{}:/d", server.addr());
+    let args = [
+        src.join("data").to_str().unwrap().to_string(),
+        target,
+        "--block".into(),
+        "1M".into(),
+    ];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = send(&args);
+    assert!(
+        !out.status.success(),
+        "a transfer larger than the disk succeeded"
+    );
+    assert!(
+        text(&out).contains("No space left on device"),
+        "{}",
+        text(&out)
+    );
+    // Nothing claims to be complete that is not: every file in place is whole.
+    for name in ["a.bin", "b.bin", "c.bin"] {
+        let p = full.0.join(&format!("d/data/{name}"));
+        if p.exists() {
+            assert!(
+                differences(&src.join(&format!("data/{name}")), &p).is_empty(),
+                "{name} is in place but wrong"
+            );
+        }
+    }
+    assert!(server.wait_log(Duration::from_secs(5), |l| {
+        l.iter().any(|x| x.contains("No space left"))
+    }));
+    full.resize("200m");
+    let out = send(&args);
+    assert!(
+        out.status.success(),
+        "rerun after freeing space: {}",
+        text(&out)
+    );
+    assert!(differences(&src.join("data"), &full.0.join("d/data")).is_empty());
+    assert!(leftovers(full.0.path()).is_empty());
+}

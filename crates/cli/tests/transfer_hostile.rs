@@ -1,0 +1,309 @@
+//! A crafted sender, built on the `wire` crate, tries what a real one never
+//! would: paths out of the root, links to climb through, a wrong token,
+//! garbage frames and blocks past the end of a file. Each is refused with a
+//! clear message and nothing outside the root changes.
+
+mod common;
+
+use std::fs;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::time::Duration;
+
+use common::Server;
+use common::tree::TempDir;
+use linerate_wire::{
+    Entries, Entry, EntryKind, FrameDecoder, Hello, Message, Record, Role, SessionId, SessionKind,
+    TransferRequest,
+};
+
+struct Crafted {
+    sock: TcpStream,
+    dec: FrameDecoder,
+    session: SessionId,
+}
+
+impl Crafted {
+    fn connect(addr: &str, session: SessionId) -> Crafted {
+        let mut sock = TcpStream::connect(addr).expect("connect");
+        sock.set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        sock.write_all(&Hello::new(session, Role::Control, SessionKind::Transfer, 0).encode())
+            .unwrap();
+        let mut c = Crafted {
+            sock,
+            dec: FrameDecoder::new(),
+            session,
+        };
+        assert!(matches!(c.recv(), Some(Message::Accept(_))));
+        c
+    }
+
+    fn send(&mut self, m: &Message) {
+        let _ = self.sock.write_all(&m.encode());
+    }
+
+    /// The next message, or None when the server closed the connection.
+    fn recv(&mut self) -> Option<Message> {
+        let mut buf = [0u8; 65536];
+        loop {
+            if let Ok(Some(f)) = self.dec.next_frame() {
+                return Message::from_frame(&f).ok();
+            }
+            match self.sock.read(&mut buf) {
+                Ok(0) | Err(_) => return None,
+                Ok(n) => self.dec.push(&buf[..n]),
+            }
+        }
+    }
+
+    /// Reads until a refusal and returns its message.
+    fn refusal(&mut self) -> String {
+        while let Some(m) = self.recv() {
+            if let Message::Refuse(r) = m {
+                return r.message;
+            }
+        }
+        panic!("the connection closed without a refusal");
+    }
+
+    fn request(&mut self, token: Option<String>) {
+        self.send(&Message::TransferRequest(TransferRequest {
+            dest: String::new(),
+            token,
+            streams: 1,
+            block_len: 1 << 20,
+            overwrite: false,
+            skip_writes: false,
+            verify: false,
+            sndbuf: None,
+            rcvbuf: None,
+            interval_ms: 0,
+        }));
+    }
+
+    fn manifest(&mut self, entries: Vec<Entry>) {
+        assert!(matches!(self.recv(), Some(Message::Ready(_))), "ready");
+        self.send(&Message::Entries(Entries { entries }));
+        self.send(&Message::EntriesEnd);
+    }
+}
+
+fn file(path: &str, size: u64) -> Entry {
+    Entry {
+        path: path.into(),
+        mode: 0o644,
+        mtime_ns: 0,
+        kind: EntryKind::File {
+            size,
+            sparse: false,
+        },
+    }
+}
+
+fn root_server(root: &Path) -> Server {
+    Server::start_with(
+        &[
+            "serve",
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--root",
+            root.to_str().unwrap(),
+        ],
+        None,
+    )
+}
+
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn paths_that_leave_the_root_are_refused() {
+    let base = TempDir::new("hostile");
+    let root = base.join("root");
+    let outside = base.join("outside");
+    fs::create_dir_all(&root).unwrap();
+    fs::create_dir_all(&outside).unwrap();
+    let server = root_server(&root);
+    for (i, (entries, expect)) in [
+        (vec![file("../outside/x", 10)], "component"),
+        (vec![file("/etc/linerate-x", 10)], "absolute"),
+        (vec![file("a/../../outside/x", 10)], "component"),
+        (
+            vec![
+                Entry {
+                    path: "up".into(),
+                    mode: 0o777,
+                    mtime_ns: 0,
+                    kind: EntryKind::Symlink {
+                        target: outside.to_str().unwrap().into(),
+                    },
+                },
+                file("up/x", 10),
+            ],
+            "symbolic link",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut c = Crafted::connect(&server.addr(), SessionId([i as u8 + 1; 16]));
+        c.request(None);
+        c.manifest(entries);
+        let msg = c.refusal();
+        assert!(msg.contains(expect), "case {i}: {msg}");
+    }
+    assert!(
+        listing(&outside).is_empty(),
+        "something was written outside the root"
+    );
+    // The daemon is still serving.
+    let mut c = Crafted::connect(&server.addr(), SessionId([99; 16]));
+    c.request(None);
+    assert!(matches!(c.recv(), Some(Message::Ready(_))));
+}
+
+#[test]
+fn a_wrong_destination_is_refused() {
+    let base = TempDir::new("hostile");
+    let root = base.join("root");
+    fs::create_dir_all(&root).unwrap();
+    let server = root_server(&root);
+    let mut c = Crafted::connect(&server.addr(), SessionId([5; 16]));
+    c.send(&Message::TransferRequest(TransferRequest {
+        dest: "../../tmp".into(),
+        token: None,
+        streams: 1,
+        block_len: 1 << 20,
+        overwrite: false,
+        skip_writes: false,
+        verify: false,
+        sndbuf: None,
+        rcvbuf: None,
+        interval_ms: 0,
+    }));
+    assert!(c.refusal().contains("destination"));
+}
+
+#[test]
+fn garbage_frames_end_only_their_session() {
+    let base = TempDir::new("hostile");
+    let root = base.join("root");
+    fs::create_dir_all(&root).unwrap();
+    let server = root_server(&root);
+    let mut c = Crafted::connect(&server.addr(), SessionId([6; 16]));
+    c.sock.write_all(&[0xee; 64]).unwrap();
+    let msg = c.refusal();
+    assert!(msg.contains("frame"), "{msg}");
+    assert!(server.wait_log(Duration::from_secs(5), |l| {
+        l.iter().any(|x| x.contains("failed"))
+    }));
+    let mut c = Crafted::connect(&server.addr(), SessionId([7; 16]));
+    c.request(None);
+    assert!(matches!(c.recv(), Some(Message::Ready(_))));
+}
+
+#[test]
+fn a_block_past_the_end_of_its_file_is_refused() {
+    let base = TempDir::new("hostile");
+    let root = base.join("root");
+    fs::create_dir_all(&root).unwrap();
+    let server = root_server(&root);
+    let session = SessionId([8; 16]);
+    let mut c = Crafted::connect(&server.addr(), session);
+    c.request(None);
+    c.manifest(vec![file("small", 100)]);
+    loop {
+        match c.recv() {
+            Some(Message::NeedEnd(_)) => break,
+            Some(Message::Need(_)) => {}
+            other => panic!("expected the need list, got {other:?}"),
+        }
+    }
+    let mut data = TcpStream::connect(server.addr()).unwrap();
+    data.write_all(&Hello::new(c.session, Role::Data, SessionKind::Transfer, 0).encode())
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    c.send(&Message::Start);
+    data.write_all(
+        &Record::Block {
+            file: 0,
+            offset: 1 << 20,
+            len: 100,
+        }
+        .encode(),
+    )
+    .unwrap();
+    let _ = data.write_all(&[0u8; 108]);
+    let msg = c.refusal();
+    assert!(msg.contains("does not fit"), "{msg}");
+    assert!(
+        listing(&root).iter().all(|n| n != "small"),
+        "{:?}",
+        listing(&root)
+    );
+}
+
+#[test]
+fn a_one_shot_receiver_refuses_other_sessions_and_wrong_tokens() {
+    let base = TempDir::new("hostile");
+    let dir = base.join("in");
+    let mut child = std::process::Command::new(common::linerate())
+        .args([
+            "recv",
+            dir.to_str().unwrap(),
+            "--bind",
+            "127.0.0.1",
+            "--foreground",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let _guard = common::Guard(child);
+    let rest = line.trim().strip_prefix("linerate://").unwrap();
+    let (addr, query) = rest.split_once("/?").unwrap();
+    let session_hex = query
+        .split('&')
+        .find_map(|p| p.strip_prefix("session="))
+        .unwrap();
+    let session = SessionId::from_hex(session_hex).unwrap();
+
+    // Another session id is turned away before any question.
+    let mut sock = TcpStream::connect(addr).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    sock.write_all(
+        &Hello::new(SessionId([1; 16]), Role::Control, SessionKind::Transfer, 0).encode(),
+    )
+    .unwrap();
+    let mut dec = FrameDecoder::new();
+    let mut buf = [0u8; 4096];
+    let n = sock.read(&mut buf).unwrap();
+    dec.push(&buf[..n]);
+    let refused = Message::from_frame(&dec.next_frame().unwrap().unwrap()).unwrap();
+    assert!(
+        matches!(refused, Message::Refuse(ref r) if r.message.contains("no such session")),
+        "{refused:?}"
+    );
+
+    // The right session with a wrong token is refused too.
+    let mut c = Crafted::connect(addr, session);
+    c.request(Some("0".repeat(32)));
+    assert!(c.refusal().contains("token"));
+    assert!(listing(&dir).is_empty());
+}

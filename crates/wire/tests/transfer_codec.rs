@@ -1,0 +1,127 @@
+//! Property tests of the transfer codec: records and manifest messages
+//! round-trip, and hostile records are refused without a panic.
+
+use linerate_wire::{
+    BLOCK_TRAILER_LEN, Entries, Entry, EntryKind, MAX_BLOCK_LEN, Message, Need, NeedFile,
+    RECORD_HEADER_LEN, Record, TransferRequest,
+};
+use proptest::prelude::*;
+
+fn record() -> impl Strategy<Value = Record> {
+    prop_oneof![
+        (any::<u32>(), 0u64..(1 << 50), 1u32..=MAX_BLOCK_LEN)
+            .prop_map(|(file, offset, len)| Record::Block { file, offset, len }),
+        (any::<u32>(), 0u64..(1 << 50), 1u32..=MAX_BLOCK_LEN)
+            .prop_map(|(file, offset, len)| Record::Hole { file, offset, len }),
+        Just(Record::RoundEnd),
+    ]
+}
+
+fn entry() -> impl Strategy<Value = Entry> {
+    (
+        "[a-zA-Z0-9 _\\-\\n\u{e9}\u{540d}]{1,40}(/[a-z]{1,8}){0,3}",
+        0u32..0o7777,
+        any::<i64>(),
+        prop_oneof![
+            Just(EntryKind::Dir),
+            (any::<u64>(), any::<bool>())
+                .prop_map(|(size, sparse)| EntryKind::File { size, sparse }),
+            "[a-z/.]{1,30}".prop_map(|target| EntryKind::Symlink { target }),
+        ],
+    )
+        .prop_map(|(path, mode, mtime_ns, kind)| Entry {
+            path,
+            mode,
+            mtime_ns,
+            kind,
+        })
+}
+
+proptest! {
+    #[test]
+    fn records_round_trip(r in record()) {
+        let bytes = r.encode();
+        prop_assert_eq!(bytes.len(), RECORD_HEADER_LEN);
+        prop_assert_eq!(Record::decode(&bytes).unwrap(), r);
+    }
+
+    #[test]
+    fn record_decoder_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..40)) {
+        if let Ok(Record::Block { len, offset, .. }) = Record::decode(&bytes) {
+            prop_assert!((1..=MAX_BLOCK_LEN).contains(&len));
+            prop_assert!(offset.checked_add(u64::from(len)).is_some());
+        }
+    }
+
+    #[test]
+    fn manifest_and_need_round_trip(entries in proptest::collection::vec(entry(), 0..20),
+                                    ranges in proptest::collection::vec((0u64..1000, 1u64..100), 1..10)) {
+        let m = Message::Entries(Entries { entries });
+        prop_assert_eq!(Message::from_frame(&m.to_frame()).unwrap(), m);
+        let need = Message::Need(Need { files: vec![NeedFile { id: 3, ranges: ranges.iter().map(|&(a, n)| [a, a + n]).collect() }] });
+        prop_assert_eq!(Message::from_frame(&need.to_frame()).unwrap(), need);
+    }
+}
+
+#[test]
+fn hostile_records_are_refused() {
+    let mut too_long = Record::Block {
+        file: 0,
+        offset: 0,
+        len: 1,
+    }
+    .encode();
+    too_long[13..17].copy_from_slice(&(MAX_BLOCK_LEN + 1).to_be_bytes());
+    assert!(Record::decode(&too_long).is_err());
+    let mut overflow = Record::Block {
+        file: 0,
+        offset: u64::MAX,
+        len: 1,
+    }
+    .encode();
+    overflow[5..13].copy_from_slice(&u64::MAX.to_be_bytes());
+    assert!(Record::decode(&overflow).is_err());
+    let mut tag = Record::RoundEnd.encode();
+    tag[0] = 9;
+    assert!(Record::decode(&tag).is_err());
+    assert!(Record::decode(&[1, 2, 3]).is_err());
+    assert_eq!(BLOCK_TRAILER_LEN, 8);
+}
+
+#[test]
+fn transfer_requests_are_checked() {
+    let ok = TransferRequest {
+        dest: "a/b".into(),
+        token: Some("ab".repeat(16)),
+        streams: 2,
+        block_len: 8 << 20,
+        overwrite: false,
+        skip_writes: false,
+        verify: true,
+        sndbuf: None,
+        rcvbuf: None,
+        interval_ms: 1000,
+    };
+    assert!(ok.validate().is_ok());
+    for bad in [
+        TransferRequest {
+            streams: 0,
+            ..ok.clone()
+        },
+        TransferRequest {
+            block_len: 1,
+            ..ok.clone()
+        },
+        TransferRequest {
+            token: Some("xyz".into()),
+            ..ok.clone()
+        },
+        TransferRequest {
+            dest: "a\0b".into(),
+            ..ok.clone()
+        },
+    ] {
+        let frame = Message::TransferRequest(bad).to_frame();
+        assert!(Message::from_frame(&frame).is_err());
+    }
+}
