@@ -32,6 +32,16 @@ pub enum RxPollArg {
     Off,
 }
 
+impl From<RxPollArg> for RxPoll {
+    fn from(a: RxPollArg) -> RxPoll {
+        match a {
+            RxPollArg::Auto => RxPoll::Auto,
+            RxPollArg::On => RxPoll::On,
+            RxPollArg::Off => RxPoll::Off,
+        }
+    }
+}
+
 #[derive(Args, Clone)]
 #[command(
     after_help = "Examples:\n  linerate bench 10.0.0.2                   1 stream, 10 s\n  linerate bench 10.0.0.2 -P 8 -t 30 -i 5   8 streams, 30 s, 5 s intervals\n  linerate bench dtn2 -R --cc bbr --window 256M --json run.json\n  linerate bench [fd00::2]:6000 -6 -n 100G   100 GB, then stop"
@@ -236,11 +246,7 @@ pub fn measure(
             AffinityArg::Spread => Affinity::Spread,
             AffinityArg::Pairs => Affinity::Pairs,
         },
-        rx_poll: match a.rx_poll {
-            RxPollArg::Auto => RxPoll::Auto,
-            RxPollArg::On => RxPoll::On,
-            RxPollArg::Off => RxPoll::Off,
-        },
+        rx_poll: a.rx_poll.into(),
     };
     let run = bench::run(&cfg, &mut |batch| printer.print(batch))
         .with_context(|| format!("bench against {server} failed"))?;

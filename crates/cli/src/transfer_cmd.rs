@@ -75,6 +75,9 @@ pub struct SendArgs {
     /// Use IPv6 only.
     #[arg(short = '6')]
     pub ipv6: bool,
+    /// Receivers poll before blocking (auto: off; polling measured slower when the receiver writes).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub rx_poll: crate::bench_cmd::RxPollArg,
     /// Write the linerate.result/1 document to FILE ('-' for stdout).
     #[arg(long, value_name = "FILE")]
     pub json: Option<String>,
@@ -158,6 +161,7 @@ pub fn run_send(a: SendArgs) -> anyhow::Result<()> {
         sndbuf: a.sndbuf,
         rcvbuf: a.rcvbuf,
         interval_ms: 1000,
+        rx_poll: a.rx_poll.into(),
     };
     let total = manifest.total_bytes();
     let mut progress = Progress::new(total, manifest.file_count(), a.quiet, to_stderr);

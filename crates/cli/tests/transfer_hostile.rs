@@ -80,6 +80,7 @@ impl Crafted {
             sndbuf: None,
             rcvbuf: None,
             interval_ms: 0,
+            rx_poll: false,
         }));
     }
 
@@ -190,6 +191,7 @@ fn a_wrong_destination_is_refused() {
         sndbuf: None,
         rcvbuf: None,
         interval_ms: 0,
+        rx_poll: false,
     }));
     assert!(c.refusal().contains("destination"));
 }

@@ -101,6 +101,16 @@ impl DestRoot {
 
     /// Opens the directory `parts` names beneath the root, creating what is missing.
     fn directory(&self, rel: &str, parts: &[&str]) -> Result<OwnedFd, ConfineError> {
+        self.directory_created(rel, parts).map(|(fd, _)| fd)
+    }
+
+    /// As [`DestRoot::directory`], and whether its last component was created now.
+    fn directory_created(
+        &self,
+        rel: &str,
+        parts: &[&str],
+    ) -> Result<(OwnedFd, bool), ConfineError> {
+        let mut created = false;
         let mut cur = openat2(
             &self.dir,
             ".",
@@ -111,7 +121,8 @@ impl DestRoot {
         .map_err(|errno| io("opening destination", rel, errno))?;
         for part in parts {
             match mkdirat(&cur, *part, Mode::from_raw_mode(0o755)) {
-                Ok(()) | Err(Errno::EXIST) => {}
+                Ok(()) => created = true,
+                Err(Errno::EXIST) => created = false,
                 Err(errno) => return Err(io("creating directory", rel, errno)),
             }
             cur = openat2(
@@ -123,7 +134,17 @@ impl DestRoot {
             )
             .map_err(|errno| resolve_error(rel, errno))?;
         }
-        Ok(cur)
+        Ok((cur, created))
+    }
+
+    /// As [`DestRoot::open_dir`], and whether the directory was created by
+    /// this call (then it is known to be empty).
+    pub fn open_dir_created(&self, rel: &str) -> Result<(OwnedFd, bool), ConfineError> {
+        if rel.is_empty() {
+            return self.directory_created(rel, &[]);
+        }
+        let parts = check(rel)?;
+        self.directory_created(rel, &parts)
     }
 
     /// The directory `rel` beneath the root (created if missing) as a root of

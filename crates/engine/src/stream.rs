@@ -137,7 +137,7 @@ pub fn send(sock: &TcpStream, plan: &SendPlan, live: &Live, abort: &AtomicBool) 
 /// Non-blocking receive attempts before a polling receiver blocks: about
 /// 0.3 ms of polling on this kind of machine, enough to bridge the gaps
 /// between a fast sender's bursts (see README, "Defaults").
-const RX_POLL_SPINS: u32 = 1000;
+pub(crate) const RX_POLL_SPINS: u32 = 1000;
 
 pub struct ReceivePlan {
     /// Discard in the kernel (MSG_TRUNC) instead of copying out.

@@ -36,6 +36,9 @@ pub struct TransferRequest {
     pub rcvbuf: Option<u32>,
     #[serde(default)]
     pub interval_ms: u64,
+    /// Receivers poll before blocking (decided by the sender from both hosts' CPUs).
+    #[serde(default)]
+    pub rx_poll: bool,
 }
 
 impl TransferRequest {

@@ -101,6 +101,7 @@ fn transfer_requests_are_checked() {
         sndbuf: None,
         rcvbuf: None,
         interval_ms: 1000,
+        rx_poll: false,
     };
     assert!(ok.validate().is_ok());
     for bad in [

@@ -2,7 +2,6 @@
 //! takes the manifest, asks for what is missing, checks and stores blocks
 //! from every stream, and asks again after each pass until nothing is missing.
 
-use std::io::{ErrorKind, Read};
 use std::net::{Shutdown, TcpStream};
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -17,6 +16,7 @@ use linerate_wire::{
 };
 
 use super::grid::{BlockHasher, PIECE, block_span};
+use super::reader::RecordReader;
 use super::sink::{Accepted, Sink};
 use super::url::Token;
 use crate::confine::DestRoot;
@@ -142,7 +142,7 @@ pub(crate) fn session(
     let sink = &sink;
     let worker = |s: &StreamSocket, live: &Live| {
         let tx = lock(&tx).clone();
-        receive_stream(s, sink, req.block_len, live, &tx)
+        receive_stream(s, sink, req.block_len, req.rx_poll, live, &tx)
     };
     let (report, outcome) = std::thread::scope(|scope| {
         let streams =
@@ -269,38 +269,16 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Reads exactly `buf`; Ok(false) on a clean end of stream before its first byte.
-fn read_record(sock: &mut &TcpStream, buf: &mut [u8]) -> std::io::Result<bool> {
-    let mut got = 0;
-    while got < buf.len() {
-        match sock.read(&mut buf[got..]) {
-            Ok(0) if got == 0 => return Ok(false),
-            Ok(0) => return Err(ErrorKind::UnexpectedEof.into()),
-            Ok(n) => got += n,
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(true)
-}
-
-fn read_full(sock: &mut &TcpStream, buf: &mut [u8]) -> std::io::Result<()> {
-    if read_record(sock, buf)? {
-        Ok(())
-    } else {
-        Err(ErrorKind::UnexpectedEof.into())
-    }
-}
-
 fn receive_stream(
     s: &StreamSocket,
     sink: &Sink,
     block_len: u32,
+    rx_poll: bool,
     live: &Live,
     events: &mpsc::Sender<Event>,
 ) -> Outcome {
     let clock = ThreadClock::start();
-    let mut sock = &s.stream;
+    let mut reader = RecordReader::new(&s.stream, rx_poll);
     let mut buf = vec![0u8; PIECE.min(block_len as usize)];
     let mut header = [0u8; RECORD_HEADER_LEN];
     let (mut got, mut last) = (0u64, Instant::now());
@@ -310,7 +288,7 @@ fn receive_stream(
         Some(msg)
     };
     loop {
-        match read_record(&mut sock, &mut header) {
+        match reader.fill(&mut header) {
             Ok(true) => {}
             Ok(false) => break,
             Err(e) => {
@@ -340,6 +318,10 @@ fn receive_stream(
                 break;
             }
         };
+        // A small file in one piece is checked before anything is written,
+        // then created in one go.
+        let whole =
+            take && is_block && len as usize <= buf.len() && sink.is_whole_file(file, offset, len);
         if is_block {
             let mut hasher = BlockHasher::new();
             let mut pos = 0u64;
@@ -347,12 +329,15 @@ fn receive_stream(
             while pos < u64::from(len) {
                 let n = (u64::from(len) - pos).min(PIECE as u64) as usize;
                 let piece = &mut buf[..n];
-                if let Err(e) = read_full(&mut sock, piece) {
+                if let Err(e) = reader.fill_all(piece) {
                     failed = Some(format!("receive failed mid-block: {e}"));
                     break;
                 }
                 hasher.update(piece);
-                if take && let Err(e) = sink.write_piece(file, offset + pos, piece) {
+                if take
+                    && !whole
+                    && let Err(e) = sink.write_piece(file, offset + pos, piece)
+                {
                     failed = fatal(e.to_string());
                     break;
                 }
@@ -362,7 +347,7 @@ fn receive_stream(
             }
             let mut trailer = [0u8; BLOCK_TRAILER_LEN];
             if failed.is_none()
-                && let Err(e) = read_full(&mut sock, &mut trailer)
+                && let Err(e) = reader.fill_all(&mut trailer)
             {
                 failed = Some(format!("receive failed mid-block: {e}"));
             }
@@ -376,6 +361,13 @@ fn receive_stream(
                 sink.reject();
                 continue;
             }
+        }
+        if whole {
+            if let Err(e) = sink.write_whole(file, &buf[..len as usize]) {
+                error = fatal(e.to_string());
+                break;
+            }
+            continue;
         }
         if take && let Err(e) = sink.commit(file, offset) {
             error = fatal(e.to_string());

@@ -60,6 +60,10 @@ pub struct SendConfig {
     pub sndbuf: Option<u32>,
     pub rcvbuf: Option<u32>,
     pub interval_ms: u64,
+    /// Whether receivers poll before blocking. Auto does not: unlike a
+    /// bench receiver, a writing receiver needs the CPU time a poll would
+    /// take from the sender (README, "Defaults").
+    pub rx_poll: crate::bench::RxPoll,
 }
 
 /// What a finished transfer measured and found.
@@ -202,21 +206,40 @@ fn plan_work(
         .into_iter()
         .map(|(_, id, index)| Work::Block { id, index })
         .collect();
-    let (mut batch, mut bytes) = (Vec::new(), 0u64);
+    // Batches of one directory each, taken from the directories in turn:
+    // streams then create files in different directories, whose locks
+    // would otherwise serialize them at the receiver.
+    let mut by_dir: std::collections::BTreeMap<&str, VecDeque<(Vec<u32>, u64)>> =
+        Default::default();
     for (size, id) in small {
-        batch.push(id);
-        bytes +=
-            size + (linerate_wire::RECORD_HEADER_LEN + linerate_wire::BLOCK_TRAILER_LEN) as u64;
-        if bytes >= SMALL_BATCH || batch.len() >= 4096 {
-            out.push_back(Work::Small(std::mem::take(&mut batch)));
-            bytes = 0;
+        let path = &m.entries[id as usize].path;
+        let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+        let batches = by_dir.entry(dir).or_default();
+        if batches
+            .back()
+            .is_none_or(|(b, bytes)| bytes + size >= SMALL_BATCH || b.len() >= 4096)
+        {
+            batches.push_back((Vec::new(), 0));
+        }
+        if let Some((b, bytes)) = batches.back_mut() {
+            b.push(id);
+            *bytes += size + RECORD_OVERHEAD;
         }
     }
-    if !batch.is_empty() {
-        out.push_back(Work::Small(batch));
+    let mut dirs: Vec<VecDeque<(Vec<u32>, u64)>> = by_dir.into_values().collect();
+    while !dirs.is_empty() {
+        for d in &mut dirs {
+            if let Some((b, _)) = d.pop_front() {
+                out.push_back(Work::Small(b));
+            }
+        }
+        dirs.retain(|d| !d.is_empty());
     }
     out
 }
+
+const RECORD_OVERHEAD: u64 =
+    (linerate_wire::RECORD_HEADER_LEN + linerate_wire::BLOCK_TRAILER_LEN) as u64;
 
 struct Shared<'a> {
     manifest: &'a Manifest,
@@ -259,6 +282,7 @@ pub fn run(
     };
     let client_host = linerate_probe::host::collect();
     let request = TransferRequest {
+        rx_poll: cfg.rx_poll == crate::bench::RxPoll::On,
         dest: cfg.dest.clone(),
         token: cfg.token.as_ref().map(|t| t.0.clone()),
         streams: cfg.streams,

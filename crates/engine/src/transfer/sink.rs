@@ -50,6 +50,9 @@ fn io_err(what: &'static str, path: &str, source: impl Into<std::io::Error>) -> 
 struct OpenFile {
     file: File,
     journal: Option<File>,
+    /// One writer at a time: the kernel serializes writers of an inode
+    /// anyway, and its lock spins where this one sleeps.
+    writer: Mutex<()>,
 }
 
 struct FileSlot {
@@ -131,7 +134,24 @@ pub struct Sink {
     entries: Vec<Entry>,
     files: Vec<Option<FileSlot>>,
     dirs: Mutex<HashMap<String, Arc<OwnedFd>>>,
+    /// Directories this run created: nothing in them needs looking up.
+    fresh: std::collections::HashSet<String>,
+    /// The process umask: a file created with a mode it leaves alone needs no fchmod.
+    umask: u32,
     counters: Counters,
+}
+
+/// The process's file mode creation mask, from /proc (reading it with
+/// umask(2) would change it, racing other threads).
+fn current_umask() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        })
+        .unwrap_or(0o7777)
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -203,6 +223,8 @@ impl Sink {
             entries,
             files,
             dirs: Mutex::default(),
+            fresh: Default::default(),
+            umask: current_umask(),
             counters: Counters::default(),
         })
     }
@@ -240,7 +262,15 @@ impl Sink {
         let (parent, name) = split(&e.path);
         match &e.kind {
             EntryKind::Dir => {
-                self.dir(&e.path)?;
+                let root = self.root.as_ref().ok_or_else(|| SinkError::BadEntry {
+                    id: id as u32,
+                    reason: "no destination".into(),
+                })?;
+                let (fd, created) = root.open_dir_created(&e.path)?;
+                lock(&self.dirs).insert(e.path.clone(), Arc::new(fd));
+                if created {
+                    self.fresh.insert(e.path.clone());
+                }
                 self.counters.dirs.fetch_add(1, Relaxed);
             }
             EntryKind::Symlink { target } => {
@@ -261,6 +291,13 @@ impl Sink {
                     Err(x) => return Err(io_err("reading link", &e.path, x)),
                 }
                 self.counters.symlinks.fetch_add(1, Relaxed);
+            }
+            EntryKind::File { .. } if self.fresh.contains(parent) => {
+                // A new directory holds no earlier file, temporary or journal.
+                if e.size() == 0 {
+                    self.open(id)?;
+                    self.finalize(id)?;
+                }
             }
             EntryKind::File { size, .. } => {
                 let dir = self.dir(parent)?;
@@ -398,6 +435,7 @@ impl Sink {
         }
         let of = self.open(id)?;
         let t = Instant::now();
+        let _one = lock(&of.writer);
         of.file
             .write_all_at(data, at)
             .map_err(|x| io_err("writing", &self.entries[id].path, x))?;
@@ -407,6 +445,91 @@ impl Sink {
         self.counters
             .bytes_written
             .fetch_add(data.len() as u64, Relaxed);
+        Ok(())
+    }
+
+    /// Whether a block is a whole one-block file written fresh: such a file
+    /// takes the [`Sink::write_whole`] path.
+    pub fn is_whole_file(&self, file: u32, offset: u64, len: u32) -> bool {
+        self.root.is_some()
+            && offset == 0
+            && self
+                .files
+                .get(file as usize)
+                .and_then(Option::as_ref)
+                .is_some_and(|s| s.blocks == 1 && !s.resumed && s.size == u64::from(len))
+    }
+
+    /// Creates a whole, checked one-block file: an unnamed file (O_TMPFILE)
+    /// written, given its mode and time, then linked into place, so no
+    /// partial file ever has a name and the directory changes once, not
+    /// twice (create and rename). Falls back to the temporary-name path
+    /// where the file system or /proc does not allow it.
+    pub fn write_whole(&self, file: u32, data: &[u8]) -> Result<(), SinkError> {
+        let id = file as usize;
+        let e = &self.entries[id];
+        let (parent, name) = split(&e.path);
+        let dir = self.dir(parent)?;
+        let linked = (|| -> Result<bool, SinkError> {
+            let mode = e.mode & 0o7777;
+            // Unnamed until linked: it may carry its final mode from the start.
+            let exact = mode & 0o7000 == 0 && mode & self.umask == 0;
+            let Ok(fd) = rustix::fs::openat(
+                &*dir,
+                ".",
+                OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC,
+                Mode::from_raw_mode(if exact { mode } else { 0o600 }),
+            ) else {
+                return Ok(false);
+            };
+            let f = File::from(fd);
+            let t = Instant::now();
+            f.write_all_at(data, 0)
+                .map_err(|x| io_err("writing", &e.path, x))?;
+            self.counters
+                .write_ns
+                .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
+            if !exact {
+                rustix::fs::fchmod(&f, Mode::from_raw_mode(mode))
+                    .map_err(|x| io_err("setting mode of", &e.path, x))?;
+            }
+            rustix::fs::futimens(&f, &timestamps(e.mtime_ns))
+                .map_err(|x| io_err("setting time of", &e.path, x))?;
+            let proc_path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&f));
+            let link = |dir: &OwnedFd| {
+                rustix::fs::linkat(
+                    rustix::fs::CWD,
+                    proc_path.as_str(),
+                    dir,
+                    name,
+                    AtFlags::SYMLINK_FOLLOW,
+                )
+            };
+            match link(&dir) {
+                Ok(()) => Ok(true),
+                Err(Errno::EXIST) if self.overwrite => {
+                    rustix::fs::unlinkat(&*dir, name, AtFlags::empty())
+                        .map_err(|x| io_err("replacing", &e.path, x))?;
+                    link(&dir).map_err(|x| io_err("linking into place", &e.path, x))?;
+                    Ok(true)
+                }
+                Err(Errno::EXIST) => Err(ConfineError::Exists(e.path.clone()).into()),
+                // No /proc, or a file system without O_TMPFILE links.
+                Err(_) => Ok(false),
+            }
+        })()?;
+        if !linked {
+            self.write_piece(file, 0, data)?;
+            return self.commit(file, 0);
+        }
+        self.counters
+            .bytes_written
+            .fetch_add(data.len() as u64, Relaxed);
+        self.counters.files_written.fetch_add(1, Relaxed);
+        if let Some(slot) = self.files[id].as_ref() {
+            slot.mark(0);
+            slot.finished.store(true, Relaxed);
+        }
         Ok(())
     }
 
@@ -466,7 +589,8 @@ impl Sink {
         if !slot.resumed && slot.size > 0 {
             // Reserve the space up front (a full disk fails here, not midway);
             // a sparse source keeps its holes.
-            let reserved = if slot.sparse {
+            // A one-block file is written whole at once: nothing to reserve.
+            let reserved = if slot.sparse || slot.blocks == 1 {
                 false
             } else {
                 match rustix::fs::fallocate(
@@ -504,7 +628,11 @@ impl Sink {
         } else {
             None
         };
-        let of = Arc::new(OpenFile { file, journal });
+        let of = Arc::new(OpenFile {
+            file,
+            journal,
+            writer: Mutex::new(()),
+        });
         *guard = Some(Arc::clone(&of));
         Ok(of)
     }
