@@ -3,13 +3,13 @@
 //! small files batched), and lets every stream take from it until the
 //! receiver says nothing is missing.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::Write;
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpStream};
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
 use linerate_result::{
@@ -22,6 +22,7 @@ use linerate_wire::{
 };
 
 use super::grid::{BlockHasher, PIECE, block_span, checksum};
+use super::queue::{self, Next, Queue, Work};
 use super::source::{Manifest, Origin};
 use super::url::Token;
 use crate::bench::{connect, new_session_id, open_data, send_hello, unexpected};
@@ -35,10 +36,6 @@ const CONNECT_STEP: Duration = Duration::from_secs(30);
 /// A pass over the data may take as long as the data takes; the receiver
 /// answers when every stream has delivered it.
 const ROUND_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
-/// Files of one block up to this size travel many to a write.
-const SMALL_FILE: u64 = 1 << 20;
-/// Bytes of small files gathered into one write.
-const SMALL_BATCH: u64 = 1 << 20;
 /// Passes without fewer bytes missing before the sender gives up.
 const STALLED_ROUNDS: u32 = 3;
 
@@ -114,132 +111,9 @@ pub fn side_params(req: &TransferRequest, total: u64) -> BenchParams {
     }
 }
 
-enum Work {
-    Block { id: u32, index: u64 },
-    Small(Vec<u32>),
-}
-
-enum Next {
-    Work(Work),
-    EndRound(u32),
-    Close,
-}
-
-#[derive(Default)]
-struct QueueState {
-    items: VecDeque<Work>,
-    round: u32,
-    closed: bool,
-}
-
-#[derive(Default)]
-struct Queue {
-    state: Mutex<QueueState>,
-    wake: Condvar,
-}
-
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
-
-impl Queue {
-    fn next(&self, ended: u32) -> Next {
-        let mut st = lock(&self.state);
-        loop {
-            if st.closed {
-                return Next::Close;
-            }
-            if let Some(w) = st.items.pop_front() {
-                return Next::Work(w);
-            }
-            if ended < st.round {
-                return Next::EndRound(st.round);
-            }
-            st = self.wake.wait(st).unwrap_or_else(|p| p.into_inner());
-        }
-    }
-
-    fn requeue(&self, w: Work) {
-        lock(&self.state).items.push_front(w);
-        self.wake.notify_all();
-    }
-
-    fn refill(&self, items: VecDeque<Work>) {
-        let mut st = lock(&self.state);
-        st.items = items;
-        st.round += 1;
-        self.wake.notify_all();
-    }
-
-    fn close(&self) {
-        lock(&self.state).closed = true;
-        self.wake.notify_all();
-    }
-}
-
-/// Orders the missing blocks: every block of the largest files first, then
-/// small files gathered into batches.
-fn plan_work(
-    m: &Manifest,
-    need: &[NeedFile],
-    block_len: u32,
-    failed: &HashSet<u32>,
-) -> VecDeque<Work> {
-    let mut large: Vec<(u64, u32, u64)> = Vec::new();
-    let mut small: Vec<(u64, u32)> = Vec::new();
-    for f in need.iter().filter(|f| !failed.contains(&f.id)) {
-        let Some(e) = m.entries.get(f.id as usize) else {
-            continue;
-        };
-        let size = e.size();
-        let one_block = size <= u64::from(block_len) && size <= SMALL_FILE;
-        if one_block && f.ranges == [[0, 1]] {
-            small.push((size, f.id));
-            continue;
-        }
-        for &[a, b] in &f.ranges {
-            large.extend((a..b).map(|i| (size, f.id, i)));
-        }
-    }
-    large.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)).then(x.2.cmp(&y.2)));
-    let mut out: VecDeque<Work> = large
-        .into_iter()
-        .map(|(_, id, index)| Work::Block { id, index })
-        .collect();
-    // Batches of one directory each, taken from the directories in turn:
-    // streams then create files in different directories, whose locks
-    // would otherwise serialize them at the receiver.
-    let mut by_dir: std::collections::BTreeMap<&str, VecDeque<(Vec<u32>, u64)>> =
-        Default::default();
-    for (size, id) in small {
-        let path = &m.entries[id as usize].path;
-        let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
-        let batches = by_dir.entry(dir).or_default();
-        if batches
-            .back()
-            .is_none_or(|(b, bytes)| bytes + size >= SMALL_BATCH || b.len() >= 4096)
-        {
-            batches.push_back((Vec::new(), 0));
-        }
-        if let Some((b, bytes)) = batches.back_mut() {
-            b.push(id);
-            *bytes += size + RECORD_OVERHEAD;
-        }
-    }
-    let mut dirs: Vec<VecDeque<(Vec<u32>, u64)>> = by_dir.into_values().collect();
-    while !dirs.is_empty() {
-        for d in &mut dirs {
-            if let Some((b, _)) = d.pop_front() {
-                out.push_back(Work::Small(b));
-            }
-        }
-        dirs.retain(|d| !d.is_empty());
-    }
-    out
-}
-
-const RECORD_OVERHEAD: u64 =
-    (linerate_wire::RECORD_HEADER_LEN + linerate_wire::BLOCK_TRAILER_LEN) as u64;
 
 struct Shared<'a> {
     manifest: &'a Manifest,
@@ -323,7 +197,7 @@ pub fn run(
     };
     shared
         .queue
-        .refill(plan_work(manifest, &need, cfg.block_len, &HashSet::new()));
+        .refill(queue::plan(manifest, &need, cfg.block_len, &HashSet::new()));
     let sockets = (0..cfg.streams)
         .map(|i| {
             let hello = Hello::new(session, Role::Data, SessionKind::Transfer, i);
@@ -449,7 +323,7 @@ fn drive(ctl: &mut Control, shared: &Shared, first_bytes: u64) -> Result<u32> {
         let ids: HashSet<u32> = failed.keys().copied().collect();
         shared
             .queue
-            .refill(plan_work(shared.manifest, &need, shared.block_len, &ids));
+            .refill(queue::plan(shared.manifest, &need, shared.block_len, &ids));
         rounds += 1;
     }
 }
@@ -483,9 +357,10 @@ fn send_stream(s: &StreamSocket, shared: &Shared, live: &Live) -> Outcome {
     let mut open: Option<(u32, File)> = None;
     let mut memory_sums: HashMap<u32, u64> = HashMap::new();
     let (mut sent, mut last, mut ended) = (0u64, Instant::now(), 0u32);
+    let mut current = None;
     let mut error = None;
     loop {
-        let result = match shared.queue.next(ended) {
+        let result = match shared.queue.next(ended, &mut current) {
             Next::Close => break,
             Next::EndRound(r) => {
                 ended = r;

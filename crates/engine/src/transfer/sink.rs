@@ -495,16 +495,23 @@ impl Sink {
             }
             rustix::fs::futimens(&f, &timestamps(e.mtime_ns))
                 .map_err(|x| io_err("setting time of", &e.path, x))?;
-            let proc_path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&f));
-            let link = |dir: &OwnedFd| {
-                rustix::fs::linkat(
-                    rustix::fs::CWD,
-                    proc_path.as_str(),
-                    dir,
-                    name,
-                    AtFlags::SYMLINK_FOLLOW,
-                )
-            };
+            // The file itself (AT_EMPTY_PATH: allowed for an O_TMPFILE file
+            // its opener links, since Linux 6.10) or, before that, through /proc.
+            let link =
+                |dir: &OwnedFd| match rustix::fs::linkat(&f, "", dir, name, AtFlags::EMPTY_PATH) {
+                    Err(Errno::NOENT | Errno::PERM | Errno::INVAL) => {
+                        let proc_path =
+                            format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&f));
+                        rustix::fs::linkat(
+                            rustix::fs::CWD,
+                            proc_path.as_str(),
+                            dir,
+                            name,
+                            AtFlags::SYMLINK_FOLLOW,
+                        )
+                    }
+                    other => other,
+                };
             match link(&dir) {
                 Ok(()) => Ok(true),
                 Err(Errno::EXIST) if self.overwrite => {

@@ -1,0 +1,243 @@
+//! The sender's work queue. Each stream keeps to one file while it has
+//! blocks left and takes an unclaimed file (largest first) when it runs out,
+//! so one file is written by one receiving thread at a time; only when no
+//! file is left unclaimed does a stream take blocks from the back of the
+//! file with most left. One-block files travel in batches of one directory.
+
+use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::sync::{Condvar, Mutex, MutexGuard};
+
+use linerate_wire::{BLOCK_TRAILER_LEN, NeedFile, RECORD_HEADER_LEN};
+
+use super::source::Manifest;
+
+/// Files of one block up to this size travel many to a write.
+const SMALL_FILE: u64 = 1 << 20;
+/// Bytes of small files gathered into one write.
+const SMALL_BATCH: u64 = 1 << 20;
+const RECORD_OVERHEAD: u64 = (RECORD_HEADER_LEN + BLOCK_TRAILER_LEN) as u64;
+
+pub enum Work {
+    Block { id: u32, index: u64 },
+    Small(Vec<u32>),
+}
+
+pub enum Next {
+    Work(Work),
+    /// Nothing left in this pass: say so on the stream.
+    EndRound(u32),
+    Close,
+}
+
+struct FileBlocks {
+    id: u32,
+    blocks: VecDeque<u64>,
+}
+
+/// One pass's work, in the order it should go.
+#[derive(Default)]
+pub struct Plan {
+    files: VecDeque<FileBlocks>,
+    small: VecDeque<Vec<u32>>,
+}
+
+#[derive(Default)]
+struct State {
+    unclaimed: VecDeque<FileBlocks>,
+    claimed: Vec<FileBlocks>,
+    small: VecDeque<Vec<u32>>,
+    round: u32,
+    closed: bool,
+}
+
+#[derive(Default)]
+pub struct Queue {
+    state: Mutex<State>,
+    wake: Condvar,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Queue {
+    /// The next piece of work for a stream that has ended pass `ended` and
+    /// works on file `current`; waits while there is none.
+    pub fn next(&self, ended: u32, current: &mut Option<u32>) -> Next {
+        let mut st = lock(&self.state);
+        loop {
+            if st.closed {
+                return Next::Close;
+            }
+            if let Some(id) = *current
+                && let Some(f) = st.claimed.iter_mut().find(|f| f.id == id)
+                && let Some(index) = f.blocks.pop_front()
+            {
+                return Next::Work(Work::Block { id, index });
+            }
+            st.claimed.retain(|f| !f.blocks.is_empty());
+            if let Some(mut f) = st.unclaimed.pop_front()
+                && let Some(index) = f.blocks.pop_front()
+            {
+                *current = Some(f.id);
+                let id = f.id;
+                st.claimed.push(f);
+                return Next::Work(Work::Block { id, index });
+            }
+            if let Some(b) = st.small.pop_front() {
+                return Next::Work(Work::Small(b));
+            }
+            if let Some(f) = st.claimed.iter_mut().max_by_key(|f| f.blocks.len())
+                && let Some(index) = f.blocks.pop_back()
+            {
+                *current = None;
+                return Next::Work(Work::Block { id: f.id, index });
+            }
+            if ended < st.round {
+                return Next::EndRound(st.round);
+            }
+            st = self.wake.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Puts back work a failed stream could not deliver.
+    pub fn requeue(&self, w: Work) {
+        let mut st = lock(&self.state);
+        match w {
+            Work::Small(b) => st.small.push_front(b),
+            Work::Block { id, index } => {
+                if let Some(f) = st.claimed.iter_mut().find(|f| f.id == id) {
+                    f.blocks.push_front(index);
+                } else {
+                    st.unclaimed.push_front(FileBlocks {
+                        id,
+                        blocks: VecDeque::from([index]),
+                    });
+                }
+            }
+        }
+        drop(st);
+        self.wake.notify_all();
+    }
+
+    /// Starts the next pass with `plan`.
+    pub fn refill(&self, plan: Plan) {
+        let mut st = lock(&self.state);
+        st.unclaimed = plan.files;
+        st.claimed.clear();
+        st.small = plan.small;
+        st.round += 1;
+        drop(st);
+        self.wake.notify_all();
+    }
+
+    pub fn close(&self) {
+        lock(&self.state).closed = true;
+        self.wake.notify_all();
+    }
+}
+
+/// Orders what the receiver misses: the largest files first, then one-block
+/// files in batches of one directory each, the directories taken in turn so
+/// streams create files in different directories (each directory's lock
+/// would otherwise serialize them at the receiver). Files whose source
+/// failed are left out.
+pub fn plan(m: &Manifest, need: &[NeedFile], block_len: u32, failed: &HashSet<u32>) -> Plan {
+    let mut large: Vec<(u64, FileBlocks)> = Vec::new();
+    let mut small: Vec<(u64, u32)> = Vec::new();
+    for f in need.iter().filter(|f| !failed.contains(&f.id)) {
+        let Some(e) = m.entries.get(f.id as usize) else {
+            continue;
+        };
+        let size = e.size();
+        if size <= u64::from(block_len) && size <= SMALL_FILE && f.ranges == [[0, 1]] {
+            small.push((size, f.id));
+            continue;
+        }
+        let blocks = f.ranges.iter().flat_map(|&[a, b]| a..b).collect();
+        large.push((size, FileBlocks { id: f.id, blocks }));
+    }
+    large.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.id.cmp(&y.1.id)));
+    let mut by_dir: BTreeMap<&str, VecDeque<(Vec<u32>, u64)>> = BTreeMap::new();
+    for (size, id) in small {
+        let path = &m.entries[id as usize].path;
+        let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+        let batches = by_dir.entry(dir).or_default();
+        if batches
+            .back()
+            .is_none_or(|(b, bytes)| bytes + size >= SMALL_BATCH || b.len() >= 4096)
+        {
+            batches.push_back((Vec::new(), 0));
+        }
+        if let Some((b, bytes)) = batches.back_mut() {
+            b.push(id);
+            *bytes += size + RECORD_OVERHEAD;
+        }
+    }
+    let mut dirs: Vec<VecDeque<(Vec<u32>, u64)>> = by_dir.into_values().collect();
+    let mut out = VecDeque::new();
+    while !dirs.is_empty() {
+        for d in &mut dirs {
+            if let Some((b, _)) = d.pop_front() {
+                out.push_back(b);
+            }
+        }
+        dirs.retain(|d| !d.is_empty());
+    }
+    Plan {
+        files: large.into_iter().map(|(_, f)| f).collect(),
+        small: out,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file_plan(files: &[(u32, u64)]) -> Plan {
+        Plan {
+            files: files
+                .iter()
+                .map(|&(id, n)| FileBlocks {
+                    id,
+                    blocks: (0..n).collect(),
+                })
+                .collect(),
+            small: VecDeque::new(),
+        }
+    }
+
+    fn take(q: &Queue, cur: &mut Option<u32>) -> Option<(u32, u64)> {
+        match q.next(1, cur) {
+            Next::Work(Work::Block { id, index }) => Some((id, index)),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn streams_keep_to_their_own_file_then_share_the_last() {
+        let q = Queue::default();
+        q.refill(file_plan(&[(7, 3), (9, 2)]));
+        let (mut a, mut b) = (None, None);
+        assert_eq!(take(&q, &mut a), Some((7, 0)));
+        assert_eq!(take(&q, &mut b), Some((9, 0)));
+        assert_eq!(take(&q, &mut a), Some((7, 1)));
+        assert_eq!(take(&q, &mut b), Some((9, 1)));
+        // b's file is done and none is unclaimed: it helps with a's, from the back.
+        assert_eq!(take(&q, &mut b), Some((7, 2)));
+        assert!(matches!(q.next(0, &mut a), Next::EndRound(1)));
+    }
+
+    #[test]
+    fn requeued_blocks_are_sent_again() {
+        let q = Queue::default();
+        q.refill(file_plan(&[(1, 1)]));
+        let mut a = None;
+        assert_eq!(take(&q, &mut a), Some((1, 0)));
+        q.requeue(Work::Block { id: 1, index: 0 });
+        let mut b = None;
+        assert_eq!(take(&q, &mut b), Some((1, 0)));
+        q.close();
+        assert!(matches!(q.next(0, &mut b), Next::Close));
+    }
+}
