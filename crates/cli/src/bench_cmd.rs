@@ -15,18 +15,19 @@ const DEFAULT_READ_LEN: &str = "128K";
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum AffinityArg {
-    /// Pin only where it measured faster (polling receivers on one host).
+    /// Pin only where it measured faster: polling receivers on one host get a
+    /// core per thread at up to one thread per core, a core per stream at up to four.
     Auto,
     Off,
-    /// One core per stream thread: client stream i on CPU 2i, server on 2i+1.
+    /// One core per stream thread: client stream i on the 2i-th usable CPU, server on the next.
     Spread,
-    /// Both ends of stream i on CPU i (both ends on one host).
+    /// Both ends of stream i on the i-th usable CPU (both ends on one host).
     Pairs,
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum RxPollArg {
-    /// Poll when every stream thread has a core of its own.
+    /// Poll on loopback while there are at most four stream threads per core.
     Auto,
     On,
     Off,
@@ -115,7 +116,7 @@ pub struct BenchArgs {
     /// Where stream threads run (CPU affinity at both ends).
     #[arg(long, value_enum, default_value = "auto")]
     pub affinity: AffinityArg,
-    /// Receivers poll before blocking; auto polls on loopback while every stream thread has a core.
+    /// Receivers poll before blocking; auto polls on loopback at up to four stream threads per core.
     #[arg(long, value_enum, default_value = "auto")]
     pub rx_poll: RxPollArg,
     /// Write the linerate.result/1 document to FILE ('-' for stdout; human output then goes to stderr).

@@ -29,18 +29,7 @@ fn text(o: &Output) -> String {
 }
 
 fn daemon(root: &Path) -> Server {
-    Server::start_with(
-        &[
-            "serve",
-            "--bind",
-            "127.0.0.1",
-            "--port",
-            "0",
-            "--root",
-            root.to_str().unwrap(),
-        ],
-        None,
-    )
+    Server::with_root(root)
 }
 
 /// Starts a one-shot receiver; returns it and its URL.
@@ -327,13 +316,9 @@ fn rerun_completes_with_less(src: &Path, dst_root: &Path, dest: &str) {
     assert!(leftovers(dst_root).is_empty(), "{:?}", leftovers(dst_root));
 }
 
-#[test]
-fn receiver_killed_mid_transfer_then_rerun_resumes() {
-    let src = TempDir::new("src");
-    let dst = TempDir::new("dst");
-    resume_tree(src.path());
-    let mut server = daemon(dst.path());
-    let sender = Command::new(linerate())
+/// Starts a paced `send` of `src/data` to the daemon's `/d` in the background.
+fn spawn_slow_send(src: &Path, server: &Server, extra: &[&str]) -> Guard {
+    let child = Command::new(linerate())
         .args([
             "send",
             src.join("data").to_str().unwrap(),
@@ -344,11 +329,21 @@ fn receiver_killed_mid_transfer_then_rerun_resumes() {
             "800M",
             "-q",
         ])
+        .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut sender = Guard(sender);
+    Guard(child)
+}
+
+#[test]
+fn receiver_killed_mid_transfer_then_rerun_resumes() {
+    let src = TempDir::new("src");
+    let dst = TempDir::new("dst");
+    resume_tree(src.path());
+    let mut server = daemon(dst.path());
+    let mut sender = spawn_slow_send(src.path(), &server, &[]);
     std::thread::sleep(random_pause(800, 2200));
     server.child.kill().unwrap();
     server.child.wait().unwrap();
@@ -370,22 +365,7 @@ fn sender_killed_mid_transfer_then_rerun_resumes() {
     let dst = TempDir::new("dst");
     resume_tree(src.path());
     let server = daemon(dst.path());
-    let sender = Command::new(linerate())
-        .args([
-            "send",
-            src.join("data").to_str().unwrap(),
-            &format!("{}:/d", server.addr()),
-            "--block",
-            "1M",
-            "--rate",
-            "800M",
-            "-q",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut sender = Guard(sender);
+    let mut sender = spawn_slow_send(src.path(), &server, &[]);
     std::thread::sleep(random_pause(800, 2200));
     sender.0.kill().unwrap();
     sender.0.wait().unwrap();
@@ -408,26 +388,11 @@ fn a_reset_stream_does_not_stop_the_transfer() {
     resume_tree(src.path());
     let server = daemon(dst.path());
     let report = src.join("r.json");
-    let sender = Command::new(linerate())
-        .args([
-            "send",
-            src.join("data").to_str().unwrap(),
-            &format!("{}:/d", server.addr()),
-            "--block",
-            "1M",
-            "-P",
-            "4",
-            "--rate",
-            "800M",
-            "-q",
-            "--json",
-            report.to_str().unwrap(),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut sender = Guard(sender);
+    let mut sender = spawn_slow_send(
+        src.path(),
+        &server,
+        &["-P", "4", "--json", report.to_str().unwrap()],
+    );
     std::thread::sleep(Duration::from_millis(1000));
     // The sender's newest connection to the server is a data stream (the
     // control connection is opened first): reset it from the kernel.

@@ -69,8 +69,12 @@ impl Crafted {
     }
 
     fn request(&mut self, token: Option<String>) {
+        self.request_to("", token);
+    }
+
+    fn request_to(&mut self, dest: &str, token: Option<String>) {
         self.send(&Message::TransferRequest(TransferRequest {
-            dest: String::new(),
+            dest: dest.into(),
             token,
             streams: 1,
             block_len: 1 << 20,
@@ -104,18 +108,7 @@ fn file(path: &str, size: u64) -> Entry {
 }
 
 fn root_server(root: &Path) -> Server {
-    Server::start_with(
-        &[
-            "serve",
-            "--bind",
-            "127.0.0.1",
-            "--port",
-            "0",
-            "--root",
-            root.to_str().unwrap(),
-        ],
-        None,
-    )
+    Server::with_root(root)
 }
 
 fn listing(dir: &Path) -> Vec<String> {
@@ -180,19 +173,7 @@ fn a_wrong_destination_is_refused() {
     fs::create_dir_all(&root).unwrap();
     let server = root_server(&root);
     let mut c = Crafted::connect(&server.addr(), SessionId([5; 16]));
-    c.send(&Message::TransferRequest(TransferRequest {
-        dest: "../../tmp".into(),
-        token: None,
-        streams: 1,
-        block_len: 1 << 20,
-        overwrite: false,
-        skip_writes: false,
-        verify: false,
-        sndbuf: None,
-        rcvbuf: None,
-        interval_ms: 0,
-        rx_poll: false,
-    }));
+    c.request_to("../../tmp", None);
     assert!(c.refusal().contains("destination"));
 }
 

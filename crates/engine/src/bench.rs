@@ -6,12 +6,11 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant, SystemTime};
 
 use linerate_probe::verdict::{self, Evidence};
-use linerate_result::{
-    CpuPerGb, HostFacts, Hosts, IntervalSample, ResultDoc, SCHEMA, Side, SideReport, Summary,
-};
+use linerate_result::{HostFacts, IntervalSample, ResultDoc, SideReport};
 use linerate_wire::{BenchParams, Direction, Hello, Message, Role, SessionId, SessionKind};
 
 use crate::control::Control;
+use crate::document;
 use crate::error::{EngineError, Result};
 use crate::side::{self, SideConfig, StreamSocket};
 use crate::sockopt::{self, StreamOptions};
@@ -52,7 +51,7 @@ pub const WRITE_LEN_SHARED_CORES: u32 = 128 << 10;
 /// Whether receivers poll before they block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RxPoll {
-    /// Poll when every stream thread has a core of its own.
+    /// Poll as [`plan_cpus`] decides (loopback, up to four stream threads per core).
     Auto,
     On,
     Off,
@@ -311,47 +310,14 @@ pub(crate) fn new_session_id() -> Result<SessionId> {
 /// Merges both ends into one `linerate.result/1` document with its verdict.
 pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
     let params = &run.params;
-    let mut streams = run.client.streams.clone();
-    streams.extend(run.server.streams.iter().cloned());
-    streams.sort_by_key(|s| (s.stream, s.side != Side::Sender));
-    let mut intervals = run.client.intervals.clone();
-    intervals.extend(run.server.intervals.iter().cloned());
-    let receivers = streams.iter().filter(|s| s.side == Side::Receiver);
-    let bytes: u64 = receivers.clone().map(|s| s.bytes).sum();
-    let seconds = receivers.clone().map(|s| s.seconds).fold(0.0, f64::max);
-    let bits_per_second = if seconds > 0.0 {
-        bytes as f64 * 8.0 / seconds
-    } else {
-        0.0
-    };
-    let per_gb = |side: Side| {
-        let cpu: f64 = streams
-            .iter()
-            .filter(|s| s.side == side)
-            .map(|s| s.cpu_seconds)
-            .sum();
-        if bytes > 0 {
-            cpu / (bytes as f64 / 1e9)
-        } else {
-            0.0
-        }
-    };
-    let retransmits = streams
-        .iter()
-        .filter(|s| s.side == Side::Sender)
-        .filter_map(|s| s.tcp.map(|t| u64::from(t.total_retrans)))
-        .sum();
+    let ends = document::merge(&run.client, &run.server);
     let verdict = verdict::judge(&Evidence {
-        streams: &streams,
+        streams: &ends.streams,
         client_cpu: run.client.host_cpu,
         server_cpu: Some(run.server.host_cpu),
-        bits_per_second,
+        bits_per_second: ends.bits_per_second,
         pacing_rate: params.pacing_rate,
     });
-    let cpu_seconds_per_gb = CpuPerGb {
-        sender: per_gb(Side::Sender),
-        receiver: per_gb(Side::Receiver),
-    };
     let mut parameters = serde_json::to_value(params).unwrap_or_default();
     if let Some(map) = parameters.as_object_mut() {
         map.insert("session".into(), run.session.to_hex().into());
@@ -365,32 +331,15 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
             .into(),
         );
     }
-    ResultDoc {
-        schema: SCHEMA.to_string(),
-        kind: "bench".to_string(),
-        linerate_version: env!("CARGO_PKG_VERSION").to_string(),
+    let provenance = document::Provenance {
+        kind: "bench",
         command_line,
-        started_at: run
-            .started_at
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map(|d| d.as_secs_f64())
-            .unwrap_or(0.0),
-        hosts: Hosts {
-            client: run.client_host.clone(),
-            server: Some(run.server_host.clone()),
-        },
+        started_at: run.started_at,
+        client_host: &run.client_host,
+        server_host: &run.server_host,
         parameters,
-        intervals,
-        streams,
-        summary: Summary {
-            bits_per_second,
-            bytes,
-            seconds,
-            cpu_seconds_per_gb,
-            retransmits,
-            verdict,
-        },
-    }
+    };
+    document::document(provenance, ends, verdict)
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 pub mod bench;
 pub mod confine;
 mod control;
+mod document;
 mod error;
 pub mod server;
 mod side;

@@ -30,6 +30,30 @@ pub struct Outcome {
     pub error: Option<String>,
 }
 
+impl Outcome {
+    /// Closes a stream's loop: marks it done and takes the socket's last
+    /// TCP_INFO (read before any shutdown) and the thread's clocks.
+    pub(crate) fn finish(
+        live: &Live,
+        clock: &ThreadClock,
+        tcp: Option<TcpSample>,
+        bytes: u64,
+        last_byte: Instant,
+        error: Option<String>,
+    ) -> Outcome {
+        live.done.store(true, Relaxed);
+        let (cpu_seconds, runq_wait_seconds) = clock.elapsed();
+        Outcome {
+            bytes,
+            last_byte,
+            cpu_seconds,
+            runq_wait_seconds,
+            tcp,
+            error,
+        }
+    }
+}
+
 /// CPU and run-queue time of the calling thread, for the span of a loop.
 pub(crate) struct ThreadClock {
     cpu: f64,
@@ -122,16 +146,7 @@ pub fn send(sock: &TcpStream, plan: &SendPlan, live: &Live, abort: &AtomicBool) 
         sockopt::drain_error_queue(sock);
     }
     let _ = sock.shutdown(std::net::Shutdown::Write);
-    live.done.store(true, Relaxed);
-    let (cpu_seconds, runq_wait_seconds) = clock.elapsed();
-    Outcome {
-        bytes: sent,
-        last_byte: last,
-        cpu_seconds,
-        runq_wait_seconds,
-        tcp,
-        error,
-    }
+    Outcome::finish(live, &clock, tcp, sent, last, error)
 }
 
 /// Non-blocking receive attempts before a polling receiver blocks: about
@@ -201,16 +216,7 @@ pub fn receive(
         }
     }
     let tcp = tcpinfo::read(sock).ok();
-    live.done.store(true, Relaxed);
-    let (cpu_seconds, runq_wait_seconds) = clock.elapsed();
-    Outcome {
-        bytes: got,
-        last_byte: last,
-        cpu_seconds,
-        runq_wait_seconds,
-        tcp,
-        error,
-    }
+    Outcome::finish(live, &clock, tcp, got, last, error)
 }
 
 /// A payload pattern that no layer could compress or deduplicate.

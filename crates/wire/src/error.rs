@@ -29,3 +29,13 @@ pub enum WireError {
         expected: &'static str,
     },
 }
+
+impl WireError {
+    /// A decoded value that is out of its allowed range, as an `Err`.
+    pub(crate) fn invalid<T>(field: &'static str, reason: &str) -> Result<T, WireError> {
+        Err(WireError::InvalidField {
+            field,
+            reason: reason.to_string(),
+        })
+    }
+}

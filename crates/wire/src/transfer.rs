@@ -43,12 +43,7 @@ pub struct TransferRequest {
 
 impl TransferRequest {
     pub fn validate(&self) -> Result<(), WireError> {
-        let bad = |field, reason: &str| {
-            Err(WireError::InvalidField {
-                field,
-                reason: reason.to_string(),
-            })
-        };
+        let bad = WireError::invalid;
         if self.streams == 0 || self.streams > MAX_STREAMS {
             return bad("streams", "must be between 1 and 1024");
         }

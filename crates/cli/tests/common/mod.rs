@@ -64,6 +64,23 @@ impl Server {
         Server { child, port, log }
     }
 
+    /// A daemon that also takes transfers into `root`.
+    pub fn with_root(root: &std::path::Path) -> Server {
+        let root = root.to_str().expect("UTF-8 test path");
+        Self::start_with(
+            &[
+                "serve",
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--root",
+                root,
+            ],
+            None,
+        )
+    }
+
     pub fn addr(&self) -> String {
         format!("127.0.0.1:{}", self.port)
     }

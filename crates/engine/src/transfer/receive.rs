@@ -376,14 +376,5 @@ fn receive_stream(
     }
     let _ = events.send(Event::Closed(s.index));
     let tcp = linerate_probe::tcpinfo::read(&s.stream).ok();
-    live.done.store(true, Relaxed);
-    let (cpu_seconds, runq_wait_seconds) = clock.elapsed();
-    Outcome {
-        bytes: got,
-        last_byte: last,
-        cpu_seconds,
-        runq_wait_seconds,
-        tcp,
-        error,
-    }
+    Outcome::finish(live, &clock, tcp, got, last, error)
 }

@@ -12,10 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
-use linerate_result::{
-    CpuPerGb, HostFacts, Hosts, IntervalSample, Limit, ResultDoc, SCHEMA, Side, SideReport,
-    Summary, Verdict,
-};
+use linerate_result::{HostFacts, IntervalSample, Limit, ResultDoc, Side, SideReport, Verdict};
 use linerate_wire::{
     BenchParams, Direction, ENTRIES_PER_FRAME, Entries, EntryKind, Hello, Message, NeedFile,
     Record, Role, SessionId, SessionKind, TransferRequest, TransferTotals,
@@ -27,6 +24,7 @@ use super::source::{Manifest, Origin};
 use super::url::Token;
 use crate::bench::{connect, new_session_id, open_data, send_hello, unexpected};
 use crate::control::Control;
+use crate::document;
 use crate::error::{EngineError, Result};
 use crate::side::{self, SideConfig, StreamSocket};
 use crate::sockopt::StreamOptions;
@@ -406,16 +404,7 @@ fn send_stream(s: &StreamSocket, shared: &Shared, live: &Live) -> Outcome {
     // The receiver's stream ends at this end of stream.
     let _ = s.stream.shutdown(Shutdown::Write);
     let tcp = linerate_probe::tcpinfo::read(&s.stream).ok();
-    live.done.store(true, Relaxed);
-    let (cpu_seconds, runq_wait_seconds) = clock.elapsed();
-    Outcome {
-        bytes: sent,
-        last_byte: last,
-        cpu_seconds,
-        runq_wait_seconds,
-        tcp,
-        error,
-    }
+    Outcome::finish(live, &clock, tcp, sent, last, error)
 }
 
 /// Whether `[offset, offset + len)` of a sparse file is all hole.
@@ -573,44 +562,8 @@ fn send_small(
 
 /// Merges both ends into one `linerate.result/1` document of kind `transfer`.
 pub fn to_result(run: &TransferRun, command_line: Vec<String>) -> ResultDoc {
-    let mut streams = run.client.streams.clone();
-    streams.extend(run.server.streams.iter().cloned());
-    streams.sort_by_key(|s| (s.stream, s.side != Side::Sender));
-    let mut intervals = run.client.intervals.clone();
-    intervals.extend(run.server.intervals.iter().cloned());
-    let receivers: Vec<_> = streams
-        .iter()
-        .filter(|s| s.side == Side::Receiver)
-        .collect();
-    let bytes: u64 = receivers.iter().map(|s| s.bytes).sum();
-    let seconds = receivers.iter().map(|s| s.seconds).fold(0.0, f64::max);
-    let bits_per_second = if seconds > 0.0 {
-        bytes as f64 * 8.0 / seconds
-    } else {
-        0.0
-    };
-    let per_gb = |side: Side| {
-        let cpu: f64 = streams
-            .iter()
-            .filter(|s| s.side == side)
-            .map(|s| s.cpu_seconds)
-            .sum();
-        if bytes > 0 {
-            cpu / (bytes as f64 / 1e9)
-        } else {
-            0.0
-        }
-    };
-    let retransmits = streams
-        .iter()
-        .filter(|s| s.side == Side::Sender)
-        .filter_map(|s| s.tcp.map(|t| u64::from(t.total_retrans)))
-        .sum();
-    let verdict = judge(run, &streams, bits_per_second, seconds);
-    let cpu_seconds_per_gb = CpuPerGb {
-        sender: per_gb(Side::Sender),
-        receiver: per_gb(Side::Receiver),
-    };
+    let ends = document::merge(&run.client, &run.server);
+    let verdict = judge(run, &ends.streams, ends.bits_per_second, ends.seconds);
     let mut parameters = serde_json::to_value(&run.request).unwrap_or_default();
     if let Some(map) = parameters.as_object_mut() {
         map.remove("token");
@@ -625,32 +578,15 @@ pub fn to_result(run: &TransferRun, command_line: Vec<String>) -> ResultDoc {
         map.insert("verified_files".into(), run.verified.into());
         map.insert("mismatched_files".into(), run.mismatched.clone().into());
     }
-    ResultDoc {
-        schema: SCHEMA.to_string(),
-        kind: "transfer".to_string(),
-        linerate_version: env!("CARGO_PKG_VERSION").to_string(),
+    let provenance = document::Provenance {
+        kind: "transfer",
         command_line,
-        started_at: run
-            .started_at
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map(|d| d.as_secs_f64())
-            .unwrap_or(0.0),
-        hosts: Hosts {
-            client: run.client_host.clone(),
-            server: Some(run.server_host.clone()),
-        },
+        started_at: run.started_at,
+        client_host: &run.client_host,
+        server_host: &run.server_host,
         parameters,
-        intervals,
-        streams,
-        summary: Summary {
-            bits_per_second,
-            bytes,
-            seconds,
-            cpu_seconds_per_gb,
-            retransmits,
-            verdict,
-        },
-    }
+    };
+    document::document(provenance, ends, verdict)
 }
 
 /// Share of the stream threads' time spent on a disk above which that disk

@@ -1,0 +1,107 @@
+//! Both ends of a session merged into one `linerate.result/1` document: the
+//! part every measuring command shares.
+
+use std::time::SystemTime;
+
+use linerate_result::{
+    CpuPerGb, HostFacts, Hosts, IntervalSample, ResultDoc, SCHEMA, Side, SideReport, StreamEnd,
+    Summary, Verdict,
+};
+
+/// Both ends' streams and intervals, with the totals of a summary.
+pub(crate) struct Ends {
+    pub streams: Vec<StreamEnd>,
+    pub intervals: Vec<IntervalSample>,
+    /// Received payload (after any warm-up).
+    pub bytes: u64,
+    /// The longest receiving stream's time.
+    pub seconds: f64,
+    pub bits_per_second: f64,
+    pub cpu_seconds_per_gb: CpuPerGb,
+    pub retransmits: u64,
+}
+
+pub(crate) fn merge(client: &SideReport, server: &SideReport) -> Ends {
+    let mut streams = client.streams.clone();
+    streams.extend(server.streams.iter().cloned());
+    streams.sort_by_key(|s| (s.stream, s.side != Side::Sender));
+    let mut intervals = client.intervals.clone();
+    intervals.extend(server.intervals.iter().cloned());
+    let receivers = streams.iter().filter(|s| s.side == Side::Receiver);
+    let bytes: u64 = receivers.clone().map(|s| s.bytes).sum();
+    let seconds = receivers.map(|s| s.seconds).fold(0.0, f64::max);
+    let bits_per_second = if seconds > 0.0 {
+        bytes as f64 * 8.0 / seconds
+    } else {
+        0.0
+    };
+    let per_gb = |side: Side| {
+        let cpu: f64 = streams
+            .iter()
+            .filter(|s| s.side == side)
+            .map(|s| s.cpu_seconds)
+            .sum();
+        if bytes > 0 {
+            cpu / (bytes as f64 / 1e9)
+        } else {
+            0.0
+        }
+    };
+    let cpu_seconds_per_gb = CpuPerGb {
+        sender: per_gb(Side::Sender),
+        receiver: per_gb(Side::Receiver),
+    };
+    let retransmits = streams
+        .iter()
+        .filter(|s| s.side == Side::Sender)
+        .filter_map(|s| s.tcp.map(|t| u64::from(t.total_retrans)))
+        .sum();
+    Ends {
+        streams,
+        intervals,
+        bytes,
+        seconds,
+        bits_per_second,
+        cpu_seconds_per_gb,
+        retransmits,
+    }
+}
+
+/// Where and when a session ran, and how it was asked for.
+pub(crate) struct Provenance<'a> {
+    pub kind: &'a str,
+    pub command_line: Vec<String>,
+    pub started_at: SystemTime,
+    pub client_host: &'a HostFacts,
+    pub server_host: &'a HostFacts,
+    pub parameters: serde_json::Value,
+}
+
+pub(crate) fn document(p: Provenance, ends: Ends, verdict: Verdict) -> ResultDoc {
+    ResultDoc {
+        schema: SCHEMA.to_string(),
+        kind: p.kind.to_string(),
+        linerate_version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line: p.command_line,
+        started_at: p
+            .started_at
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0),
+        hosts: Hosts {
+            client: p.client_host.clone(),
+            server: Some(p.server_host.clone()),
+        },
+        parameters: p.parameters,
+        intervals: ends.intervals,
+        streams: ends.streams,
+        summary: Summary {
+            bits_per_second: ends.bits_per_second,
+            bytes: ends.bytes,
+            seconds: ends.seconds,
+            cpu_seconds_per_gb: ends.cpu_seconds_per_gb,
+            retransmits: ends.retransmits,
+            verdict,
+        },
+    }
+}
