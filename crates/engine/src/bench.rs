@@ -144,19 +144,7 @@ pub struct BenchRun {
 pub fn run(cfg: &BenchConfig, on_interval: &mut dyn FnMut(&[IntervalSample])) -> Result<BenchRun> {
     cfg.params.validate()?;
     let session = new_session_id()?;
-    let mut ctl = Control::new(connect(cfg.server, cfg.bind, None)?);
-    ctl.stream
-        .set_nodelay(true)
-        .map_err(|e| EngineError::io("TCP_NODELAY", e))?;
-    send_hello(
-        &mut ctl.stream,
-        Hello::new(session, Role::Control, SessionKind::Bench, 0),
-    )?;
-    let accept = match ctl.recv(CONNECT_TIMEOUT, "the server's accept")? {
-        Message::Accept(a) => a,
-        Message::Refuse(r) => return Err(EngineError::Refused(r)),
-        other => return Err(unexpected(&other, "accept")),
-    };
+    let (mut ctl, accept) = open_control(cfg.server, cfg.bind, session, SessionKind::Bench)?;
     let client_host = linerate_probe::host::collect();
     let mut params = cfg.params.clone();
     let plan = plan_cpus(
@@ -235,6 +223,25 @@ pub fn run(cfg: &BenchConfig, on_interval: &mut dyn FnMut(&[IntervalSample])) ->
         client_host,
         server_host: accept.host,
     })
+}
+
+/// Opens a session's control connection and waits for the server's accept.
+pub(crate) fn open_control(
+    server: SocketAddr,
+    bind: Option<IpAddr>,
+    session: SessionId,
+    kind: SessionKind,
+) -> Result<(Control, linerate_wire::Accept)> {
+    let mut ctl = Control::new(connect(server, bind, None)?);
+    ctl.stream
+        .set_nodelay(true)
+        .map_err(|e| EngineError::io("TCP_NODELAY", e))?;
+    send_hello(&mut ctl.stream, Hello::new(session, Role::Control, kind, 0))?;
+    match ctl.recv(CONNECT_TIMEOUT, "the server's accept")? {
+        Message::Accept(a) => Ok((ctl, a)),
+        Message::Refuse(r) => Err(EngineError::Refused(r)),
+        other => Err(unexpected(&other, "accept")),
+    }
 }
 
 /// Opens data connection `hello.stream_index` of a session and waits for the server's ready.

@@ -60,6 +60,19 @@ impl Control {
     }
 }
 
+impl Control {
+    /// Waits for the client's start signal (every data connection is up).
+    pub fn expect_start(&mut self, timeout: Duration) -> Result<()> {
+        match self.recv(timeout, "the start signal")? {
+            Message::Start => Ok(()),
+            other => Err(EngineError::Failed(format!(
+                "expected start, got {}",
+                other.name()
+            ))),
+        }
+    }
+}
+
 pub fn is_timeout(e: &std::io::Error) -> bool {
     matches!(
         e.kind(),

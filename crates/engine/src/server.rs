@@ -409,15 +409,7 @@ fn control_session(
     .inspect_err(|e| refuse(&mut ctl.stream, RefusalCode::Busy, &e.to_string()))?;
     ctl.send(&Message::Ready(Ready {}))?;
     let sockets = streams.collect()?;
-    match ctl.recv(STEP_TIMEOUT, "the start signal")? {
-        Message::Start => {}
-        other => {
-            return Err(EngineError::Failed(format!(
-                "expected start, got {}",
-                other.name()
-            )));
-        }
-    }
+    ctl.expect_start(STEP_TIMEOUT)?;
     let t0 = Instant::now();
     let cfg = SideConfig {
         params: params.clone(),

@@ -118,15 +118,7 @@ pub(crate) fn session(
     send_need(ctl, &sink, &need, 0, req.block_len)?;
 
     let sockets = streams.collect()?;
-    match ctl.recv(STEP_TIMEOUT, "the start signal")? {
-        Message::Start => {}
-        other => {
-            return Err(EngineError::Failed(format!(
-                "expected start, got {}",
-                other.name()
-            )));
-        }
-    }
+    ctl.expect_start(STEP_TIMEOUT)?;
     let controls: Vec<TcpStream> = sockets
         .iter()
         .filter_map(|s| s.stream.try_clone().ok())

@@ -22,7 +22,7 @@ use super::grid::{BlockHasher, PIECE, block_span, checksum};
 use super::queue::{self, Next, Queue, Work};
 use super::source::{Manifest, Origin};
 use super::url::Token;
-use crate::bench::{connect, new_session_id, open_data, send_hello, unexpected};
+use crate::bench::{new_session_id, open_control, open_data, unexpected};
 use crate::control::Control;
 use crate::document;
 use crate::error::{EngineError, Result};
@@ -139,19 +139,7 @@ pub fn run(
         Some(s) => s,
         None => new_session_id()?,
     };
-    let mut ctl = Control::new(connect(cfg.server, cfg.bind, None)?);
-    ctl.stream
-        .set_nodelay(true)
-        .map_err(|e| EngineError::io("TCP_NODELAY", e))?;
-    send_hello(
-        &mut ctl.stream,
-        Hello::new(session, Role::Control, SessionKind::Transfer, 0),
-    )?;
-    let accept = match ctl.recv(CONNECT_STEP, "the receiver's accept")? {
-        Message::Accept(a) => a,
-        Message::Refuse(r) => return Err(EngineError::Refused(r)),
-        other => return Err(unexpected(&other, "accept")),
-    };
+    let (mut ctl, accept) = open_control(cfg.server, cfg.bind, session, SessionKind::Transfer)?;
     let client_host = linerate_probe::host::collect();
     let request = TransferRequest {
         rx_poll: cfg.rx_poll == crate::bench::RxPoll::On,

@@ -691,22 +691,26 @@ impl Sink {
             if !matches!(e.kind, EntryKind::Dir) {
                 continue;
             }
-            let (parent, name) = split(&e.path);
-            let dir = self.dir(parent)?;
-            let fd = rustix::fs::openat2(
-                &*dir,
-                name,
-                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                Mode::empty(),
-                RESOLVE,
-            )
-            .map_err(|x| io_err("opening", &e.path, x))?;
+            let fd = self.open_beneath(&e.path, OFlags::RDONLY | OFlags::DIRECTORY, "opening")?;
             rustix::fs::fchmod(&fd, Mode::from_raw_mode(e.mode & 0o7777))
                 .map_err(|x| io_err("setting mode of", &e.path, x))?;
             rustix::fs::futimens(&fd, &timestamps(e.mtime_ns))
                 .map_err(|x| io_err("setting time of", &e.path, x))?;
         }
         Ok(())
+    }
+
+    /// Opens an existing entry of the destination, confined beneath it.
+    fn open_beneath(
+        &self,
+        path: &str,
+        flags: OFlags,
+        what: &'static str,
+    ) -> Result<OwnedFd, SinkError> {
+        let (parent, name) = split(path);
+        let dir = self.dir(parent)?;
+        rustix::fs::openat2(&*dir, name, flags | OFlags::CLOEXEC, Mode::empty(), RESOLVE)
+            .map_err(|x| io_err(what, path, x))
     }
 
     /// BLAKE3 of every file this run wrote, read back from the destination.
@@ -719,16 +723,7 @@ impl Sink {
             if !matches!(e.kind, EntryKind::File { .. }) {
                 continue;
             }
-            let (parent, name) = split(&e.path);
-            let dir = self.dir(parent)?;
-            let fd = rustix::fs::openat2(
-                &*dir,
-                name,
-                OFlags::RDONLY | OFlags::CLOEXEC,
-                Mode::empty(),
-                RESOLVE,
-            )
-            .map_err(|x| io_err("reading back", &e.path, x))?;
+            let fd = self.open_beneath(&e.path, OFlags::RDONLY, "reading back")?;
             let mut h = blake3::Hasher::new();
             h.update_reader(File::from(fd))
                 .map_err(|x| io_err("reading back", &e.path, x))?;
