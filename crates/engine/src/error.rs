@@ -3,11 +3,12 @@ use thiserror::Error;
 
 #[derive(Debug, Error)]
 pub enum EngineError {
-    #[error("{context}: {source}")]
+    /// The OS error is part of the message, not a separate source, so a
+    /// report of the error chain does not say it twice.
+    #[error("{context}: {error}")]
     Io {
         context: String,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("protocol error: {0}")]
     Wire(#[from] WireError),
@@ -25,7 +26,7 @@ impl EngineError {
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         EngineError::Io {
             context: context.into(),
-            source,
+            error: source,
         }
     }
 }

@@ -29,11 +29,11 @@ const JOURNAL_HEADER_LEN: usize = 24;
 pub enum SinkError {
     #[error(transparent)]
     Confine(#[from] ConfineError),
-    #[error("{what} {path:?}: {source}")]
+    #[error("{what} {path:?}: {error}")]
     Io {
         what: &'static str,
         path: String,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("entry {id}: {reason}")]
     BadEntry { id: u32, reason: String },
@@ -43,7 +43,7 @@ fn io_err(what: &'static str, path: &str, source: impl Into<std::io::Error>) -> 
     SinkError::Io {
         what,
         path: path.to_string(),
-        source: source.into(),
+        error: source.into(),
     }
 }
 
