@@ -577,6 +577,9 @@ pub fn to_result(run: &TransferRun, command_line: Vec<String>) -> ResultDoc {
     document::document(provenance, ends, verdict)
 }
 
+/// Below this much payload a transfer is all setup: no limit is named.
+const MIN_JUDGED_BYTES: u64 = 16 << 20;
+
 /// Share of the stream threads' time spent on a disk above which that disk
 /// is named the limit.
 const DISK_SHARE: f64 = 0.5;
@@ -590,6 +593,21 @@ fn judge(
     bps: f64,
     seconds: f64,
 ) -> Verdict {
+    let moved: u64 = streams
+        .iter()
+        .filter(|s| s.side == Side::Receiver)
+        .map(|s| s.bytes)
+        .sum();
+    if moved < MIN_JUDGED_BYTES {
+        return Verdict {
+            limit: Limit::Unknown,
+            side: None,
+            sentence: format!(
+                "Too little data moved ({moved} bytes) to name a bottleneck: setup dominated."
+            ),
+            evidence: Default::default(),
+        };
+    }
     let thread_time = seconds * f64::from(run.request.streams);
     let share = |busy: f64| {
         if thread_time > 0.0 {
