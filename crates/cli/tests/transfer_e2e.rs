@@ -3,14 +3,13 @@
 mod common;
 
 use std::fs;
-use std::io::{BufRead, BufReader};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use common::tree::{TempDir, differences, random_file, set_mtime};
-use common::{Guard, Server, linerate};
+use common::{Guard, Server, linerate, oneshot};
 
 fn send(args: &[&str]) -> Output {
     Command::new(linerate())
@@ -30,27 +29,6 @@ fn text(o: &Output) -> String {
 
 fn daemon(root: &Path) -> Server {
     Server::with_root(root)
-}
-
-/// Starts a one-shot receiver; returns it and its URL.
-fn oneshot(dir: &Path) -> (Guard, String) {
-    let mut child = Command::new(linerate())
-        .args([
-            "recv",
-            dir.to_str().unwrap(),
-            "--bind",
-            "127.0.0.1",
-            "--foreground",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn recv");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .expect("read URL");
-    (Guard(child), line.trim().to_string())
 }
 
 fn json_of(path: &Path) -> serde_json::Value {

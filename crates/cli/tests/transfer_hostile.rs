@@ -240,26 +240,8 @@ fn a_block_past_the_end_of_its_file_is_refused() {
 fn a_one_shot_receiver_refuses_other_sessions_and_wrong_tokens() {
     let base = TempDir::new("hostile");
     let dir = base.join("in");
-    let mut child = std::process::Command::new(common::linerate())
-        .args([
-            "recv",
-            dir.to_str().unwrap(),
-            "--bind",
-            "127.0.0.1",
-            "--foreground",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    let _guard = common::Guard(child);
-    let rest = line.trim().strip_prefix("linerate://").unwrap();
+    let (_guard, url) = common::oneshot(&dir);
+    let rest = url.strip_prefix("linerate://").unwrap();
     let (addr, query) = rest.split_once("/?").unwrap();
     let session_hex = query
         .split('&')

@@ -123,6 +123,27 @@ impl Drop for Guard {
     }
 }
 
+/// Starts a one-shot `linerate recv DIR` in the foreground; returns it and its URL.
+pub fn oneshot(dir: &std::path::Path) -> (Guard, String) {
+    let mut child = Command::new(linerate())
+        .args([
+            "recv",
+            dir.to_str().expect("UTF-8 test path"),
+            "--bind",
+            "127.0.0.1",
+            "--foreground",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn recv");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("read URL");
+    (Guard(child), line.trim().to_string())
+}
+
 pub fn run(args: &[&str]) -> Output {
     Command::new(linerate())
         .args(args)
