@@ -315,13 +315,23 @@ fn spawn_slow_send(src: &Path, server: &Server, extra: &[&str]) -> Guard {
     Guard(child)
 }
 
-#[test]
-fn receiver_killed_mid_transfer_then_rerun_resumes() {
+/// A paced transfer of the resume tree to a daemon, under way: source,
+/// destination root, daemon and sender, whose result goes to `src/r.json`.
+fn paced_transfer(extra: &[&str]) -> (TempDir, TempDir, Server, Guard) {
     let src = TempDir::new("src");
     let dst = TempDir::new("dst");
     resume_tree(src.path());
-    let mut server = daemon(dst.path());
-    let mut sender = spawn_slow_send(src.path(), &server, &[]);
+    let server = daemon(dst.path());
+    let report = src.join("r.json");
+    let mut args = vec!["--json", report.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let sender = spawn_slow_send(src.path(), &server, &args);
+    (src, dst, server, sender)
+}
+
+#[test]
+fn receiver_killed_mid_transfer_then_rerun_resumes() {
+    let (src, dst, mut server, mut sender) = paced_transfer(&[]);
     std::thread::sleep(random_pause(800, 2200));
     server.child.kill().unwrap();
     server.child.wait().unwrap();
@@ -339,11 +349,7 @@ fn receiver_killed_mid_transfer_then_rerun_resumes() {
 
 #[test]
 fn sender_killed_mid_transfer_then_rerun_resumes() {
-    let src = TempDir::new("src");
-    let dst = TempDir::new("dst");
-    resume_tree(src.path());
-    let server = daemon(dst.path());
-    let mut sender = spawn_slow_send(src.path(), &server, &[]);
+    let (src, dst, server, mut sender) = paced_transfer(&[]);
     std::thread::sleep(random_pause(800, 2200));
     sender.0.kill().unwrap();
     sender.0.wait().unwrap();
@@ -361,16 +367,8 @@ fn sender_killed_mid_transfer_then_rerun_resumes() {
 
 #[test]
 fn a_reset_stream_does_not_stop_the_transfer() {
-    let src = TempDir::new("src");
-    let dst = TempDir::new("dst");
-    resume_tree(src.path());
-    let server = daemon(dst.path());
+    let (src, dst, server, mut sender) = paced_transfer(&["-P", "4"]);
     let report = src.join("r.json");
-    let mut sender = spawn_slow_send(
-        src.path(),
-        &server,
-        &["-P", "4", "--json", report.to_str().unwrap()],
-    );
     std::thread::sleep(Duration::from_millis(1000));
     // The sender's newest connection to the server is a data stream (the
     // control connection is opened first): reset it from the kernel.
