@@ -4,6 +4,7 @@
 mod bench_cmd;
 mod demo_cmd;
 mod detach;
+mod lab_cmd;
 mod output;
 mod serve_cmd;
 mod transfer_cmd;
@@ -36,6 +37,9 @@ enum Command {
     Recv(transfer_cmd::RecvArgs),
     /// Run the whole tool on loopback with generated data: no root, no setup.
     Demo(demo_cmd::DemoArgs),
+    /// Namespace testbeds with WAN conditions (netem, or the built-in emulator).
+    #[command(subcommand)]
+    Lab(lab_cmd::LabCommand),
 }
 
 fn main() {
@@ -46,6 +50,7 @@ fn main() {
         Command::Send(a) => transfer_cmd::run_send(a),
         Command::Recv(a) => transfer_cmd::run_recv(a),
         Command::Demo(a) => demo_cmd::run(a),
+        Command::Lab(c) => lab_cmd::run(c),
     };
     if let Err(e) = result {
         eprintln!("linerate: error: {e:#}");

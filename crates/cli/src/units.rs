@@ -129,3 +129,71 @@ mod tests {
         assert!(parse_duration_ms("soon").is_err());
     }
 }
+
+/// A time with `us`, `ms` or `s` (a plain number is milliseconds), as microseconds.
+pub fn parse_time_us(s: &str) -> Result<u64, String> {
+    let t = s.trim().to_ascii_lowercase();
+    let (digits, mult) = if let Some(d) = t.strip_suffix("us") {
+        (d, 1.0)
+    } else if let Some(d) = t.strip_suffix("ms") {
+        (d, 1e3)
+    } else if let Some(d) = t.strip_suffix('s') {
+        (d, 1e6)
+    } else {
+        (t.as_str(), 1e3)
+    };
+    let v: f64 = digits
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a time (e.g. 44ms, 500us)"))?;
+    let us = v * mult;
+    if !(us.is_finite() && (0.0..=60e6).contains(&us)) {
+        return Err(format!("'{s}' is not a usable time (0 to 60 s)"));
+    }
+    Ok(us.round() as u64)
+}
+
+/// A probability as a percentage (`0.02%`) or a fraction (`0.0002`).
+pub fn parse_percent(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let (digits, scale) = match t.strip_suffix('%') {
+        Some(d) => (d, 0.01),
+        None => (t, 1.0),
+    };
+    let v: f64 = digits
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a percentage (e.g. 0.1%)"))?;
+    let p = v * scale;
+    if !(0.0..=1.0).contains(&p) {
+        return Err(format!("'{s}' is not between 0% and 100%"));
+    }
+    Ok(p)
+}
+
+/// A rate, or `none`/`0` for no limit.
+pub fn parse_optional_rate(s: &str) -> Result<Option<u64>, String> {
+    match s.trim() {
+        "none" | "0" | "off" => Ok(None),
+        r => parse_rate(r).map(Some),
+    }
+}
+
+#[cfg(test)]
+mod lab_unit_tests {
+    use super::*;
+
+    #[test]
+    fn times_and_percentages() {
+        assert_eq!(parse_time_us("44ms"), Ok(44_000));
+        assert_eq!(parse_time_us("500us"), Ok(500));
+        assert_eq!(parse_time_us("1.5"), Ok(1500));
+        assert_eq!(parse_time_us("0.088s"), Ok(88_000));
+        assert!(parse_time_us("-1ms").is_err());
+        assert_eq!(parse_percent("0.02%"), Ok(0.0002));
+        assert_eq!(parse_percent("0.5"), Ok(0.5));
+        assert!(parse_percent("150%").is_err());
+        assert_eq!(parse_optional_rate("none"), Ok(None));
+        assert_eq!(parse_optional_rate("10g"), Ok(Some(10_000_000_000)));
+    }
+}

@@ -1,0 +1,360 @@
+//! `linerate lab`: namespace testbeds with WAN conditions.
+
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::Command;
+
+use anyhow::{Context, bail};
+use clap::{Args, Subcommand};
+use linerate_lab::{BackendChoice, Conditions, Lab, LabSpec, emulator, lab, state};
+
+use crate::units;
+
+#[derive(Subcommand)]
+pub enum LabCommand {
+    /// Create namespaces, links, addresses and routes, and set the conditions.
+    Up(UpArgs),
+    /// Change the conditions of a running lab.
+    Set(SetArgs),
+    /// Topology, backend, conditions and live emulator counters.
+    Status(StatusArgs),
+    /// Run a command inside a lab host (h1, h2, ...) or the router (r).
+    Exec(ExecArgs),
+    /// Print a host's address, for scripts: `linerate bench $(linerate lab addr h2)`.
+    Addr(AddrArgs),
+    /// Remove everything a lab created; safe to repeat and after a crash.
+    Down(NameArgs),
+    /// The user-space emulator process (started by `lab up`).
+    #[command(hide = true)]
+    Emulator(EmulatorArgs),
+}
+
+#[derive(Args)]
+pub struct NameArgs {
+    /// Lab name.
+    #[arg(long, default_value = "lab")]
+    pub name: String,
+}
+
+#[derive(Args, Default, Clone)]
+pub struct ConditionArgs {
+    /// Round-trip time added by the link (e.g. 44ms); half each way.
+    #[arg(long, value_parser = units::parse_time_us)]
+    pub rtt: Option<u64>,
+    /// Delay variation each way, plus or minus (packets keep their order).
+    #[arg(long, value_parser = units::parse_time_us)]
+    pub jitter: Option<u64>,
+    /// Packet loss (e.g. 0.1%).
+    #[arg(long, value_parser = units::parse_percent)]
+    pub loss: Option<f64>,
+    /// Mean length of loss bursts in packets (Gilbert-Elliott); 1 = independent.
+    #[arg(long, value_name = "PACKETS")]
+    pub loss_burst: Option<f64>,
+    /// Packets that skip the delay and overtake those ahead (netem's reorder), e.g. 0.02%.
+    #[arg(long, value_parser = units::parse_percent)]
+    pub reorder: Option<f64>,
+    /// Packets delivered twice.
+    #[arg(long, value_parser = units::parse_percent)]
+    pub duplicate: Option<f64>,
+    /// Bottleneck rate (e.g. 10gbit, 1G); `none` removes it.
+    #[arg(long, value_parser = units::parse_optional_rate)]
+    pub rate: Option<Option<u64>>,
+    /// Bottleneck queue in bytes (default: one RTT of the rate, at least 10 ms).
+    #[arg(long, value_parser = units::parse_size)]
+    pub queue: Option<u64>,
+    /// Seed of the random decisions (same seed, same fates).
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+impl ConditionArgs {
+    pub fn apply(&self, mut c: Conditions) -> Conditions {
+        c.rtt_us = self.rtt.unwrap_or(c.rtt_us);
+        c.jitter_us = self.jitter.unwrap_or(c.jitter_us);
+        c.loss = self.loss.unwrap_or(c.loss);
+        c.loss_burst = self.loss_burst.unwrap_or(c.loss_burst);
+        c.reorder = self.reorder.unwrap_or(c.reorder);
+        c.duplicate = self.duplicate.unwrap_or(c.duplicate);
+        if let Some(r) = self.rate {
+            c.rate_bps = r;
+        }
+        if self.queue.is_some() {
+            c.queue_bytes = self.queue;
+        }
+        c.seed = self.seed.unwrap_or(c.seed);
+        c
+    }
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum BackendArg {
+    /// netem when the kernel has it, else the built-in emulator.
+    Auto,
+    Netem,
+    Emulator,
+    /// Plain veth (and TBF for --rate): no delay or loss.
+    Veth,
+}
+
+impl From<BackendArg> for BackendChoice {
+    fn from(b: BackendArg) -> Self {
+        match b {
+            BackendArg::Auto => BackendChoice::Auto,
+            BackendArg::Netem => BackendChoice::Netem,
+            BackendArg::Emulator => BackendChoice::Emulator,
+            BackendArg::Veth => BackendChoice::Veth,
+        }
+    }
+}
+
+#[derive(Args)]
+#[command(after_help = "Examples:\n  linerate lab up --rtt 44ms --reorder 0.02%        a WAN between h1 and h2\n  linerate lab up --name lan --router --mtu 9000 --backend veth\n  linerate lab exec h2 -- linerate serve &\n  linerate lab exec h1 -- linerate bench $(linerate lab addr h2) -t 30\n  linerate lab set --rtt 88ms --loss 0.01%\n  linerate lab down")]
+pub struct UpArgs {
+    #[command(flatten)]
+    pub name: NameArgs,
+    /// Host namespaces (h1, h2, ...).
+    #[arg(long, default_value_t = 2)]
+    pub hosts: u8,
+    /// Route between hosts through a router namespace (kernel forwarding on veth and netem; the emulator always has one).
+    #[arg(long)]
+    pub router: bool,
+    /// MTU of every lab link.
+    #[arg(long, default_value_t = 1500)]
+    pub mtu: u32,
+    /// What makes the conditions.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: BackendArg,
+    #[command(flatten)]
+    pub conditions: ConditionArgs,
+    /// Print the ip/tc commands instead of running them.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Args)]
+pub struct SetArgs {
+    #[command(flatten)]
+    pub name: NameArgs,
+    #[command(flatten)]
+    pub conditions: ConditionArgs,
+}
+
+#[derive(Args)]
+pub struct StatusArgs {
+    /// One lab (default: all).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
+pub struct ExecArgs {
+    #[command(flatten)]
+    pub name: NameArgs,
+    /// h1, h2, ... or r for the router.
+    pub host: String,
+    /// The command and its arguments (after --).
+    #[arg(last = true, required = true)]
+    pub command: Vec<String>,
+}
+
+#[derive(Args)]
+pub struct AddrArgs {
+    #[command(flatten)]
+    pub name: NameArgs,
+    pub host: String,
+    /// The IPv6 address instead.
+    #[arg(short = '6')]
+    pub v6: bool,
+}
+
+#[derive(Args)]
+pub struct EmulatorArgs {
+    #[arg(long)]
+    pub plan: PathBuf,
+}
+
+pub fn run(cmd: LabCommand) -> anyhow::Result<()> {
+    match cmd {
+        LabCommand::Up(a) => up(a),
+        LabCommand::Set(a) => {
+            let mut lab = Lab::load(&a.name.name)?;
+            let c = a.conditions.apply(lab.spec.conditions.clone());
+            lab.set(c).with_context(|| format!("changing lab {}", a.name.name))?;
+            println!("lab {}: {}", lab.spec.name, describe(&lab.spec.conditions));
+            Ok(())
+        }
+        LabCommand::Status(a) => status(a),
+        LabCommand::Exec(a) => {
+            let lab = Lab::load(&a.name.name)?;
+            let ns = lab.netns_of(&a.host)?;
+            let err = Command::new("ip").args(["netns", "exec", &ns]).args(&a.command).exec();
+            Err(err).context(format!("running {} in {ns}", a.command[0]))
+        }
+        LabCommand::Addr(a) => {
+            let lab = Lab::load(&a.name.name)?;
+            let h = lab.host(&a.host)?;
+            if a.v6 {
+                println!("{}", h.v6);
+            } else {
+                println!("{}", h.v4);
+            }
+            Ok(())
+        }
+        LabCommand::Down(a) => {
+            if lab::down(&a.name)? {
+                println!("lab {}: removed", a.name);
+            } else {
+                println!("lab {}: nothing to remove", a.name);
+            }
+            Ok(())
+        }
+        LabCommand::Emulator(a) => {
+            let text = std::fs::read_to_string(&a.plan).with_context(|| format!("reading {}", a.plan.display()))?;
+            let plan: emulator::EmulatorPlan = serde_json::from_str(&text).context("emulator plan")?;
+            emulator::run(&plan, || println!("ready"))?;
+            Ok(())
+        }
+    }
+}
+
+pub fn spec_of(a: &UpArgs) -> LabSpec {
+    LabSpec {
+        name: a.name.name.clone(),
+        hosts: a.hosts,
+        router: a.router,
+        mtu: a.mtu,
+        backend: a.backend.into(),
+        conditions: a.conditions.apply(Conditions { seed: 1, ..Conditions::default() }),
+    }
+}
+
+fn up(a: UpArgs) -> anyhow::Result<()> {
+    let spec = spec_of(&a);
+    if a.dry_run {
+        spec.validate()?;
+        let backend = match spec.backend {
+            BackendChoice::Netem => linerate_lab::Backend::Netem,
+            BackendChoice::Veth => linerate_lab::Backend::Veth,
+            // Without probing the kernel a dry run shows the backend that works everywhere.
+            BackendChoice::Emulator | BackendChoice::Auto => linerate_lab::Backend::Emulator,
+        };
+        let lab = Lab::plan(spec, 0, backend, String::new())?;
+        println!("# linerate lab up, backend {} (index 0: 10.201.0.0/24, fd77:0:0::/48)", backend.as_str());
+        for line in lab.script() {
+            println!("{line}");
+        }
+        return Ok(());
+    }
+    let exe = std::env::current_exe().context("locating the linerate binary")?;
+    let lab = Lab::up(spec, &exe).with_context(|| format!("bringing up lab {}", a.name.name))?;
+    print_lab(&lab);
+    Ok(())
+}
+
+fn describe(c: &Conditions) -> String {
+    let mut parts = vec![format!("rtt {} ms", c.rtt_us as f64 / 1000.0)];
+    if c.jitter_us > 0 {
+        parts.push(format!("jitter ±{} ms", c.jitter_us as f64 / 1000.0));
+    }
+    if c.loss > 0.0 {
+        parts.push(format!("loss {}%", c.loss * 100.0));
+        if c.loss_burst > 1.0 {
+            parts.push(format!("bursts of {} packets", c.loss_burst));
+        }
+    }
+    if c.reorder > 0.0 {
+        parts.push(format!("reorder {}%", c.reorder * 100.0));
+    }
+    if c.duplicate > 0.0 {
+        parts.push(format!("duplicate {}%", c.duplicate * 100.0));
+    }
+    match c.rate_bps {
+        Some(r) => parts.push(format!(
+            "rate {} with a {} queue",
+            linerate_probe::verdict::fmt_rate(r as f64),
+            linerate_probe::verdict::fmt_bytes(c.queue() as f64)
+        )),
+        None => parts.push("no rate limit".into()),
+    }
+    parts.push(format!("seed {}", c.seed));
+    parts.join(", ")
+}
+
+fn print_lab(lab: &Lab) {
+    println!(
+        "lab {}: {} hosts{}, backend {} ({}), MTU {}",
+        lab.spec.name,
+        lab.hosts.len(),
+        if lab.router.is_some() { " via router r" } else { ", direct link" },
+        lab.backend.as_str(),
+        lab.backend_reason,
+        lab.spec.mtu
+    );
+    println!("  conditions: {}", describe(&lab.spec.conditions));
+    for h in &lab.hosts {
+        println!("  {}  {}  {}  {}", h.name, h.netns, h.v4, h.v6);
+    }
+    if let Some(p) = &lab.emulator {
+        let alive = if p.alive() { "running" } else { "NOT RUNNING (run `linerate lab down`)" };
+        println!("  emulator: pid {} {alive}", p.pid);
+    }
+}
+
+fn status(a: StatusArgs) -> anyhow::Result<()> {
+    let names = match a.name {
+        Some(n) => vec![n],
+        None => state::names(),
+    };
+    let mut labs = Vec::new();
+    for n in &names {
+        labs.push(Lab::load(n)?);
+    }
+    if a.json {
+        let docs: Vec<serde_json::Value> = labs
+            .iter()
+            .map(|l| {
+                serde_json::json!({
+                    "lab": l,
+                    "emulator_running": l.emulator.as_ref().map(|p| p.alive()),
+                    "counters": l.counters(),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&docs)?);
+        return Ok(());
+    }
+    if labs.is_empty() {
+        println!("no labs are up");
+        return Ok(());
+    }
+    for l in &labs {
+        print_lab(l);
+        if let Some(serde_json::Value::Object(hosts)) = l.counters() {
+            for (from, c) in hosts {
+                let get = |k: &str| c.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
+                println!(
+                    "  from {from}: {} packets, {} segments, {}, lost {}, queue drops {}, reordered {}, duplicated {}",
+                    get("packets"),
+                    get("segments"),
+                    linerate_probe::verdict::fmt_bytes(get("bytes") as f64),
+                    get("lost"),
+                    get("queue_drops"),
+                    get("reordered"),
+                    get("duplicated")
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Used by studies: bail out early with the lab's own message when labs cannot run here.
+pub fn require() -> anyhow::Result<()> {
+    if let Err(e) = linerate_lab::detect::require_lab_privileges() {
+        bail!("{e}");
+    }
+    Ok(())
+}

@@ -1,0 +1,54 @@
+//! What this kernel and host offer a lab, found by trying rather than assuming.
+
+use std::process::Command;
+
+use serde::Serialize;
+
+use crate::LabError;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct KernelSupport {
+    pub netem: bool,
+    pub tbf: bool,
+    pub htb: bool,
+    pub tun: bool,
+}
+
+/// Fails at once, saying what is missing, when labs cannot work here.
+pub fn require_lab_privileges() -> Result<(), LabError> {
+    if !rustix::process::geteuid().is_root() {
+        return Err(LabError::Missing(
+            "linerate lab needs root: creating network namespaces and links needs CAP_SYS_ADMIN and CAP_NET_ADMIN (run it with sudo)".into(),
+        ));
+    }
+    if !std::path::Path::new("/proc/self/ns/net").exists() {
+        return Err(LabError::Missing(
+            "this kernel has no network namespaces (/proc/self/ns/net is missing; CONFIG_NET_NS)".into(),
+        ));
+    }
+    if Command::new("ip").arg("-V").output().is_err() {
+        return Err(LabError::Missing(
+            "the `ip` command (Debian package iproute2) is not installed".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Tries each qdisc on the loopback device of a throwaway namespace.
+pub fn probe() -> Result<KernelSupport, LabError> {
+    let ns = format!("lr-probe-{}", std::process::id());
+    crate::topology::run(&["ip", "netns", "add", &ns])?;
+    let tries = |args: &[&str]| {
+        let mut cmd = vec!["tc", "-n", ns.as_str(), "qdisc", "replace", "dev", "lo", "root"];
+        cmd.extend_from_slice(args);
+        crate::topology::run(&cmd).is_ok()
+    };
+    let support = KernelSupport {
+        netem: tries(&["netem", "delay", "1ms"]),
+        tbf: tries(&["tbf", "rate", "1gbit", "burst", "64k", "limit", "1m"]),
+        htb: tries(&["handle", "1:", "htb"]),
+        tun: std::path::Path::new("/dev/net/tun").exists(),
+    };
+    crate::topology::run(&["ip", "netns", "del", &ns])?;
+    Ok(support)
+}

@@ -1,0 +1,301 @@
+//! One forwarding thread per source host: read a packet from the host's TUN
+//! device, decide the fate of each segment, hold it in a delay line, and
+//! write it to the destination host's device when it is due.
+
+use std::collections::VecDeque;
+use std::io::{self, IoSlice};
+use std::net::IpAddr;
+use std::os::fd::OwnedFd;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+
+use rustix::event::{PollFd, PollFlags, poll};
+use rustix::time::{ClockId, Timespec, clock_gettime};
+use serde::Serialize;
+
+use super::model::{Bottleneck, Decider, Fate, Impairments};
+use super::packet::{Packet, VNET_HDR_LEN};
+
+/// Largest super-packet plus its virtio header.
+const FRAME_MAX: usize = 65_536 + VNET_HDR_LEN + 64;
+/// Packets up to this size are copied out so the big read buffer is reused.
+const SMALL_FRAME: usize = 2048;
+
+/// A host's end of the emulated network.
+pub struct Port {
+    pub fd: OwnedFd,
+    pub addrs: Vec<IpAddr>,
+}
+
+/// The impairments every thread follows; `generation` tells them to reload.
+#[derive(Default)]
+pub struct Shared {
+    pub impairments: Mutex<Arc<Impairments>>,
+    pub generation: AtomicU64,
+}
+
+/// What one source host's thread has done, read by `lab status`.
+#[derive(Default)]
+pub struct Counters {
+    pub packets: AtomicU64,
+    pub segments: AtomicU64,
+    pub bytes: AtomicU64,
+    pub lost: AtomicU64,
+    pub queue_drops: AtomicU64,
+    pub reordered: AtomicU64,
+    pub duplicated: AtomicU64,
+    pub unroutable: AtomicU64,
+    pub write_errors: AtomicU64,
+    pub queued_segments: AtomicU64,
+}
+
+#[derive(Serialize)]
+pub struct CountersSnapshot {
+    pub packets: u64,
+    pub segments: u64,
+    pub bytes: u64,
+    pub lost: u64,
+    pub queue_drops: u64,
+    pub reordered: u64,
+    pub duplicated: u64,
+    pub unroutable: u64,
+    pub write_errors: u64,
+    pub queued_segments: u64,
+}
+
+impl Counters {
+    pub fn snapshot(&self) -> CountersSnapshot {
+        CountersSnapshot {
+            packets: self.packets.load(Relaxed),
+            segments: self.segments.load(Relaxed),
+            bytes: self.bytes.load(Relaxed),
+            lost: self.lost.load(Relaxed),
+            queue_drops: self.queue_drops.load(Relaxed),
+            reordered: self.reordered.load(Relaxed),
+            duplicated: self.duplicated.load(Relaxed),
+            unroutable: self.unroutable.load(Relaxed),
+            write_errors: self.write_errors.load(Relaxed),
+            queued_segments: self.queued_segments.load(Relaxed),
+        }
+    }
+}
+
+fn now_ns() -> u64 {
+    let t = clock_gettime(ClockId::Monotonic);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// Segments `first..first + count` of a packet, due at `due_ns`.
+struct Queued {
+    due_ns: u64,
+    frame: Rc<Vec<u8>>,
+    first: usize,
+    count: usize,
+    to: usize,
+}
+
+/// The per-thread state that follows the impairments.
+struct Rules {
+    imp: Arc<Impairments>,
+    decider: Decider,
+    links: Vec<Bottleneck>,
+}
+
+impl Rules {
+    fn new(imp: Arc<Impairments>, from: usize, hosts: usize) -> Rules {
+        Rules {
+            decider: Decider::new(&imp, from as u64),
+            links: (0..hosts).map(|_| Bottleneck::new(&imp)).collect(),
+            imp,
+        }
+    }
+}
+
+struct Forwarder<'a> {
+    from: usize,
+    ports: &'a [Port],
+    counters: &'a Counters,
+    queue: VecDeque<Queued>,
+    last_due_ns: u64,
+    spare: Vec<Vec<u8>>,
+    head: Vec<u8>,
+}
+
+/// Runs until reading the source device fails (it is gone when the lab goes down).
+pub fn forward(from: usize, ports: &[Port], shared: &Shared, counters: &Counters) -> io::Result<()> {
+    let mut f = Forwarder {
+        from,
+        ports,
+        counters,
+        queue: VecDeque::new(),
+        last_due_ns: 0,
+        spare: Vec::new(),
+        head: Vec::with_capacity(256),
+    };
+    let mut generation = shared.generation.load(Relaxed);
+    let mut rules = Rules::new(current(shared), from, ports.len());
+    let mut buf = vec![0u8; FRAME_MAX];
+    loop {
+        let g = shared.generation.load(Relaxed);
+        if g != generation {
+            generation = g;
+            rules = Rules::new(current(shared), from, ports.len());
+        }
+        // With nothing queued the read may block: one syscall per packet
+        // instead of a failed read and a poll. With packets waiting, poll
+        // until the first is due and read only what is there.
+        if !f.queue.is_empty() && !f.wait()? {
+            f.release(now_ns());
+            continue;
+        }
+        match rustix::io::read(&ports[from].fd, &mut buf[..]) {
+            Ok(n) => {
+                buf = f.handle(buf, n, &mut rules);
+                f.release(now_ns());
+            }
+            Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+fn current(shared: &Shared) -> Arc<Impairments> {
+    shared.impairments.lock().map(|g| g.clone()).unwrap_or_default()
+}
+
+impl Forwarder<'_> {
+    fn route(&self, dst: IpAddr) -> Option<usize> {
+        self.ports.iter().position(|p| p.addrs.contains(&dst))
+    }
+
+    /// Waits until the device is readable (true) or the first queued packet is due (false).
+    fn wait(&mut self) -> io::Result<bool> {
+        let timeout = self.queue.front().map(|q| {
+            let ns = q.due_ns.saturating_sub(now_ns());
+            Timespec {
+                tv_sec: (ns / 1_000_000_000) as _,
+                tv_nsec: (ns % 1_000_000_000) as _,
+            }
+        });
+        let mut fds = [PollFd::new(&self.ports[self.from].fd, PollFlags::IN)];
+        match poll(&mut fds, timeout.as_ref()) {
+            Ok(n) => Ok(n > 0),
+            Err(rustix::io::Errno::INTR) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Takes the read buffer and returns the one to read into next.
+    fn handle(&mut self, mut buf: Vec<u8>, n: usize, rules: &mut Rules) -> Vec<u8> {
+        let Some(p) = Packet::parse(&buf[..n]) else {
+            self.counters.unroutable.fetch_add(1, Relaxed);
+            return buf;
+        };
+        let Some(to) = p.destination().and_then(|d| self.route(d)) else {
+            self.counters.unroutable.fetch_add(1, Relaxed);
+            return buf;
+        };
+        let segments = p.segments();
+        self.counters.packets.fetch_add(1, Relaxed);
+        self.counters.segments.fetch_add(segments as u64, Relaxed);
+        self.counters.bytes.fetch_add(p.wire_bytes(), Relaxed);
+        let imp = &rules.imp;
+        if self.queue.is_empty() && imp.delay_us == 0 && imp.jitter_us == 0 && !imp.per_segment() {
+            self.write_whole(to, &buf[..n]);
+            return buf;
+        }
+        let now = now_ns();
+        let delay = (imp.delay_us as i64 * 1000 + rules.decider.jitter_ns()).max(0) as u64;
+        // Decide every segment first, then queue runs of consecutive survivors as one packet.
+        let mut runs: Vec<(usize, usize, u64)> = Vec::new();
+        let mut run: Option<(usize, usize, u64)> = None;
+        for i in 0..segments {
+            let fate = if imp.loss > 0.0 || imp.reorder > 0.0 || imp.duplicate > 0.0 {
+                rules.decider.fate()
+            } else {
+                Fate::Deliver
+            };
+            if fate == Fate::Lose {
+                self.counters.lost.fetch_add(1, Relaxed);
+                runs.extend(run.take());
+                continue;
+            }
+            if fate == Fate::Reorder {
+                self.counters.reordered.fetch_add(1, Relaxed);
+                runs.extend(run.take());
+                let mut head = std::mem::take(&mut self.head);
+                let payload = p.run(i, 1, &mut head);
+                self.write_parts(to, &head, payload);
+                self.head = head;
+                continue;
+            }
+            let Some(left) = rules.links[to].admit(now, p.segment_wire_bytes(i)) else {
+                self.counters.queue_drops.fetch_add(1, Relaxed);
+                runs.extend(run.take());
+                continue;
+            };
+            let due = (left + delay).max(self.last_due_ns);
+            self.last_due_ns = due;
+            run = match run {
+                Some((first, count, _)) => Some((first, count + 1, due)),
+                None => Some((i, 1, due)),
+            };
+            if fate == Fate::Duplicate {
+                self.counters.duplicated.fetch_add(1, Relaxed);
+                runs.extend(run.take());
+                runs.push((i, 1, due));
+            }
+        }
+        runs.extend(run);
+        if runs.is_empty() {
+            return buf;
+        }
+        let (frame, next) = if n <= SMALL_FRAME {
+            (buf[..n].to_vec(), buf)
+        } else {
+            buf.truncate(n);
+            let mut next = self.spare.pop().unwrap_or_default();
+            next.resize(FRAME_MAX, 0);
+            (buf, next)
+        };
+        let frame = Rc::new(frame);
+        for (first, count, due_ns) in runs {
+            self.counters.queued_segments.fetch_add(count as u64, Relaxed);
+            self.queue.push_back(Queued { due_ns, frame: frame.clone(), first, count, to });
+        }
+        next
+    }
+
+    /// Writes every queued run that is due.
+    fn release(&mut self, now: u64) {
+        while self.queue.front().is_some_and(|q| q.due_ns <= now) {
+            let Some(q) = self.queue.pop_front() else { break };
+            self.counters.queued_segments.fetch_sub(q.count as u64, Relaxed);
+            if let Some(p) = Packet::parse(&q.frame) {
+                let mut head = std::mem::take(&mut self.head);
+                let payload = p.run(q.first, q.count, &mut head);
+                self.write_parts(q.to, &head, payload);
+                self.head = head;
+            }
+            if let Ok(frame) = Rc::try_unwrap(q.frame) {
+                if frame.capacity() >= FRAME_MAX && self.spare.len() < 64 {
+                    self.spare.push(frame);
+                }
+            }
+        }
+    }
+
+    fn write_whole(&self, to: usize, frame: &[u8]) {
+        if rustix::io::write(&self.ports[to].fd, frame).is_err() {
+            self.counters.write_errors.fetch_add(1, Relaxed);
+        }
+    }
+
+    fn write_parts(&self, to: usize, head: &[u8], payload: &[u8]) {
+        let parts = [IoSlice::new(head), IoSlice::new(payload)];
+        if rustix::io::writev(&self.ports[to].fd, &parts).is_err() {
+            self.counters.write_errors.fetch_add(1, Relaxed);
+        }
+    }
+}

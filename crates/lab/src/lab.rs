@@ -1,0 +1,475 @@
+//! A lab's life: up, set, status, down.
+
+use std::io::{BufRead, BufReader};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::path::{Path, PathBuf};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::conditions::{Backend, BackendChoice, Conditions};
+use crate::detect::{self, KernelSupport};
+use crate::emulator::{EmulatedHost, EmulatorPlan};
+use crate::state::{self, ProcessId};
+use crate::topology::{self, Step};
+use crate::LabError;
+
+pub const MAX_HOSTS: u8 = 8;
+
+/// What the user asked for.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LabSpec {
+    pub name: String,
+    pub hosts: u8,
+    pub router: bool,
+    pub mtu: u32,
+    pub backend: BackendChoice,
+    pub conditions: Conditions,
+}
+
+impl LabSpec {
+    pub fn validate(&self) -> Result<(), LabError> {
+        let ok_name = !self.name.is_empty()
+            && self.name.len() <= 8
+            && self.name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+        if !ok_name {
+            return Err(LabError::Spec(format!(
+                "lab name {:?}: use 1 to 8 lowercase letters or digits",
+                self.name
+            )));
+        }
+        if !(2..=MAX_HOSTS).contains(&self.hosts) {
+            return Err(LabError::Spec(format!("--hosts must be 2 to {MAX_HOSTS}")));
+        }
+        if !(1280..=65_000).contains(&self.mtu) {
+            return Err(LabError::Spec("--mtu must be 1280 to 65000 (IPv6 needs 1280)".into()));
+        }
+        self.conditions.validate().map_err(LabError::Spec)
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Host {
+    /// h1, h2, ...
+    pub name: String,
+    pub netns: String,
+    pub v4: Ipv4Addr,
+    pub v6: Ipv6Addr,
+    /// The router's address on this host's link (used when there is a kernel router).
+    pub gateway_v4: Ipv4Addr,
+    pub gateway_v6: Ipv6Addr,
+}
+
+/// A lab as recorded on disk.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Lab {
+    pub spec: LabSpec,
+    pub index: u8,
+    pub backend: Backend,
+    pub hosts: Vec<Host>,
+    /// Router namespace, when there is one.
+    pub router: Option<String>,
+    pub emulator: Option<ProcessId>,
+    /// Why this backend was chosen, in words.
+    pub backend_reason: String,
+    pub kernel: Option<KernelSupportRecord>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct KernelSupportRecord {
+    pub netem: bool,
+    pub tbf: bool,
+    pub htb: bool,
+    pub tun: bool,
+}
+
+impl From<KernelSupport> for KernelSupportRecord {
+    fn from(k: KernelSupport) -> Self {
+        KernelSupportRecord { netem: k.netem, tbf: k.tbf, htb: k.htb, tun: k.tun }
+    }
+}
+
+fn choose(spec: &LabSpec, k: &KernelSupport) -> Result<(Backend, String), LabError> {
+    let c = &spec.conditions;
+    match spec.backend {
+        BackendChoice::Netem if !k.netem => Err(LabError::Missing(
+            "--backend netem: this kernel has no netem qdisc (sch_netem); use --backend emulator".into(),
+        )),
+        BackendChoice::Netem => Ok((Backend::Netem, "netem was asked for".into())),
+        BackendChoice::Emulator if !k.tun => Err(LabError::Missing(
+            "--backend emulator needs /dev/net/tun (CONFIG_TUN)".into(),
+        )),
+        BackendChoice::Emulator => Ok((Backend::Emulator, "the emulator was asked for".into())),
+        BackendChoice::Veth if c.needs_emulation() => Err(LabError::Spec(
+            "--backend veth makes only a rate (TBF); delay, jitter, loss, reordering and duplication need netem or the emulator".into(),
+        )),
+        BackendChoice::Veth if c.rate_bps.is_some() && !k.tbf => Err(LabError::Missing(
+            "--rate on the veth backend needs the tbf qdisc, which this kernel lacks; use --backend emulator".into(),
+        )),
+        BackendChoice::Veth => Ok((Backend::Veth, "plain veth was asked for".into())),
+        BackendChoice::Auto if k.netem => Ok((Backend::Netem, "the kernel has netem".into())),
+        BackendChoice::Auto if k.tun => Ok((
+            Backend::Emulator,
+            "the kernel has no netem qdisc; the user-space emulator makes the conditions".into(),
+        )),
+        BackendChoice::Auto => Err(LabError::Missing(
+            "this kernel has neither netem nor TUN; only --backend veth works here".into(),
+        )),
+    }
+}
+
+fn free_index() -> u8 {
+    let used: Vec<u8> = state::names().iter().filter_map(|n| Lab::load(n).ok()).map(|l| l.index).collect();
+    (0..=255u8).find(|i| !used.contains(i)).unwrap_or(255)
+}
+
+impl Lab {
+    /// Lays out a lab without touching the system.
+    pub fn plan(spec: LabSpec, index: u8, backend: Backend, backend_reason: String) -> Result<Lab, LabError> {
+        spec.validate()?;
+        if backend != Backend::Emulator && !spec.router && spec.hosts > 2 {
+            return Err(LabError::Spec("more than two hosts need --router (or the emulator backend)".into()));
+        }
+        let hosts = (1..=spec.hosts)
+            .map(|i| Host {
+                name: format!("h{i}"),
+                netns: format!("lr-{}-h{i}", spec.name),
+                v4: Ipv4Addr::new(10, 201, index, 16 * i + 2),
+                v6: Ipv6Addr::new(0xfd77, 0, u16::from(index), u16::from(i), 0, 0, 0, 2),
+                gateway_v4: Ipv4Addr::new(10, 201, index, 16 * i + 1),
+                gateway_v6: Ipv6Addr::new(0xfd77, 0, u16::from(index), u16::from(i), 0, 0, 0, 1),
+            })
+            .collect();
+        let router = (spec.router || backend == Backend::Emulator).then(|| format!("lr-{}-r", spec.name));
+        Ok(Lab { spec, index, backend, hosts, router, emulator: None, backend_reason, kernel: None })
+    }
+
+    pub fn load(name: &str) -> Result<Lab, LabError> {
+        let path = state::state_file(name);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(LabError::NotFound(name.into())),
+            Err(e) => return Err(LabError::io(&path, e)),
+        };
+        serde_json::from_str(&text).map_err(|e| LabError::Corrupt(path, e.to_string()))
+    }
+
+    fn save(&self) -> Result<(), LabError> {
+        let text = serde_json::to_vec_pretty(self).map_err(|e| LabError::Spec(e.to_string()))?;
+        state::write_atomic(&state::state_file(&self.spec.name), &text)
+    }
+
+    pub fn namespaces(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.hosts.iter().map(|h| h.netns.clone()).collect();
+        v.extend(self.router.clone());
+        v
+    }
+
+    pub fn host(&self, name: &str) -> Result<&Host, LabError> {
+        self.hosts.iter().find(|h| h.name == name).ok_or_else(|| {
+            let names: Vec<&str> = self.hosts.iter().map(|h| h.name.as_str()).collect();
+            LabError::Spec(format!("lab {} has no host {name}; it has {}", self.spec.name, names.join(", ")))
+        })
+    }
+
+    /// Namespace of a host name, or of the router (`r`).
+    pub fn netns_of(&self, name: &str) -> Result<String, LabError> {
+        if name == "r" {
+            return self.router.clone().ok_or_else(|| LabError::Spec("this lab has no router".into()));
+        }
+        Ok(self.host(name)?.netns.clone())
+    }
+
+    /// The commands `up` runs, for `--dry-run`.
+    pub fn script(&self) -> Vec<String> {
+        topology::steps(self)
+            .into_iter()
+            .map(|s| match s {
+                Step::Run(argv) => argv.join(" "),
+                Step::StartEmulator => format!(
+                    "ip netns exec {} linerate lab emulator --plan {}   # creates TUN device lab0 in every host and forwards between them",
+                    self.router.as_deref().unwrap_or("?"),
+                    state::emulator_plan_file(&self.spec.name).display()
+                ),
+            })
+            .collect()
+    }
+
+    /// Brings a lab up; `exe` is the linerate binary that runs the emulator.
+    /// On any failure everything created so far is removed again.
+    pub fn up(spec: LabSpec, exe: &Path) -> Result<Lab, LabError> {
+        detect::require_lab_privileges()?;
+        spec.validate()?;
+        if let Ok(existing) = Lab::load(&spec.name) {
+            if existing.spec == spec {
+                return Ok(existing);
+            }
+            return Err(LabError::Spec(format!(
+                "lab {} is already up with other settings: change conditions with `linerate lab set`, or `linerate lab down {}` first",
+                spec.name, spec.name
+            )));
+        }
+        let kernel = detect::probe()?;
+        let (backend, reason) = choose(&spec, &kernel)?;
+        let mut lab = Lab::plan(spec, free_index(), backend, reason)?;
+        lab.kernel = Some(kernel.into());
+        // Recorded before anything exists, so a crash half-way can still be cleaned up.
+        lab.save()?;
+        match lab.build(exe) {
+            Ok(()) => Ok(lab),
+            Err(e) => {
+                let _ = lab.down();
+                Err(e)
+            }
+        }
+    }
+
+    fn build(&mut self, exe: &Path) -> Result<(), LabError> {
+        let name = self.spec.name.clone();
+        let imp = serde_json::to_vec_pretty(&self.spec.conditions.impairments()).map_err(|e| LabError::Spec(e.to_string()))?;
+        state::write_atomic(&state::impairments_file(&name), &imp)?;
+        for step in topology::steps(self) {
+            match step {
+                Step::Run(argv) => topology::run(&argv)?,
+                Step::StartEmulator => {
+                    self.emulator = Some(self.start_emulator(exe)?);
+                    self.save()?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn start_emulator(&self, exe: &Path) -> Result<ProcessId, LabError> {
+        let name = &self.spec.name;
+        let plan = EmulatorPlan {
+            hosts: self
+                .hosts
+                .iter()
+                .map(|h| EmulatedHost {
+                    name: h.name.clone(),
+                    netns: PathBuf::from(format!("/run/netns/{}", h.netns)),
+                    addrs: vec![IpAddr::V4(h.v4), IpAddr::V6(h.v6)],
+                })
+                .collect(),
+            impairments: state::impairments_file(name),
+            counters: state::counters_file(name),
+        };
+        let plan_path = state::emulator_plan_file(name);
+        let text = serde_json::to_vec_pretty(&plan).map_err(|e| LabError::Spec(e.to_string()))?;
+        state::write_atomic(&plan_path, &text)?;
+        let log_path = state::emulator_log_file(name);
+        let log = std::fs::File::create(&log_path).map_err(|e| LabError::io(&log_path, e))?;
+        let router = self.router.as_deref().unwrap_or_default();
+        let mut child = Command::new("ip")
+            .args(["netns", "exec", router])
+            .arg(exe)
+            .args(["lab", "emulator", "--plan"])
+            .arg(&plan_path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(log)
+            // Its own process group: a Ctrl-C meant for `lab up` must not take the lab down.
+            .process_group(0)
+            .spawn()
+            .map_err(|e| LabError::Io { context: format!("starting {}", exe.display()), error: e })?;
+        let pid = child.id();
+        let stdout = child.stdout.take();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            if let Some(out) = stdout {
+                let _ = BufReader::new(out).read_line(&mut line);
+            }
+            let _ = tx.send(line);
+        });
+        let line = rx.recv_timeout(Duration::from_secs(10)).unwrap_or_default();
+        if line.trim() != "ready" {
+            let _ = child.kill();
+            let _ = child.wait();
+            let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+            return Err(LabError::Emulator(format!("did not start: {}", log.trim())));
+        }
+        ProcessId::of(pid).ok_or_else(|| LabError::Emulator("exited right after starting".into()))
+    }
+
+    /// Changes the conditions of a running lab.
+    pub fn set(&mut self, conditions: Conditions) -> Result<(), LabError> {
+        conditions.validate().map_err(LabError::Spec)?;
+        if self.backend == Backend::Veth && conditions.needs_emulation() {
+            return Err(LabError::Spec(format!(
+                "lab {} runs on plain veth (rate only); bring it up with --backend emulator or netem for delay, loss or reordering",
+                self.spec.name
+            )));
+        }
+        let before = self.spec.conditions.clone();
+        self.spec.conditions = conditions;
+        let applied = match self.backend {
+            Backend::Emulator => serde_json::to_vec_pretty(&self.spec.conditions.impairments())
+                .map_err(|e| LabError::Spec(e.to_string()))
+                .and_then(|imp| state::write_atomic(&state::impairments_file(&self.spec.name), &imp)),
+            Backend::Netem | Backend::Veth => self.apply_qdiscs(&before),
+        };
+        if let Err(e) = applied {
+            self.spec.conditions = before;
+            return Err(e);
+        }
+        self.save()
+    }
+
+    fn apply_qdiscs(&self, before: &Conditions) -> Result<(), LabError> {
+        let steps = topology::qdisc_steps(self, "replace");
+        if steps.is_empty() && before.rate_bps.is_some() {
+            // The rate was removed: back to the default qdisc.
+            let mut old = self.clone();
+            old.spec.conditions = before.clone();
+            for mut argv in topology::qdisc_steps(&old, "del") {
+                argv.truncate(8);
+                topology::run(&argv)?;
+            }
+        }
+        for argv in steps {
+            topology::run(&argv)?;
+        }
+        Ok(())
+    }
+
+    /// Removes everything the lab created. Safe to repeat, and safe after a crash.
+    pub fn down(&self) -> Result<(), LabError> {
+        down_named(&self.spec.name, self.emulator.as_ref(), &self.namespaces())
+    }
+
+    /// Live counters of the emulator, as it last wrote them.
+    pub fn counters(&self) -> Option<serde_json::Value> {
+        let text = std::fs::read_to_string(state::counters_file(&self.spec.name)).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+}
+
+/// Takes down a lab by name, with or without its state file.
+pub fn down(name: &str) -> Result<bool, LabError> {
+    detect::require_lab_privileges()?;
+    match Lab::load(name) {
+        Ok(lab) => lab.down().map(|_| true),
+        Err(LabError::NotFound(_)) | Err(LabError::Corrupt(..)) => {
+            let leftovers = lab_namespaces(name);
+            let found = !leftovers.is_empty() || state::files(name).iter().any(|f| f.exists());
+            down_named(name, None, &leftovers)?;
+            Ok(found)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn lab_namespaces(name: &str) -> Vec<String> {
+    let Ok(out) = Command::new("ip").args(["netns", "list"]).output() else {
+        return Vec::new();
+    };
+    let prefix = format!("lr-{name}-");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with(&prefix))
+        .map(str::to_owned)
+        .collect()
+}
+
+fn down_named(name: &str, emulator: Option<&ProcessId>, namespaces: &[String]) -> Result<(), LabError> {
+    if let Some(p) = emulator.filter(|p| p.alive()) {
+        // The emulator's TUN devices vanish when it exits; end it before the
+        // namespaces so the kernel never moves a device back to the host.
+        let pid = rustix::process::Pid::from_raw(p.pid as i32);
+        if let Some(pid) = pid {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+            for _ in 0..50 {
+                if !p.alive() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            if p.alive() {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+        }
+    }
+    let mut all: Vec<String> = namespaces.to_vec();
+    for ns in lab_namespaces(name) {
+        if !all.contains(&ns) {
+            all.push(ns);
+        }
+    }
+    let mut first_error = None;
+    for ns in all {
+        if Path::new("/run/netns").join(&ns).exists() {
+            if let Err(e) = topology::run(&["ip", "netns", "del", &ns]) {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    for f in state::files(name) {
+        let _ = std::fs::remove_file(f);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(backend: BackendChoice, router: bool) -> LabSpec {
+        LabSpec {
+            name: "t".into(),
+            hosts: 2,
+            router,
+            mtu: 9000,
+            backend,
+            conditions: Conditions { rtt_us: 44_000, ..Conditions::default() },
+        }
+    }
+
+    #[test]
+    fn auto_picks_netem_when_present_and_the_emulator_otherwise() {
+        let with = KernelSupport { netem: true, tbf: true, htb: true, tun: true };
+        let without = KernelSupport { netem: false, ..with.clone() };
+        assert_eq!(choose(&spec(BackendChoice::Auto, false), &with).unwrap().0, Backend::Netem);
+        assert_eq!(choose(&spec(BackendChoice::Auto, false), &without).unwrap().0, Backend::Emulator);
+        assert!(choose(&spec(BackendChoice::Netem, false), &without).is_err());
+        assert!(choose(&spec(BackendChoice::Veth, false), &with).is_err(), "veth cannot delay");
+    }
+
+    #[test]
+    fn dry_run_script_builds_a_routed_netem_lab() {
+        let lab = Lab::plan(spec(BackendChoice::Netem, true), 3, Backend::Netem, String::new()).unwrap();
+        let script = lab.script().join("\n");
+        assert!(script.contains("ip netns add lr-t-r"));
+        assert!(script.contains("ip link add lab0 netns lr-t-h1 type veth peer name h1 netns lr-t-r"));
+        assert!(script.contains("ip -n lr-t-h2 addr add 10.201.3.34/28 dev lab0"));
+        assert!(script.contains("ip -n lr-t-h1 -6 route add default via fd77:0:3:1::1"));
+        assert!(script.contains("tc -n lr-t-r qdisc add dev h2 root netem limit 1000000 delay 22000us"));
+    }
+
+    #[test]
+    fn emulator_labs_always_have_a_router_namespace_and_no_qdiscs() {
+        let lab = Lab::plan(spec(BackendChoice::Emulator, false), 0, Backend::Emulator, String::new()).unwrap();
+        assert_eq!(lab.router.as_deref(), Some("lr-t-r"));
+        let script = lab.script().join("\n");
+        assert!(script.contains("linerate lab emulator"));
+        assert!(!script.contains("tc "));
+    }
+
+    #[test]
+    fn bad_specs_are_refused_before_anything_is_created() {
+        let mut s = spec(BackendChoice::Auto, false);
+        s.name = "Has Space".into();
+        assert!(s.validate().is_err());
+        let mut s = spec(BackendChoice::Veth, false);
+        s.hosts = 3;
+        s.conditions = Conditions::default();
+        assert!(Lab::plan(s, 0, Backend::Veth, String::new()).is_err());
+    }
+}

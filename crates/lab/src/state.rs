@@ -1,0 +1,102 @@
+//! Where a lab records what it created, so `lab down` can always undo it.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::LabError;
+
+/// Directory of lab state files; `LINERATE_LAB_DIR` overrides it (tests).
+pub fn dir() -> PathBuf {
+    std::env::var_os("LINERATE_LAB_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/run/linerate/lab"))
+}
+
+pub fn state_file(name: &str) -> PathBuf {
+    dir().join(format!("{name}.json"))
+}
+
+pub fn impairments_file(name: &str) -> PathBuf {
+    dir().join(format!("{name}.impairments.json"))
+}
+
+pub fn counters_file(name: &str) -> PathBuf {
+    dir().join(format!("{name}.counters.json"))
+}
+
+pub fn emulator_plan_file(name: &str) -> PathBuf {
+    dir().join(format!("{name}.emulator.json"))
+}
+
+pub fn emulator_log_file(name: &str) -> PathBuf {
+    dir().join(format!("{name}.emulator.log"))
+}
+
+/// Every file a lab may leave in the state directory.
+pub fn files(name: &str) -> [PathBuf; 5] {
+    [
+        state_file(name),
+        impairments_file(name),
+        counters_file(name),
+        emulator_plan_file(name),
+        emulator_log_file(name),
+    ]
+}
+
+/// Writes through a temporary file and a rename, so readers never see half a file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), LabError> {
+    let parent = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(|e| LabError::io(parent, e))?;
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let mut f = std::fs::File::create(&tmp).map_err(|e| LabError::io(&tmp, e))?;
+    f.write_all(bytes).map_err(|e| LabError::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| LabError::io(path, e))
+}
+
+/// Names of labs that have a state file.
+pub fn names() -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir()) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter_map(|n| n.strip_suffix(".json").map(str::to_owned))
+        .filter(|n| !n.contains('.'))
+        .collect();
+    names.sort();
+    names
+}
+
+/// A process we started, identified by PID and start time so a reused PID is never signalled.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct ProcessId {
+    pub pid: u32,
+    pub start_time: u64,
+}
+
+impl ProcessId {
+    pub fn of(pid: u32) -> Option<ProcessId> {
+        Some(ProcessId { pid, start_time: start_time(pid)? })
+    }
+
+    /// Whether the process is still the one we started and has not exited.
+    pub fn alive(&self) -> bool {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{}/stat", self.pid)) else {
+            return false;
+        };
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            return false;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        fields.first().is_some_and(|s| *s != "Z" && *s != "X")
+            && fields.get(19).and_then(|s| s.parse().ok()) == Some(self.start_time)
+    }
+}
+
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = stat.rsplit_once(')')?.1;
+    // Field 22 of /proc/PID/stat, the 20th after the command name.
+    rest.split_whitespace().nth(19)?.parse().ok()
+}

@@ -1,0 +1,107 @@
+//! The ip/tc commands that build a lab, in order. `--dry-run` prints them;
+//! `up` runs them; so what people copy by hand is exactly what linerate does.
+
+use std::process::Command;
+
+use crate::conditions::Backend;
+use crate::emulator::DEVICE;
+use crate::lab::Lab;
+use crate::LabError;
+
+/// One step of bringing a lab up.
+pub enum Step {
+    Run(Vec<String>),
+    /// Start the emulator in the router namespace; it creates `lab0` in every host.
+    StartEmulator,
+}
+
+fn cmd(parts: &[&str]) -> Step {
+    Step::Run(parts.iter().map(|s| s.to_string()).collect())
+}
+
+/// Runs a command, turning a failure into an error that names it and quotes its stderr.
+pub fn run<S: AsRef<str>>(parts: &[S]) -> Result<(), LabError> {
+    let parts: Vec<&str> = parts.iter().map(|s| s.as_ref()).collect();
+    let line = parts.join(" ");
+    let out = Command::new(parts[0])
+        .args(&parts[1..])
+        .output()
+        .map_err(|e| LabError::Io { context: line.clone(), error: e })?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(LabError::Command {
+            command: line,
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        })
+    }
+}
+
+/// Every step, in order, to build `lab` from nothing.
+pub fn steps(lab: &Lab) -> Vec<Step> {
+    let mtu = lab.spec.mtu.to_string();
+    let mut s = Vec::new();
+    for ns in lab.namespaces() {
+        s.push(cmd(&["ip", "netns", "add", &ns]));
+        s.push(cmd(&["ip", "-n", &ns, "link", "set", "lo", "up"]));
+    }
+    let router = lab.router.as_deref();
+    match (lab.backend, router) {
+        (Backend::Emulator, _) => s.push(Step::StartEmulator),
+        (_, None) => {
+            let (a, b) = (&lab.hosts[0].netns, &lab.hosts[1].netns);
+            s.push(cmd(&["ip", "link", "add", DEVICE, "netns", a, "type", "veth", "peer", "name", DEVICE, "netns", b]));
+        }
+        (_, Some(r)) => {
+            for h in &lab.hosts {
+                s.push(cmd(&["ip", "link", "add", DEVICE, "netns", &h.netns, "type", "veth", "peer", "name", &h.name, "netns", r]));
+                s.push(cmd(&["ip", "-n", r, "link", "set", &h.name, "mtu", &mtu, "up"]));
+                s.push(cmd(&["ip", "-n", r, "addr", "add", &format!("{}/28", h.gateway_v4), "dev", &h.name]));
+                s.push(cmd(&["ip", "-n", r, "addr", "add", &format!("{}/64", h.gateway_v6), "dev", &h.name, "nodad"]));
+            }
+            s.push(cmd(&["ip", "netns", "exec", r, "sysctl", "-qw", "net.ipv4.ip_forward=1"]));
+            s.push(cmd(&["ip", "netns", "exec", r, "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1"]));
+        }
+    }
+    for h in &lab.hosts {
+        let ns = h.netns.as_str();
+        s.push(cmd(&["ip", "-n", ns, "link", "set", DEVICE, "mtu", &mtu, "up"]));
+        s.push(cmd(&["ip", "-n", ns, "addr", "add", &format!("{}/28", h.v4), "dev", DEVICE]));
+        s.push(cmd(&["ip", "-n", ns, "addr", "add", &format!("{}/64", h.v6), "dev", DEVICE, "nodad"]));
+        if router.is_some() && lab.backend != Backend::Emulator {
+            s.push(cmd(&["ip", "-n", ns, "route", "add", "default", "via", &h.gateway_v4.to_string()]));
+            s.push(cmd(&["ip", "-n", ns, "-6", "route", "add", "default", "via", &h.gateway_v6.to_string()]));
+        } else {
+            s.push(cmd(&["ip", "-n", ns, "route", "add", "default", "dev", DEVICE]));
+            s.push(cmd(&["ip", "-n", ns, "-6", "route", "add", "default", "dev", DEVICE]));
+        }
+    }
+    s.extend(qdisc_steps(lab, "add").into_iter().map(Step::Run));
+    s
+}
+
+/// tc commands that put the lab's conditions on every egress (`add` or `replace`).
+pub fn qdisc_steps(lab: &Lab, verb: &str) -> Vec<Vec<String>> {
+    let c = &lab.spec.conditions;
+    let args = match lab.backend {
+        Backend::Netem => Some(c.netem_args()),
+        Backend::Veth => c.tbf_args(lab.spec.mtu),
+        Backend::Emulator => None,
+    };
+    let Some(args) = args else { return Vec::new() };
+    // Egress of every link end that carries traffic between hosts.
+    let ends: Vec<(String, String)> = match &lab.router {
+        Some(r) => lab.hosts.iter().map(|h| (r.clone(), h.name.clone())).collect(),
+        None => lab.hosts.iter().map(|h| (h.netns.clone(), DEVICE.to_string())).collect(),
+    };
+    ends.into_iter()
+        .map(|(ns, dev)| {
+            let mut v: Vec<String> = ["tc", "-n", &ns, "qdisc", verb, "dev", &dev, "root"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            v.extend(args.iter().cloned());
+            v
+        })
+        .collect()
+}
