@@ -58,7 +58,7 @@ pub struct ConditionArgs {
     pub duplicate: Option<f64>,
     /// Bottleneck rate (e.g. 10gbit, 1G); `none` removes it.
     #[arg(long, value_parser = units::parse_optional_rate)]
-    pub rate: Option<Option<u64>>,
+    pub rate: Option<units::RateLimit>,
     /// Bottleneck queue in bytes (default: one RTT of the rate, at least 10 ms).
     #[arg(long, value_parser = units::parse_size)]
     pub queue: Option<u64>,
@@ -75,7 +75,7 @@ impl ConditionArgs {
         c.loss_burst = self.loss_burst.unwrap_or(c.loss_burst);
         c.reorder = self.reorder.unwrap_or(c.reorder);
         c.duplicate = self.duplicate.unwrap_or(c.duplicate);
-        if let Some(r) = self.rate {
+        if let Some(units::RateLimit(r)) = self.rate {
             c.rate_bps = r;
         }
         if self.queue.is_some() {

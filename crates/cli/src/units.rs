@@ -171,11 +171,15 @@ pub fn parse_percent(s: &str) -> Result<f64, String> {
     Ok(p)
 }
 
+/// A rate limit that can also be lifted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RateLimit(pub Option<u64>);
+
 /// A rate, or `none`/`0` for no limit.
-pub fn parse_optional_rate(s: &str) -> Result<Option<u64>, String> {
+pub fn parse_optional_rate(s: &str) -> Result<RateLimit, String> {
     match s.trim() {
-        "none" | "0" | "off" => Ok(None),
-        r => parse_rate(r).map(Some),
+        "none" | "0" | "off" => Ok(RateLimit(None)),
+        r => parse_rate(r).map(|r| RateLimit(Some(r))),
     }
 }
 
@@ -193,7 +197,7 @@ mod lab_unit_tests {
         assert_eq!(parse_percent("0.02%"), Ok(0.0002));
         assert_eq!(parse_percent("0.5"), Ok(0.5));
         assert!(parse_percent("150%").is_err());
-        assert_eq!(parse_optional_rate("none"), Ok(None));
-        assert_eq!(parse_optional_rate("10g"), Ok(Some(10_000_000_000)));
+        assert_eq!(parse_optional_rate("none"), Ok(RateLimit(None)));
+        assert_eq!(parse_optional_rate("10g"), Ok(RateLimit(Some(10_000_000_000))));
     }
 }

@@ -302,6 +302,14 @@ fn sample(
                 let _ = s.stream.shutdown(std::net::Shutdown::Read);
             }
         }
+        if let Some(window) = cfg.params.rcvbuf {
+            // Linux 6.7+ recomputes the window clamp from the buffer whenever
+            // its payload-to-truesize ratio moves; asserting it again each
+            // tick keeps `--window` the window the receiver advertises.
+            for s in sockets.iter().filter(|s| !cfg.sends(s.index)) {
+                let _ = sockopt::set_window_clamp(&s.stream, window);
+            }
+        }
         if !omit_taken && (now >= omit || all_done) {
             omit_taken = true;
             for (slot, l) in at_omit.iter_mut().zip(lives) {

@@ -67,15 +67,25 @@ impl StreamOptions {
         self.apply_buffers(sock)
     }
 
+    /// Buffers as asked: with CAP_NET_ADMIN beyond net.core.{r,w}mem_max
+    /// (SO_*BUFFORCE), else up to it. A receive buffer also caps the
+    /// advertised window at exactly that size (TCP_WINDOW_CLAMP), so
+    /// `--window 4M` means a 4 MiB window, not whatever the kernel makes of
+    /// a doubled buffer.
     fn apply_buffers(&self, fd: impl AsFd) -> io::Result<()> {
         use rustix::net::sockopt;
         if let Some(b) = self.sndbuf {
-            sockopt::set_socket_send_buffer_size(&fd, b as usize)
-                .map_err(|e| ctx("SO_SNDBUF")(e.into()))?;
+            if setsockopt_int(&fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, clamp_int(b)).is_err() {
+                sockopt::set_socket_send_buffer_size(&fd, b as usize)
+                    .map_err(|e| ctx("SO_SNDBUF")(e.into()))?;
+            }
         }
         if let Some(b) = self.rcvbuf {
-            sockopt::set_socket_recv_buffer_size(&fd, b as usize)
-                .map_err(|e| ctx("SO_RCVBUF")(e.into()))?;
+            if setsockopt_int(&fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, clamp_int(b)).is_err() {
+                sockopt::set_socket_recv_buffer_size(&fd, b as usize)
+                    .map_err(|e| ctx("SO_RCVBUF")(e.into()))?;
+            }
+            set_window_clamp(&fd, b)?;
         }
         Ok(())
     }
@@ -118,6 +128,16 @@ impl StreamOptions {
         }
         Ok(())
     }
+}
+
+/// Caps the window this socket advertises.
+pub fn set_window_clamp(fd: impl AsFd, bytes: u32) -> io::Result<()> {
+    setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_WINDOW_CLAMP, clamp_int(bytes))
+        .map_err(ctx("TCP_WINDOW_CLAMP"))
+}
+
+fn clamp_int(v: u32) -> libc::c_int {
+    libc::c_int::try_from(v).unwrap_or(libc::c_int::MAX)
 }
 
 /// Wakes a blocked reader only once `bytes` are queued.

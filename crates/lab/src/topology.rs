@@ -65,6 +65,12 @@ pub fn steps(lab: &Lab) -> Vec<Step> {
     }
     for h in &lab.hosts {
         let ns = h.netns.as_str();
+        if lab.backend == Backend::Emulator {
+            // The kernel orphans packets handed to a TUN device, so TCP's own
+            // queue limit stops counting them; a ring that holds a whole
+            // window keeps the host from dropping its own packets in bursts.
+            s.push(cmd(&["ip", "-n", ns, "link", "set", DEVICE, "txqueuelen", "10000"]));
+        }
         s.push(cmd(&["ip", "-n", ns, "link", "set", DEVICE, "mtu", &mtu, "up"]));
         s.push(cmd(&["ip", "-n", ns, "addr", "add", &format!("{}/28", h.v4), "dev", DEVICE]));
         s.push(cmd(&["ip", "-n", ns, "addr", "add", &format!("{}/64", h.v6), "dev", DEVICE, "nodad"]));

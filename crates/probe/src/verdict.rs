@@ -84,6 +84,12 @@ pub fn judge(e: &Evidence) -> Verdict {
             .iter()
             .filter_map(|s| s.tcp.map(|t| f64::from(t.snd_cwnd) * f64::from(t.snd_mss))),
     );
+    // The window the receivers advertised, as the senders last saw it.
+    let peer_window = median(
+        senders
+            .iter()
+            .filter_map(|s| s.tcp.and_then(|t| t.snd_wnd).map(f64::from)),
+    );
     let rate = e.bits_per_second;
     let per_stream = rate / senders.len().max(1) as f64;
 
@@ -102,6 +108,7 @@ pub fn judge(e: &Evidence) -> Verdict {
         ("receiver_rcvbuf_bytes", f64::from(min_rcvbuf)),
         ("sender_sndbuf_bytes", f64::from(min_sndbuf)),
         ("cwnd_bytes", cwnd_bytes),
+        ("peer_window_bytes", peer_window),
     ] {
         evidence.insert(k.to_string(), round3(v));
     }
@@ -147,7 +154,11 @@ pub fn judge(e: &Evidence) -> Verdict {
             ),
         );
     }
-    if rwnd_share >= LIMITED_SHARE {
+    // The kernel counts window-limited time only while data waits to be
+    // sent; a window well under the congestion window, with idle writers,
+    // is the same limit.
+    let window_below_cwnd = peer_window > 0.0 && peer_window < 0.9 * cwnd_bytes && sender_util < 0.5;
+    if rwnd_share >= LIMITED_SHARE || window_below_cwnd {
         if receiver_util >= THREAD_SATURATED
             || receiver_starved
             || (host_saturated && min_rcvbuf >= ROOMY_BUFFER)

@@ -137,11 +137,6 @@ pub fn forward(from: usize, ports: &[Port], shared: &Shared, counters: &Counters
     let mut rules = Rules::new(current(shared), from, ports.len());
     let mut buf = vec![0u8; FRAME_MAX];
     loop {
-        let g = shared.generation.load(Relaxed);
-        if g != generation {
-            generation = g;
-            rules = Rules::new(current(shared), from, ports.len());
-        }
         // With nothing queued the read may block: one syscall per packet
         // instead of a failed read and a poll. With packets waiting, poll
         // until the first is due and read only what is there.
@@ -151,6 +146,12 @@ pub fn forward(from: usize, ports: &[Port], shared: &Shared, counters: &Counters
         }
         match rustix::io::read(&ports[from].fd, &mut buf[..]) {
             Ok(n) => {
+                // Checked after the read, which may have blocked across a `lab set`.
+                let g = shared.generation.load(Relaxed);
+                if g != generation {
+                    generation = g;
+                    rules = Rules::new(current(shared), from, ports.len());
+                }
                 buf = f.handle(buf, n, &mut rules);
                 f.release(now_ns());
             }
