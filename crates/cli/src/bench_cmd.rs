@@ -209,7 +209,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     let doc = measure(
         &a,
         std::env::args().collect(),
-        a.json.as_deref() == Some("-"),
+        output::Out::new(a.json.as_deref() == Some("-")),
     )?;
     if let Some(path) = &a.json {
         output::write_json(&doc, path)?;
@@ -217,16 +217,15 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs one bench and prints it; `quiet_stdout` sends the human output to stderr.
+/// Runs one bench and prints it to `out`.
 pub fn measure(
     a: &BenchArgs,
     command_line: Vec<String>,
-    quiet_stdout: bool,
+    mut out: output::Out,
 ) -> anyhow::Result<ResultDoc> {
     let server = a.resolve()?;
     let params = a.params();
     params.validate().context("invalid bench parameters")?;
-    let mut out = output::Out::new(quiet_stdout);
     out.line(&format!(
         "linerate bench to {server}: {} stream(s), {}",
         a.streams,

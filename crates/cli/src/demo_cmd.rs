@@ -51,7 +51,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
                     .into_iter()
                     .chain(words)
                     .collect(),
-                false,
+                output::Out::new(false),
             )?;
             let path = a.out.join(format!("bench-{streams}.json"));
             output::write_json(&doc, &path.to_string_lossy())?;

@@ -7,6 +7,7 @@ mod detach;
 mod lab_cmd;
 mod output;
 mod serve_cmd;
+mod study_cmd;
 mod transfer_cmd;
 mod units;
 
@@ -40,6 +41,9 @@ enum Command {
     /// Namespace testbeds with WAN conditions (netem, or the built-in emulator).
     #[command(subcommand)]
     Lab(lab_cmd::LabCommand),
+    /// The seed papers' studies on a lab, one command each (root).
+    #[command(subcommand)]
+    Study(study_cmd::StudyCommand),
 }
 
 fn main() {
@@ -51,6 +55,7 @@ fn main() {
         Command::Recv(a) => transfer_cmd::run_recv(a),
         Command::Demo(a) => demo_cmd::run(a),
         Command::Lab(c) => lab_cmd::run(c),
+        Command::Study(c) => study_cmd::run(c),
     };
     if let Err(e) = result {
         eprintln!("linerate: error: {e:#}");

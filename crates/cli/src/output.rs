@@ -12,14 +12,23 @@ use linerate_result::{IntervalSample, ResultDoc, Side, TcpSample};
 /// Human output, to stdout unless stdout carries JSON.
 pub struct Out {
     to_stderr: bool,
+    silent: bool,
 }
 
 impl Out {
     pub fn new(to_stderr: bool) -> Self {
-        Out { to_stderr }
+        Out { to_stderr, silent: false }
+    }
+
+    /// Prints nothing: for callers that report runs their own way (studies).
+    pub fn silent() -> Self {
+        Out { to_stderr: false, silent: true }
     }
 
     pub fn line(&mut self, s: &str) {
+        if self.silent {
+            return;
+        }
         let _ = if self.to_stderr {
             writeln!(std::io::stderr(), "{s}")
         } else {

@@ -103,5 +103,7 @@ pub(crate) fn document(p: Provenance, ends: Ends, verdict: Verdict) -> ResultDoc
             retransmits: ends.retransmits,
             verdict,
         },
+        lab: None,
+        study: None,
     }
 }

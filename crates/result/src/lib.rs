@@ -29,6 +29,44 @@ pub struct ResultDoc {
     /// One entry per stream and end, with the final TCP_INFO.
     pub streams: Vec<StreamEnd>,
     pub summary: Summary,
+    /// The lab conditions this run was made under, when a lab made them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lab: Option<LabRecord>,
+    /// For `study.*` kinds: every run and what they show together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub study: Option<Study>,
+}
+
+/// Which lab, topology and backend produced the conditions of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabRecord {
+    pub name: String,
+    /// `netem`, `emulator` or `veth`.
+    pub backend: String,
+    pub backend_reason: String,
+    /// `direct` or `router`.
+    pub topology: String,
+    pub mtu: u32,
+    /// RTT, jitter, loss, reordering, duplication, rate, queue, seed.
+    pub conditions: serde_json::Value,
+}
+
+/// The runs of a study and the figures derived from them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Study {
+    pub points: Vec<StudyPoint>,
+    /// Derived figures, e.g. `time_to_stabilise_s`.
+    pub findings: BTreeMap<String, f64>,
+    /// How each finding is defined, in words.
+    pub definitions: BTreeMap<String, String>,
+}
+
+/// One run of a study: which series it belongs to, the factors varied, and the full bench result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StudyPoint {
+    pub series: String,
+    pub factors: BTreeMap<String, serde_json::Value>,
+    pub result: ResultDoc,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

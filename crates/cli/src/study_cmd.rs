@@ -1,0 +1,474 @@
+//! `linerate study`: the seed papers' WAN and LAN studies, one command each,
+//! on labs this command builds and removes.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::net::{IpAddr, SocketAddr};
+use std::os::fd::AsFd;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::time::SystemTime;
+
+use anyhow::{Context, bail};
+use clap::{Args, Subcommand};
+use linerate_engine::server::Server;
+use linerate_lab::{Backend, BackendChoice, Conditions, Lab, LabSpec};
+use linerate_probe::verdict::fmt_rate;
+use linerate_result::{LabRecord, ResultDoc, Study, StudyPoint};
+use serde_json::json;
+
+use crate::bench_cmd::BenchArgs;
+use crate::{output, units};
+
+const PORT: u16 = 5201;
+
+#[derive(Subcommand)]
+pub enum StudyCommand {
+    /// Bandwidth vs RTT with default and BDP-sized buffers, 1 vs several
+    /// streams; bandwidth over time at 44 ms with 0.02 % reordering; the window law.
+    Wan(WanArgs),
+    /// Bandwidth vs streams, MTU 1500 vs 9000, IPv4 vs IPv6, direct vs through a relay node.
+    Lan(LanArgs),
+}
+
+#[derive(Args, Clone)]
+pub struct CommonArgs {
+    /// A short run of every part, for CI (about a minute).
+    #[arg(long)]
+    pub quick: bool,
+    /// Where to write the linerate.result/1 document.
+    #[arg(long, default_value = "-")]
+    pub json: String,
+    /// Seconds per bench run (default 5, 2 with --quick).
+    #[arg(short = 't', long)]
+    pub time: Option<f64>,
+    /// Congestion control for every run (default: the host's).
+    #[arg(long)]
+    pub cc: Option<String>,
+    /// Name of the lab the study builds (removed at the end).
+    #[arg(long, default_value = "study")]
+    pub name: String,
+}
+
+#[derive(Args)]
+#[command(after_help = "Example:\n  linerate study wan --json wan.json          about 4 minutes\n  linerate study wan --quick --rtts 0,44      a smoke test")]
+pub struct WanArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// RTTs to sweep, in ms.
+    #[arg(long, value_delimiter = ',', default_value = "0,1,5,10,22,44,88")]
+    pub rtts: Vec<f64>,
+    /// Stream counts to compare.
+    #[arg(long, value_delimiter = ',', default_value = "1,4")]
+    pub streams: Vec<u16>,
+    /// Bottleneck rate of the emulated WAN; BDP-sized buffers are sized for it.
+    #[arg(long, default_value = "10gbit", value_parser = units::parse_rate)]
+    pub rate: u64,
+    /// Length of the run over time at 44 ms with reordering (default 30 s, 8 s with --quick).
+    #[arg(long)]
+    pub stability_time: Option<f64>,
+    /// Backend for the WAN conditions.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: crate::lab_cmd::BackendArg,
+}
+
+#[derive(Args)]
+#[command(after_help = "Example:\n  linerate study lan --json lan.json")]
+pub struct LanArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Stream counts to sweep.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16")]
+    pub streams: Vec<u16>,
+}
+
+pub fn run(cmd: StudyCommand) -> anyhow::Result<()> {
+    crate::lab_cmd::require()?;
+    match cmd {
+        StudyCommand::Wan(a) => wan(a),
+        StudyCommand::Lan(a) => lan(a),
+    }
+}
+
+/// A lab and a server in its second host, both gone when this is dropped.
+struct Bed {
+    lab: Lab,
+    stop: Arc<AtomicBool>,
+    serving: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Bed {
+    fn up(spec: LabSpec) -> anyhow::Result<Bed> {
+        let exe = std::env::current_exe().context("locating the linerate binary")?;
+        let name = spec.name.clone();
+        let lab = Lab::up(spec, &exe).with_context(|| format!("bringing up lab {name}"))?;
+        let mut bed = Bed { lab, stop: Arc::new(AtomicBool::new(false)), serving: None };
+        let ns = bed.lab.hosts[1].netns.clone();
+        let stop = Arc::clone(&bed.stop);
+        let (tx, rx) = std::sync::mpsc::channel();
+        bed.serving = Some(std::thread::spawn(move || {
+            // Threads inherit the namespace of the thread that starts them,
+            // so the whole server lives in the second host.
+            let bound = enter(&ns).and_then(|()| {
+                let log: linerate_engine::server::Logger = Arc::new(|_| {});
+                Ok(Server::bind(SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, PORT)), log)?)
+            });
+            match bound {
+                Ok(server) => {
+                    let _ = tx.send(Ok(()));
+                    let _ = server.run(false, &stop);
+                }
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                }
+            }
+        }));
+        rx.recv().context("server thread")??;
+        Ok(bed)
+    }
+
+    fn record(&self) -> LabRecord {
+        LabRecord {
+            name: self.lab.spec.name.clone(),
+            backend: self.lab.backend.as_str().into(),
+            backend_reason: self.lab.backend_reason.clone(),
+            topology: if self.lab.router.is_some() && self.lab.backend != Backend::Emulator {
+                "router".into()
+            } else {
+                "direct".into()
+            },
+            mtu: self.lab.spec.mtu,
+            conditions: serde_json::to_value(&self.lab.spec.conditions).unwrap_or_default(),
+        }
+    }
+
+    /// Sets tcp_rmem/tcp_wmem maxima in both hosts (per namespace, never the host's).
+    fn buffers(&self, max: u64, defaults: &(String, String)) -> anyhow::Result<(String, String)> {
+        let (rmem, wmem) = if max == 0 {
+            defaults.clone()
+        } else {
+            (format!("4096 131072 {max}"), format!("4096 16384 {max}"))
+        };
+        for h in &self.lab.hosts {
+            for (key, val) in [("net.ipv4.tcp_rmem", &rmem), ("net.ipv4.tcp_wmem", &wmem)] {
+                let out = std::process::Command::new("ip")
+                    .args(["netns", "exec", &h.netns, "sysctl", "-qw", &format!("{key}={val}")])
+                    .output()
+                    .context("running sysctl in a lab namespace")?;
+                if !out.status.success() {
+                    bail!("sysctl {key} in {}: {}", h.netns, String::from_utf8_lossy(&out.stderr).trim());
+                }
+            }
+        }
+        Ok((rmem, wmem))
+    }
+
+    /// One bench from the first host to the second.
+    fn bench(&self, extra: &[String], common: &CommonArgs, v6: bool) -> anyhow::Result<ResultDoc> {
+        let h2 = &self.lab.hosts[1];
+        let addr: IpAddr = if v6 { h2.v6.into() } else { h2.v4.into() };
+        let mut words = vec![SocketAddr::new(addr, PORT).to_string(), "-i".into(), "1".into()];
+        words.extend(extra.iter().cloned());
+        if let Some(cc) = &common.cc {
+            words.extend(["--cc".into(), cc.clone()]);
+        }
+        let args = BenchArgs::from_words(&words)?;
+        let ns = self.lab.hosts[0].netns.clone();
+        let command_line: Vec<String> = ["linerate", "lab", "exec", "h1", "--", "linerate", "bench"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(words.iter().cloned())
+            .collect();
+        let mut doc = std::thread::scope(|s| {
+            s.spawn(|| {
+                enter(&ns)?;
+                crate::bench_cmd::measure(&args, command_line, output::Out::silent())
+            })
+            .join()
+            .map_err(|_| anyhow::anyhow!("bench thread panicked"))?
+        })?;
+        doc.lab = Some(self.record());
+        Ok(doc)
+    }
+}
+
+impl Drop for Bed {
+    fn drop(&mut self) {
+        self.stop.store(true, Relaxed);
+        if let Some(t) = self.serving.take() {
+            let _ = t.join();
+        }
+        if let Err(e) = self.lab.down() {
+            eprintln!("linerate: could not remove lab {}: {e} (run `linerate lab down --name {}`)", self.lab.spec.name, self.lab.spec.name);
+        }
+    }
+}
+
+/// Moves the calling thread into a lab namespace.
+fn enter(netns: &str) -> anyhow::Result<()> {
+    let path = format!("/run/netns/{netns}");
+    let f = File::open(&path).with_context(|| format!("opening {path}"))?;
+    rustix::thread::move_into_link_name_space(f.as_fd(), Some(rustix::thread::LinkNameSpaceType::Network))
+        .with_context(|| format!("entering namespace {netns}"))?;
+    Ok(())
+}
+
+fn host_buffers() -> (String, String) {
+    let read = |k: &str| std::fs::read_to_string(format!("/proc/sys/net/ipv4/{k}")).map(|s| s.split_whitespace().collect::<Vec<_>>().join(" ")).unwrap_or_default();
+    (read("tcp_rmem"), read("tcp_wmem"))
+}
+
+fn secs(common: &CommonArgs) -> f64 {
+    common.time.unwrap_or(if common.quick { 2.0 } else { 5.0 })
+}
+
+struct Collector {
+    points: Vec<StudyPoint>,
+}
+
+impl Collector {
+    fn add(&mut self, series: &str, factors: serde_json::Value, doc: ResultDoc) {
+        let factors: BTreeMap<String, serde_json::Value> = serde_json::from_value(factors).unwrap_or_default();
+        let shown: Vec<String> = factors.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        eprintln!(
+            "  {series:<22} {:<48} {:>14}  {}",
+            shown.join(" "),
+            fmt_rate(doc.summary.bits_per_second),
+            serde_json::to_value(doc.summary.verdict.limit).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+        );
+        self.points.push(StudyPoint { series: series.into(), factors, result: doc });
+    }
+}
+
+fn finish(
+    kind_detail: &str,
+    started: SystemTime,
+    parameters: serde_json::Value,
+    points: Vec<StudyPoint>,
+    headline: usize,
+    findings: BTreeMap<String, f64>,
+    definitions: BTreeMap<String, String>,
+    json_path: &str,
+) -> anyhow::Result<()> {
+    let Some(head) = points.get(headline).or(points.last()) else {
+        bail!("the study produced no runs");
+    };
+    let mut parameters = parameters;
+    parameters["study"] = json!(kind_detail);
+    let doc = ResultDoc {
+        schema: linerate_result::SCHEMA.into(),
+        kind: "study".into(),
+        linerate_version: env!("CARGO_PKG_VERSION").into(),
+        command_line: std::env::args().collect(),
+        started_at: started.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0),
+        hosts: head.result.hosts.clone(),
+        parameters,
+        intervals: Vec::new(),
+        streams: Vec::new(),
+        summary: head.result.summary.clone(),
+        lab: head.result.lab.clone(),
+        study: Some(Study { points, findings, definitions }),
+    };
+    output::write_json(&doc, json_path)
+}
+
+/// Time to stabilise: with 1 s intervals x1..xn (all streams summed) and m
+/// the median of the last half of them, the start of the first interval from
+/// which every interval stays within 10 % of m. `None` if the last does not.
+pub fn time_to_stabilise(per_second: &[f64]) -> Option<f64> {
+    let n = per_second.len();
+    if n < 2 {
+        return None;
+    }
+    let mut tail: Vec<f64> = per_second[n / 2..].to_vec();
+    tail.sort_by(f64::total_cmp);
+    let m = tail[tail.len() / 2];
+    let within = |x: f64| (x - m).abs() <= 0.1 * m;
+    let mut first = None;
+    for (i, x) in per_second.iter().enumerate().rev() {
+        if !within(*x) {
+            break;
+        }
+        first = Some(i as f64);
+    }
+    first
+}
+
+/// Received bits per second per whole second, all streams summed (the final sliver dropped).
+fn per_second(doc: &ResultDoc) -> Vec<f64> {
+    let mut by_start: BTreeMap<u64, (f64, f64)> = BTreeMap::new();
+    for s in doc.intervals.iter().filter(|s| s.side == linerate_result::Side::Receiver) {
+        let e = by_start.entry((s.start * 1000.0).round() as u64).or_default();
+        e.0 += s.bytes as f64 * 8.0;
+        e.1 = s.end - s.start;
+    }
+    by_start.values().filter(|(_, len)| *len > 0.9).map(|(bits, len)| bits / len).collect()
+}
+
+fn wan(a: WanArgs) -> anyhow::Result<()> {
+    let c = &a.common;
+    let started = SystemTime::now();
+    let t = secs(c);
+    let host = host_buffers();
+    let spec = LabSpec {
+        name: c.name.clone(),
+        hosts: 2,
+        router: false,
+        mtu: 1500,
+        backend: BackendChoice::from(a.backend),
+        conditions: Conditions { rate_bps: Some(a.rate), seed: 1, ..Conditions::default() },
+    };
+    let mut bed = Bed::up(spec)?;
+    eprintln!("linerate study wan: lab {} on backend {} ({})", bed.lab.spec.name, bed.lab.backend.as_str(), bed.lab.backend_reason);
+    let mut col = Collector { points: Vec::new() };
+    let time = format!("{t}");
+    for &rtt in &a.rtts {
+        let mut cond = bed.lab.spec.conditions.clone();
+        cond.rtt_us = (rtt * 1000.0) as u64;
+        bed.lab.set(cond).context("setting the RTT")?;
+        let bdp = (a.rate as f64 * rtt / 1000.0 / 8.0) as u64;
+        // Twice the BDP (the kernel keeps part of a buffer for overhead),
+        // never below what the host already allows.
+        let host_max = host.0.split_whitespace().last().and_then(|v| v.parse().ok()).unwrap_or(0u64);
+        for (label, max) in [("default", 0u64), ("bdp", (2 * bdp).max(host_max))] {
+            let (rmem, wmem) = bed.buffers(max, &host)?;
+            for &p in &a.streams {
+                let doc = bed.bench(&["-t".into(), time.clone(), "-P".into(), p.to_string()], c, false)?;
+                col.add(
+                    &format!("{label}-buffers/P{p}"),
+                    json!({"rtt_ms": rtt, "streams": p, "buffers": label, "tcp_rmem": rmem, "tcp_wmem": wmem}),
+                    doc,
+                );
+            }
+        }
+    }
+    // Bandwidth over time at 44 ms with 0.02 % reordering, BDP-sized buffers.
+    let mut cond = bed.lab.spec.conditions.clone();
+    cond.rtt_us = 44_000;
+    cond.reorder = 0.0002;
+    bed.lab.set(cond).context("setting 44 ms and reordering")?;
+    let bdp = (a.rate as f64 * 0.044 / 8.0) as u64;
+    let (rmem, wmem) = bed.buffers(2 * bdp, &host)?;
+    let long = a.stability_time.unwrap_or(if c.quick { 8.0 } else { 30.0 });
+    let doc = bed.bench(&["-t".into(), format!("{long}"), "-P".into(), "1".into()], c, false)?;
+    let series = per_second(&doc);
+    let mut findings = BTreeMap::new();
+    let mut definitions = BTreeMap::new();
+    if let Some(ts) = time_to_stabilise(&series) {
+        findings.insert("time_to_stabilise_s".into(), ts);
+    }
+    definitions.insert(
+        "time_to_stabilise_s".into(),
+        "With 1 s intervals x1..xn of the 44 ms, 0.02 % reordering run (all streams summed) and m the median of the last half of them: the start of the first interval from which every interval stays within 10 % of m. Absent when the last interval is not within 10 %.".into(),
+    );
+    col.add("over-time", json!({"rtt_ms": 44, "reorder": 0.0002, "streams": 1, "buffers": "bdp", "tcp_rmem": rmem, "tcp_wmem": wmem}), doc);
+    // The window law: with a 4 MiB window, throughput is window / RTT.
+    let mut cond = bed.lab.spec.conditions.clone();
+    cond.reorder = 0.0;
+    bed.lab.set(cond).context("removing the reordering")?;
+    let window = 4u64 << 20;
+    let doc = bed.bench(&["-t".into(), format!("{}", (t * 2.0).max(4.0)), "-P".into(), "1".into(), "--window".into(), window.to_string(), "--omit".into(), "1".into()], c, false)?;
+    let rtt_s = doc.summary.verdict.evidence.get("rtt_us").copied().unwrap_or(44_000.0) / 1e6;
+    let law = window as f64 * 8.0 / rtt_s;
+    findings.insert("window_law_expected_bps".into(), law);
+    findings.insert("window_law_ratio".into(), doc.summary.bits_per_second / law);
+    definitions.insert(
+        "window_law_ratio".into(),
+        "Throughput of one stream with a 4 MiB receive window (--window 4M, after 1 s omitted) divided by window / RTT, the RTT being the median smoothed RTT the sender measured.".into(),
+    );
+    col.add("window-law", json!({"rtt_ms": 44, "streams": 1, "window_bytes": window}), doc);
+    let headline = col
+        .points
+        .iter()
+        .position(|p| p.series == "bdp-buffers/P1" && p.factors.get("rtt_ms").and_then(|v| v.as_f64()) == Some(44.0))
+        .unwrap_or(0);
+    for (k, v) in &findings {
+        eprintln!("  {k} = {v:.3}");
+    }
+    let params = json!({"rtts_ms": a.rtts, "streams": a.streams, "rate_bps": a.rate, "seconds": t, "stability_seconds": long, "quick": c.quick, "cc": c.cc});
+    let points = std::mem::take(&mut col.points);
+    drop(bed);
+    finish("wan", started, params, points, headline, findings, definitions, &c.json)
+}
+
+fn lan(a: LanArgs) -> anyhow::Result<()> {
+    let c = &a.common;
+    let started = SystemTime::now();
+    let time = format!("{}", secs(c));
+    let mut col = Collector { points: Vec::new() };
+    let streams: Vec<u16> = if c.quick { vec![1, 4] } else { a.streams.clone() };
+    let compare: Vec<u16> = vec![1, 4];
+    let spec = |router: bool, mtu: u32| LabSpec {
+        name: c.name.clone(),
+        hosts: 2,
+        router,
+        mtu,
+        backend: BackendChoice::Veth,
+        conditions: Conditions::default(),
+    };
+    let run = |bed: &Bed, p: u16, v6: bool| bed.bench(&["-t".into(), time.clone(), "-P".into(), p.to_string()], c, v6);
+    {
+        let bed = Bed::up(spec(false, 1500))?;
+        eprintln!("linerate study lan: direct veth link, MTU 1500");
+        for &p in &streams {
+            col.add("streams", json!({"streams": p, "mtu": 1500, "ip": 4, "path": "direct"}), run(&bed, p, false)?);
+        }
+        for &p in &compare {
+            col.add("ipv6", json!({"streams": p, "mtu": 1500, "ip": 6, "path": "direct"}), run(&bed, p, true)?);
+        }
+    }
+    {
+        let bed = Bed::up(spec(false, 9000))?;
+        eprintln!("linerate study lan: direct veth link, MTU 9000");
+        for &p in &compare {
+            col.add("mtu9000", json!({"streams": p, "mtu": 9000, "ip": 4, "path": "direct"}), run(&bed, p, false)?);
+        }
+    }
+    {
+        let bed = Bed::up(spec(true, 1500))?;
+        eprintln!("linerate study lan: through a relay (router namespace, kernel forwarding), MTU 1500");
+        for &p in &compare {
+            col.add("relay", json!({"streams": p, "mtu": 1500, "ip": 4, "path": "relay"}), run(&bed, p, false)?);
+        }
+    }
+    let mut findings = BTreeMap::new();
+    let mut definitions = BTreeMap::new();
+    let rate = |series: &str, p: u16| {
+        col.points
+            .iter()
+            .find(|x| x.series == series && x.factors.get("streams").and_then(|v| v.as_u64()) == Some(u64::from(p)))
+            .map(|x| x.result.summary.bits_per_second)
+    };
+    for p in &compare {
+        let base = rate("streams", *p);
+        for (series, key) in [("ipv6", "ipv6_over_ipv4"), ("mtu9000", "mtu9000_over_mtu1500"), ("relay", "relay_over_direct")] {
+            if let (Some(b), Some(x)) = (base, rate(series, *p)) {
+                findings.insert(format!("{key}_P{p}"), x / b);
+            }
+        }
+    }
+    definitions.insert("*_over_*_P{n}".into(), "Throughput of the variant divided by the direct, MTU 1500, IPv4 run with the same number of streams.".into());
+    for (k, v) in &findings {
+        eprintln!("  {k} = {v:.3}");
+    }
+    let best = (0..col.points.len())
+        .filter(|i| col.points[*i].series == "streams")
+        .max_by(|x, y| col.points[*x].result.summary.bits_per_second.total_cmp(&col.points[*y].result.summary.bits_per_second))
+        .unwrap_or(0);
+    let params = json!({"streams": streams, "seconds": secs(c), "quick": c.quick, "cc": c.cc});
+    finish("lan", started, params, col.points, best, findings, definitions, &c.json)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::time_to_stabilise;
+
+    #[test]
+    fn stabilises_at_the_first_second_after_which_all_stay_within_ten_percent() {
+        let s = [1.0, 5.0, 9.5, 8.0, 10.0, 10.2, 9.8, 10.1, 9.9, 10.0];
+        assert_eq!(time_to_stabilise(&s), Some(4.0));
+        assert_eq!(time_to_stabilise(&[10.0, 10.0, 10.0]), Some(0.0));
+        assert_eq!(time_to_stabilise(&[10.0, 10.0, 10.0, 3.0]), None);
+        assert_eq!(time_to_stabilise(&[1.0]), None);
+    }
+}
