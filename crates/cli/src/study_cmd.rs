@@ -367,7 +367,7 @@ fn wan(a: WanArgs) -> anyhow::Result<()> {
     cond.reorder = 0.0;
     bed.lab.set(cond).context("removing the reordering")?;
     let window = 4u64 << 20;
-    let doc = bed.bench(&["-t".into(), format!("{}", (t * 2.0).max(4.0)), "-P".into(), "1".into(), "--window".into(), window.to_string(), "--omit".into(), "1".into()], c, false)?;
+    let doc = bed.bench(&["-t".into(), format!("{}", (t * 2.0).max(4.0)), "-P".into(), "1".into(), "--window".into(), window.to_string(), "--sndbuf".into(), (8 * window).to_string(), "--omit".into(), "1".into()], c, false)?;
     let rtt_s = doc.summary.verdict.evidence.get("rtt_us").copied().unwrap_or(44_000.0) / 1e6;
     let law = window as f64 * 8.0 / rtt_s;
     findings.insert("window_law_expected_bps".into(), law);

@@ -1,0 +1,329 @@
+//! Root: labs end to end. The real binary builds namespaces and runs the
+//! emulator; every test takes its lab down however it ends.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::{Guard, linerate, require_root, run};
+
+/// A lab that is taken down when the test ends, pass or fail.
+struct TestLab {
+    name: String,
+}
+
+impl TestLab {
+    fn up(tag: &str, extra: &[&str]) -> TestLab {
+        let name = format!("{tag}{}", std::process::id() % 1000);
+        let mut args = vec!["lab", "up", "--name", &name];
+        args.extend_from_slice(extra);
+        let out = run(&args);
+        assert!(out.status.success(), "lab up: {}", String::from_utf8_lossy(&out.stderr));
+        TestLab { name }
+    }
+
+    fn addr(&self, host: &str, v6: bool) -> String {
+        let mut args = vec!["lab", "addr", "--name", &self.name, host];
+        if v6 {
+            args.push("-6");
+        }
+        let out = run(&args);
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    fn exec(&self, host: &str, cmd: &[&str]) -> std::process::Output {
+        let mut args = vec!["lab", "exec", "--name", &self.name, host, "--"];
+        args.extend_from_slice(cmd);
+        run(&args)
+    }
+
+    fn spawn(&self, host: &str, cmd: &[&str]) -> Guard {
+        let child = Command::new(linerate())
+            .args(["lab", "exec", "--name", &self.name, host, "--"])
+            .args(cmd)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn in lab");
+        Guard(child)
+    }
+
+    fn status(&self) -> serde_json::Value {
+        let out = run(&["lab", "status", "--name", &self.name, "--json"]);
+        assert!(out.status.success());
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()[0].clone()
+    }
+
+    fn set(&self, extra: &[&str]) {
+        let mut args = vec!["lab", "set", "--name", &self.name];
+        args.extend_from_slice(extra);
+        let out = run(&args);
+        assert!(out.status.success(), "lab set: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    fn namespaces(&self) -> Vec<String> {
+        let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|n| n.starts_with(&format!("lr-{}-", self.name)))
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+impl Drop for TestLab {
+    fn drop(&mut self) {
+        let _ = run(&["lab", "down", "--name", &self.name]);
+    }
+}
+
+fn server_in(lab: &TestLab, host: &str) -> Guard {
+    let g = lab.spawn(host, &[linerate(), "serve", "--port", "5201"]);
+    std::thread::sleep(Duration::from_millis(300));
+    g
+}
+
+fn bench(lab: &TestLab, to: &str, extra: &[&str]) -> serde_json::Value {
+    let target = if to.contains(':') { format!("[{to}]:5201") } else { format!("{to}:5201") };
+    let mut cmd = vec![linerate(), "bench", &target, "--json", "-"];
+    cmd.extend_from_slice(extra);
+    let out = lab.exec("h1", &cmd);
+    assert!(out.status.success(), "bench: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("bench JSON")
+}
+
+fn pid_alive(pid: u64) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default().contains(") Z ")
+}
+
+#[test]
+fn up_is_idempotent_and_down_leaves_nothing() {
+    if !require_root("up_is_idempotent_and_down_leaves_nothing") {
+        return;
+    }
+    let lab = TestLab::up("idem", &["--backend", "emulator"]);
+    let again = run(&["lab", "up", "--name", &lab.name, "--backend", "emulator"]);
+    assert!(again.status.success(), "the same up twice is a no-op");
+    let other = run(&["lab", "up", "--name", &lab.name, "--rtt", "10ms"]);
+    assert!(!other.status.success(), "a different spec under the same name is refused");
+    let st = lab.status();
+    let pid = st["lab"]["emulator"]["pid"].as_u64().expect("emulator pid");
+    assert_eq!(st["emulator_running"], true);
+    assert_eq!(lab.namespaces().len(), 3);
+    let down = run(&["lab", "down", "--name", &lab.name]);
+    assert!(String::from_utf8_lossy(&down.stdout).contains("removed"));
+    assert!(lab.namespaces().is_empty());
+    assert!(!pid_alive(pid), "the emulator is gone");
+    let host_links = String::from_utf8_lossy(&Command::new("ip").args(["-o", "link"]).output().unwrap().stdout).to_string();
+    assert!(!host_links.contains(" lab0"), "no lab device was left in the host namespace");
+    let twice = run(&["lab", "down", "--name", &lab.name]);
+    assert!(twice.status.success());
+    assert!(String::from_utf8_lossy(&twice.stdout).contains("nothing to remove"));
+}
+
+#[test]
+fn a_killed_emulator_is_reported_and_cleaned_up() {
+    if !require_root("a_killed_emulator_is_reported_and_cleaned_up") {
+        return;
+    }
+    let lab = TestLab::up("kill", &["--backend", "emulator"]);
+    let pid = lab.status()["lab"]["emulator"]["pid"].as_u64().unwrap();
+    assert!(Command::new("kill").args(["-KILL", &pid.to_string()]).status().unwrap().success());
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(lab.status()["emulator_running"], false);
+    let human = run(&["lab", "status", "--name", &lab.name]);
+    assert!(String::from_utf8_lossy(&human.stdout).contains("NOT RUNNING"));
+    assert!(run(&["lab", "down", "--name", &lab.name]).status.success());
+    assert!(lab.namespaces().is_empty());
+    let host_links = String::from_utf8_lossy(&Command::new("ip").args(["-o", "link"]).output().unwrap().stdout).to_string();
+    assert!(!host_links.contains(" lab0"));
+}
+
+#[test]
+fn ipv6_and_mtu_9000_paths_carry_traffic() {
+    if !require_root("ipv6_and_mtu_9000_paths_carry_traffic") {
+        return;
+    }
+    for backend in ["emulator", "veth"] {
+        let lab = TestLab::up("mtu", &["--backend", backend, "--mtu", "9000"]);
+        let link = lab.exec("h1", &["ip", "link", "show", "lab0"]);
+        assert!(String::from_utf8_lossy(&link.stdout).contains("mtu 9000"), "{backend}");
+        let _srv = server_in(&lab, "h2");
+        // A full-size frame with DF set crosses the link unfragmented.
+        let ping = lab.exec("h1", &["ping", "-c", "2", "-W", "2", "-M", "do", "-s", "8972", &lab.addr("h2", false)]);
+        assert!(ping.status.success(), "{backend}: 9000-byte frames pass: {}", String::from_utf8_lossy(&ping.stdout));
+        let v6 = lab.addr("h2", true);
+        let doc = bench(&lab, &v6, &["-t", "1", "-6"]);
+        assert!(doc["summary"]["bytes"].as_u64().unwrap() > 10_000_000, "{backend}: IPv6 moved data");
+        let mss = doc["streams"][0]["tcp"]["snd_mss"].as_u64().unwrap();
+        assert!(mss > 8000, "{backend}: IPv6 segments use the 9000-byte MTU (mss {mss})");
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+#[test]
+fn configured_rtt_holds_under_bulk_traffic_and_the_window_law_holds() {
+    if !require_root("configured_rtt_holds_under_bulk_traffic_and_the_window_law_holds") {
+        return;
+    }
+    let lab = TestLab::up("rtt", &["--backend", "emulator", "--rtt", "44ms"]);
+    let _srv = server_in(&lab, "h2");
+    let h2 = lab.addr("h2", false);
+    let target = format!("{h2}:5201");
+    let bulk = lab.spawn("h1", &[linerate(), "bench", &target, "-t", "6", "-P", "2"]);
+    std::thread::sleep(Duration::from_secs(2));
+    let ping = lab.exec("h1", &["ping", "-c", "25", "-i", "0.1", &h2]);
+    drop(bulk);
+    let text = String::from_utf8_lossy(&ping.stdout).to_string();
+    let rtts: Vec<f64> = text
+        .lines()
+        .filter_map(|l| l.split("time=").nth(1))
+        .filter_map(|t| t.split_whitespace().next()?.parse().ok())
+        .collect();
+    assert!(rtts.len() >= 20, "ping replies: {text}");
+    let m = median(rtts);
+    assert!((m - 44.0).abs() <= 0.5, "median RTT {m} ms under load");
+    std::thread::sleep(Duration::from_secs(5));
+    // Window / RTT: 4 MiB over 44 ms is about 762 Mbit/s (a large send buffer, so the window is the only limit).
+    let doc = bench(&lab, &h2, &["-t", "5", "--window", "4M", "--sndbuf", "32M", "--omit", "1"]);
+    let bps = doc["summary"]["bits_per_second"].as_f64().unwrap();
+    let rtt = doc["summary"]["verdict"]["evidence"]["rtt_us"].as_f64().unwrap() / 1e6;
+    let law = 4.0 * 1048576.0 * 8.0 / rtt;
+    assert!((bps / law - 1.0).abs() < 0.1, "{bps} vs window/RTT {law}");
+    assert_eq!(doc["summary"]["verdict"]["limit"], "receiver_window");
+}
+
+/// Sends `n` sequence-numbered datagrams h1 -> h2 and returns what h2 saw.
+fn udp_run(lab: &TestLab, n: u32) -> serde_json::Value {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/helpers/udp_seq.py");
+    let h2 = lab.addr("h2", false);
+    let mut rx = lab.spawn("h2", &["python3", script, "recv", &h2, "9000"]);
+    let mut lines = BufReader::new(rx.0.stdout.take().unwrap()).lines();
+    assert_eq!(lines.next().unwrap().unwrap(), "ready");
+    let tx = lab.exec("h1", &["python3", script, "send", &h2, "9000", &n.to_string()]);
+    assert!(tx.status.success());
+    let report = lines.next().expect("receiver report").unwrap();
+    serde_json::from_str(&report).unwrap()
+}
+
+#[test]
+fn loss_reordering_and_duplication_rates_match_the_configuration() {
+    if !require_root("loss_reordering_and_duplication_rates_match_the_configuration") {
+        return;
+    }
+    let n = 100_000u32;
+    // Expected 2,000 of each: the 10 % bounds are 4.5 standard deviations wide.
+    let lab = TestLab::up("rate", &["--backend", "emulator", "--loss", "2%", "--seed", "9"]);
+    let r = udp_run(&lab, n);
+    let lost = r["lost"].as_f64().unwrap();
+    assert!((lost / 2000.0 - 1.0).abs() < 0.1, "lost {lost} of {n}: {r}");
+    assert_eq!(r["early"], 0, "no reordering was asked for");
+
+    lab.set(&["--loss", "0", "--rtt", "4ms", "--reorder", "2%"]);
+    let r = udp_run(&lab, n);
+    let early = r["early"].as_f64().unwrap();
+    assert!((early / 2000.0 - 1.0).abs() < 0.1, "reordered {early} of {n}: {r}");
+    assert_eq!(r["lost"], 0);
+
+    lab.set(&["--reorder", "0", "--duplicate", "2%"]);
+    let r = udp_run(&lab, n);
+    let dup = r["duplicates"].as_f64().unwrap();
+    assert!((dup / 2000.0 - 1.0).abs() < 0.1, "duplicated {dup} of {n}: {r}");
+
+    let counters = &lab.status()["counters"]["h1"];
+    assert!(counters["lost"].as_u64().unwrap() > 0 && counters["reordered"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn dry_run_prints_the_commands_and_needs_no_root() {
+    let out = run(&["lab", "up", "--dry-run", "--name", "dry", "--router", "--backend", "netem", "--rtt", "44ms", "--reorder", "0.02%"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("ip netns add lr-dry-r"));
+    assert!(text.contains("netem limit 1000000 delay 22000us reorder 0.02%"));
+    let bad = run(&["lab", "up", "--dry-run", "--loss", "200%"]);
+    assert!(!bad.status.success());
+}
+
+#[test]
+fn without_root_every_lab_command_fails_at_once_and_says_why() {
+    if !require_root("without_root_every_lab_command_fails_at_once_and_says_why") {
+        return;
+    }
+    for args in [
+        vec!["lab", "up", "--name", "noroot"],
+        vec!["lab", "down", "--name", "noroot"],
+        vec!["study", "wan", "--quick"],
+    ] {
+        let out = Command::new("setpriv")
+            .args(["--reuid", "65534", "--regid", "65534", "--clear-groups", linerate()])
+            .args(&args)
+            .output()
+            .expect("setpriv (util-linux)");
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("needs root"), "{args:?}: {err}");
+    }
+}
+
+fn study(kind: &str, extra: &[&str]) -> serde_json::Value {
+    let name = format!("s{kind}{}", std::process::id() % 1000);
+    let mut args = vec!["study", kind, "--quick", "--name", &name];
+    args.extend_from_slice(extra);
+    let out = run(&args);
+    let _ = run(&["lab", "down", "--name", &name]);
+    assert!(out.status.success(), "study {kind}: {}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("study JSON");
+    let schema: serde_json::Value = serde_json::from_str(include_str!("../../../docs/result.schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| format!("{e} at {}", e.instance_path)).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert_eq!(doc["kind"], "study");
+    doc
+}
+
+#[test]
+fn wan_study_runs_end_to_end_and_records_its_backend() {
+    if !require_root("wan_study_runs_end_to_end_and_records_its_backend") {
+        return;
+    }
+    let doc = study("wan", &["--rtts", "0,44"]);
+    let points = doc["study"]["points"].as_array().unwrap();
+    assert_eq!(points.iter().filter(|p| p["series"] == "default-buffers/P1").count(), 2);
+    assert!(points.iter().all(|p| p["result"]["lab"]["backend"] == "emulator"));
+    let at44 = |series: &str| {
+        points
+            .iter()
+            .find(|p| p["series"] == series && p["factors"]["rtt_ms"] == 44.0)
+            .unwrap()["result"]["summary"]["bits_per_second"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(at44("bdp-buffers/P1") > 2.0 * at44("default-buffers/P1"), "BDP-sized buffers beat the defaults at 44 ms");
+    let ratio = doc["study"]["findings"]["window_law_ratio"].as_f64().unwrap();
+    assert!((ratio - 1.0).abs() < 0.1, "window law {ratio}");
+    assert!(doc["study"]["definitions"]["time_to_stabilise_s"].is_string());
+}
+
+#[test]
+fn lan_study_runs_end_to_end() {
+    if !require_root("lan_study_runs_end_to_end") {
+        return;
+    }
+    let doc = study("lan", &[]);
+    let findings = &doc["study"]["findings"];
+    for key in ["ipv6_over_ipv4_P1", "mtu9000_over_mtu1500_P1", "relay_over_direct_P4"] {
+        assert!(findings[key].as_f64().unwrap() > 0.0, "{key}");
+    }
+    let relay = doc["study"]["points"].as_array().unwrap().iter().find(|p| p["series"] == "relay").unwrap();
+    assert_eq!(relay["result"]["lab"]["topology"], "router");
+}
