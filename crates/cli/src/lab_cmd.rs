@@ -108,7 +108,9 @@ impl From<BackendArg> for BackendChoice {
 }
 
 #[derive(Args)]
-#[command(after_help = "Examples:\n  linerate lab up --rtt 44ms --reorder 0.02%        a WAN between h1 and h2\n  linerate lab up --name lan --router --mtu 9000 --backend veth\n  linerate lab exec h2 -- linerate serve &\n  linerate lab exec h1 -- linerate bench $(linerate lab addr h2) -t 30\n  linerate lab set --rtt 88ms --loss 0.01%\n  linerate lab down")]
+#[command(
+    after_help = "Examples:\n  linerate lab up --rtt 44ms --reorder 0.02%        a WAN between h1 and h2\n  linerate lab up --name lan --router --mtu 9000 --backend veth\n  linerate lab exec h2 -- linerate serve &\n  linerate lab exec h1 -- linerate bench $(linerate lab addr h2) -t 30\n  linerate lab set --rtt 88ms --loss 0.01%\n  linerate lab down"
+)]
 pub struct UpArgs {
     #[command(flatten)]
     pub name: NameArgs,
@@ -182,7 +184,8 @@ pub fn run(cmd: LabCommand) -> anyhow::Result<()> {
         LabCommand::Set(a) => {
             let mut lab = Lab::load(&a.name.name)?;
             let c = a.conditions.apply(lab.spec.conditions.clone());
-            lab.set(c).with_context(|| format!("changing lab {}", a.name.name))?;
+            lab.set(c)
+                .with_context(|| format!("changing lab {}", a.name.name))?;
             println!("lab {}: {}", lab.spec.name, describe(&lab.spec.conditions));
             Ok(())
         }
@@ -190,7 +193,10 @@ pub fn run(cmd: LabCommand) -> anyhow::Result<()> {
         LabCommand::Exec(a) => {
             let lab = Lab::load(&a.name.name)?;
             let ns = lab.netns_of(&a.host)?;
-            let err = Command::new("ip").args(["netns", "exec", &ns]).args(&a.command).exec();
+            let err = Command::new("ip")
+                .args(["netns", "exec", &ns])
+                .args(&a.command)
+                .exec();
             Err(err).context(format!("running {} in {ns}", a.command[0]))
         }
         LabCommand::Addr(a) => {
@@ -212,8 +218,10 @@ pub fn run(cmd: LabCommand) -> anyhow::Result<()> {
             Ok(())
         }
         LabCommand::Emulator(a) => {
-            let text = std::fs::read_to_string(&a.plan).with_context(|| format!("reading {}", a.plan.display()))?;
-            let plan: emulator::EmulatorPlan = serde_json::from_str(&text).context("emulator plan")?;
+            let text = std::fs::read_to_string(&a.plan)
+                .with_context(|| format!("reading {}", a.plan.display()))?;
+            let plan: emulator::EmulatorPlan =
+                serde_json::from_str(&text).context("emulator plan")?;
             emulator::run(&plan, || println!("ready"))?;
             Ok(())
         }
@@ -227,7 +235,10 @@ pub fn spec_of(a: &UpArgs) -> LabSpec {
         router: a.router,
         mtu: a.mtu,
         backend: a.backend.into(),
-        conditions: a.conditions.apply(Conditions { seed: 1, ..Conditions::default() }),
+        conditions: a.conditions.apply(Conditions {
+            seed: 1,
+            ..Conditions::default()
+        }),
     }
 }
 
@@ -242,7 +253,10 @@ fn up(a: UpArgs) -> anyhow::Result<()> {
             BackendChoice::Emulator | BackendChoice::Auto => linerate_lab::Backend::Emulator,
         };
         let lab = Lab::plan(spec, 0, backend, String::new())?;
-        println!("# linerate lab up, backend {} (index 0: 10.201.0.0/24, fd77:0:0::/48)", backend.as_str());
+        println!(
+            "# linerate lab up, backend {} (index 0: 10.201.0.0/24, fd77:0:0::/48)",
+            backend.as_str()
+        );
         for line in lab.script() {
             println!("{line}");
         }
@@ -288,7 +302,11 @@ fn print_lab(lab: &Lab) {
         "lab {}: {} hosts{}, backend {} ({}), MTU {}",
         lab.spec.name,
         lab.hosts.len(),
-        if lab.router.is_some() { " via router r" } else { ", direct link" },
+        if lab.router.is_some() {
+            " via router r"
+        } else {
+            ", direct link"
+        },
         lab.backend.as_str(),
         lab.backend_reason,
         lab.spec.mtu
@@ -298,7 +316,11 @@ fn print_lab(lab: &Lab) {
         println!("  {}  {}  {}  {}", h.name, h.netns, h.v4, h.v6);
     }
     if let Some(p) = &lab.emulator {
-        let alive = if p.alive() { "running" } else { "NOT RUNNING (run `linerate lab down`)" };
+        let alive = if p.alive() {
+            "running"
+        } else {
+            "NOT RUNNING (run `linerate lab down`)"
+        };
         println!("  emulator: pid {} {alive}", p.pid);
     }
 }

@@ -17,12 +17,18 @@ pub struct Out {
 
 impl Out {
     pub fn new(to_stderr: bool) -> Self {
-        Out { to_stderr, silent: false }
+        Out {
+            to_stderr,
+            silent: false,
+        }
     }
 
     /// Prints nothing: for callers that report runs their own way (studies).
     pub fn silent() -> Self {
-        Out { to_stderr: false, silent: true }
+        Out {
+            to_stderr: false,
+            silent: true,
+        }
     }
 
     pub fn line(&mut self, s: &str) {

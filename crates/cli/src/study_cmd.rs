@@ -51,7 +51,9 @@ pub struct CommonArgs {
 }
 
 #[derive(Args)]
-#[command(after_help = "Example:\n  linerate study wan --json wan.json          about 4 minutes\n  linerate study wan --quick --rtts 0,44      a smoke test")]
+#[command(
+    after_help = "Example:\n  linerate study wan --json wan.json          about 4 minutes\n  linerate study wan --quick --rtts 0,44      a smoke test"
+)]
 pub struct WanArgs {
     #[command(flatten)]
     pub common: CommonArgs,
@@ -102,7 +104,11 @@ impl Bed {
         let exe = std::env::current_exe().context("locating the linerate binary")?;
         let name = spec.name.clone();
         let lab = Lab::up(spec, &exe).with_context(|| format!("bringing up lab {name}"))?;
-        let mut bed = Bed { lab, stop: Arc::new(AtomicBool::new(false)), serving: None };
+        let mut bed = Bed {
+            lab,
+            stop: Arc::new(AtomicBool::new(false)),
+            serving: None,
+        };
         let ns = bed.lab.hosts[1].netns.clone();
         let stop = Arc::clone(&bed.stop);
         let (tx, rx) = std::sync::mpsc::channel();
@@ -111,7 +117,10 @@ impl Bed {
             // so the whole server lives in the second host.
             let bound = enter(&ns).and_then(|()| {
                 let log: linerate_engine::server::Logger = Arc::new(|_| {});
-                Ok(Server::bind(SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, PORT)), log)?)
+                Ok(Server::bind(
+                    SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, PORT)),
+                    log,
+                )?)
             });
             match bound {
                 Ok(server) => {
@@ -152,11 +161,22 @@ impl Bed {
         for h in &self.lab.hosts {
             for (key, val) in [("net.ipv4.tcp_rmem", &rmem), ("net.ipv4.tcp_wmem", &wmem)] {
                 let out = std::process::Command::new("ip")
-                    .args(["netns", "exec", &h.netns, "sysctl", "-qw", &format!("{key}={val}")])
+                    .args([
+                        "netns",
+                        "exec",
+                        &h.netns,
+                        "sysctl",
+                        "-qw",
+                        &format!("{key}={val}"),
+                    ])
                     .output()
                     .context("running sysctl in a lab namespace")?;
                 if !out.status.success() {
-                    bail!("sysctl {key} in {}: {}", h.netns, String::from_utf8_lossy(&out.stderr).trim());
+                    bail!(
+                        "sysctl {key} in {}: {}",
+                        h.netns,
+                        String::from_utf8_lossy(&out.stderr).trim()
+                    );
                 }
             }
         }
@@ -167,18 +187,23 @@ impl Bed {
     fn bench(&self, extra: &[String], common: &CommonArgs, v6: bool) -> anyhow::Result<ResultDoc> {
         let h2 = &self.lab.hosts[1];
         let addr: IpAddr = if v6 { h2.v6.into() } else { h2.v4.into() };
-        let mut words = vec![SocketAddr::new(addr, PORT).to_string(), "-i".into(), "1".into()];
+        let mut words = vec![
+            SocketAddr::new(addr, PORT).to_string(),
+            "-i".into(),
+            "1".into(),
+        ];
         words.extend(extra.iter().cloned());
         if let Some(cc) = &common.cc {
             words.extend(["--cc".into(), cc.clone()]);
         }
         let args = BenchArgs::from_words(&words)?;
         let ns = self.lab.hosts[0].netns.clone();
-        let command_line: Vec<String> = ["linerate", "lab", "exec", "h1", "--", "linerate", "bench"]
-            .iter()
-            .map(|s| s.to_string())
-            .chain(words.iter().cloned())
-            .collect();
+        let command_line: Vec<String> =
+            ["linerate", "lab", "exec", "h1", "--", "linerate", "bench"]
+                .iter()
+                .map(|s| s.to_string())
+                .chain(words.iter().cloned())
+                .collect();
         let mut doc = std::thread::scope(|s| {
             s.spawn(|| {
                 enter(&ns)?;
@@ -199,7 +224,10 @@ impl Drop for Bed {
             let _ = t.join();
         }
         if let Err(e) = self.lab.down() {
-            eprintln!("linerate: could not remove lab {}: {e} (run `linerate lab down --name {}`)", self.lab.spec.name, self.lab.spec.name);
+            eprintln!(
+                "linerate: could not remove lab {}: {e} (run `linerate lab down --name {}`)",
+                self.lab.spec.name, self.lab.spec.name
+            );
         }
     }
 }
@@ -208,13 +236,20 @@ impl Drop for Bed {
 fn enter(netns: &str) -> anyhow::Result<()> {
     let path = format!("/run/netns/{netns}");
     let f = File::open(&path).with_context(|| format!("opening {path}"))?;
-    rustix::thread::move_into_link_name_space(f.as_fd(), Some(rustix::thread::LinkNameSpaceType::Network))
-        .with_context(|| format!("entering namespace {netns}"))?;
+    rustix::thread::move_into_link_name_space(
+        f.as_fd(),
+        Some(rustix::thread::LinkNameSpaceType::Network),
+    )
+    .with_context(|| format!("entering namespace {netns}"))?;
     Ok(())
 }
 
 fn host_buffers() -> (String, String) {
-    let read = |k: &str| std::fs::read_to_string(format!("/proc/sys/net/ipv4/{k}")).map(|s| s.split_whitespace().collect::<Vec<_>>().join(" ")).unwrap_or_default();
+    let read = |k: &str| {
+        std::fs::read_to_string(format!("/proc/sys/net/ipv4/{k}"))
+            .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
+            .unwrap_or_default()
+    };
     (read("tcp_rmem"), read("tcp_wmem"))
 }
 
@@ -228,18 +263,27 @@ struct Collector {
 
 impl Collector {
     fn add(&mut self, series: &str, factors: serde_json::Value, doc: ResultDoc) {
-        let factors: BTreeMap<String, serde_json::Value> = serde_json::from_value(factors).unwrap_or_default();
+        let factors: BTreeMap<String, serde_json::Value> =
+            serde_json::from_value(factors).unwrap_or_default();
         let shown: Vec<String> = factors.iter().map(|(k, v)| format!("{k}={v}")).collect();
         eprintln!(
             "  {series:<22} {:<48} {:>14}  {}",
             shown.join(" "),
             fmt_rate(doc.summary.bits_per_second),
-            serde_json::to_value(doc.summary.verdict.limit).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+            serde_json::to_value(doc.summary.verdict.limit)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default()
         );
-        self.points.push(StudyPoint { series: series.into(), factors, result: doc });
+        self.points.push(StudyPoint {
+            series: series.into(),
+            factors,
+            result: doc,
+        });
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn finish(
     kind_detail: &str,
     started: SystemTime,
@@ -260,14 +304,21 @@ fn finish(
         kind: "study".into(),
         linerate_version: env!("CARGO_PKG_VERSION").into(),
         command_line: std::env::args().collect(),
-        started_at: started.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0),
+        started_at: started
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0),
         hosts: head.result.hosts.clone(),
         parameters,
         intervals: Vec::new(),
         streams: Vec::new(),
         summary: head.result.summary.clone(),
         lab: head.result.lab.clone(),
-        study: Some(Study { points, findings, definitions }),
+        study: Some(Study {
+            points,
+            findings,
+            definitions,
+        }),
     };
     output::write_json(&doc, json_path)
 }
@@ -297,12 +348,22 @@ pub fn time_to_stabilise(per_second: &[f64]) -> Option<f64> {
 /// Received bits per second per whole second, all streams summed (the final sliver dropped).
 fn per_second(doc: &ResultDoc) -> Vec<f64> {
     let mut by_start: BTreeMap<u64, (f64, f64)> = BTreeMap::new();
-    for s in doc.intervals.iter().filter(|s| s.side == linerate_result::Side::Receiver) {
-        let e = by_start.entry((s.start * 1000.0).round() as u64).or_default();
+    for s in doc
+        .intervals
+        .iter()
+        .filter(|s| s.side == linerate_result::Side::Receiver)
+    {
+        let e = by_start
+            .entry((s.start * 1000.0).round() as u64)
+            .or_default();
         e.0 += s.bytes as f64 * 8.0;
         e.1 = s.end - s.start;
     }
-    by_start.values().filter(|(_, len)| *len > 0.9).map(|(bits, len)| bits / len).collect()
+    by_start
+        .values()
+        .filter(|(_, len)| *len > 0.9)
+        .map(|(bits, len)| bits / len)
+        .collect()
 }
 
 fn wan(a: WanArgs) -> anyhow::Result<()> {
@@ -316,10 +377,19 @@ fn wan(a: WanArgs) -> anyhow::Result<()> {
         router: false,
         mtu: 1500,
         backend: BackendChoice::from(a.backend),
-        conditions: Conditions { rate_bps: Some(a.rate), seed: 1, ..Conditions::default() },
+        conditions: Conditions {
+            rate_bps: Some(a.rate),
+            seed: 1,
+            ..Conditions::default()
+        },
     };
     let mut bed = Bed::up(spec)?;
-    eprintln!("linerate study wan: lab {} on backend {} ({})", bed.lab.spec.name, bed.lab.backend.as_str(), bed.lab.backend_reason);
+    eprintln!(
+        "linerate study wan: lab {} on backend {} ({})",
+        bed.lab.spec.name,
+        bed.lab.backend.as_str(),
+        bed.lab.backend_reason
+    );
     let mut col = Collector { points: Vec::new() };
     let time = format!("{t}");
     for &rtt in &a.rtts {
@@ -329,11 +399,20 @@ fn wan(a: WanArgs) -> anyhow::Result<()> {
         let bdp = (a.rate as f64 * rtt / 1000.0 / 8.0) as u64;
         // Twice the BDP (the kernel keeps part of a buffer for overhead),
         // never below what the host already allows.
-        let host_max = host.0.split_whitespace().last().and_then(|v| v.parse().ok()).unwrap_or(0u64);
+        let host_max = host
+            .0
+            .split_whitespace()
+            .last()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0u64);
         for (label, max) in [("default", 0u64), ("bdp", (2 * bdp).max(host_max))] {
             let (rmem, wmem) = bed.buffers(max, &host)?;
             for &p in &a.streams {
-                let doc = bed.bench(&["-t".into(), time.clone(), "-P".into(), p.to_string()], c, false)?;
+                let doc = bed.bench(
+                    &["-t".into(), time.clone(), "-P".into(), p.to_string()],
+                    c,
+                    false,
+                )?;
                 col.add(
                     &format!("{label}-buffers/P{p}"),
                     json!({"rtt_ms": rtt, "streams": p, "buffers": label, "tcp_rmem": rmem, "tcp_wmem": wmem}),
@@ -350,7 +429,11 @@ fn wan(a: WanArgs) -> anyhow::Result<()> {
     let bdp = (a.rate as f64 * 0.044 / 8.0) as u64;
     let (rmem, wmem) = bed.buffers(2 * bdp, &host)?;
     let long = a.stability_time.unwrap_or(if c.quick { 8.0 } else { 30.0 });
-    let doc = bed.bench(&["-t".into(), format!("{long}"), "-P".into(), "1".into()], c, false)?;
+    let doc = bed.bench(
+        &["-t".into(), format!("{long}"), "-P".into(), "1".into()],
+        c,
+        false,
+    )?;
     let series = per_second(&doc);
     let mut findings = BTreeMap::new();
     let mut definitions = BTreeMap::new();
@@ -367,8 +450,30 @@ fn wan(a: WanArgs) -> anyhow::Result<()> {
     cond.reorder = 0.0;
     bed.lab.set(cond).context("removing the reordering")?;
     let window = 4u64 << 20;
-    let doc = bed.bench(&["-t".into(), format!("{}", (t * 2.0).max(4.0)), "-P".into(), "1".into(), "--window".into(), window.to_string(), "--sndbuf".into(), (8 * window).to_string(), "--omit".into(), "1".into()], c, false)?;
-    let rtt_s = doc.summary.verdict.evidence.get("rtt_us").copied().unwrap_or(44_000.0) / 1e6;
+    let doc = bed.bench(
+        &[
+            "-t".into(),
+            format!("{}", (t * 2.0).max(4.0)),
+            "-P".into(),
+            "1".into(),
+            "--window".into(),
+            window.to_string(),
+            "--sndbuf".into(),
+            (8 * window).to_string(),
+            "--omit".into(),
+            "1".into(),
+        ],
+        c,
+        false,
+    )?;
+    let rtt_s = doc
+        .summary
+        .verdict
+        .evidence
+        .get("rtt_us")
+        .copied()
+        .unwrap_or(44_000.0)
+        / 1e6;
     let law = window as f64 * 8.0 / rtt_s;
     findings.insert("window_law_expected_bps".into(), law);
     findings.insert("window_law_ratio".into(), doc.summary.bits_per_second / law);
@@ -376,11 +481,18 @@ fn wan(a: WanArgs) -> anyhow::Result<()> {
         "window_law_ratio".into(),
         "Throughput of one stream with a 4 MiB receive window (--window 4M, after 1 s omitted) divided by window / RTT, the RTT being the median smoothed RTT the sender measured.".into(),
     );
-    col.add("window-law", json!({"rtt_ms": 44, "streams": 1, "window_bytes": window}), doc);
+    col.add(
+        "window-law",
+        json!({"rtt_ms": 44, "streams": 1, "window_bytes": window}),
+        doc,
+    );
     let headline = col
         .points
         .iter()
-        .position(|p| p.series == "bdp-buffers/P1" && p.factors.get("rtt_ms").and_then(|v| v.as_f64()) == Some(44.0))
+        .position(|p| {
+            p.series == "bdp-buffers/P1"
+                && p.factors.get("rtt_ms").and_then(|v| v.as_f64()) == Some(44.0)
+        })
         .unwrap_or(0);
     for (k, v) in &findings {
         eprintln!("  {k} = {v:.3}");
@@ -388,7 +500,16 @@ fn wan(a: WanArgs) -> anyhow::Result<()> {
     let params = json!({"rtts_ms": a.rtts, "streams": a.streams, "rate_bps": a.rate, "seconds": t, "stability_seconds": long, "quick": c.quick, "cc": c.cc});
     let points = std::mem::take(&mut col.points);
     drop(bed);
-    finish("wan", started, params, points, headline, findings, definitions, &c.json)
+    finish(
+        "wan",
+        started,
+        params,
+        points,
+        headline,
+        findings,
+        definitions,
+        &c.json,
+    )
 }
 
 fn lan(a: LanArgs) -> anyhow::Result<()> {
@@ -396,7 +517,11 @@ fn lan(a: LanArgs) -> anyhow::Result<()> {
     let started = SystemTime::now();
     let time = format!("{}", secs(c));
     let mut col = Collector { points: Vec::new() };
-    let streams: Vec<u16> = if c.quick { vec![1, 4] } else { a.streams.clone() };
+    let streams: Vec<u16> = if c.quick {
+        vec![1, 4]
+    } else {
+        a.streams.clone()
+    };
     let compare: Vec<u16> = vec![1, 4];
     let spec = |router: bool, mtu: u32| LabSpec {
         name: c.name.clone(),
@@ -406,29 +531,53 @@ fn lan(a: LanArgs) -> anyhow::Result<()> {
         backend: BackendChoice::Veth,
         conditions: Conditions::default(),
     };
-    let run = |bed: &Bed, p: u16, v6: bool| bed.bench(&["-t".into(), time.clone(), "-P".into(), p.to_string()], c, v6);
+    let run = |bed: &Bed, p: u16, v6: bool| {
+        bed.bench(
+            &["-t".into(), time.clone(), "-P".into(), p.to_string()],
+            c,
+            v6,
+        )
+    };
     {
         let bed = Bed::up(spec(false, 1500))?;
         eprintln!("linerate study lan: direct veth link, MTU 1500");
         for &p in &streams {
-            col.add("streams", json!({"streams": p, "mtu": 1500, "ip": 4, "path": "direct"}), run(&bed, p, false)?);
+            col.add(
+                "streams",
+                json!({"streams": p, "mtu": 1500, "ip": 4, "path": "direct"}),
+                run(&bed, p, false)?,
+            );
         }
         for &p in &compare {
-            col.add("ipv6", json!({"streams": p, "mtu": 1500, "ip": 6, "path": "direct"}), run(&bed, p, true)?);
+            col.add(
+                "ipv6",
+                json!({"streams": p, "mtu": 1500, "ip": 6, "path": "direct"}),
+                run(&bed, p, true)?,
+            );
         }
     }
     {
         let bed = Bed::up(spec(false, 9000))?;
         eprintln!("linerate study lan: direct veth link, MTU 9000");
         for &p in &compare {
-            col.add("mtu9000", json!({"streams": p, "mtu": 9000, "ip": 4, "path": "direct"}), run(&bed, p, false)?);
+            col.add(
+                "mtu9000",
+                json!({"streams": p, "mtu": 9000, "ip": 4, "path": "direct"}),
+                run(&bed, p, false)?,
+            );
         }
     }
     {
         let bed = Bed::up(spec(true, 1500))?;
-        eprintln!("linerate study lan: through a relay (router namespace, kernel forwarding), MTU 1500");
+        eprintln!(
+            "linerate study lan: through a relay (router namespace, kernel forwarding), MTU 1500"
+        );
         for &p in &compare {
-            col.add("relay", json!({"streams": p, "mtu": 1500, "ip": 4, "path": "relay"}), run(&bed, p, false)?);
+            col.add(
+                "relay",
+                json!({"streams": p, "mtu": 1500, "ip": 4, "path": "relay"}),
+                run(&bed, p, false)?,
+            );
         }
     }
     let mut findings = BTreeMap::new();
@@ -436,12 +585,19 @@ fn lan(a: LanArgs) -> anyhow::Result<()> {
     let rate = |series: &str, p: u16| {
         col.points
             .iter()
-            .find(|x| x.series == series && x.factors.get("streams").and_then(|v| v.as_u64()) == Some(u64::from(p)))
+            .find(|x| {
+                x.series == series
+                    && x.factors.get("streams").and_then(|v| v.as_u64()) == Some(u64::from(p))
+            })
             .map(|x| x.result.summary.bits_per_second)
     };
     for p in &compare {
         let base = rate("streams", *p);
-        for (series, key) in [("ipv6", "ipv6_over_ipv4"), ("mtu9000", "mtu9000_over_mtu1500"), ("relay", "relay_over_direct")] {
+        for (series, key) in [
+            ("ipv6", "ipv6_over_ipv4"),
+            ("mtu9000", "mtu9000_over_mtu1500"),
+            ("relay", "relay_over_direct"),
+        ] {
             if let (Some(b), Some(x)) = (base, rate(series, *p)) {
                 findings.insert(format!("{key}_P{p}"), x / b);
             }
@@ -453,10 +609,25 @@ fn lan(a: LanArgs) -> anyhow::Result<()> {
     }
     let best = (0..col.points.len())
         .filter(|i| col.points[*i].series == "streams")
-        .max_by(|x, y| col.points[*x].result.summary.bits_per_second.total_cmp(&col.points[*y].result.summary.bits_per_second))
+        .max_by(|x, y| {
+            col.points[*x]
+                .result
+                .summary
+                .bits_per_second
+                .total_cmp(&col.points[*y].result.summary.bits_per_second)
+        })
         .unwrap_or(0);
     let params = json!({"streams": streams, "seconds": secs(c), "quick": c.quick, "cc": c.cc});
-    finish("lan", started, params, col.points, best, findings, definitions, &c.json)
+    finish(
+        "lan",
+        started,
+        params,
+        col.points,
+        best,
+        findings,
+        definitions,
+        &c.json,
+    )
 }
 
 #[cfg(test)]

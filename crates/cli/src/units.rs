@@ -198,6 +198,9 @@ mod lab_unit_tests {
         assert_eq!(parse_percent("0.5"), Ok(0.5));
         assert!(parse_percent("150%").is_err());
         assert_eq!(parse_optional_rate("none"), Ok(RateLimit(None)));
-        assert_eq!(parse_optional_rate("10g"), Ok(RateLimit(Some(10_000_000_000))));
+        assert_eq!(
+            parse_optional_rate("10g"),
+            Ok(RateLimit(Some(10_000_000_000)))
+        );
     }
 }

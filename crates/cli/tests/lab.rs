@@ -20,7 +20,11 @@ impl TestLab {
         let mut args = vec!["lab", "up", "--name", &name];
         args.extend_from_slice(extra);
         let out = run(&args);
-        assert!(out.status.success(), "lab up: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "lab up: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         TestLab { name }
     }
 
@@ -61,7 +65,11 @@ impl TestLab {
         let mut args = vec!["lab", "set", "--name", &self.name];
         args.extend_from_slice(extra);
         let out = run(&args);
-        assert!(out.status.success(), "lab set: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "lab set: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     fn namespaces(&self) -> Vec<String> {
@@ -88,17 +96,27 @@ fn server_in(lab: &TestLab, host: &str) -> Guard {
 }
 
 fn bench(lab: &TestLab, to: &str, extra: &[&str]) -> serde_json::Value {
-    let target = if to.contains(':') { format!("[{to}]:5201") } else { format!("{to}:5201") };
+    let target = if to.contains(':') {
+        format!("[{to}]:5201")
+    } else {
+        format!("{to}:5201")
+    };
     let mut cmd = vec![linerate(), "bench", &target, "--json", "-"];
     cmd.extend_from_slice(extra);
     let out = lab.exec("h1", &cmd);
-    assert!(out.status.success(), "bench: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "bench: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).expect("bench JSON")
 }
 
 fn pid_alive(pid: u64) -> bool {
     std::path::Path::new(&format!("/proc/{pid}")).exists()
-        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default().contains(") Z ")
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .unwrap_or_default()
+            .contains(") Z ")
 }
 
 #[test]
@@ -110,7 +128,10 @@ fn up_is_idempotent_and_down_leaves_nothing() {
     let again = run(&["lab", "up", "--name", &lab.name, "--backend", "emulator"]);
     assert!(again.status.success(), "the same up twice is a no-op");
     let other = run(&["lab", "up", "--name", &lab.name, "--rtt", "10ms"]);
-    assert!(!other.status.success(), "a different spec under the same name is refused");
+    assert!(
+        !other.status.success(),
+        "a different spec under the same name is refused"
+    );
     let st = lab.status();
     let pid = st["lab"]["emulator"]["pid"].as_u64().expect("emulator pid");
     assert_eq!(st["emulator_running"], true);
@@ -119,8 +140,18 @@ fn up_is_idempotent_and_down_leaves_nothing() {
     assert!(String::from_utf8_lossy(&down.stdout).contains("removed"));
     assert!(lab.namespaces().is_empty());
     assert!(!pid_alive(pid), "the emulator is gone");
-    let host_links = String::from_utf8_lossy(&Command::new("ip").args(["-o", "link"]).output().unwrap().stdout).to_string();
-    assert!(!host_links.contains(" lab0"), "no lab device was left in the host namespace");
+    let host_links = String::from_utf8_lossy(
+        &Command::new("ip")
+            .args(["-o", "link"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .to_string();
+    assert!(
+        !host_links.contains(" lab0"),
+        "no lab device was left in the host namespace"
+    );
     let twice = run(&["lab", "down", "--name", &lab.name]);
     assert!(twice.status.success());
     assert!(String::from_utf8_lossy(&twice.stdout).contains("nothing to remove"));
@@ -133,14 +164,27 @@ fn a_killed_emulator_is_reported_and_cleaned_up() {
     }
     let lab = TestLab::up("kill", &["--backend", "emulator"]);
     let pid = lab.status()["lab"]["emulator"]["pid"].as_u64().unwrap();
-    assert!(Command::new("kill").args(["-KILL", &pid.to_string()]).status().unwrap().success());
+    assert!(
+        Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(lab.status()["emulator_running"], false);
     let human = run(&["lab", "status", "--name", &lab.name]);
     assert!(String::from_utf8_lossy(&human.stdout).contains("NOT RUNNING"));
     assert!(run(&["lab", "down", "--name", &lab.name]).status.success());
     assert!(lab.namespaces().is_empty());
-    let host_links = String::from_utf8_lossy(&Command::new("ip").args(["-o", "link"]).output().unwrap().stdout).to_string();
+    let host_links = String::from_utf8_lossy(
+        &Command::new("ip")
+            .args(["-o", "link"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .to_string();
     assert!(!host_links.contains(" lab0"));
 }
 
@@ -152,16 +196,43 @@ fn ipv6_and_mtu_9000_paths_carry_traffic() {
     for backend in ["emulator", "veth"] {
         let lab = TestLab::up("mtu", &["--backend", backend, "--mtu", "9000"]);
         let link = lab.exec("h1", &["ip", "link", "show", "lab0"]);
-        assert!(String::from_utf8_lossy(&link.stdout).contains("mtu 9000"), "{backend}");
+        assert!(
+            String::from_utf8_lossy(&link.stdout).contains("mtu 9000"),
+            "{backend}"
+        );
         let _srv = server_in(&lab, "h2");
         // A full-size frame with DF set crosses the link unfragmented.
-        let ping = lab.exec("h1", &["ping", "-c", "2", "-W", "2", "-M", "do", "-s", "8972", &lab.addr("h2", false)]);
-        assert!(ping.status.success(), "{backend}: 9000-byte frames pass: {}", String::from_utf8_lossy(&ping.stdout));
+        let ping = lab.exec(
+            "h1",
+            &[
+                "ping",
+                "-c",
+                "2",
+                "-W",
+                "2",
+                "-M",
+                "do",
+                "-s",
+                "8972",
+                &lab.addr("h2", false),
+            ],
+        );
+        assert!(
+            ping.status.success(),
+            "{backend}: 9000-byte frames pass: {}",
+            String::from_utf8_lossy(&ping.stdout)
+        );
         let v6 = lab.addr("h2", true);
         let doc = bench(&lab, &v6, &["-t", "1", "-6"]);
-        assert!(doc["summary"]["bytes"].as_u64().unwrap() > 10_000_000, "{backend}: IPv6 moved data");
+        assert!(
+            doc["summary"]["bytes"].as_u64().unwrap() > 10_000_000,
+            "{backend}: IPv6 moved data"
+        );
         let mss = doc["streams"][0]["tcp"]["snd_mss"].as_u64().unwrap();
-        assert!(mss > 8000, "{backend}: IPv6 segments use the 9000-byte MTU (mss {mss})");
+        assert!(
+            mss > 8000,
+            "{backend}: IPv6 segments use the 9000-byte MTU (mss {mss})"
+        );
     }
 }
 
@@ -194,9 +265,18 @@ fn configured_rtt_holds_under_bulk_traffic_and_the_window_law_holds() {
     assert!((m - 44.0).abs() <= 0.5, "median RTT {m} ms under load");
     std::thread::sleep(Duration::from_secs(5));
     // Window / RTT: 4 MiB over 44 ms is about 762 Mbit/s (a large send buffer, so the window is the only limit).
-    let doc = bench(&lab, &h2, &["-t", "5", "--window", "4M", "--sndbuf", "32M", "--omit", "1"]);
+    let doc = bench(
+        &lab,
+        &h2,
+        &[
+            "-t", "5", "--window", "4M", "--sndbuf", "32M", "--omit", "1",
+        ],
+    );
     let bps = doc["summary"]["bits_per_second"].as_f64().unwrap();
-    let rtt = doc["summary"]["verdict"]["evidence"]["rtt_us"].as_f64().unwrap() / 1e6;
+    let rtt = doc["summary"]["verdict"]["evidence"]["rtt_us"]
+        .as_f64()
+        .unwrap()
+        / 1e6;
     let law = 4.0 * 1048576.0 * 8.0 / rtt;
     assert!((bps / law - 1.0).abs() < 0.1, "{bps} vs window/RTT {law}");
     assert_eq!(doc["summary"]["verdict"]["limit"], "receiver_window");
@@ -209,7 +289,10 @@ fn udp_run(lab: &TestLab, n: u32) -> serde_json::Value {
     let mut rx = lab.spawn("h2", &["python3", script, "recv", &h2, "9000"]);
     let mut lines = BufReader::new(rx.0.stdout.take().unwrap()).lines();
     assert_eq!(lines.next().unwrap().unwrap(), "ready");
-    let tx = lab.exec("h1", &["python3", script, "send", &h2, "9000", &n.to_string()]);
+    let tx = lab.exec(
+        "h1",
+        &["python3", script, "send", &h2, "9000", &n.to_string()],
+    );
     assert!(tx.status.success());
     let report = lines.next().expect("receiver report").unwrap();
     serde_json::from_str(&report).unwrap()
@@ -222,7 +305,10 @@ fn loss_reordering_and_duplication_rates_match_the_configuration() {
     }
     let n = 100_000u32;
     // Expected 2,000 of each: the 10 % bounds are 4.5 standard deviations wide.
-    let lab = TestLab::up("rate", &["--backend", "emulator", "--loss", "2%", "--seed", "9"]);
+    let lab = TestLab::up(
+        "rate",
+        &["--backend", "emulator", "--loss", "2%", "--seed", "9"],
+    );
     let r = udp_run(&lab, n);
     let lost = r["lost"].as_f64().unwrap();
     assert!((lost / 2000.0 - 1.0).abs() < 0.1, "lost {lost} of {n}: {r}");
@@ -231,13 +317,19 @@ fn loss_reordering_and_duplication_rates_match_the_configuration() {
     lab.set(&["--loss", "0", "--rtt", "4ms", "--reorder", "2%"]);
     let r = udp_run(&lab, n);
     let early = r["early"].as_f64().unwrap();
-    assert!((early / 2000.0 - 1.0).abs() < 0.1, "reordered {early} of {n}: {r}");
+    assert!(
+        (early / 2000.0 - 1.0).abs() < 0.1,
+        "reordered {early} of {n}: {r}"
+    );
     assert_eq!(r["lost"], 0);
 
     lab.set(&["--reorder", "0", "--duplicate", "2%"]);
     let r = udp_run(&lab, n);
     let dup = r["duplicates"].as_f64().unwrap();
-    assert!((dup / 2000.0 - 1.0).abs() < 0.1, "duplicated {dup} of {n}: {r}");
+    assert!(
+        (dup / 2000.0 - 1.0).abs() < 0.1,
+        "duplicated {dup} of {n}: {r}"
+    );
 
     let counters = &lab.status()["counters"]["h1"];
     assert!(counters["lost"].as_u64().unwrap() > 0 && counters["reordered"].as_u64().unwrap() > 0);
@@ -245,7 +337,20 @@ fn loss_reordering_and_duplication_rates_match_the_configuration() {
 
 #[test]
 fn dry_run_prints_the_commands_and_needs_no_root() {
-    let out = run(&["lab", "up", "--dry-run", "--name", "dry", "--router", "--backend", "netem", "--rtt", "44ms", "--reorder", "0.02%"]);
+    let out = run(&[
+        "lab",
+        "up",
+        "--dry-run",
+        "--name",
+        "dry",
+        "--router",
+        "--backend",
+        "netem",
+        "--rtt",
+        "44ms",
+        "--reorder",
+        "0.02%",
+    ]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("ip netns add lr-dry-r"));
@@ -265,7 +370,14 @@ fn without_root_every_lab_command_fails_at_once_and_says_why() {
         vec!["study", "wan", "--quick"],
     ] {
         let out = Command::new("setpriv")
-            .args(["--reuid", "65534", "--regid", "65534", "--clear-groups", linerate()])
+            .args([
+                "--reuid",
+                "65534",
+                "--regid",
+                "65534",
+                "--clear-groups",
+                linerate(),
+            ])
             .args(&args)
             .output()
             .expect("setpriv (util-linux)");
@@ -281,11 +393,19 @@ fn study(kind: &str, extra: &[&str]) -> serde_json::Value {
     args.extend_from_slice(extra);
     let out = run(&args);
     let _ = run(&["lab", "down", "--name", &name]);
-    assert!(out.status.success(), "study {kind}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "study {kind}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("study JSON");
-    let schema: serde_json::Value = serde_json::from_str(include_str!("../../../docs/result.schema.json")).unwrap();
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../../docs/result.schema.json")).unwrap();
     let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| format!("{e} at {}", e.instance_path)).collect();
+    let errors: Vec<String> = validator
+        .iter_errors(&doc)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
     assert!(errors.is_empty(), "{errors:#?}");
     assert_eq!(doc["kind"], "study");
     doc
@@ -298,8 +418,18 @@ fn wan_study_runs_end_to_end_and_records_its_backend() {
     }
     let doc = study("wan", &["--rtts", "0,44"]);
     let points = doc["study"]["points"].as_array().unwrap();
-    assert_eq!(points.iter().filter(|p| p["series"] == "default-buffers/P1").count(), 2);
-    assert!(points.iter().all(|p| p["result"]["lab"]["backend"] == "emulator"));
+    assert_eq!(
+        points
+            .iter()
+            .filter(|p| p["series"] == "default-buffers/P1")
+            .count(),
+        2
+    );
+    assert!(
+        points
+            .iter()
+            .all(|p| p["result"]["lab"]["backend"] == "emulator")
+    );
     let at44 = |series: &str| {
         points
             .iter()
@@ -308,8 +438,13 @@ fn wan_study_runs_end_to_end_and_records_its_backend() {
             .as_f64()
             .unwrap()
     };
-    assert!(at44("bdp-buffers/P1") > 2.0 * at44("default-buffers/P1"), "BDP-sized buffers beat the defaults at 44 ms");
-    let ratio = doc["study"]["findings"]["window_law_ratio"].as_f64().unwrap();
+    assert!(
+        at44("bdp-buffers/P1") > 2.0 * at44("default-buffers/P1"),
+        "BDP-sized buffers beat the defaults at 44 ms"
+    );
+    let ratio = doc["study"]["findings"]["window_law_ratio"]
+        .as_f64()
+        .unwrap();
     assert!((ratio - 1.0).abs() < 0.1, "window law {ratio}");
     assert!(doc["study"]["definitions"]["time_to_stabilise_s"].is_string());
 }
@@ -321,9 +456,18 @@ fn lan_study_runs_end_to_end() {
     }
     let doc = study("lan", &[]);
     let findings = &doc["study"]["findings"];
-    for key in ["ipv6_over_ipv4_P1", "mtu9000_over_mtu1500_P1", "relay_over_direct_P4"] {
+    for key in [
+        "ipv6_over_ipv4_P1",
+        "mtu9000_over_mtu1500_P1",
+        "relay_over_direct_P4",
+    ] {
         assert!(findings[key].as_f64().unwrap() > 0.0, "{key}");
     }
-    let relay = doc["study"]["points"].as_array().unwrap().iter().find(|p| p["series"] == "relay").unwrap();
+    let relay = doc["study"]["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["series"] == "relay")
+        .unwrap();
     assert_eq!(relay["result"]["lab"]["topology"], "router");
 }

@@ -74,11 +74,11 @@ impl StreamOptions {
     /// a doubled buffer.
     fn apply_buffers(&self, fd: impl AsFd) -> io::Result<()> {
         use rustix::net::sockopt;
-        if let Some(b) = self.sndbuf {
-            if setsockopt_int(&fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, clamp_int(b)).is_err() {
-                sockopt::set_socket_send_buffer_size(&fd, b as usize)
-                    .map_err(|e| ctx("SO_SNDBUF")(e.into()))?;
-            }
+        if let Some(b) = self.sndbuf
+            && setsockopt_int(&fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, clamp_int(b)).is_err()
+        {
+            sockopt::set_socket_send_buffer_size(&fd, b as usize)
+                .map_err(|e| ctx("SO_SNDBUF")(e.into()))?;
         }
         if let Some(b) = self.rcvbuf {
             if setsockopt_int(&fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, clamp_int(b)).is_err() {
@@ -132,8 +132,13 @@ impl StreamOptions {
 
 /// Caps the window this socket advertises.
 pub fn set_window_clamp(fd: impl AsFd, bytes: u32) -> io::Result<()> {
-    setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_WINDOW_CLAMP, clamp_int(bytes))
-        .map_err(ctx("TCP_WINDOW_CLAMP"))
+    setsockopt_int(
+        fd,
+        libc::IPPROTO_TCP,
+        libc::TCP_WINDOW_CLAMP,
+        clamp_int(bytes),
+    )
+    .map_err(ctx("TCP_WINDOW_CLAMP"))
 }
 
 fn clamp_int(v: u32) -> libc::c_int {

@@ -75,7 +75,11 @@ impl Conditions {
     }
 
     pub fn validate(&self) -> Result<(), String> {
-        for (what, p) in [("loss", self.loss), ("reorder", self.reorder), ("duplicate", self.duplicate)] {
+        for (what, p) in [
+            ("loss", self.loss),
+            ("reorder", self.reorder),
+            ("duplicate", self.duplicate),
+        ] {
             if !(0.0..=1.0).contains(&p) {
                 return Err(format!("{what} must be between 0% and 100%"));
             }
@@ -84,7 +88,9 @@ impl Conditions {
             return Err("--loss-burst is a mean burst length in packets, at least 1".into());
         }
         if self.jitter_us > self.rtt_us / 2 && self.jitter_us > 0 {
-            return Err("jitter larger than the one-way delay (half the RTT) is not meaningful".into());
+            return Err(
+                "jitter larger than the one-way delay (half the RTT) is not meaningful".into(),
+            );
         }
         if self.rate_bps == Some(0) {
             return Err("--rate must be above zero".into());
@@ -120,7 +126,14 @@ impl Conditions {
                 // Gilbert-Elliott with every packet lost in the bad state, as the emulator does.
                 let r = 1.0 / self.loss_burst;
                 let p = self.loss * r / (1.0 - self.loss);
-                a.extend(["loss".into(), "gemodel".into(), pct(p), pct(r), "100%".into(), "0%".into()]);
+                a.extend([
+                    "loss".into(),
+                    "gemodel".into(),
+                    pct(p),
+                    pct(r),
+                    "100%".into(),
+                    "0%".into(),
+                ]);
             } else {
                 a.extend(["loss".into(), "random".into(), pct(self.loss)]);
             }
@@ -178,15 +191,25 @@ mod tests {
 
     #[test]
     fn default_queue_is_one_rtt_of_the_rate() {
-        let c = Conditions { rtt_us: 44_000, rate_bps: Some(10_000_000_000), ..Conditions::default() };
+        let c = Conditions {
+            rtt_us: 44_000,
+            rate_bps: Some(10_000_000_000),
+            ..Conditions::default()
+        };
         assert_eq!(c.queue(), 55_000_000);
-        let short = Conditions { rate_bps: Some(1_000_000_000), ..Conditions::default() };
+        let short = Conditions {
+            rate_bps: Some(1_000_000_000),
+            ..Conditions::default()
+        };
         assert_eq!(short.queue(), 1_250_000, "at least 10 ms");
     }
 
     #[test]
     fn impairments_split_the_rtt_between_directions() {
-        let c = Conditions { rtt_us: 44_000, ..Conditions::default() };
+        let c = Conditions {
+            rtt_us: 44_000,
+            ..Conditions::default()
+        };
         assert_eq!(c.impairments().delay_us, 22_000);
         assert!(!Conditions::default().needs_emulation());
         assert!(c.needs_emulation());
@@ -194,8 +217,30 @@ mod tests {
 
     #[test]
     fn nonsense_is_refused() {
-        assert!(Conditions { loss: 1.5, ..Conditions::default() }.validate().is_err());
-        assert!(Conditions { loss_burst: 0.5, ..Conditions::default() }.validate().is_err());
-        assert!(Conditions { jitter_us: 5, rtt_us: 4, ..Conditions::default() }.validate().is_err());
+        assert!(
+            Conditions {
+                loss: 1.5,
+                ..Conditions::default()
+            }
+            .validate()
+            .is_err()
+        );
+        assert!(
+            Conditions {
+                loss_burst: 0.5,
+                ..Conditions::default()
+            }
+            .validate()
+            .is_err()
+        );
+        assert!(
+            Conditions {
+                jitter_us: 5,
+                rtt_us: 4,
+                ..Conditions::default()
+            }
+            .validate()
+            .is_err()
+        );
     }
 }

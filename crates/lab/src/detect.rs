@@ -23,7 +23,8 @@ pub fn require_lab_privileges() -> Result<(), LabError> {
     }
     if !std::path::Path::new("/proc/self/ns/net").exists() {
         return Err(LabError::Missing(
-            "this kernel has no network namespaces (/proc/self/ns/net is missing; CONFIG_NET_NS)".into(),
+            "this kernel has no network namespaces (/proc/self/ns/net is missing; CONFIG_NET_NS)"
+                .into(),
         ));
     }
     if Command::new("ip").arg("-V").output().is_err() {
@@ -39,7 +40,16 @@ pub fn probe() -> Result<KernelSupport, LabError> {
     let ns = format!("lr-probe-{}", std::process::id());
     crate::topology::run(&["ip", "netns", "add", &ns])?;
     let tries = |args: &[&str]| {
-        let mut cmd = vec!["tc", "-n", ns.as_str(), "qdisc", "replace", "dev", "lo", "root"];
+        let mut cmd = vec![
+            "tc",
+            "-n",
+            ns.as_str(),
+            "qdisc",
+            "replace",
+            "dev",
+            "lo",
+            "root",
+        ];
         cmd.extend_from_slice(args);
         crate::topology::run(&cmd).is_ok()
     };

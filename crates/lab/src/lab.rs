@@ -2,19 +2,19 @@
 
 use std::io::{BufRead, BufReader};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-use std::path::{Path, PathBuf};
 use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::LabError;
 use crate::conditions::{Backend, BackendChoice, Conditions};
 use crate::detect::{self, KernelSupport};
 use crate::emulator::{EmulatedHost, EmulatorPlan};
 use crate::state::{self, ProcessId};
 use crate::topology::{self, Step};
-use crate::LabError;
 
 pub const MAX_HOSTS: u8 = 8;
 
@@ -33,7 +33,10 @@ impl LabSpec {
     pub fn validate(&self) -> Result<(), LabError> {
         let ok_name = !self.name.is_empty()
             && self.name.len() <= 8
-            && self.name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+            && self
+                .name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
         if !ok_name {
             return Err(LabError::Spec(format!(
                 "lab name {:?}: use 1 to 8 lowercase letters or digits",
@@ -44,7 +47,9 @@ impl LabSpec {
             return Err(LabError::Spec(format!("--hosts must be 2 to {MAX_HOSTS}")));
         }
         if !(1280..=65_000).contains(&self.mtu) {
-            return Err(LabError::Spec("--mtu must be 1280 to 65000 (IPv6 needs 1280)".into()));
+            return Err(LabError::Spec(
+                "--mtu must be 1280 to 65000 (IPv6 needs 1280)".into(),
+            ));
         }
         self.conditions.validate().map_err(LabError::Spec)
     }
@@ -87,7 +92,12 @@ pub struct KernelSupportRecord {
 
 impl From<KernelSupport> for KernelSupportRecord {
     fn from(k: KernelSupport) -> Self {
-        KernelSupportRecord { netem: k.netem, tbf: k.tbf, htb: k.htb, tun: k.tun }
+        KernelSupportRecord {
+            netem: k.netem,
+            tbf: k.tbf,
+            htb: k.htb,
+            tun: k.tun,
+        }
     }
 }
 
@@ -121,16 +131,27 @@ fn choose(spec: &LabSpec, k: &KernelSupport) -> Result<(Backend, String), LabErr
 }
 
 fn free_index() -> u8 {
-    let used: Vec<u8> = state::names().iter().filter_map(|n| Lab::load(n).ok()).map(|l| l.index).collect();
+    let used: Vec<u8> = state::names()
+        .iter()
+        .filter_map(|n| Lab::load(n).ok())
+        .map(|l| l.index)
+        .collect();
     (0..=255u8).find(|i| !used.contains(i)).unwrap_or(255)
 }
 
 impl Lab {
     /// Lays out a lab without touching the system.
-    pub fn plan(spec: LabSpec, index: u8, backend: Backend, backend_reason: String) -> Result<Lab, LabError> {
+    pub fn plan(
+        spec: LabSpec,
+        index: u8,
+        backend: Backend,
+        backend_reason: String,
+    ) -> Result<Lab, LabError> {
         spec.validate()?;
         if backend != Backend::Emulator && !spec.router && spec.hosts > 2 {
-            return Err(LabError::Spec("more than two hosts need --router (or the emulator backend)".into()));
+            return Err(LabError::Spec(
+                "more than two hosts need --router (or the emulator backend)".into(),
+            ));
         }
         let hosts = (1..=spec.hosts)
             .map(|i| Host {
@@ -142,15 +163,27 @@ impl Lab {
                 gateway_v6: Ipv6Addr::new(0xfd77, 0, u16::from(index), u16::from(i), 0, 0, 0, 1),
             })
             .collect();
-        let router = (spec.router || backend == Backend::Emulator).then(|| format!("lr-{}-r", spec.name));
-        Ok(Lab { spec, index, backend, hosts, router, emulator: None, backend_reason, kernel: None })
+        let router =
+            (spec.router || backend == Backend::Emulator).then(|| format!("lr-{}-r", spec.name));
+        Ok(Lab {
+            spec,
+            index,
+            backend,
+            hosts,
+            router,
+            emulator: None,
+            backend_reason,
+            kernel: None,
+        })
     }
 
     pub fn load(name: &str) -> Result<Lab, LabError> {
         let path = state::state_file(name);
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(LabError::NotFound(name.into())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(LabError::NotFound(name.into()));
+            }
             Err(e) => return Err(LabError::io(&path, e)),
         };
         serde_json::from_str(&text).map_err(|e| LabError::Corrupt(path, e.to_string()))
@@ -170,14 +203,21 @@ impl Lab {
     pub fn host(&self, name: &str) -> Result<&Host, LabError> {
         self.hosts.iter().find(|h| h.name == name).ok_or_else(|| {
             let names: Vec<&str> = self.hosts.iter().map(|h| h.name.as_str()).collect();
-            LabError::Spec(format!("lab {} has no host {name}; it has {}", self.spec.name, names.join(", ")))
+            LabError::Spec(format!(
+                "lab {} has no host {name}; it has {}",
+                self.spec.name,
+                names.join(", ")
+            ))
         })
     }
 
     /// Namespace of a host name, or of the router (`r`).
     pub fn netns_of(&self, name: &str) -> Result<String, LabError> {
         if name == "r" {
-            return self.router.clone().ok_or_else(|| LabError::Spec("this lab has no router".into()));
+            return self
+                .router
+                .clone()
+                .ok_or_else(|| LabError::Spec("this lab has no router".into()));
         }
         Ok(self.host(name)?.netns.clone())
     }
@@ -228,7 +268,8 @@ impl Lab {
 
     fn build(&mut self, exe: &Path) -> Result<(), LabError> {
         let name = self.spec.name.clone();
-        let imp = serde_json::to_vec_pretty(&self.spec.conditions.impairments()).map_err(|e| LabError::Spec(e.to_string()))?;
+        let imp = serde_json::to_vec_pretty(&self.spec.conditions.impairments())
+            .map_err(|e| LabError::Spec(e.to_string()))?;
         state::write_atomic(&state::impairments_file(&name), &imp)?;
         for step in topology::steps(self) {
             match step {
@@ -274,7 +315,10 @@ impl Lab {
             // Its own process group: a Ctrl-C meant for `lab up` must not take the lab down.
             .process_group(0)
             .spawn()
-            .map_err(|e| LabError::Io { context: format!("starting {}", exe.display()), error: e })?;
+            .map_err(|e| LabError::Io {
+                context: format!("starting {}", exe.display()),
+                error: e,
+            })?;
         let pid = child.id();
         let stdout = child.stdout.take();
         let (tx, rx) = std::sync::mpsc::channel();
@@ -309,7 +353,9 @@ impl Lab {
         let applied = match self.backend {
             Backend::Emulator => serde_json::to_vec_pretty(&self.spec.conditions.impairments())
                 .map_err(|e| LabError::Spec(e.to_string()))
-                .and_then(|imp| state::write_atomic(&state::impairments_file(&self.spec.name), &imp)),
+                .and_then(|imp| {
+                    state::write_atomic(&state::impairments_file(&self.spec.name), &imp)
+                }),
             Backend::Netem | Backend::Veth => self.apply_qdiscs(&before),
         };
         if let Err(e) = applied {
@@ -376,7 +422,11 @@ fn lab_namespaces(name: &str) -> Vec<String> {
         .collect()
 }
 
-fn down_named(name: &str, emulator: Option<&ProcessId>, namespaces: &[String]) -> Result<(), LabError> {
+fn down_named(
+    name: &str,
+    emulator: Option<&ProcessId>,
+    namespaces: &[String],
+) -> Result<(), LabError> {
     if let Some(p) = emulator.filter(|p| p.alive()) {
         // The emulator's TUN devices vanish when it exits; end it before the
         // namespaces so the kernel never moves a device back to the host.
@@ -402,10 +452,10 @@ fn down_named(name: &str, emulator: Option<&ProcessId>, namespaces: &[String]) -
     }
     let mut first_error = None;
     for ns in all {
-        if Path::new("/run/netns").join(&ns).exists() {
-            if let Err(e) = topology::run(&["ip", "netns", "del", &ns]) {
-                first_error.get_or_insert(e);
-            }
+        if Path::new("/run/netns").join(&ns).exists()
+            && let Err(e) = topology::run(&["ip", "netns", "del", &ns])
+        {
+            first_error.get_or_insert(e);
         }
     }
     if let Some(e) = first_error {
@@ -428,34 +478,72 @@ mod tests {
             router,
             mtu: 9000,
             backend,
-            conditions: Conditions { rtt_us: 44_000, ..Conditions::default() },
+            conditions: Conditions {
+                rtt_us: 44_000,
+                ..Conditions::default()
+            },
         }
     }
 
     #[test]
     fn auto_picks_netem_when_present_and_the_emulator_otherwise() {
-        let with = KernelSupport { netem: true, tbf: true, htb: true, tun: true };
-        let without = KernelSupport { netem: false, ..with.clone() };
-        assert_eq!(choose(&spec(BackendChoice::Auto, false), &with).unwrap().0, Backend::Netem);
-        assert_eq!(choose(&spec(BackendChoice::Auto, false), &without).unwrap().0, Backend::Emulator);
+        let with = KernelSupport {
+            netem: true,
+            tbf: true,
+            htb: true,
+            tun: true,
+        };
+        let without = KernelSupport {
+            netem: false,
+            ..with.clone()
+        };
+        assert_eq!(
+            choose(&spec(BackendChoice::Auto, false), &with).unwrap().0,
+            Backend::Netem
+        );
+        assert_eq!(
+            choose(&spec(BackendChoice::Auto, false), &without)
+                .unwrap()
+                .0,
+            Backend::Emulator
+        );
         assert!(choose(&spec(BackendChoice::Netem, false), &without).is_err());
-        assert!(choose(&spec(BackendChoice::Veth, false), &with).is_err(), "veth cannot delay");
+        assert!(
+            choose(&spec(BackendChoice::Veth, false), &with).is_err(),
+            "veth cannot delay"
+        );
     }
 
     #[test]
     fn dry_run_script_builds_a_routed_netem_lab() {
-        let lab = Lab::plan(spec(BackendChoice::Netem, true), 3, Backend::Netem, String::new()).unwrap();
+        let lab = Lab::plan(
+            spec(BackendChoice::Netem, true),
+            3,
+            Backend::Netem,
+            String::new(),
+        )
+        .unwrap();
         let script = lab.script().join("\n");
         assert!(script.contains("ip netns add lr-t-r"));
-        assert!(script.contains("ip link add lab0 netns lr-t-h1 type veth peer name h1 netns lr-t-r"));
+        assert!(
+            script.contains("ip link add lab0 netns lr-t-h1 type veth peer name h1 netns lr-t-r")
+        );
         assert!(script.contains("ip -n lr-t-h2 addr add 10.201.3.34/28 dev lab0"));
         assert!(script.contains("ip -n lr-t-h1 -6 route add default via fd77:0:3:1::1"));
-        assert!(script.contains("tc -n lr-t-r qdisc add dev h2 root netem limit 1000000 delay 22000us"));
+        assert!(
+            script.contains("tc -n lr-t-r qdisc add dev h2 root netem limit 1000000 delay 22000us")
+        );
     }
 
     #[test]
     fn emulator_labs_always_have_a_router_namespace_and_no_qdiscs() {
-        let lab = Lab::plan(spec(BackendChoice::Emulator, false), 0, Backend::Emulator, String::new()).unwrap();
+        let lab = Lab::plan(
+            spec(BackendChoice::Emulator, false),
+            0,
+            Backend::Emulator,
+            String::new(),
+        )
+        .unwrap();
         assert_eq!(lab.router.as_deref(), Some("lr-t-r"));
         let script = lab.script().join("\n");
         assert!(script.contains("linerate lab emulator"));

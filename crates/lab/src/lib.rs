@@ -21,7 +21,10 @@ pub enum LabError {
     #[error("{0}")]
     Missing(String),
     #[error("{context}: {error}")]
-    Io { context: String, error: std::io::Error },
+    Io {
+        context: String,
+        error: std::io::Error,
+    },
     #[error("`{command}` failed: {stderr}")]
     Command { command: String, stderr: String },
     #[error("{0}")]
@@ -38,12 +41,18 @@ pub enum LabError {
 
 impl LabError {
     pub fn io(path: &Path, error: std::io::Error) -> LabError {
-        LabError::Io { context: path.display().to_string(), error }
+        LabError::Io {
+            context: path.display().to_string(),
+            error,
+        }
     }
 
     pub fn context(self, what: String) -> LabError {
         match self {
-            LabError::Io { context, error } => LabError::Io { context: format!("{what}: {context}"), error },
+            LabError::Io { context, error } => LabError::Io {
+                context: format!("{what}: {context}"),
+                error,
+            },
             other => other,
         }
     }

@@ -77,7 +77,10 @@ pub struct ProcessId {
 
 impl ProcessId {
     pub fn of(pid: u32) -> Option<ProcessId> {
-        Some(ProcessId { pid, start_time: start_time(pid)? })
+        Some(ProcessId {
+            pid,
+            start_time: start_time(pid)?,
+        })
     }
 
     /// Whether the process is still the one we started and has not exited.

@@ -3,10 +3,10 @@
 
 use std::process::Command;
 
+use crate::LabError;
 use crate::conditions::Backend;
 use crate::emulator::DEVICE;
 use crate::lab::Lab;
-use crate::LabError;
 
 /// One step of bringing a lab up.
 pub enum Step {
@@ -26,7 +26,10 @@ pub fn run<S: AsRef<str>>(parts: &[S]) -> Result<(), LabError> {
     let out = Command::new(parts[0])
         .args(&parts[1..])
         .output()
-        .map_err(|e| LabError::Io { context: line.clone(), error: e })?;
+        .map_err(|e| LabError::Io {
+            context: line.clone(),
+            error: e,
+        })?;
     if out.status.success() {
         Ok(())
     } else {
@@ -50,17 +53,60 @@ pub fn steps(lab: &Lab) -> Vec<Step> {
         (Backend::Emulator, _) => s.push(Step::StartEmulator),
         (_, None) => {
             let (a, b) = (&lab.hosts[0].netns, &lab.hosts[1].netns);
-            s.push(cmd(&["ip", "link", "add", DEVICE, "netns", a, "type", "veth", "peer", "name", DEVICE, "netns", b]));
+            s.push(cmd(&[
+                "ip", "link", "add", DEVICE, "netns", a, "type", "veth", "peer", "name", DEVICE,
+                "netns", b,
+            ]));
         }
         (_, Some(r)) => {
             for h in &lab.hosts {
-                s.push(cmd(&["ip", "link", "add", DEVICE, "netns", &h.netns, "type", "veth", "peer", "name", &h.name, "netns", r]));
-                s.push(cmd(&["ip", "-n", r, "link", "set", &h.name, "mtu", &mtu, "up"]));
-                s.push(cmd(&["ip", "-n", r, "addr", "add", &format!("{}/28", h.gateway_v4), "dev", &h.name]));
-                s.push(cmd(&["ip", "-n", r, "addr", "add", &format!("{}/64", h.gateway_v6), "dev", &h.name, "nodad"]));
+                s.push(cmd(&[
+                    "ip", "link", "add", DEVICE, "netns", &h.netns, "type", "veth", "peer", "name",
+                    &h.name, "netns", r,
+                ]));
+                s.push(cmd(&[
+                    "ip", "-n", r, "link", "set", &h.name, "mtu", &mtu, "up",
+                ]));
+                s.push(cmd(&[
+                    "ip",
+                    "-n",
+                    r,
+                    "addr",
+                    "add",
+                    &format!("{}/28", h.gateway_v4),
+                    "dev",
+                    &h.name,
+                ]));
+                s.push(cmd(&[
+                    "ip",
+                    "-n",
+                    r,
+                    "addr",
+                    "add",
+                    &format!("{}/64", h.gateway_v6),
+                    "dev",
+                    &h.name,
+                    "nodad",
+                ]));
             }
-            s.push(cmd(&["ip", "netns", "exec", r, "sysctl", "-qw", "net.ipv4.ip_forward=1"]));
-            s.push(cmd(&["ip", "netns", "exec", r, "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1"]));
+            s.push(cmd(&[
+                "ip",
+                "netns",
+                "exec",
+                r,
+                "sysctl",
+                "-qw",
+                "net.ipv4.ip_forward=1",
+            ]));
+            s.push(cmd(&[
+                "ip",
+                "netns",
+                "exec",
+                r,
+                "sysctl",
+                "-qw",
+                "net.ipv6.conf.all.forwarding=1",
+            ]));
         }
     }
     for h in &lab.hosts {
@@ -69,17 +115,70 @@ pub fn steps(lab: &Lab) -> Vec<Step> {
             // The kernel orphans packets handed to a TUN device, so TCP's own
             // queue limit stops counting them; a ring that holds a whole
             // window keeps the host from dropping its own packets in bursts.
-            s.push(cmd(&["ip", "-n", ns, "link", "set", DEVICE, "txqueuelen", "10000"]));
+            s.push(cmd(&[
+                "ip",
+                "-n",
+                ns,
+                "link",
+                "set",
+                DEVICE,
+                "txqueuelen",
+                "10000",
+            ]));
         }
-        s.push(cmd(&["ip", "-n", ns, "link", "set", DEVICE, "mtu", &mtu, "up"]));
-        s.push(cmd(&["ip", "-n", ns, "addr", "add", &format!("{}/28", h.v4), "dev", DEVICE]));
-        s.push(cmd(&["ip", "-n", ns, "addr", "add", &format!("{}/64", h.v6), "dev", DEVICE, "nodad"]));
+        s.push(cmd(&[
+            "ip", "-n", ns, "link", "set", DEVICE, "mtu", &mtu, "up",
+        ]));
+        s.push(cmd(&[
+            "ip",
+            "-n",
+            ns,
+            "addr",
+            "add",
+            &format!("{}/28", h.v4),
+            "dev",
+            DEVICE,
+        ]));
+        s.push(cmd(&[
+            "ip",
+            "-n",
+            ns,
+            "addr",
+            "add",
+            &format!("{}/64", h.v6),
+            "dev",
+            DEVICE,
+            "nodad",
+        ]));
         if router.is_some() && lab.backend != Backend::Emulator {
-            s.push(cmd(&["ip", "-n", ns, "route", "add", "default", "via", &h.gateway_v4.to_string()]));
-            s.push(cmd(&["ip", "-n", ns, "-6", "route", "add", "default", "via", &h.gateway_v6.to_string()]));
+            s.push(cmd(&[
+                "ip",
+                "-n",
+                ns,
+                "route",
+                "add",
+                "default",
+                "via",
+                &h.gateway_v4.to_string(),
+            ]));
+            s.push(cmd(&[
+                "ip",
+                "-n",
+                ns,
+                "-6",
+                "route",
+                "add",
+                "default",
+                "via",
+                &h.gateway_v6.to_string(),
+            ]));
         } else {
-            s.push(cmd(&["ip", "-n", ns, "route", "add", "default", "dev", DEVICE]));
-            s.push(cmd(&["ip", "-n", ns, "-6", "route", "add", "default", "dev", DEVICE]));
+            s.push(cmd(&[
+                "ip", "-n", ns, "route", "add", "default", "dev", DEVICE,
+            ]));
+            s.push(cmd(&[
+                "ip", "-n", ns, "-6", "route", "add", "default", "dev", DEVICE,
+            ]));
         }
     }
     s.extend(qdisc_steps(lab, "add").into_iter().map(Step::Run));
@@ -97,8 +196,16 @@ pub fn qdisc_steps(lab: &Lab, verb: &str) -> Vec<Vec<String>> {
     let Some(args) = args else { return Vec::new() };
     // Egress of every link end that carries traffic between hosts.
     let ends: Vec<(String, String)> = match &lab.router {
-        Some(r) => lab.hosts.iter().map(|h| (r.clone(), h.name.clone())).collect(),
-        None => lab.hosts.iter().map(|h| (h.netns.clone(), DEVICE.to_string())).collect(),
+        Some(r) => lab
+            .hosts
+            .iter()
+            .map(|h| (r.clone(), h.name.clone()))
+            .collect(),
+        None => lab
+            .hosts
+            .iter()
+            .map(|h| (h.netns.clone(), DEVICE.to_string()))
+            .collect(),
     };
     ends.into_iter()
         .map(|(ns, dev)| {

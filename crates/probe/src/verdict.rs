@@ -157,7 +157,8 @@ pub fn judge(e: &Evidence) -> Verdict {
     // The kernel counts window-limited time only while data waits to be
     // sent; a window well under the congestion window, with idle writers,
     // is the same limit.
-    let window_below_cwnd = peer_window > 0.0 && peer_window < 0.9 * cwnd_bytes && sender_util < 0.5;
+    let window_below_cwnd =
+        peer_window > 0.0 && peer_window < 0.9 * cwnd_bytes && sender_util < 0.5;
     if rwnd_share >= LIMITED_SHARE || window_below_cwnd {
         if receiver_util >= THREAD_SATURATED
             || receiver_starved

@@ -123,7 +123,12 @@ struct Forwarder<'a> {
 }
 
 /// Runs until reading the source device fails (it is gone when the lab goes down).
-pub fn forward(from: usize, ports: &[Port], shared: &Shared, counters: &Counters) -> io::Result<()> {
+pub fn forward(
+    from: usize,
+    ports: &[Port],
+    shared: &Shared,
+    counters: &Counters,
+) -> io::Result<()> {
     let mut f = Forwarder {
         from,
         ports,
@@ -162,7 +167,11 @@ pub fn forward(from: usize, ports: &[Port], shared: &Shared, counters: &Counters
 }
 
 fn current(shared: &Shared) -> Arc<Impairments> {
-    shared.impairments.lock().map(|g| g.clone()).unwrap_or_default()
+    shared
+        .impairments
+        .lock()
+        .map(|g| g.clone())
+        .unwrap_or_default()
 }
 
 impl Forwarder<'_> {
@@ -262,8 +271,16 @@ impl Forwarder<'_> {
         };
         let frame = Rc::new(frame);
         for (first, count, due_ns) in runs {
-            self.counters.queued_segments.fetch_add(count as u64, Relaxed);
-            self.queue.push_back(Queued { due_ns, frame: frame.clone(), first, count, to });
+            self.counters
+                .queued_segments
+                .fetch_add(count as u64, Relaxed);
+            self.queue.push_back(Queued {
+                due_ns,
+                frame: frame.clone(),
+                first,
+                count,
+                to,
+            });
         }
         next
     }
@@ -271,18 +288,23 @@ impl Forwarder<'_> {
     /// Writes every queued run that is due.
     fn release(&mut self, now: u64) {
         while self.queue.front().is_some_and(|q| q.due_ns <= now) {
-            let Some(q) = self.queue.pop_front() else { break };
-            self.counters.queued_segments.fetch_sub(q.count as u64, Relaxed);
+            let Some(q) = self.queue.pop_front() else {
+                break;
+            };
+            self.counters
+                .queued_segments
+                .fetch_sub(q.count as u64, Relaxed);
             if let Some(p) = Packet::parse(&q.frame) {
                 let mut head = std::mem::take(&mut self.head);
                 let payload = p.run(q.first, q.count, &mut head);
                 self.write_parts(q.to, &head, payload);
                 self.head = head;
             }
-            if let Ok(frame) = Rc::try_unwrap(q.frame) {
-                if frame.capacity() >= FRAME_MAX && self.spare.len() < 64 {
-                    self.spare.push(frame);
-                }
+            if let Ok(frame) = Rc::try_unwrap(q.frame)
+                && frame.capacity() >= FRAME_MAX
+                && self.spare.len() < 64
+            {
+                self.spare.push(frame);
             }
         }
     }

@@ -56,11 +56,15 @@ pub fn run(plan: &EmulatorPlan, ready: impl FnOnce()) -> Result<(), LabError> {
     for h in &plan.hosts {
         let fd = tun::open_in(&h.netns, DEVICE)
             .map_err(|e| LabError::io(&h.netns, e).context(format!("TUN device in {}", h.name)))?;
-        ports.push(Port { fd, addrs: h.addrs.clone() });
+        ports.push(Port {
+            fd,
+            addrs: h.addrs.clone(),
+        });
     }
     let shared = Shared::default();
     let mut seen = modified(&plan.impairments);
-    *shared.impairments.lock().map_err(|_| LabError::Poisoned)? = Arc::new(read_impairments(&plan.impairments)?);
+    *shared.impairments.lock().map_err(|_| LabError::Poisoned)? =
+        Arc::new(read_impairments(&plan.impairments)?);
     let counters: Vec<Counters> = plan.hosts.iter().map(|_| Counters::default()).collect();
     ready();
     std::thread::scope(|s| {
@@ -87,7 +91,7 @@ pub fn run(plan: &EmulatorPlan, ready: impl FnOnce()) -> Result<(), LabError> {
                 }
             }
             ticks += 1;
-            if ticks % 10 == 0 {
+            if ticks.is_multiple_of(10) {
                 let snapshot: BTreeMap<&str, _> = plan
                     .hosts
                     .iter()

@@ -183,14 +183,21 @@ mod tests {
 
     #[test]
     fn random_loss_over_two_million_segments_is_within_ten_percent() {
-        let i = Impairments { loss: 0.001, ..imp() };
+        let i = Impairments {
+            loss: 0.001,
+            ..imp()
+        };
         let lost = count(&i, 2_000_000, Fate::Lose) as f64;
         assert!((lost / 2000.0 - 1.0).abs() < 0.1, "{lost}");
     }
 
     #[test]
     fn reorder_and_duplicate_rates_hold() {
-        let i = Impairments { reorder: 0.0002, duplicate: 0.01, ..imp() };
+        let i = Impairments {
+            reorder: 0.0002,
+            duplicate: 0.01,
+            ..imp()
+        };
         let reordered = count(&i, 5_000_000, Fate::Reorder) as f64;
         assert!((reordered / 1000.0 - 1.0).abs() < 0.1, "{reordered}");
         let dup = count(&i, 1_000_000, Fate::Duplicate) as f64;
@@ -199,7 +206,11 @@ mod tests {
 
     #[test]
     fn bursty_loss_keeps_the_mean_rate_and_the_burst_length() {
-        let i = Impairments { loss: 0.01, loss_burst: 5.0, ..imp() };
+        let i = Impairments {
+            loss: 0.01,
+            loss_burst: 5.0,
+            ..imp()
+        };
         let mut d = Decider::new(&i, 3);
         let (mut lost, mut bursts, mut prev) = (0u64, 0u64, false);
         for _ in 0..3_000_000 {
@@ -216,33 +227,57 @@ mod tests {
 
     #[test]
     fn same_seed_same_fates_other_seed_other_fates() {
-        let i = Impairments { loss: 0.1, reorder: 0.1, ..imp() };
+        let i = Impairments {
+            loss: 0.1,
+            reorder: 0.1,
+            ..imp()
+        };
         let run = |i: &Impairments| {
             let mut d = Decider::new(i, 1);
             (0..1000).map(|_| d.fate()).collect::<Vec<_>>()
         };
         assert_eq!(run(&i), run(&i));
-        assert_ne!(run(&i), run(&Impairments { seed: 8, ..i.clone() }));
+        assert_ne!(
+            run(&i),
+            run(&Impairments {
+                seed: 8,
+                ..i.clone()
+            })
+        );
     }
 
     #[test]
     fn jitter_stays_within_its_bound() {
-        let i = Impairments { jitter_us: 1000, ..imp() };
+        let i = Impairments {
+            jitter_us: 1000,
+            ..imp()
+        };
         let mut d = Decider::new(&i, 0);
-        assert!((0..10_000).map(|_| d.jitter_ns()).all(|j| j.abs() <= 1_000_000));
+        assert!(
+            (0..10_000)
+                .map(|_| d.jitter_ns())
+                .all(|j| j.abs() <= 1_000_000)
+        );
     }
 
     #[test]
     fn bottleneck_serialises_at_its_rate_and_drops_at_the_tail() {
         // 1 Gbit/s: 125 bytes per microsecond.
-        let i = Impairments { rate_bps: Some(1_000_000_000), queue_bytes: 250_000, ..imp() };
+        let i = Impairments {
+            rate_bps: Some(1_000_000_000),
+            queue_bytes: 250_000,
+            ..imp()
+        };
         let mut b = Bottleneck::new(&i);
         assert_eq!(b.admit(0, 125_000), Some(1_000_000));
         assert_eq!(b.admit(0, 125_000), Some(2_000_000));
         assert_eq!(b.admit(0, 125_000), None, "queue of 250 kB is full");
         // A millisecond later one of the two queued packets has left.
         assert_eq!(b.admit(1_000_000, 125_000), Some(3_000_000));
-        let free = Impairments { rate_bps: None, ..i };
+        let free = Impairments {
+            rate_bps: None,
+            ..i
+        };
         assert_eq!(Bottleneck::new(&free).admit(5, 1 << 30), Some(5));
     }
 }

@@ -255,7 +255,9 @@ mod tests {
         .encode()
         .to_vec();
         let total = (52 + payload) as u16;
-        let mut ip = vec![0x45, 0, 0, 0, 0x12, 0x34, 0x40, 0, 64, TCP, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2];
+        let mut ip = vec![
+            0x45, 0, 0, 0, 0x12, 0x34, 0x40, 0, 64, TCP, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+        ];
         ip[2..4].copy_from_slice(&total.to_be_bytes());
         let mut tcp = vec![0u8; 32];
         tcp[4..8].copy_from_slice(&1000u32.to_be_bytes());
@@ -291,8 +293,14 @@ mod tests {
         assert_eq!(u16::from_be_bytes([ip[2], ip[3]]) as usize, 52 + 3 * 1448);
         assert_eq!(u16::from_be_bytes([ip[4], ip[5]]), 0x1236);
         assert_eq!(fold(sum16(&ip[..20], 0)), 0xffff, "IPv4 header checksum");
-        assert_eq!(u32::from_be_bytes(ip[24..28].try_into().unwrap()), 1000 + 2 * 1448);
-        assert_eq!(ip[33], 0x10, "CWR only on the first, FIN and PSH only on the last");
+        assert_eq!(
+            u32::from_be_bytes(ip[24..28].try_into().unwrap()),
+            1000 + 2 * 1448
+        );
+        assert_eq!(
+            ip[33], 0x10,
+            "CWR only on the first, FIN and PSH only on the last"
+        );
     }
 
     #[test]

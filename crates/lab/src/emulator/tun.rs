@@ -33,7 +33,10 @@ pub fn open_in(netns: &Path, name: &str) -> io::Result<OwnedFd> {
 
 fn open(name: &str) -> io::Result<OwnedFd> {
     if name.is_empty() || name.len() >= libc::IFNAMSIZ {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, "bad interface name"));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "bad interface name",
+        ));
     }
     let fd = rustix::fs::open(
         "/dev/net/tun",
@@ -53,15 +56,31 @@ fn open(name: &str) -> io::Result<OwnedFd> {
     check(rc)?;
     let hdr_len = VNET_HDR_LEN as libc::c_int;
     // SAFETY: TUNSETVNETHDRSZ reads one int through the pointer, which is valid for the call.
-    let rc = unsafe { libc::ioctl(fd.as_raw_fd(), libc::TUNSETVNETHDRSZ, &hdr_len as *const libc::c_int) };
+    let rc = unsafe {
+        libc::ioctl(
+            fd.as_raw_fd(),
+            libc::TUNSETVNETHDRSZ,
+            &hdr_len as *const libc::c_int,
+        )
+    };
     check(rc)?;
     let offload = libc::TUN_F_CSUM | libc::TUN_F_TSO4 | libc::TUN_F_TSO6 | libc::TUN_F_TSO_ECN;
     // SAFETY: TUNSETOFFLOAD takes the feature bits by value, not through a pointer.
-    let rc = unsafe { libc::ioctl(fd.as_raw_fd(), libc::TUNSETOFFLOAD, offload as libc::c_ulong) };
+    let rc = unsafe {
+        libc::ioctl(
+            fd.as_raw_fd(),
+            libc::TUNSETOFFLOAD,
+            offload as libc::c_ulong,
+        )
+    };
     check(rc)?;
     Ok(fd)
 }
 
 fn check(rc: libc::c_int) -> io::Result<()> {
-    if rc < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
 }
