@@ -15,17 +15,7 @@ fn limit(doc: &serde_json::Value) -> String {
 fn forward_run_merges_both_ends_and_matches_the_schema() {
     let srv = Server::start();
     let doc = bench_json(&srv.addr(), &["-P", "2", "-t", "2", "-i", "0.5"]);
-    let schema: serde_json::Value =
-        serde_json::from_str(include_str!("../../../docs/result.schema.json")).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator
-        .iter_errors(&doc)
-        .map(|e| format!("{e} at {}", e.instance_path))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "result does not match the schema: {errors:#?}"
-    );
+    common::assert_matches_schema(&doc);
 
     assert_eq!(doc["schema"], "linerate.result/1");
     assert_eq!(doc["kind"], "bench");

@@ -112,6 +112,11 @@ fn bench(lab: &TestLab, to: &str, extra: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("bench JSON")
 }
 
+fn host_has_lab_device() -> bool {
+    let out = Command::new("ip").args(["-o", "link"]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).contains(" lab0")
+}
+
 fn pid_alive(pid: u64) -> bool {
     std::path::Path::new(&format!("/proc/{pid}")).exists()
         && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -140,16 +145,8 @@ fn up_is_idempotent_and_down_leaves_nothing() {
     assert!(String::from_utf8_lossy(&down.stdout).contains("removed"));
     assert!(lab.namespaces().is_empty());
     assert!(!pid_alive(pid), "the emulator is gone");
-    let host_links = String::from_utf8_lossy(
-        &Command::new("ip")
-            .args(["-o", "link"])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .to_string();
     assert!(
-        !host_links.contains(" lab0"),
+        !host_has_lab_device(),
         "no lab device was left in the host namespace"
     );
     let twice = run(&["lab", "down", "--name", &lab.name]);
@@ -177,15 +174,7 @@ fn a_killed_emulator_is_reported_and_cleaned_up() {
     assert!(String::from_utf8_lossy(&human.stdout).contains("NOT RUNNING"));
     assert!(run(&["lab", "down", "--name", &lab.name]).status.success());
     assert!(lab.namespaces().is_empty());
-    let host_links = String::from_utf8_lossy(
-        &Command::new("ip")
-            .args(["-o", "link"])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .to_string();
-    assert!(!host_links.contains(" lab0"));
+    assert!(!host_has_lab_device());
 }
 
 #[test]
@@ -399,14 +388,7 @@ fn study(kind: &str, extra: &[&str]) -> serde_json::Value {
         String::from_utf8_lossy(&out.stderr)
     );
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("study JSON");
-    let schema: serde_json::Value =
-        serde_json::from_str(include_str!("../../../docs/result.schema.json")).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator
-        .iter_errors(&doc)
-        .map(|e| format!("{e} at {}", e.instance_path))
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}");
+    common::assert_matches_schema(&doc);
     assert_eq!(doc["kind"], "study");
     doc
 }

@@ -180,3 +180,18 @@ pub fn require_root(test: &str) -> bool {
     eprintln!("skipping {test}: needs root");
     false
 }
+
+/// Fails the test with every violation when `doc` does not match docs/result.schema.json.
+pub fn assert_matches_schema(doc: &serde_json::Value) {
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../../../docs/result.schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "result does not match the schema: {errors:#?}"
+    );
+}
