@@ -266,11 +266,15 @@ impl Lab {
         }
     }
 
-    fn build(&mut self, exe: &Path) -> Result<(), LabError> {
-        let name = self.spec.name.clone();
+    /// The file the emulator follows: written at `up`, rewritten by `set`.
+    fn write_impairments(&self) -> Result<(), LabError> {
         let imp = serde_json::to_vec_pretty(&self.spec.conditions.impairments())
             .map_err(|e| LabError::Spec(e.to_string()))?;
-        state::write_atomic(&state::impairments_file(&name), &imp)?;
+        state::write_atomic(&state::impairments_file(&self.spec.name), &imp)
+    }
+
+    fn build(&mut self, exe: &Path) -> Result<(), LabError> {
+        self.write_impairments()?;
         for step in topology::steps(self) {
             match step {
                 Step::Run(argv) => topology::run(&argv)?,
@@ -351,11 +355,7 @@ impl Lab {
         let before = self.spec.conditions.clone();
         self.spec.conditions = conditions;
         let applied = match self.backend {
-            Backend::Emulator => serde_json::to_vec_pretty(&self.spec.conditions.impairments())
-                .map_err(|e| LabError::Spec(e.to_string()))
-                .and_then(|imp| {
-                    state::write_atomic(&state::impairments_file(&self.spec.name), &imp)
-                }),
+            Backend::Emulator => self.write_impairments(),
             Backend::Netem | Backend::Veth => self.apply_qdiscs(&before),
         };
         if let Err(e) = applied {

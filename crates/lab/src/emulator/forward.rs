@@ -120,6 +120,8 @@ struct Forwarder<'a> {
     last_due_ns: u64,
     spare: Vec<Vec<u8>>,
     head: Vec<u8>,
+    /// Runs of surviving segments of the packet in hand (first, count, due); reused.
+    runs: Vec<(usize, usize, u64)>,
 }
 
 /// Runs until reading the source device fails (it is gone when the lab goes down).
@@ -137,6 +139,7 @@ pub fn forward(
         last_due_ns: 0,
         spare: Vec::new(),
         head: Vec::with_capacity(256),
+        runs: Vec::new(),
     };
     let mut generation = shared.generation.load(Relaxed);
     let mut rules = Rules::new(current(shared), from, ports.len());
@@ -218,7 +221,8 @@ impl Forwarder<'_> {
         let now = now_ns();
         let delay = (imp.delay_us as i64 * 1000 + rules.decider.jitter_ns()).max(0) as u64;
         // Decide every segment first, then queue runs of consecutive survivors as one packet.
-        let mut runs: Vec<(usize, usize, u64)> = Vec::new();
+        let mut runs = std::mem::take(&mut self.runs);
+        runs.clear();
         let mut run: Option<(usize, usize, u64)> = None;
         for i in 0..segments {
             let fate = if imp.loss > 0.0 || imp.reorder > 0.0 || imp.duplicate > 0.0 {
@@ -259,6 +263,7 @@ impl Forwarder<'_> {
         }
         runs.extend(run);
         if runs.is_empty() {
+            self.runs = runs;
             return buf;
         }
         let (frame, next) = if n <= SMALL_FRAME {
@@ -270,7 +275,7 @@ impl Forwarder<'_> {
             (buf, next)
         };
         let frame = Rc::new(frame);
-        for (first, count, due_ns) in runs {
+        for &(first, count, due_ns) in &runs {
             self.counters
                 .queued_segments
                 .fetch_add(count as u64, Relaxed);
@@ -282,6 +287,7 @@ impl Forwarder<'_> {
                 to,
             });
         }
+        self.runs = runs;
         next
     }
 
