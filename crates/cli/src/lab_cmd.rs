@@ -380,3 +380,11 @@ pub fn require() -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// Fails with a clear message unless running as root.
+pub fn require_root(what: &str) -> anyhow::Result<()> {
+    if !rustix::process::geteuid().is_root() {
+        bail!("{what} changes kernel settings and needs root (run it with sudo)");
+    }
+    Ok(())
+}

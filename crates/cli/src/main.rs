@@ -5,10 +5,12 @@ mod bench_cmd;
 mod demo_cmd;
 mod detach;
 mod lab_cmd;
+mod netns;
 mod output;
 mod serve_cmd;
 mod study_cmd;
 mod transfer_cmd;
+mod tune_cmd;
 mod units;
 
 use clap::{Parser, Subcommand};
@@ -44,6 +46,9 @@ enum Command {
     /// The seed papers' studies on a lab, one command each (root).
     #[command(subcommand)]
     Study(study_cmd::StudyCommand),
+    /// Audit host settings, plan them from a target rate and RTT, apply and revert.
+    #[command(subcommand)]
+    Tune(tune_cmd::TuneCommand),
 }
 
 fn main() {
@@ -56,6 +61,7 @@ fn main() {
         Command::Demo(a) => demo_cmd::run(a),
         Command::Lab(c) => lab_cmd::run(c),
         Command::Study(c) => study_cmd::run(c),
+        Command::Tune(c) => tune_cmd::run(c),
     };
     if let Err(e) = result {
         eprintln!("linerate: error: {e:#}");

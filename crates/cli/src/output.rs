@@ -160,7 +160,7 @@ pub fn print_summary(out: &mut Out, doc: &ResultDoc) {
     out.line(&format!("Verdict: {}", s.verdict.sentence));
 }
 
-pub fn write_json(doc: &ResultDoc, path: &str) -> anyhow::Result<()> {
+pub fn write_json<T: serde::Serialize>(doc: &T, path: &str) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(doc).context("serializing the result")?;
     if path == "-" {
         println!("{text}");

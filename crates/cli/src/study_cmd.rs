@@ -2,9 +2,7 @@
 //! on labs this command builds and removes.
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::net::{IpAddr, SocketAddr};
-use std::os::fd::AsFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::SystemTime;
@@ -115,7 +113,7 @@ impl Bed {
         bed.serving = Some(std::thread::spawn(move || {
             // Threads inherit the namespace of the thread that starts them,
             // so the whole server lives in the second host.
-            let bound = enter(&ns).and_then(|()| {
+            let bound = crate::netns::enter(&ns).and_then(|()| {
                 let log: linerate_engine::server::Logger = Arc::new(|_| {});
                 Ok(Server::bind(
                     SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, PORT)),
@@ -206,7 +204,7 @@ impl Bed {
                 .collect();
         let mut doc = std::thread::scope(|s| {
             s.spawn(|| {
-                enter(&ns)?;
+                crate::netns::enter(&ns)?;
                 crate::bench_cmd::measure(&args, command_line, output::Out::silent())
             })
             .join()
@@ -230,18 +228,6 @@ impl Drop for Bed {
             );
         }
     }
-}
-
-/// Moves the calling thread into a lab namespace.
-fn enter(netns: &str) -> anyhow::Result<()> {
-    let path = format!("/run/netns/{netns}");
-    let f = File::open(&path).with_context(|| format!("opening {path}"))?;
-    rustix::thread::move_into_link_name_space(
-        f.as_fd(),
-        Some(rustix::thread::LinkNameSpaceType::Network),
-    )
-    .with_context(|| format!("entering namespace {netns}"))?;
-    Ok(())
 }
 
 fn host_buffers() -> (String, String) {
