@@ -18,6 +18,8 @@ use serde_json::json;
 use crate::bench_cmd::BenchArgs;
 use crate::{output, units};
 
+mod tuning;
+
 const PORT: u16 = 5201;
 
 #[derive(Subcommand)]
@@ -27,6 +29,8 @@ pub enum StudyCommand {
     Wan(WanArgs),
     /// Bandwidth vs streams, MTU 1500 vs 9000, IPv4 vs IPv6, direct vs through a relay node.
     Lan(LanArgs),
+    /// One stream on a lab WAN before and after `tune plan`'s settings (applied, then reverted).
+    Tuning(tuning::TuningArgs),
 }
 
 #[derive(Args, Clone)]
@@ -87,6 +91,7 @@ pub fn run(cmd: StudyCommand) -> anyhow::Result<()> {
     match cmd {
         StudyCommand::Wan(a) => wan(a),
         StudyCommand::Lan(a) => lan(a),
+        StudyCommand::Tuning(a) => tuning::run(a),
     }
 }
 

@@ -8,6 +8,7 @@
 //! (netdev_max_backlog, default_qdisc) show themselves, and they are never
 //! changed from there.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -139,6 +140,18 @@ pub fn apply(
                 } else {
                     "host-wide: not visible inside a network namespace, left unchanged".into()
                 },
+            ));
+            continue;
+        }
+        // In a namespace some sysctls are shown but read-only (rmem_max,
+        // wmem_max on 6.x): they follow the host's.
+        let mode = std::fs::metadata(&file)
+            .map(|m| m.permissions().mode())
+            .unwrap_or(0);
+        if mode & 0o222 == 0 {
+            report.skipped.push((
+                s.key.clone(),
+                "read-only here (it follows the host's value)".into(),
             ));
             continue;
         }
@@ -275,9 +288,9 @@ mod tests {
     fn a_failed_write_rolls_back_the_earlier_ones() {
         let dir = tree("rollback");
         let state = dir.join("host.json");
-        // A read-only sysctl behind the name: reading works, writing fails.
-        std::os::unix::fs::symlink("/proc/sys/kernel/osrelease", dir.join("net/ipv4/tcp_wmem"))
-            .unwrap();
+        // A writable attribute that refuses this value: reading works, writing
+        // fails (EINVAL, or EACCES without root) and nothing changes.
+        std::os::unix::fs::symlink("/sys/class/net/lo/mtu", dir.join("net/ipv4/tcp_wmem")).unwrap();
         let bad = [
             set("net.ipv4.tcp_rmem", "4096 131072 134217728"),
             set("net.ipv4.tcp_wmem", "1 2 3"),

@@ -154,7 +154,7 @@ mod tests {
         m.extend_from_slice(&kind.to_ne_bytes());
         m.extend_from_slice(&[0u8; 10]);
         m.extend_from_slice(body);
-        while m.len() % 4 != 0 {
+        while !m.len().is_multiple_of(4) {
             m.push(0);
         }
         m
@@ -170,7 +170,7 @@ mod tests {
         b.extend_from_slice(&((4 + v.len()) as u16).to_ne_bytes());
         b.extend_from_slice(&TCA_KIND.to_ne_bytes());
         b.extend_from_slice(v.as_bytes());
-        while b.len() % 4 != 0 {
+        while !b.len().is_multiple_of(4) {
             b.push(0);
         }
         b
