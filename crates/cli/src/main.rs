@@ -2,6 +2,7 @@
 //! the network, and says why a link is slow.
 
 mod bench_cmd;
+mod compare_cmd;
 mod demo_cmd;
 mod detach;
 mod lab_cmd;
@@ -46,6 +47,8 @@ enum Command {
     /// The seed papers' studies on a lab, one command each (root).
     #[command(subcommand)]
     Study(study_cmd::StudyCommand),
+    /// linerate and the installed peers (iperf2, iperf3, nuttcp; rsync for files) side by side.
+    Compare(compare_cmd::CompareArgs),
     /// Audit host settings, plan them from a target rate and RTT, apply and revert.
     #[command(subcommand)]
     Tune(tune_cmd::TuneCommand),
@@ -62,6 +65,7 @@ fn main() {
         Command::Lab(c) => lab_cmd::run(c),
         Command::Study(c) => study_cmd::run(c),
         Command::Tune(c) => tune_cmd::run(c),
+        Command::Compare(a) => compare_cmd::run(a),
     };
     if let Err(e) = result {
         eprintln!("linerate: error: {e:#}");

@@ -285,14 +285,42 @@ fn finish(
     definitions: BTreeMap<String, String>,
     json_path: &str,
 ) -> anyhow::Result<()> {
+    finish_as(
+        "study",
+        kind_detail,
+        started,
+        parameters,
+        points,
+        headline,
+        findings,
+        definitions,
+        json_path,
+    )
+}
+
+/// One document of `kind` whose `study` holds every run and the findings.
+#[allow(clippy::too_many_arguments)]
+pub fn finish_as(
+    kind: &str,
+    kind_detail: &str,
+    started: SystemTime,
+    parameters: serde_json::Value,
+    points: Vec<StudyPoint>,
+    headline: usize,
+    findings: BTreeMap<String, f64>,
+    definitions: BTreeMap<String, String>,
+    json_path: &str,
+) -> anyhow::Result<()> {
     let Some(head) = points.get(headline).or(points.last()) else {
         bail!("the study produced no runs");
     };
     let mut parameters = parameters;
-    parameters["study"] = json!(kind_detail);
+    if kind == "study" {
+        parameters["study"] = json!(kind_detail);
+    }
     let doc = ResultDoc {
         schema: linerate_result::SCHEMA.into(),
-        kind: "study".into(),
+        kind: kind.into(),
         linerate_version: env!("CARGO_PKG_VERSION").into(),
         command_line: std::env::args().collect(),
         started_at: started

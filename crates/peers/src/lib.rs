@@ -1,0 +1,25 @@
+//! The peer tools engineers compare against (iperf2, iperf3, nuttcp): how
+//! to start their servers and clients, and parsers that turn their outputs
+//! into `linerate.result/1` documents, so one report can put them side by
+//! side with linerate. Parsers never panic on odd output.
+
+pub mod convert;
+pub mod parse;
+pub mod process;
+pub mod tool;
+
+pub use parse::{PeerInterval, PeerRun};
+pub use tool::Tool;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PeerError {
+    #[error("{tool}: {reason}")]
+    Parse { tool: &'static str, reason: String },
+    #[error("{0}")]
+    Run(String),
+    #[error("{context}: {error}")]
+    Io {
+        context: String,
+        error: std::io::Error,
+    },
+}

@@ -1,0 +1,218 @@
+//! Starting a peer's server and running its client as child processes:
+//! waiting until the server listens (from the kernel's socket table, which
+//! works inside a namespace too), bounding the client's time, and reading
+//! both ends' CPU time from /proc. Only processes started here are signalled.
+
+use std::io::Read;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rustix::process::{Pid, WaitId, WaitIdOptions, waitid};
+
+use crate::PeerError;
+
+/// A server child, terminated when dropped.
+pub struct Server {
+    child: Child,
+    argv: Vec<String>,
+}
+
+fn spawn(argv: &[String], out: Stdio, err: Stdio) -> Result<Child, PeerError> {
+    let (prog, args) = argv
+        .split_first()
+        .ok_or_else(|| PeerError::Run("empty command".into()))?;
+    Command::new(prog)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .map_err(|e| PeerError::Io {
+            context: format!("starting {prog}"),
+            error: e,
+        })
+}
+
+impl Server {
+    /// Starts `argv` and waits until its process listens on `port`.
+    pub fn start(argv: Vec<String>, port: u16, within: Duration) -> Result<Server, PeerError> {
+        let child = spawn(&argv, Stdio::null(), Stdio::null())?;
+        let mut server = Server { child, argv };
+        let deadline = Instant::now() + within;
+        loop {
+            if let Ok(Some(status)) = server.child.try_wait() {
+                return Err(PeerError::Run(format!(
+                    "`{}` exited at once ({status})",
+                    server.argv.join(" ")
+                )));
+            }
+            if listening(server.child.id(), port) {
+                return Ok(server);
+            }
+            if Instant::now() > deadline {
+                return Err(PeerError::Run(format!(
+                    "`{}` did not listen on port {port} within {} s",
+                    server.argv.join(" "),
+                    within.as_secs()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// CPU seconds the server and its reaped children used so far.
+    pub fn cpu_seconds(&self) -> f64 {
+        cpu_seconds(self.child.id()).unwrap_or(0.0)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            if let Some(pid) = Pid::from_raw(self.child.id() as i32) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+            }
+            let deadline = Instant::now() + Duration::from_secs(3);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Whether process `pid` has a TCP socket listening on `port`, from its
+/// namespace's /proc/PID/net/tcp{,6}.
+pub fn listening(pid: u32, port: u16) -> bool {
+    let want = format!(":{port:04X}");
+    ["tcp", "tcp6"].iter().any(|f| {
+        std::fs::read_to_string(format!("/proc/{pid}/net/{f}")).is_ok_and(|t| {
+            t.lines().skip(1).any(|l| {
+                let c: Vec<&str> = l.split_whitespace().collect();
+                c.len() > 3 && c[1].ends_with(&want) && c[3] == "0A"
+            })
+        })
+    })
+}
+
+/// utime + stime + cutime + cstime of a process (also of a zombie), in seconds.
+pub fn cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the parenthesised command, which may hold spaces.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f
+        .get(11..15)?
+        .iter()
+        .filter_map(|v| v.parse::<f64>().ok())
+        .sum();
+    let hz = rustix::param::clock_ticks_per_second() as f64;
+    Some(ticks / hz.max(1.0))
+}
+
+pub struct ClientRun {
+    pub stdout: String,
+    pub stderr: String,
+    pub success: bool,
+    pub cpu_seconds: f64,
+    pub wall_seconds: f64,
+}
+
+/// Runs a client to completion, killing it after `timeout`.
+pub fn run_client(argv: &[String], timeout: Duration) -> Result<ClientRun, PeerError> {
+    let started = Instant::now();
+    let mut child = spawn(argv, Stdio::piped(), Stdio::piped())?;
+    let mut out_pipe = child.stdout.take();
+    let mut err_pipe = child.stderr.take();
+    let out_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        if let Some(p) = out_pipe.as_mut() {
+            let _ = p.read_to_string(&mut s);
+        }
+        s
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        if let Some(p) = err_pipe.as_mut() {
+            let _ = p.read_to_string(&mut s);
+        }
+        s
+    });
+    let pid = Pid::from_raw(child.id() as i32).ok_or_else(|| PeerError::Run("no pid".into()))?;
+    let mut timed_out = false;
+    // Wait without reaping, so the exited child's CPU times can still be read.
+    loop {
+        match waitid(
+            WaitId::Pid(pid),
+            WaitIdOptions::EXITED | WaitIdOptions::NOWAIT | WaitIdOptions::NOHANG,
+        ) {
+            Ok(Some(_)) => break,
+            Ok(None) => {}
+            Err(e) => {
+                return Err(PeerError::Io {
+                    context: "waiting for a client".into(),
+                    error: e.into(),
+                });
+            }
+        }
+        if started.elapsed() > timeout {
+            timed_out = true;
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let cpu = cpu_seconds(child.id()).unwrap_or(0.0);
+    let status = child.wait().map_err(|e| PeerError::Io {
+        context: "reaping a client".into(),
+        error: e,
+    })?;
+    let wall = started.elapsed().as_secs_f64();
+    let stdout = out_reader.join().unwrap_or_default();
+    let stderr = err_reader.join().unwrap_or_default();
+    if timed_out {
+        return Err(PeerError::Run(format!(
+            "`{}` did not finish within {} s",
+            argv.join(" "),
+            timeout.as_secs()
+        )));
+    }
+    Ok(ClientRun {
+        stdout,
+        stderr,
+        success: status.success(),
+        cpu_seconds: cpu,
+        wall_seconds: wall,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_cpu_and_no_listener() {
+        assert!(cpu_seconds(std::process::id()).is_some());
+        assert!(!listening(std::process::id(), 1));
+        assert!(cpu_seconds(u32::MAX).is_none());
+    }
+
+    #[test]
+    fn clients_are_bounded_in_time() {
+        let argv: Vec<String> = ["sleep", "5"].map(String::from).to_vec();
+        let t = Instant::now();
+        assert!(run_client(&argv, Duration::from_millis(200)).is_err());
+        assert!(t.elapsed() < Duration::from_secs(2));
+        let ok = run_client(&["echo".to_string(), "hi".into()], Duration::from_secs(5)).unwrap();
+        assert!(ok.success);
+        assert_eq!(ok.stdout.trim(), "hi");
+    }
+}

@@ -1,0 +1,184 @@
+//! Which tools linerate knows, how each is started, and what provides it.
+
+use serde::Serialize;
+
+/// A memory-to-memory tool `compare` can run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tool {
+    Linerate,
+    Iperf2,
+    Iperf3,
+    Nuttcp,
+}
+
+/// Ports a tool's server listens on; nuttcp also needs a data port.
+#[derive(Debug, Clone, Copy)]
+pub struct Ports {
+    pub control: u16,
+    pub data: u16,
+}
+
+impl Tool {
+    pub const ALL: [Tool; 4] = [Tool::Linerate, Tool::Iperf2, Tool::Iperf3, Tool::Nuttcp];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::Linerate => "linerate",
+            Tool::Iperf2 => "iperf2",
+            Tool::Iperf3 => "iperf3",
+            Tool::Nuttcp => "nuttcp",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Tool> {
+        Tool::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// The program to look for on PATH.
+    pub fn binary(self) -> &'static str {
+        match self {
+            Tool::Linerate => "linerate",
+            Tool::Iperf2 => "iperf",
+            Tool::Iperf3 => "iperf3",
+            Tool::Nuttcp => "nuttcp",
+        }
+    }
+
+    /// The Debian package that provides it.
+    pub fn package(self) -> &'static str {
+        match self {
+            Tool::Linerate => "linerate (build from source)",
+            Tool::Iperf2 => "iperf",
+            Tool::Iperf3 => "iperf3",
+            Tool::Nuttcp => "nuttcp",
+        }
+    }
+
+    /// The server command. `exe` is the program to run (for linerate, the
+    /// running binary).
+    pub fn server_argv(self, exe: &str, p: Ports) -> Vec<String> {
+        let port = p.control.to_string();
+        let v: Vec<&str> = match self {
+            Tool::Linerate => vec![exe, "serve", "--port", &port],
+            Tool::Iperf2 => vec![exe, "-s", "-p", &port],
+            Tool::Iperf3 => vec![exe, "-s", "-p", &port],
+            // --nofork keeps nuttcp in the foreground, so its PID is the server's.
+            Tool::Nuttcp => {
+                return vec![
+                    exe.into(),
+                    "-S".into(),
+                    "--nofork".into(),
+                    "-P".into(),
+                    port,
+                    "-p".into(),
+                    p.data.to_string(),
+                ];
+            }
+        };
+        v.into_iter().map(String::from).collect()
+    }
+
+    /// The client command, with each tool's documented best flags for bulk
+    /// throughput: iperf2 `-l 128K` (its default), nuttcp `-l 1m` (its 64K
+    /// default is slower), iperf3 defaults. Intervals of 1 s.
+    pub fn client_argv(
+        self,
+        exe: &str,
+        host: &str,
+        p: Ports,
+        streams: u32,
+        seconds: u32,
+    ) -> Vec<String> {
+        let (port, n, t) = (
+            p.control.to_string(),
+            streams.to_string(),
+            seconds.to_string(),
+        );
+        let v: Vec<String> = match self {
+            Tool::Linerate => [
+                exe,
+                "bench",
+                &join_host(host, p.control),
+                "-P",
+                &n,
+                "-t",
+                &t,
+                "-i",
+                "1",
+                "--json",
+                "-",
+            ]
+            .map(String::from)
+            .to_vec(),
+            Tool::Iperf2 => [
+                exe, "-c", host, "-p", &port, "-P", &n, "-t", &t, "-i", "1", "-l", "128K", "-y",
+                "C",
+            ]
+            .map(String::from)
+            .to_vec(),
+            Tool::Iperf3 => [
+                exe, "-c", host, "-p", &port, "-P", &n, "-t", &t, "-i", "1", "-J",
+            ]
+            .map(String::from)
+            .to_vec(),
+            Tool::Nuttcp => [
+                exe,
+                "-P",
+                &port,
+                "-p",
+                &p.data.to_string(),
+                "-T",
+                &t,
+                "-i",
+                "1",
+                "-l",
+                "1m",
+                "-N",
+                &n,
+                "-fparse",
+                host,
+            ]
+            .map(String::from)
+            .to_vec(),
+        };
+        v
+    }
+}
+
+fn join_host(host: &str, port: u16) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+/// Tools engineers ask for that `compare` does not run in memory mode, and why.
+pub fn not_runnable(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "wdt" => "WDT is not packaged in Debian; build it from github.com/facebook/wdt",
+        "scp" => "a file tool that needs an sshd and keys; not automated by compare yet",
+        "rsync" => "a file tool; compare runs it in --mode files",
+        "lftp" => {
+            "a file tool that needs an FTP server (proftpd-basic); not automated by compare yet"
+        }
+        "gridftp" => {
+            "a file tool that needs a GridFTP server and credentials; not automated by compare yet"
+        }
+        "bbcp" => "bbcp is not packaged in Debian",
+        _ => return None,
+    })
+}
+
+/// The first executable called `name` on PATH.
+pub fn find_on_path(name: &str) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| {
+            p.metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
