@@ -8,6 +8,7 @@ mod detach;
 mod lab_cmd;
 mod netns;
 mod output;
+mod report_cmd;
 mod serve_cmd;
 mod study_cmd;
 mod transfer_cmd;
@@ -49,6 +50,8 @@ enum Command {
     Study(study_cmd::StudyCommand),
     /// linerate and the installed peers (iperf2, iperf3, nuttcp; rsync for files) side by side.
     Compare(compare_cmd::CompareArgs),
+    /// Result documents to one self-contained HTML page of figures (and CSV).
+    Report(report_cmd::ReportArgs),
     /// Audit host settings, plan them from a target rate and RTT, apply and revert.
     #[command(subcommand)]
     Tune(tune_cmd::TuneCommand),
@@ -66,6 +69,7 @@ fn main() {
         Command::Study(c) => study_cmd::run(c),
         Command::Tune(c) => tune_cmd::run(c),
         Command::Compare(a) => compare_cmd::run(a),
+        Command::Report(a) => report_cmd::run(a),
     };
     if let Err(e) = result {
         eprintln!("linerate: error: {e:#}");

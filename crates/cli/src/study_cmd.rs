@@ -342,46 +342,13 @@ pub fn finish_as(
     output::write_json(&doc, json_path)
 }
 
-/// Time to stabilise: with 1 s intervals x1..xn (all streams summed) and m
-/// the median of the last half of them, the start of the first interval from
-/// which every interval stays within 10 % of m. `None` if the last does not.
-pub fn time_to_stabilise(per_second: &[f64]) -> Option<f64> {
-    let n = per_second.len();
-    if n < 2 {
-        return None;
-    }
-    let mut tail: Vec<f64> = per_second[n / 2..].to_vec();
-    tail.sort_by(f64::total_cmp);
-    let m = tail[tail.len() / 2];
-    let within = |x: f64| (x - m).abs() <= 0.1 * m;
-    let mut first = None;
-    for (i, x) in per_second.iter().enumerate().rev() {
-        if !within(*x) {
-            break;
-        }
-        first = Some(i as f64);
-    }
-    first
-}
+pub use linerate_report::time_to_stabilise;
 
-/// Received bits per second per whole second, all streams summed (the final sliver dropped).
+/// Received bits per second per whole interval, all streams summed.
 fn per_second(doc: &ResultDoc) -> Vec<f64> {
-    let mut by_start: BTreeMap<u64, (f64, f64)> = BTreeMap::new();
-    for s in doc
-        .intervals
-        .iter()
-        .filter(|s| s.side == linerate_result::Side::Receiver)
-    {
-        let e = by_start
-            .entry((s.start * 1000.0).round() as u64)
-            .or_default();
-        e.0 += s.bytes as f64 * 8.0;
-        e.1 = s.end - s.start;
-    }
-    by_start
-        .values()
-        .filter(|(_, len)| *len > 0.9)
-        .map(|(bits, len)| bits / len)
+    linerate_report::data::summed(doc)
+        .into_iter()
+        .map(|p| p.1)
         .collect()
 }
 
@@ -647,18 +614,4 @@ fn lan(a: LanArgs) -> anyhow::Result<()> {
         definitions,
         &c.json,
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::time_to_stabilise;
-
-    #[test]
-    fn stabilises_at_the_first_second_after_which_all_stay_within_ten_percent() {
-        let s = [1.0, 5.0, 9.5, 8.0, 10.0, 10.2, 9.8, 10.1, 9.9, 10.0];
-        assert_eq!(time_to_stabilise(&s), Some(4.0));
-        assert_eq!(time_to_stabilise(&[10.0, 10.0, 10.0]), Some(0.0));
-        assert_eq!(time_to_stabilise(&[10.0, 10.0, 10.0, 3.0]), None);
-        assert_eq!(time_to_stabilise(&[1.0]), None);
-    }
 }

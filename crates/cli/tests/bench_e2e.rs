@@ -161,25 +161,3 @@ fn zerocopy_and_skip_rx_copy_move_the_bytes_asked_for() {
         );
     }
 }
-
-#[test]
-fn demo_runs_on_loopback_and_writes_results() {
-    let out_dir = std::env::temp_dir().join(format!("linerate-demo-test-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&out_dir);
-    let out = common::run(&["demo", "--seconds", "1", "--out", out_dir.to_str().unwrap()]);
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    let files: Vec<_> = std::fs::read_dir(&out_dir)
-        .map(|d| d.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    let _ = std::fs::remove_dir_all(&out_dir);
-    assert!(
-        out.status.success(),
-        "demo failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(files.len(), 3, "one result per stream count");
-    assert!(
-        stdout.contains("throughput") && stdout.contains("Gbit/s"),
-        "{stdout}"
-    );
-}

@@ -1,0 +1,106 @@
+//! `linerate report`: result documents to one self-contained HTML page.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use clap::Args;
+use linerate_report::{Input, choose, html};
+
+#[derive(Args)]
+#[command(
+    after_help = "Examples:\n  linerate report bench-*.json -o report.html\n  linerate report linerate-demo/ -o report.html --csv figures/   every *.json in a folder\n\nFigures are chosen by what the results hold: throughput over time per stream\n(with the time to stabilise), TCP_INFO panels, throughput vs streams, RTT and\nwrite size, before/after tuning, and tool comparisons with min-max whiskers."
+)]
+pub struct ReportArgs {
+    /// Result documents (linerate.result/1), or folders of them.
+    #[arg(required = true)]
+    pub results: Vec<PathBuf>,
+    /// The HTML page to write.
+    #[arg(short = 'o', long, default_value = "report.html")]
+    pub out: PathBuf,
+    /// Also write each figure's data as CSV into this folder.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+}
+
+/// The documents named, folders expanded to their *.json files in name order.
+pub fn load(paths: &[PathBuf]) -> anyhow::Result<Vec<Input>> {
+    let mut files = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let mut in_dir: Vec<PathBuf> = std::fs::read_dir(p)
+                .with_context(|| format!("reading {}", p.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.extension().is_some_and(|x| x == "json"))
+                .collect();
+            in_dir.sort();
+            files.extend(in_dir);
+        } else {
+            files.push(p.clone());
+        }
+    }
+    let mut inputs = Vec::new();
+    for f in files {
+        inputs.push(Input {
+            path: f.display().to_string(),
+            doc: read(&f)?,
+        });
+    }
+    if inputs.is_empty() {
+        bail!(
+            "no result documents found in {}",
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(inputs)
+}
+
+fn read(f: &Path) -> anyhow::Result<linerate_result::ResultDoc> {
+    let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", f.display()))?;
+    if v.get("schema").and_then(|s| s.as_str()) != Some(linerate_result::SCHEMA) {
+        bail!(
+            "{} is not a {} document",
+            f.display(),
+            linerate_result::SCHEMA
+        );
+    }
+    serde_json::from_value(v)
+        .with_context(|| format!("{} does not match {}", f.display(), linerate_result::SCHEMA))
+}
+
+/// Writes the page (and CSV), returning how many figures it holds.
+pub fn write(inputs: &[Input], out: &Path, csv: Option<&Path>) -> anyhow::Result<usize> {
+    let (figures, errors) = choose(inputs);
+    let page = html::page(inputs, &figures, &errors, &crate::output::timestamp());
+    let tmp = out.with_extension("html.tmp");
+    std::fs::write(&tmp, page).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, out).with_context(|| format!("writing {}", out.display()))?;
+    if let Some(dir) = csv {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        for f in &figures {
+            let p = dir.join(format!("{}.csv", f.id));
+            std::fs::write(&p, &f.csv).with_context(|| format!("writing {}", p.display()))?;
+        }
+    }
+    for e in &errors {
+        eprintln!("linerate report: not drawn: {e}");
+    }
+    Ok(figures.len())
+}
+
+pub fn run(a: ReportArgs) -> anyhow::Result<()> {
+    let inputs = load(&a.results)?;
+    let n = write(&inputs, &a.out, a.csv.as_deref())?;
+    println!(
+        "{} figures from {} results: {}",
+        n,
+        inputs.len(),
+        a.out.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,311 @@
+//! `linerate report` and `linerate compare` on results that real linerate
+//! runs produce: every figure type is drawn from them, and the peers'
+//! outputs are parsed from the Debian binaries themselves.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{Server, assert_matches_schema, require_root, run};
+
+struct Dir(PathBuf);
+
+impl Dir {
+    fn new(tag: &str) -> Dir {
+        let d = std::env::temp_dir().join(format!("lr-report-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        Dir(d)
+    }
+    fn file(&self, name: &str) -> String {
+        self.0.join(name).to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn ok(args: &[&str]) -> std::process::Output {
+    let out = run(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Each <figure> of a page: (data-kind, inner markup).
+pub fn figures(html: &str) -> Vec<(String, String)> {
+    html.split("<figure ")
+        .skip(1)
+        .map(|f| {
+            let kind = f
+                .split("data-kind=\"")
+                .nth(1)
+                .and_then(|k| k.split('"').next())
+                .unwrap_or("")
+                .to_string();
+            (kind, f.split("</figure>").next().unwrap_or("").to_string())
+        })
+        .collect()
+}
+
+/// A figure holds an SVG with drawn data, not just axes.
+fn assert_drawn(kind: &str, svg: &str) {
+    assert!(svg.contains("<svg"), "{kind}: no svg");
+    let marks = svg.matches("<polyline").count()
+        + svg.matches("<circle").count()
+        + svg.matches("<rect").count().saturating_sub(2);
+    assert!(marks > 0, "{kind}: nothing drawn");
+    assert!(svg.contains("<text"), "{kind}: no labels");
+}
+
+fn report(dir: &Dir, inputs: &[&str]) -> Vec<(String, String)> {
+    let html = dir.file("report.html");
+    let csv = dir.file("csv");
+    let mut args = vec!["report"];
+    args.extend_from_slice(inputs);
+    args.extend_from_slice(&["-o", &html, "--csv", &csv]);
+    ok(&args);
+    let page = std::fs::read_to_string(&html).unwrap();
+    // Nothing to fetch: no scripts, links, sources or imports (the SVG
+    // namespace URI is a name, not a fetch).
+    for fetch in ["<script", "<link", "src=", "href=", "@import", "url("] {
+        assert!(
+            !page.contains(fetch),
+            "the page must be self-contained: found {fetch}"
+        );
+    }
+    let figs = figures(&page);
+    for (kind, body) in &figs {
+        assert_drawn(kind, body);
+    }
+    let csvs = std::fs::read_dir(&csv).unwrap().count();
+    assert_eq!(csvs, figs.len(), "one CSV per figure");
+    figs
+}
+
+fn kinds(figs: &[(String, String)]) -> Vec<&str> {
+    figs.iter().map(|f| f.0.as_str()).collect()
+}
+
+#[test]
+fn bench_results_give_time_tcp_info_streams_and_message_size_figures() {
+    let dir = Dir::new("bench");
+    let server = Server::start();
+    let addr = server.addr();
+    for (name, extra) in [
+        ("p1.json", vec!["-P", "1", "-t", "2"]),
+        ("p2.json", vec!["-P", "2", "-t", "2"]),
+        ("l16k.json", vec!["-l", "16K", "-t", "1"]),
+        ("l1m.json", vec!["-l", "1M", "-t", "1"]),
+    ] {
+        let path = dir.file(name);
+        let mut args = vec!["bench", &addr, "-i", "1", "--json", &path];
+        args.extend_from_slice(&extra);
+        ok(&args);
+    }
+    let figs = report(
+        &dir,
+        &[
+            &dir.file("p1.json"),
+            &dir.file("p2.json"),
+            &dir.file("l16k.json"),
+            &dir.file("l1m.json"),
+        ],
+    );
+    let k = kinds(&figs);
+    for want in ["over-time", "tcp-info", "vs-streams", "vs-message-size"] {
+        assert!(k.contains(&want), "no {want} figure in {k:?}");
+    }
+    // The two-stream run draws both streams and their sum.
+    let p2 = figs
+        .iter()
+        .find(|f| f.0 == "over-time" && f.1.contains("p2.json"))
+        .unwrap();
+    assert!(p2.1.contains("stream 2") && p2.1.contains("sum"));
+    // Panels: cwnd, RTT and retransmits.
+    let tcp = figs.iter().find(|f| f.0 == "tcp-info").unwrap();
+    for panel in ["Congestion window", "Smoothed RTT", "Retransmitted"] {
+        assert!(tcp.1.contains(panel), "{panel}");
+    }
+    // A folder works like its files; something else is refused.
+    let again = report(&dir, &[dir.0.to_str().unwrap()]);
+    assert_eq!(again.len(), figs.len());
+    std::fs::write(dir.file("bogus.json"), "{\"schema\": \"other/1\"}").unwrap();
+    let out = run(&["report", &dir.file("bogus.json"), "-o", &dir.file("x.html")]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a linerate.result/1"));
+}
+
+fn have(binary: &str) -> bool {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(binary).is_file()))
+        .unwrap_or(false);
+    if !found && std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{binary} is not installed; .ci/run installs it");
+    }
+    found
+}
+
+#[test]
+fn compare_runs_the_debian_peers_and_draws_tool_bars() {
+    if !(have("iperf") && have("iperf3") && have("nuttcp")) {
+        eprintln!("skipping: iperf, iperf3 and nuttcp are needed");
+        return;
+    }
+    let dir = Dir::new("compare");
+    let json = dir.file("compare.json");
+    ok(&[
+        "compare",
+        "--tools",
+        "linerate,iperf2,iperf3,nuttcp,wdt",
+        "-P",
+        "1,2",
+        "-t",
+        "1",
+        "--rounds",
+        "2",
+        "--json",
+        &json,
+    ]);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_matches_schema(&doc);
+    assert_eq!(doc["kind"], "compare");
+    let points = doc["study"]["points"].as_array().unwrap();
+    assert_eq!(
+        points.len(),
+        4 * 2 * 2,
+        "4 tools x 2 stream counts x 2 rounds"
+    );
+    for tool in ["linerate", "iperf2", "iperf3", "nuttcp"] {
+        let mine: Vec<&serde_json::Value> = points.iter().filter(|p| p["series"] == tool).collect();
+        assert_eq!(mine.len(), 4, "{tool}");
+        for p in mine {
+            let bps = p["result"]["summary"]["bits_per_second"].as_f64().unwrap();
+            assert!(bps > 1e8, "{tool}: {bps}");
+            assert_matches_schema(&p["result"]);
+        }
+    }
+    // Parsed peers carry intervals; iperf2 with 2 streams has both.
+    let iperf2 = points
+        .iter()
+        .find(|p| p["series"] == "iperf2" && p["factors"]["streams"] == 2)
+        .unwrap();
+    assert!(
+        iperf2["result"]["intervals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["stream"] == 2)
+    );
+    let skipped = doc["parameters"]["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1);
+    assert_eq!(skipped[0]["tool"], "wdt");
+    let ratio = doc["study"]["findings"]["linerate_over_best_peer/P1"]
+        .as_f64()
+        .unwrap();
+    assert!(ratio > 0.0);
+    let figs = report(&dir, &[&json]);
+    let bars = figs
+        .iter()
+        .find(|f| f.0 == "tools")
+        .expect("a tools figure");
+    for label in ["iperf2 P1", "iperf3 P2", "nuttcp P1", "linerate P2"] {
+        assert!(bars.1.contains(label), "{label}");
+    }
+    assert!(kinds(&figs).contains(&"vs-streams"));
+    // A missing tool is skipped with its package, not an error.
+    let one = dir.file("one.json");
+    ok(&[
+        "compare", "--tools", "linerate", "-t", "1", "--rounds", "1", "-P", "1", "--json", &one,
+    ]);
+    let unknown = run(&["compare", "--tools", "linerate,nosuchtool"]);
+    assert_eq!(unknown.status.code(), Some(1));
+}
+
+#[test]
+fn compare_files_mode_times_linerate_and_rsync() {
+    if !have("rsync") {
+        return;
+    }
+    let dir = Dir::new("files");
+    let json = dir.file("files.json");
+    ok(&[
+        "compare",
+        "--mode",
+        "files",
+        "--dataset",
+        "small",
+        "--tools",
+        "linerate,rsync,scp",
+        "--rounds",
+        "1",
+        "--json",
+        &json,
+    ]);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_matches_schema(&doc);
+    let points = doc["study"]["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    for p in points {
+        assert_eq!(p["factors"]["files"], 4000);
+        assert!(p["factors"]["files_per_second"].as_f64().unwrap() > 100.0);
+    }
+    let figs = report(&dir, &[&json]);
+    assert!(figs.iter().any(|f| f.0 == "tools" && f.1.contains("rsync")));
+}
+
+#[test]
+fn lab_studies_give_rtt_stabilisation_and_before_after_figures() {
+    if !require_root("lab_studies_give_rtt_stabilisation_and_before_after_figures") {
+        return;
+    }
+    let dir = Dir::new("lab");
+    let wan = dir.file("wan.json");
+    let tuning = dir.file("tuning.json");
+    let name = format!("rp{}", std::process::id() % 1000);
+    let a = run(&[
+        "study",
+        "wan",
+        "--quick",
+        "--rtts",
+        "0,5",
+        "--streams",
+        "1",
+        "--stability-time",
+        "6",
+        "--name",
+        &name,
+        "--json",
+        &wan,
+    ]);
+    let b = run(&[
+        "study", "tuning", "--quick", "--name", &name, "--json", &tuning,
+    ]);
+    let _ = run(&["lab", "down", "--name", &name]);
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    assert!(b.status.success(), "{}", String::from_utf8_lossy(&b.stderr));
+    let figs = report(&dir, &[&wan, &tuning]);
+    let k = kinds(&figs);
+    for want in ["vs-rtt", "before-after", "over-time"] {
+        assert!(k.contains(&want), "no {want} figure in {k:?}");
+    }
+    let ba = figs.iter().find(|f| f.0 == "before-after").unwrap();
+    assert!(ba.1.contains("before") && ba.1.contains("after"));
+    // The WAN study's run over time marks when it stabilised, if it did.
+    let wan_doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&wan).unwrap()).unwrap();
+    if wan_doc["study"]["findings"]["time_to_stabilise_s"].is_number() {
+        assert!(
+            figs.iter()
+                .any(|f| f.0 == "over-time" && f.1.contains("stable from"))
+        );
+    }
+}

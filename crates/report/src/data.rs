@@ -1,0 +1,146 @@
+//! What figures are drawn from, pulled out of result documents: runs (top
+//! level documents and the points of studies and comparisons), throughput
+//! per second per stream, and TCP_INFO over time.
+
+use std::collections::BTreeMap;
+
+use linerate_result::{ResultDoc, Side};
+
+/// One measured run, wherever it sits in the inputs.
+pub struct Run<'a> {
+    /// Which input it came from, and which point inside it.
+    pub label: String,
+    pub doc: &'a ResultDoc,
+    /// The study series, or the tool for a peer, or the kind.
+    pub series: String,
+    pub factors: BTreeMap<String, serde_json::Value>,
+    /// The document that holds it, when it is a point of a study or comparison.
+    pub parent: Option<&'a ResultDoc>,
+}
+
+impl Run<'_> {
+    pub fn factor(&self, key: &str) -> Option<f64> {
+        self.factors
+            .get(key)
+            .and_then(|v| v.as_f64())
+            .or_else(|| self.doc.parameters.get(key).and_then(|v| v.as_f64()))
+    }
+}
+
+/// Every run in the inputs, top-level documents first.
+pub fn runs<'a>(inputs: &'a [crate::Input]) -> Vec<Run<'a>> {
+    let mut out = Vec::new();
+    for input in inputs {
+        let doc = &input.doc;
+        match &doc.study {
+            Some(study) => {
+                for (i, p) in study.points.iter().enumerate() {
+                    out.push(Run {
+                        label: format!("{} #{} {}", input.path, i + 1, p.series),
+                        doc: &p.result,
+                        series: p.series.clone(),
+                        factors: p.factors.clone(),
+                        parent: Some(doc),
+                    });
+                }
+            }
+            None => out.push(Run {
+                label: input.path.clone(),
+                doc,
+                series: doc
+                    .parameters
+                    .get("tool")
+                    .and_then(|t| t.as_str())
+                    .unwrap_or(&doc.kind)
+                    .to_string(),
+                factors: BTreeMap::new(),
+                parent: None,
+            }),
+        }
+    }
+    out
+}
+
+/// The side whose intervals count the payload: the receiver's where the
+/// run has them (linerate records both ends), else whatever it has.
+fn counting_side(doc: &ResultDoc) -> Option<Side> {
+    if doc.intervals.iter().any(|i| i.side == Side::Receiver) {
+        Some(Side::Receiver)
+    } else {
+        doc.intervals.first().map(|i| i.side)
+    }
+}
+
+/// Throughput per interval, per stream: stream -> [(interval end s, bits/s)].
+pub fn per_stream(doc: &ResultDoc) -> BTreeMap<u16, Vec<(f64, f64)>> {
+    let mut out: BTreeMap<u16, Vec<(f64, f64)>> = BTreeMap::new();
+    let Some(side) = counting_side(doc) else {
+        return out;
+    };
+    let ours = || {
+        doc.intervals
+            .iter()
+            .filter(|i| i.side == side && i.end > i.start)
+    };
+    // The final sliver of a run says little and plots as a cliff.
+    let longest = ours().map(|i| i.end - i.start).fold(0.0, f64::max);
+    for i in ours().filter(|i| i.end - i.start >= 0.9 * longest) {
+        out.entry(i.stream)
+            .or_default()
+            .push((i.end, i.bytes as f64 * 8.0 / (i.end - i.start)));
+    }
+    for v in out.values_mut() {
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    out
+}
+
+/// All streams summed per interval: [(interval end s, bits/s)], by
+/// interval start, dropping a final sliver shorter than 0.9 of a normal one.
+pub fn summed(doc: &ResultDoc) -> Vec<(f64, f64)> {
+    let Some(side) = counting_side(doc) else {
+        return Vec::new();
+    };
+    let mut by_start: BTreeMap<u64, (f64, f64, f64)> = BTreeMap::new();
+    for i in doc
+        .intervals
+        .iter()
+        .filter(|i| i.side == side && i.end > i.start)
+    {
+        let e = by_start
+            .entry((i.start * 1000.0).round() as u64)
+            .or_default();
+        e.0 += i.bytes as f64 * 8.0;
+        e.1 = e.1.max(i.end - i.start);
+        e.2 = e.2.max(i.end);
+    }
+    let longest = by_start.values().map(|v| v.1).fold(0.0, f64::max);
+    by_start
+        .values()
+        .filter(|v| v.1 >= 0.9 * longest)
+        .map(|&(bits, len, end)| (end, bits / len))
+        .collect()
+}
+
+/// One TCP_INFO quantity over time per sending stream.
+pub fn tcp_series(
+    doc: &ResultDoc,
+    pick: impl Fn(&linerate_result::TcpSample) -> f64,
+) -> BTreeMap<u16, Vec<(f64, f64)>> {
+    let mut out: BTreeMap<u16, Vec<(f64, f64)>> = BTreeMap::new();
+    for i in doc.intervals.iter().filter(|i| i.side == Side::Sender) {
+        if let Some(t) = &i.tcp {
+            out.entry(i.stream).or_default().push((i.end, pick(t)));
+        }
+    }
+    out
+}
+
+pub fn median(v: &[f64]) -> f64 {
+    let mut v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}

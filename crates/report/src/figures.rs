@@ -1,0 +1,587 @@
+//! Which figures the inputs support, and drawing them: throughput over time
+//! (per stream and summed, with the time to stabilise), TCP_INFO panels,
+//! throughput against streams, RTT and message size, before/after bars
+//! and tool comparison bars with min-max whiskers.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use crate::chart::{self, Bar, Bars, Lines, Series};
+use crate::data::{self, Run};
+use crate::{Input, ReportError, time_to_stabilise};
+
+/// In the order a report shows them: comparisons and sweeps first, then
+/// the detail of single runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FigureKind {
+    Tools,
+    BeforeAfter,
+    VsStreams,
+    VsRtt,
+    VsMessageSize,
+    OverTime,
+    TcpInfo,
+}
+
+impl FigureKind {
+    pub fn slug(self) -> &'static str {
+        match self {
+            FigureKind::OverTime => "over-time",
+            FigureKind::TcpInfo => "tcp-info",
+            FigureKind::VsStreams => "vs-streams",
+            FigureKind::VsRtt => "vs-rtt",
+            FigureKind::VsMessageSize => "vs-message-size",
+            FigureKind::BeforeAfter => "before-after",
+            FigureKind::Tools => "tools",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Figure {
+    pub id: String,
+    pub kind: FigureKind,
+    pub title: String,
+    pub caption: String,
+    pub svg: String,
+    pub csv: String,
+}
+
+/// Most over-time and TCP_INFO figures drawn, so a big study stays readable.
+const MAX_PER_RUN_FIGURES: usize = 12;
+/// Above this many streams only the sum is drawn over time.
+const MAX_STREAM_LINES: usize = 16;
+
+const GBIT: f64 = 1e9;
+
+fn lines_csv(series: &[Series]) -> String {
+    let mut s = String::from("series,x,y\n");
+    for ser in series {
+        for (x, y) in &ser.points {
+            let _ = writeln!(s, "{},{x},{y}", csv_field(&ser.name));
+        }
+    }
+    s
+}
+
+fn bars_csv(bars: &[Bar]) -> String {
+    let mut s = String::from("label,median,min,max\n");
+    for b in bars {
+        let _ = writeln!(s, "{},{},{},{}", csv_field(&b.label), b.value, b.min, b.max);
+    }
+    s
+}
+
+fn csv_field(v: &str) -> String {
+    if v.contains([',', '"', '\n']) {
+        format!("\"{}\"", v.replace('"', "\"\""))
+    } else {
+        v.to_string()
+    }
+}
+
+struct Builder {
+    figures: Vec<Figure>,
+    errors: Vec<String>,
+}
+
+impl Builder {
+    fn add(
+        &mut self,
+        kind: FigureKind,
+        title: String,
+        caption: String,
+        drawn: Result<String, ReportError>,
+        csv: String,
+    ) {
+        match drawn {
+            Ok(svg) => {
+                let id = format!(
+                    "fig-{}-{}",
+                    kind.slug(),
+                    self.figures.iter().filter(|f| f.kind == kind).count() + 1
+                );
+                self.figures.push(Figure {
+                    id,
+                    kind,
+                    title,
+                    caption,
+                    svg,
+                    csv,
+                });
+            }
+            Err(e) => self.errors.push(e.to_string()),
+        }
+    }
+}
+
+/// Every figure the inputs support, in a fixed order of kinds, and the
+/// reasons any could not be drawn.
+pub fn choose(inputs: &[Input]) -> (Vec<Figure>, Vec<String>) {
+    let runs = data::runs(inputs);
+    let mut b = Builder {
+        figures: Vec::new(),
+        errors: Vec::new(),
+    };
+    over_time(&mut b, &runs);
+    tcp_info(&mut b, &runs);
+    vs_streams(&mut b, &runs);
+    vs_rtt(&mut b, &runs);
+    vs_message_size(&mut b, &runs);
+    before_after(&mut b, inputs);
+    tools(&mut b, inputs);
+    b.figures.sort_by_key(|f| f.kind);
+    (b.figures, b.errors)
+}
+
+fn over_time(b: &mut Builder, runs: &[Run]) {
+    let chosen = runs
+        .iter()
+        .filter(|r| r.parent.is_none() || r.series == "over-time")
+        .filter(|r| data::summed(r.doc).len() >= 2)
+        .take(MAX_PER_RUN_FIGURES);
+    for r in chosen {
+        let sum = data::summed(r.doc);
+        let streams = data::per_stream(r.doc);
+        let mut series = Vec::new();
+        if streams.len() > 1 && streams.len() <= MAX_STREAM_LINES {
+            for (n, pts) in &streams {
+                series.push(Series {
+                    name: format!("stream {}", n + u16::from(r.doc.kind != "peer")),
+                    points: pts.iter().map(|&(x, y)| (x, y / GBIT)).collect(),
+                });
+            }
+        }
+        series.push(Series {
+            name: "sum".into(),
+            points: sum.iter().map(|&(x, y)| (x, y / GBIT)).collect(),
+        });
+        let values: Vec<f64> = sum.iter().map(|p| p.1).collect();
+        let marker = (values.len() >= 4)
+            .then(|| time_to_stabilise(&values))
+            .flatten()
+            .map(|i| {
+                let i = i as usize;
+                let start = if i == 0 { 0.0 } else { sum[i - 1].0 };
+                (start, format!(" stable from {start:.0} s"))
+            });
+        let title = format!("Throughput over time: {}", short(&r.label));
+        let caption = format!(
+            "{} ({}). Received payload per interval, per stream and summed{}. Verdict: {}",
+            r.doc.command_line.join(" "),
+            r.doc.kind,
+            marker.as_ref().map_or(String::new(), |m| format!("; dashed: time to stabilise ({} s, every later interval within 10 % of the median of the last half)", m.0)),
+            r.doc.summary.verdict.sentence
+        );
+        let spec = Lines {
+            title: title.clone(),
+            x_label: "time (s)".into(),
+            y_label: "Gbit/s".into(),
+            series,
+            marker,
+            log_x: false,
+            points: false,
+        };
+        let csv = lines_csv(&spec.series);
+        b.add(
+            FigureKind::OverTime,
+            title,
+            caption,
+            chart::lines("over-time", &spec),
+            csv,
+        );
+    }
+}
+
+fn tcp_info(b: &mut Builder, runs: &[Run]) {
+    let chosen = runs
+        .iter()
+        .filter(|r| r.parent.is_none() || r.series == "over-time")
+        .filter(|r| {
+            data::tcp_series(r.doc, |_| 0.0)
+                .values()
+                .any(|v| v.len() >= 2)
+        })
+        .take(MAX_PER_RUN_FIGURES);
+    for r in chosen {
+        let name = |n: u16| format!("stream {}", n + 1);
+        let to_series = |m: BTreeMap<u16, Vec<(f64, f64)>>| -> Vec<Series> {
+            m.into_iter()
+                .take(MAX_STREAM_LINES)
+                .map(|(n, points)| Series {
+                    name: name(n),
+                    points,
+                })
+                .collect()
+        };
+        let cwnd = to_series(data::tcp_series(r.doc, |t| {
+            f64::from(t.snd_cwnd) * f64::from(t.snd_mss) / 1_048_576.0
+        }));
+        let rtt = to_series(data::tcp_series(r.doc, |t| f64::from(t.rtt_us) / 1000.0));
+        let retrans = to_series(data::tcp_series(r.doc, |t| f64::from(t.total_retrans)));
+        let panel = |title: &str, y: &str, series: Vec<Series>| Lines {
+            title: title.into(),
+            x_label: "time (s)".into(),
+            y_label: y.into(),
+            series,
+            ..Lines::default()
+        };
+        let specs = vec![
+            panel("Congestion window", "MiB", cwnd),
+            panel("Smoothed RTT", "ms", rtt),
+            panel("Retransmitted segments (cumulative)", "segments", retrans),
+        ];
+        let mut csv = String::from("panel,series,x,y\n");
+        for s in &specs {
+            for line in lines_csv(&s.series).lines().skip(1) {
+                let _ = writeln!(csv, "{},{line}", csv_field(&s.title));
+            }
+        }
+        let title = format!("TCP_INFO of the senders: {}", short(&r.label));
+        let caption = format!(
+            "{}. Sampled by the sending threads each interval.",
+            r.doc.command_line.join(" ")
+        );
+        b.add(
+            FigureKind::TcpInfo,
+            title,
+            caption,
+            chart::panels("tcp-info", &specs),
+            csv,
+        );
+    }
+}
+
+/// Groups runs into series of (x, median y) by `x_of`, one figure per source.
+fn sweep(
+    runs: &[&Run],
+    x_of: impl Fn(&Run) -> Option<f64>,
+    y_of: impl Fn(&Run) -> f64,
+    series_of: impl Fn(&Run) -> String,
+) -> Vec<Series> {
+    let mut by: BTreeMap<String, BTreeMap<u64, (f64, Vec<f64>)>> = BTreeMap::new();
+    for r in runs {
+        if let Some(x) = x_of(r) {
+            let e = by
+                .entry(series_of(r))
+                .or_default()
+                .entry((x * 1000.0).round() as u64)
+                .or_insert((x, Vec::new()));
+            e.1.push(y_of(r));
+        }
+    }
+    by.into_iter()
+        .filter(|(_, xs)| xs.len() >= 2)
+        .map(|(name, xs)| Series {
+            name,
+            points: xs
+                .into_values()
+                .map(|(x, ys)| (x, data::median(&ys) / GBIT))
+                .collect(),
+        })
+        .collect()
+}
+
+/// Runs by where they came from: each study or comparison on its own,
+/// top-level documents together.
+fn by_source<'a, 'b>(runs: &'b [Run<'a>]) -> Vec<(String, Vec<&'b Run<'a>>)> {
+    let mut groups: Vec<(String, Vec<&Run>)> = Vec::new();
+    for r in runs {
+        let key = match r.parent {
+            Some(p) => p.command_line.join(" "),
+            None => "separate runs".to_string(),
+        };
+        match groups.iter_mut().find(|g| g.0 == key) {
+            Some(g) => g.1.push(r),
+            None => groups.push((key, vec![r])),
+        }
+    }
+    groups
+}
+
+fn wall_or_summary(r: &Run) -> f64 {
+    r.factor("wall_bps")
+        .unwrap_or(r.doc.summary.bits_per_second)
+}
+
+fn vs_streams(b: &mut Builder, runs: &[Run]) {
+    for (source, group) in by_source(runs) {
+        // Runs that chose their write size belong to the message-size figure.
+        let eligible: Vec<&Run> = group
+            .into_iter()
+            .filter(|r| {
+                !r.factors.contains_key("rtt_ms") && r.doc.kind != "transfer" && !sets_write_size(r)
+            })
+            .collect();
+        let series = sweep(
+            &eligible,
+            |r| r.factor("streams"),
+            wall_or_summary,
+            |r| r.series.clone(),
+        );
+        if series.is_empty() {
+            continue;
+        }
+        let title = "Throughput vs streams".to_string();
+        let caption = format!("{source}. Median over repeated runs at each stream count.");
+        let spec = Lines {
+            title: title.clone(),
+            x_label: "streams".into(),
+            y_label: "Gbit/s".into(),
+            series,
+            points: true,
+            ..Lines::default()
+        };
+        let csv = lines_csv(&spec.series);
+        b.add(
+            FigureKind::VsStreams,
+            title,
+            caption,
+            chart::lines("vs-streams", &spec),
+            csv,
+        );
+    }
+}
+
+fn vs_rtt(b: &mut Builder, runs: &[Run]) {
+    for (source, group) in by_source(runs) {
+        let series = sweep(
+            &group,
+            |r| r.factors.get("rtt_ms").and_then(|v| v.as_f64()),
+            wall_or_summary,
+            |r| r.series.clone(),
+        );
+        if series.is_empty() {
+            continue;
+        }
+        let title = "Throughput vs RTT".to_string();
+        let caption =
+            format!("{source}. Each point one run; buffers and streams as in the series name.");
+        let spec = Lines {
+            title: title.clone(),
+            x_label: "RTT (ms)".into(),
+            y_label: "Gbit/s".into(),
+            series,
+            points: true,
+            ..Lines::default()
+        };
+        let csv = lines_csv(&spec.series);
+        b.add(
+            FigureKind::VsRtt,
+            title,
+            caption,
+            chart::lines("vs-rtt", &spec),
+            csv,
+        );
+    }
+}
+
+fn sets_write_size(r: &Run) -> bool {
+    r.doc.command_line.iter().any(|w| {
+        w == "-l" || w == "--len" || w.starts_with("--len=") || (w.starts_with("-l") && w.len() > 2)
+    })
+}
+
+fn vs_message_size(b: &mut Builder, runs: &[Run]) {
+    let benches: Vec<&Run> = runs
+        .iter()
+        .filter(|r| r.doc.kind == "bench" && r.parent.is_none() && sets_write_size(r))
+        .collect();
+    let series = sweep(
+        &benches,
+        |r| r.doc.parameters.get("write_len").and_then(|v| v.as_f64()),
+        |r| r.doc.summary.bits_per_second,
+        |r| format!("P{}", r.factor("streams").unwrap_or(1.0)),
+    );
+    if series.is_empty() {
+        return;
+    }
+    let title = "Throughput vs message (write) size".to_string();
+    let caption = "linerate bench runs that differ in -l/--len. Median at each size.".to_string();
+    let spec = Lines {
+        title: title.clone(),
+        x_label: "write size".into(),
+        y_label: "Gbit/s".into(),
+        series,
+        log_x: true,
+        points: true,
+        ..Lines::default()
+    };
+    let csv = lines_csv(&spec.series);
+    b.add(
+        FigureKind::VsMessageSize,
+        title,
+        caption,
+        chart::lines("vs-message-size", &spec),
+        csv,
+    );
+}
+
+fn bar_of(label: String, values: &[f64], group: usize) -> Bar {
+    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = values.iter().copied().fold(0.0, f64::max);
+    Bar {
+        label,
+        value: data::median(values) / GBIT,
+        min: min / GBIT,
+        max: max / GBIT,
+        group,
+    }
+}
+
+fn before_after(b: &mut Builder, inputs: &[Input]) {
+    for input in inputs {
+        let Some(study) = &input.doc.study else {
+            continue;
+        };
+        let values = |s: &str| -> Vec<f64> {
+            study
+                .points
+                .iter()
+                .filter(|p| p.series == s)
+                .map(|p| p.result.summary.bits_per_second)
+                .collect()
+        };
+        let (before, after) = (values("before"), values("after"));
+        if before.is_empty() || after.is_empty() {
+            continue;
+        }
+        let bars = vec![
+            bar_of("before".into(), &before, 0),
+            bar_of("after".into(), &after, 1),
+        ];
+        let gain = study
+            .findings
+            .get("gain")
+            .copied()
+            .unwrap_or(data::median(&after) / data::median(&before).max(1.0));
+        let title = format!("Before and after tuning: {gain:.1}x");
+        let caption = format!(
+            "{}. Bars: median of {} runs each, whiskers: min to max. {}",
+            input.doc.command_line.join(" "),
+            before.len(),
+            study.definitions.get("gain").cloned().unwrap_or_default()
+        );
+        let spec = Bars {
+            title: title.clone(),
+            y_label: "Gbit/s".into(),
+            bars,
+        };
+        let csv = bars_csv(&spec.bars);
+        b.add(
+            FigureKind::BeforeAfter,
+            title,
+            caption,
+            chart::bars("before-after", &spec),
+            csv,
+        );
+    }
+}
+
+fn tools(b: &mut Builder, inputs: &[Input]) {
+    for input in inputs.iter().filter(|i| i.doc.kind == "compare") {
+        let Some(study) = &input.doc.study else {
+            continue;
+        };
+        let files = input.doc.parameters.get("mode").and_then(|m| m.as_str()) == Some("files");
+        let mut tools: Vec<String> = Vec::new();
+        let mut by: BTreeMap<(u64, usize), Vec<f64>> = BTreeMap::new();
+        for p in &study.points {
+            let idx = match tools.iter().position(|t| *t == p.series) {
+                Some(i) => i,
+                None => {
+                    tools.push(p.series.clone());
+                    tools.len() - 1
+                }
+            };
+            let n = p
+                .factors
+                .get("streams")
+                .and_then(|v| v.as_u64())
+                .unwrap_or(1);
+            let v = if files {
+                p.factors
+                    .get("wall_bps")
+                    .and_then(|v| v.as_f64())
+                    .unwrap_or(0.0)
+            } else {
+                p.result.summary.bits_per_second
+            };
+            by.entry((n, idx)).or_default().push(v);
+        }
+        let bars: Vec<Bar> = by
+            .iter()
+            .map(|(&(n, idx), v)| {
+                bar_of(
+                    if files {
+                        tools[idx].clone()
+                    } else {
+                        format!("{} P{n}", tools[idx])
+                    },
+                    v,
+                    idx,
+                )
+            })
+            .collect();
+        if bars.is_empty() {
+            continue;
+        }
+        let title = if files {
+            "Transfer tools side by side"
+        } else {
+            "Memory-to-memory tools side by side"
+        }
+        .to_string();
+        let caption = format!(
+            "{}. {}; bars: median over {} rounds in alternating order, whiskers: min to max. Skipped: {}.",
+            input.doc.command_line.join(" "),
+            input
+                .doc
+                .parameters
+                .get("placement")
+                .and_then(|v| v.as_str())
+                .unwrap_or("loopback"),
+            input
+                .doc
+                .parameters
+                .get("rounds")
+                .and_then(|v| v.as_u64())
+                .unwrap_or(0),
+            input
+                .doc
+                .parameters
+                .get("skipped")
+                .and_then(|v| v.as_array())
+                .map(|a| a
+                    .iter()
+                    .filter_map(|s| s.get("tool").and_then(|t| t.as_str()))
+                    .collect::<Vec<_>>()
+                    .join(", "))
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "none".into())
+        );
+        let spec = Bars {
+            title: title.clone(),
+            y_label: "Gbit/s".into(),
+            bars,
+        };
+        let csv = bars_csv(&spec.bars);
+        b.add(
+            FigureKind::Tools,
+            title,
+            caption,
+            chart::bars("tools", &spec),
+            csv,
+        );
+    }
+}
+
+fn short(label: &str) -> String {
+    let base = label.rsplit('/').next().unwrap_or(label);
+    let n = base.chars().count();
+    if n > 60 {
+        format!("...{}", base.chars().skip(n - 57).collect::<String>())
+    } else {
+        base.to_string()
+    }
+}
