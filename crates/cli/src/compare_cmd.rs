@@ -196,7 +196,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<()> {
         Mode::Mem => mem(&a, &place, &ready)?,
         Mode::Files => files::run(&a, &place, &ready)?,
     };
-    let (findings, table) = summarise(&points, a.mode);
+    let (findings, table) = summarise(&points);
     eprintln!("{table}");
     let params = json!({
         "mode": match a.mode { Mode::Mem => "mem", Mode::Files => "files" },
@@ -229,7 +229,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<()> {
 
 /// Medians per tool and stream count, linerate against the best peer, and
 /// a table for people.
-fn summarise(points: &[StudyPoint], mode: Mode) -> (BTreeMap<String, f64>, String) {
+fn summarise(points: &[StudyPoint]) -> (BTreeMap<String, f64>, String) {
     let mut by: BTreeMap<(u64, String), Vec<f64>> = BTreeMap::new();
     for p in points {
         let n = p
@@ -237,21 +237,10 @@ fn summarise(points: &[StudyPoint], mode: Mode) -> (BTreeMap<String, f64>, Strin
             .get("streams")
             .and_then(|v| v.as_u64())
             .unwrap_or(0);
-        let v = if mode == Mode::Files {
-            p.factors
-                .get("wall_bps")
-                .and_then(|v| v.as_f64())
-                .unwrap_or(0.0)
-        } else {
-            p.result.summary.bits_per_second
-        };
+        let v = linerate_report::data::point_bps(p);
         by.entry((n, p.series.clone())).or_default().push(v);
     }
-    let median = |v: &[f64]| {
-        let mut v = v.to_vec();
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
+    let median = linerate_report::data::median;
     let mut findings = BTreeMap::new();
     let mut tools: Vec<String> = by.keys().map(|k| k.1.clone()).collect();
     tools.sort();
@@ -388,29 +377,9 @@ mod files {
             Dataset::Small => (0, 0, 4000),
             Dataset::Mixed => (8, 32 << 20, 2000),
         };
-        std::fs::create_dir_all(dir.join("small"))?;
-        let mut block = vec![0u8; 1 << 20];
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        for b in block.chunks_mut(8) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            b.copy_from_slice(&x.to_le_bytes()[..b.len()]);
-        }
-        for i in 0..big {
-            let mut f = std::fs::File::create(dir.join(format!("large-{i}.bin")))?;
-            for k in 0..big_len >> 20 {
-                block[0..8].copy_from_slice(&(i * 1_000_003 + k).to_le_bytes());
-                std::io::Write::write_all(&mut f, &block)?;
-            }
-        }
-        for i in 0..small {
-            std::fs::write(
-                dir.join(format!("small/{i:05}.dat")),
-                &block[(i as usize % 200) * 4096..][..4096],
-            )?;
-        }
-        Ok((big * big_len + small * 4096, big + small))
+        let bytes = crate::dataset::write_files(dir, big, big_len, 1)?
+            + crate::dataset::write_files(&dir.join("small"), small, 4096, 2)?;
+        Ok((bytes, big + small))
     }
 
     pub fn run(a: &CompareArgs, place: &Place, ready: &[Ready]) -> anyhow::Result<Vec<StudyPoint>> {

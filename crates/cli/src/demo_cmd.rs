@@ -133,23 +133,6 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Writes `count` files of `len` bytes of varied content under `dir`.
-fn generate(dir: &Path, count: usize, len: usize) -> anyhow::Result<u64> {
-    std::fs::create_dir_all(dir)?;
-    let mut x = 0x2545_f491_4f6c_dd1du64 ^ len as u64;
-    let mut buf = vec![0u8; len];
-    for i in 0..count {
-        for c in buf.chunks_mut(8) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            c.copy_from_slice(&x.to_le_bytes()[..c.len()]);
-        }
-        std::fs::write(dir.join(format!("{i:04}.bin")), &buf)?;
-    }
-    Ok((count * len) as u64)
-}
-
 fn transfer(out: &Path) -> anyhow::Result<()> {
     let exe = std::env::current_exe().context("locating the linerate binary")?;
     let base = if Path::new("/dev/shm").is_dir() {
@@ -160,8 +143,8 @@ fn transfer(out: &Path) -> anyhow::Result<()> {
     let work = base.join(format!("linerate-demo-{}", std::process::id()));
     let result = (|| -> anyhow::Result<()> {
         let src = work.join("data");
-        let bytes =
-            generate(&src.join("large"), 4, 64 << 20)? + generate(&src.join("small"), 1000, 4096)?;
+        let bytes = crate::dataset::write_files(&src.join("large"), 4, 64 << 20, 1)?
+            + crate::dataset::write_files(&src.join("small"), 1000, 4096, 2)?;
         let dest = work.join("received");
         std::fs::create_dir_all(&dest)?;
         let mut recv = Command::new(&exe)

@@ -3,6 +3,7 @@
 
 mod bench_cmd;
 mod compare_cmd;
+mod dataset;
 mod demo_cmd;
 mod detach;
 mod lab_cmd;

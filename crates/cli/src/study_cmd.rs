@@ -274,30 +274,6 @@ impl Collector {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn finish(
-    kind_detail: &str,
-    started: SystemTime,
-    parameters: serde_json::Value,
-    points: Vec<StudyPoint>,
-    headline: usize,
-    findings: BTreeMap<String, f64>,
-    definitions: BTreeMap<String, String>,
-    json_path: &str,
-) -> anyhow::Result<()> {
-    finish_as(
-        "study",
-        kind_detail,
-        started,
-        parameters,
-        points,
-        headline,
-        findings,
-        definitions,
-        json_path,
-    )
-}
-
 /// One document of `kind` whose `study` holds every run and the findings.
 #[allow(clippy::too_many_arguments)]
 pub fn finish_as(
@@ -352,24 +328,34 @@ fn per_second(doc: &ResultDoc) -> Vec<f64> {
         .collect()
 }
 
+/// Two hosts behind an emulated WAN link of `rate` and `rtt_us`.
+fn wan_spec(
+    c: &CommonArgs,
+    backend: crate::lab_cmd::BackendArg,
+    rtt_us: u64,
+    rate: u64,
+) -> LabSpec {
+    LabSpec {
+        name: c.name.clone(),
+        hosts: 2,
+        router: false,
+        mtu: 1500,
+        backend: BackendChoice::from(backend),
+        conditions: Conditions {
+            rtt_us,
+            rate_bps: Some(rate),
+            seed: 1,
+            ..Conditions::default()
+        },
+    }
+}
+
 fn wan(a: WanArgs) -> anyhow::Result<()> {
     let c = &a.common;
     let started = SystemTime::now();
     let t = secs(c);
     let host = host_buffers();
-    let spec = LabSpec {
-        name: c.name.clone(),
-        hosts: 2,
-        router: false,
-        mtu: 1500,
-        backend: BackendChoice::from(a.backend),
-        conditions: Conditions {
-            rate_bps: Some(a.rate),
-            seed: 1,
-            ..Conditions::default()
-        },
-    };
-    let mut bed = Bed::up(spec)?;
+    let mut bed = Bed::up(wan_spec(c, a.backend, 0, a.rate))?;
     eprintln!(
         "linerate study wan: lab {} on backend {} ({})",
         bed.lab.spec.name,
@@ -486,7 +472,8 @@ fn wan(a: WanArgs) -> anyhow::Result<()> {
     let params = json!({"rtts_ms": a.rtts, "streams": a.streams, "rate_bps": a.rate, "seconds": t, "stability_seconds": long, "quick": c.quick, "cc": c.cc});
     let points = std::mem::take(&mut col.points);
     drop(bed);
-    finish(
+    finish_as(
+        "study",
         "wan",
         started,
         params,
@@ -604,7 +591,8 @@ fn lan(a: LanArgs) -> anyhow::Result<()> {
         })
         .unwrap_or(0);
     let params = json!({"streams": streams, "seconds": secs(c), "quick": c.quick, "cc": c.cc});
-    finish(
+    finish_as(
+        "study",
         "lan",
         started,
         params,

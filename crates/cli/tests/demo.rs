@@ -7,7 +7,7 @@ mod common;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::linerate;
+use common::{assert_drawn, figures, linerate};
 
 fn chromium() -> Option<&'static str> {
     let found = ["chromium", "chromium-browser", "google-chrome"]
@@ -22,22 +22,6 @@ fn chromium() -> Option<&'static str> {
         panic!("chromium is not installed; .ci/run installs it");
     }
     found
-}
-
-/// Each <figure> in a DOM: (data-kind, inner markup).
-fn figures(html: &str) -> Vec<(String, String)> {
-    html.split("<figure ")
-        .skip(1)
-        .map(|f| {
-            let kind = f
-                .split("data-kind=\"")
-                .nth(1)
-                .and_then(|k| k.split('"').next())
-                .unwrap_or("")
-                .to_string();
-            (kind, f.split("</figure>").next().unwrap_or("").to_string())
-        })
-        .collect()
 }
 
 #[test]
@@ -113,12 +97,7 @@ fn demo_report_opens_in_chromium_with_every_figure_drawn() {
         "Chromium sees a different number of figures"
     );
     for (kind, body) in &shown {
-        assert!(body.contains("<svg"), "{kind}: no svg in the DOM");
-        let marks = body.matches("<polyline").count()
-            + body.matches("<circle").count()
-            + body.matches("<rect").count().saturating_sub(2);
-        assert!(marks > 0, "{kind}: the svg draws nothing");
-        assert!(body.matches("<text").count() >= 3, "{kind}: no axis labels");
+        assert_drawn(kind, body);
     }
     let shot = dir.join("report.png");
     let s = Command::new(browser)

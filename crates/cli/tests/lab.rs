@@ -358,18 +358,7 @@ fn without_root_every_lab_command_fails_at_once_and_says_why() {
         vec!["lab", "down", "--name", "noroot"],
         vec!["study", "wan", "--quick"],
     ] {
-        let out = Command::new("setpriv")
-            .args([
-                "--reuid",
-                "65534",
-                "--regid",
-                "65534",
-                "--clear-groups",
-                linerate(),
-            ])
-            .args(&args)
-            .output()
-            .expect("setpriv (util-linux)");
+        let out = common::run_as_nobody(&args);
         assert!(!out.status.success(), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("needs root"), "{args:?}: {err}");

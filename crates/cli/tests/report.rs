@@ -6,7 +6,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{Server, assert_matches_schema, require_root, run};
+use common::{Server, assert_drawn, assert_matches_schema, figures, require_root, run};
 
 struct Dir(PathBuf);
 
@@ -36,32 +36,6 @@ fn ok(args: &[&str]) -> std::process::Output {
         String::from_utf8_lossy(&out.stderr)
     );
     out
-}
-
-/// Each <figure> of a page: (data-kind, inner markup).
-pub fn figures(html: &str) -> Vec<(String, String)> {
-    html.split("<figure ")
-        .skip(1)
-        .map(|f| {
-            let kind = f
-                .split("data-kind=\"")
-                .nth(1)
-                .and_then(|k| k.split('"').next())
-                .unwrap_or("")
-                .to_string();
-            (kind, f.split("</figure>").next().unwrap_or("").to_string())
-        })
-        .collect()
-}
-
-/// A figure holds an SVG with drawn data, not just axes.
-fn assert_drawn(kind: &str, svg: &str) {
-    assert!(svg.contains("<svg"), "{kind}: no svg");
-    let marks = svg.matches("<polyline").count()
-        + svg.matches("<circle").count()
-        + svg.matches("<rect").count().saturating_sub(2);
-    assert!(marks > 0, "{kind}: nothing drawn");
-    assert!(svg.contains("<text"), "{kind}: no labels");
 }
 
 fn report(dir: &Dir, inputs: &[&str]) -> Vec<(String, String)> {

@@ -355,20 +355,7 @@ fn without_root_audit_reads_what_it_can_and_apply_refuses() {
     if !require_root("without_root_audit_reads_what_it_can_and_apply_refuses") {
         return;
     }
-    let nobody = |args: &[&str]| {
-        Command::new("setpriv")
-            .args([
-                "--reuid",
-                "65534",
-                "--regid",
-                "65534",
-                "--clear-groups",
-                linerate(),
-            ])
-            .args(args)
-            .output()
-            .expect("setpriv (util-linux)")
-    };
+    let nobody = common::run_as_nobody;
     let out = nobody(&["tune", "audit", "--json", "-"]);
     assert!(
         out.status.success(),

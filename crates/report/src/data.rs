@@ -144,3 +144,12 @@ pub fn median(v: &[f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
+
+/// A comparison point's throughput: wall-clock for file tools (so process
+/// start and metadata count), else what the tool measured.
+pub fn point_bps(p: &linerate_result::StudyPoint) -> f64 {
+    p.factors
+        .get("wall_bps")
+        .and_then(|v| v.as_f64())
+        .unwrap_or(p.result.summary.bits_per_second)
+}

@@ -86,6 +86,28 @@ struct Builder {
 }
 
 impl Builder {
+    fn add_lines(&mut self, kind: FigureKind, caption: String, spec: &Lines) {
+        let drawn = chart::lines(kind.slug(), spec);
+        self.add(
+            kind,
+            spec.title.clone(),
+            caption,
+            drawn,
+            lines_csv(&spec.series),
+        );
+    }
+
+    fn add_bars(&mut self, kind: FigureKind, caption: String, spec: &Bars) {
+        let drawn = chart::bars(kind.slug(), spec);
+        self.add(
+            kind,
+            spec.title.clone(),
+            caption,
+            drawn,
+            bars_csv(&spec.bars),
+        );
+    }
+
     fn add(
         &mut self,
         kind: FigureKind,
@@ -182,14 +204,7 @@ fn over_time(b: &mut Builder, runs: &[Run]) {
             log_x: false,
             points: false,
         };
-        let csv = lines_csv(&spec.series);
-        b.add(
-            FigureKind::OverTime,
-            title,
-            caption,
-            chart::lines("over-time", &spec),
-            csv,
-        );
+        b.add_lines(FigureKind::OverTime, caption, &spec);
     }
 }
 
@@ -332,14 +347,7 @@ fn vs_streams(b: &mut Builder, runs: &[Run]) {
             points: true,
             ..Lines::default()
         };
-        let csv = lines_csv(&spec.series);
-        b.add(
-            FigureKind::VsStreams,
-            title,
-            caption,
-            chart::lines("vs-streams", &spec),
-            csv,
-        );
+        b.add_lines(FigureKind::VsStreams, caption, &spec);
     }
 }
 
@@ -365,14 +373,7 @@ fn vs_rtt(b: &mut Builder, runs: &[Run]) {
             points: true,
             ..Lines::default()
         };
-        let csv = lines_csv(&spec.series);
-        b.add(
-            FigureKind::VsRtt,
-            title,
-            caption,
-            chart::lines("vs-rtt", &spec),
-            csv,
-        );
+        b.add_lines(FigureKind::VsRtt, caption, &spec);
     }
 }
 
@@ -407,14 +408,7 @@ fn vs_message_size(b: &mut Builder, runs: &[Run]) {
         points: true,
         ..Lines::default()
     };
-    let csv = lines_csv(&spec.series);
-    b.add(
-        FigureKind::VsMessageSize,
-        title,
-        caption,
-        chart::lines("vs-message-size", &spec),
-        csv,
-    );
+    b.add_lines(FigureKind::VsMessageSize, caption, &spec);
 }
 
 fn bar_of(label: String, values: &[f64], group: usize) -> Bar {
@@ -467,14 +461,7 @@ fn before_after(b: &mut Builder, inputs: &[Input]) {
             y_label: "Gbit/s".into(),
             bars,
         };
-        let csv = bars_csv(&spec.bars);
-        b.add(
-            FigureKind::BeforeAfter,
-            title,
-            caption,
-            chart::bars("before-after", &spec),
-            csv,
-        );
+        b.add_bars(FigureKind::BeforeAfter, caption, &spec);
     }
 }
 
@@ -499,14 +486,7 @@ fn tools(b: &mut Builder, inputs: &[Input]) {
                 .get("streams")
                 .and_then(|v| v.as_u64())
                 .unwrap_or(1);
-            let v = if files {
-                p.factors
-                    .get("wall_bps")
-                    .and_then(|v| v.as_f64())
-                    .unwrap_or(0.0)
-            } else {
-                p.result.summary.bits_per_second
-            };
+            let v = data::point_bps(p);
             by.entry((n, idx)).or_default().push(v);
         }
         let bars: Vec<Bar> = by
@@ -565,14 +545,7 @@ fn tools(b: &mut Builder, inputs: &[Input]) {
             y_label: "Gbit/s".into(),
             bars,
         };
-        let csv = bars_csv(&spec.bars);
-        b.add(
-            FigureKind::Tools,
-            title,
-            caption,
-            chart::bars("tools", &spec),
-            csv,
-        );
+        b.add_bars(FigureKind::Tools, caption, &spec);
     }
 }
 

@@ -62,20 +62,7 @@ pub fn run(a: TuningArgs) -> anyhow::Result<()> {
         mss: None,
     };
     let the_plan = plan::make(&host, target);
-    let spec = LabSpec {
-        name: c.name.clone(),
-        hosts: 2,
-        router: false,
-        mtu: 1500,
-        backend: BackendChoice::from(a.backend),
-        conditions: Conditions {
-            rtt_us: a.rtt,
-            rate_bps: Some(a.rate),
-            seed: 1,
-            ..Conditions::default()
-        },
-    };
-    let bed = Bed::up(spec)?;
+    let bed = Bed::up(wan_spec(c, a.backend, a.rtt, a.rate))?;
     eprintln!(
         "linerate study tuning: lab {} on backend {} ({}); {} rounds of {t} s, 1 stream",
         bed.lab.spec.name,
@@ -163,7 +150,8 @@ pub fn run(a: TuningArgs) -> anyhow::Result<()> {
     });
     let points = std::mem::take(&mut col.points);
     drop(bed);
-    finish(
+    finish_as(
+        "study",
         "tuning",
         started,
         params,

@@ -195,3 +195,48 @@ pub fn assert_matches_schema(doc: &serde_json::Value) {
         "result does not match the schema: {errors:#?}"
     );
 }
+
+/// Each <figure> of a report page or DOM: (data-kind, inner markup).
+#[allow(dead_code)]
+pub fn figures(html: &str) -> Vec<(String, String)> {
+    html.split("<figure ")
+        .skip(1)
+        .map(|f| {
+            let kind = f
+                .split("data-kind=\"")
+                .nth(1)
+                .and_then(|k| k.split('"').next())
+                .unwrap_or("")
+                .to_string();
+            (kind, f.split("</figure>").next().unwrap_or("").to_string())
+        })
+        .collect()
+}
+
+/// A figure holds an SVG with drawn data and labels, not just axes.
+#[allow(dead_code)]
+pub fn assert_drawn(kind: &str, body: &str) {
+    assert!(body.contains("<svg"), "{kind}: no svg");
+    let marks = body.matches("<polyline").count()
+        + body.matches("<circle").count()
+        + body.matches("<rect").count().saturating_sub(2);
+    assert!(marks > 0, "{kind}: the svg draws nothing");
+    assert!(body.matches("<text").count() >= 3, "{kind}: no labels");
+}
+
+/// Runs linerate as user and group nobody (needs root to switch).
+#[allow(dead_code)]
+pub fn run_as_nobody(args: &[&str]) -> Output {
+    Command::new("setpriv")
+        .args([
+            "--reuid",
+            "65534",
+            "--regid",
+            "65534",
+            "--clear-groups",
+            linerate(),
+        ])
+        .args(args)
+        .output()
+        .expect("setpriv (util-linux)")
+}
