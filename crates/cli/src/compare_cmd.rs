@@ -38,12 +38,10 @@ pub enum Dataset {
     after_help = "Examples:\n  linerate compare                                   loopback, mem, 1 and 4 streams, 3 rounds\n  linerate compare --tools linerate,iperf2 -P 1,2,4,8 --json cmp.json\n  linerate compare --mode files --dataset small --tools linerate,rsync\n  linerate compare --lab wan                          inside `linerate lab up --name wan` (h1 -> h2)\n\nMissing tools are reported as skipped with the Debian package that provides them."
 )]
 pub struct CompareArgs {
-    /// Tools to run, in this order in the first round.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "linerate,iperf2,iperf3,nuttcp"
-    )]
+    /// Tools to run, in this order in the first round (default: linerate,iperf2,iperf3,nuttcp;
+    /// files mode: linerate,rsync,scp,lftp,gridftp,wdt, those without an adapter reported as
+    /// skipped).
+    #[arg(long, value_delimiter = ',')]
     pub tools: Vec<String>,
     #[arg(long, value_enum, default_value = "mem")]
     pub mode: Mode,
@@ -127,7 +125,10 @@ fn resolve(names: &[String], mode: Mode) -> anyhow::Result<(Vec<Ready>, Vec<serd
             match name.as_str() {
                 "linerate" | "rsync" => {}
                 other => {
-                    skipped.push(json!({"tool": other, "reason": "no files-mode adapter (files mode runs linerate and rsync)"}));
+                    let why = not_runnable(other)
+                        .filter(|_| other != "rsync")
+                        .unwrap_or("no files-mode adapter (files mode runs linerate and rsync)");
+                    skipped.push(json!({"tool": other, "reason": why}));
                     continue;
                 }
             }
@@ -176,7 +177,16 @@ pub fn run(a: CompareArgs) -> anyhow::Result<()> {
         bail!("--rounds and --time must be at least 1");
     }
     let place = Place::new(a.lab.as_deref())?;
-    let (ready, skipped) = resolve(&a.tools, a.mode)?;
+    let default: &[&str] = match a.mode {
+        Mode::Mem => &["linerate", "iperf2", "iperf3", "nuttcp"],
+        Mode::Files => &["linerate", "rsync", "scp", "lftp", "gridftp", "wdt"],
+    };
+    let tools: Vec<String> = if a.tools.is_empty() {
+        default.iter().map(|s| s.to_string()).collect()
+    } else {
+        a.tools.clone()
+    };
+    let (ready, skipped) = resolve(&tools, a.mode)?;
     for s in &skipped {
         eprintln!(
             "linerate compare: skipping {}: {}{}",

@@ -166,11 +166,24 @@ pub fn write_json<T: serde::Serialize>(doc: &T, path: &str) -> anyhow::Result<()
         println!("{text}");
         return Ok(());
     }
-    // Written beside and renamed, so a reader never sees half a document.
-    let tmp = format!("{path}.tmp");
-    std::fs::write(&tmp, text + "\n").with_context(|| format!("writing {tmp}"))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("renaming {tmp} to {path}"))?;
-    Ok(())
+    write_file(std::path::Path::new(path), (text + "\n").as_bytes())
+}
+
+/// Writes a whole file so that a reader never sees half of it: beside and
+/// renamed into place. A path that is not a regular file (a device such as
+/// /dev/stdout, a FIFO) is written to directly instead: renaming over it
+/// would replace the device.
+pub fn write_file(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let special = std::fs::metadata(path).is_ok_and(|m| !m.is_file());
+    if special {
+        return std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()));
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = std::path::PathBuf::from(tmp);
+    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
 }
 
 /// UTC time as `YYYY-MM-DDTHH:MM:SS.mmmZ` for log lines.

@@ -77,9 +77,7 @@ fn read(f: &Path) -> anyhow::Result<linerate_result::ResultDoc> {
 pub fn write(inputs: &[Input], out: &Path, csv: Option<&Path>) -> anyhow::Result<usize> {
     let (figures, errors) = choose(inputs);
     let page = html::page(inputs, &figures, &errors, &crate::output::timestamp());
-    let tmp = out.with_extension("html.tmp");
-    std::fs::write(&tmp, page).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, out).with_context(|| format!("writing {}", out.display()))?;
+    crate::output::write_file(out, page.as_bytes())?;
     if let Some(dir) = csv {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         for f in &figures {

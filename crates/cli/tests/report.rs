@@ -283,3 +283,32 @@ fn lab_studies_give_rtt_stabilisation_and_before_after_figures() {
         );
     }
 }
+
+#[test]
+fn output_paths_that_are_not_files_are_written_through_not_replaced() {
+    // A FIFO stands in for /dev/stdout and the like: renaming a finished
+    // file over it would replace it instead of writing to it.
+    let dir = Dir::new("fifo");
+    let fifo = dir.0.join("out.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    let server = Server::start();
+    let addr = server.addr();
+    ok(&["bench", &addr, "-t", "1", "--json", fifo.to_str().unwrap()]);
+    // Checked before joining: if the FIFO had been replaced, its reader
+    // would wait for a writer forever.
+    let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+    assert!(
+        std::os::unix::fs::FileTypeExt::is_fifo(&kind),
+        "the FIFO was replaced"
+    );
+    let text = reader.join().unwrap();
+    assert!(text.contains("linerate.result/1"));
+}
