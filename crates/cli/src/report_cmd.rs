@@ -24,7 +24,9 @@ pub struct ReportArgs {
 
 /// The documents named, folders expanded to their *.json files in name order.
 pub fn load(paths: &[PathBuf]) -> anyhow::Result<Vec<Input>> {
-    let mut files = Vec::new();
+    // (path, named explicitly): a folder's other JSON files are skipped, a
+    // named file that is not a result is an error.
+    let mut files: Vec<(PathBuf, bool)> = Vec::new();
     for p in paths {
         if p.is_dir() {
             let mut in_dir: Vec<PathBuf> = std::fs::read_dir(p)
@@ -33,17 +35,21 @@ pub fn load(paths: &[PathBuf]) -> anyhow::Result<Vec<Input>> {
                 .filter(|f| f.extension().is_some_and(|x| x == "json"))
                 .collect();
             in_dir.sort();
-            files.extend(in_dir);
+            files.extend(in_dir.into_iter().map(|f| (f, false)));
         } else {
-            files.push(p.clone());
+            files.push((p.clone(), true));
         }
     }
     let mut inputs = Vec::new();
-    for f in files {
-        inputs.push(Input {
-            path: f.display().to_string(),
-            doc: read(&f)?,
-        });
+    for (f, named) in files {
+        match read(&f) {
+            Ok(doc) => inputs.push(Input {
+                path: f.display().to_string(),
+                doc,
+            }),
+            Err(e) if !named => eprintln!("linerate report: skipping {e:#}"),
+            Err(e) => return Err(e),
+        }
     }
     if inputs.is_empty() {
         bail!(

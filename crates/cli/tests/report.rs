@@ -114,6 +114,10 @@ fn bench_results_give_time_tcp_info_streams_and_message_size_figures() {
     let out = run(&["report", &dir.file("bogus.json"), "-o", &dir.file("x.html")]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a linerate.result/1"));
+    // In a folder, other JSON files are skipped with a word, not fatal.
+    let out = run(&["report", dir.0.to_str().unwrap(), "-o", &dir.file("y.html")]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("skipping"));
 }
 
 fn have(binary: &str) -> bool {
@@ -190,9 +194,15 @@ fn compare_runs_the_debian_peers_and_draws_tool_bars() {
         .iter()
         .find(|f| f.0 == "tools")
         .expect("a tools figure");
-    for label in ["iperf2 P1", "iperf3 P2", "nuttcp P1", "linerate P2"] {
+    // Bars named by stream count, tools by colour in the legend.
+    for label in ["linerate", "iperf2", "iperf3", "nuttcp", "P1", "P2"] {
         assert!(bars.1.contains(label), "{label}");
     }
+    assert_eq!(
+        bars.1.matches("<rect").count(),
+        1 + 8 + 4,
+        "background, 8 bars, 4 legend keys"
+    );
     assert!(kinds(&figs).contains(&"vs-streams"));
     // A missing tool is skipped with its package, not an error.
     let one = dir.file("one.json");

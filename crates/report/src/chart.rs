@@ -48,6 +48,8 @@ pub struct Bars {
     pub title: String,
     pub y_label: String,
     pub bars: Vec<Bar>,
+    /// Names of the colour groups, drawn as a legend when not empty.
+    pub legend: Vec<String>,
 }
 
 fn err(figure: &str) -> impl Fn(String) -> ReportError + '_ {
@@ -284,6 +286,20 @@ pub fn bars(id: &str, spec: &Bars) -> Result<String, ReportError> {
             ))
             .map_err(|x| e(&x))?;
         }
+        for (i, name) in spec.legend.iter().enumerate() {
+            let (x, y) = (WIDTH as i32 - 150, 44 + 18 * i as i32);
+            area.draw(&Rectangle::new(
+                [(x, y), (x + 12, y + 12)],
+                colour(i).filled(),
+            ))
+            .map_err(|x| e(&x))?;
+            area.draw(&Text::new(
+                name.clone(),
+                (x + 18, y),
+                ("sans-serif", 12).into_font(),
+            ))
+            .map_err(|x| e(&x))?;
+        }
         Ok(())
     })
 }
@@ -363,10 +379,12 @@ mod tests {
                     max: 3.0,
                     group: 0,
                 }],
+                legend: vec!["tool".into()],
             },
         )
         .unwrap();
         assert!(b.contains("<rect") && b.contains(">\nx\n<") || b.contains(">x<"));
+        assert!(b.contains("tool"));
         assert_eq!(human_size(4096.0), "4 KiB");
         assert_eq!(human_size(1536.0), "1.5 KiB");
     }

@@ -460,6 +460,7 @@ fn before_after(b: &mut Builder, inputs: &[Input]) {
             title: title.clone(),
             y_label: "Gbit/s".into(),
             bars,
+            legend: Vec::new(),
         };
         b.add_bars(FigureKind::BeforeAfter, caption, &spec);
     }
@@ -492,15 +493,13 @@ fn tools(b: &mut Builder, inputs: &[Input]) {
         let bars: Vec<Bar> = by
             .iter()
             .map(|(&(n, idx), v)| {
-                bar_of(
-                    if files {
-                        tools[idx].clone()
-                    } else {
-                        format!("{} P{n}", tools[idx])
-                    },
-                    v,
-                    idx,
-                )
+                // Several stream counts: bars named by streams, tools by colour.
+                let label = if files || by.keys().all(|k| k.0 == n) {
+                    tools[idx].clone()
+                } else {
+                    format!("P{n}")
+                };
+                bar_of(label, v, idx)
             })
             .collect();
         if bars.is_empty() {
@@ -540,10 +539,14 @@ fn tools(b: &mut Builder, inputs: &[Input]) {
                 .filter(|s| !s.is_empty())
                 .unwrap_or_else(|| "none".into())
         );
+        let several = by
+            .keys()
+            .any(|k| k.0 != by.keys().next().map_or(0, |f| f.0));
         let spec = Bars {
             title: title.clone(),
             y_label: "Gbit/s".into(),
             bars,
+            legend: if several { tools.clone() } else { Vec::new() },
         };
         b.add_bars(FigureKind::Tools, caption, &spec);
     }

@@ -125,8 +125,10 @@ fn findings_table(inputs: &[Input]) -> Option<String> {
                 "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
                 escape(&i.path),
                 escape(k),
-                if v.abs() >= 1e6 {
+                if k.contains("bps") {
                     format!("{} Gbit/s", gbit(*v))
+                } else if v.abs() >= 1e4 {
+                    format!("{v:.0}")
                 } else {
                     format!("{v:.3}")
                 },
