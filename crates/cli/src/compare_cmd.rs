@@ -111,8 +111,8 @@ fn free_port() -> anyhow::Result<u16> {
 
 struct Ready {
     name: String,
-    /// The memory-mode adapter; files mode knows tools by name.
-    tool: Tool,
+    /// The memory-mode adapter; files mode knows its tools by name.
+    tool: Option<Tool>,
     exe: String,
 }
 
@@ -126,7 +126,6 @@ fn resolve(names: &[String], mode: Mode) -> anyhow::Result<(Vec<Ready>, Vec<serd
                 "linerate" | "rsync" => {}
                 other => {
                     let why = not_runnable(other)
-                        .filter(|_| other != "rsync")
                         .unwrap_or("no files-mode adapter (files mode runs linerate and rsync)");
                     skipped.push(json!({"tool": other, "reason": why}));
                     continue;
@@ -140,7 +139,7 @@ fn resolve(names: &[String], mode: Mode) -> anyhow::Result<(Vec<Ready>, Vec<serd
             match exe {
                 Some(exe) => ready.push(Ready {
                     name: name.clone(),
-                    tool: Tool::Linerate,
+                    tool: None,
                     exe,
                 }),
                 None => skipped
@@ -155,7 +154,11 @@ fn resolve(names: &[String], mode: Mode) -> anyhow::Result<(Vec<Ready>, Vec<serd
                 find_on_path(tool.binary()).map(|p| p.to_string_lossy().into_owned())
             };
             match exe {
-                Some(exe) => ready.push(Ready { name: name.clone(), tool, exe }),
+                Some(exe) => ready.push(Ready {
+                    name: name.clone(),
+                    tool: Some(tool),
+                    exe,
+                }),
                 None => skipped.push(json!({"tool": name, "reason": format!("{} is not installed", tool.binary()), "package": tool.package()})),
             }
         } else if let Some(why) = not_runnable(&name) {
@@ -298,14 +301,14 @@ fn summarise(points: &[StudyPoint]) -> (BTreeMap<String, f64>, String) {
 
 fn mem(a: &CompareArgs, place: &Place, ready: &[Ready]) -> anyhow::Result<Vec<StudyPoint>> {
     let mut servers = Vec::new();
-    for r in ready {
+    for (r, tool) in ready.iter().filter_map(|r| r.tool.map(|t| (r, t))) {
         let ports = Ports {
             control: free_port()?,
             data: free_port()?,
         };
-        let argv = Place::wrap(&place.server_prefix, r.tool.server_argv(&r.exe, ports));
+        let argv = Place::wrap(&place.server_prefix, tool.server_argv(&r.exe, ports));
         let server = Server::start(argv, ports.control, Duration::from_secs(5))?;
-        servers.push((r, ports, server));
+        servers.push((r, tool, ports, server));
     }
     let mut points = Vec::new();
     let total = a.rounds as usize * a.streams.len() * servers.len();
@@ -314,10 +317,11 @@ fn mem(a: &CompareArgs, place: &Place, ready: &[Ready]) -> anyhow::Result<Vec<St
         for &n in &a.streams {
             for k in 0..servers.len() {
                 // Rotate the order each round so no tool always runs first.
-                let (r, ports, server) = &servers[(k + round as usize) % servers.len()];
+                let (r, tool, ports, server) = &servers[(k + round as usize) % servers.len()];
+                let tool = *tool;
                 let argv = Place::wrap(
                     &place.client_prefix,
-                    r.tool.client_argv(&r.exe, &place.host, *ports, n, a.time),
+                    tool.client_argv(&r.exe, &place.host, *ports, n, a.time),
                 );
                 let server_cpu0 = server.cpu_seconds();
                 let when = SystemTime::now();
@@ -329,20 +333,20 @@ fn mem(a: &CompareArgs, place: &Place, ready: &[Ready]) -> anyhow::Result<Vec<St
                     server: server.cpu_seconds() - server_cpu0,
                 };
                 if !out.success {
-                    bail!("{} failed: {}", r.tool.name(), out.stderr.trim());
+                    bail!("{} failed: {}", tool.name(), out.stderr.trim());
                 }
-                let doc = to_doc(r.tool, &out.stdout, n, argv, when, cpu)?;
+                let doc = to_doc(tool, &out.stdout, n, argv, when, cpu)?;
                 done += 1;
                 eprintln!(
                     "  [{done}/{total}] round {} {:<8} P{n:<3} {:>14}",
                     round + 1,
-                    r.tool.name(),
+                    tool.name(),
                     fmt_rate(doc.summary.bits_per_second)
                 );
                 points.push(StudyPoint {
-                    series: r.tool.name().into(),
+                    series: tool.name().into(),
                     factors: serde_json::from_value(
-                        json!({"tool": r.tool.name(), "streams": n, "round": round + 1}),
+                        json!({"tool": tool.name(), "streams": n, "round": round + 1}),
                     )
                     .unwrap_or_default(),
                     result: doc,
@@ -372,7 +376,14 @@ fn to_doc(
         Tool::Iperf3 => parse::iperf3_json(stdout)?,
         Tool::Nuttcp => parse::nuttcp_parse(stdout, streams)?,
     };
-    Ok(convert::to_result(tool, &run, argv, when, cpu, params))
+    Ok(convert::to_result(
+        tool.name(),
+        &run,
+        argv,
+        when,
+        cpu,
+        params,
+    ))
 }
 
 mod files {
@@ -500,18 +511,14 @@ mod files {
                             cpu_percent: None,
                             counted: "received",
                         };
-                        let mut d = convert::to_result(
-                            Tool::Iperf2,
+                        convert::to_result(
+                            "rsync",
                             &run,
                             argv.clone(),
                             when,
                             cpu,
                             json!({"files": count}),
-                        );
-                        d.parameters["tool"] = json!("rsync");
-                        d.summary.verdict.sentence =
-                            "rsync does not measure what limited it".into();
-                        d
+                        )
                     };
                     let _ = std::fs::remove_dir_all(dest.join(&run_dir));
                     eprintln!(

@@ -8,7 +8,7 @@ use linerate_result::{
     CpuPerGb, Hosts, IntervalSample, Limit, ResultDoc, SCHEMA, Side, Summary, Verdict,
 };
 
-use crate::{PeerRun, Tool};
+use crate::PeerRun;
 
 /// CPU seconds the client and the server used during the run.
 #[derive(Debug, Clone, Copy, Default)]
@@ -18,7 +18,7 @@ pub struct Cpu {
 }
 
 pub fn to_result(
-    tool: Tool,
+    tool: &str,
     run: &PeerRun,
     command_line: Vec<String>,
     started_at: SystemTime,
@@ -50,7 +50,7 @@ pub fn to_result(
         })
         .collect();
     if let Some(m) = parameters.as_object_mut() {
-        m.insert("tool".into(), tool.name().into());
+        m.insert("tool".into(), tool.into());
         m.insert("bytes_counted_at".into(), run.counted.into());
         if let Some((s, r)) = run.cpu_percent {
             m.insert(
@@ -90,7 +90,7 @@ pub fn to_result(
                 side: None,
                 sentence: format!(
                     "{} does not measure what limited it; run linerate bench under the same conditions for a verdict",
-                    tool.name()
+                    tool
                 ),
                 evidence,
             },
