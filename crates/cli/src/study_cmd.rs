@@ -161,27 +161,18 @@ impl Bed {
         } else {
             (format!("4096 131072 {max}"), format!("4096 16384 {max}"))
         };
+        let settings = [
+            linerate_tune::plan::Setting::new("net.ipv4.tcp_rmem", &rmem, "study buffers"),
+            linerate_tune::plan::Setting::new("net.ipv4.tcp_wmem", &wmem, "study buffers"),
+        ];
         for h in &self.lab.hosts {
-            for (key, val) in [("net.ipv4.tcp_rmem", &rmem), ("net.ipv4.tcp_wmem", &wmem)] {
-                let out = std::process::Command::new("ip")
-                    .args([
-                        "netns",
-                        "exec",
-                        &h.netns,
-                        "sysctl",
-                        "-qw",
-                        &format!("{key}={val}"),
-                    ])
-                    .output()
-                    .context("running sysctl in a lab namespace")?;
-                if !out.status.success() {
-                    bail!(
-                        "sysctl {key} in {}: {}",
-                        h.netns,
-                        String::from_utf8_lossy(&out.stderr).trim()
-                    );
-                }
-            }
+            crate::netns::run_in(Some(&h.netns), || {
+                Ok(linerate_tune::apply::set(
+                    &settings,
+                    std::path::Path::new("/proc/sys"),
+                )?)
+            })
+            .with_context(|| format!("setting TCP buffers in {}", h.netns))?;
         }
         Ok((rmem, wmem))
     }

@@ -112,6 +112,38 @@ pub fn load(path: &Path) -> Result<State, TuneError> {
     })
 }
 
+/// Why `key` cannot be changed under `proc_sys`, if it cannot.
+fn not_writable(proc_sys: &Path, key: &str, host: bool) -> Result<Option<&'static str>, TuneError> {
+    let file = file_of(proc_sys, key)?;
+    if !file.exists() {
+        return Ok(Some(if host {
+            "this kernel has no such sysctl"
+        } else {
+            "host-wide: not visible inside a network namespace, left unchanged"
+        }));
+    }
+    // In a namespace some sysctls are shown but read-only (rmem_max,
+    // wmem_max on 6.x): they follow the host's.
+    let mode = std::fs::metadata(&file)
+        .map(|m| m.permissions().mode())
+        .unwrap_or(0);
+    Ok((mode & 0o222 == 0).then_some("read-only here (it follows the host's value)"))
+}
+
+/// Writes `settings` without saving what was there, for namespaces that
+/// are thrown away afterwards; settings this tree cannot change are
+/// skipped as `apply` skips them. Returns (key, reason) for those.
+pub fn set(settings: &[Setting], proc_sys: &Path) -> Result<Vec<(String, String)>, TuneError> {
+    let mut skipped = Vec::new();
+    for s in settings {
+        match not_writable(proc_sys, &s.key, false)? {
+            Some(why) => skipped.push((s.key.clone(), why.to_string())),
+            None => write(proc_sys, &s.key, &s.value)?,
+        }
+    }
+    Ok(skipped)
+}
+
 /// Applies `settings` under `proc_sys` (normally /proc/sys, as seen from the
 /// calling thread's network namespace).
 pub fn apply(
@@ -131,28 +163,8 @@ pub fn apply(
     let mut report = Report::default();
     let mut todo = Vec::new();
     for s in settings {
-        let file = file_of(proc_sys, &s.key)?;
-        if !file.exists() {
-            report.skipped.push((
-                s.key.clone(),
-                if scope == "host" {
-                    "this kernel has no such sysctl".into()
-                } else {
-                    "host-wide: not visible inside a network namespace, left unchanged".into()
-                },
-            ));
-            continue;
-        }
-        // In a namespace some sysctls are shown but read-only (rmem_max,
-        // wmem_max on 6.x): they follow the host's.
-        let mode = std::fs::metadata(&file)
-            .map(|m| m.permissions().mode())
-            .unwrap_or(0);
-        if mode & 0o222 == 0 {
-            report.skipped.push((
-                s.key.clone(),
-                "read-only here (it follows the host's value)".into(),
-            ));
+        if let Some(why) = not_writable(proc_sys, &s.key, scope == "host")? {
+            report.skipped.push((s.key.clone(), why.into()));
             continue;
         }
         let previous = read(proc_sys, &s.key)?;
@@ -250,13 +262,8 @@ mod tests {
         dir
     }
 
-    fn set(key: &str, value: &str) -> Setting {
-        Setting {
-            key: key.into(),
-            value: value.into(),
-            current: None,
-            why: String::new(),
-        }
+    fn setting(key: &str, value: &str) -> Setting {
+        Setting::new(key, value, "")
     }
 
     #[test]
@@ -264,9 +271,9 @@ mod tests {
         let dir = tree("roundtrip");
         let state = dir.join("state/host.json");
         let settings = [
-            set("net.ipv4.tcp_rmem", "4096 131072 134217728"),
-            set("net.ipv4.tcp_sack", "1"),
-            set("net.core.netdev_max_backlog", "250000"),
+            setting("net.ipv4.tcp_rmem", "4096 131072 134217728"),
+            setting("net.ipv4.tcp_sack", "1"),
+            setting("net.core.netdev_max_backlog", "250000"),
         ];
         let r = apply(&settings, &dir, &state, "netns x", "test").unwrap();
         assert_eq!(r.changed.len(), 1);
@@ -292,8 +299,8 @@ mod tests {
         // fails (EINVAL, or EACCES without root) and nothing changes.
         std::os::unix::fs::symlink("/sys/class/net/lo/mtu", dir.join("net/ipv4/tcp_wmem")).unwrap();
         let bad = [
-            set("net.ipv4.tcp_rmem", "4096 131072 134217728"),
-            set("net.ipv4.tcp_wmem", "1 2 3"),
+            setting("net.ipv4.tcp_rmem", "4096 131072 134217728"),
+            setting("net.ipv4.tcp_wmem", "1 2 3"),
         ];
         let err = apply(&bad, &dir, &state, "host", "t")
             .unwrap_err()
@@ -308,12 +315,31 @@ mod tests {
     }
 
     #[test]
+    fn set_writes_what_it_can_and_keeps_no_state() {
+        let dir = tree("set");
+        let skipped = set(
+            &[
+                setting("net.ipv4.tcp_rmem", "4096 131072 134217728"),
+                setting("net.core.netdev_max_backlog", "250000"),
+            ],
+            &dir,
+        )
+        .unwrap();
+        assert_eq!(
+            read(&dir, "net.ipv4.tcp_rmem").unwrap(),
+            "4096 131072 134217728"
+        );
+        assert_eq!(skipped.len(), 1);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
     fn refuses_names_that_leave_the_tree() {
         let dir = tree("names");
         let state = dir.join("s.json");
         for k in ["", "net..x", "net.ipv4/../../etc", ".."] {
             assert!(
-                apply(&[set(k, "1")], &dir, &state, "host", "t").is_err(),
+                apply(&[setting(k, "1")], &dir, &state, "host", "t").is_err(),
                 "{k}"
             );
         }

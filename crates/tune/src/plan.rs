@@ -96,6 +96,18 @@ pub struct Setting {
     pub why: String,
 }
 
+impl Setting {
+    /// A setting with no audit behind it (a value to mirror or to test).
+    pub fn new(key: &str, value: &str, why: &str) -> Setting {
+        Setting {
+            key: key.into(),
+            value: value.into(),
+            current: None,
+            why: why.into(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Command {
     pub line: String,

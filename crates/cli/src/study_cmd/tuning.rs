@@ -4,7 +4,7 @@
 //! reverted after each "after" run, alternating, so the gain is measured
 //! the way a user would get it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use linerate_tune::{SysRoot, Target, apply, facts, plan};
 
@@ -38,12 +38,7 @@ fn host_settings() -> Vec<plan::Setting> {
     f.sysctls
         .iter()
         .filter(|(k, _)| !k.ends_with("available_congestion_control"))
-        .map(|(k, v)| plan::Setting {
-            key: k.clone(),
-            value: v.clone(),
-            current: None,
-            why: "this machine's value".into(),
-        })
+        .map(|(k, v)| plan::Setting::new(k, v, "this machine's value"))
         .collect()
 }
 
@@ -82,9 +77,10 @@ pub fn run(a: TuningArgs) -> anyhow::Result<()> {
         // namespace has the kernel's defaults, not the host's.
         let mirror = host_settings();
         for (ns, _) in &states {
-            let scratch = state_dir.join(format!("mirror-{ns}.json"));
-            crate::tune_cmd::apply_in(Some(ns), &mirror, &scratch, ns, "host settings")?;
-            let _ = std::fs::remove_file(scratch);
+            crate::netns::run_in(Some(ns), || {
+                Ok(apply::set(&mirror, Path::new("/proc/sys"))?)
+            })
+            .with_context(|| format!("copying this machine's sysctls into {ns}"))?;
         }
         let mut col = Collector { points: Vec::new() };
         let mut report = apply::Report::default();
