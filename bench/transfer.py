@@ -264,11 +264,15 @@ def main():
         sets = make_sets(work / "src", a.scale, names)
         dest_parent = work / "dst"
         dest_parent.mkdir()
-        # A VM backs guest memory on first touch, which makes the first writes
-        # into fresh tmpfs pages several times slower: touch them once first.
-        warm = dest_parent / "warm"
-        write_random(warm, int(max(tree_stats(p)[1] for p in sets.values()) * 1.1), 0)
-        warm.unlink()
+        # A VM backs guest memory on first touch and may take freed pages back
+        # within seconds, which makes writes into fresh tmpfs pages several
+        # times slower and the order of runs matter. Every run, of every tool,
+        # starts right after writing (not fallocating: measured not to help)
+        # as much as it will write, so each finds the same warm memory.
+        def warm(size):
+            w = dest_parent / "warm"
+            write_random(w, int(size * 1.1), 0)
+            w.unlink()
         wdt = os.environ.get("WDT") or shutil.which("wdt")
         runners = {}
 
@@ -354,6 +358,7 @@ def main():
                 order = tools[r % len(tools):] + tools[:r % len(tools)]
                 for t in order:
                     try:
+                        warm(size)
                         wall = runners[t](s, src)
                         gbps = size * 8 / wall / 1e9
                         runs[t].append({"seconds": round(wall, 3), "gbps": round(gbps, 3),

@@ -444,6 +444,62 @@ fn a_reset_stream_does_not_stop_the_transfer() {
     assert!(diffs.is_empty(), "trees differ: {diffs:#?}");
 }
 
+#[test]
+fn a_source_that_shrinks_mid_send_is_reported_and_nothing_crashes() {
+    // Blocks are sent from a memory map under a read lease. A truncation
+    // must wait for the lease and the sender must let go at once (here in
+    // the middle of a 64 MiB block that takes seconds at this rate), notice
+    // the change and say so, never die of SIGBUS.
+    let src = TempDir::new("src");
+    let dst = TempDir::new("dst");
+    fs::create_dir_all(src.join("data")).unwrap();
+    random_file(&src.join("data/large.bin"), 200 << 20, 41);
+    random_file(&src.join("data/small.bin"), 10_000, 42);
+    let server = daemon(dst.path());
+    let child = Command::new(linerate())
+        .args(["send", src.join("data").to_str().unwrap()])
+        .arg(format!("{}:/d", server.addr()))
+        .args(["--block", "64M", "--rate", "100M", "-P", "1", "-q"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut sender = Guard(child);
+    std::thread::sleep(Duration::from_millis(1500));
+    let t = Instant::now();
+    fs::OpenOptions::new()
+        .write(true)
+        .open(src.join("data/large.bin"))
+        .and_then(|f| f.set_len(1 << 20))
+        .expect("truncate the source");
+    assert!(
+        t.elapsed() < Duration::from_secs(2),
+        "the truncation waited {:?} for the sender's lease",
+        t.elapsed()
+    );
+    let status = wait_exit(&mut sender, Duration::from_secs(60)).expect("sender finishes");
+    let mut err = String::new();
+    use std::io::Read;
+    let _ = sender.0.stderr.take().unwrap().read_to_string(&mut err);
+    assert!(
+        status.code().is_some(),
+        "the sender died of a signal: {status:?}"
+    );
+    assert!(!status.success(), "a shrunk source was reported as sent");
+    assert!(
+        err.contains("large.bin") && err.contains("changed while being sent"),
+        "unclear message: {err}"
+    );
+    assert!(
+        !dst.join("d/data/large.bin").exists(),
+        "a file that changed under the sender claims to be complete"
+    );
+    assert!(
+        dst.join("d/data/small.bin").exists(),
+        "the other file arrived"
+    );
+}
+
 /// A small tmpfs mounted for one test, unmounted when dropped.
 struct SmallFs(TempDir);
 

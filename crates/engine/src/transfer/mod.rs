@@ -4,6 +4,7 @@
 //! file into place once all of it has arrived.
 
 mod grid;
+mod mapped;
 mod queue;
 mod reader;
 pub mod receive;

@@ -19,6 +19,7 @@ use linerate_wire::{
 };
 
 use super::grid::{BlockHasher, PIECE, block_span, checksum};
+use super::mapped::MappedBlock;
 use super::queue::{self, Next, Queue, Work};
 use super::source::{Manifest, Origin};
 use super::url::Token;
@@ -463,10 +464,20 @@ fn send_block(
     }
     sock.write_all(&header)?;
     let mut hasher = BlockHasher::new();
+    let mut mapped = MappedBlock::map(file, offset, len);
     let mut pos = 0u64;
     let mut broken = false;
     while pos < u64::from(len) {
         let n = (u64::from(len) - pos).min(buf.len() as u64) as usize;
+        if !broken && let Some(piece) = mapped.as_mut().and_then(|m| m.piece(pos as usize, n)) {
+            hasher.update(piece);
+            if write_mapped(sock, piece)? < n {
+                shared.fail(id, "changed while being sent (the file shrank)".into());
+                broken = true;
+            }
+            pos += n as u64;
+            continue;
+        }
         let piece = &mut buf[..n];
         if !broken {
             let t = Instant::now();
@@ -493,6 +504,27 @@ fn send_block(
     };
     sock.write_all(&sum.to_be_bytes())?;
     Ok(u64::from(len))
+}
+
+/// Writes a mapped piece; returns how much of it went out before a page
+/// went missing under the kernel's copy (EFAULT: the file shrank after a
+/// lease was broken by force). The rest is sent as zeros, so the stream stays
+/// in step and the block's checksum, taken over the original, cannot match.
+fn write_mapped(mut sock: &TcpStream, piece: &[u8]) -> std::io::Result<usize> {
+    let mut done = 0;
+    while done < piece.len() {
+        match sock.write(&piece[done..]) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.raw_os_error() == Some(libc::EFAULT) => {
+                sock.write_all(&vec![0u8; piece.len() - done])?;
+                return Ok(done);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
 }
 
 /// Sends many one-block files in one write.

@@ -169,7 +169,7 @@ fn temp_name(name: &str) -> String {
     } else {
         format!(
             ".lr{:016x}.lrpart",
-            xxhash_rust::xxh3::xxh3_64(name.as_bytes())
+            twox_hash::XxHash3_64::oneshot(name.as_bytes())
         )
     }
 }
