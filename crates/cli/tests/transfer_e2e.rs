@@ -453,7 +453,7 @@ fn a_source_that_shrinks_mid_send_is_reported_and_nothing_crashes() {
     let src = TempDir::new("src");
     let dst = TempDir::new("dst");
     fs::create_dir_all(src.join("data")).unwrap();
-    random_file(&src.join("data/large.bin"), 200 << 20, 41);
+    random_file(&src.join("data/large.bin"), 140 << 20, 41);
     random_file(&src.join("data/small.bin"), 10_000, 42);
     let server = daemon(dst.path());
     let child = Command::new(linerate())
