@@ -157,19 +157,28 @@ mod tests {
         }
     }
 
-    #[test]
-    fn maps_a_block_and_refuses_what_it_cannot_guard() {
+    /// A four-page source file, open, and the page size; None where this
+    /// machine cannot lease (never in CI, which runs as root with leases on).
+    fn four_page_source(name: &str) -> Option<(TempFile, File, usize)> {
         if !leases_usable() {
             assert!(
                 std::env::var_os("CI").is_none(),
                 "CI has leases: fs.leases-enable=1"
             );
-            return;
+            return None;
         }
         let page = rustix::param::page_size();
-        let tmp = TempFile::new("refuses", 4 * page);
+        let tmp = TempFile::new(name, 4 * page);
+        let file = File::open(tmp.path()).unwrap();
+        Some((tmp, file, page))
+    }
+
+    #[test]
+    fn maps_a_block_and_refuses_what_it_cannot_guard() {
+        let Some((tmp, file, page)) = four_page_source("refuses") else {
+            return;
+        };
         let path = tmp.path();
-        let file = File::open(&path).unwrap();
         let mut block = MappedBlock::map(&file, page as u64, (2 * page) as u32).unwrap();
         assert_eq!(block.piece(0, page).unwrap(), &vec![7u8; page][..]);
         assert!(block.piece(2 * page, 1).is_none(), "beyond the block");
@@ -186,17 +195,10 @@ mod tests {
 
     #[test]
     fn a_truncation_waits_for_the_lease_and_ends_mapping() {
-        if !leases_usable() {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "CI has leases: fs.leases-enable=1"
-            );
+        let Some((tmp, file, page)) = four_page_source("truncation") else {
             return;
-        }
-        let page = rustix::param::page_size();
-        let tmp = TempFile::new("truncation", 4 * page);
+        };
         let path = tmp.path();
-        let file = File::open(&path).unwrap();
         let mut block = MappedBlock::map(&file, 0, (4 * page) as u32).unwrap();
         let truncate = {
             let path = path.clone();
