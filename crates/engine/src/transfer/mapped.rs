@@ -23,6 +23,10 @@ use memmap2::{Mmap, MmapOptions};
 /// between the check and the last touch) a wide margin.
 const MIN_LEASE_BREAK_SECONDS: u64 = 2;
 
+/// fcntl's F_SETSIG (include/uapi/asm-generic/fcntl.h), which the libc
+/// crate does not export.
+const F_SETSIG: libc::c_int = 10;
+
 /// Whether this kernel and its settings let a lease protect a map.
 fn leases_usable() -> bool {
     static USABLE: OnceLock<bool> = OnceLock::new();
@@ -67,6 +71,12 @@ impl<'a> MappedBlock<'a> {
         if !leases_usable() || !offset.is_multiple_of(page) || len == 0 {
             return None;
         }
+        // Taking a lease makes this process the file's owner for SIGIO,
+        // whose default action ends the process. The break is seen by
+        // polling the lease instead: first the signal becomes SIGURG, which
+        // is ignored by default, so a break between taking the lease and
+        // clearing the owner (below) cannot end the process either.
+        fcntl_int(file, F_SETSIG, libc::SIGURG).ok()?;
         fcntl_int(file, libc::F_SETLEASE, libc::F_RDLCK).ok()?;
         match Self::map_leased(file, offset, len) {
             Some(map) => Some(MappedBlock {
@@ -82,9 +92,7 @@ impl<'a> MappedBlock<'a> {
     }
 
     fn map_leased(file: &File, offset: u64, len: u32) -> Option<Mmap> {
-        // Taking a lease makes this process the file's owner for SIGIO,
-        // whose default action ends the process: the break is seen by
-        // polling the lease instead, so nobody is signalled.
+        // With no owner, nobody is signalled at all.
         fcntl_int(file, libc::F_SETOWN, 0).ok()?;
         if file.metadata().ok()?.len() < offset + u64::from(len) {
             return None;
