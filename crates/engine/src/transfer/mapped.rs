@@ -1,9 +1,9 @@
 //! Source blocks read through a memory map instead of a copy, and only while
 //! a read lease guarantees nobody can truncate the file under the map.
 //!
-//! Why: reading each piece with pread before sending it was a fifth of the
+//! Why: reading each piece with pread before sending it was a third of the
 //! sender's CPU; hashing and sending straight from the page cache moves one
-//! 4 GiB file about a fifth faster (README, "Transfer defaults"). A mapped
+//! 4 GiB file about a quarter faster (README, "Transfer defaults"). A mapped
 //! file that shrinks kills whoever touches the lost pages with SIGBUS, so a
 //! block is mapped only under a read lease (fcntl F_SETLEASE): a process that
 //! then opens the file for writing or truncates it waits up to
@@ -41,8 +41,8 @@ fn leases_usable() -> bool {
     })
 }
 
-/// fcntl with an integer argument, for the lease and owner commands that
-/// neither rustix nor nix wrap.
+/// fcntl with an integer argument, for the lease, signal and owner commands
+/// that rustix does not wrap.
 fn fcntl_int(file: &File, cmd: libc::c_int, arg: libc::c_int) -> io::Result<libc::c_int> {
     // SAFETY: the descriptor is borrowed from an open File for the whole
     // call, and these commands take an int argument and touch no memory.

@@ -128,6 +128,16 @@ impl Shared<'_> {
     fn fail(&self, id: u32, why: String) {
         lock(&self.failed).entry(id).or_insert(why);
     }
+
+    /// Runs `read` and counts its time as time spent reading sources (the
+    /// verdict's source-disk share).
+    fn timed_read<T>(&self, read: impl FnOnce() -> T) -> T {
+        let t = Instant::now();
+        let out = read();
+        self.read_ns
+            .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
+        out
+    }
 }
 
 /// Sends `manifest`; `on_interval` sees the sending streams' samples live.
@@ -464,7 +474,8 @@ fn send_block(
     }
     sock.write_all(&header)?;
     let mut hasher = BlockHasher::new();
-    let mut mapped = MappedBlock::map(file, offset, len);
+    // Mapping populates the block: this is where a cold file is read.
+    let mut mapped = shared.timed_read(|| MappedBlock::map(file, offset, len));
     let mut pos = 0u64;
     let mut broken = false;
     while pos < u64::from(len) {
@@ -479,16 +490,9 @@ fn send_block(
             continue;
         }
         let piece = &mut buf[..n];
-        if !broken {
-            let t = Instant::now();
-            let read = file.read_exact_at(piece, offset + pos);
-            shared
-                .read_ns
-                .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
-            if let Err(x) = read {
-                shared.fail(id, format!("changed while being sent ({x})"));
-                broken = true;
-            }
+        if !broken && let Err(x) = shared.timed_read(|| file.read_exact_at(piece, offset + pos)) {
+            shared.fail(id, format!("changed while being sent ({x})"));
+            broken = true;
         }
         if broken {
             piece.fill(0);
@@ -548,8 +552,7 @@ fn send_small(
         }
         .encode();
         batch.extend_from_slice(&header);
-        let t = Instant::now();
-        let read = match &shared.manifest.origins[id as usize] {
+        let read = shared.timed_read(|| match &shared.manifest.origins[id as usize] {
             Some(Origin::Path(p)) => File::open(p).and_then(|f| {
                 let got = f.take(size + 1).read_to_end(batch)?;
                 if got as u64 == size {
@@ -563,10 +566,7 @@ fn send_small(
                 Ok(())
             }
             None => Err(std::io::Error::other("not a file")),
-        };
-        shared
-            .read_ns
-            .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
+        });
         if let Err(x) = read {
             batch.truncate(at);
             shared.fail(id, x.to_string());
