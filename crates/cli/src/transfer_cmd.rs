@@ -11,8 +11,8 @@ use anyhow::{Context, bail};
 use clap::Args;
 use linerate_engine::server::Server;
 use linerate_engine::transfer::receive::TransferPolicy;
-use linerate_engine::transfer::send::{self, SendConfig, TransferRun};
-use linerate_engine::transfer::source::Manifest;
+use linerate_engine::transfer::send::{self, Discovery, SendConfig, TransferRun};
+use linerate_engine::transfer::source::{Manifest, check_roots};
 use linerate_engine::transfer::{OneShot, Token};
 use linerate_probe::verdict::{fmt_bytes, fmt_rate};
 use linerate_result::{IntervalSample, Side};
@@ -120,18 +120,21 @@ pub fn run_send(a: SendArgs) -> anyhow::Result<()> {
     if !sources.is_empty() && a.from_memory.is_some() {
         bail!("--from-memory sends generated data; it takes no source paths");
     }
-    let manifest = match a.from_memory {
-        Some(size) => Manifest::from_memory(size),
+    // Sources are walked while the transfer runs; only their roots are checked first.
+    let (manifest, discovery) = match a.from_memory {
+        Some(size) => (Manifest::from_memory(size), None),
         None => {
             let paths: Vec<PathBuf> = sources.iter().map(PathBuf::from).collect();
-            Manifest::scan(&paths, a.follow_links).context("cannot read the sources")?
+            check_roots(&paths, a.follow_links).context("cannot read the sources")?;
+            let d = Discovery {
+                paths,
+                follow_links: a.follow_links,
+            };
+            (Manifest::default(), Some(d))
         }
     };
     let to_stderr = a.json.as_deref() == Some("-");
     let mut out = Out::new(to_stderr);
-    for s in &manifest.skipped {
-        out.line(&format!("skipped {s}"));
-    }
     let (server, session, token, dest) = match &target {
         Target::OneShot(o) => (
             resolve_host(&format!("{}:{}", bracket(&o.host), o.port), a.ipv4, a.ipv6)?,
@@ -163,11 +166,15 @@ pub fn run_send(a: SendArgs) -> anyhow::Result<()> {
         interval_ms: 1000,
         rx_poll: a.rx_poll.into(),
     };
-    let total = manifest.total_bytes();
-    let mut progress = Progress::new(total, manifest.file_count(), a.quiet, to_stderr);
-    let run = send::run(&cfg, &manifest, &mut |batch| progress.update(batch))
-        .with_context(|| format!("transfer to {server} failed"))?;
+    let mut progress = Progress::new(a.quiet, to_stderr);
+    let run = send::run(&cfg, &manifest, discovery.as_ref(), &mut |batch| {
+        progress.update(batch, manifest.total_bytes(), manifest.file_count())
+    });
     progress.finish();
+    for s in manifest.skipped() {
+        out.line(&format!("skipped {s}"));
+    }
+    let run = run.with_context(|| format!("transfer to {server} failed"))?;
     let doc = send::to_result(&run, std::env::args().collect());
     print_summary(&mut out, &run, &doc);
     if let Some(path) = &a.json {
@@ -247,17 +254,17 @@ struct Progress {
 }
 
 impl Progress {
-    fn new(total: u64, files: usize, quiet: bool, to_stderr: bool) -> Progress {
+    /// The totals grow while the sources are walked.
+    fn new(quiet: bool, to_stderr: bool) -> Progress {
         let tty = std::io::stderr().is_terminal();
         let bar = (!quiet && tty).then(|| {
-            let b = indicatif::ProgressBar::new(total);
+            let b = indicatif::ProgressBar::new(0);
             b.set_style(
                 indicatif::ProgressStyle::with_template(
                     "{bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} ETA {eta} {msg}",
                 )
                 .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
             );
-            b.set_message(format!("{files} file(s)"));
             b
         });
         Progress {
@@ -265,13 +272,15 @@ impl Progress {
             plain: !quiet && !tty,
             to_stderr,
             sent: 0,
-            total,
-            files,
+            total: 0,
+            files: 0,
             t0: Instant::now(),
         }
     }
 
-    fn update(&mut self, batch: &[IntervalSample]) {
+    fn update(&mut self, batch: &[IntervalSample], total: u64, files: usize) {
+        self.total = total;
+        self.files = files;
         let bytes: u64 = batch
             .iter()
             .filter(|s| s.side == Side::Sender)
@@ -280,6 +289,8 @@ impl Progress {
         let secs: f64 = batch.first().map_or(0.0, |s| s.end - s.start);
         self.sent += bytes;
         if let Some(b) = &self.bar {
+            b.set_length(self.total);
+            b.set_message(format!("{} file(s)", self.files));
             b.set_position(self.sent.min(self.total));
         } else if self.plain {
             let line = format!(

@@ -22,6 +22,9 @@ struct Crafted {
     sock: TcpStream,
     dec: FrameDecoder,
     session: SessionId,
+    addr: String,
+    /// The one data connection, opened once the receiver is ready.
+    data: Option<TcpStream>,
 }
 
 impl Crafted {
@@ -35,6 +38,8 @@ impl Crafted {
             sock,
             dec: FrameDecoder::new(),
             session,
+            addr: addr.to_string(),
+            data: None,
         };
         assert!(matches!(c.recv(), Some(Message::Accept(_))));
         c
@@ -88,10 +93,30 @@ impl Crafted {
         }));
     }
 
-    fn manifest(&mut self, entries: Vec<Entry>) {
+    /// Opens the data connection and starts, as a sender does once the
+    /// receiver is ready; the manifest follows.
+    fn start(&mut self) {
         assert!(matches!(self.recv(), Some(Message::Ready(_))), "ready");
+        let mut data = TcpStream::connect(&self.addr).unwrap();
+        data.write_all(&Hello::new(self.session, Role::Data, SessionKind::Transfer, 0).encode())
+            .unwrap();
+        self.data = Some(data);
+        std::thread::sleep(Duration::from_millis(100));
+        self.send(&Message::Start);
+    }
+
+    fn manifest(&mut self, entries: Vec<Entry>) {
+        self.start();
         self.send(&Message::Entries(Entries { entries }));
         self.send(&Message::EntriesEnd);
+    }
+
+    /// Reads the receiver's answer to one manifest frame: the files it needs.
+    fn need(&mut self) -> Vec<u32> {
+        match self.recv() {
+            Some(Message::Need(n)) => n.files.iter().map(|f| f.id).collect(),
+            other => panic!("expected a need list, got {other:?}"),
+        }
     }
 }
 
@@ -212,11 +237,7 @@ fn a_block_past_the_end_of_its_file_is_refused() {
             other => panic!("expected the need list, got {other:?}"),
         }
     }
-    let mut data = TcpStream::connect(server.addr()).unwrap();
-    data.write_all(&Hello::new(c.session, Role::Data, SessionKind::Transfer, 0).encode())
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(200));
-    c.send(&Message::Start);
+    let mut data = c.data.take().unwrap();
     data.write_all(
         &Record::Block {
             file: 0,
@@ -271,4 +292,48 @@ fn a_one_shot_receiver_refuses_other_sessions_and_wrong_tokens() {
     c.request(Some("0".repeat(32)));
     assert!(c.refusal().contains("token"));
     assert!(listing(&dir).is_empty());
+}
+
+#[test]
+fn the_receiver_answers_each_manifest_frame_and_takes_blocks_before_the_manifest_ends() {
+    let base = TempDir::new("hostile");
+    let root = base.join("root");
+    fs::create_dir_all(&root).unwrap();
+    let server = root_server(&root);
+    let mut c = Crafted::connect(&server.addr(), SessionId([9; 16]));
+    c.request(None);
+    c.start();
+    let mut data = c.data.take().unwrap();
+    // Two frames, each answered before the next is sent; the first file is
+    // complete on disk while the manifest is still open.
+    for (id, name) in [(0u32, "first"), (1, "second")] {
+        let body = vec![id as u8 + 1; 100];
+        c.send(&Message::Entries(Entries {
+            entries: vec![file(name, 100)],
+        }));
+        assert_eq!(c.need(), vec![id], "need for {name}");
+        data.write_all(
+            &Record::Block {
+                file: id,
+                offset: 0,
+                len: 100,
+            }
+            .encode(),
+        )
+        .unwrap();
+        data.write_all(&body).unwrap();
+        let sum = linerate_engine::transfer::checksum(&body);
+        data.write_all(&sum.to_be_bytes()).unwrap();
+        let path = root.join(name);
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while fs::read(&path).ok() != Some(body.clone()) {
+            assert!(std::time::Instant::now() < deadline, "{name} never arrived");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    c.send(&Message::EntriesEnd);
+    match c.recv() {
+        Some(Message::NeedEnd(end)) => assert_eq!((end.round, end.blocks, end.bytes), (0, 2, 200)),
+        other => panic!("expected the end of the first list, got {other:?}"),
+    }
 }

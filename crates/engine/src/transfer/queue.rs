@@ -3,6 +3,7 @@
 //! so one file is written by one receiving thread at a time; only when no
 //! file is left unclaimed does a stream take blocks from the back of the
 //! file with most left. One-block files travel in batches of one directory.
+//! The first pass grows while the manifest goes out and ends once sealed.
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -120,6 +121,23 @@ impl Queue {
         self.wake.notify_all();
     }
 
+    /// Adds to the first pass while the manifest is still going out.
+    pub fn add(&self, plan: Plan) {
+        let mut st = lock(&self.state);
+        st.unclaimed.extend(plan.files);
+        st.small.extend(plan.small);
+        drop(st);
+        self.wake.notify_all();
+    }
+
+    /// The first pass has all its work: a stream that runs out may end it.
+    pub fn seal(&self) {
+        let mut st = lock(&self.state);
+        st.round += 1;
+        drop(st);
+        self.wake.notify_all();
+    }
+
     /// Starts the next pass with `plan`.
     pub fn refill(&self, plan: Plan) {
         let mut st = lock(&self.state);
@@ -146,7 +164,7 @@ pub fn plan(m: &Manifest, need: &[NeedFile], block_len: u32, failed: &HashSet<u3
     let mut large: Vec<(u64, FileBlocks)> = Vec::new();
     let mut small: Vec<(u64, u32)> = Vec::new();
     for f in need.iter().filter(|f| !failed.contains(&f.id)) {
-        let Some(e) = m.entries.get(f.id as usize) else {
+        let Some(e) = m.entry(f.id) else {
             continue;
         };
         let size = e.size();
@@ -160,7 +178,7 @@ pub fn plan(m: &Manifest, need: &[NeedFile], block_len: u32, failed: &HashSet<u3
     large.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.id.cmp(&y.1.id)));
     let mut by_dir: BTreeMap<&str, VecDeque<(Vec<u32>, u64)>> = BTreeMap::new();
     for (size, id) in small {
-        let path = &m.entries[id as usize].path;
+        let path = m.entry(id).map_or("", |e| e.path.as_str());
         let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
         let batches = by_dir.entry(dir).or_default();
         if batches
@@ -239,5 +257,30 @@ mod tests {
         assert_eq!(take(&q, &mut b), Some((1, 0)));
         q.close();
         assert!(matches!(q.next(0, &mut b), Next::Close));
+    }
+
+    #[test]
+    fn the_first_pass_takes_work_as_it_is_listed_and_ends_only_once_sealed() {
+        let q = Queue::default();
+        let mut a = None;
+        q.add(file_plan(&[(3, 1)]));
+        assert_eq!(take(&q, &mut a), Some((3, 0)));
+        // Nothing more yet, but the list is still open: the stream waits
+        // rather than ending the pass.
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| {
+                let mut b = None;
+                let first = take(&q, &mut b);
+                (first, matches!(q.next(0, &mut b), Next::EndRound(1)))
+            });
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            assert!(
+                !waiter.is_finished(),
+                "a stream ended the pass before it was sealed"
+            );
+            q.add(file_plan(&[(4, 1)]));
+            q.seal();
+            assert_eq!(waiter.join().unwrap(), (Some((4, 0)), true));
+        });
     }
 }

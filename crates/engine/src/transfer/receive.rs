@@ -1,6 +1,7 @@
 //! The receiving end of a transfer session, run by `serve --root` and `recv`:
-//! takes the manifest, asks for what is missing, checks and stores blocks
-//! from every stream, and asks again after each pass until nothing is missing.
+//! takes the manifest frame by frame and asks for what each misses while the
+//! streams already carry blocks, checks and stores them, and asks again after
+//! each pass until nothing is missing.
 
 use std::net::{Shutdown, TcpStream};
 use std::path::PathBuf;
@@ -11,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use linerate_result::Side;
 use linerate_wire::{
-    BLOCK_TRAILER_LEN, ENTRIES_PER_FRAME, Entry, MAX_ENTRIES, Message, Need, NeedEnd, NeedFile,
+    BLOCK_TRAILER_LEN, ENTRIES_PER_FRAME, MAX_ENTRIES, Message, Need, NeedEnd, NeedFile,
     RECORD_HEADER_LEN, Record, Refusal, RefusalCode, SessionId, TransferRequest,
 };
 
@@ -85,40 +86,10 @@ pub(crate) fn session(
         })?;
     let streams = gate(&req).map_err(|e| refuse(ctl, RefusalCode::Busy, e.to_string()))?;
     ctl.send(&Message::Ready(linerate_wire::Ready {}))?;
-
-    let mut entries: Vec<Entry> = Vec::new();
-    loop {
-        match ctl.recv(STEP_TIMEOUT, "the manifest")? {
-            Message::Entries(batch) => {
-                if entries.len() + batch.entries.len() > MAX_ENTRIES as usize {
-                    return Err(refuse(
-                        ctl,
-                        RefusalCode::InvalidParameters,
-                        "too many entries".into(),
-                    ));
-                }
-                entries.extend(batch.entries);
-            }
-            Message::EntriesEnd => break,
-            other => {
-                return Err(refuse(
-                    ctl,
-                    RefusalCode::Malformed,
-                    format!("expected entries, got {}", other.name()),
-                ));
-            }
-        }
-    }
-    let root = (!req.skip_writes).then_some(dest);
-    let mut sink = Sink::new(root, req.block_len, req.overwrite, entries)
-        .map_err(|e| refuse(ctl, RefusalCode::InvalidParameters, e.to_string()))?;
-    let need = sink
-        .plan()
-        .map_err(|e| refuse(ctl, RefusalCode::InvalidParameters, e.to_string()))?;
-    send_need(ctl, &sink, &need, 0, req.block_len)?;
-
     let sockets = streams.collect()?;
     ctl.expect_start(STEP_TIMEOUT)?;
+    let root = (!req.skip_writes).then_some(dest);
+    let sink = Sink::new(root, req.block_len, req.overwrite);
     let controls: Vec<TcpStream> = sockets
         .iter()
         .filter_map(|s| s.stream.try_clone().ok())
@@ -126,8 +97,9 @@ pub(crate) fn session(
     let (tx, rx) = mpsc::channel::<Event>();
     let tx = Mutex::new(tx);
     let abort = AtomicBool::new(false);
+    // The size is not known yet; the sender's end of stream ends each stream.
     let cfg = SideConfig {
-        params: super::send::side_params(&req, sink.entries().iter().map(Entry::size).sum()),
+        params: super::send::side_params(&req, 1),
         is_client: false,
     };
     let t0 = Instant::now();
@@ -139,7 +111,8 @@ pub(crate) fn session(
     let (report, outcome) = std::thread::scope(|scope| {
         let streams =
             scope.spawn(|| side::run_with(&cfg, &sockets, t0, &abort, &mut |_| {}, &worker));
-        let outcome = rounds(ctl, sink, &req, &rx, sockets.len());
+        let outcome = listing(ctl, sink, req.block_len)
+            .and_then(|()| rounds(ctl, sink, &req, &rx, sockets.len()));
         if outcome.is_err() {
             abort.store(true, Relaxed);
             for s in &controls {
@@ -172,6 +145,45 @@ pub(crate) fn session(
     );
     ctl.send(&Message::TransferReport(Box::new((totals, report))))?;
     Ok(line)
+}
+
+/// Takes the manifest frame by frame, answering each with what it misses,
+/// while the streams already carry what was asked for; ends the first
+/// pass's list once the manifest is complete.
+fn listing(ctl: &mut Control, sink: &Sink, block_len: u32) -> Result<()> {
+    let (mut blocks, mut bytes) = (0u64, 0u64);
+    loop {
+        match ctl.recv(STEP_TIMEOUT, "the manifest")? {
+            Message::Entries(batch) => {
+                if sink.len() + batch.entries.len() > MAX_ENTRIES as usize {
+                    return Err(refuse(
+                        ctl,
+                        RefusalCode::InvalidParameters,
+                        "too many entries".into(),
+                    ));
+                }
+                let need = sink
+                    .add(batch.entries)
+                    .map_err(|e| refuse(ctl, RefusalCode::InvalidParameters, e.to_string()))?;
+                let (b, n) = tally(sink, &need, block_len);
+                (blocks, bytes) = (blocks + b, bytes + n);
+                send_files(ctl, &need)?;
+            }
+            Message::EntriesEnd => break,
+            other => {
+                return Err(refuse(
+                    ctl,
+                    RefusalCode::Malformed,
+                    format!("expected entries, got {}", other.name()),
+                ));
+            }
+        }
+    }
+    ctl.send(&Message::NeedEnd(NeedEnd {
+        round: 0,
+        blocks,
+        bytes,
+    }))
 }
 
 /// Passes over the data until nothing is missing; Ok once the sender has
@@ -226,9 +238,20 @@ fn send_need(
     round: u32,
     block_len: u32,
 ) -> Result<()> {
+    let (blocks, bytes) = tally(sink, need, block_len);
+    send_files(ctl, need)?;
+    ctl.send(&Message::NeedEnd(NeedEnd {
+        round,
+        blocks,
+        bytes,
+    }))
+}
+
+/// Blocks and bytes in `need`.
+fn tally(sink: &Sink, need: &[NeedFile], block_len: u32) -> (u64, u64) {
     let (mut blocks, mut bytes) = (0u64, 0u64);
     for f in need {
-        let size = sink.entries()[f.id as usize].size();
+        let size = sink.size(f.id);
         for &[a, b] in &f.ranges {
             blocks += b - a;
             bytes += (a..b)
@@ -237,16 +260,16 @@ fn send_need(
                 .sum::<u64>();
         }
     }
+    (blocks, bytes)
+}
+
+fn send_files(ctl: &mut Control, need: &[NeedFile]) -> Result<()> {
     for chunk in need.chunks(ENTRIES_PER_FRAME) {
         ctl.send(&Message::Need(Need {
             files: chunk.to_vec(),
         }))?;
     }
-    ctl.send(&Message::NeedEnd(NeedEnd {
-        round,
-        blocks,
-        bytes,
-    }))
+    Ok(())
 }
 
 fn refuse(ctl: &mut Control, code: RefusalCode, message: String) -> EngineError {

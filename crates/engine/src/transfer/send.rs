@@ -1,7 +1,7 @@
-//! The sending end of a transfer: announces the manifest, turns the
-//! receiver's list of missing blocks into one queue (largest files first,
-//! small files batched), and lets every stream take from it until the
-//! receiver says nothing is missing.
+//! The sending end of a transfer: announces the manifest while walking the
+//! sources, turns the receiver's lists of missing blocks into one queue
+//! (largest files first, small files batched) that the streams take from as
+//! soon as the first list arrives, until the receiver says nothing is missing.
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
@@ -14,7 +14,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use linerate_result::{HostFacts, IntervalSample, Limit, ResultDoc, Side, SideReport, Verdict};
 use linerate_wire::{
-    BenchParams, Direction, ENTRIES_PER_FRAME, Entries, EntryKind, Hello, Message, NeedFile,
+    BenchParams, Direction, ENTRIES_PER_FRAME, Entries, Entry, EntryKind, Hello, Message, NeedFile,
     Record, Role, SessionId, SessionKind, TransferRequest, TransferTotals,
 };
 
@@ -140,10 +140,19 @@ impl Shared<'_> {
     }
 }
 
-/// Sends `manifest`; `on_interval` sees the sending streams' samples live.
+/// Source paths to walk while the transfer runs.
+pub struct Discovery {
+    pub paths: Vec<std::path::PathBuf>,
+    pub follow_links: bool,
+}
+
+/// Sends `manifest`, first walking `discovery` into it when given: entries
+/// go out as they are found and the streams start on the first of them.
+/// `on_interval` sees the sending streams' samples live.
 pub fn run(
     cfg: &SendConfig,
     manifest: &Manifest,
+    discovery: Option<&Discovery>,
     on_interval: &mut dyn FnMut(&[IntervalSample]),
 ) -> Result<TransferRun> {
     let session = match cfg.session {
@@ -168,23 +177,16 @@ pub fn run(
     request.validate()?;
     ctl.send(&Message::TransferRequest(request.clone()))?;
     expect_ready(&mut ctl)?;
-    for chunk in manifest.entries.chunks(ENTRIES_PER_FRAME) {
-        ctl.send(&Message::Entries(Entries {
-            entries: chunk.to_vec(),
-        }))?;
-    }
-    ctl.send(&Message::EntriesEnd)?;
-    let (need, first) = recv_need(&mut ctl, CONNECT_STEP)?;
 
-    let bytes_total = manifest.total_bytes();
-    let mut params = side_params(&request, first.bytes);
+    // The size is not known yet; a transfer ends when its queue closes.
+    let mut params = side_params(&request, 1);
     params.pacing_rate = cfg.rate.map(|r| (r / u64::from(cfg.streams)).max(1));
     let options = StreamOptions::from(&params);
     let shared = Shared {
         manifest,
         block_len: cfg.block_len,
         queue: Queue::default(),
-        memory: if manifest.origins.iter().any(|o| o == &Some(Origin::Memory)) {
+        memory: if manifest.iter().any(|(_, _, o)| o == Some(&Origin::Memory)) {
             stream::pattern(cfg.block_len as usize)
         } else {
             Vec::new()
@@ -192,9 +194,12 @@ pub fn run(
         failed: Mutex::default(),
         read_ns: AtomicU64::new(0),
     };
-    shared
-        .queue
-        .refill(queue::plan(manifest, &need, cfg.block_len, &HashSet::new()));
+    // One thread announces the manifest while another reads the answers.
+    let mut announcer = Control::new(
+        ctl.stream
+            .try_clone()
+            .map_err(|e| EngineError::io("sharing the control connection", e))?,
+    );
     let sockets = (0..cfg.streams)
         .map(|i| {
             let hello = Hello::new(session, Role::Data, SessionKind::Transfer, i);
@@ -208,24 +213,38 @@ pub fn run(
         is_client: true,
     };
     let abort = AtomicBool::new(false);
+    let stop = |sockets: &[StreamSocket], ctl: &TcpStream| {
+        abort.store(true, Relaxed);
+        shared.queue.close();
+        for s in sockets {
+            let _ = s.stream.shutdown(Shutdown::Both);
+        }
+        let _ = ctl.shutdown(Shutdown::Both);
+    };
     let t0 = Instant::now();
     let worker = |s: &StreamSocket, live: &Live| send_stream(s, &shared, live);
-    let (client, rounds) = std::thread::scope(|scope| {
+    let (client, listed, rounds) = std::thread::scope(|scope| {
+        let lister = scope.spawn(|| {
+            let listed = announce(&mut announcer, manifest, discovery);
+            if listed.is_err() {
+                stop(&sockets, &announcer.stream);
+            }
+            listed
+        });
         let driver = scope.spawn(|| {
-            let rounds = drive(&mut ctl, &shared, first.bytes);
+            let rounds = drive(&mut ctl, &shared);
             shared.queue.close();
             if rounds.is_err() {
-                abort.store(true, Relaxed);
-                for s in &sockets {
-                    let _ = s.stream.shutdown(Shutdown::Both);
-                }
+                stop(&sockets, &ctl.stream);
             }
             rounds
         });
         let client = side::run_with(&side_cfg, &sockets, t0, &abort, on_interval, &worker);
-        (client, driver.join())
+        (client, lister.join(), driver.join())
     });
-    let rounds =
+    // A walk that failed explains why the rest stopped.
+    listed.map_err(|_| EngineError::Failed("the manifest sender panicked".into()))??;
+    let (rounds, bytes_needed) =
         rounds.map_err(|_| EngineError::Failed("the transfer driver panicked".into()))??;
     ctl.send(&Message::Finish)?;
     let mut digests = Vec::new();
@@ -252,13 +271,29 @@ pub fn run(
         server_host: accept.host,
         totals,
         files: manifest.file_count(),
-        bytes_total,
-        bytes_needed: first.bytes,
+        bytes_total: manifest.total_bytes(),
+        bytes_needed,
         rounds,
         read_seconds: shared.read_ns.load(Relaxed) as f64 / 1e9,
         mismatched,
         verified,
     })
+}
+
+/// Sends the manifest: what it already holds, then what the walk finds.
+fn announce(ctl: &mut Control, manifest: &Manifest, discovery: Option<&Discovery>) -> Result<()> {
+    let known: Vec<Entry> = manifest.iter().map(|(_, e, _)| e.clone()).collect();
+    for chunk in known.chunks(ENTRIES_PER_FRAME) {
+        ctl.send(&Message::Entries(Entries {
+            entries: chunk.to_vec(),
+        }))?;
+    }
+    if let Some(d) = discovery {
+        manifest.discover(&d.paths, d.follow_links, &mut |entries| {
+            ctl.send(&Message::Entries(Entries { entries }))
+        })?;
+    }
+    ctl.send(&Message::EntriesEnd)
 }
 
 fn expect_ready(ctl: &mut Control) -> Result<()> {
@@ -284,21 +319,44 @@ fn recv_need(
     }
 }
 
-/// Refills the queue after each pass until the receiver misses nothing;
-/// returns the number of passes.
-fn drive(ctl: &mut Control, shared: &Shared, first_bytes: u64) -> Result<u32> {
+/// Feeds the first pass as the receiver answers each manifest frame, then
+/// refills the queue after each pass until the receiver misses nothing;
+/// returns the number of passes and the bytes the first one needed.
+fn drive(ctl: &mut Control, shared: &Shared) -> Result<(u32, u64)> {
+    let none = HashSet::new();
+    let first_bytes = loop {
+        match ctl.recv(ROUND_TIMEOUT, "the receiver's list of missing blocks")? {
+            Message::Need(n) => {
+                shared.queue.add(queue::plan(
+                    shared.manifest,
+                    &n.files,
+                    shared.block_len,
+                    &none,
+                ));
+            }
+            Message::NeedEnd(end) => {
+                shared.queue.seal();
+                break end.bytes;
+            }
+            Message::Refuse(r) => return Err(EngineError::Refused(r)),
+            other => return Err(unexpected(&other, "need")),
+        }
+    };
     let (mut rounds, mut best, mut stalled) = (1u32, first_bytes, 0u32);
     loop {
         let (need, end) = recv_need(ctl, ROUND_TIMEOUT)?;
         if need.is_empty() {
-            return Ok(rounds);
+            return Ok((rounds, first_bytes));
         }
         let failed = lock(&shared.failed).clone();
         if need.iter().all(|f| failed.contains_key(&f.id)) {
             let list: Vec<String> = failed
                 .iter()
                 .take(5)
-                .map(|(id, why)| format!("{}: {why}", shared.manifest.entries[*id as usize].path))
+                .map(|(id, why)| {
+                    let path = shared.manifest.entry(*id).map_or("?", |e| e.path.as_str());
+                    format!("{path}: {why}")
+                })
                 .collect();
             return Err(EngineError::Failed(format!(
                 "{} source file(s) could not be read: {}",
@@ -329,7 +387,7 @@ fn compare_digests(m: &Manifest, theirs: &[(u32, String)]) -> Result<(usize, Vec
     let theirs: HashMap<u32, &String> = theirs.iter().map(|(id, d)| (*id, d)).collect();
     let mut mismatched = Vec::new();
     let mut verified = 0;
-    for (id, (e, o)) in m.entries.iter().zip(&m.origins).enumerate() {
+    for (id, e, o) in m.iter() {
         let Some(Origin::Path(p)) = o else { continue };
         let file =
             File::open(p).map_err(|x| EngineError::io(format!("verifying {}", p.display()), x))?;
@@ -337,7 +395,7 @@ fn compare_digests(m: &Manifest, theirs: &[(u32, String)]) -> Result<(usize, Vec
         h.update_reader(file)
             .map_err(|x| EngineError::io(format!("verifying {}", p.display()), x))?;
         let ours = h.finalize().to_hex().to_string();
-        match theirs.get(&(id as u32)) {
+        match theirs.get(&id) {
             Some(d) if **d == ours => verified += 1,
             _ => mismatched.push(e.path.clone()),
         }
@@ -427,7 +485,9 @@ fn send_block(
     open: &mut Option<(u32, File)>,
     memory_sum: &mut HashMap<u32, u64>,
 ) -> std::io::Result<u64> {
-    let e = &shared.manifest.entries[id as usize];
+    let Some(e) = shared.manifest.entry(id) else {
+        return Ok(0);
+    };
     let Some((offset, len)) = block_span(e.size(), shared.block_len, index) else {
         return Ok(0);
     };
@@ -437,7 +497,7 @@ fn send_block(
         len,
     }
     .encode();
-    let path = match &shared.manifest.origins[id as usize] {
+    let path = match shared.manifest.origin(id) {
         Some(Origin::Memory) => {
             let data = &shared.memory[..len as usize];
             let sum = *memory_sum.entry(len).or_insert_with(|| checksum(data));
@@ -538,12 +598,12 @@ fn send_small(
     ids: &[u32],
     batch: &mut Vec<u8>,
 ) -> std::io::Result<u64> {
-    use std::io::Read;
     batch.clear();
     let mut payload = 0u64;
     for &id in ids {
-        let e = &shared.manifest.entries[id as usize];
-        let size = e.size();
+        let Some(size) = shared.manifest.entry(id).map(Entry::size) else {
+            continue;
+        };
         let at = batch.len();
         let header = Record::Block {
             file: id,
@@ -552,15 +612,8 @@ fn send_small(
         }
         .encode();
         batch.extend_from_slice(&header);
-        let read = shared.timed_read(|| match &shared.manifest.origins[id as usize] {
-            Some(Origin::Path(p)) => File::open(p).and_then(|f| {
-                let got = f.take(size + 1).read_to_end(batch)?;
-                if got as u64 == size {
-                    Ok(())
-                } else {
-                    Err(std::io::Error::other("size changed while being sent"))
-                }
-            }),
+        let read = shared.timed_read(|| match shared.manifest.origin(id) {
+            Some(Origin::Path(p)) => File::open(p).and_then(|f| read_whole(&f, size, batch)),
             Some(Origin::Memory) => {
                 batch.extend_from_slice(&shared.memory[..size as usize]);
                 Ok(())
@@ -578,6 +631,39 @@ fn send_small(
     }
     sock.write_all(batch)?;
     Ok(payload)
+}
+
+/// Appends exactly `size` bytes of `f` to `out`. One read of `size + 1`
+/// usually does: a short read of a regular file means its end.
+fn read_whole(mut f: &File, size: u64, out: &mut Vec<u8>) -> std::io::Result<()> {
+    use std::io::Read;
+    let at = out.len();
+    let want = size as usize;
+    out.resize(at + want + 1, 0);
+    let mut got = 0;
+    loop {
+        match f.read(&mut out[at + got..]) {
+            Ok(0) => break,
+            Ok(n) => {
+                got += n;
+                if got >= want {
+                    break;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                out.truncate(at);
+                return Err(e);
+            }
+        }
+    }
+    if got == want {
+        out.truncate(at + want);
+        Ok(())
+    } else {
+        out.truncate(at);
+        Err(std::io::Error::other("size changed while being sent"))
+    }
 }
 
 /// Merges both ends into one `linerate.result/1` document of kind `transfer`.

@@ -62,7 +62,7 @@ struct FileSlot {
     done_bits: Vec<AtomicU64>,
     done: AtomicU64,
     /// Blocks already in the temporary file from an earlier run.
-    resumed: bool,
+    resumed: AtomicBool,
     finished: AtomicBool,
     open: Mutex<Option<Arc<OpenFile>>>,
 }
@@ -78,7 +78,7 @@ impl FileSlot {
                 .map(|_| AtomicU64::new(0))
                 .collect(),
             done: AtomicU64::new(0),
-            resumed: false,
+            resumed: AtomicBool::new(false),
             finished: AtomicBool::new(false),
             open: Mutex::new(None),
         }
@@ -126,16 +126,23 @@ struct Counters {
     write_ns: AtomicU64,
 }
 
+/// One manifest entry and, for a file, what has arrived of it.
+struct Item {
+    entry: Entry,
+    slot: Option<FileSlot>,
+}
+
 pub struct Sink {
     /// None: `--skip-writes`, nothing touches the disk.
     root: Option<DestRoot>,
     block_len: u32,
     overwrite: bool,
-    entries: Vec<Entry>,
-    files: Vec<Option<FileSlot>>,
+    /// Grows while the manifest arrives and streams already write: an
+    /// append-only vector, so an entry's place never moves.
+    items: boxcar::Vec<Item>,
     dirs: Mutex<HashMap<String, Arc<OwnedFd>>>,
     /// Directories this run created: nothing in them needs looking up.
-    fresh: std::collections::HashSet<String>,
+    fresh: Mutex<std::collections::HashSet<String>>,
     /// The process umask: a file created with a mode it leaves alone needs no fchmod.
     umask: u32,
     counters: Counters,
@@ -199,38 +206,36 @@ pub enum Accepted {
 }
 
 impl Sink {
-    pub fn new(
-        root: Option<DestRoot>,
-        block_len: u32,
-        overwrite: bool,
-        entries: Vec<Entry>,
-    ) -> Result<Sink, SinkError> {
-        let mut files = Vec::with_capacity(entries.len());
-        for (id, e) in entries.iter().enumerate() {
-            confine::check(&e.path).map_err(|c| SinkError::BadEntry {
-                id: id as u32,
-                reason: c.to_string(),
-            })?;
-            files.push(match e.kind {
-                EntryKind::File { size, sparse } => Some(FileSlot::new(size, block_len, sparse)),
-                _ => None,
-            });
-        }
-        Ok(Sink {
+    pub fn new(root: Option<DestRoot>, block_len: u32, overwrite: bool) -> Sink {
+        Sink {
             root,
             block_len,
             overwrite,
-            entries,
-            files,
+            items: boxcar::Vec::new(),
             dirs: Mutex::default(),
-            fresh: Default::default(),
+            fresh: Mutex::default(),
             umask: current_umask(),
             counters: Counters::default(),
-        })
+        }
     }
 
-    pub fn entries(&self) -> &[Entry] {
-        &self.entries
+    /// Entries received so far.
+    pub fn len(&self) -> usize {
+        self.items.count()
+    }
+
+    /// Size of entry `id` (0 for what is not a file, or not known).
+    pub fn size(&self, id: u32) -> u64 {
+        self.items.get(id as usize).map_or(0, |i| i.entry.size())
+    }
+
+    fn entry(&self, id: usize) -> &Entry {
+        // Ids reaching here were checked by `accept` or came from `add`.
+        &self.items[id].entry
+    }
+
+    fn slot(&self, id: usize) -> Option<&FileSlot> {
+        self.items.get(id).and_then(|i| i.slot.as_ref())
     }
 
     fn dir(&self, rel: &str) -> Result<Arc<OwnedFd>, SinkError> {
@@ -246,19 +251,36 @@ impl Sink {
         Ok(d)
     }
 
-    /// Creates directories and links, finds what earlier runs left, and
-    /// returns the blocks to ask for.
-    pub fn plan(&mut self) -> Result<Vec<NeedFile>, SinkError> {
+    /// Takes the next frame of the manifest: checks every path, creates
+    /// directories and links, finds what earlier runs left, and returns the
+    /// blocks to ask for among these entries. Only one thread adds.
+    pub fn add(&self, entries: Vec<Entry>) -> Result<Vec<NeedFile>, SinkError> {
+        let first = self.len();
+        for (i, e) in entries.into_iter().enumerate() {
+            let id = first + i;
+            confine::check(&e.path).map_err(|c| SinkError::BadEntry {
+                id: id as u32,
+                reason: c.to_string(),
+            })?;
+            let slot = match e.kind {
+                EntryKind::File { size, sparse } => {
+                    Some(FileSlot::new(size, self.block_len, sparse))
+                }
+                _ => None,
+            };
+            self.items.push(Item { entry: e, slot });
+        }
+        let last = self.len();
         if self.root.is_some() {
-            for id in 0..self.entries.len() {
+            for id in first..last {
                 self.prepare(id)?;
             }
         }
-        Ok(self.missing())
+        Ok(self.missing_in(first..last))
     }
 
-    fn prepare(&mut self, id: usize) -> Result<(), SinkError> {
-        let e = self.entries[id].clone();
+    fn prepare(&self, id: usize) -> Result<(), SinkError> {
+        let e = self.entry(id);
         let (parent, name) = split(&e.path);
         match &e.kind {
             EntryKind::Dir => {
@@ -269,7 +291,7 @@ impl Sink {
                 let (fd, created) = root.open_dir_created(&e.path)?;
                 lock(&self.dirs).insert(e.path.clone(), Arc::new(fd));
                 if created {
-                    self.fresh.insert(e.path.clone());
+                    lock(&self.fresh).insert(e.path.clone());
                 }
                 self.counters.dirs.fetch_add(1, Relaxed);
             }
@@ -292,7 +314,7 @@ impl Sink {
                 }
                 self.counters.symlinks.fetch_add(1, Relaxed);
             }
-            EntryKind::File { .. } if self.fresh.contains(parent) => {
+            EntryKind::File { .. } if lock(&self.fresh).contains(parent) => {
                 // A new directory holds no earlier file, temporary or journal.
                 if e.size() == 0 {
                     self.open(id)?;
@@ -321,8 +343,10 @@ impl Sink {
                     Err(x) => return Err(io_err("checking", &e.path, x)),
                 }
                 self.load_journal(id, &dir, name);
-                let slot = self.files[id].as_ref();
-                if slot.is_some_and(|s| s.done.load(Relaxed) == s.blocks) {
+                if self
+                    .slot(id)
+                    .is_some_and(|s| s.done.load(Relaxed) == s.blocks)
+                {
                     // Empty, or every block arrived before a crash.
                     self.open(id)?;
                     self.finalize(id)?;
@@ -333,7 +357,7 @@ impl Sink {
     }
 
     fn mark_all(&self, id: usize) {
-        if let Some(s) = &self.files[id] {
+        if let Some(s) = self.slot(id) {
             (0..s.blocks).for_each(|i| {
                 s.mark(i);
             });
@@ -343,9 +367,9 @@ impl Sink {
 
     /// Takes the blocks an earlier run journaled, if its journal describes
     /// this same source file and its temporary file is still there.
-    fn load_journal(&mut self, id: usize, dir: &OwnedFd, name: &str) {
-        let e = &self.entries[id];
-        let Some(slot) = self.files[id].as_mut() else {
+    fn load_journal(&self, id: usize, dir: &OwnedFd, name: &str) {
+        let e = self.entry(id);
+        let Some(slot) = self.slot(id) else {
             return;
         };
         let Ok(fd) = rustix::fs::openat2(
@@ -374,44 +398,42 @@ impl Sink {
                 slot.mark(i);
             }
         }
-        slot.resumed = true;
+        slot.resumed.store(true, Relaxed);
     }
 
     /// Blocks still missing, by file.
     pub fn missing(&self) -> Vec<NeedFile> {
-        self.files
-            .iter()
-            .enumerate()
-            .filter_map(|(id, s)| {
-                let s = s.as_ref()?;
-                if s.finished.load(Relaxed) || s.blocks == 0 {
-                    return None;
-                }
-                let ranges = s.missing();
-                (!ranges.is_empty()).then_some(NeedFile {
-                    id: id as u32,
-                    ranges,
-                })
+        self.missing_in(0..self.len())
+    }
+
+    fn missing_in(&self, ids: std::ops::Range<usize>) -> Vec<NeedFile> {
+        ids.filter_map(|id| {
+            let s = self.slot(id)?;
+            if s.finished.load(Relaxed) || s.blocks == 0 {
+                return None;
+            }
+            let ranges = s.missing();
+            (!ranges.is_empty()).then_some(NeedFile {
+                id: id as u32,
+                ranges,
             })
-            .collect()
+        })
+        .collect()
     }
 
     /// Checks a record against the manifest and the grid.
     pub fn accept(&self, file: u32, offset: u64, len: u32) -> Result<Accepted, String> {
-        let slot = self
-            .files
-            .get(file as usize)
-            .and_then(Option::as_ref)
-            .ok_or_else(|| {
-                format!("block for entry {file}, which is not a file in the manifest")
-            })?;
+        let slot = self.slot(file as usize).ok_or_else(|| {
+            format!("block for entry {file}, which is not a file in the manifest")
+        })?;
         let index = offset / u64::from(self.block_len);
         match block_span(slot.size, self.block_len, index) {
             Some((o, l)) if o == offset && l == len => {}
             _ => {
                 return Err(format!(
                     "block at offset {offset} length {len} does not fit {} ({} bytes)",
-                    self.entries[file as usize].path, slot.size
+                    self.entry(file as usize).path,
+                    slot.size
                 ));
             }
         }
@@ -438,7 +460,7 @@ impl Sink {
         let _one = lock(&of.writer);
         of.file
             .write_all_at(data, at)
-            .map_err(|x| io_err("writing", &self.entries[id].path, x))?;
+            .map_err(|x| io_err("writing", &self.entry(id).path, x))?;
         self.counters
             .write_ns
             .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
@@ -453,11 +475,9 @@ impl Sink {
     pub fn is_whole_file(&self, file: u32, offset: u64, len: u32) -> bool {
         self.root.is_some()
             && offset == 0
-            && self
-                .files
-                .get(file as usize)
-                .and_then(Option::as_ref)
-                .is_some_and(|s| s.blocks == 1 && !s.resumed && s.size == u64::from(len))
+            && self.slot(file as usize).is_some_and(|s| {
+                s.blocks == 1 && !s.resumed.load(Relaxed) && s.size == u64::from(len)
+            })
     }
 
     /// Creates a whole, checked one-block file: an unnamed file (O_TMPFILE)
@@ -467,7 +487,7 @@ impl Sink {
     /// where the file system or /proc does not allow it.
     pub fn write_whole(&self, file: u32, data: &[u8]) -> Result<(), SinkError> {
         let id = file as usize;
-        let e = &self.entries[id];
+        let e = self.entry(id);
         let (parent, name) = split(&e.path);
         let dir = self.dir(parent)?;
         let linked = (|| -> Result<bool, SinkError> {
@@ -533,7 +553,7 @@ impl Sink {
             .bytes_written
             .fetch_add(data.len() as u64, Relaxed);
         self.counters.files_written.fetch_add(1, Relaxed);
-        if let Some(slot) = self.files[id].as_ref() {
+        if let Some(slot) = self.slot(id) {
             slot.mark(0);
             slot.finished.store(true, Relaxed);
         }
@@ -545,7 +565,7 @@ impl Sink {
     /// write: the temporary file is created at full size, all zero.
     pub fn commit(&self, file: u32, offset: u64) -> Result<(), SinkError> {
         let id = file as usize;
-        let Some(slot) = self.files.get(id).and_then(Option::as_ref) else {
+        let Some(slot) = self.slot(id) else {
             return Ok(());
         };
         let index = offset / u64::from(self.block_len);
@@ -553,7 +573,7 @@ impl Sink {
             let of = self.open(id)?;
             if let Some(mut j) = of.journal.as_ref() {
                 j.write_all(&index.to_le_bytes())
-                    .map_err(|x| io_err("journaling", &self.entries[id].path, x))?;
+                    .map_err(|x| io_err("journaling", &self.entry(id).path, x))?;
             }
         }
         if slot.mark(index) && slot.done.load(Relaxed) == slot.blocks {
@@ -564,7 +584,7 @@ impl Sink {
 
     /// The open temporary file of `id`, created on first use.
     fn open(&self, id: usize) -> Result<Arc<OpenFile>, SinkError> {
-        let slot = self.files[id].as_ref().ok_or_else(|| SinkError::BadEntry {
+        let slot = self.slot(id).ok_or_else(|| SinkError::BadEntry {
             id: id as u32,
             reason: "not a file".into(),
         })?;
@@ -572,7 +592,7 @@ impl Sink {
         if let Some(of) = guard.as_ref() {
             return Ok(Arc::clone(of));
         }
-        let e = &self.entries[id];
+        let e = self.entry(id);
         let (parent, name) = split(&e.path);
         let dir = self.dir(parent)?;
         let at = |n: String, flags: OFlags| {
@@ -584,7 +604,8 @@ impl Sink {
             };
             rustix::fs::openat2(&*dir, n, flags | OFlags::CLOEXEC, mode, RESOLVE).map(File::from)
         };
-        let file = if slot.resumed {
+        let resumed = slot.resumed.load(Relaxed);
+        let file = if resumed {
             at(temp_name(name), OFlags::WRONLY)
         } else {
             at(
@@ -593,7 +614,7 @@ impl Sink {
             )
         }
         .map_err(|x| io_err("creating", &e.path, x))?;
-        if !slot.resumed && slot.size > 0 {
+        if !resumed && slot.size > 0 {
             // Reserve the space up front (a full disk fails here, not midway);
             // a sparse source keeps its holes.
             // A one-block file is written whole at once: nothing to reserve.
@@ -620,14 +641,14 @@ impl Sink {
             }
         }
         let journal = if slot.blocks > 1 {
-            let flags = if slot.resumed {
+            let flags = if resumed {
                 OFlags::WRONLY | OFlags::APPEND
             } else {
                 OFlags::WRONLY | OFlags::APPEND | OFlags::CREATE | OFlags::TRUNC
             };
             let mut j = at(journal_name(name), flags)
                 .map_err(|x| io_err("creating journal for", &e.path, x))?;
-            if !slot.resumed {
+            if !resumed {
                 j.write_all(&journal_header(e, self.block_len))
                     .map_err(|x| io_err("journaling", &e.path, x))?;
             }
@@ -646,13 +667,13 @@ impl Sink {
 
     /// Sets mode and time, renames the complete file into place, drops its journal.
     fn finalize(&self, id: usize) -> Result<(), SinkError> {
-        let Some(slot) = self.files[id].as_ref() else {
+        let Some(slot) = self.slot(id) else {
             return Ok(());
         };
         if slot.finished.swap(true, Relaxed) || self.root.is_none() {
             return Ok(());
         }
-        let e = &self.entries[id];
+        let e = self.entry(id);
         let of = lock(&slot.open).take();
         let (parent, name) = split(&e.path);
         let dir = self.dir(parent)?;
@@ -687,7 +708,13 @@ impl Sink {
         if self.root.is_none() {
             return Ok(());
         }
-        for e in self.entries.iter().rev() {
+        let dirs: Vec<&Entry> = self
+            .items
+            .iter()
+            .map(|(_, i)| &i.entry)
+            .filter(|e| matches!(e.kind, EntryKind::Dir))
+            .collect();
+        for e in dirs.into_iter().rev() {
             if !matches!(e.kind, EntryKind::Dir) {
                 continue;
             }
@@ -719,7 +746,8 @@ impl Sink {
         if self.root.is_none() {
             return Ok(out);
         }
-        for (id, e) in self.entries.iter().enumerate() {
+        for (id, item) in self.items.iter() {
+            let e = &item.entry;
             if !matches!(e.kind, EntryKind::File { .. }) {
                 continue;
             }

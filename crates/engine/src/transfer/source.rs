@@ -1,11 +1,14 @@
 //! What a sender sends: source paths walked into a manifest of entries whose
-//! relative paths name where each lands under the destination.
+//! relative paths name where each lands under the destination, announced in
+//! frames while the walk goes on.
 
 use std::fs::{self, Metadata};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use linerate_wire::{Entry, EntryKind};
+use linerate_wire::{ENTRIES_PER_FRAME, Entry, EntryKind};
 
 use crate::error::{EngineError, Result};
 
@@ -20,28 +23,64 @@ pub enum Origin {
 /// Name of the file that `--from-memory` creates at the destination.
 pub const MEMORY_FILE_NAME: &str = "linerate-memory.bin";
 
-#[derive(Debug, Default)]
+/// Entries sent per manifest frame at first; the size doubles with each
+/// frame up to the wire's limit, so the first files leave early and a large
+/// tree still goes in full frames.
+const FIRST_FRAME: usize = 64;
+
+/// The entries announced so far. Discovery appends while streams read, so
+/// entries live in an append-only vector: an id handed out stays valid.
+#[derive(Default)]
 pub struct Manifest {
-    pub entries: Vec<Entry>,
-    /// For each entry, where a file's bytes come from (None for others).
-    pub origins: Vec<Option<Origin>>,
+    items: boxcar::Vec<(Entry, Option<Origin>)>,
     /// Things left out, in words (sockets, devices, ...).
-    pub skipped: Vec<String>,
+    skipped: Mutex<Vec<String>>,
+    bytes: AtomicU64,
+    files: AtomicU64,
 }
 
 impl Manifest {
     pub fn total_bytes(&self) -> u64 {
-        self.entries.iter().map(Entry::size).sum()
+        self.bytes.load(Relaxed)
     }
 
     pub fn file_count(&self) -> usize {
-        self.origins.iter().filter(|o| o.is_some()).count()
+        self.files.load(Relaxed) as usize
+    }
+
+    /// Entries announced so far.
+    pub fn len(&self) -> usize {
+        self.items.count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn entry(&self, id: u32) -> Option<&Entry> {
+        self.items.get(id as usize).map(|(e, _)| e)
+    }
+
+    pub fn origin(&self, id: u32) -> Option<&Origin> {
+        self.items.get(id as usize).and_then(|(_, o)| o.as_ref())
+    }
+
+    /// Every entry in id order, with its origin.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, &Entry, Option<&Origin>)> {
+        self.items
+            .iter()
+            .map(|(id, (e, o))| (id as u32, e, o.as_ref()))
+    }
+
+    pub fn skipped(&self) -> Vec<String> {
+        self.skipped.lock().map(|s| s.clone()).unwrap_or_default()
     }
 
     /// One generated file of `size` bytes.
     pub fn from_memory(size: u64) -> Manifest {
-        Manifest {
-            entries: vec![Entry {
+        let m = Manifest::default();
+        m.push(
+            Entry {
                 path: MEMORY_FILE_NAME.to_string(),
                 mode: 0o644,
                 mtime_ns: 0,
@@ -49,25 +88,78 @@ impl Manifest {
                     size,
                     sparse: false,
                 },
-            }],
-            origins: vec![Some(Origin::Memory)],
-            skipped: Vec::new(),
-        }
+            },
+            Some(Origin::Memory),
+        );
+        m
     }
 
-    /// Walks `paths`: each lands under the destination by its last component,
-    /// as with `cp -r`. Symbolic links are sent as links unless `follow`.
+    /// Walks `paths` at once (tests, and callers that need the whole list first).
     pub fn scan(paths: &[PathBuf], follow: bool) -> Result<Manifest> {
-        let mut m = Manifest::default();
-        for p in paths {
-            let name = base_name(p)?;
-            m.add(p, name, follow)?;
-        }
+        let m = Manifest::default();
+        m.discover(paths, follow, &mut |_| Ok(()))?;
         Ok(m)
     }
 
-    fn add(&mut self, path: &Path, rel: String, follow: bool) -> Result<()> {
-        let meta = if follow {
+    /// Walks `paths` into this manifest: each lands under the destination by
+    /// its last component, as with `cp -r`. Symbolic links are sent as links
+    /// unless `follow`. `announce` gets the new entries in order, a frame's
+    /// worth at a time, while the walk goes on.
+    pub fn discover(
+        &self,
+        paths: &[PathBuf],
+        follow: bool,
+        announce: &mut dyn FnMut(Vec<Entry>) -> Result<()>,
+    ) -> Result<()> {
+        let mut walk = Walk {
+            m: self,
+            follow,
+            pending: Vec::new(),
+            frame: FIRST_FRAME,
+            announce,
+        };
+        for p in paths {
+            let name = base_name(p)?;
+            walk.add(p, name)?;
+        }
+        walk.flush()
+    }
+
+    fn push(&self, e: Entry, o: Option<Origin>) -> u32 {
+        if o.is_some() {
+            self.bytes.fetch_add(e.size(), Relaxed);
+            self.files.fetch_add(1, Relaxed);
+        }
+        self.items.push((e, o)) as u32
+    }
+}
+
+/// Checks that every source path can be read before anything is sent, so a
+/// typo fails at once and not after connecting.
+pub fn check_roots(paths: &[PathBuf], follow: bool) -> Result<()> {
+    for p in paths {
+        base_name(p)?;
+        if follow {
+            fs::metadata(p)
+        } else {
+            fs::symlink_metadata(p)
+        }
+        .map_err(|e| EngineError::io(format!("reading {}", p.display()), e))?;
+    }
+    Ok(())
+}
+
+struct Walk<'a> {
+    m: &'a Manifest,
+    follow: bool,
+    pending: Vec<Entry>,
+    frame: usize,
+    announce: &'a mut dyn FnMut(Vec<Entry>) -> Result<()>,
+}
+
+impl Walk<'_> {
+    fn add(&mut self, path: &Path, rel: String) -> Result<()> {
+        let meta = if self.follow {
             fs::metadata(path)
         } else {
             fs::symlink_metadata(path)
@@ -80,9 +172,9 @@ impl Manifest {
             let target = fs::read_link(path)
                 .map_err(|e| EngineError::io(format!("reading link {}", path.display()), e))?;
             let target = utf8(&target)?;
-            self.push(rel, mode, mtime_ns, EntryKind::Symlink { target }, None);
+            self.push(rel, mode, mtime_ns, EntryKind::Symlink { target }, None)?;
         } else if ft.is_dir() {
-            self.push(rel.clone(), mode, mtime_ns, EntryKind::Dir, None);
+            self.push(rel.clone(), mode, mtime_ns, EntryKind::Dir, None)?;
             let mut children: Vec<_> = fs::read_dir(path)
                 .map_err(|e| EngineError::io(format!("listing {}", path.display()), e))?
                 .collect::<std::io::Result<Vec<_>>>()
@@ -91,7 +183,7 @@ impl Manifest {
             for c in children {
                 let name = c.file_name();
                 let name = name.to_str().ok_or_else(|| not_utf8(&c.path()))?;
-                self.add(&c.path(), format!("{rel}/{name}"), follow)?;
+                self.add(&c.path(), format!("{rel}/{name}"))?;
             }
         } else if ft.is_file() {
             let size = meta.len();
@@ -103,22 +195,41 @@ impl Manifest {
                 mtime_ns,
                 EntryKind::File { size, sparse },
                 Some(Origin::Path(path.to_path_buf())),
-            );
-        } else {
-            self.skipped
-                .push(format!("{}: not a file, directory or link", path.display()));
+            )?;
+        } else if let Ok(mut s) = self.m.skipped.lock() {
+            s.push(format!("{}: not a file, directory or link", path.display()));
         }
         Ok(())
     }
 
-    fn push(&mut self, path: String, mode: u32, mtime_ns: i64, kind: EntryKind, o: Option<Origin>) {
-        self.entries.push(Entry {
+    fn push(
+        &mut self,
+        path: String,
+        mode: u32,
+        mtime_ns: i64,
+        kind: EntryKind,
+        o: Option<Origin>,
+    ) -> Result<()> {
+        let e = Entry {
             path,
             mode,
             mtime_ns,
             kind,
-        });
-        self.origins.push(o);
+        };
+        self.pending.push(e.clone());
+        self.m.push(e, o);
+        if self.pending.len() >= self.frame {
+            self.frame = (self.frame * 2).min(ENTRIES_PER_FRAME);
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        (self.announce)(std::mem::take(&mut self.pending))
     }
 }
 
