@@ -8,7 +8,9 @@ use std::net::TcpStream;
 use std::time::Duration;
 
 use common::{Server, bench_json};
-use linerate_wire::{FrameDecoder, Hello, Message, RefusalCode, Role, SessionId, SessionKind};
+use linerate_wire::{
+    FrameDecoder, Hello, Message, PROTOCOL_VERSION, RefusalCode, Role, SessionId, SessionKind,
+};
 
 fn connect(srv: &Server) -> TcpStream {
     let s = TcpStream::connect(srv.addr()).unwrap();
@@ -70,7 +72,7 @@ fn random_bytes() {
 fn truncated_handshake() {
     let mut srv = Server::start();
     let mut s = connect(&srv);
-    s.write_all(&hello(1)[..10]).unwrap();
+    s.write_all(&hello(PROTOCOL_VERSION)[..10]).unwrap();
     s.shutdown(std::net::Shutdown::Write).unwrap();
     let _ = first_message(&mut s);
     assert!(srv.wait_log(Duration::from_secs(5), |l| {
@@ -100,7 +102,7 @@ fn wrong_protocol_version() {
 fn oversized_length_field() {
     let mut srv = Server::start();
     let mut s = connect(&srv);
-    s.write_all(&hello(1)).unwrap();
+    s.write_all(&hello(PROTOCOL_VERSION)).unwrap();
     assert!(matches!(first_message(&mut s), Some(Message::Accept(_))));
     // A bench request claiming 4 GiB of payload.
     s.write_all(&[3, 0xff, 0xff, 0xff, 0xff, b'{']).unwrap();

@@ -4,8 +4,9 @@ use crate::WireError;
 
 /// First four bytes of every linerate connection.
 pub const MAGIC: [u8; 4] = *b"LNRT";
-/// The protocol version this build speaks.
-pub const PROTOCOL_VERSION: u16 = 1;
+/// The protocol version this build speaks. 2: a transfer's streams start
+/// before its manifest, which then goes out frame by frame, each answered.
+pub const PROTOCOL_VERSION: u16 = 2;
 /// Encoded size of a [`Hello`].
 pub const HELLO_LEN: usize = 36;
 

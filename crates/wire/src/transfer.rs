@@ -2,6 +2,16 @@
 //! the receiver's list of blocks it still needs, and the end-of-transfer
 //! digests and summary. JSON inside frames like every control message, each
 //! checked by `validate` after decoding.
+//!
+//! Order on the control connection: `TransferRequest`, `Ready`, then the
+//! sender opens its data connections and sends `Start`. The manifest follows
+//! as `Entries` frames, each answered by `Need` frames for the files among
+//! them that miss blocks, while the streams already carry those blocks;
+//! `EntriesEnd` is answered by `NeedEnd` for pass 0. After every later pass
+//! (each stream's `RoundEnd` record) the receiver sends the `Need` list of what
+//! is still missing and its `NeedEnd`; an empty list ends the transfer, the
+//! sender sends `Finish`, and the receiver answers with `Digests` (with
+//! `--verify`) and the `TransferReport`.
 
 use serde::{Deserialize, Serialize};
 
