@@ -120,7 +120,7 @@ impl Manifest {
         };
         for p in paths {
             let name = base_name(p)?;
-            walk.add(p, name)?;
+            walk.add(p, name, None)?;
         }
         walk.flush()
     }
@@ -158,11 +158,12 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    fn add(&mut self, path: &Path, rel: String) -> Result<()> {
-        let meta = if self.follow {
-            fs::metadata(path)
-        } else {
-            fs::symlink_metadata(path)
+    /// `known`: the metadata, when the directory listing already gave it.
+    fn add(&mut self, path: &Path, rel: String, known: Option<Metadata>) -> Result<()> {
+        let meta = match known {
+            Some(m) => Ok(m),
+            None if self.follow => fs::metadata(path),
+            None => fs::symlink_metadata(path),
         }
         .map_err(|e| EngineError::io(format!("reading {}", path.display()), e))?;
         let ft = meta.file_type();
@@ -183,7 +184,9 @@ impl Walk<'_> {
             for c in children {
                 let name = c.file_name();
                 let name = name.to_str().ok_or_else(|| not_utf8(&c.path()))?;
-                self.add(&c.path(), format!("{rel}/{name}"))?;
+                // Relative to the open directory: no walk down the whole path.
+                let known = if self.follow { None } else { c.metadata().ok() };
+                self.add(&c.path(), format!("{rel}/{name}"), known)?;
             }
         } else if ft.is_file() {
             let size = meta.len();
