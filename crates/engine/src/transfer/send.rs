@@ -242,10 +242,15 @@ pub fn run(
         let client = side::run_with(&side_cfg, &sockets, t0, &abort, on_interval, &worker);
         (client, lister.join(), driver.join())
     });
-    // A walk that failed explains why the rest stopped.
-    listed.map_err(|_| EngineError::Failed("the manifest sender panicked".into()))??;
-    let (rounds, bytes_needed) =
-        rounds.map_err(|_| EngineError::Failed("the transfer driver panicked".into()))??;
+    let listed = listed.map_err(|_| EngineError::Failed("the manifest sender panicked".into()))?;
+    let rounds = rounds.map_err(|_| EngineError::Failed("the transfer driver panicked".into()))?;
+    // The receiver's refusal explains why sending the manifest failed; else
+    // a walk that failed explains why the rest stopped.
+    if let Err(e @ EngineError::Refused(_)) = rounds {
+        return Err(e);
+    }
+    listed?;
+    let (rounds, bytes_needed) = rounds?;
     ctl.send(&Message::Finish)?;
     let mut digests = Vec::new();
     let (totals, server) = loop {
