@@ -136,6 +136,15 @@ fn root_server(root: &Path) -> Server {
     Server::with_root(root)
 }
 
+/// A scratch directory with an empty root in it and a server on that root.
+fn rooted_server() -> (TempDir, std::path::PathBuf, Server) {
+    let base = TempDir::new("hostile");
+    let root = base.join("root");
+    fs::create_dir_all(&root).unwrap();
+    let server = root_server(&root);
+    (base, root, server)
+}
+
 fn listing(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = fs::read_dir(dir)
         .unwrap()
@@ -193,10 +202,7 @@ fn paths_that_leave_the_root_are_refused() {
 
 #[test]
 fn a_wrong_destination_is_refused() {
-    let base = TempDir::new("hostile");
-    let root = base.join("root");
-    fs::create_dir_all(&root).unwrap();
-    let server = root_server(&root);
+    let (_base, _root, server) = rooted_server();
     let mut c = Crafted::connect(&server.addr(), SessionId([5; 16]));
     c.request_to("../../tmp", None);
     assert!(c.refusal().contains("destination"));
@@ -204,10 +210,7 @@ fn a_wrong_destination_is_refused() {
 
 #[test]
 fn garbage_frames_end_only_their_session() {
-    let base = TempDir::new("hostile");
-    let root = base.join("root");
-    fs::create_dir_all(&root).unwrap();
-    let server = root_server(&root);
+    let (_base, _root, server) = rooted_server();
     let mut c = Crafted::connect(&server.addr(), SessionId([6; 16]));
     c.sock.write_all(&[0xee; 64]).unwrap();
     let msg = c.refusal();
@@ -222,10 +225,7 @@ fn garbage_frames_end_only_their_session() {
 
 #[test]
 fn a_block_past_the_end_of_its_file_is_refused() {
-    let base = TempDir::new("hostile");
-    let root = base.join("root");
-    fs::create_dir_all(&root).unwrap();
-    let server = root_server(&root);
+    let (_base, root, server) = rooted_server();
     let session = SessionId([8; 16]);
     let mut c = Crafted::connect(&server.addr(), session);
     c.request(None);
@@ -296,10 +296,7 @@ fn a_one_shot_receiver_refuses_other_sessions_and_wrong_tokens() {
 
 #[test]
 fn the_receiver_answers_each_manifest_frame_and_takes_blocks_before_the_manifest_ends() {
-    let base = TempDir::new("hostile");
-    let root = base.join("root");
-    fs::create_dir_all(&root).unwrap();
-    let server = root_server(&root);
+    let (_base, root, server) = rooted_server();
     let mut c = Crafted::connect(&server.addr(), SessionId([9; 16]));
     c.request(None);
     c.start();
