@@ -287,11 +287,10 @@ pub fn run(
 
 /// Sends the manifest: what it already holds, then what the walk finds.
 fn announce(ctl: &mut Control, manifest: &Manifest, discovery: Option<&Discovery>) -> Result<()> {
-    let known: Vec<Entry> = manifest.iter().map(|(_, e, _)| e.clone()).collect();
-    for chunk in known.chunks(ENTRIES_PER_FRAME) {
-        ctl.send(&Message::Entries(Entries {
-            entries: chunk.to_vec(),
-        }))?;
+    let mut known = manifest.iter().map(|(_, e, _)| e.clone()).peekable();
+    while known.peek().is_some() {
+        let entries = known.by_ref().take(ENTRIES_PER_FRAME).collect();
+        ctl.send(&Message::Entries(Entries { entries }))?;
     }
     if let Some(d) = discovery {
         manifest.discover(&d.paths, d.follow_links, &mut |entries| {
@@ -309,15 +308,17 @@ fn expect_ready(ctl: &mut Control) -> Result<()> {
     }
 }
 
+/// Reads one list of missing blocks, handing each frame's files to `files`
+/// as it arrives; returns the list's end.
 fn recv_need(
     ctl: &mut Control,
     timeout: Duration,
-) -> Result<(Vec<NeedFile>, linerate_wire::NeedEnd)> {
-    let mut need = Vec::new();
+    files: &mut dyn FnMut(Vec<NeedFile>),
+) -> Result<linerate_wire::NeedEnd> {
     loop {
         match ctl.recv(timeout, "the receiver's list of missing blocks")? {
-            Message::Need(n) => need.extend(n.files),
-            Message::NeedEnd(end) => return Ok((need, end)),
+            Message::Need(n) => files(n.files),
+            Message::NeedEnd(end) => return Ok(end),
             Message::Refuse(r) => return Err(EngineError::Refused(r)),
             other => return Err(unexpected(&other, "need")),
         }
@@ -329,27 +330,16 @@ fn recv_need(
 /// returns the number of passes and the bytes the first one needed.
 fn drive(ctl: &mut Control, shared: &Shared) -> Result<(u32, u64)> {
     let none = HashSet::new();
-    let first_bytes = loop {
-        match ctl.recv(ROUND_TIMEOUT, "the receiver's list of missing blocks")? {
-            Message::Need(n) => {
-                shared.queue.add(queue::plan(
-                    shared.manifest,
-                    &n.files,
-                    shared.block_len,
-                    &none,
-                ));
-            }
-            Message::NeedEnd(end) => {
-                shared.queue.seal();
-                break end.bytes;
-            }
-            Message::Refuse(r) => return Err(EngineError::Refused(r)),
-            other => return Err(unexpected(&other, "need")),
-        }
-    };
+    let first_bytes = recv_need(ctl, ROUND_TIMEOUT, &mut |files| {
+        let plan = queue::plan(shared.manifest, &files, shared.block_len, &none);
+        shared.queue.add(plan);
+    })?
+    .bytes;
+    shared.queue.seal();
     let (mut rounds, mut best, mut stalled) = (1u32, first_bytes, 0u32);
     loop {
-        let (need, end) = recv_need(ctl, ROUND_TIMEOUT)?;
+        let mut need = Vec::new();
+        let end = recv_need(ctl, ROUND_TIMEOUT, &mut |files| need.extend(files))?;
         if need.is_empty() {
             return Ok((rounds, first_bytes));
         }

@@ -715,9 +715,6 @@ impl Sink {
             .filter(|e| matches!(e.kind, EntryKind::Dir))
             .collect();
         for e in dirs.into_iter().rev() {
-            if !matches!(e.kind, EntryKind::Dir) {
-                continue;
-            }
             let fd = self.open_beneath(&e.path, OFlags::RDONLY | OFlags::DIRECTORY, "opening")?;
             rustix::fs::fchmod(&fd, Mode::from_raw_mode(e.mode & 0o7777))
                 .map_err(|x| io_err("setting mode of", &e.path, x))?;

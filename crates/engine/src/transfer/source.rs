@@ -48,15 +48,6 @@ impl Manifest {
         self.files.load(Relaxed) as usize
     }
 
-    /// Entries announced so far.
-    pub fn len(&self) -> usize {
-        self.items.count()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     pub fn entry(&self, id: u32) -> Option<&Entry> {
         self.items.get(id as usize).map(|(e, _)| e)
     }
@@ -92,13 +83,6 @@ impl Manifest {
             Some(Origin::Memory),
         );
         m
-    }
-
-    /// Walks `paths` at once (tests, and callers that need the whole list first).
-    pub fn scan(paths: &[PathBuf], follow: bool) -> Result<Manifest> {
-        let m = Manifest::default();
-        m.discover(paths, follow, &mut |_| Ok(()))?;
-        Ok(m)
     }
 
     /// Walks `paths` into this manifest: each lands under the destination by
