@@ -100,11 +100,12 @@ impl<'a> MappedBlock<'a> {
         // SAFETY: the map is read while the lease holds (checked before each
         // piece by `piece`), so the file cannot shrink under it; the kernel
         // turns a lost page under its own copy into EFAULT, not a signal.
+        // Not populated up front: MAP_POPULATE walks every page twice (fault
+        // and lookup), and the faults, each mapping 16 pages, measured faster.
         unsafe {
             MmapOptions::new()
                 .offset(offset)
                 .len(len as usize)
-                .populate()
                 .map(file)
         }
         .ok()
