@@ -348,6 +348,11 @@ fn control_session(
     transfers: Option<&TransferPolicy>,
     accepted: &mut bool,
 ) -> Result<String> {
+    // Control frames are small and often come in pairs (a transfer's last
+    // Need, then NeedEnd): with Nagle the second one waited for the client's
+    // delayed ACK, 40 ms on Linux, on every transfer.
+    conn.set_nodelay(true)
+        .map_err(|e| EngineError::io("TCP_NODELAY", e))?;
     let mut ctl = Control::new(conn);
     let refusal = match (hello.kind, transfers) {
         (SessionKind::Bench, _) => None,

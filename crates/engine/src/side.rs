@@ -133,11 +133,15 @@ pub fn run_with(
     let mut intervals = Vec::new();
     let mut at_omit = vec![0u64; sockets.len()];
 
+    // The sampler sleeps between ticks; a stream that ends wakes it, so the
+    // run ends when its last stream does and not up to a tick later.
+    let sampler = std::thread::current();
     let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
         let handles: Vec<_> = sockets
             .iter()
             .zip(&lives)
             .map(|(s, live)| {
+                let sampler = sampler.clone();
                 std::thread::Builder::new()
                     .name(format!("stream-{}", s.index))
                     .spawn_scoped(scope, move || {
@@ -146,7 +150,9 @@ pub fn run_with(
                         } else if p.pin_cores {
                             pin_to_core(2 * usize::from(s.index) + usize::from(!cfg.is_client));
                         }
-                        worker(s, live)
+                        let outcome = worker(s, live);
+                        sampler.unpark();
+                        outcome
                     })
             })
             .collect();
@@ -367,6 +373,6 @@ fn sample(
             }
         }
         let sleep = wake.saturating_sub(t0.elapsed()).min(SAMPLER_TICK);
-        std::thread::sleep(sleep.max(Duration::from_millis(1)));
+        std::thread::park_timeout(sleep.max(Duration::from_millis(1)));
     }
 }

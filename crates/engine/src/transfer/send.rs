@@ -414,7 +414,9 @@ fn send_stream(s: &StreamSocket, shared: &Shared, live: &Live) -> Outcome {
             Next::Close => break,
             Next::EndRound(r) => {
                 ended = r;
-                sock.write_all(&Record::RoundEnd.encode()).map(|_| 0)
+                sock.write_all(&Record::RoundEnd.encode())
+                    .and_then(|_| crate::sockopt::push(&s.stream))
+                    .map(|_| 0)
             }
             Next::Work(Work::Block { id, index }) => {
                 match send_block(
