@@ -531,14 +531,15 @@ fn send_block(
     }
     sock.write_all(&header)?;
     let mut hasher = BlockHasher::new();
-    // Mapping populates the block: this is where a cold file is read.
-    let mut mapped = shared.timed_read(|| MappedBlock::map(file, offset, len));
+    let mut mapped = MappedBlock::map(file, offset, len);
     let mut pos = 0u64;
     let mut broken = false;
     while pos < u64::from(len) {
         let n = (u64::from(len) - pos).min(buf.len() as u64) as usize;
         if !broken && let Some(piece) = mapped.as_mut().and_then(|m| m.piece(pos as usize, n)) {
-            hasher.update(piece);
+            // The hash is the piece's first touch: its page faults are
+            // where a cold file is read.
+            shared.timed_read(|| hasher.update(piece));
             if write_mapped(sock, piece)? < n {
                 shared.fail(id, "changed while being sent (the file shrank)".into());
                 broken = true;
