@@ -90,6 +90,8 @@ impl Crafted {
             rcvbuf: None,
             interval_ms: 0,
             rx_poll: false,
+            direct: false,
+            evict: false,
         }));
     }
 

@@ -29,6 +29,7 @@ pub use message::{
 };
 pub use record::{BLOCK_TRAILER_LEN, RECORD_HEADER_LEN, Record};
 pub use transfer::{
-    Digests, ENTRIES_PER_FRAME, Entries, Entry, EntryKind, MAX_BLOCK_LEN, MAX_ENTRIES,
-    MIN_BLOCK_LEN, Need, NeedEnd, NeedFile, TOKEN_LEN, TransferRequest, TransferTotals,
+    DIRECT_ALIGN, Digests, ENTRIES_PER_FRAME, Entries, Entry, EntryKind, MAX_BLOCK_LEN,
+    MAX_ENTRIES, MIN_BLOCK_LEN, Need, NeedEnd, NeedFile, TOKEN_LEN, TransferRequest,
+    TransferTotals,
 };

@@ -25,6 +25,8 @@ pub const MAX_BLOCK_LEN: u32 = 64 << 20;
 pub const ENTRIES_PER_FRAME: usize = 2048;
 /// Most entries (files, directories, links) one transfer may announce.
 pub const MAX_ENTRIES: u32 = 50_000_000;
+/// Offsets and lengths of direct (O_DIRECT) I/O are multiples of this.
+pub const DIRECT_ALIGN: u32 = 4096;
 /// Token length in characters (hex of 128 random bits).
 pub const TOKEN_LEN: usize = 32;
 
@@ -49,6 +51,12 @@ pub struct TransferRequest {
     /// Receivers poll before blocking (decided by the sender from both hosts' CPUs).
     #[serde(default)]
     pub rx_poll: bool,
+    /// Write whole pages of the destination past the page cache (O_DIRECT).
+    #[serde(default)]
+    pub direct: bool,
+    /// Drop written blocks from the page cache once they are on disk.
+    #[serde(default)]
+    pub evict: bool,
 }
 
 impl TransferRequest {
@@ -67,6 +75,9 @@ impl TransferRequest {
             && (t.len() != TOKEN_LEN || !t.bytes().all(|b| b.is_ascii_hexdigit()))
         {
             return bad("token", "must be 32 hex digits");
+        }
+        if self.direct && !self.block_len.is_multiple_of(DIRECT_ALIGN) {
+            return bad("block_len", "must be a multiple of 4 KiB with direct I/O");
         }
         if self.interval_ms != 0 && self.interval_ms < 10 {
             return bad("interval_ms", "must be 0 (off) or at least 10 ms");
@@ -198,4 +209,7 @@ pub struct TransferTotals {
     pub blocks_rejected: u64,
     /// Seconds the receiving threads spent writing to the destination.
     pub write_seconds: f64,
+    /// Of `bytes_written`, those written past the page cache (O_DIRECT).
+    #[serde(default)]
+    pub bytes_written_direct: u64,
 }

@@ -61,6 +61,29 @@ proptest! {
         let need = Message::Need(Need { files: vec![NeedFile { id: 3, ranges: ranges.iter().map(|&(a, n)| [a, a + n]).collect() }] });
         prop_assert_eq!(Message::from_frame(&need.to_frame()).unwrap(), need);
     }
+
+    #[test]
+    fn valid_requests_round_trip(streams in 1u16..=1024, pages in 16u32..=16384,
+                                 flags in any::<[bool; 6]>(), interval_ms in prop_oneof![Just(0u64), 10u64..100_000]) {
+        let [overwrite, skip_writes, verify, rx_poll, direct, evict] = flags;
+        let req = TransferRequest {
+            dest: "in/run 7".into(),
+            token: None,
+            streams,
+            block_len: pages * 4096,
+            overwrite,
+            skip_writes,
+            verify,
+            sndbuf: None,
+            rcvbuf: Some(4 << 20),
+            interval_ms,
+            rx_poll,
+            direct,
+            evict,
+        };
+        let m = Message::TransferRequest(req);
+        prop_assert_eq!(Message::from_frame(&m.to_frame()).unwrap(), m);
+    }
 }
 
 #[test]
@@ -102,6 +125,8 @@ fn transfer_requests_are_checked() {
         rcvbuf: None,
         interval_ms: 1000,
         rx_poll: false,
+        direct: true,
+        evict: false,
     };
     assert!(ok.validate().is_ok());
     for bad in [
@@ -119,6 +144,11 @@ fn transfer_requests_are_checked() {
         },
         TransferRequest {
             dest: "a\0b".into(),
+            ..ok.clone()
+        },
+        // Direct I/O moves whole pages: a block of 64 KiB + 1 cannot be one.
+        TransferRequest {
+            block_len: (64 << 10) + 1,
             ..ok.clone()
         },
     ] {

@@ -3,6 +3,7 @@
 //! its offset under a temporary name, journals it for resume, and renames a
 //! file into place once all of it has arrived.
 
+mod direct;
 mod grid;
 mod mapped;
 mod queue;
@@ -13,6 +14,7 @@ mod sink;
 pub mod source;
 mod url;
 
+pub use direct::CachePolicy;
 pub use grid::{block_count, block_span, checksum};
 pub use url::{OneShot, Token};
 

@@ -16,6 +16,7 @@ use linerate_wire::{
     RECORD_HEADER_LEN, Record, Refusal, RefusalCode, SessionId, TransferRequest,
 };
 
+use super::direct::{AlignedBuf, CachePolicy};
 use super::grid::{BlockHasher, PIECE, block_span};
 use super::reader::RecordReader;
 use super::sink::{Accepted, Sink};
@@ -89,7 +90,11 @@ pub(crate) fn session(
     let sockets = streams.collect()?;
     ctl.expect_start(STEP_TIMEOUT)?;
     let root = (!req.skip_writes).then_some(dest);
-    let sink = Sink::new(root, req.block_len, req.overwrite);
+    let cache = CachePolicy {
+        direct: req.direct,
+        evict: req.evict,
+    };
+    let sink = Sink::new(root, req.block_len, req.overwrite, cache);
     let controls: Vec<TcpStream> = sockets
         .iter()
         .filter_map(|s| s.stream.try_clone().ok())
@@ -294,7 +299,9 @@ fn receive_stream(
 ) -> Outcome {
     let clock = ThreadClock::start();
     let mut reader = RecordReader::new(&s.stream, rx_poll);
-    let mut buf = vec![0u8; PIECE.min(block_len as usize)];
+    // Page aligned, so whole pieces can be written past the cache.
+    let mut aligned = AlignedBuf::new(PIECE.min(block_len as usize));
+    let buf = aligned.as_mut_slice();
     let mut header = [0u8; RECORD_HEADER_LEN];
     let (mut got, mut last) = (0u64, Instant::now());
     let mut error = None;

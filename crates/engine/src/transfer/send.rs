@@ -18,6 +18,7 @@ use linerate_wire::{
     Record, Role, SessionId, SessionKind, TransferRequest, TransferTotals,
 };
 
+use super::direct::{self, AlignedBuf, CachePolicy};
 use super::grid::{BlockHasher, PIECE, block_span, checksum};
 use super::mapped::MappedBlock;
 use super::queue::{self, Next, Queue, Work};
@@ -60,6 +61,8 @@ pub struct SendConfig {
     /// bench receiver, a writing receiver needs the CPU time a poll would
     /// take from the sender (README, "Defaults").
     pub rx_poll: crate::bench::RxPoll,
+    /// Page-cache policy of both ends.
+    pub cache: CachePolicy,
 }
 
 /// What a finished transfer measured and found.
@@ -79,6 +82,8 @@ pub struct TransferRun {
     pub rounds: u32,
     /// Time the sending threads spent reading the source.
     pub read_seconds: f64,
+    /// Source bytes read past the page cache (O_DIRECT).
+    pub bytes_read_direct: u64,
     /// Files whose end-to-end digest did not match (with --verify).
     pub mismatched: Vec<String>,
     pub verified: usize,
@@ -122,6 +127,8 @@ struct Shared<'a> {
     /// Source files that could not be read, by id, with the reason.
     failed: Mutex<HashMap<u32, String>>,
     read_ns: AtomicU64,
+    cache: CachePolicy,
+    bytes_read_direct: AtomicU64,
 }
 
 impl Shared<'_> {
@@ -173,6 +180,8 @@ pub fn run(
         sndbuf: cfg.sndbuf,
         rcvbuf: cfg.rcvbuf,
         interval_ms: cfg.interval_ms,
+        direct: cfg.cache.direct,
+        evict: cfg.cache.evict,
     };
     request.validate()?;
     ctl.send(&Message::TransferRequest(request.clone()))?;
@@ -193,6 +202,8 @@ pub fn run(
         },
         failed: Mutex::default(),
         read_ns: AtomicU64::new(0),
+        cache: cfg.cache,
+        bytes_read_direct: AtomicU64::new(0),
     };
     // One thread announces the manifest while another reads the answers.
     let mut announcer = Control::new(
@@ -280,6 +291,7 @@ pub fn run(
         bytes_needed,
         rounds,
         read_seconds: shared.read_ns.load(Relaxed) as f64 / 1e9,
+        bytes_read_direct: shared.bytes_read_direct.load(Relaxed),
         mismatched,
         verified,
     })
@@ -402,9 +414,11 @@ fn compare_digests(m: &Manifest, theirs: &[(u32, String)]) -> Result<(usize, Vec
 fn send_stream(s: &StreamSocket, shared: &Shared, live: &Live) -> Outcome {
     let clock = ThreadClock::start();
     let mut sock = &s.stream;
-    let mut buf = vec![0u8; PIECE.min(shared.block_len as usize)];
+    // Page aligned, for direct reads.
+    let mut aligned = AlignedBuf::new(PIECE.min(shared.block_len as usize));
+    let buf = aligned.as_mut_slice();
     let mut batch: Vec<u8> = Vec::new();
-    let mut open: Option<(u32, File)> = None;
+    let mut open: Option<OpenSource> = None;
     let mut memory_sums: HashMap<u32, u64> = HashMap::new();
     let (mut sent, mut last, mut ended) = (0u64, Instant::now(), 0u32);
     let mut current = None;
@@ -419,15 +433,7 @@ fn send_stream(s: &StreamSocket, shared: &Shared, live: &Live) -> Outcome {
                     .map(|_| 0)
             }
             Next::Work(Work::Block { id, index }) => {
-                match send_block(
-                    sock,
-                    shared,
-                    id,
-                    index,
-                    &mut buf,
-                    &mut open,
-                    &mut memory_sums,
-                ) {
+                match send_block(sock, shared, id, index, buf, &mut open, &mut memory_sums) {
                     Ok(n) => Ok(n),
                     Err(e) => {
                         shared.queue.requeue(Work::Block { id, index });
@@ -470,6 +476,14 @@ fn is_hole(file: &File, offset: u64, len: u32) -> bool {
     }
 }
 
+/// The source file a stream is sending blocks of.
+struct OpenSource {
+    id: u32,
+    file: File,
+    /// Opened with O_DIRECT (asked for, and the file system allowed it).
+    direct: bool,
+}
+
 /// Sends one block; Ok(payload bytes). A source that cannot be read is
 /// recorded and not retried; once its header is out, the block is padded and
 /// sent with a checksum that cannot match, so the stream stays in step.
@@ -479,7 +493,7 @@ fn send_block(
     id: u32,
     index: u64,
     buf: &mut [u8],
-    open: &mut Option<(u32, File)>,
+    open: &mut Option<OpenSource>,
     memory_sum: &mut HashMap<u32, u64>,
 ) -> std::io::Result<u64> {
     let Some(e) = shared.manifest.entry(id) else {
@@ -506,18 +520,22 @@ fn send_block(
         Some(Origin::Path(p)) => p,
         None => return Ok(0),
     };
-    if open.as_ref().is_none_or(|(o, _)| *o != id) {
+    if open.as_ref().is_none_or(|o| o.id != id) {
         match File::open(path) {
-            Ok(f) => *open = Some((id, f)),
+            Ok(file) => {
+                let direct = shared.cache.direct && direct::set_direct(&file, true).is_ok();
+                *open = Some(OpenSource { id, file, direct });
+            }
             Err(x) => {
                 shared.fail(id, x.to_string());
                 return Ok(0);
             }
         }
     }
-    let Some((_, file)) = open.as_ref() else {
+    let Some(OpenSource { file, direct, .. }) = open.as_ref() else {
         return Ok(0);
     };
+    let direct = *direct;
     if matches!(e.kind, EntryKind::File { sparse: true, .. }) && is_hole(file, offset, len) {
         sock.write_all(
             &Record::Hole {
@@ -531,7 +549,12 @@ fn send_block(
     }
     sock.write_all(&header)?;
     let mut hasher = BlockHasher::new();
-    let mut mapped = MappedBlock::map(file, offset, len);
+    // Direct reads leave the page cache alone; a map would fill it.
+    let mut mapped = if direct {
+        None
+    } else {
+        MappedBlock::map(file, offset, len)
+    };
     let mut pos = 0u64;
     let mut broken = false;
     while pos < u64::from(len) {
@@ -547,11 +570,21 @@ fn send_block(
             pos += n as u64;
             continue;
         }
-        let piece = &mut buf[..n];
-        if !broken && let Err(x) = shared.timed_read(|| file.read_exact_at(piece, offset + pos)) {
+        let read = |buf: &mut [u8]| {
+            if direct {
+                direct::read_exact_direct(file, buf, n, offset + pos)
+            } else {
+                file.read_exact_at(&mut buf[..n], offset + pos)
+            }
+        };
+        if !broken && let Err(x) = shared.timed_read(|| read(buf)) {
             shared.fail(id, format!("changed while being sent ({x})"));
             broken = true;
         }
+        if direct && !broken {
+            shared.bytes_read_direct.fetch_add(n as u64, Relaxed);
+        }
+        let piece = &mut buf[..n];
         if broken {
             piece.fill(0);
         }
@@ -565,6 +598,10 @@ fn send_block(
         hasher.digest()
     };
     sock.write_all(&sum.to_be_bytes())?;
+    if shared.cache.evict && !direct {
+        drop(mapped);
+        direct::evict(file, offset, u64::from(len));
+    }
     Ok(u64::from(len))
 }
 
@@ -611,7 +648,13 @@ fn send_small(
         .encode();
         batch.extend_from_slice(&header);
         let read = shared.timed_read(|| match shared.manifest.origin(id) {
-            Some(Origin::Path(p)) => File::open(p).and_then(|f| read_whole(&f, size, batch)),
+            Some(Origin::Path(p)) => File::open(p).and_then(|f| {
+                read_whole(&f, size, batch)?;
+                if shared.cache.evict {
+                    direct::evict(&f, 0, size);
+                }
+                Ok(())
+            }),
             Some(Origin::Memory) => {
                 batch.extend_from_slice(&shared.memory[..size as usize]);
                 Ok(())
@@ -679,6 +722,11 @@ pub fn to_result(run: &TransferRun, command_line: Vec<String>) -> ResultDoc {
         map.insert("files_written".into(), run.totals.files_written.into());
         map.insert("files_skipped".into(), run.totals.files_skipped.into());
         map.insert("blocks_rejected".into(), run.totals.blocks_rejected.into());
+        map.insert("bytes_read_direct".into(), run.bytes_read_direct.into());
+        map.insert(
+            "bytes_written_direct".into(),
+            run.totals.bytes_written_direct.into(),
+        );
         map.insert("verified_files".into(), run.verified.into());
         map.insert("mismatched_files".into(), run.mismatched.clone().into());
     }

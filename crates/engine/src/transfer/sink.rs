@@ -15,6 +15,7 @@ use linerate_wire::{Entry, EntryKind, NeedFile, TransferTotals};
 use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, ResolveFlags, Timespec, Timestamps};
 use rustix::io::Errno;
 
+use super::direct::{self, CachePolicy};
 use super::grid::{block_count, block_span};
 use crate::confine::{self, ConfineError, DestRoot};
 
@@ -51,8 +52,11 @@ struct OpenFile {
     file: File,
     journal: Option<File>,
     /// One writer at a time: the kernel serializes writers of an inode
-    /// anyway, and its lock spins where this one sleeps.
-    writer: Mutex<()>,
+    /// anyway, and its lock spins where this one sleeps. Holds whether
+    /// O_DIRECT is set on `file` now (cleared for unaligned writes).
+    writer: Mutex<bool>,
+    /// The file system accepted O_DIRECT for this file.
+    direct_ok: bool,
 }
 
 struct FileSlot {
@@ -122,6 +126,7 @@ struct Counters {
     dirs: AtomicU64,
     symlinks: AtomicU64,
     bytes_written: AtomicU64,
+    bytes_written_direct: AtomicU64,
     blocks_rejected: AtomicU64,
     write_ns: AtomicU64,
 }
@@ -137,6 +142,7 @@ pub struct Sink {
     root: Option<DestRoot>,
     block_len: u32,
     overwrite: bool,
+    cache: CachePolicy,
     /// Grows while the manifest arrives and streams already write: an
     /// append-only vector, so an entry's place never moves.
     items: boxcar::Vec<Item>,
@@ -206,11 +212,17 @@ pub enum Accepted {
 }
 
 impl Sink {
-    pub fn new(root: Option<DestRoot>, block_len: u32, overwrite: bool) -> Sink {
+    pub fn new(
+        root: Option<DestRoot>,
+        block_len: u32,
+        overwrite: bool,
+        cache: CachePolicy,
+    ) -> Sink {
         Sink {
             root,
             block_len,
             overwrite,
+            cache,
             items: boxcar::Vec::new(),
             dirs: Mutex::default(),
             fresh: Mutex::default(),
@@ -457,7 +469,12 @@ impl Sink {
         }
         let of = self.open(id)?;
         let t = Instant::now();
-        let _one = lock(&of.writer);
+        let mut direct_now = lock(&of.writer);
+        // A file's unaligned tail goes through the page cache.
+        let want = of.direct_ok && direct::aligned(data, at);
+        if want != *direct_now && direct::set_direct(&of.file, want).is_ok() {
+            *direct_now = want;
+        }
         of.file
             .write_all_at(data, at)
             .map_err(|x| io_err("writing", &self.entry(id).path, x))?;
@@ -467,6 +484,11 @@ impl Sink {
         self.counters
             .bytes_written
             .fetch_add(data.len() as u64, Relaxed);
+        if *direct_now {
+            self.counters
+                .bytes_written_direct
+                .fetch_add(data.len() as u64, Relaxed);
+        }
         Ok(())
     }
 
@@ -506,6 +528,11 @@ impl Sink {
             let t = Instant::now();
             f.write_all_at(data, 0)
                 .map_err(|x| io_err("writing", &e.path, x))?;
+            if self.cache.evict {
+                direct::flush_range(&f, 0, data.len() as u64)
+                    .map_err(|x| io_err("flushing", &e.path, x))?;
+                direct::evict(&f, 0, data.len() as u64);
+            }
             self.counters
                 .write_ns
                 .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
@@ -571,6 +598,14 @@ impl Sink {
         let index = offset / u64::from(self.block_len);
         if self.root.is_some() {
             let of = self.open(id)?;
+            if self.cache.evict
+                && let Some((at, len)) = block_span(slot.size, self.block_len, index)
+            {
+                // Flushed first: only clean pages leave the cache.
+                direct::flush_range(&of.file, at, u64::from(len))
+                    .map_err(|x| io_err("flushing", &self.entry(id).path, x))?;
+                direct::evict(&of.file, at, u64::from(len));
+            }
             if let Some(mut j) = of.journal.as_ref() {
                 j.write_all(&index.to_le_bytes())
                     .map_err(|x| io_err("journaling", &self.entry(id).path, x))?;
@@ -656,10 +691,13 @@ impl Sink {
         } else {
             None
         };
+        // Refused by some file systems: those are written through the cache.
+        let direct_ok = self.cache.direct && direct::set_direct(&file, true).is_ok();
         let of = Arc::new(OpenFile {
             file,
             journal,
-            writer: Mutex::new(()),
+            writer: Mutex::new(direct_ok),
+            direct_ok,
         });
         *guard = Some(Arc::clone(&of));
         Ok(of)
@@ -765,6 +803,7 @@ impl Sink {
             dirs: c.dirs.load(Relaxed),
             symlinks: c.symlinks.load(Relaxed),
             bytes_written: c.bytes_written.load(Relaxed),
+            bytes_written_direct: c.bytes_written_direct.load(Relaxed),
             blocks_rejected: c.blocks_rejected.load(Relaxed),
             write_seconds: c.write_ns.load(Relaxed) as f64 / 1e9,
         }

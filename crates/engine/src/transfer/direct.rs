@@ -1,0 +1,170 @@
+//! Page-cache policy of a transfer: direct I/O (O_DIRECT) past the page
+//! cache for cold disk-to-disk runs, and dropping blocks from the cache
+//! once they are done with (`--evict`), so a transfer larger than memory
+//! does not push out everything else on the host.
+//!
+//! Direct I/O moves whole pages between page-aligned memory and
+//! page-aligned file offsets; anything else (a file's tail, a file system
+//! that refuses O_DIRECT) goes through the page cache, and is counted apart.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd};
+use std::os::unix::fs::FileExt;
+
+use linerate_wire::DIRECT_ALIGN;
+use rustix::fs::{Advice, OFlags};
+
+const ALIGN: usize = DIRECT_ALIGN as usize;
+
+/// How one end of a transfer uses the page cache.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CachePolicy {
+    /// Whole pages bypass the cache (O_DIRECT) where the file system allows it.
+    pub direct: bool,
+    /// Blocks leave the cache once done with (written ones flushed first).
+    pub evict: bool,
+}
+
+/// A buffer whose start is page aligned, as direct I/O needs.
+pub struct AlignedBuf {
+    raw: Vec<u8>,
+    start: usize,
+    len: usize,
+}
+
+impl AlignedBuf {
+    pub fn new(len: usize) -> AlignedBuf {
+        let raw = vec![0u8; len + ALIGN];
+        let start = (ALIGN - raw.as_ptr().addr() % ALIGN) % ALIGN;
+        AlignedBuf { raw, start, len }
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        &mut self.raw[self.start..self.start + self.len]
+    }
+}
+
+/// Whether a write of `data` at `offset` may bypass the page cache.
+pub fn aligned(data: &[u8], offset: u64) -> bool {
+    data.as_ptr().addr().is_multiple_of(ALIGN)
+        && data.len().is_multiple_of(ALIGN)
+        && offset.is_multiple_of(ALIGN as u64)
+}
+
+/// Sets or clears O_DIRECT on an open file; Err where the file system
+/// refuses it.
+pub fn set_direct(file: &File, on: bool) -> io::Result<()> {
+    let flags = rustix::fs::fcntl_getfl(file)?;
+    let want = if on {
+        flags | OFlags::DIRECT
+    } else {
+        flags - OFlags::DIRECT
+    };
+    if want != flags {
+        rustix::fs::fcntl_setfl(file, want)?;
+    }
+    Ok(())
+}
+
+/// Reads exactly `out.len()` bytes at `offset` of a file opened with
+/// O_DIRECT into `page`, a page-aligned buffer at least that long rounded
+/// up to a page. The read asks for whole pages; only the file's end may
+/// return fewer, and then it must cover `out`.
+pub fn read_exact_direct(file: &File, page: &mut [u8], len: usize, offset: u64) -> io::Result<()> {
+    let whole = len.next_multiple_of(ALIGN);
+    let buf = page
+        .get_mut(..whole)
+        .ok_or_else(|| io::Error::other("direct read buffer too small"))?;
+    let got = loop {
+        match file.read_at(buf, offset) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            other => break other?,
+        }
+    };
+    if got < len {
+        return Err(io::ErrorKind::UnexpectedEof.into());
+    }
+    Ok(())
+}
+
+/// Drops `[offset, offset + len)` of a file from the page cache; clean
+/// pages only, so written data is flushed first ([`flush_range`]).
+pub fn evict(file: &File, offset: u64, len: u64) {
+    // Advice only: a file system without it keeps its pages, nothing breaks.
+    let _ = rustix::fs::fadvise(
+        file,
+        offset,
+        std::num::NonZeroU64::new(len),
+        Advice::DontNeed,
+    );
+}
+
+/// Writes `[offset, offset + len)` of a file to disk and waits for it,
+/// without a journal commit (sync_file_range), so the range can be evicted.
+pub fn flush_range(file: &File, offset: u64, len: u64) -> io::Result<()> {
+    let flags = libc::SYNC_FILE_RANGE_WAIT_BEFORE
+        | libc::SYNC_FILE_RANGE_WRITE
+        | libc::SYNC_FILE_RANGE_WAIT_AFTER;
+    let (off, n) = (
+        i64::try_from(offset).map_err(io::Error::other)?,
+        i64::try_from(len).map_err(io::Error::other)?,
+    );
+    // SAFETY: sync_file_range takes a descriptor borrowed from an open File
+    // for the whole call and integers; it touches no memory of ours.
+    // Neither rustix nor nix wraps it.
+    let rc = unsafe { libc::sync_file_range(file.as_fd().as_raw_fd(), off, n, flags) };
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn aligned_buffers_start_on_a_page() {
+        for len in [1, 4096, 256 << 10] {
+            let mut b = AlignedBuf::new(len);
+            let s = b.as_mut_slice();
+            assert_eq!(s.len(), len);
+            assert_eq!(s.as_ptr().addr() % ALIGN, 0);
+        }
+    }
+
+    #[test]
+    fn alignment_needs_address_length_and_offset() {
+        let mut b = AlignedBuf::new(8192);
+        let s = b.as_mut_slice();
+        assert!(aligned(&s[..4096], 8192));
+        assert!(!aligned(&s[..4095], 8192));
+        assert!(!aligned(&s[1..4097], 8192));
+        assert!(!aligned(&s[..4096], 100));
+    }
+
+    /// A direct read of a file's unaligned tail returns exactly what is there.
+    #[test]
+    fn direct_reads_take_a_files_tail() {
+        let dir = std::env::temp_dir().join(format!("lr-direct-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("f");
+        let data: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
+        File::create(&path).unwrap().write_all(&data).unwrap();
+        let f = File::open(&path).unwrap();
+        let direct = set_direct(&f, true).is_ok();
+        let mut b = AlignedBuf::new(16384);
+        read_exact_direct(&f, b.as_mut_slice(), 10_000 - 8192, 8192).unwrap();
+        assert_eq!(&b.as_mut_slice()[..10_000 - 8192], &data[8192..]);
+        assert!(read_exact_direct(&f, b.as_mut_slice(), 8192, 8192).is_err());
+        if direct {
+            set_direct(&f, false).unwrap();
+        }
+        flush_range(&File::options().write(true).open(&path).unwrap(), 0, 4096).unwrap();
+        evict(&f, 0, 10_000);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
