@@ -88,8 +88,9 @@ pub fn read_exact_direct(file: &File, page: &mut [u8], len: usize, offset: u64) 
     Ok(())
 }
 
-/// Drops `[offset, offset + len)` of a file from the page cache; clean
-/// pages only, so written data is flushed first ([`flush_range`]).
+/// Drops `[offset, offset + len)` of a file from the page cache (`len` 0:
+/// to the end); clean pages only, so written data is flushed first
+/// ([`flush_range`]), and pages someone has mapped stay.
 pub fn evict(file: &File, offset: u64, len: u64) {
     // Advice only: a file system without it keeps its pages, nothing breaks.
     let _ = rustix::fs::fadvise(

@@ -482,6 +482,18 @@ struct OpenSource {
     file: File,
     /// Opened with O_DIRECT (asked for, and the file system allowed it).
     direct: bool,
+    evict: bool,
+}
+
+impl Drop for OpenSource {
+    /// Each block leaves the cache once sent, but readahead for one block
+    /// brings in the start of the next, which another stream may already
+    /// have sent: what is left goes when the stream is done with the file.
+    fn drop(&mut self) {
+        if self.evict && !self.direct {
+            direct::evict(&self.file, 0, 0);
+        }
+    }
 }
 
 /// Sends one block; Ok(payload bytes). A source that cannot be read is
@@ -524,7 +536,12 @@ fn send_block(
         match File::open(path) {
             Ok(file) => {
                 let direct = shared.cache.direct && direct::set_direct(&file, true).is_ok();
-                *open = Some(OpenSource { id, file, direct });
+                *open = Some(OpenSource {
+                    id,
+                    file,
+                    direct,
+                    evict: shared.cache.evict,
+                });
             }
             Err(x) => {
                 shared.fail(id, x.to_string());
