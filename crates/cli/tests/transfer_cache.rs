@@ -7,10 +7,10 @@ mod common;
 
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 use common::tree::{TempDir, differences, random_file};
-use common::{linerate, oneshot};
+use common::{oneshot, run};
 
 const MIB: usize = 1 << 20;
 
@@ -79,20 +79,12 @@ fn resident(p: &Path) -> u64 {
     String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
 }
 
-fn send(args: &[&str]) -> Output {
-    Command::new(linerate())
-        .arg("send")
-        .args(args)
-        .output()
-        .expect("run linerate send")
-}
-
 fn sent(src: &Path, dst: &Path, flags: &[&str], json: &Path) -> serde_json::Value {
     let (_recv, url) = oneshot(dst);
-    let mut args = vec!["--block", "1M", "--json", json.to_str().unwrap()];
+    let mut args = vec!["send", "--block", "1M", "--json", json.to_str().unwrap()];
     args.extend_from_slice(flags);
     args.extend([src.to_str().unwrap(), url.as_str()]);
-    let out = send(&args);
+    let out = run(&args);
     assert!(
         out.status.success(),
         "send {flags:?}: {}",
@@ -160,7 +152,8 @@ fn direct_io_needs_whole_page_blocks() {
     let t = disk_dir("direct-block");
     random_file(&t.join("f"), 1000, 1);
     let (_recv, url) = oneshot(&t.join("dst"));
-    let out = send(&[
+    let out = run(&[
+        "send",
         "--direct",
         "--block",
         "65537",
