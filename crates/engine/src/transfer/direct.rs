@@ -89,8 +89,8 @@ pub fn read_exact_direct(file: &File, page: &mut [u8], len: usize, offset: u64) 
 }
 
 /// Drops `[offset, offset + len)` of a file from the page cache (`len` 0:
-/// to the end); clean pages only, so written data is flushed first
-/// ([`flush_range`]), and pages someone has mapped stay.
+/// to the end); clean pages only, so written data goes through
+/// [`flush_and_evict`], and pages someone has mapped stay.
 pub fn evict(file: &File, offset: u64, len: u64) {
     // Advice only: a file system without it keeps its pages, nothing breaks.
     let _ = rustix::fs::fadvise(
@@ -102,8 +102,8 @@ pub fn evict(file: &File, offset: u64, len: u64) {
 }
 
 /// Writes `[offset, offset + len)` of a file to disk and waits for it,
-/// without a journal commit (sync_file_range), so the range can be evicted.
-pub fn flush_range(file: &File, offset: u64, len: u64) -> io::Result<()> {
+/// without a journal commit (sync_file_range), then drops it from the cache.
+pub fn flush_and_evict(file: &File, offset: u64, len: u64) -> io::Result<()> {
     let flags = libc::SYNC_FILE_RANGE_WAIT_BEFORE
         | libc::SYNC_FILE_RANGE_WRITE
         | libc::SYNC_FILE_RANGE_WAIT_AFTER;
@@ -116,10 +116,10 @@ pub fn flush_range(file: &File, offset: u64, len: u64) -> io::Result<()> {
     // Neither rustix nor nix wraps it.
     let rc = unsafe { libc::sync_file_range(file.as_fd().as_raw_fd(), off, n, flags) };
     if rc < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
+        return Err(io::Error::last_os_error());
     }
+    evict(file, offset, len);
+    Ok(())
 }
 
 #[cfg(test)]
@@ -164,7 +164,7 @@ mod tests {
         if direct {
             set_direct(&f, false).unwrap();
         }
-        flush_range(&File::options().write(true).open(&path).unwrap(), 0, 4096).unwrap();
+        flush_and_evict(&File::options().write(true).open(&path).unwrap(), 0, 4096).unwrap();
         evict(&f, 0, 10_000);
         std::fs::remove_dir_all(&dir).unwrap();
     }

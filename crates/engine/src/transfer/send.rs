@@ -572,7 +572,7 @@ fn send_block(
     } else {
         MappedBlock::map(file, offset, len)
     };
-    let mut pos = 0u64;
+    let (mut pos, mut read_direct) = (0u64, 0u64);
     let mut broken = false;
     while pos < u64::from(len) {
         let n = (u64::from(len) - pos).min(buf.len() as u64) as usize;
@@ -587,19 +587,17 @@ fn send_block(
             pos += n as u64;
             continue;
         }
-        let read = |buf: &mut [u8]| {
-            if direct {
-                direct::read_exact_direct(file, buf, n, offset + pos)
-            } else {
-                file.read_exact_at(&mut buf[..n], offset + pos)
-            }
+        let at = offset + pos;
+        let read = || match direct {
+            true => direct::read_exact_direct(file, buf, n, at),
+            false => file.read_exact_at(&mut buf[..n], at),
         };
-        if !broken && let Err(x) = shared.timed_read(|| read(buf)) {
+        if !broken && let Err(x) = shared.timed_read(read) {
             shared.fail(id, format!("changed while being sent ({x})"));
             broken = true;
         }
         if direct && !broken {
-            shared.bytes_read_direct.fetch_add(n as u64, Relaxed);
+            read_direct += n as u64;
         }
         let piece = &mut buf[..n];
         if broken {
@@ -615,6 +613,9 @@ fn send_block(
         hasher.digest()
     };
     sock.write_all(&sum.to_be_bytes())?;
+    if read_direct > 0 {
+        shared.bytes_read_direct.fetch_add(read_direct, Relaxed);
+    }
     if shared.cache.evict && !direct {
         drop(mapped);
         direct::evict(file, offset, u64::from(len));
