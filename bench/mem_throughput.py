@@ -2,8 +2,10 @@
 """Memory-to-memory throughput: linerate bench vs iperf2, iperf3 and nuttcp.
 
 Side by side in one run: for each stream count, rounds in which every tool
-runs once, the order rotating each round; medians of Gbit/s and of CPU seconds
-per GB (client + server processes, from the kernel's accounting), and the ratio
+runs once, the order rotating each round, after one warm-up run of every tool
+(recorded, not counted: the first run after idle pays for memory this VM
+hands back slowly, and rotation starts with linerate); medians of Gbit/s and
+of CPU seconds per GB (client + server processes, from the kernel's accounting), and the ratio
 of linerate to the best peer. Written as JSON and printed as a table.
 
   bench/mem_throughput.py                         # loopback, 1 2 4 8 streams
@@ -181,6 +183,7 @@ def main():
     ap.add_argument("--streams", default="1,2,4,8", help="comma-separated stream counts")
     ap.add_argument("--seconds", type=int, default=5, help="duration of every run")
     ap.add_argument("--pairs", type=int, default=3, help="rounds per stream count (>= 3)")
+    ap.add_argument("--warmup", type=int, default=1, help="uncounted runs of every tool before the rounds")
     ap.add_argument("--tools", default="linerate,iperf2,iperf3,nuttcp")
     ap.add_argument("--netns", action="store_true", help="between two namespaces joined by veth (root)")
     ap.add_argument("--linerate", default=str(ROOT / "target/release/linerate"))
@@ -217,6 +220,12 @@ def main():
             t.start()
         for n in stream_counts:
             runs = {t.name: [] for t in tools}
+            warmup = {t.name: [] for t in tools}
+            for _ in range(a.warmup):
+                for t in tools:
+                    gbps, _cpu = t.measure(n, a.seconds)
+                    warmup[t.name].append(round(gbps, 3))
+                    print(f"  P={n} warm-up {t.name:9s} {gbps:7.2f} Gbit/s", file=sys.stderr)
             for r in range(a.pairs):
                 order = tools[r % len(tools):] + tools[: r % len(tools)]
                 for t in order:
@@ -231,6 +240,7 @@ def main():
                     "runs": rs,
                     "median_gbps": round(statistics.median(x["gbps"] for x in rs), 3),
                     "median_cpu_s_per_gb": round(statistics.median(cpus), 4) if cpus else None,
+                    "warmup_gbps": warmup[name],
                 }
             peers = {k: v for k, v in row.items() if not k.startswith("linerate")}
             if "linerate" in row and peers:
@@ -250,6 +260,7 @@ def main():
         "mode": mode,
         "seconds": a.seconds,
         "pairs": a.pairs,
+        "warmup": a.warmup,
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "host": host_facts(),
         "skipped": skipped,

@@ -27,7 +27,8 @@ pub enum AffinityArg {
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum RxPollArg {
-    /// Poll on loopback while there are at most four stream threads per core.
+    /// Poll on loopback while there are at most four stream threads per core;
+    /// between namespaces of one host only while threads share cores.
     Auto,
     On,
     Off,
@@ -116,7 +117,8 @@ pub struct BenchArgs {
     /// Where stream threads run (CPU affinity at both ends).
     #[arg(long, value_enum, default_value = "auto")]
     pub affinity: AffinityArg,
-    /// Receivers poll before blocking; auto polls on loopback at up to four stream threads per core.
+    /// Receivers poll before blocking; auto polls on loopback at up to four stream threads per
+    /// core, between namespaces of one host while threads share cores.
     #[arg(long, value_enum, default_value = "auto")]
     pub rx_poll: RxPollArg,
     /// Write the linerate.result/1 document to FILE ('-' for stdout; human output then goes to stderr).

@@ -42,7 +42,10 @@ impl<'a> RecordReader<'a> {
             };
             match recv(self.sock, &mut *into, flags) {
                 Ok((n, _)) => return Ok(n),
-                Err(Errno::AGAIN) if !flags.is_empty() => spins += 1,
+                Err(Errno::AGAIN) if !flags.is_empty() => {
+                    spins += 1;
+                    std::thread::yield_now();
+                }
                 Err(Errno::INTR) => {}
                 Err(e) => return Err(e.into()),
             }
