@@ -5,8 +5,9 @@ Side by side in one run: for each stream count, rounds in which every tool
 runs once, the order rotating each round, after one warm-up run of every tool
 (recorded, not counted: the first run after idle pays for memory this VM
 hands back slowly, and rotation starts with linerate); medians of Gbit/s and
-of CPU seconds per GB (client + server processes, from the kernel's accounting), and the ratio
-of linerate to the best peer. Written as JSON and printed as a table.
+of CPU seconds per GB (client + server processes, from the kernel's
+accounting), and the ratio of linerate to the best peer. Written as JSON and
+printed as a table.
 
   bench/mem_throughput.py                         # loopback, 1 2 4 8 streams
   bench/mem_throughput.py --netns                 # two namespaces joined by veth (root)
