@@ -89,8 +89,9 @@ pub enum Pin {
 ///   copies from a cache the sender has just filled;
 /// - beyond: block, unpinned; polling readers then only steal the senders' time.
 ///
-/// A reader that finds nothing yields its core before it tries again, so a
-/// sender sharing that core runs at once instead of after the reader's slice.
+/// A reader that finds nothing yields its core before it tries again (unless
+/// pinned to one of its own), so a sender sharing that core runs at once
+/// instead of after the reader's slice.
 ///
 /// Between namespaces of one host (veth, not loopback) a reader with a core of
 /// its own measured slower polling, so there it polls, unpinned, only while

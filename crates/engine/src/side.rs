@@ -104,6 +104,9 @@ pub fn run(
             let plan = ReceivePlan {
                 skip_copy: p.skip_rx_copy,
                 poll: p.rx_poll,
+                // A reader pinned to a core of its own shares it with no
+                // thread of this run: a yield would only hand it to other work.
+                yield_when_empty: !p.pin_cores,
             };
             stream::receive(&s.stream, &mut buf, &plan, live, abort)
         }

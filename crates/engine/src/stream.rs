@@ -160,6 +160,8 @@ pub struct ReceivePlan {
     pub skip_copy: bool,
     /// Poll before blocking, so the sender never pays for waking us.
     pub poll: bool,
+    /// Yield the core after an empty poll, so a sender sharing it runs now.
+    pub yield_when_empty: bool,
 }
 
 pub fn receive(
@@ -187,7 +189,9 @@ pub fn receive(
             match recv(sock, &mut *buf, flags | RecvFlags::DONTWAIT) {
                 Err(Errno::AGAIN) => {
                     spins += 1;
-                    std::thread::yield_now();
+                    if plan.yield_when_empty {
+                        std::thread::yield_now();
+                    }
                     continue;
                 }
                 other => other,
