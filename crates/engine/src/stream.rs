@@ -164,6 +164,29 @@ pub struct ReceivePlan {
     pub yield_when_empty: bool,
 }
 
+/// One receive. A polling reader first tries up to [`RX_POLL_SPINS`]
+/// non-blocking receives, yielding the core after each empty one when
+/// `yield_when_empty`, then blocks.
+pub(crate) fn recv_polled(
+    sock: &TcpStream,
+    buf: &mut [u8],
+    flags: rustix::net::RecvFlags,
+    poll: bool,
+    yield_when_empty: bool,
+) -> rustix::io::Result<usize> {
+    use rustix::net::{RecvFlags, recv};
+    if poll {
+        for _ in 0..RX_POLL_SPINS {
+            match recv(sock, &mut *buf, flags | RecvFlags::DONTWAIT) {
+                Err(rustix::io::Errno::AGAIN) if yield_when_empty => std::thread::yield_now(),
+                Err(rustix::io::Errno::AGAIN) => {}
+                other => return other.map(|(n, _)| n),
+            }
+        }
+    }
+    recv(sock, buf, flags).map(|(n, _)| n)
+}
+
 pub fn receive(
     sock: &TcpStream,
     buf: &mut [u8],
@@ -171,8 +194,7 @@ pub fn receive(
     live: &Live,
     abort: &AtomicBool,
 ) -> Outcome {
-    use rustix::io::Errno;
-    use rustix::net::{RecvFlags, recv};
+    use rustix::net::RecvFlags;
     let clock = ThreadClock::start();
     let mut got = 0u64;
     let mut last = Instant::now();
@@ -183,24 +205,9 @@ pub fn receive(
     } else {
         RecvFlags::empty()
     };
-    let mut spins = 0u32;
     loop {
-        let res = if plan.poll && spins < RX_POLL_SPINS {
-            match recv(sock, &mut *buf, flags | RecvFlags::DONTWAIT) {
-                Err(Errno::AGAIN) => {
-                    spins += 1;
-                    if plan.yield_when_empty {
-                        std::thread::yield_now();
-                    }
-                    continue;
-                }
-                other => other,
-            }
-        } else {
-            recv(sock, &mut *buf, flags)
-        };
-        spins = 0;
-        let res = res.map(|(n, _)| n).map_err(std::io::Error::from);
+        let res = recv_polled(sock, buf, flags, plan.poll, plan.yield_when_empty)
+            .map_err(std::io::Error::from);
         match res {
             Ok(0) => break,
             Ok(n) => {

@@ -7,9 +7,9 @@ use std::io::ErrorKind;
 use std::net::TcpStream;
 
 use rustix::io::Errno;
-use rustix::net::{RecvFlags, recv};
+use rustix::net::RecvFlags;
 
-use crate::stream::RX_POLL_SPINS;
+use crate::stream::recv_polled;
 
 const BUFFER: usize = 64 << 10;
 
@@ -33,21 +33,10 @@ impl<'a> RecordReader<'a> {
     }
 
     fn recv_some(&self, into: &mut [u8]) -> std::io::Result<usize> {
-        let mut spins = 0;
         loop {
-            let flags = if self.poll && spins < RX_POLL_SPINS {
-                RecvFlags::DONTWAIT
-            } else {
-                RecvFlags::empty()
-            };
-            match recv(self.sock, &mut *into, flags) {
-                Ok((n, _)) => return Ok(n),
-                Err(Errno::AGAIN) if !flags.is_empty() => {
-                    spins += 1;
-                    std::thread::yield_now();
-                }
+            match recv_polled(self.sock, into, RecvFlags::empty(), self.poll, true) {
                 Err(Errno::INTR) => {}
-                Err(e) => return Err(e.into()),
+                other => return other.map_err(Into::into),
             }
         }
     }
