@@ -323,7 +323,41 @@ pub fn judge(facts: &Facts, t: &Target, buffer: u64) -> Vec<Finding> {
         iface_rules(&mut r, i, t, fastest);
     }
     cpu_rules(&mut r, t);
+    memory_rules(&mut r);
     r.out
+}
+
+/// A guest whose freed memory goes back to the hypervisor pays for it again
+/// at the first write: measured on the VM this project is built on.
+fn memory_rules(r: &mut Rules) {
+    let m = &r.facts.memory;
+    let Some(reporting) = m.free_page_reporting else {
+        return;
+    };
+    let chunk = m.page_reporting_order.map_or(String::new(), |o| {
+        format!(
+            ", in free chunks of {}",
+            fmt_bytes(4096.0 * (1u64 << o.min(40)) as f64)
+        )
+    });
+    r.push(
+        "host",
+        "free page reporting",
+        Some(if reporting {
+            format!("on (virtio balloon{chunk})")
+        } else {
+            "off (virtio balloon)".into()
+        }),
+        "off on a host that benchmarks".into(),
+        !reporting,
+        Severity::Info,
+        "memory this guest frees goes back to the hypervisor, which backs it again at the first write, \
+         so writes into fresh memory (a new file in tmpfs, the first runs after idle) are slow and vary: \
+         on the VM linerate is developed on, one writer put a median 5.4 Gbit/s into a new tmpfs file \
+         3 s after the memory was freed, against 36.1 over the same pages once backed \
+         (bench/fresh_memory.py); turn it off in the VM's balloon device, or compare runs only after a warm-up",
+        None,
+    );
 }
 
 fn iface_rules(r: &mut Rules, i: &Iface, t: &Target, fastest_mbps: u64) {

@@ -37,6 +37,8 @@ pub struct Facts {
     pub sysctls: BTreeMap<String, String>,
     pub interfaces: Vec<Iface>,
     pub cpu: Cpu,
+    #[serde(default)]
+    pub memory: Memory,
     /// Whether an irqbalance process runs; None when /proc could not be listed.
     pub irqbalance_running: Option<bool>,
     /// Qdisc and congestion-control modules the kernel has, loaded or loadable.
@@ -82,6 +84,20 @@ pub struct Cpu {
     pub smt_active: Option<bool>,
     pub smt_control: Option<String>,
 }
+
+/// How the hypervisor, if any, takes back memory the guest frees.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Memory {
+    /// Whether a virtio balloon negotiated free page reporting
+    /// (VIRTIO_BALLOON_F_REPORTING); None without a virtio balloon.
+    pub free_page_reporting: Option<bool>,
+    /// Free chunks of 2^order pages are reported
+    /// (/sys/module/page_reporting/parameters/page_reporting_order).
+    pub page_reporting_order: Option<u32>,
+}
+
+/// Bit 5 of the virtio balloon's feature bits.
+const VIRTIO_BALLOON_F_REPORTING: usize = 5;
 
 impl Facts {
     pub fn sysctl(&self, key: &str) -> Option<&str> {
@@ -161,6 +177,7 @@ pub fn collect(root: &SysRoot, only: Option<&str>) -> Facts {
         }
     }
     f.cpu = cpu(root);
+    f.memory = memory(root);
     f.kernel_release = kernel_release;
     f.sysctls = sysctls;
     f.modules = modules;
@@ -246,6 +263,24 @@ fn iface(
         numa_cpus,
         irqs,
         ethtool,
+    }
+}
+
+fn memory(root: &SysRoot) -> Memory {
+    let driver = "sys/bus/virtio/drivers/virtio_balloon";
+    // The `features` file spells the negotiated bits as '0'/'1', bit 0 first.
+    let reporting = root.list(driver).ok().map(|devices| {
+        devices.iter().filter(|d| d.starts_with("virtio")).any(|d| {
+            root.read(&format!("{driver}/{d}/features"))
+                .is_ok_and(|bits| bits.as_bytes().get(VIRTIO_BALLOON_F_REPORTING) == Some(&b'1'))
+        })
+    });
+    Memory {
+        free_page_reporting: reporting,
+        page_reporting_order: root
+            .read("sys/module/page_reporting/parameters/page_reporting_order")
+            .ok()
+            .and_then(|v| v.parse().ok()),
     }
 }
 

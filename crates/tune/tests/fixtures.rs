@@ -45,6 +45,20 @@ fn captured_machine_small_send_buffer_is_the_critical_finding_at_44ms() {
             value: "4096 16384 134217728".into()
         })
     );
+    // The hypervisor takes freed memory back in 2 MiB chunks: named, with no fix to run here.
+    assert_eq!(f.memory.free_page_reporting, Some(true));
+    let reporting = find(&a, "host", "free page reporting");
+    assert!(!reporting.satisfied);
+    assert_eq!(reporting.severity, Severity::Info);
+    assert_eq!(reporting.fix, None);
+    assert!(
+        reporting
+            .current
+            .as_deref()
+            .is_some_and(|c| c.contains("2.0 MiB")),
+        "{:?}",
+        reporting.current
+    );
     // No cpufreq in a VM: nothing to fix, and no fq in this kernel: no fix offered.
     assert!(find(&a, "host", "cpu governor").satisfied);
     assert_eq!(find(&a, "host", "net.core.default_qdisc").fix, None);
@@ -65,6 +79,8 @@ fn untuned_100g_host_gets_every_classic_fix() {
     assert_eq!(f.interfaces.len(), 2);
     assert!(f.has_module("sch_fq") && f.has_module("tcp_bbr"));
     assert_eq!(f.irqbalance_running, Some(true));
+    // Bare metal: no balloon, so no memory finding at all.
+    assert_eq!(f.memory.free_page_reporting, None);
     let t = Target {
         loss: Some(0.0002),
         streams: Some(8),
