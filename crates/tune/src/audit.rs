@@ -334,9 +334,10 @@ fn memory_rules(r: &mut Rules) {
     let Some(reporting) = m.free_page_reporting else {
         return;
     };
+    // The order counts pages; the size assumes 4 KiB pages, as on x86.
     let chunk = m.page_reporting_order.map_or(String::new(), |o| {
         format!(
-            ", in free chunks of {}",
+            ", in free chunks of order {o}: {} of 4 KiB pages",
             fmt_bytes(4096.0 * (1u64 << o.min(40)) as f64)
         )
     });
