@@ -11,7 +11,6 @@ use crate::serve_cmd::DEFAULT_PORT;
 use crate::units;
 
 /// Read size: large reads hold the socket lock longer and measured slower.
-const DEFAULT_READ_LEN: &str = "128K";
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum AffinityArg {
@@ -63,9 +62,10 @@ pub struct BenchArgs {
     /// Bytes per write call. Default: 1M when every stream thread has a core, else 128K.
     #[arg(short = 'l', long = "len", value_name = "BYTES", value_parser = units::parse_size_u32)]
     pub write_len: Option<u32>,
-    /// Bytes per read call at the receiver.
-    #[arg(long = "read-len", value_name = "BYTES", default_value = DEFAULT_READ_LEN, value_parser = units::parse_size_u32)]
-    pub read_len: u32,
+    /// Bytes per read call at the receiver. Default: 1M when every stream thread has a core and
+    /// receivers block, else 128K.
+    #[arg(long = "read-len", value_name = "BYTES", value_parser = units::parse_size_u32)]
+    pub read_len: Option<u32>,
     /// Server sends, client receives.
     #[arg(short = 'R', long, conflicts_with = "bidir")]
     pub reverse: bool,
@@ -155,7 +155,7 @@ impl BenchArgs {
             duration_ms: self.time_ms,
             bytes: self.bytes,
             write_len: self.write_len.unwrap_or(bench::WRITE_LEN_SHARED_CORES),
-            read_len: self.read_len,
+            read_len: self.read_len.unwrap_or(bench::READ_LEN),
             direction: if self.bidir {
                 Direction::Bidir
             } else if self.reverse {
@@ -242,6 +242,7 @@ pub fn measure(
         bind: a.bind,
         params: params.clone(),
         auto_write_len: a.write_len.is_none(),
+        auto_read_len: a.read_len.is_none(),
         affinity: match a.affinity {
             AffinityArg::Auto => Affinity::Auto,
             AffinityArg::Off => Affinity::Off,

@@ -117,5 +117,33 @@ fn bench_between_namespaces_over_ipv4_and_ipv6() {
         assert!(bps > 1e9, "veth carried only {bps} bit/s over {target}");
         assert_eq!(doc["streams"].as_array().unwrap().len(), 4);
     }
+    // One stream: each end has a core, so the reader blocks and both ends
+    // move a megabyte per call.
+    let target = format!("{}:{}", ns.addr(2, false), srv.port);
+    let out = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &ns.a,
+            linerate(),
+            "bench",
+            &target,
+            "-t",
+            "1",
+            "--json",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let p = &doc["parameters"];
+    assert_eq!(p["rx_poll"], false, "{p}");
+    assert_eq!(p["read_len"], 1 << 20, "{p}");
+    assert_eq!(p["write_len"], 1 << 20, "{p}");
     drop(srv);
 }

@@ -26,6 +26,8 @@ pub struct BenchConfig {
     pub rx_poll: RxPoll,
     /// Choose the write size from the CPU regime instead of `params.write_len`.
     pub auto_write_len: bool,
+    /// Choose the read size from the CPU regime instead of `params.read_len`.
+    pub auto_read_len: bool,
     pub affinity: Affinity,
 }
 
@@ -47,6 +49,13 @@ pub const WRITE_LEN_OWN_CORE: u32 = 1 << 20;
 /// Write size when threads share cores: the copy's source and destination
 /// then stay in the shared caches.
 pub const WRITE_LEN_SHARED_CORES: u32 = 128 << 10;
+/// Read size for a receiver that blocks on a core of its own: one wakeup per
+/// megabyte instead of per 128 KiB (measured between namespaces, README
+/// "Defaults"). A polling receiver keeps [`READ_LEN`]: longer reads hold the
+/// socket lock while the sender waits for it.
+pub const READ_LEN_BLOCKING_OWN_CORE: u32 = 1 << 20;
+/// Read size everywhere else.
+pub const READ_LEN: u32 = 128 << 10;
 
 /// Whether receivers poll before they block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,6 +144,17 @@ pub fn plan_cpus(
     }
 }
 
+impl CpuPlan {
+    /// Write and read sizes for this regime.
+    pub fn io_lens(&self) -> (u32, u32) {
+        match (self.own_cores, self.rx_poll) {
+            (true, false) => (WRITE_LEN_OWN_CORE, READ_LEN_BLOCKING_OWN_CORE),
+            (true, true) => (WRITE_LEN_OWN_CORE, READ_LEN),
+            (false, _) => (WRITE_LEN_SHARED_CORES, READ_LEN),
+        }
+    }
+}
+
 pub struct BenchRun {
     /// The parameters as run, with every automatic choice resolved.
     pub params: BenchParams,
@@ -168,12 +188,12 @@ pub fn run(cfg: &BenchConfig, on_interval: &mut dyn FnMut(&[IntervalSample])) ->
         Affinity::Spread => (true, false),
         Affinity::Pairs => (false, true),
     };
+    let (write_len, read_len) = plan.io_lens();
     if cfg.auto_write_len {
-        params.write_len = if plan.own_cores {
-            WRITE_LEN_OWN_CORE
-        } else {
-            WRITE_LEN_SHARED_CORES
-        };
+        params.write_len = write_len;
+    }
+    if cfg.auto_read_len {
+        params.read_len = read_len;
     }
     ctl.send(&Message::BenchRequest(params.clone()))?;
     match ctl.recv(CONNECT_TIMEOUT, "the server's ready")? {
@@ -433,6 +453,21 @@ mod tests {
             plan_cpus(RxPoll::Off, 1, true, false, &c, &s).pin,
             Pin::None
         );
+    }
+
+    #[test]
+    fn only_a_blocking_reader_with_its_own_core_reads_a_megabyte() {
+        let (c, s) = (host("b1", 2), host("b1", 2));
+        let lens = |poll, n, loopback| plan_cpus(poll, n, loopback, false, &c, &s).io_lens();
+        // Between namespaces, one stream: both ends have a core, the reader blocks.
+        assert_eq!(lens(RxPoll::Auto, 1, false), (1 << 20, 1 << 20));
+        // On loopback the same stream's reader polls: short reads.
+        assert_eq!(lens(RxPoll::Auto, 1, true), (1 << 20, 128 << 10));
+        // Forced blocking on loopback: a megabyte.
+        assert_eq!(lens(RxPoll::Off, 1, true), (1 << 20, 1 << 20));
+        // Shared cores, blocking or not: 128 KiB each way.
+        assert_eq!(lens(RxPoll::Auto, 8, false), (128 << 10, 128 << 10));
+        assert_eq!(lens(RxPoll::Auto, 2, true), (128 << 10, 128 << 10));
     }
 
     #[test]
