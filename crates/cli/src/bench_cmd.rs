@@ -10,8 +10,6 @@ use crate::output::{self, IntervalPrinter};
 use crate::serve_cmd::DEFAULT_PORT;
 use crate::units;
 
-/// Read size: large reads hold the socket lock longer and measured slower.
-
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum AffinityArg {
     /// Pin only where it measured faster: polling receivers on one host get a

@@ -74,6 +74,30 @@ impl Drop for Namespaces {
     }
 }
 
+/// `linerate bench` from namespace `a`; its result document.
+fn bench_from(ns: &Namespaces, target: &str, args: &[&str]) -> serde_json::Value {
+    let out = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &ns.a,
+            linerate(),
+            "bench",
+            target,
+            "--json",
+            "-",
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "bench over {target}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 #[test]
 fn bench_between_namespaces_over_ipv4_and_ipv6() {
     if !require_root("bench_between_namespaces_over_ipv4_and_ipv6") {
@@ -90,29 +114,7 @@ fn bench_between_namespaces_over_ipv4_and_ipv6() {
         } else {
             format!("{}:{}", ns.addr(2, false), srv.port)
         };
-        let out = Command::new("ip")
-            .args([
-                "netns",
-                "exec",
-                &ns.a,
-                linerate(),
-                "bench",
-                &target,
-                "-t",
-                "2",
-                "-P",
-                "2",
-                "--json",
-                "-",
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "bench over {target}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let doc = bench_from(&ns, &target, &["-t", "2", "-P", "2"]);
         let bps = doc["summary"]["bits_per_second"].as_f64().unwrap();
         assert!(bps > 1e9, "veth carried only {bps} bit/s over {target}");
         assert_eq!(doc["streams"].as_array().unwrap().len(), 4);
@@ -120,27 +122,7 @@ fn bench_between_namespaces_over_ipv4_and_ipv6() {
     // One stream: each end has a core, so the reader blocks and both ends
     // move a megabyte per call.
     let target = format!("{}:{}", ns.addr(2, false), srv.port);
-    let out = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &ns.a,
-            linerate(),
-            "bench",
-            &target,
-            "-t",
-            "1",
-            "--json",
-            "-",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = bench_from(&ns, &target, &["-t", "1"]);
     let p = &doc["parameters"];
     assert_eq!(p["rx_poll"], false, "{p}");
     assert_eq!(p["read_len"], 1 << 20, "{p}");
