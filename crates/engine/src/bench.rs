@@ -49,10 +49,10 @@ pub const WRITE_LEN_OWN_CORE: u32 = 1 << 20;
 /// Write size when threads share cores: the copy's source and destination
 /// then stay in the shared caches.
 pub const WRITE_LEN_SHARED_CORES: u32 = 128 << 10;
-/// Read size for a receiver that blocks on a core of its own: one wakeup per
-/// megabyte instead of per 128 KiB (measured between namespaces, README
-/// "Defaults"). A polling receiver keeps [`READ_LEN`]: longer reads hold the
-/// socket lock while the sender waits for it.
+/// Read size for a receiver that blocks on a core of its own: each call takes
+/// up to a megabyte of what has queued, so fewer calls and wakeups per byte
+/// (measured between namespaces, README "Defaults"). A polling receiver keeps
+/// [`READ_LEN`]: longer reads hold the socket lock while the sender waits.
 pub const READ_LEN_BLOCKING_OWN_CORE: u32 = 1 << 20;
 /// Read size everywhere else.
 pub const READ_LEN: u32 = 128 << 10;
