@@ -35,14 +35,17 @@ fn json_of(path: &Path) -> serde_json::Value {
     serde_json::from_str(&fs::read_to_string(path).expect("read json")).expect("parse json")
 }
 
-/// No temporary or journal file is left anywhere under `dir`.
+/// No temporary file, journal or stage is left anywhere under `dir`.
 fn leftovers(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         for e in fs::read_dir(&d).into_iter().flatten().flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".lrpart") || name.ends_with(".lrjournal") {
+            if [".lrpart", ".lrjournal", ".lrstage"]
+                .iter()
+                .any(|s| name.ends_with(s))
+            {
                 out.push(name);
             }
             if e.file_type().is_ok_and(|t| t.is_dir()) {
@@ -490,12 +493,17 @@ fn a_source_that_shrinks_mid_send_is_reported_and_nothing_crashes() {
         err.contains("large.bin") && err.contains("changed while being sent"),
         "unclear message: {err}"
     );
+    // The new directory stays in its stage until a rerun completes it.
     assert!(
-        !dst.join("d/data/large.bin").exists(),
+        !dst.join("d/data").exists(),
+        "an incomplete tree is in place"
+    );
+    assert!(
+        !dst.join("d/.data.lrstage/large.bin").exists(),
         "a file that changed under the sender claims to be complete"
     );
     assert!(
-        dst.join("d/data/small.bin").exists(),
+        dst.join("d/.data.lrstage/small.bin").exists(),
         "the other file arrived"
     );
 }

@@ -336,3 +336,63 @@ fn the_receiver_answers_each_manifest_frame_and_takes_blocks_before_the_manifest
         other => panic!("expected the end of the first list, got {other:?}"),
     }
 }
+
+#[test]
+fn a_new_directory_appears_only_once_the_transfer_is_complete() {
+    let (_base, root, server) = rooted_server();
+    let mut c = Crafted::connect(&server.addr(), SessionId([7; 16]));
+    c.request(None);
+    c.start();
+    let mut data = c.data.take().unwrap();
+    let dir = Entry {
+        path: "new".into(),
+        mode: 0o750,
+        mtime_ns: 1_000_000_000,
+        kind: EntryKind::Dir,
+    };
+    c.send(&Message::Entries(Entries {
+        entries: vec![dir, file("new/a", 100)],
+    }));
+    assert_eq!(c.need(), vec![1]);
+    let body = vec![5u8; 100];
+    data.write_all(
+        &Record::Block {
+            file: 1,
+            offset: 0,
+            len: 100,
+        }
+        .encode(),
+    )
+    .unwrap();
+    data.write_all(&body).unwrap();
+    let sum = linerate_engine::transfer::checksum(&body);
+    data.write_all(&sum.to_be_bytes()).unwrap();
+    // Whole and under its own name, but in the stage: not at its final path.
+    let staged = root.join(".new.lrstage/a");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while fs::read(&staged).ok() != Some(body.clone()) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the file never arrived"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(!root.join("new").exists(), "the directory showed early");
+    c.send(&Message::EntriesEnd);
+    assert!(matches!(c.recv(), Some(Message::NeedEnd(_))));
+    data.write_all(&Record::RoundEnd.encode()).unwrap();
+    // The next pass finds nothing missing.
+    match c.recv() {
+        Some(Message::NeedEnd(end)) => assert_eq!(end.blocks, 0),
+        other => panic!("expected an empty second list, got {other:?}"),
+    }
+    drop(data);
+    c.send(&Message::Finish);
+    assert!(matches!(c.recv(), Some(Message::TransferReport(_))));
+    assert_eq!(fs::read(root.join("new/a")).unwrap(), body);
+    assert_eq!(listing(&root), vec!["new"]);
+    let meta = fs::metadata(root.join("new")).unwrap();
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    assert_eq!(meta.permissions().mode() & 0o7777, 0o750);
+    assert_eq!(meta.mtime(), 1);
+}

@@ -120,19 +120,7 @@ impl DestRoot {
         )
         .map_err(|errno| io("opening destination", rel, errno))?;
         for part in parts {
-            match mkdirat(&cur, *part, Mode::from_raw_mode(0o755)) {
-                Ok(()) => created = true,
-                Err(Errno::EXIST) => created = false,
-                Err(errno) => return Err(io("creating directory", rel, errno)),
-            }
-            cur = openat2(
-                &cur,
-                *part,
-                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                Mode::empty(),
-                RESOLVE,
-            )
-            .map_err(|errno| resolve_error(rel, errno))?;
+            (cur, created) = dir_at(&cur, part, rel)?;
         }
         Ok((cur, created))
     }
@@ -202,6 +190,29 @@ impl DestRoot {
         })?;
         Ok(File::from(fd))
     }
+}
+
+/// The directory `name` in `parent` (one checked component of `rel`),
+/// created if missing, and whether it was created now.
+pub fn dir_at(parent: &OwnedFd, name: &str, rel: &str) -> Result<(OwnedFd, bool), ConfineError> {
+    let created = match mkdirat(parent, name, Mode::from_raw_mode(0o755)) {
+        Ok(()) => true,
+        Err(Errno::EXIST) => false,
+        Err(errno) => return Err(io("creating directory", rel, errno)),
+    };
+    Ok((existing_dir_at(parent, name, rel)?, created))
+}
+
+/// The directory `name` in `parent`, which must exist (NOENT otherwise).
+pub fn existing_dir_at(parent: &OwnedFd, name: &str, rel: &str) -> Result<OwnedFd, ConfineError> {
+    openat2(
+        parent,
+        name,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+        RESOLVE,
+    )
+    .map_err(|errno| resolve_error(rel, errno))
 }
 
 fn io(what: &'static str, rel: &str, errno: Errno) -> ConfineError {

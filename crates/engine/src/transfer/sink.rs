@@ -1,8 +1,13 @@
 //! The receiver's files: which blocks each still needs, the temporary file
 //! blocks are written into, the journal that survives a crash, and the
 //! rename into place once every block has arrived and passed its checksum.
+//!
+//! A directory the destination does not have yet is built under a hidden
+//! name (a stage) and renamed into place when the transfer ends, so files
+//! inside it can be created under their own names in one step: nothing in
+//! it is visible at its final path before the whole tree is complete.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
@@ -67,6 +72,9 @@ struct FileSlot {
     done: AtomicU64,
     /// Blocks already in the temporary file from an earlier run.
     resumed: AtomicBool,
+    /// Its directory was created by this run inside a stage: the file can
+    /// be created under its own name, nothing can be in the way.
+    in_fresh_dir: AtomicBool,
     finished: AtomicBool,
     open: Mutex<Option<Arc<OpenFile>>>,
 }
@@ -83,6 +91,7 @@ impl FileSlot {
                 .collect(),
             done: AtomicU64::new(0),
             resumed: AtomicBool::new(false),
+            in_fresh_dir: AtomicBool::new(false),
             finished: AtomicBool::new(false),
             open: Mutex::new(None),
         }
@@ -131,6 +140,14 @@ struct Counters {
     write_ns: AtomicU64,
 }
 
+/// A new directory built under a hidden name in `parent`.
+struct Stage {
+    parent: Arc<OwnedFd>,
+    hidden: String,
+    name: String,
+    path: String,
+}
+
 /// One manifest entry and, for a file, what has arrived of it.
 struct Item {
     entry: Entry,
@@ -148,7 +165,12 @@ pub struct Sink {
     items: boxcar::Vec<Item>,
     dirs: Mutex<HashMap<String, Arc<OwnedFd>>>,
     /// Directories this run created: nothing in them needs looking up.
-    fresh: Mutex<std::collections::HashSet<String>>,
+    fresh: Mutex<HashSet<String>>,
+    /// Directories inside a stage, created now or left by an earlier run:
+    /// a file there that does not match is a leftover of that run.
+    staged: Mutex<HashSet<String>>,
+    /// Stages to rename into place once the transfer is complete.
+    stages: Mutex<Vec<Stage>>,
     /// The process umask: a file created with a mode it leaves alone needs no fchmod.
     umask: u32,
     counters: Counters,
@@ -176,15 +198,25 @@ fn split(path: &str) -> (&str, &str) {
     path.rsplit_once('/').unwrap_or(("", path))
 }
 
-fn temp_name(name: &str) -> String {
+/// A hidden name beside `name` ending in `suffix` (hashed when too long).
+fn hidden_name(name: &str, suffix: &str) -> String {
     if name.len() <= 240 {
-        format!(".{name}.lrpart")
+        format!(".{name}{suffix}")
     } else {
         format!(
-            ".lr{:016x}.lrpart",
+            ".lr{:016x}{suffix}",
             twox_hash::XxHash3_64::oneshot(name.as_bytes())
         )
     }
+}
+
+fn temp_name(name: &str) -> String {
+    hidden_name(name, ".lrpart")
+}
+
+/// Where a new directory is built until the transfer is complete.
+pub fn stage_name(name: &str) -> String {
+    hidden_name(name, ".lrstage")
 }
 
 fn journal_name(name: &str) -> String {
@@ -226,6 +258,8 @@ impl Sink {
             items: boxcar::Vec::new(),
             dirs: Mutex::default(),
             fresh: Mutex::default(),
+            staged: Mutex::default(),
+            stages: Mutex::default(),
             umask: current_umask(),
             counters: Counters::default(),
         }
@@ -296,14 +330,13 @@ impl Sink {
         let (parent, name) = split(&e.path);
         match &e.kind {
             EntryKind::Dir => {
-                let root = self.root.as_ref().ok_or_else(|| SinkError::BadEntry {
-                    id: id as u32,
-                    reason: "no destination".into(),
-                })?;
-                let (fd, created) = root.open_dir_created(&e.path)?;
+                let (fd, created, staged) = self.make_dir(&e.path, parent, name)?;
                 lock(&self.dirs).insert(e.path.clone(), Arc::new(fd));
                 if created {
                     lock(&self.fresh).insert(e.path.clone());
+                }
+                if staged {
+                    lock(&self.staged).insert(e.path.clone());
                 }
                 self.counters.dirs.fetch_add(1, Relaxed);
             }
@@ -328,6 +361,9 @@ impl Sink {
             }
             EntryKind::File { .. } if lock(&self.fresh).contains(parent) => {
                 // A new directory holds no earlier file, temporary or journal.
+                if let Some(slot) = self.slot(id) {
+                    slot.in_fresh_dir.store(true, Relaxed);
+                }
                 if e.size() == 0 {
                     self.open(id)?;
                     self.finalize(id)?;
@@ -347,7 +383,11 @@ impl Sink {
                             self.counters.files_skipped.fetch_add(1, Relaxed);
                             return Ok(());
                         }
-                        if !self.overwrite {
+                        if lock(&self.staged).contains(parent) {
+                            // Cut short in an earlier run of this transfer.
+                            rustix::fs::unlinkat(&*dir, name, AtFlags::empty())
+                                .map_err(|x| io_err("removing partial", &e.path, x))?;
+                        } else if !self.overwrite {
                             return Err(ConfineError::Exists(e.path.clone()).into());
                         }
                     }
@@ -366,6 +406,39 @@ impl Sink {
             }
         }
         Ok(())
+    }
+
+    /// Opens the directory of a manifest entry: an existing one as it is;
+    /// a missing one as a stage (or inside one). Returns the directory,
+    /// whether it was created now and whether it lies in a stage.
+    fn make_dir(
+        &self,
+        path: &str,
+        parent: &str,
+        name: &str,
+    ) -> Result<(OwnedFd, bool, bool), SinkError> {
+        let pdir = self.dir(parent)?;
+        if lock(&self.staged).contains(parent) {
+            let (fd, created) = confine::dir_at(&pdir, name, path)?;
+            return Ok((fd, created, true));
+        }
+        match confine::existing_dir_at(&pdir, name, path) {
+            Ok(fd) => return Ok((fd, false, false)),
+            Err(ConfineError::Io {
+                errno: Errno::NOENT,
+                ..
+            }) => {}
+            Err(x) => return Err(x.into()),
+        }
+        let hidden = stage_name(name);
+        let (fd, created) = confine::dir_at(&pdir, &hidden, path)?;
+        lock(&self.stages).push(Stage {
+            parent: pdir,
+            hidden,
+            name: name.to_string(),
+            path: path.to_string(),
+        });
+        Ok((fd, created, true))
     }
 
     fn mark_all(&self, id: usize) {
@@ -502,29 +575,49 @@ impl Sink {
             })
     }
 
-    /// Creates a whole, checked one-block file: an unnamed file (O_TMPFILE)
+    /// Creates a whole, checked one-block file. In a directory this run
+    /// created (inside a stage, invisible until the transfer ends) it is
+    /// created under its own name; elsewhere as an unnamed file (O_TMPFILE)
     /// written, given its mode and time, then linked into place, so no
-    /// partial file ever has a name and the directory changes once, not
-    /// twice (create and rename). Falls back to the temporary-name path
+    /// partial file ever has a visible name and the directory changes once,
+    /// not twice (create and rename). Falls back to the temporary-name path
     /// where the file system or /proc does not allow it.
     pub fn write_whole(&self, file: u32, data: &[u8]) -> Result<(), SinkError> {
         let id = file as usize;
         let e = self.entry(id);
         let (parent, name) = split(&e.path);
         let dir = self.dir(parent)?;
+        let named = self.slot(id).is_some_and(|s| s.in_fresh_dir.load(Relaxed));
         let linked = (|| -> Result<bool, SinkError> {
             let mode = e.mode & 0o7777;
-            // Unnamed until linked: it may carry its final mode from the start.
+            // Invisible until linked or unstaged: it may carry its final
+            // mode from the start.
             let exact = mode & 0o7000 == 0 && mode & self.umask == 0;
-            let Ok(fd) = rustix::fs::openat(
-                &*dir,
-                ".",
-                OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC,
-                Mode::from_raw_mode(if exact { mode } else { 0o600 }),
-            ) else {
-                return Ok(false);
+            let create_mode = Mode::from_raw_mode(if exact { mode } else { 0o600 });
+            let opened = if named {
+                // O_EXCL: nothing, not even a link, can be in the way.
+                rustix::fs::openat(
+                    &*dir,
+                    name,
+                    OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC,
+                    create_mode,
+                )
+                .map_err(|x| match x {
+                    Errno::EXIST => ConfineError::Exists(e.path.clone()).into(),
+                    x => io_err("creating", &e.path, x),
+                })?
+            } else {
+                let Ok(fd) = rustix::fs::openat(
+                    &*dir,
+                    ".",
+                    OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC,
+                    create_mode,
+                ) else {
+                    return Ok(false);
+                };
+                fd
             };
-            let f = File::from(fd);
+            let f = File::from(opened);
             let t = Instant::now();
             f.write_all_at(data, 0)
                 .map_err(|x| io_err("writing", &e.path, x))?;
@@ -541,6 +634,9 @@ impl Sink {
             }
             rustix::fs::futimens(&f, &timestamps(e.mtime_ns))
                 .map_err(|x| io_err("setting time of", &e.path, x))?;
+            if named {
+                return Ok(true);
+            }
             // The file itself (AT_EMPTY_PATH: allowed for an O_TMPFILE file
             // its opener links, since Linux 6.10) or, before that, through /proc.
             let link =
@@ -743,11 +839,24 @@ impl Sink {
         Ok(())
     }
 
-    /// Sets directory modes and times, deepest first (writing into a
-    /// directory changes its time).
+    /// Renames the stages into place, then sets directory modes and times,
+    /// deepest first (writing into a directory changes its time).
     pub fn finish_dirs(&self) -> Result<(), SinkError> {
         if self.root.is_none() {
             return Ok(());
+        }
+        for st in lock(&self.stages).drain(..) {
+            rustix::fs::renameat_with(
+                &*st.parent,
+                &st.hidden,
+                &*st.parent,
+                &st.name,
+                RenameFlags::NOREPLACE,
+            )
+            .map_err(|x| match x {
+                Errno::EXIST => ConfineError::Exists(st.path.clone()).into(),
+                x => io_err("renaming into place", &st.path, x),
+            })?;
         }
         let dirs: Vec<&Entry> = self
             .items
