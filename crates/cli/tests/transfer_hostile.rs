@@ -134,6 +134,23 @@ fn file(path: &str, size: u64) -> Entry {
     }
 }
 
+/// Sends file `id` whole, as one block record with its checksum.
+fn send_whole_file(data: &mut TcpStream, id: u32, body: &[u8]) {
+    let len = u32::try_from(body.len()).unwrap();
+    data.write_all(
+        &Record::Block {
+            file: id,
+            offset: 0,
+            len,
+        }
+        .encode(),
+    )
+    .unwrap();
+    data.write_all(body).unwrap();
+    let sum = linerate_engine::transfer::checksum(body);
+    data.write_all(&sum.to_be_bytes()).unwrap();
+}
+
 fn root_server(root: &Path) -> Server {
     Server::with_root(root)
 }
@@ -311,18 +328,7 @@ fn the_receiver_answers_each_manifest_frame_and_takes_blocks_before_the_manifest
             entries: vec![file(name, 100)],
         }));
         assert_eq!(c.need(), vec![id], "need for {name}");
-        data.write_all(
-            &Record::Block {
-                file: id,
-                offset: 0,
-                len: 100,
-            }
-            .encode(),
-        )
-        .unwrap();
-        data.write_all(&body).unwrap();
-        let sum = linerate_engine::transfer::checksum(&body);
-        data.write_all(&sum.to_be_bytes()).unwrap();
+        send_whole_file(&mut data, id, &body);
         let path = root.join(name);
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         while fs::read(&path).ok() != Some(body.clone()) {
@@ -355,18 +361,7 @@ fn a_new_directory_appears_only_once_the_transfer_is_complete() {
     }));
     assert_eq!(c.need(), vec![1]);
     let body = vec![5u8; 100];
-    data.write_all(
-        &Record::Block {
-            file: 1,
-            offset: 0,
-            len: 100,
-        }
-        .encode(),
-    )
-    .unwrap();
-    data.write_all(&body).unwrap();
-    let sum = linerate_engine::transfer::checksum(&body);
-    data.write_all(&sum.to_be_bytes()).unwrap();
+    send_whole_file(&mut data, 1, &body);
     // Whole and under its own name, but in the stage: not at its final path.
     let staged = root.join(".new.lrstage/a");
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
