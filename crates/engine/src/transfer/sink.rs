@@ -215,7 +215,7 @@ fn temp_name(name: &str) -> String {
 }
 
 /// Where a new directory is built until the transfer is complete.
-pub fn stage_name(name: &str) -> String {
+fn stage_name(name: &str) -> String {
     hidden_name(name, ".lrstage")
 }
 
