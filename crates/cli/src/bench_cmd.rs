@@ -109,7 +109,8 @@ pub struct BenchArgs {
     /// Receiver discards data in the kernel (MSG_TRUNC) instead of copying it out.
     #[arg(long)]
     pub skip_rx_copy: bool,
-    /// Wake receivers only once this many bytes are queued (SO_RCVLOWAT).
+    /// Wake receivers only once this many bytes are queued (SO_RCVLOWAT; 1 wakes them for any
+    /// data). Default: 128K between namespaces of one host, else off (see README, Defaults).
     #[arg(long, value_parser = units::parse_size_u32)]
     pub rcvlowat: Option<u32>,
     /// Where stream threads run (CPU affinity at both ends).
@@ -241,6 +242,7 @@ pub fn measure(
         params: params.clone(),
         auto_write_len: a.write_len.is_none(),
         auto_read_len: a.read_len.is_none(),
+        auto_rcvlowat: a.rcvlowat.is_none(),
         affinity: match a.affinity {
             AffinityArg::Auto => Affinity::Auto,
             AffinityArg::Off => Affinity::Off,

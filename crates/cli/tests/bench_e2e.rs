@@ -147,6 +147,10 @@ fn a_pacing_cap_is_named_and_held() {
         doc["parameters"]["rx_poll"], false,
         "a paced reader does not poll"
     );
+    assert!(
+        doc["parameters"]["rcvlowat"].is_null(),
+        "loopback readers wake for any data"
+    );
 }
 
 #[test]

@@ -118,6 +118,8 @@ fn bench_between_namespaces_over_ipv4_and_ipv6() {
         let bps = doc["summary"]["bits_per_second"].as_f64().unwrap();
         assert!(bps > 1e9, "veth carried only {bps} bit/s over {target}");
         assert_eq!(doc["streams"].as_array().unwrap().len(), 4);
+        // Readers between namespaces wake per 128 KiB, polling or not.
+        assert_eq!(doc["parameters"]["rcvlowat"], 128 << 10);
     }
     // One stream: each end has a core, so the reader blocks and both ends
     // move a megabyte per call.
@@ -127,5 +129,9 @@ fn bench_between_namespaces_over_ipv4_and_ipv6() {
     assert_eq!(p["rx_poll"], false, "{p}");
     assert_eq!(p["read_len"], 1 << 20, "{p}");
     assert_eq!(p["write_len"], 1 << 20, "{p}");
+    assert_eq!(p["rcvlowat"], 128 << 10, "{p}");
+    // Asked for, a reader wakes for any data.
+    let doc = bench_from(&ns, &target, &["-t", "1", "--rcvlowat", "1"]);
+    assert_eq!(doc["parameters"]["rcvlowat"], 1);
     drop(srv);
 }
