@@ -107,6 +107,16 @@ impl Crafted {
         self.send(&Message::Start);
     }
 
+    /// A session asked for without a token and started, with its data
+    /// connection taken out for the test to write blocks on.
+    fn started(addr: &str, session: SessionId) -> (Crafted, TcpStream) {
+        let mut c = Crafted::connect(addr, session);
+        c.request(None);
+        c.start();
+        let data = c.data.take().unwrap();
+        (c, data)
+    }
+
     fn manifest(&mut self, entries: Vec<Entry>) {
         self.start();
         self.send(&Message::Entries(Entries { entries }));
@@ -316,10 +326,7 @@ fn a_one_shot_receiver_refuses_other_sessions_and_wrong_tokens() {
 #[test]
 fn the_receiver_answers_each_manifest_frame_and_takes_blocks_before_the_manifest_ends() {
     let (_base, root, server) = rooted_server();
-    let mut c = Crafted::connect(&server.addr(), SessionId([9; 16]));
-    c.request(None);
-    c.start();
-    let mut data = c.data.take().unwrap();
+    let (mut c, mut data) = Crafted::started(&server.addr(), SessionId([9; 16]));
     // Two frames, each answered before the next is sent; the first file is
     // complete on disk while the manifest is still open.
     for (id, name) in [(0u32, "first"), (1, "second")] {
@@ -346,10 +353,7 @@ fn the_receiver_answers_each_manifest_frame_and_takes_blocks_before_the_manifest
 #[test]
 fn a_new_directory_appears_only_once_the_transfer_is_complete() {
     let (_base, root, server) = rooted_server();
-    let mut c = Crafted::connect(&server.addr(), SessionId([7; 16]));
-    c.request(None);
-    c.start();
-    let mut data = c.data.take().unwrap();
+    let (mut c, mut data) = Crafted::started(&server.addr(), SessionId([7; 16]));
     let dir = Entry {
         path: "new".into(),
         mode: 0o750,

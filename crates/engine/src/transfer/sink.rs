@@ -220,8 +220,7 @@ fn stage_name(name: &str) -> String {
 }
 
 fn journal_name(name: &str) -> String {
-    let t = temp_name(name);
-    format!("{}.lrjournal", &t[..t.len() - ".lrpart".len()])
+    hidden_name(name, ".lrjournal")
 }
 
 fn timestamps(mtime_ns: i64) -> Timestamps {
