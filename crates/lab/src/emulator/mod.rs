@@ -19,6 +19,9 @@ use crate::LabError;
 use forward::{Counters, Port, Shared};
 use model::Impairments;
 
+/// Scheduling priority of the emulator (and so of its forwarding threads).
+pub const EMULATOR_NICE: i32 = -20;
+
 /// Name of the emulator's device inside every host namespace.
 pub const DEVICE: &str = "lab0";
 
@@ -67,6 +70,14 @@ pub fn run(plan: &EmulatorPlan, ready: impl FnOnce()) -> Result<(), LabError> {
         Arc::new(read_impairments(&plan.impairments)?);
     let counters: Vec<Counters> = plan.hosts.iter().map(|_| Counters::default()).collect();
     ready();
+    // netem runs in softirq, ahead of every application; at nice 0 the bulk
+    // senders and receivers sharing the cores delay packets past their due
+    // time. The forwarding threads inherit this.
+    if let Err(e) = rustix::process::setpriority_process(None, EMULATOR_NICE) {
+        eprintln!(
+            "linerate emulator: could not raise its priority ({e}); delays may run late under CPU load"
+        );
+    }
     std::thread::scope(|s| {
         let mut workers = Vec::new();
         for from in 0..ports.len() {
