@@ -240,7 +240,7 @@ fn ipv6_and_mtu_9000_paths_carry_traffic() {
 }
 
 /// The nice value of every thread of a process, from /proc.
-fn emulator_thread_nices(pid: u64) -> Vec<i64> {
+fn thread_nices(pid: u64) -> Vec<i64> {
     std::fs::read_dir(format!("/proc/{pid}/task"))
         .unwrap()
         .map(|t| {
@@ -266,7 +266,7 @@ fn configured_rtt_holds_under_bulk_traffic_and_the_window_law_holds() {
     let _alone = alone_with_traffic();
     let lab = TestLab::up("rtt", &["--backend", "emulator", "--rtt", "44ms"]);
     let pid = lab.status()["lab"]["emulator"]["pid"].as_u64().unwrap();
-    let threads = emulator_thread_nices(pid);
+    let threads = thread_nices(pid);
     assert!(
         threads.len() >= 3,
         "main and one thread per host: {threads:?}"

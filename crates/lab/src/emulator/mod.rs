@@ -69,15 +69,16 @@ pub fn run(plan: &EmulatorPlan, ready: impl FnOnce()) -> Result<(), LabError> {
     *shared.impairments.lock().map_err(|_| LabError::Poisoned)? =
         Arc::new(read_impairments(&plan.impairments)?);
     let counters: Vec<Counters> = plan.hosts.iter().map(|_| Counters::default()).collect();
-    ready();
     // netem runs in softirq, ahead of every application; at nice 0 the bulk
     // senders and receivers sharing the cores delay packets past their due
-    // time. The forwarding threads inherit this.
+    // time. The forwarding threads inherit this; set before `ready` so a
+    // lab that is up already runs at this priority.
     if let Err(e) = rustix::process::setpriority_process(None, EMULATOR_NICE) {
         eprintln!(
             "linerate emulator: could not raise its priority ({e}); delays may run late under CPU load"
         );
     }
+    ready();
     std::thread::scope(|s| {
         let mut workers = Vec::new();
         for from in 0..ports.len() {
