@@ -28,6 +28,8 @@ Results: bench/results/emulator.json.
 import argparse, json, os, platform, shutil, signal, statistics, subprocess, sys, time
 from pathlib import Path
 
+import yardstick
+
 ROOT = Path(__file__).resolve().parent.parent
 LR = ROOT / "target" / "release" / "linerate"
 LABS = ["bemu", "bveth"]
@@ -108,6 +110,7 @@ def main():
     previous = json.loads(Path(a.out).read_text()) if Path(a.out).exists() and parts != {1, 2, 3} else {}
     result = previous or {"machine": {"kernel": platform.release(), "cpus": os.cpu_count()}, "rounds": a.rounds,
               "seconds": a.seconds, "forwarding": {}, "rate_limited_44ms": {}, "delay_under_load": {}}
+    readings = yardstick.start()
     try:
         lab("up", "--name", "bemu", "--backend", "emulator")
         lab("up", "--name", "bveth", "--backend", "veth", "--router")
@@ -173,6 +176,8 @@ def main():
             print(f"RTT {rtt} ms under load: median {statistics.median(rtts):.3f} ms", flush=True)
     finally:
         cleanup()
+    # Parts run on different days keep the reading of their own run.
+    result.setdefault("yardstick", {})[f"parts {a.parts}"] = yardstick.finish(readings)
     Path(a.out).write_text(json.dumps(result, indent=2) + "\n")
     print(f"\nforwarding at 0 ms, medians (Gbit/s):")
     for key, v in sorted(result["forwarding"].items()):

@@ -214,6 +214,8 @@ def main():
         env.teardown()
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    import yardstick  # here: it imports this module's helpers
+    readings = yardstick.start()
     results = {}
     try:
         env.setup()
@@ -254,6 +256,7 @@ def main():
             results[str(n)] = row
     finally:
         cleanup()
+    yardstick.finish(readings)
 
     doc = {
         "schema": "linerate.bench/1",
@@ -264,6 +267,7 @@ def main():
         "warmup": a.warmup,
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "host": host_facts(),
+        "yardstick": readings,
         "skipped": skipped,
         "results": results,
     }

@@ -36,6 +36,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import yardstick
+
 ROOT = Path(__file__).resolve().parent.parent
 SHM = Path("/dev/shm")
 
@@ -259,6 +261,7 @@ def main():
     tmp = Path(tempfile.mkdtemp(prefix="linerate-bench-conf-"))
     daemons = Daemons(tmp)
     results, skipped = {}, {}
+    readings = yardstick.start()
     try:
         print(f"generating data sets in {work} ...", flush=True)
         sets = make_sets(work / "src", a.scale, names)
@@ -396,12 +399,14 @@ def main():
         daemons.stop()
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(tmp, ignore_errors=True)
+    yardstick.finish(readings)
 
     doc = {
         "schema": "linerate.bench/1", "bench": "transfer", "mode": "loopback",
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "rounds": a.rounds, "streams": a.streams, "scale": a.scale,
         "host": {"kernel": platform.release(), "cpus": os.cpu_count()},
+        "yardstick": readings,
         "skipped": skipped, "results": results,
     }
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)

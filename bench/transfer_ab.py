@@ -22,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from transfer import Linerate, make_sets, tree_stats  # noqa: E402
+import yardstick  # noqa: E402
 
 
 def main():
@@ -38,6 +39,7 @@ def main():
     if args.rounds < 3:
         ap.error("--rounds must be at least 3")
     base = Path(tempfile.mkdtemp(dir="/dev/shm", prefix="lrab-"))
+    readings = yardstick.start()
     try:
         src = make_sets(base / "src", args.scale, {args.set})[args.set]
         files, size = tree_stats(src)
@@ -65,6 +67,7 @@ def main():
             "set": args.set, "files": files, "bytes": size,
             "streams": args.streams, "rounds": args.rounds,
             "binaries": bins, "walls": walls,
+            "yardstick": yardstick.finish(readings),
         }
         for k in bins:
             w = statistics.median(walls[k])
