@@ -47,6 +47,18 @@ def free_port():
         return s.getsockname()[1]
 
 
+def end(proc):
+    """Ends a process this script started: SIGTERM, then SIGKILL after 5 s."""
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def proc_cpu(pid):
     """CPU seconds of a process and its reaped children, from /proc."""
     try:
@@ -127,13 +139,8 @@ class Tool:
             raise RuntimeError(f"{self.name} server exited at once: {' '.join(cmd)}")
 
     def stop(self):
-        if self.server and self.server.poll() is None:
-            self.server.send_signal(signal.SIGTERM)
-            try:
-                self.server.wait(5)
-            except subprocess.TimeoutExpired:
-                self.server.kill()
-                self.server.wait()
+        if self.server:
+            end(self.server)
 
     def measure(self, streams, seconds):
         """One run: (Gbit/s, CPU seconds per GB of client + server)."""

@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 
 import yardstick
+from mem_throughput import end
 
 ROOT = Path(__file__).resolve().parent.parent
 SHM = Path("/dev/shm")
@@ -194,13 +195,7 @@ class Daemons:
 
     def stop(self):
         for p in self.procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(5)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+            end(p)
 
 
 class Linerate:

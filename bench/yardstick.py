@@ -20,7 +20,6 @@ them. Ratios measured in the same alternating rounds do not need it.
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -28,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fresh_memory import CHUNK, balloon_reporting, write_gbps  # noqa: E402
-from mem_throughput import free_port, parse  # noqa: E402
+from mem_throughput import end, free_port, parse  # noqa: E402
 
 WRITE_MIB = 512
 IDLE_S = 3.0
@@ -54,12 +53,7 @@ def loopback_gbps(seconds=3):
     except (subprocess.TimeoutExpired, ValueError, IndexError):
         return None
     finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(5)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        end(server)
 
 
 def memory_write_gbps(directory="/dev/shm"):
