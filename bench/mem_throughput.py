@@ -27,36 +27,20 @@ import platform
 import resource
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import yardstick
+from common import end, free_port, iperf2_bps
+
 ROOT = Path(__file__).resolve().parent.parent
 NS_A, NS_B = "lrbench-a", "lrbench-b"
 ADDR_A, ADDR_B = "10.203.0.1", "10.203.0.2"
 PACKAGES = {"iperf2": "iperf", "iperf3": "iperf3", "nuttcp": "nuttcp"}
 TICK = os.sysconf("SC_CLK_TCK")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def end(proc):
-    """Ends a process this script started: SIGTERM, then SIGKILL after 5 s."""
-    if proc.poll() is not None:
-        return
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(5)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 def proc_cpu(pid):
@@ -168,9 +152,7 @@ def parse(tool, text, streams):
     if tool == "iperf3":
         return json.loads(text)["end"]["sum_received"]["bits_per_second"]
     if tool == "iperf2":
-        rows = [l.split(",") for l in text.splitlines() if l.count(",") >= 8]
-        per_stream = [r for r in rows if r[5] != "-1"]
-        return float(sum(float(r[-1]) for r in per_stream))
+        return iperf2_bps(text)
     if tool == "nuttcp":
         kv = dict(f.split("=", 1) for f in text.split() if "=" in f)
         return float(kv["rate_Mbps"]) * 1e6
@@ -221,7 +203,6 @@ def main():
         env.teardown()
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
-    import yardstick  # here: it imports this module's helpers
     readings = yardstick.start()
     results = {}
     try:

@@ -28,7 +28,6 @@ import os
 import platform
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -37,16 +36,10 @@ import time
 from pathlib import Path
 
 import yardstick
-from mem_throughput import end
+from common import end, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 SHM = Path("/dev/shm")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def write_random(path, size, seed):
@@ -251,12 +244,13 @@ def main():
     wanted = a.tools.split(",")
     # Daemons end and data sets go also on SIGTERM.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    # Before anything is created that a failed reading would leave behind.
+    readings = yardstick.start()
     work = Path(tempfile.mkdtemp(prefix="linerate-bench-", dir=SHM))
     work.chmod(0o755)  # the FTP server reads as an unprivileged user
     tmp = Path(tempfile.mkdtemp(prefix="linerate-bench-conf-"))
     daemons = Daemons(tmp)
     results, skipped = {}, {}
-    readings = yardstick.start()
     try:
         print(f"generating data sets in {work} ...", flush=True)
         sets = make_sets(work / "src", a.scale, names)

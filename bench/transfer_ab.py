@@ -38,8 +38,8 @@ def main():
     args = ap.parse_args()
     if args.rounds < 3:
         ap.error("--rounds must be at least 3")
-    base = Path(tempfile.mkdtemp(dir="/dev/shm", prefix="lrab-"))
     readings = yardstick.start()
+    base = Path(tempfile.mkdtemp(dir="/dev/shm", prefix="lrab-"))
     try:
         src = make_sets(base / "src", args.scale, {args.set})[args.set]
         files, size = tree_stats(src)

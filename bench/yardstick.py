@@ -26,8 +26,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import end, free_port, iperf2_bps  # noqa: E402
 from fresh_memory import CHUNK, balloon_reporting, write_gbps  # noqa: E402
-from mem_throughput import end, free_port, parse  # noqa: E402
 
 WRITE_MIB = 512
 IDLE_S = 3.0
@@ -49,7 +49,7 @@ def loopback_gbps(seconds=3):
         )
         if out.returncode != 0:
             return None
-        return round(parse("iperf2", out.stdout, 1) / 1e9, 2)
+        return round(iperf2_bps(out.stdout) / 1e9, 2)
     except (subprocess.TimeoutExpired, ValueError, IndexError):
         return None
     finally:
