@@ -18,6 +18,7 @@ use linerate_wire::{
     Record, Role, SessionId, SessionKind, TransferRequest, TransferTotals,
 };
 
+use super::batch::SmallBatch;
 use super::direct::{self, AlignedBuf, CachePolicy};
 use super::grid::{BlockHasher, PIECE, block_span, checksum};
 use super::mapped::MappedBlock;
@@ -417,7 +418,7 @@ fn send_stream(s: &StreamSocket, shared: &Shared, live: &Live) -> Outcome {
     // Page aligned, for direct reads.
     let mut aligned = AlignedBuf::new(PIECE.min(shared.block_len as usize));
     let buf = aligned.as_mut_slice();
-    let mut batch: Vec<u8> = Vec::new();
+    let mut batch = SmallBatch::default();
     let mut open: Option<OpenSource> = None;
     let mut memory_sums: HashMap<u32, u64> = HashMap::new();
     let (mut sent, mut last, mut ended) = (0u64, Instant::now(), 0u32);
@@ -649,7 +650,7 @@ fn send_small(
     mut sock: &TcpStream,
     shared: &Shared,
     ids: &[u32],
-    batch: &mut Vec<u8>,
+    batch: &mut SmallBatch,
 ) -> std::io::Result<u64> {
     batch.clear();
     let mut payload = 0u64;
@@ -657,72 +658,25 @@ fn send_small(
         let Some(size) = shared.manifest.entry(id).map(Entry::size) else {
             continue;
         };
-        let at = batch.len();
-        let header = Record::Block {
-            file: id,
-            offset: 0,
-            len: size as u32,
-        }
-        .encode();
-        batch.extend_from_slice(&header);
+        let mark = batch.begin(id, size as u32);
         let read = shared.timed_read(|| match shared.manifest.origin(id) {
-            Some(Origin::Path(p)) => File::open(p).and_then(|f| {
-                read_whole(&f, size, batch)?;
-                if shared.cache.evict {
-                    direct::evict(&f, 0, size);
-                }
-                Ok(())
-            }),
+            Some(Origin::Path(p)) => batch.read_file(p, size, shared.cache.evict),
             Some(Origin::Memory) => {
-                batch.extend_from_slice(&shared.memory[..size as usize]);
+                batch.put(&shared.memory[..size as usize]);
                 Ok(())
             }
             None => Err(std::io::Error::other("not a file")),
         });
         if let Err(x) = read {
-            batch.truncate(at);
+            batch.abandon(mark);
             shared.fail(id, x.to_string());
             continue;
         }
-        let sum = checksum(&batch[at + header.len()..]);
-        batch.extend_from_slice(&sum.to_be_bytes());
+        batch.finish(mark);
         payload += size;
     }
-    sock.write_all(batch)?;
+    sock.write_all(batch.frame())?;
     Ok(payload)
-}
-
-/// Appends exactly `size` bytes of `f` to `out`. One read of `size + 1`
-/// usually does: a short read of a regular file means its end.
-fn read_whole(mut f: &File, size: u64, out: &mut Vec<u8>) -> std::io::Result<()> {
-    use std::io::Read;
-    let at = out.len();
-    let want = size as usize;
-    out.resize(at + want + 1, 0);
-    let mut got = 0;
-    loop {
-        match f.read(&mut out[at + got..]) {
-            Ok(0) => break,
-            Ok(n) => {
-                got += n;
-                if got >= want {
-                    break;
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                out.truncate(at);
-                return Err(e);
-            }
-        }
-    }
-    if got == want {
-        out.truncate(at + want);
-        Ok(())
-    } else {
-        out.truncate(at);
-        Err(std::io::Error::other("size changed while being sent"))
-    }
 }
 
 /// Merges both ends into one `linerate.result/1` document of kind `transfer`.
