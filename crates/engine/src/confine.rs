@@ -237,24 +237,6 @@ mod tests {
     use super::*;
     use std::io::Write;
 
-    struct TempDir(PathBuf);
-
-    impl TempDir {
-        fn new(tag: &str) -> TempDir {
-            let p =
-                std::env::temp_dir().join(format!("linerate-confine-{tag}-{}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&p);
-            std::fs::create_dir_all(&p).unwrap();
-            TempDir(p)
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-
     #[test]
     fn lexical_check() {
         assert!(matches!(
@@ -279,11 +261,14 @@ mod tests {
 
     #[test]
     fn creates_nested_files_with_awkward_names() {
-        let t = TempDir::new("nested");
-        let root = DestRoot::open(&t.0).unwrap();
+        let t = tempfile::tempdir().unwrap();
+        let root = DestRoot::open(t.path()).unwrap();
         let mut f = root.create_file("a b/ünï\ncode/-x", false, 0o640).unwrap();
         f.write_all(b"ok").unwrap();
-        assert_eq!(std::fs::read(t.0.join("a b/ünï\ncode/-x")).unwrap(), b"ok");
+        assert_eq!(
+            std::fs::read(t.path().join("a b/ünï\ncode/-x")).unwrap(),
+            b"ok"
+        );
         assert!(matches!(
             root.create_file("a b/ünï\ncode/-x", false, 0o640),
             Err(ConfineError::Exists(_))
@@ -293,12 +278,13 @@ mod tests {
 
     #[test]
     fn symlinks_cannot_lead_out() {
-        let t = TempDir::new("dest");
-        let outside = TempDir::new("outside");
-        std::fs::write(outside.0.join("victim"), b"keep").unwrap();
-        std::os::unix::fs::symlink(&outside.0, t.0.join("dirlink")).unwrap();
-        std::os::unix::fs::symlink(outside.0.join("victim"), t.0.join("filelink")).unwrap();
-        let root = DestRoot::open(&t.0).unwrap();
+        let t = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("victim"), b"keep").unwrap();
+        std::os::unix::fs::symlink(outside.path(), t.path().join("dirlink")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("victim"), t.path().join("filelink"))
+            .unwrap();
+        let root = DestRoot::open(t.path()).unwrap();
         assert!(matches!(
             root.create_file("dirlink/evil", false, 0o644),
             Err(ConfineError::Escapes(_))
@@ -311,16 +297,19 @@ mod tests {
             root.create_dir_all("dirlink/sub"),
             Err(ConfineError::Escapes(_))
         ));
-        assert!(!outside.0.join("evil").exists());
-        assert!(!outside.0.join("sub").exists());
-        assert_eq!(std::fs::read(outside.0.join("victim")).unwrap(), b"keep");
+        assert!(!outside.path().join("evil").exists());
+        assert!(!outside.path().join("sub").exists());
+        assert_eq!(
+            std::fs::read(outside.path().join("victim")).unwrap(),
+            b"keep"
+        );
     }
 
     #[test]
     fn a_file_in_the_way_of_a_directory_is_named() {
-        let t = TempDir::new("notdir");
-        std::fs::write(t.0.join("f"), b"").unwrap();
-        let root = DestRoot::open(&t.0).unwrap();
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("f"), b"").unwrap();
+        let root = DestRoot::open(t.path()).unwrap();
         assert!(matches!(
             root.create_file("f/g", false, 0o644),
             Err(ConfineError::NotADirectory(_))
@@ -330,11 +319,11 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn whatever_is_accepted_lands_beneath_the_root(rel in "[a-c./]{1,12}") {
-            let t = TempDir::new("prop");
-            let root = DestRoot::open(&t.0).unwrap();
+            let t = tempfile::tempdir().unwrap();
+            let root = DestRoot::open(t.path()).unwrap();
             if check(&rel).is_ok() && root.create_file(&rel, true, 0o644).is_ok() {
-                let real = std::fs::canonicalize(t.0.join(&rel)).unwrap();
-                proptest::prop_assert!(real.starts_with(std::fs::canonicalize(&t.0).unwrap()));
+                let real = std::fs::canonicalize(t.path().join(&rel)).unwrap();
+                proptest::prop_assert!(real.starts_with(std::fs::canonicalize(t.path()).unwrap()));
             }
         }
     }

@@ -150,9 +150,8 @@ mod tests {
     /// A direct read of a file's unaligned tail returns exactly what is there.
     #[test]
     fn direct_reads_take_a_files_tail() {
-        let dir = std::env::temp_dir().join(format!("lr-direct-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("f");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
         let data: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
         File::create(&path).unwrap().write_all(&data).unwrap();
         let f = File::open(&path).unwrap();
@@ -166,6 +165,5 @@ mod tests {
         }
         flush_and_evict(&File::options().write(true).open(&path).unwrap(), 0, 4096).unwrap();
         evict(&f, 0, 10_000);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

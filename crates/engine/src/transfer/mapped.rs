@@ -143,32 +143,24 @@ mod tests {
     use std::io::Write;
 
     /// A file of `len` bytes in a directory removed when the guard drops.
-    struct TempFile(std::path::PathBuf);
+    struct TempFile(tempfile::TempDir);
 
     impl TempFile {
-        fn new(name: &str, len: usize) -> TempFile {
-            let dir =
-                std::env::temp_dir().join(format!("linerate-mapped-{}-{name}", std::process::id()));
-            std::fs::create_dir_all(&dir).unwrap();
-            let mut f = File::create(dir.join("src")).unwrap();
+        fn new(len: usize) -> TempFile {
+            let dir = tempfile::tempdir().unwrap();
+            let mut f = File::create(dir.path().join("src")).unwrap();
             f.write_all(&vec![7u8; len]).unwrap();
             TempFile(dir)
         }
 
         fn path(&self) -> std::path::PathBuf {
-            self.0.join("src")
-        }
-    }
-
-    impl Drop for TempFile {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
+            self.0.path().join("src")
         }
     }
 
     /// A four-page source file, open, and the page size; None where this
     /// machine cannot lease (never in CI, which runs as root with leases on).
-    fn four_page_source(name: &str) -> Option<(TempFile, File, usize)> {
+    fn four_page_source() -> Option<(TempFile, File, usize)> {
         if !leases_usable() {
             assert!(
                 std::env::var_os("CI").is_none(),
@@ -177,14 +169,14 @@ mod tests {
             return None;
         }
         let page = rustix::param::page_size();
-        let tmp = TempFile::new(name, 4 * page);
+        let tmp = TempFile::new(4 * page);
         let file = File::open(tmp.path()).unwrap();
         Some((tmp, file, page))
     }
 
     #[test]
     fn maps_a_block_and_refuses_what_it_cannot_guard() {
-        let Some((tmp, file, page)) = four_page_source("refuses") else {
+        let Some((tmp, file, page)) = four_page_source() else {
             return;
         };
         let path = tmp.path();
@@ -204,7 +196,7 @@ mod tests {
 
     #[test]
     fn a_truncation_waits_for_the_lease_and_ends_mapping() {
-        let Some((tmp, file, page)) = four_page_source("truncation") else {
+        let Some((tmp, file, page)) = four_page_source() else {
             return;
         };
         let path = tmp.path();
