@@ -117,6 +117,19 @@ pub enum Pin {
 /// threads share cores (up to four per core). Under a pacing cap a reader
 /// would only spin, so it never polls. Readers there, polling or not, are
 /// woken only once [`RCVLOWAT_VETH`] bytes are queued.
+/// The longest round trip at which the automatic SO_RCVLOWAT applies: it was
+/// measured only across veth (well under a millisecond). Through the lab
+/// emulator at 44 ms, 2 streams, 128 KiB measured slower in 12 of 12
+/// alternating pairs (2-8 %), and four of eight 6 s runs collapsed to 30-435
+/// Mbit/s, the receive buffer stuck near 640 KiB.
+pub const RCVLOWAT_MAX_RTT_US: u32 = 1_000;
+
+/// `lowat` on a path whose round trip (from the control connection) is short
+/// enough for it; none otherwise.
+pub fn short_path_only(lowat: Option<u32>, rtt_us: u32) -> Option<u32> {
+    lowat.filter(|_| rtt_us < RCVLOWAT_MAX_RTT_US)
+}
+
 pub fn plan_cpus(
     mode: RxPoll,
     connections: u16,
@@ -209,7 +222,8 @@ pub fn run(cfg: &BenchConfig, on_interval: &mut dyn FnMut(&[IntervalSample])) ->
         params.read_len = read_len;
     }
     if cfg.auto_rcvlowat {
-        params.rcvlowat = plan.rcvlowat;
+        let rtt_us = linerate_probe::tcpinfo::read(&ctl.stream).map_or(u32::MAX, |t| t.rtt_us);
+        params.rcvlowat = short_path_only(plan.rcvlowat, rtt_us);
     }
     ctl.send(&Message::BenchRequest(params.clone()))?;
     match ctl.recv(CONNECT_TIMEOUT, "the server's ready")? {
@@ -401,6 +415,17 @@ mod tests {
             cpus,
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn the_automatic_rcvlowat_keeps_to_short_paths() {
+        let lowat = Some(RCVLOWAT_VETH);
+        assert_eq!(short_path_only(lowat, 150), lowat);
+        assert_eq!(short_path_only(lowat, RCVLOWAT_MAX_RTT_US - 1), lowat);
+        assert_eq!(short_path_only(lowat, RCVLOWAT_MAX_RTT_US), None);
+        assert_eq!(short_path_only(lowat, 44_000), None);
+        assert_eq!(short_path_only(lowat, u32::MAX), None, "RTT unknown");
+        assert_eq!(short_path_only(None, 150), None);
     }
 
     #[test]
