@@ -192,7 +192,13 @@ pub fn run_send(a: SendArgs) -> anyhow::Result<()> {
     for s in manifest.skipped() {
         out.line(&format!("skipped {s}"));
     }
-    let run = run.with_context(|| format!("transfer to {server} failed"))?;
+    let run = run.with_context(|| {
+        let hint = match &target {
+            Target::OneShot(o) => loopback_name_hint(&o.host, server.ip()),
+            Target::Daemon { .. } => String::new(),
+        };
+        format!("transfer to {server} failed{hint}")
+    })?;
     let doc = send::to_result(&run, std::env::args().collect());
     print_summary(&mut out, &run, &doc);
     if let Some(path) = &a.json {
@@ -421,4 +427,22 @@ pub fn run_recv(a: RecvArgs) -> anyhow::Result<()> {
         .run(true, &AtomicBool::new(false))
         .context("the transfer failed (partial files are kept: rerun to resume)")?;
     Ok(())
+}
+
+/// A receiver started without `--bind` or `--advertise` names itself by host
+/// name; where that name means loopback to the sender (both in one machine's
+/// /etc/hosts, as between lab namespaces), the sender dials itself. Says so.
+fn loopback_name_hint(host: &str, resolved: std::net::IpAddr) -> String {
+    let named = host
+        .trim_matches(['[', ']'])
+        .parse::<std::net::IpAddr>()
+        .is_err();
+    if named && resolved.is_loopback() {
+        format!(
+            " ({host} is {resolved}, this machine, here: if the receiver runs on another host \
+             or in another network namespace, start it with --bind ADDR or --advertise NAME)"
+        )
+    } else {
+        String::new()
+    }
 }

@@ -601,3 +601,24 @@ fn destination_full_is_a_clear_error_and_a_rerun_after_freeing_space_completes()
     assert!(differences(&src.join("data"), &full.0.join("d/data")).is_empty());
     assert!(leftovers(full.0.path()).is_empty());
 }
+
+#[test]
+fn a_receiver_named_by_a_name_that_means_this_machine_gets_a_hint() {
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let session = "00112233445566778899aabbccddeeff";
+    let url = format!("linerate://localhost:{port}/?session={session}&token={session}");
+    let out = send(&["--from-memory", "1M", &url]);
+    assert!(!out.status.success());
+    let t = text(&out);
+    assert!(t.contains("localhost is "), "{t}");
+    assert!(t.contains("--bind ADDR or --advertise NAME"), "{t}");
+    // An address literal names what it means: no hint.
+    let url = format!("linerate://127.0.0.1:{port}/?session={session}&token={session}");
+    let t = text(&send(&["--from-memory", "1M", &url]));
+    assert!(t.contains("failed") && !t.contains("--advertise"), "{t}");
+}
