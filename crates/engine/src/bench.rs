@@ -116,7 +116,8 @@ pub enum Pin {
 /// its own measured slower polling, so there it polls, unpinned, only while
 /// threads share cores (up to four per core). Under a pacing cap a reader
 /// would only spin, so it never polls. Readers there, polling or not, are
-/// woken only once [`RCVLOWAT_VETH`] bytes are queued.
+/// woken only once [`RCVLOWAT_VETH`] bytes are queued, on a short path
+/// ([`short_path_only`]).
 /// The longest round trip at which the automatic SO_RCVLOWAT applies: it was
 /// measured only across veth (well under a millisecond). Through the lab
 /// emulator at 44 ms, 2 streams, 128 KiB measured slower in 12 of 12
