@@ -2,7 +2,7 @@
 //!
 //! One OS thread and one blocking socket per stream, one large buffer per
 //! stream reused for every write or read, byte counters that the sampler reads
-//! without locks. [`server`] answers every session on one port; [`bench`] is the
+//! without locks. [`server`] answers every session on one port; [`bench`](mod@bench) is the
 //! client side of a memory-to-memory measurement; [`confine`] keeps paths
 //! received from a peer under the destination root (for file transfer).
 
