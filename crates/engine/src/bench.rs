@@ -120,8 +120,8 @@ pub enum Pin {
 /// ([`short_path_only`]).
 /// The longest round trip at which the automatic SO_RCVLOWAT applies: it was
 /// measured only across veth (well under a millisecond). Through the lab
-/// emulator at 44 ms, 2 streams, 128 KiB measured slower in 12 of 12
-/// alternating pairs (2-8 %), and four of eight 6 s runs collapsed to 30-435
+/// emulator at 44 ms, 2 streams, 128 KiB measured slower than none in 14 of
+/// 14 alternating pairs (1-9 %), and 5 of 11 runs of 6 s collapsed to 29-435
 /// Mbit/s, the receive buffer stuck near 640 KiB.
 pub const RCVLOWAT_MAX_RTT_US: u32 = 1_000;
 
