@@ -255,7 +255,12 @@ fn thread_nices(pid: u64) -> Vec<i64> {
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+    let n = v.len();
+    if n.is_multiple_of(2) {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    } else {
+        v[n / 2]
+    }
 }
 
 #[test]
@@ -317,7 +322,12 @@ fn rtt_under_load(lab: &TestLab, h2: &str) -> f64 {
     median(rtts)
 }
 
-/// One stream with a 4 MiB window: its rate as a share of window / RTT.
+/// One stream with a 4 MiB window: its rate as a share of window / RTT, the
+/// median over the sender's whole one-second intervals after the first, each
+/// against its own RTT sample. One interval in which the VM stalled (seen:
+/// 554 Mbit/s at 51.8 ms among 720-755 at 44.7-45.0) then moves the median
+/// no more than any other, where the run's mean against the RTT at its end
+/// took it below 0.9.
 fn window_law_share(lab: &TestLab, h2: &str) -> f64 {
     let doc = bench(
         lab,
@@ -333,12 +343,22 @@ fn window_law_share(lab: &TestLab, h2: &str) -> f64 {
         doc["parameters"]
     );
     assert_eq!(doc["summary"]["verdict"]["limit"], "receiver_window");
-    let bps = doc["summary"]["bits_per_second"].as_f64().unwrap();
-    let rtt = doc["summary"]["verdict"]["evidence"]["rtt_us"]
-        .as_f64()
+    let window_bits = 4.0 * 1048576.0 * 8.0;
+    let shares: Vec<f64> = doc["intervals"]
+        .as_array()
         .unwrap()
-        / 1e6;
-    bps / (4.0 * 1048576.0 * 8.0 / rtt)
+        .iter()
+        .filter(|i| i["side"] == "sender")
+        .filter(|i| i["start"].as_f64().unwrap() >= 0.99)
+        .filter(|i| i["end"].as_f64().unwrap() - i["start"].as_f64().unwrap() >= 0.99)
+        .map(|i| {
+            let rtt = i["tcp"]["rtt_us"].as_f64().unwrap() / 1e6;
+            i["bits_per_second"].as_f64().unwrap() / (window_bits / rtt)
+        })
+        .collect();
+    assert!(shares.len() >= 3, "intervals: {}", doc["intervals"]);
+    eprintln!("per-interval shares of window / RTT: {shares:?}");
+    median(shares)
 }
 
 /// Sends `n` sequence-numbered datagrams h1 -> h2 and returns what h2 saw.
