@@ -98,6 +98,19 @@ pub enum Pin {
     Pairs,
 }
 
+/// The longest round trip at which the automatic SO_RCVLOWAT applies: it was
+/// measured only across veth (well under a millisecond). Through the lab
+/// emulator at 44 ms, 2 streams, 128 KiB measured slower than none in 14 of
+/// 14 alternating pairs (1-9 %), and 5 of 11 runs of 6 s collapsed to 29-435
+/// Mbit/s, the receive buffer stuck near 640 KiB.
+pub const RCVLOWAT_MAX_RTT_US: u32 = 1_000;
+
+/// `lowat` on a path whose round trip (from the control connection) is short
+/// enough for it; none otherwise.
+pub fn short_path_only(lowat: Option<u32>, rtt_us: u32) -> Option<u32> {
+    lowat.filter(|_| rtt_us < RCVLOWAT_MAX_RTT_US)
+}
+
 /// Polling moves the receive work off the sender's path: a receiver that is
 /// already in recv() when data lands costs the sender no wakeup. Measured on
 /// loopback (README, "Defaults"), by stream threads per core on one host:
@@ -118,19 +131,6 @@ pub enum Pin {
 /// would only spin, so it never polls. Readers there, polling or not, are
 /// woken only once [`RCVLOWAT_VETH`] bytes are queued, on a short path
 /// ([`short_path_only`]).
-/// The longest round trip at which the automatic SO_RCVLOWAT applies: it was
-/// measured only across veth (well under a millisecond). Through the lab
-/// emulator at 44 ms, 2 streams, 128 KiB measured slower than none in 14 of
-/// 14 alternating pairs (1-9 %), and 5 of 11 runs of 6 s collapsed to 29-435
-/// Mbit/s, the receive buffer stuck near 640 KiB.
-pub const RCVLOWAT_MAX_RTT_US: u32 = 1_000;
-
-/// `lowat` on a path whose round trip (from the control connection) is short
-/// enough for it; none otherwise.
-pub fn short_path_only(lowat: Option<u32>, rtt_us: u32) -> Option<u32> {
-    lowat.filter(|_| rtt_us < RCVLOWAT_MAX_RTT_US)
-}
-
 pub fn plan_cpus(
     mode: RxPoll,
     connections: u16,

@@ -126,19 +126,18 @@ impl SmallBatch {
         } else {
             parent
         };
-        if self.dir.as_ref().is_none_or(|(p, _)| p != parent) {
-            self.dir = None;
-            let fd = rustix::fs::open(
-                parent,
-                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                Mode::empty(),
-            )?;
-            self.dir = Some((parent.to_path_buf(), fd));
-        }
-        let Some((_, dir)) = self.dir.as_ref() else {
-            return File::open(path);
+        let dir = match self.dir.take() {
+            Some(same) if same.0 == parent => same,
+            _ => {
+                let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+                (
+                    parent.to_path_buf(),
+                    rustix::fs::open(parent, flags, Mode::empty())?,
+                )
+            }
         };
-        let fd = rustix::fs::openat(dir, name, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())?;
+        let (_, dir) = self.dir.insert(dir);
+        let fd = rustix::fs::openat(&*dir, name, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())?;
         Ok(File::from(fd))
     }
 }
