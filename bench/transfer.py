@@ -202,7 +202,11 @@ class Linerate:
         )
         try:
             url = recv.stdout.readline().strip()
-            cmd = [self.binary, "send", "-q", "-P", str(self.streams)] + self.extra
+            # Extra flags that set the stream count take its place.
+            own_streams = any(f in ("-P", "--streams") or f.startswith("--streams=")
+                              for f in self.extra)
+            cmd = [self.binary, "send", "-q"] + ([] if own_streams else ["-P", str(self.streams)])
+            cmd += self.extra
             cmd += ["--skip-writes"] if skip_writes else []
             cmd += [str(src), url]
             t = time.monotonic()

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Two linerate builds side by side on one transfer data set: A/B of a change.
+"""Two linerate builds or settings side by side on one transfer data set: A/B of a change.
 
 Rounds in which each build runs once, the order alternating, after one
 uncounted warm-up round; medians of files/s and Gbit/s over the wall time
@@ -9,11 +9,14 @@ directory, removed after its run. Written as JSON and printed.
 
   bench/transfer_ab.py --a /tmp/linerate-before --b target/release/linerate
   bench/transfer_ab.py --a OLD --b NEW --set many-40m --rounds 5
+  bench/transfer_ab.py --a target/release/linerate --b target/release/linerate \
+      --b-flags="--block 16M" --set one-4g --skip-writes
 """
 
 import argparse
 import datetime
 import json
+import shlex
 import shutil
 import statistics
 import sys
@@ -34,6 +37,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--streams", type=int, default=2)
     ap.add_argument("--scale", type=float, default=1.0)
+    ap.add_argument("--a-flags", default="", help="extra `send` flags for A (one string)")
+    ap.add_argument("--b-flags", default="", help="extra `send` flags for B (one string)")
+    ap.add_argument("--skip-writes", action="store_true", help="both sides with --skip-writes")
     ap.add_argument("--out", default="bench/results/transfer-ab.json")
     args = ap.parse_args()
     if args.rounds < 3:
@@ -44,6 +50,7 @@ def main():
         src = make_sets(base / "src", args.scale, {args.set})[args.set]
         files, size = tree_stats(src)
         bins = {"a": args.a, "b": args.b}
+        flags = {"a": shlex.split(args.a_flags), "b": shlex.split(args.b_flags)}
         walls = {"a": [], "b": []}
         for r in range(args.rounds + 1):
             order = ["a", "b"] if r % 2 == 0 else ["b", "a"]
@@ -51,7 +58,8 @@ def main():
                 dst = base / f"dst-{k}-{r}"
                 dst.mkdir()
                 try:
-                    wall = Linerate(bins[k], args.streams).run(src, dst)
+                    wall = Linerate(bins[k], args.streams, flags[k]).run(
+                        src, dst, skip_writes=args.skip_writes)
                 finally:
                     shutil.rmtree(dst, ignore_errors=True)
                 label = "warm-up" if r == 0 else f"round {r}"
@@ -66,7 +74,8 @@ def main():
             .strftime("%Y-%m-%dT%H:%M:%SZ"),
             "set": args.set, "files": files, "bytes": size,
             "streams": args.streams, "rounds": args.rounds,
-            "binaries": bins, "walls": walls,
+            "binaries": bins, "flags": flags, "skip_writes": args.skip_writes,
+            "walls": walls,
             "yardstick": yardstick.finish(readings),
         }
         for k in bins:
