@@ -12,23 +12,29 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::FileExt;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use linerate_wire::{Entry, EntryKind, NeedFile, TransferTotals};
-use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, ResolveFlags, Timespec, Timestamps};
+use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, ResolveFlags};
 use rustix::io::Errno;
 
 use super::direct::{self, CachePolicy};
-use super::grid::{block_count, block_span};
+use super::grid::block_span;
 use crate::confine::{self, ConfineError, DestRoot};
+
+mod journal;
+mod names;
+mod slot;
+mod whole;
+
+use names::{current_umask, journal_name, split, stage_name, temp_name, timestamps};
+use slot::{FileSlot, OpenFile};
 
 const RESOLVE: ResolveFlags = ResolveFlags::BENEATH
     .union(ResolveFlags::NO_SYMLINKS)
     .union(ResolveFlags::NO_MAGICLINKS);
-const JOURNAL_MAGIC: &[u8; 4] = b"LRJ1";
-const JOURNAL_HEADER_LEN: usize = 24;
 
 /// Why the receiver cannot go on; sent to the sender as the refusal.
 #[derive(Debug, thiserror::Error)]
@@ -50,81 +56,6 @@ fn io_err(what: &'static str, path: &str, source: impl Into<std::io::Error>) -> 
         what,
         path: path.to_string(),
         error: source.into(),
-    }
-}
-
-struct OpenFile {
-    file: File,
-    journal: Option<File>,
-    /// One writer at a time: the kernel serializes writers of an inode
-    /// anyway, and its lock spins where this one sleeps. Holds whether
-    /// O_DIRECT is set on `file` now (cleared for unaligned writes).
-    writer: Mutex<bool>,
-    /// The file system accepted O_DIRECT for this file.
-    direct_ok: bool,
-}
-
-struct FileSlot {
-    size: u64,
-    blocks: u64,
-    sparse: bool,
-    done_bits: Vec<AtomicU64>,
-    done: AtomicU64,
-    /// Blocks already in the temporary file from an earlier run.
-    resumed: AtomicBool,
-    /// Its directory was created by this run inside a stage: the file can
-    /// be created under its own name, nothing can be in the way.
-    in_fresh_dir: AtomicBool,
-    finished: AtomicBool,
-    open: Mutex<Option<Arc<OpenFile>>>,
-}
-
-impl FileSlot {
-    fn new(size: u64, block_len: u32, sparse: bool) -> FileSlot {
-        let blocks = block_count(size, block_len);
-        FileSlot {
-            size,
-            blocks,
-            sparse,
-            done_bits: (0..blocks.div_ceil(64))
-                .map(|_| AtomicU64::new(0))
-                .collect(),
-            done: AtomicU64::new(0),
-            resumed: AtomicBool::new(false),
-            in_fresh_dir: AtomicBool::new(false),
-            finished: AtomicBool::new(false),
-            open: Mutex::new(None),
-        }
-    }
-
-    /// Marks block `i` done; true if it was not before.
-    fn mark(&self, i: u64) -> bool {
-        let bit = 1u64 << (i % 64);
-        let Some(word) = self.done_bits.get((i / 64) as usize) else {
-            return false;
-        };
-        let fresh = word.fetch_or(bit, Relaxed) & bit == 0;
-        if fresh {
-            self.done.fetch_add(1, Relaxed);
-        }
-        fresh
-    }
-
-    fn is_done(&self, i: u64) -> bool {
-        self.done_bits
-            .get((i / 64) as usize)
-            .is_some_and(|w| w.load(Relaxed) & (1 << (i % 64)) != 0)
-    }
-
-    fn missing(&self) -> Vec<[u64; 2]> {
-        let mut ranges: Vec<[u64; 2]> = Vec::new();
-        for i in (0..self.blocks).filter(|&i| !self.is_done(i)) {
-            match ranges.last_mut() {
-                Some(r) if r[1] == i => r[1] = i + 1,
-                _ => ranges.push([i, i + 1]),
-            }
-        }
-        ranges
     }
 }
 
@@ -176,62 +107,8 @@ pub struct Sink {
     counters: Counters,
 }
 
-/// The process's file mode creation mask, from /proc (reading it with
-/// umask(2) would change it, racing other threads).
-fn current_umask() -> u32 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Umask:"))
-                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
-        })
-        .unwrap_or(0o7777)
-}
-
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// Splits "a/b/c" into ("a/b", "c").
-fn split(path: &str) -> (&str, &str) {
-    path.rsplit_once('/').unwrap_or(("", path))
-}
-
-/// A hidden name beside `name` ending in `suffix` (hashed when too long).
-fn hidden_name(name: &str, suffix: &str) -> String {
-    if name.len() <= 240 {
-        format!(".{name}{suffix}")
-    } else {
-        format!(
-            ".lr{:016x}{suffix}",
-            twox_hash::XxHash3_64::oneshot(name.as_bytes())
-        )
-    }
-}
-
-fn temp_name(name: &str) -> String {
-    hidden_name(name, ".lrpart")
-}
-
-/// Where a new directory is built until the transfer is complete.
-fn stage_name(name: &str) -> String {
-    hidden_name(name, ".lrstage")
-}
-
-fn journal_name(name: &str) -> String {
-    hidden_name(name, ".lrjournal")
-}
-
-fn timestamps(mtime_ns: i64) -> Timestamps {
-    let t = Timespec {
-        tv_sec: mtime_ns.div_euclid(1_000_000_000),
-        tv_nsec: mtime_ns.rem_euclid(1_000_000_000) as _,
-    };
-    Timestamps {
-        last_access: t,
-        last_modification: t,
-    }
 }
 
 /// Where the receiver stands with one block record.
@@ -471,16 +348,11 @@ impl Sink {
         if !temp_ok || File::from(fd).read_to_end(&mut bytes).is_err() {
             return;
         }
-        if bytes.len() < JOURNAL_HEADER_LEN
-            || bytes[..JOURNAL_HEADER_LEN] != journal_header(e, self.block_len)
-        {
+        let Some(done) = journal::completed_blocks(&bytes, e, self.block_len, slot.blocks) else {
             return;
-        }
-        for rec in bytes[JOURNAL_HEADER_LEN..].chunks_exact(8) {
-            let i = u64::from_le_bytes(rec.try_into().unwrap_or_default());
-            if i < slot.blocks {
-                slot.mark(i);
-            }
+        };
+        for i in done {
+            slot.mark(i);
         }
         slot.resumed.store(true, Relaxed);
     }
@@ -572,113 +444,6 @@ impl Sink {
             && self.slot(file as usize).is_some_and(|s| {
                 s.blocks == 1 && !s.resumed.load(Relaxed) && s.size == u64::from(len)
             })
-    }
-
-    /// Creates a whole, checked one-block file. In a directory this run
-    /// created (inside a stage, invisible until the transfer ends) it is
-    /// created under its own name; elsewhere as an unnamed file (O_TMPFILE)
-    /// written, given its mode and time, then linked into place, so no
-    /// partial file ever has a visible name and the directory changes once,
-    /// not twice (create and rename). Falls back to the temporary-name path
-    /// where the file system or /proc does not allow it.
-    pub fn write_whole(&self, file: u32, data: &[u8]) -> Result<(), SinkError> {
-        let id = file as usize;
-        let e = self.entry(id);
-        let (parent, name) = split(&e.path);
-        let dir = self.dir(parent)?;
-        let named = self.slot(id).is_some_and(|s| s.in_fresh_dir.load(Relaxed));
-        let linked = (|| -> Result<bool, SinkError> {
-            let mode = e.mode & 0o7777;
-            // Invisible until linked or unstaged: it may carry its final
-            // mode from the start.
-            let exact = mode & 0o7000 == 0 && mode & self.umask == 0;
-            let create_mode = Mode::from_raw_mode(if exact { mode } else { 0o600 });
-            let opened = if named {
-                // O_EXCL: nothing, not even a link, can be in the way.
-                rustix::fs::openat(
-                    &*dir,
-                    name,
-                    OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC,
-                    create_mode,
-                )
-                .map_err(|x| match x {
-                    Errno::EXIST => ConfineError::Exists(e.path.clone()).into(),
-                    x => io_err("creating", &e.path, x),
-                })?
-            } else {
-                let Ok(fd) = rustix::fs::openat(
-                    &*dir,
-                    ".",
-                    OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC,
-                    create_mode,
-                ) else {
-                    return Ok(false);
-                };
-                fd
-            };
-            let f = File::from(opened);
-            let t = Instant::now();
-            f.write_all_at(data, 0)
-                .map_err(|x| io_err("writing", &e.path, x))?;
-            if self.cache.evict {
-                direct::flush_and_evict(&f, 0, data.len() as u64)
-                    .map_err(|x| io_err("flushing", &e.path, x))?;
-            }
-            self.counters
-                .write_ns
-                .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
-            if !exact {
-                rustix::fs::fchmod(&f, Mode::from_raw_mode(mode))
-                    .map_err(|x| io_err("setting mode of", &e.path, x))?;
-            }
-            rustix::fs::futimens(&f, &timestamps(e.mtime_ns))
-                .map_err(|x| io_err("setting time of", &e.path, x))?;
-            if named {
-                return Ok(true);
-            }
-            // The file itself (AT_EMPTY_PATH: allowed for an O_TMPFILE file
-            // its opener links, since Linux 6.10) or, before that, through /proc.
-            let link =
-                |dir: &OwnedFd| match rustix::fs::linkat(&f, "", dir, name, AtFlags::EMPTY_PATH) {
-                    Err(Errno::NOENT | Errno::PERM | Errno::INVAL) => {
-                        let proc_path =
-                            format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&f));
-                        rustix::fs::linkat(
-                            rustix::fs::CWD,
-                            proc_path.as_str(),
-                            dir,
-                            name,
-                            AtFlags::SYMLINK_FOLLOW,
-                        )
-                    }
-                    other => other,
-                };
-            match link(&dir) {
-                Ok(()) => Ok(true),
-                Err(Errno::EXIST) if self.overwrite => {
-                    rustix::fs::unlinkat(&*dir, name, AtFlags::empty())
-                        .map_err(|x| io_err("replacing", &e.path, x))?;
-                    link(&dir).map_err(|x| io_err("linking into place", &e.path, x))?;
-                    Ok(true)
-                }
-                Err(Errno::EXIST) => Err(ConfineError::Exists(e.path.clone()).into()),
-                // No /proc, or a file system without O_TMPFILE links.
-                Err(_) => Ok(false),
-            }
-        })()?;
-        if !linked {
-            self.write_piece(file, 0, data)?;
-            return self.commit(file, 0);
-        }
-        self.counters
-            .bytes_written
-            .fetch_add(data.len() as u64, Relaxed);
-        self.counters.files_written.fetch_add(1, Relaxed);
-        if let Some(slot) = self.slot(id) {
-            slot.mark(0);
-            slot.finished.store(true, Relaxed);
-        }
-        Ok(())
     }
 
     /// Records the block at `offset` as complete (journaled for resume) and
@@ -782,7 +547,7 @@ impl Sink {
             let mut j = at(journal_name(name), flags)
                 .map_err(|x| io_err("creating journal for", &e.path, x))?;
             if !resumed {
-                j.write_all(&journal_header(e, self.block_len))
+                j.write_all(&journal::journal_header(e, self.block_len))
                     .map_err(|x| io_err("journaling", &e.path, x))?;
             }
             Some(j)
@@ -919,13 +684,4 @@ impl Sink {
             write_seconds: c.write_ns.load(Relaxed) as f64 / 1e9,
         }
     }
-}
-
-fn journal_header(e: &Entry, block_len: u32) -> [u8; JOURNAL_HEADER_LEN] {
-    let mut h = [0u8; JOURNAL_HEADER_LEN];
-    h[..4].copy_from_slice(JOURNAL_MAGIC);
-    h[4..12].copy_from_slice(&e.size().to_le_bytes());
-    h[12..20].copy_from_slice(&e.mtime_ns.to_le_bytes());
-    h[20..24].copy_from_slice(&block_len.to_le_bytes());
-    h
 }

@@ -1,0 +1,125 @@
+//! One-block files written whole, without a temporary name: the fast path
+//! for many small files.
+
+use std::fs::File;
+use std::os::fd::OwnedFd;
+use std::os::unix::fs::FileExt;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Instant;
+
+use rustix::fs::{AtFlags, Mode, OFlags};
+use rustix::io::Errno;
+
+use super::names::{split, timestamps};
+use super::{Sink, SinkError, io_err};
+use crate::confine::ConfineError;
+use crate::transfer::direct;
+
+impl Sink {
+    /// Creates a whole, checked one-block file. In a directory this run
+    /// created (inside a stage, invisible until the transfer ends) it is
+    /// created under its own name; elsewhere as an unnamed file (O_TMPFILE)
+    /// written, given its mode and time, then linked into place, so no
+    /// partial file ever has a visible name and the directory changes once,
+    /// not twice (create and rename). Falls back to the temporary-name path
+    /// where the file system or /proc does not allow it.
+    pub fn write_whole(&self, file: u32, data: &[u8]) -> Result<(), SinkError> {
+        let id = file as usize;
+        let e = self.entry(id);
+        let (parent, name) = split(&e.path);
+        let dir = self.dir(parent)?;
+        let named = self.slot(id).is_some_and(|s| s.in_fresh_dir.load(Relaxed));
+        let linked = (|| -> Result<bool, SinkError> {
+            let mode = e.mode & 0o7777;
+            // Invisible until linked or unstaged: it may carry its final
+            // mode from the start.
+            let exact = mode & 0o7000 == 0 && mode & self.umask == 0;
+            let create_mode = Mode::from_raw_mode(if exact { mode } else { 0o600 });
+            let opened = if named {
+                // O_EXCL: nothing, not even a link, can be in the way.
+                rustix::fs::openat(
+                    &*dir,
+                    name,
+                    OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC,
+                    create_mode,
+                )
+                .map_err(|x| match x {
+                    Errno::EXIST => ConfineError::Exists(e.path.clone()).into(),
+                    x => io_err("creating", &e.path, x),
+                })?
+            } else {
+                let Ok(fd) = rustix::fs::openat(
+                    &*dir,
+                    ".",
+                    OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC,
+                    create_mode,
+                ) else {
+                    return Ok(false);
+                };
+                fd
+            };
+            let f = File::from(opened);
+            let t = Instant::now();
+            f.write_all_at(data, 0)
+                .map_err(|x| io_err("writing", &e.path, x))?;
+            if self.cache.evict {
+                direct::flush_and_evict(&f, 0, data.len() as u64)
+                    .map_err(|x| io_err("flushing", &e.path, x))?;
+            }
+            self.counters
+                .write_ns
+                .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
+            if !exact {
+                rustix::fs::fchmod(&f, Mode::from_raw_mode(mode))
+                    .map_err(|x| io_err("setting mode of", &e.path, x))?;
+            }
+            rustix::fs::futimens(&f, &timestamps(e.mtime_ns))
+                .map_err(|x| io_err("setting time of", &e.path, x))?;
+            if named {
+                return Ok(true);
+            }
+            // The file itself (AT_EMPTY_PATH: allowed for an O_TMPFILE file
+            // its opener links, since Linux 6.10) or, before that, through /proc.
+            let link =
+                |dir: &OwnedFd| match rustix::fs::linkat(&f, "", dir, name, AtFlags::EMPTY_PATH) {
+                    Err(Errno::NOENT | Errno::PERM | Errno::INVAL) => {
+                        let proc_path =
+                            format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&f));
+                        rustix::fs::linkat(
+                            rustix::fs::CWD,
+                            proc_path.as_str(),
+                            dir,
+                            name,
+                            AtFlags::SYMLINK_FOLLOW,
+                        )
+                    }
+                    other => other,
+                };
+            match link(&dir) {
+                Ok(()) => Ok(true),
+                Err(Errno::EXIST) if self.overwrite => {
+                    rustix::fs::unlinkat(&*dir, name, AtFlags::empty())
+                        .map_err(|x| io_err("replacing", &e.path, x))?;
+                    link(&dir).map_err(|x| io_err("linking into place", &e.path, x))?;
+                    Ok(true)
+                }
+                Err(Errno::EXIST) => Err(ConfineError::Exists(e.path.clone()).into()),
+                // No /proc, or a file system without O_TMPFILE links.
+                Err(_) => Ok(false),
+            }
+        })()?;
+        if !linked {
+            self.write_piece(file, 0, data)?;
+            return self.commit(file, 0);
+        }
+        self.counters
+            .bytes_written
+            .fetch_add(data.len() as u64, Relaxed);
+        self.counters.files_written.fetch_add(1, Relaxed);
+        if let Some(slot) = self.slot(id) {
+            slot.mark(0);
+            slot.finished.store(true, Relaxed);
+        }
+        Ok(())
+    }
+}
