@@ -1,0 +1,118 @@
+//! The sender's result document, and the verdict that names a transfer's
+//! limit: a disk, or what the bench verdict finds.
+
+use linerate_result::{Limit, ResultDoc, Side, Verdict};
+
+use super::TransferRun;
+use crate::document;
+
+/// Merges both ends into one `linerate.result/1` document of kind `transfer`.
+pub fn to_result(run: &TransferRun, command_line: Vec<String>) -> ResultDoc {
+    let ends = document::merge(&run.client, &run.server);
+    let verdict = judge(run, &ends.streams, ends.bits_per_second, ends.seconds);
+    let mut parameters = serde_json::to_value(&run.request).unwrap_or_default();
+    if let Some(map) = parameters.as_object_mut() {
+        map.remove("token");
+        map.insert("session".into(), run.session.to_hex().into());
+        map.insert("files".into(), run.files.into());
+        map.insert("bytes_total".into(), run.bytes_total.into());
+        map.insert("bytes_needed".into(), run.bytes_needed.into());
+        map.insert("rounds".into(), run.rounds.into());
+        map.insert("files_written".into(), run.totals.files_written.into());
+        map.insert("files_skipped".into(), run.totals.files_skipped.into());
+        map.insert("blocks_rejected".into(), run.totals.blocks_rejected.into());
+        map.insert("bytes_read_direct".into(), run.bytes_read_direct.into());
+        map.insert(
+            "bytes_written_direct".into(),
+            run.totals.bytes_written_direct.into(),
+        );
+        map.insert("verified_files".into(), run.verified.into());
+        map.insert("mismatched_files".into(), run.mismatched.clone().into());
+    }
+    let provenance = document::Provenance {
+        kind: "transfer",
+        command_line,
+        started_at: run.started_at,
+        client_host: &run.client_host,
+        server_host: &run.server_host,
+        parameters,
+    };
+    document::document(provenance, ends, verdict)
+}
+
+/// Below this much payload a transfer is all setup: no limit is named.
+const MIN_JUDGED_BYTES: u64 = 16 << 20;
+
+/// Share of the stream threads' time spent on a disk above which that disk
+/// is named the limit.
+const DISK_SHARE: f64 = 0.5;
+
+/// Names the limit of a transfer: a disk when the stream threads spent most
+/// of their time reading the source or writing the destination, otherwise
+/// what the bench verdict finds in TCP_INFO and the CPU figures.
+fn judge(
+    run: &TransferRun,
+    streams: &[linerate_result::StreamEnd],
+    bps: f64,
+    seconds: f64,
+) -> Verdict {
+    let moved: u64 = streams
+        .iter()
+        .filter(|s| s.side == Side::Receiver)
+        .map(|s| s.bytes)
+        .sum();
+    if moved < MIN_JUDGED_BYTES {
+        return Verdict {
+            limit: Limit::Unknown,
+            side: None,
+            sentence: format!(
+                "Too little data moved ({moved} bytes) to name a bottleneck: setup dominated."
+            ),
+            evidence: Default::default(),
+        };
+    }
+    let thread_time = seconds * f64::from(run.request.streams);
+    let share = |busy: f64| {
+        if thread_time > 0.0 {
+            busy / thread_time
+        } else {
+            0.0
+        }
+    };
+    let (read, write) = (share(run.read_seconds), share(run.totals.write_seconds));
+    let mut evidence = std::collections::BTreeMap::new();
+    evidence.insert("source_read_share".to_string(), read);
+    evidence.insert("destination_write_share".to_string(), write);
+    let disk = if write >= DISK_SHARE && write >= read {
+        Some((
+            Limit::DestinationDisk,
+            Side::Receiver,
+            "writing the destination",
+            write,
+        ))
+    } else if read >= DISK_SHARE {
+        Some((Limit::SourceDisk, Side::Sender, "reading the source", read))
+    } else {
+        None
+    };
+    if let Some((limit, side, doing, share)) = disk {
+        return Verdict {
+            limit,
+            side: Some(side),
+            sentence: format!(
+                "Limited by the disk: the streams spent {:.0}% of their time {doing}.",
+                share * 100.0
+            ),
+            evidence,
+        };
+    }
+    let mut v = linerate_probe::verdict::judge(&linerate_probe::verdict::Evidence {
+        streams,
+        client_cpu: run.client.host_cpu,
+        server_cpu: Some(run.server.host_cpu),
+        bits_per_second: bps,
+        pacing_rate: None,
+    });
+    v.evidence.extend(evidence);
+    v
+}

@@ -1,0 +1,291 @@
+//! One sending stream: takes blocks and batches of small files from the
+//! queue and writes them to its socket, each block hashed on the way out
+//! and read from a map of the page cache where a lease allows.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Write;
+use std::net::{Shutdown, TcpStream};
+use std::os::unix::fs::FileExt;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Instant;
+
+use linerate_wire::{Entry, EntryKind, Record};
+
+use super::Shared;
+use crate::side::StreamSocket;
+use crate::stream::{Live, Outcome, ThreadClock};
+use crate::transfer::batch::SmallBatch;
+use crate::transfer::direct::{self, AlignedBuf};
+use crate::transfer::grid::{BlockHasher, PIECE, block_span, checksum};
+use crate::transfer::mapped::MappedBlock;
+use crate::transfer::queue::{Next, Work};
+use crate::transfer::source::Origin;
+
+/// One stream: takes work until the queue closes.
+pub(super) fn send_stream(s: &StreamSocket, shared: &Shared, live: &Live) -> Outcome {
+    let clock = ThreadClock::start();
+    let mut sock = &s.stream;
+    // Page aligned, for direct reads.
+    let mut aligned = AlignedBuf::new(PIECE.min(shared.block_len as usize));
+    let buf = aligned.as_mut_slice();
+    let mut batch = SmallBatch::default();
+    let mut open: Option<OpenSource> = None;
+    let mut memory_sums: HashMap<u32, u64> = HashMap::new();
+    let (mut sent, mut last, mut ended) = (0u64, Instant::now(), 0u32);
+    let mut current = None;
+    let mut error = None;
+    loop {
+        let result = match shared.queue.next(ended, &mut current) {
+            Next::Close => break,
+            Next::EndRound(r) => {
+                ended = r;
+                sock.write_all(&Record::RoundEnd.encode())
+                    .and_then(|_| crate::sockopt::push(&s.stream))
+                    .map(|_| 0)
+            }
+            Next::Work(Work::Block { id, index }) => {
+                match send_block(sock, shared, id, index, buf, &mut open, &mut memory_sums) {
+                    Ok(n) => Ok(n),
+                    Err(e) => {
+                        shared.queue.requeue(Work::Block { id, index });
+                        Err(e)
+                    }
+                }
+            }
+            Next::Work(Work::Small(ids)) => match send_small(sock, shared, &ids, &mut batch) {
+                Ok(n) => Ok(n),
+                Err(e) => {
+                    shared.queue.requeue(Work::Small(ids));
+                    Err(e)
+                }
+            },
+        };
+        match result {
+            Ok(n) => {
+                sent += n;
+                last = Instant::now();
+                live.bytes.store(sent, Relaxed);
+            }
+            Err(e) => {
+                error = Some(format!("send failed: {e}"));
+                break;
+            }
+        }
+    }
+    // The receiver's stream ends at this end of stream.
+    let _ = s.stream.shutdown(Shutdown::Write);
+    let tcp = linerate_probe::tcpinfo::read(&s.stream).ok();
+    Outcome::finish(live, &clock, tcp, sent, last, error)
+}
+
+/// Whether `[offset, offset + len)` of a sparse file is all hole.
+fn is_hole(file: &File, offset: u64, len: u32) -> bool {
+    match rustix::fs::seek(file, rustix::fs::SeekFrom::Data(offset)) {
+        Ok(data) => data >= offset + u64::from(len),
+        Err(rustix::io::Errno::NXIO) => true,
+        Err(_) => false,
+    }
+}
+
+/// The source file a stream is sending blocks of.
+struct OpenSource {
+    id: u32,
+    file: File,
+    /// Opened with O_DIRECT (asked for, and the file system allowed it).
+    direct: bool,
+    evict: bool,
+}
+
+impl Drop for OpenSource {
+    /// Each block leaves the cache once sent, but readahead for one block
+    /// brings in the start of the next, which another stream may already
+    /// have sent: what is left goes when the stream is done with the file.
+    fn drop(&mut self) {
+        if self.evict && !self.direct {
+            direct::evict(&self.file, 0, 0);
+        }
+    }
+}
+
+/// Sends one block; Ok(payload bytes). A source that cannot be read is
+/// recorded and not retried; once its header is out, the block is padded and
+/// sent with a checksum that cannot match, so the stream stays in step.
+fn send_block(
+    mut sock: &TcpStream,
+    shared: &Shared,
+    id: u32,
+    index: u64,
+    buf: &mut [u8],
+    open: &mut Option<OpenSource>,
+    memory_sum: &mut HashMap<u32, u64>,
+) -> std::io::Result<u64> {
+    let Some(e) = shared.manifest.entry(id) else {
+        return Ok(0);
+    };
+    let Some((offset, len)) = block_span(e.size(), shared.block_len, index) else {
+        return Ok(0);
+    };
+    let header = Record::Block {
+        file: id,
+        offset,
+        len,
+    }
+    .encode();
+    let path = match shared.manifest.origin(id) {
+        Some(Origin::Memory) => {
+            let data = &shared.memory[..len as usize];
+            let sum = *memory_sum.entry(len).or_insert_with(|| checksum(data));
+            sock.write_all(&header)?;
+            sock.write_all(data)?;
+            sock.write_all(&sum.to_be_bytes())?;
+            return Ok(u64::from(len));
+        }
+        Some(Origin::Path(p)) => p,
+        None => return Ok(0),
+    };
+    if open.as_ref().is_none_or(|o| o.id != id) {
+        match File::open(path) {
+            Ok(file) => {
+                let direct = shared.cache.direct && direct::set_direct(&file, true).is_ok();
+                *open = Some(OpenSource {
+                    id,
+                    file,
+                    direct,
+                    evict: shared.cache.evict,
+                });
+            }
+            Err(x) => {
+                shared.fail(id, x.to_string());
+                return Ok(0);
+            }
+        }
+    }
+    let Some(OpenSource { file, direct, .. }) = open.as_ref() else {
+        return Ok(0);
+    };
+    let direct = *direct;
+    if matches!(e.kind, EntryKind::File { sparse: true, .. }) && is_hole(file, offset, len) {
+        sock.write_all(
+            &Record::Hole {
+                file: id,
+                offset,
+                len,
+            }
+            .encode(),
+        )?;
+        return Ok(0);
+    }
+    sock.write_all(&header)?;
+    let mut hasher = BlockHasher::new();
+    // Direct reads leave the page cache alone; a map would fill it.
+    let mut mapped = if direct {
+        None
+    } else {
+        MappedBlock::map(file, offset, len)
+    };
+    let (mut pos, mut read_direct) = (0u64, 0u64);
+    let mut broken = false;
+    while pos < u64::from(len) {
+        let n = (u64::from(len) - pos).min(buf.len() as u64) as usize;
+        if !broken && let Some(piece) = mapped.as_mut().and_then(|m| m.piece(pos as usize, n)) {
+            // The hash is the piece's first touch: its page faults are
+            // where a cold file is read.
+            shared.timed_read(|| hasher.update(piece));
+            if write_mapped(sock, piece)? < n {
+                shared.fail(id, "changed while being sent (the file shrank)".into());
+                broken = true;
+            }
+            pos += n as u64;
+            continue;
+        }
+        let at = offset + pos;
+        let read = || match direct {
+            true => direct::read_exact_direct(file, buf, n, at),
+            false => file.read_exact_at(&mut buf[..n], at),
+        };
+        if !broken && let Err(x) = shared.timed_read(read) {
+            shared.fail(id, format!("changed while being sent ({x})"));
+            broken = true;
+        }
+        if direct && !broken {
+            read_direct += n as u64;
+        }
+        let piece = &mut buf[..n];
+        if broken {
+            piece.fill(0);
+        }
+        hasher.update(piece);
+        sock.write_all(piece)?;
+        pos += n as u64;
+    }
+    let sum = if broken {
+        !hasher.digest()
+    } else {
+        hasher.digest()
+    };
+    sock.write_all(&sum.to_be_bytes())?;
+    if read_direct > 0 {
+        shared.bytes_read_direct.fetch_add(read_direct, Relaxed);
+    }
+    if shared.cache.evict && !direct {
+        drop(mapped);
+        direct::evict(file, offset, u64::from(len));
+    }
+    Ok(u64::from(len))
+}
+
+/// Writes a mapped piece; returns how much of it went out before a page
+/// went missing under the kernel's copy (EFAULT: the file shrank after a
+/// lease was broken by force). The rest is sent as zeros, so the stream stays
+/// in step and the block's checksum, taken over the original, cannot match.
+fn write_mapped(mut sock: &TcpStream, piece: &[u8]) -> std::io::Result<usize> {
+    let mut done = 0;
+    while done < piece.len() {
+        match sock.write(&piece[done..]) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.raw_os_error() == Some(libc::EFAULT) => {
+                sock.write_all(&vec![0u8; piece.len() - done])?;
+                return Ok(done);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
+}
+
+/// Sends many one-block files in one write.
+fn send_small(
+    mut sock: &TcpStream,
+    shared: &Shared,
+    ids: &[u32],
+    batch: &mut SmallBatch,
+) -> std::io::Result<u64> {
+    batch.clear();
+    let mut payload = 0u64;
+    for &id in ids {
+        let Some(size) = shared.manifest.entry(id).map(Entry::size) else {
+            continue;
+        };
+        let mark = batch.begin(id, size as u32);
+        let read = shared.timed_read(|| match shared.manifest.origin(id) {
+            Some(Origin::Path(p)) => batch.read_file(p, size, shared.cache.evict),
+            Some(Origin::Memory) => {
+                batch.put(&shared.memory[..size as usize]);
+                Ok(())
+            }
+            None => Err(std::io::Error::other("not a file")),
+        });
+        if let Err(x) = read {
+            batch.abandon(mark);
+            shared.fail(id, x.to_string());
+            continue;
+        }
+        batch.finish(mark);
+        payload += size;
+    }
+    sock.write_all(batch.frame())?;
+    Ok(payload)
+}
