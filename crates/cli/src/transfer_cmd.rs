@@ -5,10 +5,11 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::Args;
+use linerate_engine::EngineError;
 use linerate_engine::server::Server;
 use linerate_engine::transfer::CachePolicy;
 use linerate_engine::transfer::receive::TransferPolicy;
@@ -383,6 +384,11 @@ pub struct RecvArgs {
     /// Log file of a receiver in the background.
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
+    /// Give up when no sender has connected this long after the URL was
+    /// printed (s, or with ms/s/m/h; 0: wait for ever). A receiver in the
+    /// background whose sender never came would otherwise hold its port for ever.
+    #[arg(long, value_name = "TIME", default_value = "10m", value_parser = units::parse_duration_ms)]
+    pub wait: u64,
 }
 
 pub fn run_recv(a: RecvArgs) -> anyhow::Result<()> {
@@ -405,11 +411,14 @@ pub fn run_recv(a: RecvArgs) -> anyhow::Result<()> {
             a.bind.to_string()
         }
     });
-    let server = server.with_transfers(TransferPolicy {
+    let mut server = server.with_transfers(TransferPolicy {
         root: a.dir.clone(),
         token: Some(token.clone()),
         session: Some(session),
     });
+    if a.wait > 0 {
+        server = server.first_session_within(Duration::from_millis(a.wait));
+    }
     let url = OneShot::new(addr, host, session, token);
     // The URL is the only thing on stdout, so "$(ssh host linerate recv DIR)" captures it.
     let mut stdout = std::io::stdout();
@@ -423,10 +432,14 @@ pub fn run_recv(a: RecvArgs) -> anyhow::Result<()> {
         // Nothing but the listening socket exists yet: no threads to lose.
         crate::detach::into_background(&log).context("cannot move to the background")?;
     }
-    server
-        .run(true, &AtomicBool::new(false))
-        .context("the transfer failed (partial files are kept: rerun to resume)")?;
-    Ok(())
+    match server.run(true, &AtomicBool::new(false)) {
+        Err(EngineError::NoSession(wait)) => bail!(
+            "no sender connected within {} s; nothing was received (--wait sets how long \
+             to wait; start recv again for a new URL)",
+            wait.as_secs_f64()
+        ),
+        other => other.context("the transfer failed (partial files are kept: rerun to resume)"),
+    }
 }
 
 /// A receiver started without `--bind` or `--advertise` names itself by host

@@ -221,6 +221,59 @@ fn one_shot_url_needs_its_token() {
 }
 
 #[test]
+fn a_receiver_whose_sender_never_comes_gives_up_and_frees_its_port() {
+    let dst = TempDir::new("dst");
+    // In the foreground: a clear error and a failure status.
+    let t = Instant::now();
+    let out = Command::new(linerate())
+        .args(["recv", dst.path().to_str().unwrap()])
+        .args(["--bind", "127.0.0.1", "--foreground", "--wait", "1s"])
+        .output()
+        .expect("run recv");
+    assert!(!out.status.success());
+    assert!(
+        text(&out).contains("no sender connected within 1 s"),
+        "{}",
+        text(&out)
+    );
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    // In the background, as inside "$(ssh host linerate recv DIR)": the
+    // command returns with the URL, and the receiver ends by itself later.
+    let log = dst.join("recv.log");
+    let out = Command::new(linerate())
+        .args(["recv", dst.path().to_str().unwrap(), "--bind", "127.0.0.1"])
+        .args(["--wait", "1s", "--log", log.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run recv");
+    assert!(out.status.success(), "{}", text(&out));
+    let url = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let port: u16 = url
+        .split_once("127.0.0.1:")
+        .and_then(|(_, rest)| rest.split('/').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {url:?}"));
+    let end = Instant::now() + Duration::from_secs(15);
+    let gave_up = loop {
+        let logged = fs::read_to_string(&log).unwrap_or_default();
+        if logged.contains("no sender connected within 1 s") {
+            break true;
+        }
+        if Instant::now() > end {
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(gave_up, "log: {:?}", fs::read_to_string(&log));
+    // The error is the process's last word: its port closes right after.
+    let end = Instant::now() + Duration::from_secs(5);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+        assert!(Instant::now() < end, "port {port} still open");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
 fn from_memory_with_skip_writes_creates_nothing() {
     let dst = TempDir::new("dst");
     let (_recv, url) = oneshot(dst.path());

@@ -20,6 +20,8 @@ pub enum EngineError {
     PeerClosed(String),
     #[error("{0}")]
     Failed(String),
+    #[error("no session began within {} s", .0.as_secs_f64())]
+    NoSession(std::time::Duration),
 }
 
 impl EngineError {

@@ -67,6 +67,10 @@ pub struct Server {
     pending: Arc<AtomicUsize>,
     log: Logger,
     transfers: Option<Arc<TransferPolicy>>,
+    /// How long `run` waits for the first session to pass its handshake.
+    first_session_within: Option<Duration>,
+    /// A session has passed its handshake.
+    started: Arc<AtomicBool>,
 }
 
 /// How a served session ended: its summary line, or why it failed.
@@ -76,6 +80,14 @@ impl Server {
     /// Accepts transfer sessions under the policy's root.
     pub fn with_transfers(mut self, policy: TransferPolicy) -> Server {
         self.transfers = Some(Arc::new(policy));
+        self
+    }
+
+    /// Makes `run` fail with [`EngineError::NoSession`] when no session has
+    /// passed its handshake this long after it started: a one-shot receiver
+    /// whose sender never comes does not wait, and hold its port, forever.
+    pub fn first_session_within(mut self, wait: Duration) -> Server {
+        self.first_session_within = Some(wait);
         self
     }
 
@@ -102,6 +114,8 @@ impl Server {
             pending: Arc::default(),
             log,
             transfers: None,
+            first_session_within: None,
+            started: Arc::default(),
         })
     }
 
@@ -117,9 +131,16 @@ impl Server {
     pub fn run(&self, once: bool, stop: &AtomicBool) -> Result<()> {
         use rustix::event::{PollFd, PollFlags, Timespec, poll};
         let finished: Arc<Mutex<Option<Outcome>>> = Arc::default();
+        let began = Instant::now();
         loop {
             if stop.load(Relaxed) {
                 return Ok(());
+            }
+            if let Some(wait) = self.first_session_within
+                && !self.started.load(Relaxed)
+                && began.elapsed() >= wait
+            {
+                return Err(EngineError::NoSession(wait));
             }
             if once && let Some(outcome) = lock(&finished).take() {
                 return outcome.map(drop).map_err(EngineError::Failed);
@@ -155,11 +176,17 @@ impl Server {
             let log = Arc::clone(&self.log);
             let finished = Arc::clone(&finished);
             let transfers = self.transfers.clone();
+            let started = Arc::clone(&self.started);
             let spawned = std::thread::Builder::new()
                 .name(format!("conn-{peer}"))
                 .spawn(move || {
-                    let served =
-                        handle(conn, peer, &registry, &pending, &log, transfers.as_deref());
+                    let served = handle(
+                        conn,
+                        peer,
+                        (&registry, &pending, &started),
+                        &log,
+                        transfers.as_deref(),
+                    );
                     if let Some(outcome) = served {
                         lock(&finished).get_or_insert(outcome);
                     }
@@ -181,8 +208,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 fn handle(
     mut conn: TcpStream,
     peer: SocketAddr,
-    reg: &Registry,
-    pending: &AtomicUsize,
+    (reg, pending, any_started): (&Registry, &AtomicUsize, &AtomicBool),
     log: &Logger,
     transfers: Option<&TransferPolicy>,
 ) -> Option<Outcome> {
@@ -208,22 +234,23 @@ fn handle(
         }
         Role::Control => {
             let started = Instant::now();
-            let mut accepted = false;
-            let outcome = match control_session(conn, &hello, reg, transfers, &mut accepted) {
-                Ok(summary) => {
-                    log(format!(
-                        "session {} from {peer}: {summary} ({:.1} s)",
-                        hello.session,
-                        started.elapsed().as_secs_f64()
-                    ));
-                    Ok(summary)
-                }
-                Err(e) => {
-                    log(format!("session {} from {peer} failed: {e}", hello.session));
-                    Err(e.to_string())
-                }
-            };
-            accepted.then_some(outcome)
+            let accepted = AtomicBool::new(false);
+            let outcome =
+                match control_session(conn, &hello, reg, transfers, (&accepted, any_started)) {
+                    Ok(summary) => {
+                        log(format!(
+                            "session {} from {peer}: {summary} ({:.1} s)",
+                            hello.session,
+                            started.elapsed().as_secs_f64()
+                        ));
+                        Ok(summary)
+                    }
+                    Err(e) => {
+                        log(format!("session {} from {peer} failed: {e}", hello.session));
+                        Err(e.to_string())
+                    }
+                };
+            accepted.load(Relaxed).then_some(outcome)
         }
     }
 }
@@ -346,7 +373,7 @@ fn control_session(
     hello: &Hello,
     reg: &Registry,
     transfers: Option<&TransferPolicy>,
-    accepted: &mut bool,
+    (accepted, started): (&AtomicBool, &AtomicBool),
 ) -> Result<String> {
     // Control frames are small and often come in pairs (a transfer's last
     // Need, then NeedEnd): with Nagle the second one waited for the client's
@@ -378,7 +405,8 @@ fn control_session(
         capabilities: CAPABILITIES.0,
         host: linerate_probe::host::collect(),
     }))?;
-    *accepted = true;
+    accepted.store(true, Relaxed);
+    started.store(true, Relaxed);
     if let (SessionKind::Transfer, Some(policy)) = (hello.kind, transfers) {
         let open = |req: &TransferRequest| {
             Registration::new(
