@@ -49,7 +49,7 @@ pub struct BenchArgs {
     /// Server to measure against: HOST, HOST:PORT or [V6]:PORT.
     pub host: String,
     /// Parallel streams, one thread and one socket each.
-    #[arg(short = 'P', long, value_name = "N", default_value_t = 1)]
+    #[arg(short = 'P', long, value_name = "N", default_value_t = 1, value_parser = units::parse_streams)]
     pub streams: u16,
     /// Run length (seconds, or with ms/s/m/h).
     #[arg(short = 't', long = "time", value_name = "TIME", default_value = "10", value_parser = units::parse_duration_ms)]

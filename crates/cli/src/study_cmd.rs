@@ -63,7 +63,7 @@ pub struct WanArgs {
     #[arg(long, value_delimiter = ',', default_value = "0,1,5,10,22,44,88")]
     pub rtts: Vec<f64>,
     /// Stream counts to compare.
-    #[arg(long, value_delimiter = ',', default_value = "1,4")]
+    #[arg(long, value_delimiter = ',', default_value = "1,4", value_parser = units::parse_streams)]
     pub streams: Vec<u16>,
     /// Bottleneck rate of the emulated WAN; BDP-sized buffers are sized for it.
     #[arg(long, default_value = "10gbit", value_parser = units::parse_rate)]
@@ -82,7 +82,7 @@ pub struct LanArgs {
     #[command(flatten)]
     pub common: CommonArgs,
     /// Stream counts to sweep.
-    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16")]
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16", value_parser = units::parse_streams)]
     pub streams: Vec<u16>,
 }
 

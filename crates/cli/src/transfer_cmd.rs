@@ -42,7 +42,7 @@ pub struct SendArgs {
     #[arg(long, value_name = "SIZE", value_parser = units::parse_size)]
     pub from_memory: Option<u64>,
     /// Parallel streams, one thread and one socket each.
-    #[arg(short = 'P', long, value_name = "N", default_value_t = 2)]
+    #[arg(short = 'P', long, value_name = "N", default_value_t = 2, value_parser = units::parse_streams)]
     pub streams: u16,
     /// Block size: the unit of scheduling, checksums and resume.
     #[arg(long = "block", value_name = "BYTES", default_value = "8M", value_parser = units::parse_size_u32)]
@@ -269,10 +269,14 @@ fn print_summary(out: &mut Out, run: &TransferRun, doc: &linerate_result::Result
             run.mismatched.len()
         ));
     }
-    out.line(&format!(
-        "CPU per GB moved: sender {:.3} s, receiver {:.3} s",
-        s.cpu_seconds_per_gb.sender, s.cpu_seconds_per_gb.receiver
-    ));
+    // Process start and handshakes are most of a small transfer's CPU time:
+    // per GB they would read as thousands of seconds.
+    if s.bytes >= send::MIN_JUDGED_BYTES {
+        out.line(&format!(
+            "CPU per GB moved: sender {:.3} s, receiver {:.3} s",
+            s.cpu_seconds_per_gb.sender, s.cpu_seconds_per_gb.receiver
+        ));
+    }
     out.line(&format!("Verdict: {}", s.verdict.sentence));
 }
 

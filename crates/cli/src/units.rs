@@ -88,6 +88,15 @@ pub fn parse_duration_ms(s: &str) -> Result<u64, String> {
     Ok(ms.round() as u64)
 }
 
+/// A stream count the protocol carries: 1 to 1024.
+pub fn parse_streams(s: &str) -> Result<u16, String> {
+    let max = linerate_wire::MAX_STREAMS;
+    match s.trim().parse::<u16>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => Err(format!("'{s}' is not a stream count (1 to {max})")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,6 +127,15 @@ mod tests {
         fn no_input_panics(s in "\\PC{0,12}") {
             let _ = (parse_size(&s), parse_size_u32(&s), parse_rate(&s), parse_duration_ms(&s));
         }
+    }
+
+    #[test]
+    fn stream_counts() {
+        assert_eq!(parse_streams("1"), Ok(1));
+        assert_eq!(parse_streams("1024"), Ok(1024));
+        assert!(parse_streams("0").is_err());
+        assert!(parse_streams("1025").is_err());
+        assert!(parse_streams("-2").is_err());
     }
 
     #[test]

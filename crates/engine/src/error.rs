@@ -10,8 +10,9 @@ pub enum EngineError {
         context: String,
         error: std::io::Error,
     },
+    /// Not a `source` either, for the same reason as `Io`.
     #[error("protocol error: {0}")]
-    Wire(#[from] WireError),
+    Wire(WireError),
     #[error("refused by peer ({:?}): {}", .0.code, .0.message)]
     Refused(Refusal),
     #[error("timed out {0}")]
@@ -24,6 +25,12 @@ pub enum EngineError {
     NoSession(std::time::Duration),
 }
 
+impl From<WireError> for EngineError {
+    fn from(e: WireError) -> Self {
+        EngineError::Wire(e)
+    }
+}
+
 impl EngineError {
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         EngineError::Io {
@@ -34,3 +41,21 @@ impl EngineError {
 }
 
 pub type Result<T> = std::result::Result<T, EngineError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    /// A report that walks the source chain (anyhow's `{:#}`) names each
+    /// cause once: the message already carries the inner error.
+    #[test]
+    fn the_inner_error_is_in_the_message_not_in_the_chain() {
+        let e = EngineError::from(WireError::UnknownRole(9));
+        assert_eq!(e.to_string(), "protocol error: unknown connection role 9");
+        assert!(e.source().is_none());
+        let io = EngineError::io("binding", std::io::Error::other("taken"));
+        assert_eq!(io.to_string(), "binding: taken");
+        assert!(io.source().is_none());
+    }
+}

@@ -30,7 +30,7 @@ use crate::stream::{self, Live};
 mod result;
 mod stream_loop;
 
-pub use result::to_result;
+pub use result::{MIN_JUDGED_BYTES, to_result};
 use stream_loop::send_stream;
 
 const CONNECT_STEP: Duration = Duration::from_secs(30);

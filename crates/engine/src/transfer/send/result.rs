@@ -41,7 +41,7 @@ pub fn to_result(run: &TransferRun, command_line: Vec<String>) -> ResultDoc {
 }
 
 /// Below this much payload a transfer is all setup: no limit is named.
-const MIN_JUDGED_BYTES: u64 = 16 << 20;
+pub const MIN_JUDGED_BYTES: u64 = 16 << 20;
 
 /// Share of the stream threads' time spent on a disk above which that disk
 /// is named the limit.
