@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::transfer::grid::block_count;
 
+/// A file's temporary file and resume journal, open while its blocks arrive.
 pub(super) struct OpenFile {
     pub file: File,
     pub journal: Option<File>,
@@ -18,6 +19,7 @@ pub(super) struct OpenFile {
     pub direct_ok: bool,
 }
 
+/// One file of the manifest, as the receiver tracks it.
 pub(super) struct FileSlot {
     pub size: u64,
     pub blocks: u64,
