@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{Server, bench_json};
+use common::{Server, alone_with_traffic, bench_json};
 
 fn limit(doc: &serde_json::Value) -> String {
     doc["summary"]["verdict"]["limit"]
@@ -13,6 +13,7 @@ fn limit(doc: &serde_json::Value) -> String {
 
 #[test]
 fn forward_run_merges_both_ends_and_matches_the_schema() {
+    let _alone = alone_with_traffic();
     let srv = Server::start();
     let doc = bench_json(&srv.addr(), &["-P", "2", "-t", "2", "-i", "0.5"]);
     common::assert_matches_schema(&doc);
@@ -51,6 +52,7 @@ fn forward_run_merges_both_ends_and_matches_the_schema() {
 
 #[test]
 fn reverse_bidir_and_byte_count() {
+    let _alone = alone_with_traffic();
     let srv = Server::start();
     let rev = bench_json(&srv.addr(), &["-R", "-t", "1"]);
     let ends = rev["streams"].as_array().unwrap();
@@ -92,6 +94,7 @@ fn reverse_bidir_and_byte_count() {
 
 #[test]
 fn tiny_receive_window_is_named() {
+    let _alone = alone_with_traffic();
     let srv = Server::start();
     let doc = bench_json(&srv.addr(), &["--window", "4K", "-t", "2"]);
     assert_eq!(
@@ -110,6 +113,7 @@ fn tiny_receive_window_is_named() {
 
 #[test]
 fn tiny_send_buffer_is_named() {
+    let _alone = alone_with_traffic();
     let srv = Server::start();
     let doc = bench_json(&srv.addr(), &["--sndbuf", "4K", "-t", "2"]);
     assert_eq!(limit(&doc), "send_buffer", "{}", doc["summary"]["verdict"]);
@@ -117,6 +121,7 @@ fn tiny_send_buffer_is_named() {
 
 #[test]
 fn unconstrained_loopback_is_cpu_bound() {
+    let _alone = alone_with_traffic();
     let srv = Server::start();
     let doc = bench_json(&srv.addr(), &["-t", "2"]);
     assert_eq!(limit(&doc), "cpu", "{}", doc["summary"]["verdict"]);
@@ -135,6 +140,7 @@ fn bad_flags_fail_with_a_clear_message() {
 
 #[test]
 fn a_pacing_cap_is_named_and_held() {
+    let _alone = alone_with_traffic();
     let srv = Server::start();
     let doc = bench_json(&srv.addr(), &["--fq-rate", "1G", "-t", "2"]);
     assert_eq!(limit(&doc), "application", "{}", doc["summary"]["verdict"]);
@@ -155,6 +161,7 @@ fn a_pacing_cap_is_named_and_held() {
 
 #[test]
 fn zerocopy_and_skip_rx_copy_move_the_bytes_asked_for() {
+    let _alone = alone_with_traffic();
     let srv = Server::start();
     for flag in ["--zerocopy", "--skip-rx-copy"] {
         let doc = bench_json(&srv.addr(), &[flag, "-n", "64M", "-P", "2"]);

@@ -5,22 +5,9 @@ mod common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
-use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use common::{Guard, linerate, require_root, run};
-
-/// Held by every test that sends bulk traffic. Two such tests at once on
-/// two cores measure each other's load, not the lab: in CI a study running
-/// beside the loaded-RTT test put 0.8 ms of queueing on its ping and took
-/// 11 % off the study's window-law ratio.
-static TRAFFIC: Mutex<()> = Mutex::new(());
-
-fn alone_with_traffic() -> MutexGuard<'static, ()> {
-    TRAFFIC
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+use common::{Guard, alone_with_traffic, linerate, require_root, run};
 
 /// A lab that is taken down when the test ends, pass or fail.
 struct TestLab {

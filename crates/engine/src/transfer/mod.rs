@@ -17,6 +17,7 @@ mod url;
 
 pub use direct::CachePolicy;
 pub use grid::{block_count, block_span, checksum};
+pub use sink::journal::completed_blocks as journaled_blocks;
 pub use url::{OneShot, Token};
 
 /// Fills `b` from the system's random source (session ids, tokens).

@@ -17,13 +17,9 @@ pub(super) fn journal_header(e: &Entry, block_len: u32) -> [u8; JOURNAL_HEADER_L
 }
 
 /// The block indexes a journal records, below `blocks`; None when its
-/// header does not describe this source file and block size.
-pub(super) fn completed_blocks(
-    bytes: &[u8],
-    e: &Entry,
-    block_len: u32,
-    blocks: u64,
-) -> Option<Vec<u64>> {
+/// header does not describe this source file and block size. The journal is
+/// read back from the destination, where anything may have been written.
+pub fn completed_blocks(bytes: &[u8], e: &Entry, block_len: u32, blocks: u64) -> Option<Vec<u64>> {
     if bytes.get(..JOURNAL_HEADER_LEN)? != journal_header(e, block_len) {
         return None;
     }

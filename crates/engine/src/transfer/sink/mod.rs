@@ -24,7 +24,7 @@ use super::direct::{self, CachePolicy};
 use super::grid::block_span;
 use crate::confine::{self, ConfineError, DestRoot};
 
-mod journal;
+pub(crate) mod journal;
 mod names;
 mod slot;
 mod whole;
