@@ -311,13 +311,12 @@ pub fn finish_as(
 
 pub use linerate_report::time_to_stabilise;
 
-/// Received bits per second per whole interval, all streams summed.
 /// One run's share of window / RTT: the median over the sender's whole
 /// one-second intervals after the omitted first, each against the RTT
-/// sampled with it. A second in which the host stalls (seen on this
-/// project's VM: 554 Mbit/s at 51.8 ms among 720-755 at 44.7-45.0) then
-/// moves it no more than any other second; against the run's mean it took
-/// the ratio below 0.9. None with fewer than three such intervals.
+/// sampled with it. A slow second (seen on this project's VM: 545-590
+/// Mbit/s among 720-755, with the 4 MiB window in place) then moves it no
+/// more than any other second; against the run's mean, one such second
+/// took the ratio below 0.9. None with fewer than three such intervals.
 fn window_law_by_interval(intervals: &[IntervalSample], window: u64) -> Option<f64> {
     let window_bits = window as f64 * 8.0;
     let shares: Vec<f64> = intervals
@@ -331,6 +330,7 @@ fn window_law_by_interval(intervals: &[IntervalSample], window: u64) -> Option<f
     (shares.len() >= 3).then(|| linerate_report::data::median(&shares))
 }
 
+/// Received bits per second per whole interval, all streams summed.
 fn per_second(doc: &ResultDoc) -> Vec<f64> {
     linerate_report::data::summed(doc)
         .into_iter()
