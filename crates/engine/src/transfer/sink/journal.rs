@@ -7,6 +7,8 @@ use linerate_wire::Entry;
 const JOURNAL_MAGIC: &[u8; 4] = b"LRJ1";
 pub(super) const JOURNAL_HEADER_LEN: usize = 24;
 
+/// The header that ties a journal to one source file (size and mtime) and
+/// block size: a journal of anything else is not taken.
 pub(super) fn journal_header(e: &Entry, block_len: u32) -> [u8; JOURNAL_HEADER_LEN] {
     let mut h = [0u8; JOURNAL_HEADER_LEN];
     h[..4].copy_from_slice(JOURNAL_MAGIC);
