@@ -12,7 +12,7 @@ use clap::{Args, Subcommand};
 use linerate_engine::server::Server;
 use linerate_lab::{Backend, BackendChoice, Conditions, Lab, LabSpec};
 use linerate_probe::verdict::fmt_rate;
-use linerate_result::{IntervalSample, LabRecord, ResultDoc, Side, Study, StudyPoint};
+use linerate_result::{IntervalSample, LabRecord, ResultDoc, Study, StudyPoint};
 use serde_json::json;
 
 use crate::bench_cmd::BenchArgs;
@@ -311,22 +311,14 @@ pub fn finish_as(
 
 pub use linerate_report::time_to_stabilise;
 
-/// One run's share of window / RTT: the median over the sender's whole
-/// one-second intervals after the omitted first, each against the RTT
-/// sampled with it. A slow second (seen on this project's VM: 545-590
-/// Mbit/s among 720-755, with the 4 MiB window in place) then moves it no
-/// more than any other second; against the run's mean, one such second
-/// took the ratio below 0.9. None with fewer than three such intervals.
+/// One run's share of window / RTT: the median of its per-second shares
+/// ([`linerate_report::data::window_law_shares`]). A slow second (seen on
+/// this project's VM: 545-590 Mbit/s among 720-755, with the 4 MiB window in
+/// place) then moves it no more than any other second; against the run's
+/// mean, one such second took the ratio below 0.9. None with fewer than
+/// three such intervals.
 fn window_law_by_interval(intervals: &[IntervalSample], window: u64) -> Option<f64> {
-    let window_bits = window as f64 * 8.0;
-    let shares: Vec<f64> = intervals
-        .iter()
-        .filter(|i| i.side == Side::Sender && i.start >= 0.99 && i.end - i.start >= 0.99)
-        .filter_map(|i| {
-            let rtt_s = f64::from(i.tcp.as_ref()?.rtt_us) / 1e6;
-            (rtt_s > 0.0).then(|| i.bits_per_second / (window_bits / rtt_s))
-        })
-        .collect();
+    let shares = linerate_report::data::window_law_shares(intervals, window);
     (shares.len() >= 3).then(|| linerate_report::data::median(&shares))
 }
 
@@ -634,7 +626,7 @@ fn lan(a: LanArgs) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use linerate_result::TcpSample;
+    use linerate_result::{Side, TcpSample};
 
     fn second(side: Side, start: f64, mbps: f64, rtt_ms: f64) -> IntervalSample {
         IntervalSample {
@@ -659,7 +651,7 @@ mod tests {
         let run = vec![
             second(Side::Sender, 0.0, 300.0, 44.0), // omitted: slow start
             second(Side::Sender, 1.0, law(44.5), 44.5),
-            second(Side::Sender, 2.0, 554.0, 51.8), // the host stalled
+            second(Side::Sender, 2.0, 554.0, 51.8), // a slow second
             second(Side::Sender, 3.0, law(44.2), 44.2),
             second(Side::Sender, 4.0, 0.99 * law(44.0), 44.0),
             second(Side::Receiver, 1.0, 1.0, 44.0), // the other end

@@ -330,19 +330,9 @@ fn window_law_share(lab: &TestLab, h2: &str) -> f64 {
         doc["parameters"]
     );
     assert_eq!(doc["summary"]["verdict"]["limit"], "receiver_window");
-    let window_bits = 4.0 * 1048576.0 * 8.0;
-    let shares: Vec<f64> = doc["intervals"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|i| i["side"] == "sender")
-        .filter(|i| i["start"].as_f64().unwrap() >= 0.99)
-        .filter(|i| i["end"].as_f64().unwrap() - i["start"].as_f64().unwrap() >= 0.99)
-        .map(|i| {
-            let rtt = i["tcp"]["rtt_us"].as_f64().unwrap() / 1e6;
-            i["bits_per_second"].as_f64().unwrap() / (window_bits / rtt)
-        })
-        .collect();
+    let intervals: Vec<linerate_result::IntervalSample> =
+        serde_json::from_value(doc["intervals"].clone()).expect("intervals");
+    let shares = linerate_report::data::window_law_shares(&intervals, 4 << 20);
     assert!(shares.len() >= 3, "intervals: {}", doc["intervals"]);
     eprintln!("per-interval shares of window / RTT: {shares:?}");
     median(shares)

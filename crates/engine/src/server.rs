@@ -234,9 +234,9 @@ fn handle(
         }
         Role::Control => {
             let started = Instant::now();
-            let accepted = AtomicBool::new(false);
+            let mut accepted = false;
             let outcome =
-                match control_session(conn, &hello, reg, transfers, (&accepted, any_started)) {
+                match control_session(conn, &hello, reg, transfers, &mut accepted, any_started) {
                     Ok(summary) => {
                         log(format!(
                             "session {} from {peer}: {summary} ({:.1} s)",
@@ -250,7 +250,7 @@ fn handle(
                         Err(e.to_string())
                     }
                 };
-            accepted.load(Relaxed).then_some(outcome)
+            accepted.then_some(outcome)
         }
     }
 }
@@ -373,7 +373,8 @@ fn control_session(
     hello: &Hello,
     reg: &Registry,
     transfers: Option<&TransferPolicy>,
-    (accepted, started): (&AtomicBool, &AtomicBool),
+    accepted: &mut bool,
+    any_started: &AtomicBool,
 ) -> Result<String> {
     // Control frames are small and often come in pairs (a transfer's last
     // Need, then NeedEnd): with Nagle the second one waited for the client's
@@ -405,8 +406,8 @@ fn control_session(
         capabilities: CAPABILITIES.0,
         host: linerate_probe::host::collect(),
     }))?;
-    accepted.store(true, Relaxed);
-    started.store(true, Relaxed);
+    *accepted = true;
+    any_started.store(true, Relaxed);
     if let (SessionKind::Transfer, Some(policy)) = (hello.kind, transfers) {
         let open = |req: &TransferRequest| {
             Registration::new(

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use linerate_result::{ResultDoc, Side};
+use linerate_result::{IntervalSample, ResultDoc, Side};
 
 /// One measured run, wherever it sits in the inputs.
 pub struct Run<'a> {
@@ -143,6 +143,22 @@ pub fn median(v: &[f64]) -> f64 {
     }
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
+}
+
+/// One stream's rate as a share of window / RTT, per whole one-second
+/// sender interval after the first (the usual omitted warm-up), each against
+/// the smoothed RTT sampled with it: the window law second by second, so a
+/// slow second weighs no more than any other in a median of these.
+pub fn window_law_shares(intervals: &[IntervalSample], window_bytes: u64) -> Vec<f64> {
+    let window_bits = window_bytes as f64 * 8.0;
+    intervals
+        .iter()
+        .filter(|i| i.side == Side::Sender && i.start >= 0.99 && i.end - i.start >= 0.99)
+        .filter_map(|i| {
+            let rtt_s = f64::from(i.tcp.as_ref()?.rtt_us) / 1e6;
+            (rtt_s > 0.0).then(|| i.bits_per_second / (window_bits / rtt_s))
+        })
+        .collect()
 }
 
 /// A comparison point's throughput: wall-clock for file tools (so process
