@@ -71,6 +71,8 @@ pub fn judge(e: &Evidence) -> Verdict {
     let receiver_util = worst(&receivers, |s| s.cpu_seconds);
     let sender_wait = worst(&senders, |s| s.runq_wait_seconds);
     let receiver_wait = worst(&receivers, |s| s.runq_wait_seconds);
+    // Running or waiting to run: a reader that is never blocked on its socket.
+    let receiver_occupied = worst(&receivers, |s| s.cpu_seconds + s.runq_wait_seconds);
     let sender_starved = sender_wait >= STARVED_SHARE;
     let receiver_starved = receiver_wait >= STARVED_SHARE;
     let host_busy = e.server_cpu.map_or(e.client_cpu.busy_fraction, |s| {
@@ -124,8 +126,18 @@ pub fn judge(e: &Evidence) -> Verdict {
         Side::Sender
     };
     let cpu_sentence = |why: &str| {
+        // Time spent runnable but not running is CPU the thread lacked.
+        let waited = if sender_wait.max(receiver_wait) >= 0.05 {
+            format!(
+                " (and waiting for a core {:.0} % and {:.0} % of the run)",
+                sender_wait * 100.0,
+                receiver_wait * 100.0
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "CPU: {why}; sender threads at {:.0} % and receiver threads at {:.0} % of a core, hosts {:.0} % busy. \
+            "CPU: {why}; sender threads at {:.0} % and receiver threads at {:.0} % of a core{waited}, hosts {:.0} % busy. \
              More streams only help while cores are idle; otherwise use fewer copies (--skip-rx-copy shows the receive copy's share) or faster cores.",
             sender_util * 100.0,
             receiver_util * 100.0,
@@ -160,8 +172,13 @@ pub fn judge(e: &Evidence) -> Verdict {
     let window_below_cwnd =
         peer_window > 0.0 && peer_window < 0.9 * cwnd_bytes && sender_util < 0.5;
     if rwnd_share >= LIMITED_SHARE || window_below_cwnd {
+        // A roomy buffer that fills because its reader never blocks (running
+        // or waiting for a core) is the reader's limit: a larger window
+        // would only fill too. A tiny buffer makes its reader busy by itself.
+        let reader_behind = receiver_occupied >= THREAD_SATURATED && min_rcvbuf >= ROOMY_BUFFER;
         if receiver_util >= THREAD_SATURATED
             || receiver_starved
+            || reader_behind
             || (host_saturated && min_rcvbuf >= ROOMY_BUFFER)
         {
             return verdict(
@@ -389,6 +406,22 @@ mod tests {
         ];
         let v = judge_of(&s, 0.5);
         assert_eq!((v.limit, v.side), (Limit::Cpu, Some(Side::Receiver)));
+    }
+
+    #[test]
+    fn full_window_on_a_reader_that_never_blocks_is_cpu() {
+        // 76 % running and 15 % waiting for a core: seen on loopback with a
+        // 10 MB window far above the congestion window.
+        let mut rcv = end(Side::Receiver, 7.6, None, 4 << 20);
+        rcv.runq_wait_seconds = 1.5;
+        let s = [end(Side::Sender, 1.3, Some(tcp(6_400_000, 0, 0)), 0), rcv];
+        let v = judge_of(&s, 0.75);
+        assert_eq!((v.limit, v.side), (Limit::Cpu, Some(Side::Receiver)));
+        // The same reader behind a tiny buffer: the buffer is the limit.
+        let mut rcv = end(Side::Receiver, 7.6, None, 64 << 10);
+        rcv.runq_wait_seconds = 1.5;
+        let s = [end(Side::Sender, 1.3, Some(tcp(6_400_000, 0, 0)), 0), rcv];
+        assert_eq!(judge_of(&s, 0.75).limit, Limit::ReceiverWindow);
     }
 
     #[test]

@@ -1,0 +1,220 @@
+//! A transfer's verdict names the disk that held it back: a real ext4 file
+//! system on a loop device, throttled for one end's process by the kernel's
+//! block I/O controller, with direct I/O so the throttle meets the stream
+//! threads and not a flusher (root; runs in CI).
+
+mod common;
+
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use common::tree::{TempDir, random_file};
+use common::{Guard, linerate};
+
+/// Bytes per second the throttled end may read or write.
+const THROTTLE_BPS: u64 = 16 << 20;
+/// About three seconds at the throttle: long enough to judge, short for CI.
+const DATA_BYTES: usize = 48 << 20;
+
+fn sh(cmd: &str, args: &[&str]) -> Output {
+    Command::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd}: {e}"))
+}
+
+fn checked(cmd: &str, args: &[&str]) -> String {
+    let out = sh(cmd, args);
+    assert!(
+        out.status.success(),
+        "{cmd} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// An ext4 file system on a loop device, and a block I/O cgroup whose
+/// processes read or write it at no more than [`THROTTLE_BPS`]. Everything
+/// is undone when dropped, also when the test fails.
+struct ThrottledDisk {
+    _image_dir: TempDir,
+    mount: TempDir,
+    loop_dev: String,
+    cgroup: Option<PathBuf>,
+}
+
+impl ThrottledDisk {
+    fn new(tag: &str, which: &str) -> ThrottledDisk {
+        let image_dir = TempDir::new(&format!("{tag}-img"));
+        let image = image_dir.join("disk.img");
+        fs::File::create(&image)
+            .and_then(|f| f.set_len(256 << 20))
+            .expect("image file");
+        let image = image.to_str().unwrap().to_string();
+        let loop_dev = checked("losetup", &["-f", "--show", &image]);
+        let mut disk = ThrottledDisk {
+            _image_dir: image_dir,
+            mount: TempDir::new(&format!("{tag}-mnt")),
+            loop_dev,
+            cgroup: None,
+        };
+        checked("mkfs.ext4", &["-q", "-F", &disk.loop_dev]);
+        let mount = disk.mount.path().to_str().unwrap().to_string();
+        checked("mount", &[&disk.loop_dev, &mount]);
+        let dev = checked("lsblk", &["-dno", "MAJ:MIN", &disk.loop_dev]);
+        disk.cgroup = Some(throttle_cgroup(tag, &dev, which));
+        disk
+    }
+
+    fn path(&self) -> &Path {
+        self.mount.path()
+    }
+
+    /// Runs `linerate ARGS` as a process of the throttled cgroup.
+    fn linerate_in(&self, args: &[&str]) -> Command {
+        let procs = self.cgroup.as_ref().unwrap().join("cgroup.procs");
+        let mut c = Command::new("sh");
+        c.arg("-c")
+            .arg(r#"echo $$ > "$0" && exec "$@""#)
+            .arg(procs)
+            .arg(linerate())
+            .args(args);
+        c
+    }
+}
+
+impl Drop for ThrottledDisk {
+    fn drop(&mut self) {
+        let _ = sh("umount", &[self.mount.path().to_str().unwrap()]);
+        let _ = sh("losetup", &["-d", &self.loop_dev]);
+        if let Some(cg) = &self.cgroup {
+            let _ = fs::remove_dir(cg);
+        }
+    }
+}
+
+/// A block I/O cgroup (v1 blkio where mounted, else v2 io.max) limiting
+/// `which` ("read" or "write") on device `dev` (MAJ:MIN).
+fn throttle_cgroup(tag: &str, dev: &str, which: &str) -> PathBuf {
+    let name = format!("linerate-test-{tag}-{}", std::process::id());
+    let v1 = Path::new("/sys/fs/cgroup/blkio");
+    let v2 = Path::new("/sys/fs/cgroup");
+    let (dir, file, line) = if v1.join("blkio.throttle.write_bps_device").exists() {
+        (
+            v1.join(&name),
+            format!("blkio.throttle.{which}_bps_device"),
+            format!("{dev} {THROTTLE_BPS}"),
+        )
+    } else if fs::read_to_string(v2.join("cgroup.controllers")).is_ok_and(|c| c.contains("io")) {
+        let _ = fs::write(v2.join("cgroup.subtree_control"), "+io");
+        let key = if which == "read" { "rbps" } else { "wbps" };
+        (
+            v2.join(&name),
+            "io.max".to_string(),
+            format!("{dev} {key}={THROTTLE_BPS}"),
+        )
+    } else {
+        panic!(
+            "this kernel offers no block I/O cgroup (v1 blkio or v2 io) to throttle a disk with"
+        );
+    };
+    fs::create_dir_all(&dir).expect("create cgroup");
+    fs::write(dir.join(&file), line).expect("set the throttle");
+    dir
+}
+
+fn verdict_of(json: &Path) -> serde_json::Value {
+    let doc: serde_json::Value =
+        serde_json::from_slice(&fs::read(json).expect("result JSON")).expect("parse result");
+    doc["summary"]["verdict"].clone()
+}
+
+fn assert_sent(out: &Output) {
+    assert!(
+        out.status.success(),
+        "send failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_slow_destination_disk_is_named() {
+    if !common::require_root("a_slow_destination_disk_is_named") {
+        return;
+    }
+    let disk = ThrottledDisk::new("slowdst", "write");
+    let dest = disk.path().join("in");
+    let mut recv = disk
+        .linerate_in(&[
+            "recv",
+            dest.to_str().unwrap(),
+            "--bind",
+            "127.0.0.1",
+            "--foreground",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn recv");
+    let mut url = String::new();
+    BufReader::new(recv.stdout.take().unwrap())
+        .read_line(&mut url)
+        .expect("URL");
+    let _recv = Guard(recv);
+    let json = disk.path().join("result.json");
+    let size = DATA_BYTES.to_string();
+    let out = common::run(&[
+        "send",
+        "--from-memory",
+        &size,
+        "--direct",
+        "--json",
+        json.to_str().unwrap(),
+        url.trim(),
+    ]);
+    assert_sent(&out);
+    let v = verdict_of(&json);
+    assert_eq!(v["limit"], "destination_disk", "{v}");
+    assert_eq!(v["side"], "receiver", "{v}");
+    assert!(
+        v["evidence"]["destination_write_share"].as_f64().unwrap() > 0.5,
+        "{v}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("writing the destination"));
+}
+
+#[test]
+fn a_slow_source_disk_is_named() {
+    if !common::require_root("a_slow_source_disk_is_named") {
+        return;
+    }
+    let disk = ThrottledDisk::new("slowsrc", "read");
+    let src = disk.path().join("source.bin");
+    random_file(&src, DATA_BYTES, 7);
+    let dest = TempDir::new("slowsrc-dst");
+    let (_recv, url) = common::oneshot(dest.path());
+    let json = dest.join("result.json");
+    let out = disk
+        .linerate_in(&[
+            "send",
+            src.to_str().unwrap(),
+            "--direct",
+            "--skip-writes",
+            "-q",
+            "--json",
+            json.to_str().unwrap(),
+            &url,
+        ])
+        .output()
+        .expect("run send");
+    assert_sent(&out);
+    let v = verdict_of(&json);
+    assert_eq!(v["limit"], "source_disk", "{v}");
+    assert_eq!(v["side"], "sender", "{v}");
+    assert!(
+        v["evidence"]["source_read_share"].as_f64().unwrap() > 0.5,
+        "{v}"
+    );
+}
