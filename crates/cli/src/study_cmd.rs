@@ -475,7 +475,7 @@ fn wan(a: WanArgs) -> anyhow::Result<()> {
     );
     definitions.insert(
         "window_law_ratio".into(),
-        "Median over three runs of: one stream with a 4 MiB receive window (--window 4M, first 1 s omitted), the median over the sender's whole one-second intervals of throughput divided by window / RTT, each interval against the smoothed RTT sampled at its end (the whole run against its median RTT when it has fewer than three such intervals).".into(),
+        "Median over three runs of: one stream with a 4 MiB receive window (--window 4M, first 1 s omitted), the median over its whole one-second intervals of the bytes the receiver took divided by window / RTT, each interval against the smoothed RTT the sender sampled at its end (the whole run against its median RTT when it has fewer than three such intervals).".into(),
     );
     let headline = col
         .points
@@ -648,17 +648,25 @@ mod tests {
         let w = 4u64 << 20;
         // 4 MiB over 44 ms is 762.6 Mbit/s.
         let law = |rtt_ms: f64| w as f64 * 8.0 / (rtt_ms / 1e3) / 1e6;
-        let run = vec![
-            second(Side::Sender, 0.0, 300.0, 44.0), // omitted: slow start
-            second(Side::Sender, 1.0, law(44.5), 44.5),
-            second(Side::Sender, 2.0, 554.0, 51.8), // a slow second
-            second(Side::Sender, 3.0, law(44.2), 44.2),
-            second(Side::Sender, 4.0, 0.99 * law(44.0), 44.0),
-            second(Side::Receiver, 1.0, 1.0, 44.0), // the other end
-        ];
+        // Each second at both ends: the receiver's rate against the RTT the
+        // sender sampled. The sender's own counts are its buffer's bursts.
+        let both = |start: f64, mbps: f64, rtt_ms: f64| {
+            [
+                second(Side::Sender, start, 2.0 * mbps, rtt_ms),
+                second(Side::Receiver, start, mbps, 1.0),
+            ]
+        };
+        let run: Vec<IntervalSample> = [
+            both(0.0, 300.0, 44.0), // omitted: slow start
+            both(1.0, law(44.5), 44.5),
+            both(2.0, 554.0, 51.8), // a slow second
+            both(3.0, law(44.2), 44.2),
+            both(4.0, 0.99 * law(44.0), 44.0),
+        ]
+        .concat();
         let r = window_law_by_interval(&run, w).unwrap();
         assert!((r - 1.0).abs() < 0.01, "{r}");
         // Too few whole seconds: the caller falls back to the whole run.
-        assert_eq!(window_law_by_interval(&run[..3], w), None);
+        assert_eq!(window_law_by_interval(&run[..6], w), None);
     }
 }

@@ -310,11 +310,11 @@ fn rtt_under_load(lab: &TestLab, h2: &str) -> f64 {
 }
 
 /// One stream with a 4 MiB window: its rate as a share of window / RTT, the
-/// median over the sender's whole one-second intervals after the first, each
-/// against its own RTT sample. One interval in which the VM stalled (seen:
-/// 554 Mbit/s at 51.8 ms among 720-755 at 44.7-45.0) then moves the median
-/// no more than any other, where the run's mean against the RTT at its end
-/// took it below 0.9.
+/// median over the whole one-second intervals after the first of what the
+/// receiver took, each against the RTT the sender sampled with it. One
+/// interval in which the VM stalled (seen: 554 Mbit/s at 51.8 ms among
+/// 720-755 at 44.7-45.0) then moves the median no more than any other, where
+/// the run's mean against the RTT at its end took it below 0.9.
 fn window_law_share(lab: &TestLab, h2: &str) -> f64 {
     let doc = bench(
         lab,

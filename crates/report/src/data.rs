@@ -146,17 +146,33 @@ pub fn median(v: &[f64]) -> f64 {
 }
 
 /// One stream's rate as a share of window / RTT, per whole one-second
-/// sender interval after the first (the usual omitted warm-up), each against
-/// the smoothed RTT sampled with it: the window law second by second, so a
-/// slow second weighs no more than any other in a median of these.
+/// interval after the first (the usual omitted warm-up): the bytes the
+/// receiver took in that second, against the smoothed RTT the sender sampled
+/// with it. The window law second by second, so a slow second weighs no more
+/// than any other in a median of these. The receiver's count, because the
+/// sender's is what entered its socket buffer: with a buffer far larger than
+/// the window it moves in bursts (713 and 898 Mbit/s seconds where the
+/// receiver took 745-760, seen at 4 MiB and 44 ms).
 pub fn window_law_shares(intervals: &[IntervalSample], window_bytes: u64) -> Vec<f64> {
     let window_bits = window_bytes as f64 * 8.0;
+    let whole = |i: &&IntervalSample| i.start >= 0.99 && i.end - i.start >= 0.99;
+    let sender_rtt_s = |r: &IntervalSample| {
+        intervals
+            .iter()
+            .filter(whole)
+            .find(|s| {
+                s.side == Side::Sender && s.stream == r.stream && (s.start - r.start).abs() < 0.5
+            })
+            .and_then(|s| s.tcp.as_ref())
+            .map(|t| f64::from(t.rtt_us) / 1e6)
+    };
     intervals
         .iter()
-        .filter(|i| i.side == Side::Sender && i.start >= 0.99 && i.end - i.start >= 0.99)
-        .filter_map(|i| {
-            let rtt_s = f64::from(i.tcp.as_ref()?.rtt_us) / 1e6;
-            (rtt_s > 0.0).then(|| i.bits_per_second / (window_bits / rtt_s))
+        .filter(whole)
+        .filter(|i| i.side == Side::Receiver)
+        .filter_map(|r| {
+            let rtt_s = sender_rtt_s(r)?;
+            (rtt_s > 0.0).then(|| r.bits_per_second / (window_bits / rtt_s))
         })
         .collect()
 }
