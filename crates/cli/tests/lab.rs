@@ -172,9 +172,52 @@ fn a_killed_emulator_is_reported_and_cleaned_up() {
     assert_eq!(lab.status()["emulator_running"], false);
     let human = run(&["lab", "status", "--name", &lab.name]);
     assert!(String::from_utf8_lossy(&human.stdout).contains("NOT RUNNING"));
+    let set = run(&["lab", "set", "--name", &lab.name, "--rtt", "10ms"]);
+    assert!(
+        !set.status.success(),
+        "lab set on a dead emulator succeeded"
+    );
+    assert!(
+        String::from_utf8_lossy(&set.stderr).contains("not running"),
+        "{}",
+        String::from_utf8_lossy(&set.stderr)
+    );
     assert!(run(&["lab", "down", "--name", &lab.name]).status.success());
     assert!(lab.namespaces().is_empty());
     assert!(!host_has_lab_device());
+}
+
+/// The first packet after `lab set` returns meets the new conditions, both
+/// ways: studies change the RTT between runs and start the next at once.
+#[test]
+fn lab_set_is_in_force_when_it_returns() {
+    if !require_root("lab_set_is_in_force_when_it_returns") {
+        return;
+    }
+    let lab = TestLab::up("set", &["--backend", "emulator"]);
+    let h2 = lab.addr("h2", false);
+    let ping_ms = || {
+        let out = lab.exec("h1", &["ping", "-c", "1", "-W", "2", &h2]);
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        text.split("time=")
+            .nth(1)
+            .and_then(|t| t.split_whitespace().next()?.parse::<f64>().ok())
+            .unwrap_or_else(|| panic!("no reply: {text}"))
+    };
+    for _ in 0..5 {
+        lab.set(&["--rtt", "30ms"]);
+        let long = ping_ms();
+        lab.set(&["--rtt", "0ms"]);
+        let short = ping_ms();
+        assert!(
+            long >= 29.5,
+            "a ping right after setting 30 ms took {long} ms"
+        );
+        assert!(
+            short < 10.0,
+            "a ping right after setting 0 ms took {short} ms"
+        );
+    }
 }
 
 #[test]

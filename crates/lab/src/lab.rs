@@ -5,7 +5,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -15,6 +15,10 @@ use crate::detect::{self, KernelSupport};
 use crate::emulator::{EmulatedHost, EmulatorPlan};
 use crate::state::{self, ProcessId};
 use crate::topology::{self, Step};
+
+/// How long `lab set` waits for the emulator to take new conditions; it
+/// looks for them every few milliseconds.
+const APPLY_TIMEOUT: Duration = Duration::from_secs(2);
 
 pub const MAX_HOSTS: u8 = 8;
 
@@ -267,10 +271,46 @@ impl Lab {
     }
 
     /// The file the emulator follows: written at `up`, rewritten by `set`.
-    fn write_impairments(&self) -> Result<(), LabError> {
+    fn write_impairments(&self) -> Result<Vec<u8>, LabError> {
         let imp = serde_json::to_vec_pretty(&self.spec.conditions.impairments())
             .map_err(|e| LabError::Spec(e.to_string()))?;
-        state::write_atomic(&state::impairments_file(&self.spec.name), &imp)
+        state::write_atomic(&state::impairments_file(&self.spec.name), &imp)?;
+        Ok(imp)
+    }
+
+    /// Hands the running emulator new conditions and returns once it has
+    /// them in force, so traffic started next meets them. (It used to take
+    /// up to 100 ms: a bench started at once ran its first 93 MiB at the old
+    /// 0 ms, and chose settings for a short path it then did not have.)
+    fn set_emulated(&self) -> Result<(), LabError> {
+        let wrote = self.write_impairments()?;
+        let plan: Option<EmulatorPlan> = std::fs::read(state::emulator_plan_file(&self.spec.name))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        // An emulator started by an older build does not acknowledge.
+        let Some(applied) = plan.and_then(|p| p.applied) else {
+            return Ok(());
+        };
+        let deadline = Instant::now() + APPLY_TIMEOUT;
+        loop {
+            if std::fs::read(&applied).is_ok_and(|a| a == wrote) {
+                return Ok(());
+            }
+            if self.emulator.as_ref().is_none_or(|p| !p.alive()) {
+                return Err(LabError::Emulator(format!(
+                    "the emulator of lab {} is not running; take the lab down and up again",
+                    self.spec.name
+                )));
+            }
+            if Instant::now() >= deadline {
+                return Err(LabError::Emulator(format!(
+                    "the emulator did not put the new conditions in force within {} s (see {})",
+                    APPLY_TIMEOUT.as_secs(),
+                    state::emulator_log_file(&self.spec.name).display()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
 
     fn build(&mut self, exe: &Path) -> Result<(), LabError> {
@@ -300,6 +340,7 @@ impl Lab {
                 })
                 .collect(),
             impairments: state::impairments_file(name),
+            applied: Some(state::applied_file(name)),
             counters: state::counters_file(name),
         };
         let plan_path = state::emulator_plan_file(name);
@@ -355,7 +396,7 @@ impl Lab {
         let before = self.spec.conditions.clone();
         self.spec.conditions = conditions;
         let applied = match self.backend {
-            Backend::Emulator => self.write_impairments(),
+            Backend::Emulator => self.set_emulated(),
             Backend::Netem | Backend::Veth => self.apply_qdiscs(&before),
         };
         if let Err(e) = applied {

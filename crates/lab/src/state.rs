@@ -20,6 +20,11 @@ pub fn impairments_file(name: &str) -> PathBuf {
     dir().join(format!("{name}.impairments.json"))
 }
 
+/// The impairments the emulator last put in force, byte for byte.
+pub fn applied_file(name: &str) -> PathBuf {
+    dir().join(format!("{name}.applied.json"))
+}
+
 pub fn counters_file(name: &str) -> PathBuf {
     dir().join(format!("{name}.counters.json"))
 }
@@ -33,10 +38,11 @@ pub fn emulator_log_file(name: &str) -> PathBuf {
 }
 
 /// Every file a lab may leave in the state directory.
-pub fn files(name: &str) -> [PathBuf; 5] {
+pub fn files(name: &str) -> [PathBuf; 6] {
     [
         state_file(name),
         impairments_file(name),
+        applied_file(name),
         counters_file(name),
         emulator_plan_file(name),
         emulator_log_file(name),

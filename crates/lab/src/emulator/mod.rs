@@ -11,7 +11,7 @@ use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -32,6 +32,10 @@ pub struct EmulatorPlan {
     pub hosts: Vec<EmulatedHost>,
     /// Impairments file, re-read when it changes (`lab set`).
     pub impairments: PathBuf,
+    /// Where the emulator copies each impairments file once it is in force,
+    /// so `lab set` returns only then. Absent in plans of older builds.
+    #[serde(default)]
+    pub applied: Option<PathBuf>,
     /// Counters file, rewritten every second (`lab status`).
     pub counters: PathBuf,
 }
@@ -43,14 +47,31 @@ pub struct EmulatedHost {
     pub addrs: Vec<IpAddr>,
 }
 
-fn read_impairments(path: &Path) -> Result<Impairments, LabError> {
-    let text = std::fs::read_to_string(path).map_err(|e| LabError::io(path, e))?;
-    serde_json::from_str(&text).map_err(|e| LabError::Corrupt(path.to_owned(), e.to_string()))
+/// The impairments file's bytes and what they say.
+fn read_impairments(path: &Path) -> Result<(Vec<u8>, Impairments), LabError> {
+    let bytes = std::fs::read(path).map_err(|e| LabError::io(path, e))?;
+    let imp = serde_json::from_slice(&bytes)
+        .map_err(|e| LabError::Corrupt(path.to_owned(), e.to_string()))?;
+    Ok((bytes, imp))
 }
 
-fn modified(path: &Path) -> Option<SystemTime> {
-    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+/// Puts `imp` in force: every forwarding thread takes it before it handles
+/// its next packet. Then acknowledges `bytes` for `lab set`.
+fn apply(plan: &EmulatorPlan, shared: &Shared, bytes: &[u8], imp: Impairments) {
+    if let Ok(mut g) = shared.impairments.lock() {
+        *g = Arc::new(imp);
+    }
+    shared.generation.fetch_add(1, Relaxed);
+    if let Some(applied) = &plan.applied {
+        let _ = crate::state::write_atomic(applied, bytes);
+    }
 }
+
+/// How often the emulator looks for new impairments: `lab set` waits this
+/// long at most, and traffic started right after it meets the new conditions.
+const RELOAD_POLL: Duration = Duration::from_millis(5);
+/// The counters file is rewritten once a second.
+const COUNTER_TICKS: u64 = 200;
 
 /// Creates the devices, calls `ready` once they exist, then forwards until
 /// a device fails or the process is killed.
@@ -65,9 +86,8 @@ pub fn run(plan: &EmulatorPlan, ready: impl FnOnce()) -> Result<(), LabError> {
         });
     }
     let shared = Shared::default();
-    let mut seen = modified(&plan.impairments);
-    *shared.impairments.lock().map_err(|_| LabError::Poisoned)? =
-        Arc::new(read_impairments(&plan.impairments)?);
+    let (mut seen, imp) = read_impairments(&plan.impairments)?;
+    apply(plan, &shared, &seen, imp);
     let counters: Vec<Counters> = plan.hosts.iter().map(|_| Counters::default()).collect();
     // netem runs in softirq, ahead of every application; at nice 0 the bulk
     // senders and receivers sharing the cores delay packets past their due
@@ -87,23 +107,24 @@ pub fn run(plan: &EmulatorPlan, ready: impl FnOnce()) -> Result<(), LabError> {
         }
         let mut ticks = 0u64;
         loop {
-            std::thread::sleep(Duration::from_millis(100));
+            std::thread::sleep(RELOAD_POLL);
             if workers.iter().any(|w| w.is_finished()) {
                 return Err(LabError::Emulator("a forwarding thread stopped".into()));
             }
-            let now = modified(&plan.impairments);
-            if now != seen {
-                seen = now;
-                // A half-written file is read again at the next change; keep the old rules.
-                if let Ok(imp) = read_impairments(&plan.impairments) {
-                    if let Ok(mut g) = shared.impairments.lock() {
-                        *g = Arc::new(imp);
-                    }
-                    shared.generation.fetch_add(1, Relaxed);
+            // Compared by content: two `lab set`s within one tick of the
+            // file system's clock leave the same modification time.
+            if let Ok(bytes) = std::fs::read(&plan.impairments)
+                && bytes != seen
+            {
+                // A file that does not parse is read again at the next
+                // change; the old rules stay.
+                if let Ok(imp) = serde_json::from_slice(&bytes) {
+                    apply(plan, &shared, &bytes, imp);
                 }
+                seen = bytes;
             }
             ticks += 1;
-            if ticks.is_multiple_of(10) {
+            if ticks.is_multiple_of(COUNTER_TICKS) {
                 let snapshot: BTreeMap<&str, _> = plan
                     .hosts
                     .iter()
