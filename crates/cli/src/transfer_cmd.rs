@@ -56,6 +56,11 @@ pub struct SendArgs {
     /// Compare a whole-file BLAKE3 of source and destination at the end.
     #[arg(long)]
     pub verify: bool,
+    /// Send blocks without their XXH3 checksum: only TCP's own checksum
+    /// (and --verify, if given) guards the data. Saves both ends one pass
+    /// over every byte where the CPU is the limit.
+    #[arg(long)]
+    pub no_checksum: bool,
     /// Follow symbolic links instead of recreating them.
     #[arg(long)]
     pub follow_links: bool,
@@ -184,6 +189,7 @@ pub fn run_send(a: SendArgs) -> anyhow::Result<()> {
             direct: a.direct,
             evict: a.evict,
         },
+        checksum: !a.no_checksum,
     };
     let mut progress = Progress::new(a.quiet, to_stderr);
     let run = send::run(&cfg, &manifest, discovery.as_ref(), &mut |batch| {
@@ -245,6 +251,9 @@ fn print_summary(out: &mut Out, run: &TransferRun, doc: &linerate_result::Result
             String::new()
         }
     ));
+    if !run.request.checksum {
+        out.line("Blocks carried no checksum (--no-checksum): TCP's checksum alone guarded them");
+    }
     if run.request.skip_writes {
         out.line("Receiver discarded the data (--skip-writes)");
     } else {

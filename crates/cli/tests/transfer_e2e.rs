@@ -291,6 +291,39 @@ fn from_memory_with_skip_writes_creates_nothing() {
     assert_eq!(fs::read_dir(dst.path()).unwrap().count(), 0);
 }
 
+#[test]
+fn no_checksum_still_delivers_identical_files_and_says_so() {
+    let src = TempDir::new("src");
+    let dst = TempDir::new("dst");
+    let top = src.join("top");
+    fs::create_dir_all(&top).unwrap();
+    // Several blocks in one file, and small files that travel batched.
+    random_file(&top.join("big.bin"), 9 << 20, 21);
+    for i in 0..50 {
+        random_file(&top.join(format!("small{i}")), 100 + i * 37, 100 + i as u64);
+    }
+    let (_recv, url) = oneshot(dst.path());
+    let report = dst.join("report.json");
+    let out = send(&[
+        top.to_str().unwrap(),
+        &url,
+        "--no-checksum",
+        "--verify",
+        "--block",
+        "1M",
+        "--json",
+        report.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("carried no checksum"), "{}", text(&out));
+    assert!(differences(&top, &dst.join("top")).is_empty());
+    let doc = json_of(&report);
+    assert_eq!(doc["parameters"]["checksum"], false);
+    assert_eq!(doc["parameters"]["blocks_rejected"], 0);
+    assert_eq!(doc["parameters"]["verified_files"], 51);
+    assert!(leftovers(dst.path()).is_empty());
+}
+
 fn wait_exit(g: &mut Guard, timeout: Duration) -> Option<std::process::ExitStatus> {
     let end = Instant::now() + timeout;
     while Instant::now() < end {

@@ -92,6 +92,7 @@ impl Crafted {
             rx_poll: false,
             direct: false,
             evict: false,
+            checksum: true,
         }));
     }
 

@@ -57,6 +57,15 @@ pub struct TransferRequest {
     /// Drop written blocks from the page cache once they are on disk.
     #[serde(default)]
     pub evict: bool,
+    /// Every block carries its XXH3-64 and the receiver checks it. When
+    /// off, the trailer is 0 for a good block and anything else for one
+    /// the sender could not read whole, which the receiver refuses.
+    #[serde(default = "checksum_by_default")]
+    pub checksum: bool,
+}
+
+fn checksum_by_default() -> bool {
+    true
 }
 
 impl TransferRequest {

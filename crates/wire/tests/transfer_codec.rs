@@ -64,8 +64,8 @@ proptest! {
 
     #[test]
     fn valid_requests_round_trip(streams in 1u16..=1024, pages in 16u32..=16384,
-                                 flags in any::<[bool; 6]>(), interval_ms in prop_oneof![Just(0u64), 10u64..100_000]) {
-        let [overwrite, skip_writes, verify, rx_poll, direct, evict] = flags;
+                                 flags in any::<[bool; 7]>(), interval_ms in prop_oneof![Just(0u64), 10u64..100_000]) {
+        let [overwrite, skip_writes, verify, rx_poll, direct, evict, checksum] = flags;
         let req = TransferRequest {
             dest: "in/run 7".into(),
             token: None,
@@ -80,6 +80,7 @@ proptest! {
             rx_poll,
             direct,
             evict,
+            checksum,
         };
         let m = Message::TransferRequest(req);
         prop_assert_eq!(Message::from_frame(&m.to_frame()).unwrap(), m);
@@ -127,6 +128,7 @@ fn transfer_requests_are_checked() {
         rx_poll: false,
         direct: true,
         evict: false,
+        checksum: true,
     };
     assert!(ok.validate().is_ok());
     for bad in [
@@ -155,4 +157,31 @@ fn transfer_requests_are_checked() {
         let frame = Message::TransferRequest(bad).to_frame();
         assert!(Message::from_frame(&frame).is_err());
     }
+}
+
+#[test]
+fn a_request_without_the_checksum_field_keeps_checksums_on() {
+    let req = TransferRequest {
+        dest: String::new(),
+        token: None,
+        streams: 1,
+        block_len: 8 << 20,
+        overwrite: false,
+        skip_writes: false,
+        verify: false,
+        sndbuf: None,
+        rcvbuf: None,
+        interval_ms: 0,
+        rx_poll: false,
+        direct: false,
+        evict: false,
+        checksum: false,
+    };
+    let mut json = serde_json::to_value(&req).unwrap();
+    json.as_object_mut().unwrap().remove("checksum");
+    let back: TransferRequest = serde_json::from_value(json).unwrap();
+    assert!(
+        back.checksum,
+        "a sender from before the option always checksummed"
+    );
 }

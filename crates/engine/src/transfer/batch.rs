@@ -93,10 +93,14 @@ impl SmallBatch {
         Ok(())
     }
 
-    /// Ends the record begun at `mark` with the checksum of its contents.
-    pub fn finish(&mut self, mark: Mark) {
+    /// Ends the record begun at `mark` with the checksum of its contents,
+    /// or with 0 (whole) when checksums are off.
+    pub fn finish(&mut self, mark: Mark, with_checksum: bool) {
         let data = mark.0 + linerate_wire::RECORD_HEADER_LEN;
-        let sum = checksum(&self.buf[data..self.used]);
+        let sum = match with_checksum {
+            true => checksum(&self.buf[data..self.used]),
+            false => 0,
+        };
         self.put(&sum.to_be_bytes());
     }
 
@@ -174,12 +178,13 @@ mod tests {
         // A larger frame first, so the second one reuses dirty room.
         let m = b.begin(9, 6000);
         b.put(&[7u8; 6000]);
-        b.finish(m);
+        b.finish(m, true);
         b.clear();
         for (id, p, n) in [(1, "a/x", 5), (2, "a/y", 6), (3, "b/z", 5)] {
             let m = b.begin(id, n);
+            // The second file as with checksums off: its trailer says whole.
             b.read_file(&dir.path().join(p), n.into(), false).unwrap();
-            b.finish(m);
+            b.finish(m, id != 2);
         }
         let mut rest = b.frame();
         for (id, body) in [(1, "first"), (2, "second"), (3, "third")] {
@@ -193,7 +198,12 @@ mod tests {
                 }
             );
             assert_eq!(data, body.as_bytes());
-            assert_eq!(sum, checksum(body.as_bytes()));
+            let want = if id == 2 {
+                0
+            } else {
+                checksum(body.as_bytes())
+            };
+            assert_eq!(sum, want);
             rest = tail;
         }
         assert!(rest.is_empty());

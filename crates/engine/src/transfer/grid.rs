@@ -42,6 +42,37 @@ impl BlockHasher {
     }
 }
 
+/// What trails a block, built up piece by piece at either end: its
+/// checksum, or, with checksums off, 0 for a block the sender read whole
+/// and anything else for one it could not.
+pub struct BlockCheck(Option<BlockHasher>);
+
+impl BlockCheck {
+    pub fn new(checksum: bool) -> Self {
+        BlockCheck(checksum.then(BlockHasher::new))
+    }
+
+    pub fn update(&mut self, data: &[u8]) {
+        if let Some(h) = &mut self.0 {
+            h.update(data);
+        }
+    }
+
+    /// The trailer to send; a `broken` block's can never be accepted.
+    pub fn trailer(&self, broken: bool) -> u64 {
+        match &self.0 {
+            Some(h) if broken => !h.digest(),
+            Some(h) => h.digest(),
+            None => u64::from(broken),
+        }
+    }
+
+    /// Whether a received block with this trailer is whole.
+    pub fn accepts(&self, trailer: u64) -> bool {
+        self.trailer(false) == trailer
+    }
+}
+
 /// A block moves through memory in pieces of this size: each is hashed,
 /// written and sent while it is still in the core's cache.
 pub const PIECE: usize = 256 << 10;
@@ -49,6 +80,24 @@ pub const PIECE: usize = 256 << 10;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_broken_block_is_refused_with_checksums_on_and_off() {
+        for on in [true, false] {
+            let (mut sent, mut got) = (BlockCheck::new(on), BlockCheck::new(on));
+            sent.update(b"piece one");
+            got.update(b"piece one");
+            assert!(got.accepts(sent.trailer(false)));
+            assert!(!got.accepts(sent.trailer(true)));
+        }
+        let (mut sent, mut got) = (BlockCheck::new(true), BlockCheck::new(true));
+        sent.update(b"as sent");
+        got.update(b"as read");
+        assert!(
+            !got.accepts(sent.trailer(false)),
+            "a corrupted block fails its checksum"
+        );
+    }
 
     #[test]
     fn grid_covers_the_file_exactly() {

@@ -17,7 +17,7 @@ use linerate_wire::{
 };
 
 use super::direct::{AlignedBuf, CachePolicy};
-use super::grid::{BlockHasher, PIECE, block_span};
+use super::grid::{BlockCheck, PIECE, block_span};
 use super::reader::RecordReader;
 use super::sink::{Accepted, Sink};
 use super::url::Token;
@@ -111,7 +111,7 @@ pub(crate) fn session(
     let sink = &sink;
     let worker = |s: &StreamSocket, live: &Live| {
         let tx = lock(&tx).clone();
-        receive_stream(s, sink, req.block_len, req.rx_poll, live, &tx)
+        receive_stream(s, sink, &req, live, &tx)
     };
     let (report, outcome) = std::thread::scope(|scope| {
         let streams =
@@ -292,15 +292,14 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 fn receive_stream(
     s: &StreamSocket,
     sink: &Sink,
-    block_len: u32,
-    rx_poll: bool,
+    req: &TransferRequest,
     live: &Live,
     events: &mpsc::Sender<Event>,
 ) -> Outcome {
     let clock = ThreadClock::start();
-    let mut reader = RecordReader::new(&s.stream, rx_poll);
+    let mut reader = RecordReader::new(&s.stream, req.rx_poll);
     // Page aligned, so whole pieces can be written past the cache.
-    let mut aligned = AlignedBuf::new(PIECE.min(block_len as usize));
+    let mut aligned = AlignedBuf::new(PIECE.min(req.block_len as usize));
     let buf = aligned.as_mut_slice();
     let mut header = [0u8; RECORD_HEADER_LEN];
     let (mut got, mut last) = (0u64, Instant::now());
@@ -345,7 +344,7 @@ fn receive_stream(
         let whole =
             take && is_block && len as usize <= buf.len() && sink.is_whole_file(file, offset, len);
         if is_block {
-            let mut hasher = BlockHasher::new();
+            let mut check = BlockCheck::new(req.checksum);
             let mut pos = 0u64;
             let mut failed = None;
             while pos < u64::from(len) {
@@ -355,7 +354,7 @@ fn receive_stream(
                     failed = Some(format!("receive failed mid-block: {e}"));
                     break;
                 }
-                hasher.update(piece);
+                check.update(piece);
                 if take
                     && !whole
                     && let Err(e) = sink.write_piece(file, offset + pos, piece)
@@ -378,7 +377,7 @@ fn receive_stream(
                 break;
             }
             last = Instant::now();
-            if hasher.digest() != u64::from_be_bytes(trailer) {
+            if !check.accepts(u64::from_be_bytes(trailer)) {
                 // Asked for again in the next pass.
                 sink.reject();
                 continue;

@@ -64,6 +64,8 @@ pub struct SendConfig {
     pub rx_poll: crate::bench::RxPoll,
     /// Page-cache policy of both ends.
     pub cache: CachePolicy,
+    /// Carry a checksum after every block (off: TCP's checksum alone).
+    pub checksum: bool,
 }
 
 /// What a finished transfer measured and found.
@@ -130,6 +132,8 @@ struct Shared<'a> {
     read_ns: AtomicU64,
     cache: CachePolicy,
     bytes_read_direct: AtomicU64,
+    /// Blocks carry their checksum; without, a trailer of 0 means whole.
+    checksum: bool,
 }
 
 impl Shared<'_> {
@@ -183,6 +187,7 @@ pub fn run(
         interval_ms: cfg.interval_ms,
         direct: cfg.cache.direct,
         evict: cfg.cache.evict,
+        checksum: cfg.checksum,
     };
     request.validate()?;
     ctl.send(&Message::TransferRequest(request.clone()))?;
@@ -205,6 +210,7 @@ pub fn run(
         read_ns: AtomicU64::new(0),
         cache: cfg.cache,
         bytes_read_direct: AtomicU64::new(0),
+        checksum: cfg.checksum,
     };
     // One thread announces the manifest while another reads the answers.
     let mut announcer = Control::new(

@@ -17,7 +17,7 @@ use crate::side::StreamSocket;
 use crate::stream::{Live, Outcome, ThreadClock};
 use crate::transfer::batch::SmallBatch;
 use crate::transfer::direct::{self, AlignedBuf};
-use crate::transfer::grid::{BlockHasher, PIECE, block_span, checksum};
+use crate::transfer::grid::{BlockCheck, PIECE, block_span, checksum};
 use crate::transfer::mapped::MappedBlock;
 use crate::transfer::queue::{Next, Work};
 use crate::transfer::source::Origin;
@@ -135,7 +135,10 @@ fn send_block(
     let path = match shared.manifest.origin(id) {
         Some(Origin::Memory) => {
             let data = &shared.memory[..len as usize];
-            let sum = *memory_sum.entry(len).or_insert_with(|| checksum(data));
+            let sum = match shared.checksum {
+                true => *memory_sum.entry(len).or_insert_with(|| checksum(data)),
+                false => 0,
+            };
             sock.write_all(&header)?;
             sock.write_all(data)?;
             sock.write_all(&sum.to_be_bytes())?;
@@ -177,7 +180,7 @@ fn send_block(
         return Ok(0);
     }
     sock.write_all(&header)?;
-    let mut hasher = BlockHasher::new();
+    let mut check = BlockCheck::new(shared.checksum);
     // Direct reads leave the page cache alone; a map would fill it.
     let mut mapped = if direct {
         None
@@ -191,7 +194,7 @@ fn send_block(
         if !broken && let Some(piece) = mapped.as_mut().and_then(|m| m.piece(pos as usize, n)) {
             // The hash is the piece's first touch: its page faults are
             // where a cold file is read.
-            shared.timed_read(|| hasher.update(piece));
+            shared.timed_read(|| check.update(piece));
             if write_mapped(sock, piece)? < n {
                 shared.fail(id, "changed while being sent (the file shrank)".into());
                 broken = true;
@@ -215,16 +218,11 @@ fn send_block(
         if broken {
             piece.fill(0);
         }
-        hasher.update(piece);
+        check.update(piece);
         sock.write_all(piece)?;
         pos += n as u64;
     }
-    let sum = if broken {
-        !hasher.digest()
-    } else {
-        hasher.digest()
-    };
-    sock.write_all(&sum.to_be_bytes())?;
+    sock.write_all(&check.trailer(broken).to_be_bytes())?;
     if read_direct > 0 {
         shared.bytes_read_direct.fetch_add(read_direct, Relaxed);
     }
@@ -283,7 +281,7 @@ fn send_small(
             shared.fail(id, x.to_string());
             continue;
         }
-        batch.finish(mark);
+        batch.finish(mark, shared.checksum);
         payload += size;
     }
     sock.write_all(batch.frame())?;
