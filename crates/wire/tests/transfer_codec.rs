@@ -112,9 +112,9 @@ fn hostile_records_are_refused() {
     assert_eq!(BLOCK_TRAILER_LEN, 8);
 }
 
-#[test]
-fn transfer_requests_are_checked() {
-    let ok = TransferRequest {
+/// A request that validates.
+fn valid_request() -> TransferRequest {
+    TransferRequest {
         dest: "a/b".into(),
         token: Some("ab".repeat(16)),
         streams: 2,
@@ -129,7 +129,12 @@ fn transfer_requests_are_checked() {
         direct: true,
         evict: false,
         checksum: true,
-    };
+    }
+}
+
+#[test]
+fn transfer_requests_are_checked() {
+    let ok = valid_request();
     assert!(ok.validate().is_ok());
     for bad in [
         TransferRequest {
@@ -162,20 +167,8 @@ fn transfer_requests_are_checked() {
 #[test]
 fn a_request_without_the_checksum_field_keeps_checksums_on() {
     let req = TransferRequest {
-        dest: String::new(),
-        token: None,
-        streams: 1,
-        block_len: 8 << 20,
-        overwrite: false,
-        skip_writes: false,
-        verify: false,
-        sndbuf: None,
-        rcvbuf: None,
-        interval_ms: 0,
-        rx_poll: false,
-        direct: false,
-        evict: false,
         checksum: false,
+        ..valid_request()
     };
     let mut json = serde_json::to_value(&req).unwrap();
     json.as_object_mut().unwrap().remove("checksum");

@@ -17,7 +17,7 @@ use linerate_wire::Record;
 use rustix::fs::{Mode, OFlags};
 
 use super::direct;
-use super::grid::checksum;
+use super::grid::BlockCheck;
 
 #[derive(Default)]
 pub struct SmallBatch {
@@ -97,10 +97,7 @@ impl SmallBatch {
     /// or with 0 (whole) when checksums are off.
     pub fn finish(&mut self, mark: Mark, with_checksum: bool) {
         let data = mark.0 + linerate_wire::RECORD_HEADER_LEN;
-        let sum = match with_checksum {
-            true => checksum(&self.buf[data..self.used]),
-            false => 0,
-        };
+        let sum = BlockCheck::of(with_checksum, &self.buf[data..self.used]);
         self.put(&sum.to_be_bytes());
     }
 
@@ -149,6 +146,7 @@ impl SmallBatch {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transfer::grid::checksum;
     use linerate_wire::RECORD_HEADER_LEN;
 
     fn record(frame: &[u8]) -> (Record, &[u8], u64, &[u8]) {

@@ -52,6 +52,11 @@ impl BlockCheck {
         BlockCheck(checksum.then(BlockHasher::new))
     }
 
+    /// The trailer of a whole block held in one slice.
+    pub fn of(with_checksum: bool, data: &[u8]) -> u64 {
+        if with_checksum { checksum(data) } else { 0 }
+    }
+
     pub fn update(&mut self, data: &[u8]) {
         if let Some(h) = &mut self.0 {
             h.update(data);

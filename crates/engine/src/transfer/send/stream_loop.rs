@@ -17,7 +17,7 @@ use crate::side::StreamSocket;
 use crate::stream::{Live, Outcome, ThreadClock};
 use crate::transfer::batch::SmallBatch;
 use crate::transfer::direct::{self, AlignedBuf};
-use crate::transfer::grid::{BlockCheck, PIECE, block_span, checksum};
+use crate::transfer::grid::{BlockCheck, PIECE, block_span};
 use crate::transfer::mapped::MappedBlock;
 use crate::transfer::queue::{Next, Work};
 use crate::transfer::source::Origin;
@@ -135,10 +135,9 @@ fn send_block(
     let path = match shared.manifest.origin(id) {
         Some(Origin::Memory) => {
             let data = &shared.memory[..len as usize];
-            let sum = match shared.checksum {
-                true => *memory_sum.entry(len).or_insert_with(|| checksum(data)),
-                false => 0,
-            };
+            let sum = *memory_sum
+                .entry(len)
+                .or_insert_with(|| BlockCheck::of(shared.checksum, data));
             sock.write_all(&header)?;
             sock.write_all(data)?;
             sock.write_all(&sum.to_be_bytes())?;
