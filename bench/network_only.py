@@ -7,6 +7,8 @@ to a `linerate serve` on loopback, in rounds in which every mode runs once,
 the order rotating:
 
   bench          linerate bench -P N -t 4 (memory to memory, no framing)
+  bench-8m       the same with 8 MiB writes (-l 8M), the transfer's block: its
+                 one buffer no longer fits a core's cache, as a 4 GiB file never does
   memory-nock    send --from-memory 4G --no-checksum (transfer framing alone)
   memory         send --from-memory 4G (adds the receiver's hash)
   file-nock      send FILE --no-checksum (adds reading the source from the page cache)
@@ -44,6 +46,7 @@ SIZE = 4 << 30
 def modes(src):
     return {
         "bench": None,
+        "bench-8m": "-l8M",
         "memory-nock": ["--from-memory", str(SIZE), "--no-checksum"],
         "memory": ["--from-memory", str(SIZE)],
         "file-nock": [str(src), "--no-checksum"],
@@ -53,9 +56,9 @@ def modes(src):
 
 def run_one(binary, port, streams, extra):
     """Gbit/s and CPU seconds per GB (sender, receiver) of one run."""
-    if extra is None:
+    if extra is None or isinstance(extra, str):
         cmd = [binary, "bench", f"127.0.0.1:{port}", "-P", str(streams), "-t", "4",
-               "-i", "0", "--json", "-"]
+               "-i", "0", "--json", "-", *([extra] if extra else [])]
     else:
         cmd = [binary, "send", "-q", "-P", str(streams), "--skip-writes", *extra,
                f"127.0.0.1:{port}:/x", "--json", "-"]
