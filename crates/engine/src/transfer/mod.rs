@@ -6,7 +6,6 @@
 mod batch;
 mod direct;
 mod grid;
-mod mapped;
 mod queue;
 mod reader;
 pub mod receive;

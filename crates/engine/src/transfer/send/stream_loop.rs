@@ -1,6 +1,6 @@
 //! One sending stream: takes blocks and batches of small files from the
-//! queue and writes them to its socket, each block hashed on the way out
-//! and read from a map of the page cache where a lease allows.
+//! queue and writes them to its socket, each piece read into one buffer,
+//! hashed there and written from it.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -18,7 +18,6 @@ use crate::stream::{Live, Outcome, ThreadClock};
 use crate::transfer::batch::SmallBatch;
 use crate::transfer::direct::{self, AlignedBuf};
 use crate::transfer::grid::{BlockCheck, PIECE, block_span};
-use crate::transfer::mapped::MappedBlock;
 use crate::transfer::queue::{Next, Work};
 use crate::transfer::source::Origin;
 
@@ -180,27 +179,10 @@ fn send_block(
     }
     sock.write_all(&header)?;
     let mut check = BlockCheck::new(shared.checksum);
-    // Direct reads leave the page cache alone; a map would fill it.
-    let mut mapped = if direct {
-        None
-    } else {
-        MappedBlock::map(file, offset, len)
-    };
     let (mut pos, mut read_direct) = (0u64, 0u64);
     let mut broken = false;
     while pos < u64::from(len) {
         let n = (u64::from(len) - pos).min(buf.len() as u64) as usize;
-        if !broken && let Some(piece) = mapped.as_mut().and_then(|m| m.piece(pos as usize, n)) {
-            // The hash is the piece's first touch: its page faults are
-            // where a cold file is read.
-            shared.timed_read(|| check.update(piece));
-            if write_mapped(sock, piece)? < n {
-                shared.fail(id, "changed while being sent (the file shrank)".into());
-                broken = true;
-            }
-            pos += n as u64;
-            continue;
-        }
         let at = offset + pos;
         let read = || match direct {
             true => direct::read_exact_direct(file, buf, n, at),
@@ -226,31 +208,9 @@ fn send_block(
         shared.bytes_read_direct.fetch_add(read_direct, Relaxed);
     }
     if shared.cache.evict && !direct {
-        drop(mapped);
         direct::evict(file, offset, u64::from(len));
     }
     Ok(u64::from(len))
-}
-
-/// Writes a mapped piece; returns how much of it went out before a page
-/// went missing under the kernel's copy (EFAULT: the file shrank after a
-/// lease was broken by force). The rest is sent as zeros, so the stream stays
-/// in step and the block's checksum, taken over the original, cannot match.
-fn write_mapped(mut sock: &TcpStream, piece: &[u8]) -> std::io::Result<usize> {
-    let mut done = 0;
-    while done < piece.len() {
-        match sock.write(&piece[done..]) {
-            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
-            Ok(n) => done += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) if e.raw_os_error() == Some(libc::EFAULT) => {
-                sock.write_all(&vec![0u8; piece.len() - done])?;
-                return Ok(done);
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(done)
 }
 
 /// Sends many one-block files in one write.
