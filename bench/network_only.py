@@ -44,21 +44,23 @@ SIZE = 4 << 30
 
 
 def modes(src):
+    """Each mode: the linerate command and its extra flags."""
     return {
-        "bench": None,
-        "bench-8m": "-l8M",
-        "memory-nock": ["--from-memory", str(SIZE), "--no-checksum"],
-        "memory": ["--from-memory", str(SIZE)],
-        "file-nock": [str(src), "--no-checksum"],
-        "file": [str(src)],
+        "bench": ("bench", []),
+        "bench-8m": ("bench", ["-l", "8M"]),
+        "memory-nock": ("send", ["--from-memory", str(SIZE), "--no-checksum"]),
+        "memory": ("send", ["--from-memory", str(SIZE)]),
+        "file-nock": ("send", [str(src), "--no-checksum"]),
+        "file": ("send", [str(src)]),
     }
 
 
-def run_one(binary, port, streams, extra):
+def run_one(binary, port, streams, mode):
     """Gbit/s and CPU seconds per GB (sender, receiver) of one run."""
-    if extra is None or isinstance(extra, str):
+    command, extra = mode
+    if command == "bench":
         cmd = [binary, "bench", f"127.0.0.1:{port}", "-P", str(streams), "-t", "4",
-               "-i", "0", "--json", "-", *([extra] if extra else [])]
+               "-i", "0", *extra, "--json", "-"]
     else:
         cmd = [binary, "send", "-q", "-P", str(streams), "--skip-writes", *extra,
                f"127.0.0.1:{port}:/x", "--json", "-"]
