@@ -292,6 +292,40 @@ fn from_memory_with_skip_writes_creates_nothing() {
 }
 
 #[test]
+fn skip_writes_without_checksums_drops_every_block_and_keeps_framing() {
+    // The receiver then discards payloads in the kernel; a miscount there
+    // would read a payload byte as the next record header and fail the run.
+    let src = TempDir::new("src");
+    let dst = TempDir::new("dst");
+    let top = src.join("top");
+    fs::create_dir_all(&top).unwrap();
+    random_file(&top.join("big.bin"), (5 << 20) + 12_345, 31);
+    let mut total = (5u64 << 20) + 12_345;
+    for i in 0..40 {
+        let len = 1 + i * 997;
+        random_file(&top.join(format!("small{i}")), len, 200 + i as u64);
+        total += len as u64;
+    }
+    let (_recv, url) = oneshot(dst.path());
+    let out = send(&[
+        top.to_str().unwrap(),
+        &url,
+        "--skip-writes",
+        "--no-checksum",
+        "--block",
+        "1M",
+        "--json",
+        "-",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json on stdout");
+    assert_eq!(doc["summary"]["bytes"], total);
+    assert_eq!(doc["parameters"]["blocks_rejected"], 0);
+    assert!(leftovers(dst.path()).is_empty());
+    assert!(!dst.join("top").exists());
+}
+
+#[test]
 fn no_checksum_still_delivers_identical_files_and_says_so() {
     let src = TempDir::new("src");
     let dst = TempDir::new("dst");

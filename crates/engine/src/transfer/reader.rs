@@ -79,6 +79,35 @@ impl<'a> RecordReader<'a> {
         Ok(true)
     }
 
+    /// Consumes the next `n` bytes without copying them out where the kernel
+    /// allows (MSG_TRUNC); `scratch` only bounds each receive. Fails on an
+    /// end of stream before the last byte.
+    pub fn discard(&mut self, mut n: usize, scratch: &mut [u8]) -> std::io::Result<()> {
+        let buffered = (self.end - self.start).min(n);
+        self.start += buffered;
+        n -= buffered;
+        while n > 0 {
+            let want = n.min(scratch.len());
+            let got = loop {
+                match recv_polled(
+                    self.sock,
+                    &mut scratch[..want],
+                    RecvFlags::TRUNC,
+                    self.poll,
+                    true,
+                ) {
+                    Err(Errno::INTR) => {}
+                    other => break other?,
+                }
+            };
+            if got == 0 {
+                return Err(ErrorKind::UnexpectedEof.into());
+            }
+            n -= got.min(n);
+        }
+        Ok(())
+    }
+
     /// Fills `out` or fails, also on a clean end of stream.
     pub fn fill_all(&mut self, out: &mut [u8]) -> std::io::Result<()> {
         if self.fill(out)? {
@@ -86,5 +115,53 @@ impl<'a> RecordReader<'a> {
         } else {
             Err(ErrorKind::UnexpectedEof.into())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::net::TcpListener;
+
+    #[test]
+    fn discard_skips_buffered_and_unread_bytes_alike() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut tx = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (rx, _) = listener.accept().unwrap();
+        // A header, a payload larger than the reader's buffer, a trailer.
+        let payload: Vec<u8> = (0..(BUFFER * 3 + 17)).map(|i| i as u8).collect();
+        let writer = std::thread::spawn(move || {
+            tx.write_all(b"head").unwrap();
+            tx.write_all(&payload).unwrap();
+            tx.write_all(b"tail").unwrap();
+        });
+        let mut reader = RecordReader::new(&rx, false);
+        let mut header = [0u8; 4];
+        assert!(reader.fill(&mut header).unwrap());
+        assert_eq!(&header, b"head");
+        let mut scratch = vec![0u8; 4096];
+        reader.discard(BUFFER * 3 + 17, &mut scratch).unwrap();
+        let mut trailer = [0u8; 4];
+        reader.fill_all(&mut trailer).unwrap();
+        assert_eq!(&trailer, b"tail");
+        writer.join().unwrap();
+        assert!(
+            !reader.fill(&mut trailer).unwrap(),
+            "clean end after the trailer"
+        );
+    }
+
+    #[test]
+    fn discard_fails_on_an_early_end() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut tx = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (rx, _) = listener.accept().unwrap();
+        tx.write_all(&[7u8; 100]).unwrap();
+        drop(tx);
+        let mut reader = RecordReader::new(&rx, false);
+        let mut scratch = vec![0u8; 64];
+        let err = reader.discard(101, &mut scratch).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::UnexpectedEof);
     }
 }
