@@ -345,7 +345,7 @@ fn receive_stream(
             take && is_block && len as usize <= buf.len() && sink.is_whole_file(file, offset, len);
         // Bytes nothing will hash or write (network-only without checksums,
         // or a block already held) are dropped in the kernel, uncopied.
-        let drop_payload = !req.checksum && !(take && sink.writes());
+        let keep_payload = req.checksum || (take && sink.writes());
         if is_block {
             let mut check = BlockCheck::new(req.checksum);
             let mut pos = 0u64;
@@ -353,7 +353,7 @@ fn receive_stream(
             while pos < u64::from(len) {
                 let n = (u64::from(len) - pos).min(PIECE as u64) as usize;
                 let piece = &mut buf[..n];
-                let received = if drop_payload {
+                let received = if !keep_payload {
                     reader.discard(n, piece)
                 } else {
                     reader.fill_all(piece)
