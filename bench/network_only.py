@@ -68,7 +68,7 @@ def run_one(binary, port, streams, mode):
     command, extra = mode
     if command == "floor":
         path, how = extra
-        return kernel_floor.run(path, streams, how == "zero-copy")
+        return kernel_floor.run(path, streams, how)
     if command == "bench":
         cmd = [binary, "bench", f"127.0.0.1:{port}", "-P", str(streams), "-t", "4",
                "-i", "0", *extra, "--json", "-"]

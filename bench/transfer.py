@@ -10,6 +10,11 @@ destination is a fresh tmpfs directory, removed after each run:
   small-4k      20,000 x 4 KiB
   mixed         a tree of large, medium and small files, links and empty directories
 
+Next to the tools, `floor` (bench/kernel_floor.py --mode write) moves the two
+large sets with bare pread/send and recv/pwrite and nothing else: what the
+kernel allows on this host, and so what no tool can beat. Its rate is over its
+own transfer seconds (no process start), so linerate's ratio to it errs low.
+
 For each data set, rounds in which every tool runs once, the order rotating;
 medians of Gbit/s (bytes over the wall time of the client command, setup
 included) and of files/s; ratios of linerate to each peer. JSON and a table.
@@ -35,11 +40,13 @@ import tempfile
 import time
 from pathlib import Path
 
+import kernel_floor
 import yardstick
 from common import end, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 SHM = Path("/dev/shm")
+FLOOR_SETS = ("one-4g", "many-40m")
 
 
 def write_random(path, size, seed):
@@ -234,7 +241,7 @@ def timed(cmd, **kw):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default="one-4g,many-40m,small-4k,mixed")
-    ap.add_argument("--tools", default="linerate,wdt,scp,rsync-ssh,rsyncd,lftp,gridftp")
+    ap.add_argument("--tools", default="linerate,floor,wdt,scp,rsync-ssh,rsyncd,lftp,gridftp")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--streams", type=int, default=2, help="linerate streams (GridFTP -p, lftp -n too)")
     ap.add_argument("--scale", type=float, default=1.0, help="data set size factor")
@@ -262,7 +269,7 @@ def main():
         dest_parent.mkdir()
         # A VM backs guest memory on first touch and may take freed pages back
         # within seconds, which makes writes into fresh tmpfs pages several
-        # times slower and the order of runs matter. Every run, of every tool,
+        # times slower and the order of runs matter. Every run that writes, of any tool,
         # starts right after writing (not fallocating: measured not to help)
         # as much as it will write, so each finds the same warm memory.
         def warm(size):
@@ -284,6 +291,12 @@ def main():
             name, _, flags = v.partition("=")
             lv = Linerate(a.linerate, a.streams, flags.split())
             runners[f"linerate[{name}]"] = lambda s, src, lv=lv: lv.run(src, dst_dir())
+        if "floor" in wanted:
+            def run_floor(s, src):
+                _, size = tree_stats(src)
+                gbps, _, _ = kernel_floor.run(src, a.streams, "write", dst_dir())
+                return size * 8 / gbps / 1e9
+            runners["floor"] = run_floor
         if "wdt" in wanted:
             if wdt:
                 def run_wdt(s, src):
@@ -346,6 +359,9 @@ def main():
             files, size = tree_stats(src)
             # The network-only variant belongs to the one-file set alone.
             run_of = dict(runners)
+            # Per-file work in Python would dominate the small files' floor.
+            if s not in FLOOR_SETS:
+                run_of.pop("floor", None)
             if s == "one-4g" and "linerate" in runners:
                 run_of["linerate[skip-writes]"] = lambda s_, src_: lr.run(src_, dst_dir(), skip_writes=True)
             tools = list(run_of)
@@ -355,7 +371,11 @@ def main():
                 order = tools[r % len(tools):] + tools[:r % len(tools)]
                 for t in order:
                     try:
-                        warm(size)
+                        # A run that writes nothing gains nothing from warm
+                        # memory, and would pay for the pages the balloon
+                        # takes back while it runs.
+                        if not t.endswith("[skip-writes]"):
+                            warm(size)
                         wall = run_of[t](s, src)
                         gbps = size * 8 / wall / 1e9
                         runs[t].append({"seconds": round(wall, 3), "gbps": round(gbps, 3),
@@ -411,7 +431,9 @@ def main():
         for t, v in e["tools"].items():
             g, f = v["median_gbps"], v["median_files_per_second"]
             ratio = e["linerate_ratio"].get(t)
-            print(f"  {t:22} {g if g is not None else '-':>8} {f if f is not None else '-':>10}"
+            g = f"{g:.2f}" if g is not None else "-"
+            f = f"{f:.0f}" if f is not None else "-"
+            print(f"  {t:22} {g:>8} {f:>10}"
                   + (f"   linerate x{ratio}" if ratio else ""))
         if "linerate_bench_gbps" in e:
             print(f"  linerate bench -P {a.streams}: {e['linerate_bench_gbps']['median']:.2f} Gbit/s;"
