@@ -136,6 +136,8 @@ def run(source, streams, mode, dest=None):
         raise ValueError("kernel floor: write mode needs a destination directory")
     root, shares = plan(source, streams)
     size = sum(end - start for share in shares for _, start, end in share)
+    if size == 0:
+        raise ValueError(f"kernel floor: nothing to move in {source}")
     if mode == "write":
         for rel in {rel for share in shares for rel, _, _ in share}:
             (Path(dest) / rel).parent.mkdir(parents=True, exist_ok=True)
