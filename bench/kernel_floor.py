@@ -201,7 +201,11 @@ def main():
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     if a.dest:
         Path(a.dest).mkdir(parents=True, exist_ok=True)
-    gbps, snd, rcv = run(a.source, a.streams, a.mode, a.dest)
+    try:
+        gbps, snd, rcv = run(a.source, a.streams, a.mode, a.dest)
+    except (OSError, ValueError, RuntimeError) as e:
+        print(e, file=sys.stderr)
+        return 1
     print(f"{a.mode}: {gbps:.2f} Gbit/s, CPU s/GB sender {snd:.3f} receiver {rcv:.3f}")
 
 
