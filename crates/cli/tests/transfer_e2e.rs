@@ -56,6 +56,27 @@ fn leftovers(dir: &Path) -> Vec<String> {
     out
 }
 
+/// `top` with one file of several blocks and small files that travel
+/// batched, `small_len(i)` bytes each with seed `small_seed + i`; returns
+/// the tree's size in bytes.
+fn blocks_and_batches(
+    top: &Path,
+    big: (usize, u64),
+    smalls: usize,
+    small_len: impl Fn(usize) -> usize,
+    small_seed: u64,
+) -> u64 {
+    fs::create_dir_all(top).unwrap();
+    random_file(&top.join("big.bin"), big.0, big.1);
+    let mut total = big.0 as u64;
+    for i in 0..smalls {
+        let len = small_len(i);
+        random_file(&top.join(format!("small{i}")), len, small_seed + i as u64);
+        total += len as u64;
+    }
+    total
+}
+
 fn awkward_tree(root: &Path) {
     let top = root.join("top");
     fs::create_dir_all(top.join("nested/deeper")).unwrap();
@@ -298,14 +319,7 @@ fn skip_writes_without_checksums_drops_every_block_and_keeps_framing() {
     let src = TempDir::new("src");
     let dst = TempDir::new("dst");
     let top = src.join("top");
-    fs::create_dir_all(&top).unwrap();
-    random_file(&top.join("big.bin"), (5 << 20) + 12_345, 31);
-    let mut total = (5u64 << 20) + 12_345;
-    for i in 0..40 {
-        let len = 1 + i * 997;
-        random_file(&top.join(format!("small{i}")), len, 200 + i as u64);
-        total += len as u64;
-    }
+    let total = blocks_and_batches(&top, ((5 << 20) + 12_345, 31), 40, |i| 1 + i * 997, 200);
     let (_recv, url) = oneshot(dst.path());
     let out = send(&[
         top.to_str().unwrap(),
@@ -330,12 +344,7 @@ fn no_checksum_still_delivers_identical_files_and_says_so() {
     let src = TempDir::new("src");
     let dst = TempDir::new("dst");
     let top = src.join("top");
-    fs::create_dir_all(&top).unwrap();
-    // Several blocks in one file, and small files that travel batched.
-    random_file(&top.join("big.bin"), 9 << 20, 21);
-    for i in 0..50 {
-        random_file(&top.join(format!("small{i}")), 100 + i * 37, 100 + i as u64);
-    }
+    blocks_and_batches(&top, (9 << 20, 21), 50, |i| 100 + i * 37, 100);
     let (_recv, url) = oneshot(dst.path());
     let report = dst.join("report.json");
     let out = send(&[

@@ -32,9 +32,9 @@ impl<'a> RecordReader<'a> {
         }
     }
 
-    fn recv_some(&self, into: &mut [u8]) -> std::io::Result<usize> {
+    fn recv_some(&self, into: &mut [u8], flags: RecvFlags) -> std::io::Result<usize> {
         loop {
-            match recv_polled(self.sock, into, RecvFlags::empty(), self.poll, true) {
+            match recv_polled(self.sock, into, flags, self.poll, true) {
                 Err(Errno::INTR) => {}
                 other => return other.map_err(Into::into),
             }
@@ -54,10 +54,10 @@ impl<'a> RecordReader<'a> {
             }
             let want = out.len() - got;
             let n = if want >= BUFFER {
-                self.recv_some(&mut out[got..])?
+                self.recv_some(&mut out[got..], RecvFlags::empty())?
             } else {
                 let mut buf = std::mem::take(&mut self.buf);
-                let n = self.recv_some(&mut buf);
+                let n = self.recv_some(&mut buf, RecvFlags::empty());
                 self.buf = buf;
                 let n = n?;
                 (self.start, self.end) = (0, n);
@@ -88,18 +88,7 @@ impl<'a> RecordReader<'a> {
         n -= buffered;
         while n > 0 {
             let want = n.min(scratch.len());
-            let got = loop {
-                match recv_polled(
-                    self.sock,
-                    &mut scratch[..want],
-                    RecvFlags::TRUNC,
-                    self.poll,
-                    true,
-                ) {
-                    Err(Errno::INTR) => {}
-                    other => break other?,
-                }
-            };
+            let got = self.recv_some(&mut scratch[..want], RecvFlags::TRUNC)?;
             if got == 0 {
                 return Err(ErrorKind::UnexpectedEof.into());
             }

@@ -436,13 +436,13 @@ impl Sink {
         Ok(())
     }
 
-    /// Whether a block is a whole one-block file written fresh: such a file
-    /// takes the [`Sink::write_whole`] path.
     /// Whether received blocks are stored (not `--skip-writes`).
     pub fn writes(&self) -> bool {
         self.root.is_some()
     }
 
+    /// Whether a block is a whole one-block file written fresh: such a file
+    /// takes the [`Sink::write_whole`] path.
     pub fn is_whole_file(&self, file: u32, offset: u64, len: u32) -> bool {
         self.root.is_some()
             && offset == 0
