@@ -4,10 +4,45 @@ use std::sync::atomic::AtomicBool;
 
 use anyhow::Context;
 use clap::Args;
+use linerate_engine::limits::{ServerLimits, SessionLimits};
 use linerate_engine::server::Server;
 use linerate_engine::transfer::receive::TransferPolicy;
 
 use crate::output::timestamp;
+use crate::units;
+
+/// What one transfer may make a receiver hold, and what it may set.
+#[derive(Args, Debug, Clone)]
+pub struct ReceiverArgs {
+    /// Memory one transfer's manifest and bookkeeping may take (about 300
+    /// bytes per entry with 100-byte paths: the default holds about 6
+    /// million entries).
+    #[arg(long, value_name = "SIZE", default_value = "2G", value_parser = units::parse_size)]
+    pub session_memory: u64,
+    /// Entries (files, directories, links) one transfer may announce.
+    #[arg(long, value_name = "N", default_value_t = SessionLimits::default().entries)]
+    pub max_entries: u64,
+    /// Apply setuid, setgid and sticky bits as senders send them. Off, they
+    /// are dropped and the umask applies. Only for trusted senders: as root,
+    /// a sender could otherwise plant a setuid-root program.
+    #[arg(long)]
+    pub keep_special_bits: bool,
+}
+
+impl ReceiverArgs {
+    pub fn limits(&self) -> SessionLimits {
+        SessionLimits {
+            entries: self.max_entries,
+            memory: self.session_memory,
+        }
+    }
+
+    /// Applies these settings to a transfer policy.
+    pub fn apply(&self, policy: &mut TransferPolicy) {
+        policy.keep_special_bits = self.keep_special_bits;
+        policy.limits = self.limits();
+    }
+}
 
 #[derive(Args)]
 #[command(
@@ -26,24 +61,46 @@ pub struct ServeArgs {
     /// Accept transfers (`linerate send SRC HOST:/DEST`) into DEST under this directory.
     #[arg(long, value_name = "DIR")]
     pub root: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub receiver: ReceiverArgs,
+    /// How long what a cut-short transfer left under --root (partial files,
+    /// journals, new directories) waits for a rerun to resume it before it
+    /// is removed (with ms/s/m/h).
+    #[arg(long, value_name = "TIME", default_value = "24h", value_parser = units::parse_duration_ms)]
+    pub partial_ttl: u64,
+    /// Sessions served at once.
+    #[arg(long, value_name = "N", default_value_t = ServerLimits::default().sessions)]
+    pub max_sessions: u64,
+    /// Data connections of all sessions at once.
+    #[arg(long, value_name = "N", default_value_t = ServerLimits::default().streams)]
+    pub max_streams: u64,
+    /// Memory for control messages still arriving, all sessions together.
+    #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = units::parse_size)]
+    pub frame_memory: u64,
 }
 
 pub const DEFAULT_PORT: u16 = 5201;
 
 pub fn run(a: ServeArgs) -> anyhow::Result<()> {
     let log: linerate_engine::server::Logger = Arc::new(|line| eprintln!("{} {line}", timestamp()));
-    let server =
-        Server::bind(SocketAddr::new(a.bind, a.port), log).context("cannot start the server")?;
+    let limits = ServerLimits {
+        sessions: a.max_sessions,
+        streams: a.max_streams,
+        frame_bytes: a.frame_memory,
+        session: a.receiver.limits(),
+    };
+    let server = Server::bind(SocketAddr::new(a.bind, a.port), log)
+        .context("cannot start the server")?
+        .with_limits(limits);
     let server = match &a.root {
         Some(root) => {
             if !root.is_dir() {
                 anyhow::bail!("--root {}: not a directory", root.display());
             }
-            server.with_transfers(TransferPolicy {
-                root: root.clone(),
-                token: None,
-                session: None,
-            })
+            let mut policy = TransferPolicy::new(root.clone());
+            a.receiver.apply(&mut policy);
+            policy.partial_ttl = Some(std::time::Duration::from_millis(a.partial_ttl));
+            server.with_transfers(policy)
         }
         None => server,
     };

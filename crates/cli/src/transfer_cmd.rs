@@ -402,6 +402,8 @@ pub struct RecvArgs {
     /// background whose sender never came would otherwise hold its port for ever.
     #[arg(long, value_name = "TIME", default_value = "10m", value_parser = units::parse_duration_ms)]
     pub wait: u64,
+    #[command(flatten)]
+    pub receiver: crate::serve_cmd::ReceiverArgs,
 }
 
 pub fn run_recv(a: RecvArgs) -> anyhow::Result<()> {
@@ -424,11 +426,17 @@ pub fn run_recv(a: RecvArgs) -> anyhow::Result<()> {
             a.bind.to_string()
         }
     });
-    let mut server = server.with_transfers(TransferPolicy {
-        root: a.dir.clone(),
-        token: Some(token.clone()),
-        session: Some(session),
-    });
+    let mut policy = TransferPolicy::new(a.dir.clone());
+    policy.token = Some(token.clone());
+    policy.session = Some(session);
+    // The rerun that resumes is the user's: nothing is removed behind it.
+    policy.partial_ttl = None;
+    a.receiver.apply(&mut policy);
+    let limits = linerate_engine::limits::ServerLimits {
+        session: a.receiver.limits(),
+        ..Default::default()
+    };
+    let mut server = server.with_limits(limits).with_transfers(policy);
     if a.wait > 0 {
         server = server.first_session_within(Duration::from_millis(a.wait));
     }

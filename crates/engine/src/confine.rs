@@ -95,6 +95,11 @@ impl DestRoot {
         })
     }
 
+    /// The open root directory.
+    pub fn fd(&self) -> &OwnedFd {
+        &self.dir
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

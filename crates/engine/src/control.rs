@@ -3,15 +3,33 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use linerate_wire::{FrameDecoder, HELLO_LEN, Hello, Message, WireError};
 
 use crate::error::{EngineError, Result};
+use crate::limits::Budget;
 
 pub struct Control {
     pub stream: TcpStream,
     decoder: FrameDecoder,
+    /// Server-wide bytes of frames not yet complete, and what this
+    /// connection holds of them.
+    frames: Option<FrameHold>,
+}
+
+/// What one connection holds of the server's frame budget; given back
+/// when the connection goes.
+struct FrameHold {
+    budget: Arc<Budget>,
+    held: u64,
+}
+
+impl Drop for FrameHold {
+    fn drop(&mut self) {
+        self.budget.release(self.held);
+    }
 }
 
 impl Control {
@@ -19,7 +37,32 @@ impl Control {
         Control {
             stream,
             decoder: FrameDecoder::new(),
+            frames: None,
         }
+    }
+
+    /// Counts the bytes of incomplete frames against `budget`, shared by
+    /// every connection of a server.
+    pub fn with_frame_budget(mut self, budget: Arc<Budget>) -> Self {
+        self.frames = Some(FrameHold { budget, held: 0 });
+        self
+    }
+
+    /// Brings the budget in line with what the decoder holds now.
+    fn account(&mut self) -> Result<()> {
+        let Some(f) = self.frames.as_mut() else {
+            return Ok(());
+        };
+        let now = self.decoder.buffered() as u64;
+        if now > f.held {
+            f.budget
+                .charge(now - f.held)
+                .map_err(|e| EngineError::Failed(format!("server busy: {e}")))?;
+        } else {
+            f.budget.release(f.held - now);
+        }
+        f.held = now;
+        Ok(())
     }
 
     pub fn send(&mut self, msg: &Message) -> Result<()> {
@@ -34,6 +77,7 @@ impl Control {
         let mut buf = [0u8; 64 << 10];
         loop {
             if let Some(frame) = self.decoder.next_frame()? {
+                self.account()?;
                 return Ok(Message::from_frame(&frame)?);
             }
             let left = deadline.saturating_duration_since(Instant::now());
@@ -50,7 +94,10 @@ impl Control {
                         "while waiting for {waiting_for}"
                     )));
                 }
-                Ok(n) => self.decoder.push(&buf[..n]),
+                Ok(n) => {
+                    self.decoder.push(&buf[..n]);
+                    self.account()?;
+                }
                 Err(e) if is_timeout(&e) => {
                     return Err(EngineError::Timeout(format!("waiting for {waiting_for}")));
                 }

@@ -11,6 +11,7 @@ pub mod confine;
 mod control;
 mod document;
 mod error;
+pub mod limits;
 pub mod server;
 mod side;
 pub mod sockopt;

@@ -17,6 +17,7 @@ use linerate_wire::{
 
 use crate::control::{Control, read_hello};
 use crate::error::{EngineError, Result};
+use crate::limits::{Budget, Held, ServerLimits};
 use crate::side::{self, SideConfig, StreamSocket};
 use crate::sockopt::{self, StreamOptions};
 use crate::transfer::{self, receive::TransferPolicy};
@@ -33,12 +34,40 @@ pub type Logger = Arc<dyn Fn(String) + Send + Sync>;
 struct Slot {
     connections: u16,
     options: StreamOptions,
-    tx: Sender<StreamSocket>,
+    /// None once every data connection has arrived: the id stays taken
+    /// until the session ends, and takes no more connections.
+    tx: Option<Sender<StreamSocket>>,
 }
 
-#[derive(Default)]
 struct Registry {
     sessions: Mutex<HashMap<SessionId, Slot>>,
+    /// Sessions past their handshake.
+    active: Budget,
+    /// Data connections of every session.
+    streams: Budget,
+    /// Bytes buffered for control frames not yet complete.
+    frames: Arc<Budget>,
+}
+
+impl Registry {
+    fn new(limits: &ServerLimits) -> Registry {
+        Registry {
+            sessions: Mutex::default(),
+            active: Budget::new(limits.sessions, "sessions at once", "--max-sessions", false),
+            streams: Budget::new(
+                limits.streams,
+                "data connections at once",
+                "--max-streams",
+                false,
+            ),
+            frames: Arc::new(Budget::new(
+                limits.frame_bytes,
+                "control frames being received",
+                "--frame-memory",
+                true,
+            )),
+        }
+    }
 }
 
 impl Registry {
@@ -64,6 +93,7 @@ impl Drop for Registered<'_> {
 pub struct Server {
     listener: TcpListener,
     registry: Arc<Registry>,
+    limits: ServerLimits,
     pending: Arc<AtomicUsize>,
     log: Logger,
     transfers: Option<Arc<TransferPolicy>>,
@@ -78,8 +108,16 @@ type Outcome = std::result::Result<String, String>;
 
 impl Server {
     /// Accepts transfer sessions under the policy's root.
-    pub fn with_transfers(mut self, policy: TransferPolicy) -> Server {
+    pub fn with_transfers(mut self, mut policy: TransferPolicy) -> Server {
+        policy.limits = self.limits.session;
         self.transfers = Some(Arc::new(policy));
+        self
+    }
+
+    /// Replaces the default limits (set before `with_transfers`).
+    pub fn with_limits(mut self, limits: ServerLimits) -> Server {
+        self.registry = Arc::new(Registry::new(&limits));
+        self.limits = limits;
         self
     }
 
@@ -108,9 +146,11 @@ impl Server {
             .map_err(|e| EngineError::io(format!("binding {addr}"), e))?;
         sock.listen(1024)
             .map_err(|e| EngineError::io(format!("listening on {addr}"), e))?;
+        let limits = ServerLimits::default();
         Ok(Server {
             listener: sock.into(),
-            registry: Arc::default(),
+            registry: Arc::new(Registry::new(&limits)),
+            limits,
             pending: Arc::default(),
             log,
             transfers: None,
@@ -144,6 +184,14 @@ impl Server {
             }
             if once && let Some(outcome) = lock(&finished).take() {
                 return outcome.map(drop).map_err(EngineError::Failed);
+            }
+            if let Some(p) = &self.transfers {
+                let removed = p.sweep();
+                if removed > 0 {
+                    (self.log)(format!(
+                        "removed {removed} staging file(s) of cut-short transfers not resumed in time"
+                    ));
+                }
             }
             let mut fds = [PollFd::new(&self.listener, PollFlags::IN)];
             let tick = Timespec {
@@ -274,6 +322,11 @@ fn attach_data(mut conn: TcpStream, hello: &Hello, reg: &Registry) -> Result<()>
         refuse(&mut conn, RefusalCode::UnknownSession, "no such session");
         return Err(EngineError::Failed("unknown session".into()));
     };
+    let Some(tx) = tx else {
+        let msg = "the session has all its data connections";
+        refuse(&mut conn, RefusalCode::Busy, msg);
+        return Err(EngineError::Failed(msg.into()));
+    };
     if hello.stream_index >= connections {
         let msg = format!(
             "stream index {} out of range (session has {connections})",
@@ -291,18 +344,22 @@ fn attach_data(mut conn: TcpStream, hello: &Hello, reg: &Registry) -> Result<()>
         return Err(EngineError::io("applying socket options", e));
     }
     sockopt::set_idle_timeouts(&conn).map_err(|e| EngineError::io("setting socket timeouts", e))?;
-    let mut ctl = Control::new(conn);
-    ctl.send(&Message::Ready(Ready {}))?;
+    {
+        use std::io::Write;
+        conn.write_all(&Message::Ready(Ready {}).encode())
+            .map_err(|e| EngineError::io("sending ready", e))?;
+    }
     tx.send(StreamSocket {
         index: hello.stream_index,
-        stream: ctl.stream,
+        stream: conn,
     })
     .map_err(|_| EngineError::Failed("session ended before its data connection arrived".into()))
 }
 
 /// A session's place in the registry, where its data connections arrive.
 pub(crate) struct Registration<'a> {
-    _registered: Registered<'a>,
+    registered: Registered<'a>,
+    _streams: Held<'a>,
     connections: u16,
     rx: mpsc::Receiver<StreamSocket>,
 }
@@ -314,6 +371,8 @@ impl<'a> Registration<'a> {
         connections: u16,
         options: StreamOptions,
     ) -> Result<Registration<'a>> {
+        let held = Held::take(&reg.streams, u64::from(connections))
+            .map_err(|e| EngineError::Failed(format!("server busy: {e}")))?;
         let (tx, rx) = mpsc::channel();
         let inserted = reg.with(|m| {
             if m.contains_key(&id) {
@@ -324,7 +383,7 @@ impl<'a> Registration<'a> {
                 Slot {
                     connections,
                     options,
-                    tx,
+                    tx: Some(tx),
                 },
             );
             true
@@ -333,14 +392,23 @@ impl<'a> Registration<'a> {
             return Err(EngineError::Failed("session id already in use".into()));
         }
         Ok(Registration {
-            _registered: Registered { reg, id },
+            registered: Registered { reg, id },
+            _streams: held,
             connections,
             rx,
         })
     }
 
-    /// Waits for every data connection, sorted by stream index.
-    pub(crate) fn collect(self) -> Result<Vec<StreamSocket>> {
+    /// Waits for every data connection, sorted by stream index; the
+    /// session then takes no more, but keeps its id until it ends.
+    pub(crate) fn collect(&mut self) -> Result<Vec<StreamSocket>> {
+        let got = self.wait_for_streams();
+        let Registered { reg, id } = &self.registered;
+        reg.with(|m| m.get_mut(id).map(|s| s.tx = None));
+        got
+    }
+
+    fn wait_for_streams(&mut self) -> Result<Vec<StreamSocket>> {
         let connections = self.connections;
         let mut sockets: Vec<StreamSocket> = Vec::with_capacity(connections as usize);
         let deadline = Instant::now() + STEP_TIMEOUT;
@@ -381,8 +449,12 @@ fn control_session(
     // delayed ACK, 40 ms on Linux, on every transfer.
     conn.set_nodelay(true)
         .map_err(|e| EngineError::io("TCP_NODELAY", e))?;
-    let mut ctl = Control::new(conn);
+    let mut ctl = Control::new(conn).with_frame_budget(Arc::clone(&reg.frames));
     let refusal = match (hello.kind, transfers) {
+        (SessionKind::Bench, Some(p)) if p.is_one_shot() => Some((
+            RefusalCode::InvalidParameters,
+            "this receiver takes one transfer and nothing else".to_string(),
+        )),
         (SessionKind::Bench, _) => None,
         (SessionKind::Transfer, None) => Some((
             RefusalCode::InvalidParameters,
@@ -401,13 +473,16 @@ fn control_session(
         refuse(&mut ctl.stream, code, &msg);
         return Err(EngineError::Failed(msg));
     }
+    let _active = Held::take(&reg.active, 1).map_err(|e| {
+        let msg = format!("server busy: {e}");
+        refuse(&mut ctl.stream, RefusalCode::Busy, &msg);
+        EngineError::Failed(msg)
+    })?;
     ctl.send(&Message::Accept(Accept {
         server_version: env!("CARGO_PKG_VERSION").to_string(),
         capabilities: CAPABILITIES.0,
         host: linerate_probe::host::collect(),
     }))?;
-    *accepted = true;
-    any_started.store(true, Relaxed);
     if let (SessionKind::Transfer, Some(policy)) = (hello.kind, transfers) {
         let open = |req: &TransferRequest| {
             Registration::new(
@@ -419,9 +494,18 @@ fn control_session(
         };
         // Whatever ended the session, the sender hears why (a second refusal
         // after one already sent is harmless: the first is read).
-        return transfer::receive::session(&mut ctl, policy, &open)
+        let admitted = std::cell::Cell::new(false);
+        let admit = || {
+            admitted.set(true);
+            any_started.store(true, Relaxed);
+        };
+        let ended = transfer::receive::session(&mut ctl, policy, &open, &admit)
             .inspect_err(|e| refuse(&mut ctl.stream, RefusalCode::Malformed, &e.to_string()));
+        *accepted = admitted.get();
+        return ended;
     }
+    *accepted = true;
+    any_started.store(true, Relaxed);
     let params = match ctl.recv(STEP_TIMEOUT, "the bench request") {
         Ok(Message::BenchRequest(p)) => p,
         Ok(other) => {
@@ -434,7 +518,7 @@ fn control_session(
             return Err(e);
         }
     };
-    let streams = Registration::new(
+    let mut streams = Registration::new(
         reg,
         hello.session,
         params.connections(),

@@ -104,6 +104,7 @@ pub fn send(sock: &TcpStream, plan: &SendPlan, live: &Live, abort: &AtomicBool) 
         if len == 0 || abort.load(Relaxed) || past_deadline(now) {
             break;
         }
+        let began = now;
         let r = if plan.zerocopy {
             writes = writes.wrapping_add(1);
             if writes.is_multiple_of(ZEROCOPY_DRAIN_EVERY) {
@@ -121,6 +122,13 @@ pub fn send(sock: &TcpStream, plan: &SendPlan, live: &Live, abort: &AtomicBool) 
         };
         now = Instant::now();
         match r {
+            // A stopped receiver's zero window still lets a few bytes out
+            // now and then, so a send timeout can come back as a short
+            // write: one that waited the whole timeout is a stall.
+            Ok(_) if now.duration_since(began) >= sockopt::IDLE_TIMEOUT => {
+                error = Some("the receiver stopped reading (send timed out)".to_string());
+                break;
+            }
             Ok(n) => {
                 sent += n as u64;
                 last = now;

@@ -7,6 +7,9 @@ pub const FRAME_HEADER_LEN: usize = 5;
 /// many-stream run; small enough that a hostile length cannot exhaust memory.
 pub const MAX_FRAME_LEN: u32 = 32 << 20;
 
+/// Room kept for the next frame once the buffer is empty.
+const SHRINK_ABOVE: usize = 1 << 20;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FrameType {
     Accept = 1,
@@ -80,6 +83,12 @@ impl FrameDecoder {
         self.buf.extend_from_slice(bytes);
     }
 
+    /// Bytes of memory held for frames, or parts of them, not taken out
+    /// yet (the buffer's capacity: what a budget must count).
+    pub fn buffered(&self) -> usize {
+        self.buf.capacity()
+    }
+
     /// How many more bytes the next frame needs at least (0 when one is ready).
     pub fn wanted(&self) -> Result<usize, WireError> {
         if self.buf.len() < FRAME_HEADER_LEN {
@@ -101,6 +110,10 @@ impl FrameDecoder {
         }
         let payload = self.buf[FRAME_HEADER_LEN..end].to_vec();
         self.buf.drain(..end);
+        if self.buf.is_empty() && self.buf.capacity() > SHRINK_ABOVE {
+            // A large frame's room is not kept for the connection's life.
+            self.buf = Vec::new();
+        }
         Ok(Some(Frame { kind, payload }))
     }
 }

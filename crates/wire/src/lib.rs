@@ -30,6 +30,6 @@ pub use message::{
 pub use record::{BLOCK_TRAILER_LEN, RECORD_HEADER_LEN, Record};
 pub use transfer::{
     DIRECT_ALIGN, Digests, ENTRIES_PER_FRAME, Entries, Entry, EntryKind, MAX_BLOCK_LEN,
-    MAX_ENTRIES, MIN_BLOCK_LEN, Need, NeedEnd, NeedFile, TOKEN_LEN, TransferRequest,
+    MAX_ENTRIES, MAX_FILE_SIZE, MIN_BLOCK_LEN, Need, NeedEnd, NeedFile, TOKEN_LEN, TransferRequest,
     TransferTotals,
 };

@@ -23,6 +23,10 @@ pub const MAX_BLOCK_LEN: u32 = 64 << 20;
 /// Entries per manifest frame: keeps frames far below the frame cap even
 /// with the longest paths.
 pub const ENTRIES_PER_FRAME: usize = 2048;
+/// Largest file a transfer may announce: 1 PiB. A receiver's bookkeeping
+/// grows with the blocks that arrive, not with this size, and a dense file
+/// is further held to the destination's free space.
+pub const MAX_FILE_SIZE: u64 = 1 << 50;
 /// Most entries (files, directories, links) one transfer may announce.
 pub const MAX_ENTRIES: u32 = 50_000_000;
 /// Offsets and lengths of direct (O_DIRECT) I/O are multiples of this.
@@ -150,6 +154,12 @@ impl Entries {
                 return Err(WireError::InvalidField {
                     field: "path",
                     reason: "must be 1 to 4096 bytes without NUL".into(),
+                });
+            }
+            if e.size() > MAX_FILE_SIZE {
+                return Err(WireError::InvalidField {
+                    field: "size",
+                    reason: format!("{} is over the largest file, {MAX_FILE_SIZE}", e.size()),
                 });
             }
             if let EntryKind::Symlink { target } = &e.kind

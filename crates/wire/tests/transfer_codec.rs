@@ -2,8 +2,8 @@
 //! round-trip, and hostile records are refused without a panic.
 
 use linerate_wire::{
-    BLOCK_TRAILER_LEN, Entries, Entry, EntryKind, MAX_BLOCK_LEN, Message, Need, NeedFile,
-    RECORD_HEADER_LEN, Record, TransferRequest,
+    BLOCK_TRAILER_LEN, Entries, Entry, EntryKind, MAX_BLOCK_LEN, MAX_FILE_SIZE, Message, Need,
+    NeedFile, RECORD_HEADER_LEN, Record, TransferRequest,
 };
 use proptest::prelude::*;
 
@@ -24,7 +24,7 @@ fn entry() -> impl Strategy<Value = Entry> {
         any::<i64>(),
         prop_oneof![
             Just(EntryKind::Dir),
-            (any::<u64>(), any::<bool>())
+            (0..=MAX_FILE_SIZE, any::<bool>())
                 .prop_map(|(size, sparse)| EntryKind::File { size, sparse }),
             "[a-z/.]{1,30}".prop_map(|target| EntryKind::Symlink { target }),
         ],
@@ -60,6 +60,14 @@ proptest! {
         prop_assert_eq!(Message::from_frame(&m.to_frame()).unwrap(), m);
         let need = Message::Need(Need { files: vec![NeedFile { id: 3, ranges: ranges.iter().map(|&(a, n)| [a, a + n]).collect() }] });
         prop_assert_eq!(Message::from_frame(&need.to_frame()).unwrap(), need);
+    }
+
+    #[test]
+    fn a_file_over_the_largest_size_is_refused(size in (MAX_FILE_SIZE + 1)..=u64::MAX) {
+        let e = Entry { path: "f".into(), mode: 0o644, mtime_ns: 0, kind: EntryKind::File { size, sparse: true } };
+        let m = Message::Entries(Entries { entries: vec![e] });
+        let err = Message::from_frame(&m.to_frame()).unwrap_err();
+        prop_assert!(err.to_string().contains("size"), "{}", err);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! test starts is killed by PID when its guard drops, also when the test fails.
 #![allow(dead_code)]
 
+pub mod crafted;
 pub mod tree;
 
 use std::io::{BufRead, BufReader};

@@ -65,7 +65,15 @@ impl SmallBatch {
     /// Appends exactly `size` bytes read from `path`. One read of `size + 1`
     /// usually does: a short read of a regular file means its end, and a
     /// longer one that the file grew since it was announced.
-    pub fn read_file(&mut self, path: &Path, size: u64, evict: bool) -> io::Result<()> {
+    /// Appends the contents of `path`, which must still be `size` bytes
+    /// and, when given, carry the modification time it was listed with.
+    pub fn read_file(
+        &mut self,
+        path: &Path,
+        size: u64,
+        listed_mtime_ns: Option<i64>,
+        evict: bool,
+    ) -> io::Result<()> {
         let file = self.open(path)?;
         let want = usize::try_from(size).map_err(io::Error::other)?;
         let room = self.room(want.saturating_add(1));
@@ -85,6 +93,11 @@ impl SmallBatch {
         }
         if got != want {
             return Err(io::Error::other("size changed while being sent"));
+        }
+        if let Some(mtime) = listed_mtime_ns
+            && let Some(why) = super::source::changed_since_listed(&file, size, mtime)
+        {
+            return Err(io::Error::other(why));
         }
         if evict {
             direct::evict(&file, 0, size);
@@ -181,7 +194,8 @@ mod tests {
         for (id, p, n) in [(1, "a/x", 5), (2, "a/y", 6), (3, "b/z", 5)] {
             let m = b.begin(id, n);
             // The second file as with checksums off: its trailer says whole.
-            b.read_file(&dir.path().join(p), n.into(), false).unwrap();
+            b.read_file(&dir.path().join(p), n.into(), None, false)
+                .unwrap();
             b.finish(m, id != 2);
         }
         let mut rest = b.frame();
@@ -214,15 +228,18 @@ mod tests {
         std::fs::write(&p, "grown since").unwrap();
         let mut b = SmallBatch::default();
         let m = b.begin(1, 4);
-        let e = b.read_file(&p, 4, false).unwrap_err();
+        let e = b.read_file(&p, 4, None, false).unwrap_err();
         assert!(e.to_string().contains("size changed"), "{e}");
         b.abandon(m);
         let m = b.begin(2, 40);
-        let e = b.read_file(&p, 40, false).unwrap_err();
+        let e = b.read_file(&p, 40, None, false).unwrap_err();
         assert!(e.to_string().contains("size changed"), "{e}");
         b.abandon(m);
         let m = b.begin(3, 1);
-        assert!(b.read_file(&dir.path().join("gone"), 1, false).is_err());
+        assert!(
+            b.read_file(&dir.path().join("gone"), 1, None, false)
+                .is_err()
+        );
         b.abandon(m);
         assert!(b.frame().is_empty());
     }
@@ -231,7 +248,7 @@ mod tests {
     fn a_bare_file_name_opens_in_the_working_directory() {
         let mut b = SmallBatch::default();
         let e = b
-            .read_file(Path::new("no-such-file-here"), 1, false)
+            .read_file(Path::new("no-such-file-here"), 1, None, false)
             .unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::NotFound);
     }

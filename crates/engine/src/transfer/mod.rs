@@ -4,13 +4,15 @@
 //! file into place once all of it has arrived.
 
 mod batch;
+pub mod claims;
 mod direct;
 mod grid;
 mod queue;
 mod reader;
 pub mod receive;
 pub mod send;
-mod sink;
+#[doc(hidden)]
+pub mod sink;
 pub mod source;
 mod url;
 

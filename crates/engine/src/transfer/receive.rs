@@ -5,9 +5,9 @@
 
 use std::net::{Shutdown, TcpStream};
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use linerate_result::Side;
@@ -16,8 +16,12 @@ use linerate_wire::{
     RECORD_HEADER_LEN, Record, Refusal, RefusalCode, SessionId, TransferRequest,
 };
 
+use super::claims::{ClaimSet, Claims};
+use super::sink::{Leftovers, SinkError, SinkOptions};
+use crate::limits::{SessionLimits, return_free_memory};
+
 use super::direct::{AlignedBuf, CachePolicy};
-use super::grid::{BlockCheck, PIECE, block_span};
+use super::grid::{BlockCheck, PIECE};
 use super::reader::RecordReader;
 use super::sink::{Accepted, Sink};
 use super::url::Token;
@@ -32,14 +36,58 @@ use crate::stream::{Live, Outcome, ThreadClock};
 const STEP_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What a server accepts transfers into.
-#[derive(Debug, Clone)]
 pub struct TransferPolicy {
     pub root: PathBuf,
     /// Required from the sender when set (the one-shot receiver's secret).
     pub token: Option<Token>,
-    /// Only this session id is served when set (the one-shot receiver).
+    /// Only this session id is served when set (the one-shot receiver),
+    /// and only one session with it.
     pub session: Option<SessionId>,
+    /// Apply setuid, setgid and sticky bits from senders.
+    pub keep_special_bits: bool,
+    pub limits: SessionLimits,
+    /// How long what a cut-short transfer left waits for a rerun before
+    /// the server removes it; None keeps it (a one-shot receiver's
+    /// process ends, and the rerun is the user's).
+    pub partial_ttl: Option<Duration>,
+    pub(crate) claims: Arc<Claims>,
+    pub(crate) leftovers: Leftovers,
+    /// The one-shot receiver's transfer has begun.
+    taken: AtomicBool,
 }
+
+impl TransferPolicy {
+    /// A daemon's policy for `root`, with the default limits.
+    pub fn new(root: PathBuf) -> TransferPolicy {
+        TransferPolicy {
+            root,
+            token: None,
+            session: None,
+            keep_special_bits: false,
+            limits: SessionLimits::default(),
+            partial_ttl: Some(DEFAULT_PARTIAL_TTL),
+            claims: Arc::default(),
+            leftovers: Leftovers::default(),
+            taken: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether this policy serves one session and nothing else.
+    pub fn is_one_shot(&self) -> bool {
+        self.session.is_some()
+    }
+
+    /// Removes leftovers whose time has come; how many names went.
+    pub(crate) fn sweep(&self) -> usize {
+        if self.leftovers.is_empty() {
+            return 0;
+        }
+        self.leftovers.sweep(Instant::now(), &self.claims)
+    }
+}
+
+/// How long a daemon keeps what a cut-short transfer left for a rerun.
+pub const DEFAULT_PARTIAL_TTL: Duration = Duration::from_secs(24 * 3600);
 
 /// Registers a session's data connections, to be collected once the
 /// manifest has been answered.
@@ -48,14 +96,21 @@ pub(crate) type StreamGate<'a> = dyn Fn(&TransferRequest) -> Result<Registration
 enum Event {
     RoundEnd(u16),
     Closed(u16),
-    Fatal(String),
+    /// The session cannot go on; `resumable` when what arrived is worth
+    /// keeping for a rerun (a disk error, not a peer breaking the rules).
+    Fatal {
+        message: String,
+        resumable: bool,
+    },
 }
 
-/// Runs one transfer session on an accepted control connection.
+/// Runs one transfer session on an accepted control connection; calls
+/// `admit` once the sender has shown its right to send (the token).
 pub(crate) fn session(
     ctl: &mut Control,
     policy: &TransferPolicy,
     gate: &StreamGate<'_>,
+    admit: &dyn Fn(),
 ) -> Result<String> {
     let req = match ctl.recv(STEP_TIMEOUT, "the transfer request")? {
         Message::TransferRequest(r) => r,
@@ -76,6 +131,14 @@ pub(crate) fn session(
             "wrong or missing token".into(),
         ));
     }
+    if policy.is_one_shot() && policy.taken.swap(true, Relaxed) {
+        return Err(refuse(
+            ctl,
+            RefusalCode::Busy,
+            "this receiver is busy with its one transfer".into(),
+        ));
+    }
+    admit();
     let dest = DestRoot::open(&policy.root)
         .and_then(|r| r.subdir(&req.dest))
         .map_err(|e| {
@@ -85,7 +148,7 @@ pub(crate) fn session(
                 format!("destination: {e}"),
             )
         })?;
-    let streams = gate(&req).map_err(|e| refuse(ctl, RefusalCode::Busy, e.to_string()))?;
+    let mut streams = gate(&req).map_err(|e| refuse(ctl, RefusalCode::Busy, e.to_string()))?;
     ctl.send(&Message::Ready(linerate_wire::Ready {}))?;
     let sockets = streams.collect()?;
     ctl.expect_start(STEP_TIMEOUT)?;
@@ -94,7 +157,40 @@ pub(crate) fn session(
         direct: req.direct,
         evict: req.evict,
     };
-    let sink = Sink::new(root, req.block_len, req.overwrite, cache);
+    let sink = Sink::new(
+        root,
+        SinkOptions {
+            block_len: req.block_len,
+            overwrite: req.overwrite,
+            cache,
+            keep_special_bits: policy.keep_special_bits,
+            limits: policy.limits,
+            claims: Some(ClaimSet::new(Arc::clone(&policy.claims), &req.dest)),
+        },
+    );
+    let resumable = AtomicBool::new(true);
+    let result = run_sink(ctl, &req, &sink, &sockets, &resumable);
+    if result.is_err() {
+        let left = sink.abandon(resumable.load(Relaxed));
+        if let Some(ttl) = policy.partial_ttl {
+            policy.leftovers.keep(Instant::now() + ttl, left);
+        }
+    }
+    drop(sink);
+    drop(streams);
+    return_free_memory();
+    result
+}
+
+/// Moves the data of an admitted session into `sink`, from the manifest to
+/// the report; clears `resumable` if the sender broke a rule.
+fn run_sink(
+    ctl: &mut Control,
+    req: &TransferRequest,
+    sink: &Sink,
+    sockets: &[StreamSocket],
+    resumable: &AtomicBool,
+) -> Result<String> {
     let controls: Vec<TcpStream> = sockets
         .iter()
         .filter_map(|s| s.stream.try_clone().ok())
@@ -104,20 +200,30 @@ pub(crate) fn session(
     let abort = AtomicBool::new(false);
     // The size is not known yet; the sender's end of stream ends each stream.
     let cfg = SideConfig {
-        params: super::send::side_params(&req, 1),
+        params: super::send::side_params(req, 1),
         is_client: false,
     };
     let t0 = Instant::now();
-    let sink = &sink;
+    // A stream that fails while the manifest still arrives wakes the
+    // control loop, which is waiting on the sender, by closing its read side.
+    let wake = ctl
+        .stream
+        .try_clone()
+        .map_err(|e| EngineError::io("sharing the control connection", e))?;
     let worker = |s: &StreamSocket, live: &Live| {
         let tx = lock(&tx).clone();
-        receive_stream(s, sink, &req, live, &tx)
+        let failed = receive_stream(s, sink, req, live, &tx);
+        if failed.error.is_some() && !abort.load(Relaxed) {
+            let _ = wake.shutdown(Shutdown::Read);
+        }
+        failed
     };
     let (report, outcome) = std::thread::scope(|scope| {
         let streams =
-            scope.spawn(|| side::run_with(&cfg, &sockets, t0, &abort, &mut |_| {}, &worker));
-        let outcome = listing(ctl, sink, req.block_len)
-            .and_then(|()| rounds(ctl, sink, &req, &rx, sockets.len()));
+            scope.spawn(|| side::run_with(&cfg, sockets, t0, &abort, &mut |_| {}, &worker));
+        let outcome = listing(ctl, sink, req.block_len, resumable)
+            .map_err(|e| stream_failure(ctl, &rx, resumable).unwrap_or(e))
+            .and_then(|()| rounds(ctl, sink, req, &rx, sockets.len(), resumable));
         if outcome.is_err() {
             abort.store(true, Relaxed);
             for s in &controls {
@@ -128,8 +234,12 @@ pub(crate) fn session(
     });
     let report = report.map_err(|_| EngineError::Failed("stream threads panicked".into()))?;
     outcome?;
-    sink.finish_dirs()
-        .map_err(|e| refuse(ctl, RefusalCode::Internal, e.to_string()))?;
+    sink.finish_dirs().map_err(|e| {
+        if e.is_refusal() {
+            resumable.store(false, Relaxed);
+        }
+        refuse(ctl, RefusalCode::Internal, e.to_string())
+    })?;
     if req.verify {
         let digests = sink
             .digests()
@@ -155,27 +265,32 @@ pub(crate) fn session(
 /// Takes the manifest frame by frame, answering each with what it misses,
 /// while the streams already carry what was asked for; ends the first
 /// pass's list once the manifest is complete.
-fn listing(ctl: &mut Control, sink: &Sink, block_len: u32) -> Result<()> {
+fn listing(ctl: &mut Control, sink: &Sink, block_len: u32, resumable: &AtomicBool) -> Result<()> {
     let (mut blocks, mut bytes) = (0u64, 0u64);
     loop {
         match ctl.recv(STEP_TIMEOUT, "the manifest")? {
             Message::Entries(batch) => {
                 if sink.len() + batch.entries.len() > MAX_ENTRIES as usize {
+                    resumable.store(false, Relaxed);
                     return Err(refuse(
                         ctl,
                         RefusalCode::InvalidParameters,
                         "too many entries".into(),
                     ));
                 }
-                let need = sink
-                    .add(batch.entries)
-                    .map_err(|e| refuse(ctl, RefusalCode::InvalidParameters, e.to_string()))?;
+                let need = sink.add(batch.entries).map_err(|e: SinkError| {
+                    if e.is_refusal() {
+                        resumable.store(false, Relaxed);
+                    }
+                    refuse(ctl, RefusalCode::InvalidParameters, e.to_string())
+                })?;
                 let (b, n) = tally(sink, &need, block_len);
                 (blocks, bytes) = (blocks + b, bytes + n);
                 send_files(ctl, &need)?;
             }
             Message::EntriesEnd => break,
             other => {
+                resumable.store(false, Relaxed);
                 return Err(refuse(
                     ctl,
                     RefusalCode::Malformed,
@@ -191,6 +306,27 @@ fn listing(ctl: &mut Control, sink: &Sink, block_len: u32) -> Result<()> {
     }))
 }
 
+/// The refusal a failed stream asked for, if one did: sent to the sender
+/// in place of the control loop's own error.
+fn stream_failure(
+    ctl: &mut Control,
+    rx: &mpsc::Receiver<Event>,
+    resumable: &AtomicBool,
+) -> Option<EngineError> {
+    rx.try_iter().find_map(|e| match e {
+        Event::Fatal {
+            message,
+            resumable: keep,
+        } => {
+            if !keep {
+                resumable.store(false, Relaxed);
+            }
+            Some(refuse(ctl, RefusalCode::Internal, message))
+        }
+        _ => None,
+    })
+}
+
 /// Passes over the data until nothing is missing; Ok once the sender has
 /// been told so and has finished.
 fn rounds(
@@ -199,6 +335,7 @@ fn rounds(
     req: &TransferRequest,
     rx: &mpsc::Receiver<Event>,
     streams: usize,
+    resumable: &AtomicBool,
 ) -> Result<()> {
     let mut alive = vec![true; streams];
     let mut round = 0u32;
@@ -208,7 +345,15 @@ fn rounds(
             match rx.recv_timeout(Duration::from_secs(1)) {
                 Ok(Event::RoundEnd(i)) => ended[usize::from(i)] = true,
                 Ok(Event::Closed(i)) => alive[usize::from(i)] = false,
-                Ok(Event::Fatal(msg)) => return Err(refuse(ctl, RefusalCode::Internal, msg)),
+                Ok(Event::Fatal {
+                    message,
+                    resumable: keep,
+                }) => {
+                    if !keep {
+                        resumable.store(false, Relaxed);
+                    }
+                    return Err(refuse(ctl, RefusalCode::Internal, message));
+                }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,
             }
@@ -258,11 +403,12 @@ fn tally(sink: &Sink, need: &[NeedFile], block_len: u32) -> (u64, u64) {
     for f in need {
         let size = sink.size(f.id);
         for &[a, b] in &f.ranges {
-            blocks += b - a;
-            bytes += (a..b)
-                .filter_map(|i| block_span(size, block_len, i))
-                .map(|(_, l)| u64::from(l))
-                .sum::<u64>();
+            blocks += b.saturating_sub(a);
+            // In constant time: a range may span billions of blocks.
+            let bl = u64::from(block_len);
+            let start = a.saturating_mul(bl).min(size);
+            let end = b.saturating_mul(bl).min(size);
+            bytes += end - start;
         }
     }
     (blocks, bytes)
@@ -304,9 +450,21 @@ fn receive_stream(
     let mut header = [0u8; RECORD_HEADER_LEN];
     let (mut got, mut last) = (0u64, Instant::now());
     let mut error = None;
+    // The peer broke a rule: nothing of the session is worth keeping.
     let fatal = |msg: String| {
-        let _ = events.send(Event::Fatal(msg.clone()));
+        let _ = events.send(Event::Fatal {
+            message: msg.clone(),
+            resumable: false,
+        });
         Some(msg)
+    };
+    let failed_sink = |e: SinkError| {
+        let message = e.to_string();
+        let _ = events.send(Event::Fatal {
+            message: message.clone(),
+            resumable: !e.is_refusal(),
+        });
+        Some(message)
     };
     loop {
         match reader.fill(&mut header) {
@@ -332,7 +490,7 @@ fn receive_stream(
             Record::Block { file, offset, len } => (file, offset, len, true),
             Record::Hole { file, offset, len } => (file, offset, len, false),
         };
-        let take = match sink.accept(file, offset, len) {
+        let take = match sink.accept(file, offset, len, !is_block) {
             Ok(a) => matches!(a, Accepted::Take),
             Err(msg) => {
                 error = fatal(format!("stream {}: {msg}", s.index));
@@ -367,7 +525,7 @@ fn receive_stream(
                     && !whole
                     && let Err(e) = sink.write_piece(file, offset + pos, piece)
                 {
-                    failed = fatal(e.to_string());
+                    failed = failed_sink(e);
                     break;
                 }
                 pos += n as u64;
@@ -393,13 +551,13 @@ fn receive_stream(
         }
         if whole {
             if let Err(e) = sink.write_whole(file, &buf[..len as usize]) {
-                error = fatal(e.to_string());
+                error = failed_sink(e);
                 break;
             }
             continue;
         }
         if take && let Err(e) = sink.commit(file, offset) {
-            error = fatal(e.to_string());
+            error = failed_sink(e);
             break;
         }
     }

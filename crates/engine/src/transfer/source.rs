@@ -249,3 +249,20 @@ fn not_utf8(p: &Path) -> EngineError {
         p.display()
     ))
 }
+
+/// Why a source file no longer matches what the manifest announced (its
+/// size or modification time moved while it was being sent), if it does
+/// not. Checked after each block is read: a block read whole before a
+/// change is old data, and any read that overlaps one sees the new time.
+pub fn changed_since_listed(file: &fs::File, size: u64, mtime_ns: i64) -> Option<String> {
+    let now = match file.metadata() {
+        Ok(m) => m,
+        Err(e) => return Some(format!("cannot check it while sending: {e}")),
+    };
+    let now_mtime = now.mtime().saturating_mul(1_000_000_000) + now.mtime_nsec();
+    (now.len() != size || now_mtime != mtime_ns).then(|| {
+        "changed while being sent (its size or modification time moved); \
+         the receiver kept nothing of it under its name: send it again once it is stable"
+            .to_string()
+    })
+}

@@ -34,9 +34,13 @@ pub use result::{MIN_JUDGED_BYTES, to_result};
 use stream_loop::send_stream;
 
 const CONNECT_STEP: Duration = Duration::from_secs(30);
-/// A pass over the data may take as long as the data takes; the receiver
-/// answers when every stream has delivered it.
-const ROUND_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
+/// A pass over the data may take as long as the data takes, but a receiver
+/// that neither takes data nor answers for this long has stopped: the
+/// sender ends with an error instead of waiting on it.
+const PEER_SILENCE: Duration = crate::sockopt::IDLE_TIMEOUT;
+/// The slowest read-back a receiver's --verify is allowed before the
+/// sender stops waiting for its report: 50 MB/s.
+const VERIFY_BYTES_PER_SEC: u64 = 50_000_000;
 /// Passes without fewer bytes missing before the sender gives up.
 const STALLED_ROUNDS: u32 = 3;
 
@@ -134,9 +138,28 @@ struct Shared<'a> {
     bytes_read_direct: AtomicU64,
     /// Blocks carry their checksum; without, a trailer of 0 means whole.
     checksum: bool,
+    /// When a stream last handed bytes to the network (ms since `t0`).
+    progress_ms: AtomicU64,
+    t0: Instant,
+    /// The manifest is still being walked: the receiver may be silent
+    /// because the sender has nothing new for it.
+    announcing: AtomicBool,
 }
 
 impl Shared<'_> {
+    /// Notes that the receiver took bytes just now.
+    fn progressed(&self) {
+        self.progress_ms
+            .store(self.t0.elapsed().as_millis() as u64, Relaxed);
+    }
+
+    /// How long since the receiver last took bytes.
+    fn silent_for(&self) -> Duration {
+        self.t0
+            .elapsed()
+            .saturating_sub(Duration::from_millis(self.progress_ms.load(Relaxed)))
+    }
+
     fn fail(&self, id: u32, why: String) {
         lock(&self.failed).entry(id).or_insert(why);
     }
@@ -211,6 +234,9 @@ pub fn run(
         cache: cfg.cache,
         bytes_read_direct: AtomicU64::new(0),
         checksum: cfg.checksum,
+        progress_ms: AtomicU64::new(0),
+        t0: Instant::now(),
+        announcing: AtomicBool::new(true),
     };
     // One thread announces the manifest while another reads the answers.
     let mut announcer = Control::new(
@@ -244,6 +270,8 @@ pub fn run(
     let (client, listed, rounds) = std::thread::scope(|scope| {
         let lister = scope.spawn(|| {
             let listed = announce(&mut announcer, manifest, discovery);
+            shared.progressed();
+            shared.announcing.store(false, Relaxed);
             if listed.is_err() {
                 stop(&sockets, &announcer.stream);
             }
@@ -271,8 +299,13 @@ pub fn run(
     let (rounds, bytes_needed) = rounds?;
     ctl.send(&Message::Finish)?;
     let mut digests = Vec::new();
+    let reading_back = if cfg.verify {
+        Duration::from_secs(manifest.total_bytes() / VERIFY_BYTES_PER_SEC)
+    } else {
+        Duration::ZERO
+    };
     let (totals, server) = loop {
-        match ctl.recv(ROUND_TIMEOUT, "the receiver's report")? {
+        match ctl.recv(PEER_SILENCE + reading_back, "the receiver's report")? {
             Message::Digests(d) => digests.extend(d.files),
             Message::TransferReport(b) => break *b,
             Message::Refuse(r) => return Err(EngineError::Refused(r)),
@@ -331,15 +364,34 @@ fn expect_ready(ctl: &mut Control) -> Result<()> {
 /// as it arrives; returns the list's end.
 fn recv_need(
     ctl: &mut Control,
-    timeout: Duration,
+    shared: &Shared,
     files: &mut dyn FnMut(Vec<NeedFile>),
 ) -> Result<linerate_wire::NeedEnd> {
     loop {
-        match ctl.recv(timeout, "the receiver's list of missing blocks")? {
+        match recv_while_alive(ctl, shared)? {
             Message::Need(n) => files(n.files),
             Message::NeedEnd(end) => return Ok(end),
             Message::Refuse(r) => return Err(EngineError::Refused(r)),
             other => return Err(unexpected(&other, "need")),
+        }
+    }
+}
+
+/// The receiver's next message, waited for as long as it keeps taking data.
+fn recv_while_alive(ctl: &mut Control, shared: &Shared) -> Result<Message> {
+    let what = "the receiver's list of missing blocks";
+    loop {
+        match ctl.recv(PEER_SILENCE, what) {
+            Err(EngineError::Timeout(_))
+                if shared.silent_for() < PEER_SILENCE || shared.announcing.load(Relaxed) => {}
+            Err(EngineError::Timeout(_)) => {
+                return Err(EngineError::Timeout(format!(
+                    "waiting for the receiver: it has neither taken data nor answered for {} s \
+                     (stopped, or its host is hung)",
+                    PEER_SILENCE.as_secs()
+                )));
+            }
+            other => return other,
         }
     }
 }
@@ -349,7 +401,7 @@ fn recv_need(
 /// returns the number of passes and the bytes the first one needed.
 fn drive(ctl: &mut Control, shared: &Shared) -> Result<(u32, u64)> {
     let none = HashSet::new();
-    let first_bytes = recv_need(ctl, ROUND_TIMEOUT, &mut |files| {
+    let first_bytes = recv_need(ctl, shared, &mut |files| {
         let plan = queue::plan(shared.manifest, &files, shared.block_len, &none);
         shared.queue.add(plan);
     })?
@@ -358,7 +410,7 @@ fn drive(ctl: &mut Control, shared: &Shared) -> Result<(u32, u64)> {
     let (mut rounds, mut best, mut stalled) = (1u32, first_bytes, 0u32);
     loop {
         let mut need = Vec::new();
-        let end = recv_need(ctl, ROUND_TIMEOUT, &mut |files| need.extend(files))?;
+        let end = recv_need(ctl, shared, &mut |files| need.extend(files))?;
         if need.is_empty() {
             return Ok((rounds, first_bytes));
         }

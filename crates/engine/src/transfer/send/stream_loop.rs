@@ -19,7 +19,7 @@ use crate::transfer::batch::SmallBatch;
 use crate::transfer::direct::{self, AlignedBuf};
 use crate::transfer::grid::{BlockCheck, PIECE, block_span};
 use crate::transfer::queue::{Next, Work};
-use crate::transfer::source::Origin;
+use crate::transfer::source::{Origin, changed_since_listed};
 
 /// One stream: takes work until the queue closes.
 pub(super) fn send_stream(s: &StreamSocket, shared: &Shared, live: &Live) -> Outcome {
@@ -65,6 +65,7 @@ pub(super) fn send_stream(s: &StreamSocket, shared: &Shared, live: &Live) -> Out
                 sent += n;
                 last = Instant::now();
                 live.bytes.store(sent, Relaxed);
+                shared.progressed();
             }
             Err(e) => {
                 error = Some(format!("send failed: {e}"));
@@ -203,6 +204,12 @@ fn send_block(
         sock.write_all(piece)?;
         pos += n as u64;
     }
+    if !broken && let Some(why) = changed_since_listed(file, e.size(), e.mtime_ns) {
+        // Its bytes are out already: a trailer that cannot match keeps the
+        // receiver from taking them.
+        shared.fail(id, why);
+        broken = true;
+    }
     sock.write_all(&check.trailer(broken).to_be_bytes())?;
     if read_direct > 0 {
         shared.bytes_read_direct.fetch_add(read_direct, Relaxed);
@@ -228,7 +235,10 @@ fn send_small(
         };
         let mark = batch.begin(id, size as u32);
         let read = shared.timed_read(|| match shared.manifest.origin(id) {
-            Some(Origin::Path(p)) => batch.read_file(p, size, shared.cache.evict),
+            Some(Origin::Path(p)) => {
+                let listed = shared.manifest.entry(id).map(|e| e.mtime_ns);
+                batch.read_file(p, size, listed, shared.cache.evict)
+            }
             Some(Origin::Memory) => {
                 batch.put(&shared.memory[..size as usize]);
                 Ok(())

@@ -16,21 +16,31 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
-use linerate_wire::{Entry, EntryKind, NeedFile, TransferTotals};
+use linerate_wire::{Entry, EntryKind, MAX_FILE_SIZE, NeedFile, TransferTotals};
 use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, ResolveFlags};
 use rustix::io::Errno;
 
+use super::claims::{CLAIM_BYTES, ClaimSet};
 use super::direct::{self, CachePolicy};
 use super::grid::block_span;
 use crate::confine::{self, ConfineError, DestRoot};
+use crate::limits::{Budget, OverBudget, SessionLimits};
 
+mod cleanup;
+mod index;
 pub(crate) mod journal;
 mod names;
+mod ranges;
 mod slot;
 mod whole;
 
+pub use cleanup::{Leftovers, remove_tree};
+use index::{INDEX_BYTES, PathIndex};
 use names::{current_umask, journal_name, split, stage_name, temp_name, timestamps};
 use slot::{FileSlot, OpenFile};
+
+/// Bytes one more range of received blocks costs (a B-tree slot).
+const RANGE_BYTES: u64 = 48;
 
 const RESOLVE: ResolveFlags = ResolveFlags::BENEATH
     .union(ResolveFlags::NO_SYMLINKS)
@@ -49,6 +59,25 @@ pub enum SinkError {
     },
     #[error("entry {id}: {reason}")]
     BadEntry { id: u32, reason: String },
+    #[error("refused: {0}")]
+    Budget(#[from] OverBudget),
+    /// Found before anything of the file is written; what arrived of
+    /// earlier files is kept for a rerun once there is room.
+    #[error(
+        "{path:?} needs {need} bytes and the destination has {free} free for this transfer (No space left on device)"
+    )]
+    NoSpace { path: String, need: u64, free: u64 },
+}
+
+impl SinkError {
+    /// The manifest itself was refused (not the disk or the connection
+    /// failing): nothing of the transfer is worth keeping for a rerun.
+    pub fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            SinkError::BadEntry { .. } | SinkError::Budget(_) | SinkError::Confine(_)
+        )
+    }
 }
 
 fn io_err(what: &'static str, path: &str, source: impl Into<std::io::Error>) -> SinkError {
@@ -77,6 +106,20 @@ struct Stage {
     hidden: String,
     name: String,
     path: String,
+    /// Made by this session (not left by an earlier run).
+    created: bool,
+}
+
+/// How the receiver treats what a sender asks for.
+pub struct SinkOptions {
+    pub block_len: u32,
+    pub overwrite: bool,
+    pub cache: CachePolicy,
+    /// Apply setuid, setgid and sticky bits from the sender.
+    pub keep_special_bits: bool,
+    pub limits: SessionLimits,
+    /// The paths this session holds against other sessions of the server.
+    pub claims: Option<ClaimSet>,
 }
 
 /// One manifest entry and, for a file, what has arrived of it.
@@ -91,6 +134,15 @@ pub struct Sink {
     block_len: u32,
     overwrite: bool,
     cache: CachePolicy,
+    keep_special_bits: bool,
+    limits: SessionLimits,
+    /// What the manifest and the bookkeeping hold.
+    memory: Budget,
+    /// Bytes the destination can still be promised for dense files (read
+    /// from the file system at the first one).
+    space: Mutex<Option<u64>>,
+    index: Mutex<PathIndex>,
+    claims: Mutex<Option<ClaimSet>>,
     /// Grows while the manifest arrives and streams already write: an
     /// append-only vector, so an entry's place never moves.
     items: boxcar::Vec<Item>,
@@ -111,6 +163,43 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Whether a staging file found in the destination can be one this
+/// receiver made: a regular file with one link, owned by this process's
+/// user. Anything else (a hard link planted under a staging name, above
+/// all) is never opened for writing.
+fn is_own_staging(st: &rustix::fs::Stat) -> bool {
+    (st.st_mode & libc::S_IFMT) == libc::S_IFREG
+        && st.st_nlink == 1
+        && st.st_uid == rustix::process::geteuid().as_raw()
+}
+
+/// Opens a staging file (temporary file or journal) in `dir`: a fresh one
+/// is created exclusively, after unlinking whatever had its name (a link is
+/// removed, never written through); a resumed one must pass
+/// [`is_own_staging`] on the open descriptor.
+fn open_staging(dir: &OwnedFd, name: &str, flags: OFlags, resume: bool) -> Result<File, Errno> {
+    let flags = flags | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+    if resume {
+        let fd = rustix::fs::openat2(dir, name, flags, Mode::empty(), RESOLVE)?;
+        if !is_own_staging(&rustix::fs::fstat(&fd)?) {
+            return Err(Errno::PERM);
+        }
+        return Ok(File::from(fd));
+    }
+    match rustix::fs::unlinkat(dir, name, AtFlags::empty()) {
+        Ok(()) | Err(Errno::NOENT) => {}
+        Err(x) => return Err(x),
+    }
+    rustix::fs::openat2(
+        dir,
+        name,
+        flags | OFlags::CREATE | OFlags::EXCL,
+        Mode::from_raw_mode(0o600),
+        RESOLVE,
+    )
+    .map(File::from)
+}
+
 /// Where the receiver stands with one block record.
 pub enum Accepted {
     /// Write it (or, for a hole, only count it).
@@ -120,17 +209,23 @@ pub enum Accepted {
 }
 
 impl Sink {
-    pub fn new(
-        root: Option<DestRoot>,
-        block_len: u32,
-        overwrite: bool,
-        cache: CachePolicy,
-    ) -> Sink {
+    pub fn new(root: Option<DestRoot>, o: SinkOptions) -> Sink {
         Sink {
             root,
-            block_len,
-            overwrite,
-            cache,
+            block_len: o.block_len,
+            overwrite: o.overwrite,
+            cache: o.cache,
+            keep_special_bits: o.keep_special_bits,
+            limits: o.limits,
+            memory: Budget::new(
+                o.limits.memory,
+                "the manifest and what arrived of it",
+                "--session-memory",
+                true,
+            ),
+            space: Mutex::default(),
+            index: Mutex::default(),
+            claims: Mutex::new(o.claims),
             items: boxcar::Vec::new(),
             dirs: Mutex::default(),
             fresh: Mutex::default(),
@@ -144,6 +239,10 @@ impl Sink {
     /// Entries received so far.
     pub fn len(&self) -> usize {
         self.items.count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Size of entry `id` (0 for what is not a file, or not known).
@@ -178,12 +277,18 @@ impl Sink {
     /// blocks to ask for among these entries. Only one thread adds.
     pub fn add(&self, entries: Vec<Entry>) -> Result<Vec<NeedFile>, SinkError> {
         let first = self.len();
+        if first as u64 + entries.len() as u64 > self.limits.entries {
+            return Err(OverBudget {
+                what: "the manifest's entries",
+                flag: "--max-entries",
+                limit: self.limits.entries,
+                unit_bytes: false,
+            }
+            .into());
+        }
         for (i, e) in entries.into_iter().enumerate() {
             let id = first + i;
-            confine::check(&e.path).map_err(|c| SinkError::BadEntry {
-                id: id as u32,
-                reason: c.to_string(),
-            })?;
+            self.admit(id as u32, &e)?;
             let slot = match e.kind {
                 EntryKind::File { size, sparse } => {
                     Some(FileSlot::new(size, self.block_len, sparse))
@@ -199,6 +304,80 @@ impl Sink {
             }
         }
         Ok(self.missing_in(first..last))
+    }
+
+    /// Checks one entry against the destination's rules, the rest of the
+    /// manifest, other sessions and the session's budget, before anything
+    /// is allocated or written for it.
+    fn admit(&self, id: u32, e: &Entry) -> Result<(), SinkError> {
+        let bad = |reason: String| SinkError::BadEntry { id, reason };
+        confine::check(&e.path).map_err(|c| bad(c.to_string()))?;
+        if e.size() > MAX_FILE_SIZE {
+            return Err(bad(format!(
+                "{:?} is announced at {} bytes, over the largest file a receiver takes ({MAX_FILE_SIZE})",
+                e.path,
+                e.size()
+            )));
+        }
+        let target = match &e.kind {
+            EntryKind::Symlink { target } => target.len(),
+            _ => 0,
+        };
+        let is_dir = matches!(e.kind, EntryKind::Dir);
+        let indexed = lock(&self.index).add(&e.path, is_dir).map_err(bad)?;
+        let cost = std::mem::size_of::<Item>() as u64 * 2
+            + (e.path.len() + target) as u64
+            + indexed * INDEX_BYTES
+            + CLAIM_BYTES;
+        self.memory.charge(cost)?;
+        if !is_dir
+            && self.root.is_some()
+            && let Some(claims) = lock(&self.claims).as_mut()
+            && !claims.claim(&e.path)
+        {
+            return Err(bad(format!(
+                "{:?} is being written by another transfer (busy)",
+                claims.full(&e.path)
+            )));
+        }
+        Ok(())
+    }
+
+    /// Promises `bytes` of the destination's free space to a dense file.
+    fn reserve_space(&self, id: usize, bytes: u64) -> Result<(), SinkError> {
+        let Some(root) = self.root.as_ref() else {
+            return Ok(());
+        };
+        let mut space = lock(&self.space);
+        let free = match *space {
+            Some(f) => f,
+            None => {
+                let st = rustix::fs::fstatvfs(root.fd())
+                    .map_err(|x| io_err("checking free space of", "", x))?;
+                st.f_bavail.saturating_mul(st.f_frsize)
+            }
+        };
+        if bytes > free {
+            return Err(SinkError::NoSpace {
+                path: self.entry(id).path.clone(),
+                need: bytes,
+                free,
+            });
+        }
+        *space = Some(free - bytes);
+        Ok(())
+    }
+
+    /// The permission bits a received file or directory gets: the sender's,
+    /// without setuid, setgid and sticky unless the receiver asked for them,
+    /// less the receiver's umask.
+    fn mode_of(&self, sent: u32) -> u32 {
+        let allowed = if self.keep_special_bits {
+            0o7777
+        } else {
+            0o777
+        };
+        sent & allowed & !self.umask
     }
 
     fn prepare(&self, id: usize) -> Result<(), SinkError> {
@@ -239,6 +418,9 @@ impl Sink {
                 // A new directory holds no earlier file, temporary or journal.
                 if let Some(slot) = self.slot(id) {
                     slot.in_fresh_dir.store(true, Relaxed);
+                    if !slot.sparse {
+                        self.reserve_space(id, slot.size)?;
+                    }
                 }
                 if e.size() == 0 {
                     self.open(id)?;
@@ -271,10 +453,13 @@ impl Sink {
                     Err(x) => return Err(io_err("checking", &e.path, x)),
                 }
                 self.load_journal(id, &dir, name);
-                if self
-                    .slot(id)
-                    .is_some_and(|s| s.done.load(Relaxed) == s.blocks)
+                if let Some(slot) = self.slot(id)
+                    && !slot.sparse
+                    && !slot.resumed.load(Relaxed)
                 {
+                    self.reserve_space(id, slot.size)?;
+                }
+                if self.slot(id).is_some_and(|s| s.is_complete()) {
                     // Empty, or every block arrived before a crash.
                     self.open(id)?;
                     self.finalize(id)?;
@@ -306,6 +491,17 @@ impl Sink {
             }) => {}
             Err(x) => return Err(x.into()),
         }
+        if let Some(claims) = lock(&self.claims).as_mut()
+            && !claims.claim(path)
+        {
+            return Err(SinkError::BadEntry {
+                id: 0,
+                reason: format!(
+                    "directory {:?} is being created by another transfer (busy)",
+                    claims.full(path)
+                ),
+            });
+        }
         let hidden = stage_name(name);
         let (fd, created) = confine::dir_at(&pdir, &hidden, path)?;
         lock(&self.stages).push(Stage {
@@ -313,15 +509,14 @@ impl Sink {
             hidden,
             name: name.to_string(),
             path: path.to_string(),
+            created,
         });
         Ok((fd, created, true))
     }
 
     fn mark_all(&self, id: usize) {
         if let Some(s) = self.slot(id) {
-            (0..s.blocks).for_each(|i| {
-                s.mark(i);
-            });
+            s.mark_all();
             s.finished.store(true, Relaxed);
         }
     }
@@ -343,7 +538,7 @@ impl Sink {
             return;
         };
         let temp_ok = rustix::fs::statat(dir, temp_name(name), AtFlags::SYMLINK_NOFOLLOW)
-            .is_ok_and(|st| st.st_size as u64 == slot.size);
+            .is_ok_and(|st| st.st_size as u64 == slot.size && is_own_staging(&st));
         let mut bytes = Vec::new();
         if !temp_ok || File::from(fd).read_to_end(&mut bytes).is_err() {
             return;
@@ -351,8 +546,13 @@ impl Sink {
         let Some(done) = journal::completed_blocks(&bytes, e, self.block_len, slot.blocks) else {
             return;
         };
+        let mut ranges = 0;
         for i in done {
-            slot.mark(i);
+            ranges = slot.mark(i).ranges;
+        }
+        if self.memory.charge(ranges as u64 * RANGE_BYTES).is_err() {
+            // Too scattered to keep track of: start the file again.
+            return;
         }
         slot.resumed.store(true, Relaxed);
     }
@@ -378,10 +578,16 @@ impl Sink {
     }
 
     /// Checks a record against the manifest and the grid.
-    pub fn accept(&self, file: u32, offset: u64, len: u32) -> Result<Accepted, String> {
+    pub fn accept(&self, file: u32, offset: u64, len: u32, hole: bool) -> Result<Accepted, String> {
         let slot = self.slot(file as usize).ok_or_else(|| {
             format!("block for entry {file}, which is not a file in the manifest")
         })?;
+        if hole && !slot.sparse {
+            return Err(format!(
+                "hole record for {}, which the manifest does not call sparse",
+                self.entry(file as usize).path
+            ));
+        }
         let index = offset / u64::from(self.block_len);
         match block_span(slot.size, self.block_len, index) {
             Some((o, l)) if o == offset && l == len => {}
@@ -479,7 +685,11 @@ impl Sink {
                     .map_err(|x| io_err("journaling", &self.entry(id).path, x))?;
             }
         }
-        if slot.mark(index) && slot.done.load(Relaxed) == slot.blocks {
+        let marked = slot.mark(index);
+        if marked.grew && marked.ranges > 1 {
+            self.memory.charge(RANGE_BYTES)?;
+        }
+        if marked.fresh && marked.complete {
             self.finalize(id)?;
         }
         Ok(())
@@ -498,30 +708,16 @@ impl Sink {
         let e = self.entry(id);
         let (parent, name) = split(&e.path);
         let dir = self.dir(parent)?;
-        let at = |n: String, flags: OFlags| {
-            // openat2 refuses a mode without O_CREAT.
-            let mode = if flags.contains(OFlags::CREATE) {
-                Mode::from_raw_mode(0o600)
-            } else {
-                Mode::empty()
-            };
-            rustix::fs::openat2(&*dir, n, flags | OFlags::CLOEXEC, mode, RESOLVE).map(File::from)
-        };
         let resumed = slot.resumed.load(Relaxed);
-        let file = if resumed {
-            at(temp_name(name), OFlags::WRONLY)
-        } else {
-            at(
-                temp_name(name),
-                OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC,
-            )
-        }
-        .map_err(|x| io_err("creating", &e.path, x))?;
+        let staging = |n: String, flags: OFlags| open_staging(&dir, &n, flags, resumed);
+        let file =
+            staging(temp_name(name), OFlags::WRONLY).map_err(|x| io_err("creating", &e.path, x))?;
+        let mut reserved = false;
         if !resumed && slot.size > 0 {
             // Reserve the space up front (a full disk fails here, not midway);
             // a sparse source keeps its holes.
             // A one-block file is written whole at once: nothing to reserve.
-            let reserved = if slot.sparse || slot.blocks == 1 {
+            reserved = if slot.sparse || slot.blocks == 1 {
                 false
             } else {
                 match rustix::fs::fallocate(
@@ -544,12 +740,7 @@ impl Sink {
             }
         }
         let journal = if slot.blocks > 1 {
-            let flags = if resumed {
-                OFlags::WRONLY | OFlags::APPEND
-            } else {
-                OFlags::WRONLY | OFlags::APPEND | OFlags::CREATE | OFlags::TRUNC
-            };
-            let mut j = at(journal_name(name), flags)
+            let mut j = staging(journal_name(name), OFlags::WRONLY | OFlags::APPEND)
                 .map_err(|x| io_err("creating journal for", &e.path, x))?;
             if !resumed {
                 j.write_all(&journal::journal_header(e, self.block_len))
@@ -566,6 +757,8 @@ impl Sink {
             journal,
             writer: Mutex::new(direct_ok),
             direct_ok,
+            reserved,
+            created: !resumed,
         });
         *guard = Some(Arc::clone(&of));
         Ok(of)
@@ -584,7 +777,7 @@ impl Sink {
         let (parent, name) = split(&e.path);
         let dir = self.dir(parent)?;
         if let Some(of) = of {
-            rustix::fs::fchmod(of.file.as_fd(), Mode::from_raw_mode(e.mode & 0o7777))
+            rustix::fs::fchmod(of.file.as_fd(), Mode::from_raw_mode(self.mode_of(e.mode)))
                 .map_err(|x| io_err("setting mode of", &e.path, x))?;
             rustix::fs::futimens(of.file.as_fd(), &timestamps(e.mtime_ns))
                 .map_err(|x| io_err("setting time of", &e.path, x))?;
@@ -635,7 +828,7 @@ impl Sink {
             .collect();
         for e in dirs.into_iter().rev() {
             let fd = self.open_beneath(&e.path, OFlags::RDONLY | OFlags::DIRECTORY, "opening")?;
-            rustix::fs::fchmod(&fd, Mode::from_raw_mode(e.mode & 0o7777))
+            rustix::fs::fchmod(&fd, Mode::from_raw_mode(self.mode_of(e.mode)))
                 .map_err(|x| io_err("setting mode of", &e.path, x))?;
             rustix::fs::futimens(&fd, &timestamps(e.mtime_ns))
                 .map_err(|x| io_err("setting time of", &e.path, x))?;

@@ -1,10 +1,11 @@
-//! What the receiver knows of one file: which blocks have arrived (a bitmap
+//! What the receiver knows of one file: which blocks have arrived (ranges
 //! that several streams mark at once) and its open temporary file.
 
 use std::fs::File;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, MutexGuard};
 
+use super::ranges::DoneRanges;
 use crate::transfer::grid::block_count;
 
 /// A file's temporary file and resume journal, open while its blocks arrive.
@@ -17,6 +18,11 @@ pub(super) struct OpenFile {
     pub writer: Mutex<bool>,
     /// The file system accepted O_DIRECT for this file.
     pub direct_ok: bool,
+    /// Space for the whole file was reserved (fallocate): what never
+    /// arrives is given back if the transfer is abandoned.
+    pub reserved: bool,
+    /// Created by this session (not resumed from an earlier run's).
+    pub created: bool,
 }
 
 /// One file of the manifest, as the receiver tracks it.
@@ -24,8 +30,7 @@ pub(super) struct FileSlot {
     pub size: u64,
     pub blocks: u64,
     pub sparse: bool,
-    done_bits: Vec<AtomicU64>,
-    pub done: AtomicU64,
+    done: Mutex<DoneRanges>,
     /// Blocks already in the temporary file from an earlier run.
     pub resumed: AtomicBool,
     /// Its directory was created by this run inside a stage: the file can
@@ -35,17 +40,30 @@ pub(super) struct FileSlot {
     pub open: Mutex<Option<Arc<OpenFile>>>,
 }
 
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// What marking a block did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Marked {
+    /// The block was not marked before.
+    pub fresh: bool,
+    /// Every block of the file is now marked.
+    pub complete: bool,
+    /// Ranges held after the mark (the bookkeeping's cost).
+    pub ranges: usize,
+    /// The mark started a range of its own (it touched no other).
+    pub grew: bool,
+}
+
 impl FileSlot {
     pub fn new(size: u64, block_len: u32, sparse: bool) -> FileSlot {
-        let blocks = block_count(size, block_len);
         FileSlot {
             size,
-            blocks,
+            blocks: block_count(size, block_len),
             sparse,
-            done_bits: (0..blocks.div_ceil(64))
-                .map(|_| AtomicU64::new(0))
-                .collect(),
-            done: AtomicU64::new(0),
+            done: Mutex::default(),
             resumed: AtomicBool::new(false),
             in_fresh_dir: AtomicBool::new(false),
             finished: AtomicBool::new(false),
@@ -53,38 +71,38 @@ impl FileSlot {
         }
     }
 
-    /// Marks block `i` done; true if it was not before.
-    pub fn mark(&self, i: u64) -> bool {
-        // The bitmap's last word has room past the last block.
-        if i >= self.blocks {
-            return false;
+    /// Marks block `i` done (nothing past the last block).
+    pub fn mark(&self, i: u64) -> Marked {
+        let mut done = lock(&self.done);
+        let before = done.len();
+        let fresh = i < self.blocks && done.mark(i);
+        Marked {
+            fresh,
+            complete: done.count() == self.blocks,
+            ranges: done.len(),
+            grew: done.len() > before,
         }
-        let bit = 1u64 << (i % 64);
-        let Some(word) = self.done_bits.get((i / 64) as usize) else {
-            return false;
-        };
-        let fresh = word.fetch_or(bit, Relaxed) & bit == 0;
-        if fresh {
-            self.done.fetch_add(1, Relaxed);
-        }
-        fresh
+    }
+
+    pub fn mark_all(&self) {
+        lock(&self.done).mark_all(self.blocks);
     }
 
     pub fn is_done(&self, i: u64) -> bool {
-        self.done_bits
-            .get((i / 64) as usize)
-            .is_some_and(|w| w.load(Relaxed) & (1 << (i % 64)) != 0)
+        lock(&self.done).contains(i)
+    }
+
+    pub fn is_complete(&self) -> bool {
+        lock(&self.done).count() == self.blocks
+    }
+
+    /// Blocks marked so far.
+    pub fn done_count(&self) -> u64 {
+        lock(&self.done).count()
     }
 
     pub fn missing(&self) -> Vec<[u64; 2]> {
-        let mut ranges: Vec<[u64; 2]> = Vec::new();
-        for i in (0..self.blocks).filter(|&i| !self.is_done(i)) {
-            match ranges.last_mut() {
-                Some(r) if r[1] == i => r[1] = i + 1,
-                _ => ranges.push([i, i + 1]),
-            }
-        }
-        ranges
+        lock(&self.done).missing(self.blocks)
     }
 }
 
@@ -94,16 +112,16 @@ mod tests {
 
     #[test]
     fn marks_each_block_once_and_lists_what_is_missing_as_ranges() {
-        // 130 blocks: three words of the bitmap.
+        // 130 blocks, marked out of order.
         let slot = FileSlot::new(130 * 4096 - 1, 4096, false);
         assert_eq!(slot.blocks, 130);
         assert_eq!(slot.missing(), vec![[0, 130]]);
         for i in [0, 1, 2, 64, 129] {
-            assert!(slot.mark(i));
+            assert!(slot.mark(i).fresh);
         }
-        assert!(!slot.mark(64), "a second mark is not a new block");
-        assert!(!slot.mark(130), "past the end");
-        assert_eq!(slot.done.load(Relaxed), 5);
+        assert!(!slot.mark(64).fresh, "a second mark is not a new block");
+        assert!(!slot.mark(130).fresh, "past the end");
+        assert_eq!(slot.done_count(), 5);
         assert!(slot.is_done(129) && !slot.is_done(128) && !slot.is_done(1000));
         assert_eq!(slot.missing(), vec![[3, 64], [65, 129]]);
     }

@@ -1,0 +1,835 @@
+//! Hostile input and faults, one test for each way a careless or hostile
+//! peer once broke a receiver: announced sizes that cannot exist, manifests
+//! and frames that would exhaust memory, modes that would plant a setuid
+//! program, reservations held hostage, two writers of one path, a hard link
+//! under a staging name, a source changed while sent, a stopped peer, and a
+//! one-shot receiver taken over. Each is refused or handled with a clear
+//! error; the server stays up and answers a bench; nothing is left behind.
+
+mod common;
+
+use std::fs;
+use std::io::Write;
+use std::net::TcpStream;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::crafted::{Crafted, entries, entry, file, send_block, send_whole_file};
+use common::tree::{TempDir, differences, random_file};
+use common::{Guard, Server, bench_json, linerate, oneshot};
+use linerate_wire::{
+    EntryKind, FRAME_HEADER_LEN, Message, Record, SessionId, SessionKind, TransferRequest,
+};
+
+/// A file of `len` seeded random bytes, its directories created.
+fn make(path: &Path, len: usize, seed: u64) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    random_file(path, len, seed);
+}
+
+fn serve(root: &Path, extra: &[&str]) -> Server {
+    let mut args = vec![
+        "serve",
+        "--bind",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--root",
+        root.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    Server::start_with(&args, None)
+}
+
+/// A kB figure of /proc/PID/status (VmRSS, VmHWM).
+fn status_kb(pid: u32, key: &str) -> u64 {
+    let s = fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    s.lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+/// CPU seconds a process has used (user and system).
+fn cpu_seconds(pid: u32) -> f64 {
+    let s = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = s.rsplit_once(')').unwrap().1;
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let ticks: u64 = f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap();
+    ticks as f64 / 100.0
+}
+
+/// The server is up and measures.
+fn answers_bench(server: &mut Server) {
+    assert!(server.is_running(), "the server died");
+    let doc = bench_json(&server.addr(), &["-t", "0.3", "-i", "0.1"]);
+    assert!(doc["summary"].is_object(), "{doc}");
+}
+
+/// Staging names (partial files, journals, stages) anywhere under `dir`.
+fn staging_left(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in fs::read_dir(&d).unwrap().map(Result::unwrap) {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if [".lrpart", ".lrjournal", ".lrstage"]
+                .iter()
+                .any(|s| name.ends_with(s))
+            {
+                out.push(e.path().display().to_string());
+            }
+            if e.file_type().unwrap().is_dir() {
+                todo.push(e.path());
+            }
+        }
+    }
+    out
+}
+
+fn wait_until(timeout: Duration, mut ok: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + timeout;
+    while Instant::now() < end {
+        if ok() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    ok()
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn send(args: &[&str]) -> Output {
+    Command::new(linerate())
+        .arg("send")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// A child with its output captured, killed if dropped before `finish`.
+struct Running(Option<std::process::Child>);
+
+impl Running {
+    fn finish(mut self) -> Output {
+        self.0.take().unwrap().wait_with_output().unwrap()
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.as_mut() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn spawn(args: &[&str]) -> Running {
+    Running(Some(
+        Command::new(linerate())
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    ))
+}
+
+fn spawn_send(args: &[&str]) -> Running {
+    let mut all = vec!["send"];
+    all.extend_from_slice(args);
+    spawn(&all)
+}
+
+fn signal(pid: u32, sig: &str) {
+    Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .unwrap();
+}
+
+/// A request for a transfer with one stream.
+fn request(block_len: u32, skip_writes: bool) -> Message {
+    Message::TransferRequest(TransferRequest {
+        dest: String::new(),
+        token: None,
+        streams: 1,
+        block_len,
+        overwrite: false,
+        skip_writes,
+        verify: false,
+        sndbuf: None,
+        rcvbuf: None,
+        interval_ms: 0,
+        rx_poll: false,
+        direct: false,
+        evict: false,
+        checksum: true,
+    })
+}
+
+fn session(n: u8) -> SessionId {
+    SessionId([n; 16])
+}
+
+/// Failure 1 and 2: sizes no disk holds are refused before anything is
+/// allocated, and a sparse file of 256 TiB costs no time and no memory.
+#[test]
+fn announced_sizes_are_checked_before_anything_is_allocated() {
+    let base = TempDir::new("faults");
+    let root = base.join("root");
+    fs::create_dir_all(&root).unwrap();
+    let mut server = serve(&root, &[]);
+    let pid = server.child.id();
+    for (i, size) in [1u64 << 62, u64::MAX].into_iter().enumerate() {
+        let (mut c, _data) = Crafted::started(&server.addr(), session(10 + i as u8));
+        c.send(&entries(vec![file("huge", size)]));
+        let msg = c.refusal();
+        assert!(msg.contains("largest file"), "{msg}");
+    }
+    // Dense: held to the destination's free space.
+    let (mut c, _data) = Crafted::started(&server.addr(), session(12));
+    c.send(&entries(vec![file("dense", 1 << 48)]));
+    let msg = c.refusal();
+    assert!(msg.contains("free") && msg.contains("dense"), "{msg}");
+
+    // Sparse: taken, and its need list is one range, answered at once.
+    let cpu = cpu_seconds(pid);
+    let t = Instant::now();
+    let (mut c, data) = Crafted::started(&server.addr(), session(13));
+    let sparse = entry(
+        "sparse",
+        0o644,
+        EntryKind::File {
+            size: 1 << 48,
+            sparse: true,
+        },
+    );
+    c.send(&entries(vec![sparse]));
+    assert_eq!(c.need(), vec![0]);
+    c.send(&Message::EntriesEnd);
+    match c.recv() {
+        Some(Message::NeedEnd(end)) => assert_eq!(end.bytes, 1 << 48),
+        other => panic!("expected the end of the list, got {other:?}"),
+    }
+    let answered = t.elapsed();
+    drop(data);
+    drop(c);
+    assert!(wait_until(Duration::from_secs(10), || {
+        server
+            .log_lines()
+            .iter()
+            .any(|l| l.contains(&session(13).to_string()) && l.contains("failed"))
+    }));
+    let spent = cpu_seconds(pid) - cpu;
+    let rss_mb = status_kb(pid, "VmRSS:") / 1024;
+    eprintln!(
+        "256 TiB sparse entry: answered in {:.3} s, {spent:.2} CPU s, server RSS {rss_mb} MB",
+        answered.as_secs_f64()
+    );
+    assert!(answered < Duration::from_secs(2), "{answered:?}");
+    assert!(spent < 1.0, "{spent} CPU seconds");
+    assert!(rss_mb < 100, "{rss_mb} MB");
+    assert!(staging_left(&root).is_empty(), "{:?}", staging_left(&root));
+    answers_bench(&mut server);
+
+    // The one-shot receiver, with its token, refuses the same entry.
+    let dir = base.join("in");
+    let (mut recv, url) = oneshot(&dir);
+    let (addr, session_hex, token) = parse_url(&url);
+    let mut c = Crafted::connect(&addr, SessionId::from_hex(&session_hex).unwrap());
+    c.request(Some(token));
+    c.manifest(vec![file("huge", 1 << 62)]);
+    assert!(c.refusal().contains("largest file"));
+    let status = wait_exit(&mut recv, Duration::from_secs(10)).expect("recv ends");
+    assert_eq!(status.code(), Some(1), "ended by a signal? {status:?}");
+}
+
+fn parse_url(url: &str) -> (String, String, String) {
+    let rest = url.strip_prefix("linerate://").unwrap();
+    let (addr, query) = rest.split_once("/?").unwrap();
+    let get = |k: &str| {
+        query
+            .split('&')
+            .find_map(|p| p.strip_prefix(k))
+            .unwrap()
+            .to_string()
+    };
+    (addr.to_string(), get("session="), get("token="))
+}
+
+fn wait_exit(g: &mut Guard, timeout: Duration) -> Option<std::process::ExitStatus> {
+    let end = Instant::now() + timeout;
+    while Instant::now() < end {
+        if let Some(s) = g.0.try_wait().unwrap() {
+            return Some(s);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    None
+}
+
+/// Failure 3: a manifest past the session's memory budget ends that session
+/// with an error naming the flag, and the server gives the memory back.
+#[test]
+fn a_manifest_past_the_session_budget_is_refused_and_its_memory_returned() {
+    let base = TempDir::new("faults");
+    let root = base.join("root");
+    fs::create_dir_all(&root).unwrap();
+    let mut server = serve(&root, &["--session-memory", "64M"]);
+    let pid = server.child.id();
+    let before = status_kb(pid, "VmRSS:");
+    let (mut c, first) = Crafted::hello(&server.addr(), session(20), SessionKind::Transfer);
+    assert!(matches!(first, Some(Message::Accept(_))));
+    c.send(&request(1 << 20, true));
+    c.start();
+    // Answers are read by a thread, so the server never waits on this client.
+    let mut reader = c.sock.try_clone().unwrap();
+    let refused = std::thread::spawn(move || {
+        let mut dec = linerate_wire::FrameDecoder::new();
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            match std::io::Read::read(&mut reader, &mut buf) {
+                Ok(0) | Err(_) => return None,
+                Ok(n) => dec.push(&buf[..n]),
+            }
+            while let Ok(Some(f)) = dec.next_frame() {
+                if let Ok(Message::Refuse(r)) = Message::from_frame(&f) {
+                    return Some(r.message);
+                }
+            }
+        }
+    });
+    let long = "p".repeat(200);
+    let mut sent = 0u32;
+    for frame in 0..400u32 {
+        let list = (0..2048)
+            .map(|i| file(&format!("{long}{frame}-{i}"), 1 << 20))
+            .collect();
+        if c.sock.write_all(&entries(list).encode()).is_err() {
+            break;
+        }
+        sent += 2048;
+    }
+    let msg = refused.join().unwrap().expect("a refusal");
+    assert!(msg.contains("--session-memory"), "{msg}");
+    let peak = status_kb(pid, "VmHWM:") / 1024;
+    drop(c);
+    assert!(server.wait_log(Duration::from_secs(10), |l| {
+        l.iter().any(|x| x.contains("--session-memory"))
+    }));
+    let after = status_kb(pid, "VmRSS:");
+    eprintln!(
+        "manifest budget 64 MiB: sent {sent} entries of 210-byte paths; server RSS {} MB before, \
+         peak {peak} MB, {} MB after",
+        before / 1024,
+        after / 1024
+    );
+    assert!(peak < 64 * 4 + before / 1024, "peak {peak} MB");
+    assert!(after < before + 32 * 1024, "RSS {} MB after", after / 1024);
+    answers_bench(&mut server);
+}
+
+/// Failure 3: sixteen connections that each start a 32 MiB frame and stop
+/// one byte short share one budget; the others are refused.
+#[test]
+fn incomplete_frames_share_one_server_wide_budget() {
+    let base = TempDir::new("faults");
+    let root = base.join("root");
+    fs::create_dir_all(&root).unwrap();
+    let mut server = serve(&root, &["--frame-memory", "64M"]);
+    let pid = server.child.id();
+    let before = status_kb(pid, "VmRSS:") / 1024;
+    let len: u32 = 32 << 20;
+    let senders: Vec<_> = (0..16u8)
+        .map(|i| {
+            let addr = server.addr();
+            std::thread::spawn(move || {
+                let (c, _) = Crafted::hello(&addr, session(30 + i), SessionKind::Transfer);
+                let mut sock: TcpStream = c.sock;
+                sock.set_write_timeout(Some(Duration::from_secs(5)))
+                    .unwrap();
+                let mut head = [0u8; FRAME_HEADER_LEN];
+                head[0] = 7;
+                head[1..5].copy_from_slice(&len.to_be_bytes());
+                let chunk = vec![b'{'; 1 << 20];
+                let mut ok = sock.write_all(&head).is_ok();
+                let mut left = len as usize - 1;
+                while ok && left > 0 {
+                    let n = left.min(chunk.len());
+                    ok = sock.write_all(&chunk[..n]).is_ok();
+                    left -= n;
+                }
+                (sock, ok)
+            })
+        })
+        .collect();
+    let held: Vec<(TcpStream, bool)> = senders.into_iter().map(|t| t.join().unwrap()).collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let rss = status_kb(pid, "VmRSS:") / 1024;
+    let whole = held.iter().filter(|(_, ok)| *ok).count();
+    eprintln!(
+        "16 x 32 MiB incomplete frames, --frame-memory 64M: {whole} connection(s) sent all, \
+         server RSS {before} MB before, {rss} MB while they wait"
+    );
+    assert!(rss < before + 64 + 48, "{rss} MB");
+    assert!(server.wait_log(Duration::from_secs(10), |l| {
+        l.iter().any(|x| x.contains("--frame-memory"))
+    }));
+    drop(held);
+    assert!(wait_until(Duration::from_secs(10), || status_kb(
+        pid, "VmRSS:"
+    ) / 1024
+        < before + 32));
+    answers_bench(&mut server);
+}
+
+/// Failure 3: sessions past --max-sessions are refused at once.
+#[test]
+fn sessions_past_the_limit_are_refused() {
+    let base = TempDir::new("faults");
+    let mut server = serve(base.path(), &["--max-sessions", "2"]);
+    let a = Crafted::hello(&server.addr(), session(40), SessionKind::Bench);
+    let b = Crafted::hello(&server.addr(), session(41), SessionKind::Bench);
+    assert!(matches!(a.1, Some(Message::Accept(_))));
+    assert!(matches!(b.1, Some(Message::Accept(_))));
+    let (_, third) = Crafted::hello(&server.addr(), session(42), SessionKind::Bench);
+    match third {
+        Some(Message::Refuse(r)) => assert!(r.message.contains("--max-sessions"), "{r:?}"),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    drop((a, b));
+    assert!(wait_until(Duration::from_secs(15), || {
+        Command::new(linerate())
+            .args(["bench", &server.addr(), "-t", "0.2"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }));
+    answers_bench(&mut server);
+}
+
+/// Failure 4: setuid, setgid and sticky bits from the network are dropped
+/// and the umask applies, unless the receiver asks for them.
+#[test]
+fn special_mode_bits_are_applied_only_when_the_receiver_asks() {
+    let base = TempDir::new("faults");
+    let plain = base.join("plain");
+    let kept = base.join("kept");
+    fs::create_dir_all(&plain).unwrap();
+    fs::create_dir_all(&kept).unwrap();
+    let mut server = serve(&plain, &[]);
+    let kept_server = serve(&kept, &["--keep-special-bits"]);
+    let one = |s: &Server, n: u8| {
+        let (mut c, mut data) = Crafted::started(&s.addr(), session(n));
+        c.send(&entries(vec![
+            entry("dir", 0o3777, EntryKind::Dir),
+            entry(
+                "dir/id",
+                0o4755,
+                EntryKind::File {
+                    size: 10,
+                    sparse: false,
+                },
+            ),
+            entry(
+                "all",
+                u32::MAX,
+                EntryKind::File {
+                    size: 10,
+                    sparse: false,
+                },
+            ),
+        ]));
+        assert_eq!(c.need(), vec![1, 2]);
+        c.send(&Message::EntriesEnd);
+        assert!(matches!(c.recv(), Some(Message::NeedEnd(_))));
+        send_whole_file(&mut data, 1, b"0123456789");
+        send_whole_file(&mut data, 2, b"0123456789");
+        data.write_all(&Record::RoundEnd.encode()).unwrap();
+        match c.recv() {
+            Some(Message::NeedEnd(end)) => assert_eq!(end.blocks, 0),
+            other => panic!("expected an empty list, got {other:?}"),
+        }
+        drop(data);
+        c.send(&Message::Finish);
+        assert!(matches!(c.recv(), Some(Message::TransferReport(_))));
+    };
+    one(&server, 50);
+    one(&kept_server, 51);
+    let mode = |p: &Path| fs::symlink_metadata(p).unwrap().permissions().mode() & 0o7777;
+    // The test's umask is the server's.
+    let umask = {
+        let s = fs::read_to_string("/proc/self/status").unwrap();
+        let v = s.lines().find_map(|l| l.strip_prefix("Umask:")).unwrap();
+        u32::from_str_radix(v.trim(), 8).unwrap()
+    };
+    for p in ["dir", "dir/id", "all"] {
+        let m = mode(&plain.join(p));
+        assert_eq!(m & 0o7000, 0, "{p}: {m:o}");
+        assert_eq!(m & umask, 0, "{p}: {m:o} under umask {umask:o}");
+    }
+    assert_eq!(mode(&plain.join("dir/id")), 0o755 & !umask);
+    assert_eq!(mode(&kept.join("dir/id")) & 0o4000, 0o4000);
+    assert_eq!(mode(&kept.join("dir")) & 0o3000, 0o3000);
+    answers_bench(&mut server);
+}
+
+/// Failure 5: an abandoned transfer gives its reservation back at once and
+/// its staging files after --partial-ttl; conflicts in one manifest are
+/// refused before anything is written.
+#[test]
+fn abandoned_and_conflicting_transfers_release_the_disk() {
+    if !common::require_root("abandoned_and_conflicting_transfers_release_the_disk") {
+        return;
+    }
+    let small = SmallFs::mount("50m");
+    let root = small.0.path().to_path_buf();
+    let mut server = serve(&root, &["--partial-ttl", "2s"]);
+    let used_mb = || {
+        let out = Command::new("df")
+            .args(["--output=used", "-B1M"])
+            .arg(&root)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .nth(1)
+            .unwrap()
+            .trim()
+            .parse::<u64>()
+            .unwrap()
+    };
+    // A 48 MiB file, one real block, then the sender goes.
+    let (mut c, first) = Crafted::hello(&server.addr(), session(60), SessionKind::Transfer);
+    assert!(matches!(first, Some(Message::Accept(_))));
+    c.send(&request(1 << 20, false));
+    c.start();
+    let mut data = c.data.take().unwrap();
+    c.send(&entries(vec![file("big", 48 << 20)]));
+    assert_eq!(c.need(), vec![0]);
+    send_block(&mut data, 0, 0, &vec![7u8; 1 << 20]);
+    assert!(wait_until(Duration::from_secs(5), || used_mb() >= 40));
+    drop(data);
+    drop(c);
+    assert!(
+        wait_until(Duration::from_secs(5), || used_mb() <= 3),
+        "the reservation was kept: {} MB used",
+        used_mb()
+    );
+    assert!(
+        wait_until(Duration::from_secs(10), || staging_left(&root).is_empty()),
+        "{:?}",
+        staging_left(&root)
+    );
+
+    // A hole record for a dense file is refused, and nothing stays.
+    let (mut c, mut data) = Crafted::started(&server.addr(), session(61));
+    c.send(&entries(vec![file("holey", 48 << 20)]));
+    assert_eq!(c.need(), vec![0]);
+    data.write_all(
+        &Record::Hole {
+            file: 0,
+            offset: 0,
+            len: 1 << 20,
+        }
+        .encode(),
+    )
+    .unwrap();
+    let msg = c.refusal();
+    assert!(msg.contains("sparse"), "{msg}");
+    assert!(
+        wait_until(Duration::from_secs(5), || staging_left(&root).is_empty()
+            && used_mb() <= 3),
+        "{:?}",
+        staging_left(&root)
+    );
+
+    // Conflicts inside one manifest: refused before anything is written.
+    for (n, list) in [
+        (62u8, vec![file("twice", 100), file("twice", 200)]),
+        (
+            63,
+            vec![file("name", 100), entry("name", 0o755, EntryKind::Dir)],
+        ),
+        (64, vec![file("f", 100), file("f/g", 100)]),
+    ] {
+        let (mut c, _data) = Crafted::started(&server.addr(), session(n));
+        c.send(&entries(list));
+        let msg = c.refusal();
+        assert!(msg.contains("manifest"), "{msg}");
+    }
+    assert!(
+        wait_until(Duration::from_secs(5), || fs::read_dir(&root)
+            .unwrap()
+            .count()
+            == 0),
+        "{:?}",
+        fs::read_dir(&root).unwrap().collect::<Vec<_>>()
+    );
+    answers_bench(&mut server);
+}
+
+struct SmallFs(TempDir);
+
+impl SmallFs {
+    fn mount(size: &str) -> SmallFs {
+        let dir = TempDir::new("small");
+        let ok = Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size}"),
+                "linerate-test",
+            ])
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(ok.success(), "mount tmpfs");
+        SmallFs(dir)
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.0.path()).status();
+    }
+}
+
+/// Failure 6: of two senders of one path, the second is refused at once and
+/// the file is the first's.
+#[test]
+fn a_second_writer_of_one_path_is_refused_at_once() {
+    let _alone = common::alone_with_traffic();
+    let base = TempDir::new("faults");
+    let root = base.join("root");
+    fs::create_dir_all(&root).unwrap();
+    make(&base.join("a/data.bin"), 48 << 20, 1);
+    make(&base.join("b/data.bin"), 48 << 20, 2);
+    let mut server = serve(&root, &[]);
+    let target = format!("{}:/", server.addr());
+    let a = base.join("a/data.bin");
+    let b = base.join("b/data.bin");
+    let first = spawn_send(&[a.to_str().unwrap(), &target, "--rate", "200M"]);
+    std::thread::sleep(Duration::from_millis(600));
+    let t = Instant::now();
+    let second = send(&[b.to_str().unwrap(), &target]);
+    assert!(!second.status.success(), "the second writer succeeded");
+    assert!(text(&second).contains("busy"), "{}", text(&second));
+    assert!(t.elapsed() < Duration::from_secs(5));
+    let first = first.finish();
+    assert!(first.status.success(), "{}", text(&first));
+    assert!(differences(&a, &root.join("data.bin")).is_empty());
+    assert!(staging_left(&root).is_empty());
+    answers_bench(&mut server);
+}
+
+/// Failure 7: a hard link planted under a staging name is never written
+/// through.
+#[test]
+fn a_hard_link_under_a_staging_name_is_not_written_through() {
+    let base = TempDir::new("faults");
+    let root = base.join("root");
+    let outside = base.join("outside");
+    fs::create_dir_all(&root).unwrap();
+    fs::create_dir_all(&outside).unwrap();
+    fs::write(outside.join("target"), b"keep me").unwrap();
+    fs::write(outside.join("journal"), b"keep me too").unwrap();
+    fs::hard_link(outside.join("target"), root.join(".big.lrpart")).unwrap();
+    fs::hard_link(outside.join("journal"), root.join(".big.lrjournal")).unwrap();
+    make(&base.join("src/big"), 3 << 20, 3);
+    let mut server = serve(&root, &[]);
+    let out = send(&[
+        base.join("src/big").to_str().unwrap(),
+        &format!("{}:/", server.addr()),
+        "--block",
+        "1M",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(fs::read(outside.join("target")).unwrap(), b"keep me");
+    assert_eq!(fs::read(outside.join("journal")).unwrap(), b"keep me too");
+    assert_eq!(fs::metadata(outside.join("target")).unwrap().nlink(), 1);
+    assert!(differences(&base.join("src/big"), &root.join("big")).is_empty());
+    answers_bench(&mut server);
+}
+
+/// Failure 8: a source overwritten or appended to while it is sent fails
+/// with a clear error, leaves no mixed file under its name, and a rerun
+/// sends it.
+#[test]
+fn a_source_changed_while_sent_fails_and_a_rerun_sends_it() {
+    let _alone = common::alone_with_traffic();
+    let base = TempDir::new("faults");
+    let root = base.join("root");
+    fs::create_dir_all(&root).unwrap();
+    let mut server = serve(&root, &[]);
+    let target = format!("{}:/", server.addr());
+    for (round, append) in [(0u8, false), (1, true)] {
+        let src = base.join(&format!("src{round}/data.bin"));
+        make(&src, 48 << 20, 10 + u64::from(round));
+        let run = spawn_send(&[
+            src.to_str().unwrap(),
+            &target,
+            "--rate",
+            "200M",
+            "--block",
+            "1M",
+        ]);
+        std::thread::sleep(Duration::from_millis(700));
+        let mut f = fs::OpenOptions::new().write(true).open(&src).unwrap();
+        if append {
+            use std::io::Seek;
+            f.seek(std::io::SeekFrom::End(0)).unwrap();
+            f.write_all(b"more").unwrap();
+        } else {
+            use std::os::unix::fs::FileExt;
+            f.write_all_at(&vec![0xa5u8; 48 << 20], 0).unwrap();
+        }
+        drop(f);
+        let out = run.finish();
+        assert!(
+            !out.status.success(),
+            "round {round}: a changed source was sent"
+        );
+        assert!(
+            text(&out).contains("changed while being sent"),
+            "{}",
+            text(&out)
+        );
+        assert!(!root.join("data.bin").exists(), "a mixed file is in place");
+        let session_over = || {
+            server
+                .log_lines()
+                .iter()
+                .filter(|l| l.contains("failed"))
+                .count()
+                > usize::from(round)
+        };
+        assert!(wait_until(Duration::from_secs(10), session_over));
+        let out = send(&[
+            src.to_str().unwrap(),
+            &target,
+            "--block",
+            "1M",
+            "--overwrite",
+        ]);
+        assert!(out.status.success(), "rerun: {}", text(&out));
+        assert!(differences(&src, &root.join("data.bin")).is_empty());
+        assert!(staging_left(&root).is_empty(), "{:?}", staging_left(&root));
+        fs::remove_file(root.join("data.bin")).unwrap();
+    }
+    answers_bench(&mut server);
+}
+
+/// Failure 9: a stopped peer ends the run with a clear error in well under
+/// a minute, at either end of a transfer and at a bench client.
+#[test]
+fn a_stopped_peer_ends_the_run_in_well_under_a_minute() {
+    let _alone = common::alone_with_traffic();
+    let base = TempDir::new("faults");
+    make(&base.join("src/data.bin"), 64 << 20, 5);
+    let (mut recv, url) = oneshot(&base.join("in"));
+    let run = spawn_send(&[
+        base.join("src/data.bin").to_str().unwrap(),
+        &url,
+        "--rate",
+        "100M",
+    ]);
+    std::thread::sleep(Duration::from_millis(1000));
+    let pid = recv.0.id();
+    signal(pid, "-STOP");
+    let t = Instant::now();
+    let out = run.finish();
+    let waited = t.elapsed();
+    signal(pid, "-CONT");
+    let _ = recv.0.kill();
+    eprintln!(
+        "send with a stopped receiver ended after {:.1} s",
+        waited.as_secs_f64()
+    );
+    assert!(!out.status.success());
+    assert!(waited < Duration::from_secs(45), "{waited:?}");
+    let t_out = text(&out);
+    assert!(
+        t_out.contains("receiver") || t_out.contains("timed out"),
+        "{t_out}"
+    );
+
+    let mut server = Server::start();
+    let bench = spawn(&["bench", &server.addr(), "-t", "60"]);
+    std::thread::sleep(Duration::from_millis(1000));
+    let spid = server.child.id();
+    signal(spid, "-STOP");
+    let t = Instant::now();
+    let out = bench.finish();
+    let waited = t.elapsed();
+    signal(spid, "-CONT");
+    eprintln!(
+        "bench with a stopped server ended after {:.1} s",
+        waited.as_secs_f64()
+    );
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(waited < Duration::from_secs(45), "{waited:?}");
+    answers_bench(&mut server);
+}
+
+/// Failure 10: a one-shot receiver takes one transfer with its token and
+/// nothing else: no bench, no wrong token ending it, no second session
+/// with the same id.
+#[test]
+fn a_one_shot_receiver_takes_exactly_one_transfer() {
+    let _alone = common::alone_with_traffic();
+    let base = TempDir::new("faults");
+    let dir = base.join("in");
+    make(&base.join("src/data.bin"), 32 << 20, 6);
+    let (mut recv, url) = oneshot(&dir);
+    let (addr, session_hex, token) = parse_url(&url);
+    let id = SessionId::from_hex(&session_hex).unwrap();
+
+    let bench = Command::new(linerate())
+        .args(["bench", &addr, "-t", "0.2"])
+        .output()
+        .unwrap();
+    assert!(!bench.status.success());
+    assert!(
+        text(&bench).contains("one transfer and nothing else"),
+        "{}",
+        text(&bench)
+    );
+    let (c, first) = Crafted::hello(&addr, id, SessionKind::Bench);
+    assert!(matches!(first, Some(Message::Refuse(_))), "{first:?}");
+    drop(c.sock.shutdown(std::net::Shutdown::Both));
+
+    let mut c = Crafted::connect(&addr, id);
+    c.request(Some("0".repeat(32)));
+    assert!(c.refusal().contains("token"));
+    assert!(wait_exit(&mut recv, Duration::from_millis(500)).is_none());
+
+    let run = spawn_send(&[
+        base.join("src/data.bin").to_str().unwrap(),
+        &url,
+        "--rate",
+        "200M",
+    ]);
+    std::thread::sleep(Duration::from_millis(500));
+    let mut c = Crafted::connect(&addr, id);
+    c.request(Some(token));
+    let msg = c.refusal();
+    assert!(msg.contains("busy"), "{msg}");
+    let out = run.finish();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(differences(&base.join("src/data.bin"), &dir.join("data.bin")).is_empty());
+    assert_eq!(fs::read_dir(&dir).unwrap().count(), 1);
+    let status = wait_exit(&mut recv, Duration::from_secs(10)).expect("recv ends");
+    assert!(status.success());
+}

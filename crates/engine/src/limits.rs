@@ -1,0 +1,180 @@
+//! Budgets that bound what peers can make a server hold: per session (the
+//! manifest's entries and the memory they and their bookkeeping take) and
+//! server-wide (sessions at once, data connections at once, bytes buffered
+//! for control frames not yet complete). Exceeding one ends the session
+//! that asked, with an error that names the flag raising it; the defaults
+//! and the memory they imply are in docs/guide.md ("Server limits").
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// What one session may make the receiver hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionLimits {
+    /// Manifest entries (files, directories, links).
+    pub entries: u64,
+    /// Bytes of memory for the manifest and the bookkeeping of what arrived.
+    pub memory: u64,
+}
+
+impl Default for SessionLimits {
+    fn default() -> Self {
+        SessionLimits {
+            entries: 10_000_000,
+            memory: 2 << 30,
+        }
+    }
+}
+
+/// What all sessions of one server may hold together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerLimits {
+    /// Sessions past their handshake at once.
+    pub sessions: u64,
+    /// Data connections of all sessions at once.
+    pub streams: u64,
+    /// Bytes buffered for control frames whose end has not arrived.
+    pub frame_bytes: u64,
+    pub session: SessionLimits,
+}
+
+impl Default for ServerLimits {
+    fn default() -> Self {
+        ServerLimits {
+            sessions: 64,
+            streams: 4096,
+            frame_bytes: 256 << 20,
+            session: SessionLimits::default(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("{what} would exceed {} (raise it with {flag})", show(*.limit, *.unit_bytes))]
+pub struct OverBudget {
+    pub what: &'static str,
+    pub flag: &'static str,
+    pub limit: u64,
+    pub unit_bytes: bool,
+}
+
+fn show(n: u64, bytes: bool) -> String {
+    if !bytes {
+        return n.to_string();
+    }
+    match n {
+        n if n >= 1 << 30 => format!("{:.1} GiB", n as f64 / f64::from(1u32 << 30)),
+        n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / f64::from(1u32 << 20)),
+        n => format!("{n} B"),
+    }
+}
+
+/// A count that may not pass its limit; shared by whatever charges it.
+#[derive(Debug)]
+pub struct Budget {
+    used: AtomicU64,
+    limit: u64,
+    what: &'static str,
+    flag: &'static str,
+    unit_bytes: bool,
+}
+
+impl Budget {
+    pub const fn new(limit: u64, what: &'static str, flag: &'static str, unit_bytes: bool) -> Self {
+        Budget {
+            used: AtomicU64::new(0),
+            limit,
+            what,
+            flag,
+            unit_bytes,
+        }
+    }
+
+    /// Takes `n` from the budget, or nothing if that would pass the limit.
+    pub fn charge(&self, n: u64) -> Result<(), OverBudget> {
+        let mut used = self.used.load(Relaxed);
+        loop {
+            let next = used.saturating_add(n);
+            if next > self.limit {
+                return Err(OverBudget {
+                    what: self.what,
+                    flag: self.flag,
+                    limit: self.limit,
+                    unit_bytes: self.unit_bytes,
+                });
+            }
+            match self
+                .used
+                .compare_exchange_weak(used, next, Relaxed, Relaxed)
+            {
+                Ok(_) => return Ok(()),
+                Err(now) => used = now,
+            }
+        }
+    }
+
+    /// Gives `n` back.
+    pub fn release(&self, n: u64) {
+        let _ = self
+            .used
+            .fetch_update(Relaxed, Relaxed, |u| Some(u.saturating_sub(n)));
+    }
+
+    pub fn used(&self) -> u64 {
+        self.used.load(Relaxed)
+    }
+}
+
+/// A charge that is given back when dropped.
+pub struct Held<'a> {
+    budget: &'a Budget,
+    n: u64,
+}
+
+impl<'a> Held<'a> {
+    pub fn take(budget: &'a Budget, n: u64) -> Result<Held<'a>, OverBudget> {
+        budget.charge(n)?;
+        Ok(Held { budget, n })
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.budget.release(self.n);
+    }
+}
+
+/// Gives memory freed by a large session back to the system: glibc keeps
+/// freed small allocations in its arenas, so a server that held a large
+/// manifest would otherwise keep its peak resident size for ever.
+pub fn return_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only walks the allocator's own free lists; it
+    // takes no pointer and is safe to call from any thread at any time.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_charge_past_the_limit_takes_nothing_and_names_the_flag() {
+        let b = Budget::new(100, "the manifest", "--session-memory", true);
+        b.charge(60).unwrap();
+        let e = b.charge(41).unwrap_err();
+        assert_eq!(b.used(), 60);
+        assert_eq!(
+            e.to_string(),
+            "the manifest would exceed 100 B (raise it with --session-memory)"
+        );
+        {
+            let _h = Held::take(&b, 40).unwrap();
+            assert_eq!(b.used(), 100);
+        }
+        assert_eq!(b.used(), 60);
+        b.release(1000);
+        assert_eq!(b.used(), 0);
+    }
+}
