@@ -3,7 +3,7 @@
 //! server-wide (sessions at once, data connections at once, bytes buffered
 //! for control frames not yet complete). Exceeding one ends the session
 //! that asked, with an error that names the flag raising it; the defaults
-//! and the memory they imply are in docs/guide.md ("Server limits").
+//! and the memory they imply are in README.md ("Limits").
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 

@@ -212,11 +212,7 @@ fn run_sink(
         .map_err(|e| EngineError::io("sharing the control connection", e))?;
     let worker = |s: &StreamSocket, live: &Live| {
         let tx = lock(&tx).clone();
-        let failed = receive_stream(s, sink, req, live, &tx);
-        if failed.error.is_some() && !abort.load(Relaxed) {
-            let _ = wake.shutdown(Shutdown::Read);
-        }
-        failed
+        receive_stream(s, sink, req, live, &tx, &wake)
     };
     let (report, outcome) = std::thread::scope(|scope| {
         let streams =
@@ -441,6 +437,7 @@ fn receive_stream(
     req: &TransferRequest,
     live: &Live,
     events: &mpsc::Sender<Event>,
+    wake: &TcpStream,
 ) -> Outcome {
     let clock = ThreadClock::start();
     let mut reader = RecordReader::new(&s.stream, req.rx_poll);
@@ -451,21 +448,17 @@ fn receive_stream(
     let (mut got, mut last) = (0u64, Instant::now());
     let mut error = None;
     // The peer broke a rule: nothing of the session is worth keeping.
-    let fatal = |msg: String| {
-        let _ = events.send(Event::Fatal {
-            message: msg.clone(),
-            resumable: false,
-        });
-        Some(msg)
-    };
-    let failed_sink = |e: SinkError| {
-        let message = e.to_string();
+    // A lost connection is not fatal (the others go on); these are.
+    let end_session = |message: String, resumable: bool| {
         let _ = events.send(Event::Fatal {
             message: message.clone(),
-            resumable: !e.is_refusal(),
+            resumable,
         });
+        let _ = wake.shutdown(Shutdown::Read);
         Some(message)
     };
+    let fatal = |msg: String| end_session(msg, false);
+    let failed_sink = |e: SinkError| end_session(e.to_string(), !e.is_refusal());
     loop {
         match reader.fill(&mut header) {
             Ok(true) => {}

@@ -7,10 +7,20 @@ use std::collections::HashMap;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Seen {
     Dir,
-    /// Not a directory: a file or a link.
+    /// A file.
     Leaf,
+    /// A symbolic link: nothing may be received through it.
+    Link,
     /// A directory only because a later path lies inside it.
     Implied,
+}
+
+/// What a manifest entry is, as the index tells them apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum PathKind {
+    Dir,
+    File,
+    Link,
 }
 
 #[derive(Debug, Default)]
@@ -28,7 +38,8 @@ fn key(path: &str) -> u128 {
 impl PathIndex {
     /// Records `path`; an error says how it conflicts with an earlier entry.
     /// Returns how many paths the index gained.
-    pub fn add(&mut self, path: &str, is_dir: bool) -> Result<u64, String> {
+    pub fn add(&mut self, path: &str, kind: PathKind) -> Result<u64, String> {
+        let is_dir = kind == PathKind::Dir;
         let mut added = 0;
         match self.seen.get(&key(path)).copied() {
             None => {}
@@ -42,7 +53,14 @@ impl PathIndex {
         }
         if self
             .seen
-            .insert(key(path), if is_dir { Seen::Dir } else { Seen::Leaf })
+            .insert(
+                key(path),
+                match kind {
+                    PathKind::Dir => Seen::Dir,
+                    PathKind::File => Seen::Leaf,
+                    PathKind::Link => Seen::Link,
+                },
+            )
             .is_none()
         {
             added += 1;
@@ -53,6 +71,11 @@ impl PathIndex {
                 Some(Seen::Leaf) => {
                     return Err(format!(
                         "{parent:?} is a file in the manifest and the directory of {path:?}"
+                    ));
+                }
+                Some(Seen::Link) => {
+                    return Err(format!(
+                        "{parent:?} is a symbolic link in the manifest, and {path:?} would pass through it"
                     ));
                 }
                 // Its own parents were recorded when it was.
@@ -75,22 +98,36 @@ mod tests {
     #[test]
     fn refuses_duplicates_and_a_file_that_is_also_a_directory() {
         let mut ix = PathIndex::default();
-        assert_eq!(ix.add("a/b/c", false), Ok(3));
+        assert_eq!(ix.add("a/b/c", PathKind::File), Ok(3));
         assert_eq!(
-            ix.add("a", true),
+            ix.add("a", PathKind::Dir),
             Ok(0),
             "a directory named after its contents"
         );
-        assert!(ix.add("a/b/c", false).unwrap_err().contains("twice"));
-        assert!(ix.add("a/b", false).unwrap_err().contains("directory of"));
-        assert!(ix.add("f", false).is_ok());
         assert!(
-            ix.add("f/g", false)
+            ix.add("a/b/c", PathKind::File)
+                .unwrap_err()
+                .contains("twice")
+        );
+        assert!(
+            ix.add("a/b", PathKind::File)
+                .unwrap_err()
+                .contains("directory of")
+        );
+        assert!(ix.add("f", PathKind::File).is_ok());
+        assert!(
+            ix.add("f/g", PathKind::File)
                 .unwrap_err()
                 .contains("\"f\" is a file")
         );
-        assert!(ix.add("d", true).is_ok());
-        assert!(ix.add("d", true).unwrap_err().contains("twice"));
-        assert!(ix.add("d/e", false).is_ok());
+        assert!(ix.add("d", PathKind::Dir).is_ok());
+        assert!(ix.add("d", PathKind::Dir).unwrap_err().contains("twice"));
+        assert!(ix.add("d/e", PathKind::File).is_ok());
+        assert!(ix.add("l", PathKind::Link).is_ok());
+        assert!(
+            ix.add("l/x", PathKind::File)
+                .unwrap_err()
+                .contains("symbolic link")
+        );
     }
 }

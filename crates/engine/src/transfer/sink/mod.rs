@@ -35,7 +35,7 @@ mod slot;
 mod whole;
 
 pub use cleanup::{Leftovers, remove_tree};
-use index::{INDEX_BYTES, PathIndex};
+use index::{INDEX_BYTES, PathIndex, PathKind};
 use names::{current_umask, journal_name, split, stage_name, temp_name, timestamps};
 use slot::{FileSlot, OpenFile};
 
@@ -323,8 +323,12 @@ impl Sink {
             EntryKind::Symlink { target } => target.len(),
             _ => 0,
         };
-        let is_dir = matches!(e.kind, EntryKind::Dir);
-        let indexed = lock(&self.index).add(&e.path, is_dir).map_err(bad)?;
+        let (is_dir, kind) = match e.kind {
+            EntryKind::Dir => (true, PathKind::Dir),
+            EntryKind::File { .. } => (false, PathKind::File),
+            EntryKind::Symlink { .. } => (false, PathKind::Link),
+        };
+        let indexed = lock(&self.index).add(&e.path, kind).map_err(bad)?;
         let cost = std::mem::size_of::<Item>() as u64 * 2
             + (e.path.len() + target) as u64
             + indexed * INDEX_BYTES

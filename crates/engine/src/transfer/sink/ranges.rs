@@ -1,7 +1,7 @@
 //! The blocks of one file that have arrived, as disjoint half-open ranges of
 //! block indices. Memory and time grow with the ranges present, never with
 //! the size a peer announced: a file announced at a petabyte costs nothing
-//! until its blocks arrive (docs/protocol.md, "Receiver limits").
+//! until its blocks arrive (README.md, "Limits").
 
 use std::collections::BTreeMap;
 
