@@ -18,18 +18,32 @@ use linerate_engine::transfer::sink::{Accepted, Sink, SinkOptions, remove_tree};
 use linerate_engine::transfer::{CachePolicy, block_span};
 use linerate_wire::{Entry, EntryKind};
 
-/// A scratch root on disk (not tmpfs: reserved space must not be memory).
+/// A scratch root under LINERATE_FUZZ_DIR (best a small tmpfs, as CI
+/// mounts: reserved space is then bounded and cheap), else the temp dir.
 fn scratch() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let d = std::env::temp_dir().join(format!("linerate-fuzz-sink-{}", std::process::id()));
+        let base = std::env::var_os("LINERATE_FUZZ_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(std::env::temp_dir);
+        let d = base.join(format!("linerate-fuzz-sink-{}", std::process::id()));
         let _ = std::fs::create_dir_all(d.join("root"));
         d
     })
 }
 
 const NAMES: &[&str] = &[
-    "a", "b", "c", "..", ".", "", ".a.lrpart", ".a.lrjournal", ".b.lrstage", "a b", "\u{e9}",
+    "a",
+    "b",
+    "c",
+    "..",
+    ".",
+    "",
+    ".a.lrpart",
+    ".a.lrjournal",
+    ".b.lrstage",
+    "a b",
+    "\u{e9}",
 ];
 
 fn path(u: &mut Unstructured) -> Result<String> {
@@ -185,10 +199,17 @@ fuzz_target!(|data: &[u8]| {
     drop(sink.abandon(resumable));
     drop(sink);
     // Everything the run made goes: the next run starts from an empty root.
-    if let Ok(d) = rustix::fs::open(dir, rustix::fs::OFlags::DIRECTORY, rustix::fs::Mode::empty()) {
-        let _ = remove_tree(&d, "root");
+    let made_something = std::fs::read_dir(&root_path).map_or(true, |mut r| r.next().is_some());
+    if made_something {
+        if let Ok(d) = rustix::fs::open(
+            dir,
+            rustix::fs::OFlags::DIRECTORY,
+            rustix::fs::Mode::empty(),
+        ) {
+            let _ = remove_tree(&d, "root");
+        }
+        let _ = std::fs::create_dir_all(&root_path);
     }
-    let _ = std::fs::create_dir_all(&root_path);
     // Nothing was written beside the root.
     let beside = std::fs::read_dir(dir).map(|r| r.count()).unwrap_or(1);
     assert_eq!(beside, 1, "something was written outside the root");

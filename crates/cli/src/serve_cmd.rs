@@ -14,9 +14,9 @@ use crate::units;
 /// What one transfer may make a receiver hold, and what it may set.
 #[derive(Args, Debug, Clone)]
 pub struct ReceiverArgs {
-    /// Memory one transfer's manifest and bookkeeping may take (about 300
-    /// bytes per entry with 100-byte paths: the default holds about 6
-    /// million entries).
+    /// Memory one transfer's manifest and bookkeeping may take, charged at
+    /// about 430 bytes an entry plus its path: the default holds about 4
+    /// million entries with 100-byte paths.
     #[arg(long, value_name = "SIZE", default_value = "2G", value_parser = units::parse_size)]
     pub session_memory: u64,
     /// Entries (files, directories, links) one transfer may announce.

@@ -5,15 +5,43 @@
 //! 128-bit hashes of their place under the root.
 
 use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Keys that are already hashes need no hashing again: the table takes
+/// their low 64 bits as they are.
+#[derive(Debug, Default)]
+pub struct PreHashed(u64);
+
+impl Hasher for PreHashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only u128 keys are hashed with this; bytes are folded in for any other.
+        for chunk in bytes.chunks(8) {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            self.0 ^= u64::from_le_bytes(b);
+        }
+    }
+
+    fn write_u128(&mut self, k: u128) {
+        self.0 = k as u64;
+    }
+}
+
+/// A set of 128-bit path hashes.
+pub type HashKeys = HashSet<u128, BuildHasherDefault<PreHashed>>;
 
 #[derive(Debug, Default)]
 pub struct Claims {
-    held: Mutex<HashSet<u128>>,
+    held: Mutex<HashKeys>,
 }
 
 impl Claims {
-    fn lock(&self) -> MutexGuard<'_, HashSet<u128>> {
+    fn lock(&self) -> MutexGuard<'_, HashKeys> {
         self.held.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -34,6 +62,8 @@ pub struct ClaimSet {
     /// The session's destination under the root, with a trailing '/', or "".
     prefix: String,
     held: Vec<u128>,
+    /// Reused to build each full path without allocating.
+    scratch: String,
 }
 
 /// Bytes one held claim costs the session (its key, in two tables).
@@ -50,6 +80,7 @@ impl ClaimSet {
             claims,
             prefix,
             held: Vec::new(),
+            scratch: String::new(),
         }
     }
 
@@ -60,7 +91,10 @@ impl ClaimSet {
 
     /// Claims `rel`; false if another session holds it.
     pub fn claim(&mut self, rel: &str) -> bool {
-        let k = key(&self.full(rel));
+        self.scratch.clear();
+        self.scratch.push_str(&self.prefix);
+        self.scratch.push_str(rel);
+        let k = key(&self.scratch);
         if !self.claims.lock().insert(k) {
             return self.held.contains(&k);
         }

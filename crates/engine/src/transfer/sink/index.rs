@@ -3,6 +3,9 @@
 //! the directory of another entry. Paths are held as 128-bit hashes.
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
+use crate::transfer::claims::PreHashed;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Seen {
@@ -25,7 +28,7 @@ pub(super) enum PathKind {
 
 #[derive(Debug, Default)]
 pub(super) struct PathIndex {
-    seen: HashMap<u128, Seen>,
+    seen: HashMap<u128, Seen, BuildHasherDefault<PreHashed>>,
 }
 
 /// Bytes one path costs the index (its key and slot, with the table's slack).
