@@ -512,16 +512,23 @@ fn abandoned_and_conflicting_transfers_release_the_disk() {
             .parse::<u64>()
             .unwrap()
     };
-    // A 48 MiB file, one real block, then the sender goes.
+    // Two 20 MiB files, one in a new directory, one real block each, then
+    // the sender goes.
     let (mut c, first) = Crafted::hello(&server.addr(), session(60), SessionKind::Transfer);
     assert!(matches!(first, Some(Message::Accept(_))));
     c.send(&request(1 << 20, false));
     c.start();
     let mut data = c.data.take().unwrap();
-    c.send(&entries(vec![file("big", 48 << 20)]));
-    assert_eq!(c.need(), vec![0]);
-    send_block(&mut data, 0, 0, &vec![7u8; 1 << 20]);
-    assert!(wait_until(Duration::from_secs(5), || used_mb() >= 40));
+    c.send(&entries(vec![
+        entry("sub", 0o755, EntryKind::Dir),
+        file("sub/big", 20 << 20),
+        file("big", 20 << 20),
+    ]));
+    assert_eq!(c.need(), vec![1, 2]);
+    send_block(&mut data, 1, 0, &vec![7u8; 1 << 20]);
+    send_block(&mut data, 2, 0, &vec![7u8; 1 << 20]);
+    assert!(wait_until(Duration::from_secs(5), || used_mb() >= 38));
+    assert!(wait_until(Duration::from_secs(5), || staging_left(&root).len() == 5));
     drop(data);
     drop(c);
     assert!(

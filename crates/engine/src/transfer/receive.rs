@@ -82,7 +82,8 @@ impl TransferPolicy {
         if self.leftovers.is_empty() {
             return 0;
         }
-        self.leftovers.sweep(Instant::now(), &self.claims)
+        self.leftovers
+            .sweep(Instant::now(), &self.claims, &self.root)
     }
 }
 

@@ -6,7 +6,7 @@
 
 use std::ffi::CStr;
 use std::os::fd::OwnedFd;
-use std::sync::Arc;
+use std::path::Path;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
@@ -15,12 +15,16 @@ use rustix::io::Errno;
 
 use super::names::{journal_name, split, temp_name};
 use super::{RESOLVE, Sink, lock};
+use crate::confine::DestRoot;
 use crate::transfer::claims::Claims;
 use crate::transfer::grid::block_span;
 
 /// Staging files and directories a cut-short transfer left for a rerun.
+/// Held by name, not by an open directory: a daemon keeps these for hours,
+/// and open descriptors would let abandoned sessions exhaust its table.
 pub struct Leftover {
-    dir: Arc<OwnedFd>,
+    /// Their directory, relative to the server's root ("" for the root).
+    dir: String,
     /// Names in `dir`: a temporary file and its journal, or a stage.
     names: Vec<String>,
     stage: bool,
@@ -42,7 +46,7 @@ impl Leftovers {
 
     /// Removes what has waited past its deadline, unless a session is
     /// resuming it; returns how many were removed.
-    pub fn sweep(&self, now: Instant, claims: &Claims) -> usize {
+    pub fn sweep(&self, now: Instant, claims: &Claims, root: &Path) -> usize {
         let due: Vec<Leftover> = {
             let mut w = lock(&self.waiting);
             let (due, wait): (Vec<_>, Vec<_>) = w.drain(..).partition(|(t, _)| *t <= now);
@@ -50,15 +54,32 @@ impl Leftovers {
             due.into_iter().map(|(_, l)| l).collect()
         };
         let mut removed = 0;
+        let Ok(root) = DestRoot::open(root) else {
+            return 0;
+        };
         for l in due {
             if claims.is_held(&l.path) {
                 continue;
             }
+            let dir = if l.dir.is_empty() {
+                "."
+            } else {
+                l.dir.as_str()
+            };
+            let Ok(dir) = rustix::fs::openat2(
+                root.fd(),
+                dir,
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+                RESOLVE,
+            ) else {
+                continue;
+            };
             for n in &l.names {
                 let gone = if l.stage {
-                    remove_tree(&l.dir, n).is_ok()
+                    remove_tree(&dir, n).is_ok()
                 } else {
-                    rustix::fs::unlinkat(&*l.dir, n.as_str(), AtFlags::empty()).is_ok()
+                    rustix::fs::unlinkat(&dir, n.as_str(), AtFlags::empty()).is_ok()
                 };
                 removed += usize::from(gone);
             }
@@ -98,6 +119,7 @@ impl Sink {
             let (parent, name) = split(&item.entry.path);
             let Ok(dir) = self.dir(parent) else { continue };
             let names = vec![temp_name(name), journal_name(name)];
+            let path = self.claimed_path(&item.entry.path);
             if resumable && slot.done_count() > 0 {
                 if of.reserved {
                     for [a, b] in slot.missing() {
@@ -115,10 +137,10 @@ impl Sink {
                     }
                 }
                 left.push(Leftover {
-                    dir,
+                    dir: split(&path).0.to_string(),
                     names,
                     stage: false,
-                    path: self.claimed_path(&item.entry.path),
+                    path,
                 });
             } else if of.created {
                 for n in &names {
@@ -128,11 +150,12 @@ impl Sink {
         }
         for st in lock(&self.stages).drain(..).filter(|s| s.created) {
             if resumable {
+                let path = self.claimed_path(&st.path);
                 left.push(Leftover {
-                    dir: st.parent,
+                    dir: split(&path).0.to_string(),
                     names: vec![st.hidden],
                     stage: true,
-                    path: self.claimed_path(&st.path),
+                    path,
                 });
             } else {
                 let _ = remove_tree(&st.parent, &st.hidden);
