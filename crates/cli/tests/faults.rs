@@ -16,12 +16,12 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::crafted::{Crafted, entries, entry, file, send_block, send_whole_file};
-use common::tree::{TempDir, differences, random_file};
-use common::{Guard, Server, bench_json, linerate, oneshot};
-use linerate_wire::{
-    EntryKind, FRAME_HEADER_LEN, Message, Record, SessionId, SessionKind, TransferRequest,
+use common::crafted::{
+    Crafted, entries, entry, file, send_block, send_whole_file, transfer_request,
 };
+use common::tree::{TempDir, differences, random_file};
+use common::{Server, SmallFs, bench_json, leftovers, linerate, oneshot, send, text, wait_exit};
+use linerate_wire::{EntryKind, FRAME_HEADER_LEN, Message, Record, SessionId, SessionKind};
 
 /// A file of `len` seeded random bytes, its directories created.
 fn make(path: &Path, len: usize, seed: u64) {
@@ -30,17 +30,7 @@ fn make(path: &Path, len: usize, seed: u64) {
 }
 
 fn serve(root: &Path, extra: &[&str]) -> Server {
-    let mut args = vec![
-        "serve",
-        "--bind",
-        "127.0.0.1",
-        "--port",
-        "0",
-        "--root",
-        root.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    Server::start_with(&args, None)
+    Server::with_root_and(root, extra)
 }
 
 /// A kB figure of /proc/PID/status (VmRSS, VmHWM).
@@ -68,27 +58,6 @@ fn answers_bench(server: &mut Server) {
     assert!(doc["summary"].is_object(), "{doc}");
 }
 
-/// Staging names (partial files, journals, stages) anywhere under `dir`.
-fn staging_left(dir: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in fs::read_dir(&d).unwrap().map(Result::unwrap) {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if [".lrpart", ".lrjournal", ".lrstage"]
-                .iter()
-                .any(|s| name.ends_with(s))
-            {
-                out.push(e.path().display().to_string());
-            }
-            if e.file_type().unwrap().is_dir() {
-                todo.push(e.path());
-            }
-        }
-    }
-    out
-}
-
 fn wait_until(timeout: Duration, mut ok: impl FnMut() -> bool) -> bool {
     let end = Instant::now() + timeout;
     while Instant::now() < end {
@@ -98,22 +67,6 @@ fn wait_until(timeout: Duration, mut ok: impl FnMut() -> bool) -> bool {
         std::thread::sleep(Duration::from_millis(50));
     }
     ok()
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-fn send(args: &[&str]) -> Output {
-    Command::new(linerate())
-        .arg("send")
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 /// A child with its output captured, killed if dropped before `finish`.
@@ -160,22 +113,7 @@ fn signal(pid: u32, sig: &str) {
 
 /// A request for a transfer with one stream.
 fn request(block_len: u32, skip_writes: bool) -> Message {
-    Message::TransferRequest(TransferRequest {
-        dest: String::new(),
-        token: None,
-        streams: 1,
-        block_len,
-        overwrite: false,
-        skip_writes,
-        verify: false,
-        sndbuf: None,
-        rcvbuf: None,
-        interval_ms: 0,
-        rx_poll: false,
-        direct: false,
-        evict: false,
-        checksum: true,
-    })
+    transfer_request("", None, block_len, skip_writes)
 }
 
 fn session(n: u8) -> SessionId {
@@ -240,7 +178,7 @@ fn announced_sizes_are_checked_before_anything_is_allocated() {
     assert!(answered < Duration::from_secs(2), "{answered:?}");
     assert!(spent < 1.0, "{spent} CPU seconds");
     assert!(rss_mb < 100, "{rss_mb} MB");
-    assert!(staging_left(&root).is_empty(), "{:?}", staging_left(&root));
+    assert!(leftovers(&root).is_empty(), "{:?}", leftovers(&root));
     answers_bench(&mut server);
 
     // The one-shot receiver, with its token, refuses the same entry.
@@ -266,17 +204,6 @@ fn parse_url(url: &str) -> (String, String, String) {
             .to_string()
     };
     (addr.to_string(), get("session="), get("token="))
-}
-
-fn wait_exit(g: &mut Guard, timeout: Duration) -> Option<std::process::ExitStatus> {
-    let end = Instant::now() + timeout;
-    while Instant::now() < end {
-        if let Some(s) = g.0.try_wait().unwrap() {
-            return Some(s);
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    None
 }
 
 /// Failure 3: a manifest past the session's memory budget ends that session
@@ -528,7 +455,9 @@ fn abandoned_and_conflicting_transfers_release_the_disk() {
     send_block(&mut data, 1, 0, &vec![7u8; 1 << 20]);
     send_block(&mut data, 2, 0, &vec![7u8; 1 << 20]);
     assert!(wait_until(Duration::from_secs(5), || used_mb() >= 38));
-    assert!(wait_until(Duration::from_secs(5), || staging_left(&root).len() == 5));
+    assert!(wait_until(Duration::from_secs(5), || leftovers(&root)
+        .len()
+        == 5));
     drop(data);
     drop(c);
     assert!(
@@ -537,9 +466,9 @@ fn abandoned_and_conflicting_transfers_release_the_disk() {
         used_mb()
     );
     assert!(
-        wait_until(Duration::from_secs(10), || staging_left(&root).is_empty()),
+        wait_until(Duration::from_secs(10), || leftovers(&root).is_empty()),
         "{:?}",
-        staging_left(&root)
+        leftovers(&root)
     );
 
     // A hole record for a dense file is refused, and nothing stays.
@@ -558,10 +487,10 @@ fn abandoned_and_conflicting_transfers_release_the_disk() {
     let msg = c.refusal();
     assert!(msg.contains("sparse"), "{msg}");
     assert!(
-        wait_until(Duration::from_secs(5), || staging_left(&root).is_empty()
+        wait_until(Duration::from_secs(5), || leftovers(&root).is_empty()
             && used_mb() <= 3),
         "{:?}",
-        staging_left(&root)
+        leftovers(&root)
     );
 
     // Conflicts inside one manifest: refused before anything is written.
@@ -589,33 +518,6 @@ fn abandoned_and_conflicting_transfers_release_the_disk() {
     answers_bench(&mut server);
 }
 
-struct SmallFs(TempDir);
-
-impl SmallFs {
-    fn mount(size: &str) -> SmallFs {
-        let dir = TempDir::new("small");
-        let ok = Command::new("mount")
-            .args([
-                "-t",
-                "tmpfs",
-                "-o",
-                &format!("size={size}"),
-                "linerate-test",
-            ])
-            .arg(dir.path())
-            .status()
-            .unwrap();
-        assert!(ok.success(), "mount tmpfs");
-        SmallFs(dir)
-    }
-}
-
-impl Drop for SmallFs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.0.path()).status();
-    }
-}
-
 /// Failure 6: of two senders of one path, the second is refused at once and
 /// the file is the first's.
 #[test]
@@ -640,7 +542,7 @@ fn a_second_writer_of_one_path_is_refused_at_once() {
     let first = first.finish();
     assert!(first.status.success(), "{}", text(&first));
     assert!(differences(&a, &root.join("data.bin")).is_empty());
-    assert!(staging_left(&root).is_empty());
+    assert!(leftovers(&root).is_empty());
     answers_bench(&mut server);
 }
 
@@ -735,7 +637,7 @@ fn a_source_changed_while_sent_fails_and_a_rerun_sends_it() {
         ]);
         assert!(out.status.success(), "rerun: {}", text(&out));
         assert!(differences(&src, &root.join("data.bin")).is_empty());
-        assert!(staging_left(&root).is_empty(), "{:?}", staging_left(&root));
+        assert!(leftovers(&root).is_empty(), "{:?}", leftovers(&root));
         fs::remove_file(root.join("data.bin")).unwrap();
     }
     answers_bench(&mut server);

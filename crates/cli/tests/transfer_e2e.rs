@@ -5,27 +5,11 @@ mod common;
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::tree::{TempDir, differences, random_file, set_mtime};
-use common::{Guard, Server, linerate, oneshot};
-
-fn send(args: &[&str]) -> Output {
-    Command::new(linerate())
-        .arg("send")
-        .args(args)
-        .output()
-        .expect("run linerate send")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::{Guard, Server, SmallFs, leftovers, linerate, oneshot, send, text, wait_exit};
 
 fn daemon(root: &Path) -> Server {
     Server::with_root(root)
@@ -33,27 +17,6 @@ fn daemon(root: &Path) -> Server {
 
 fn json_of(path: &Path) -> serde_json::Value {
     serde_json::from_str(&fs::read_to_string(path).expect("read json")).expect("parse json")
-}
-
-/// No temporary file, journal or stage is left anywhere under `dir`.
-fn leftovers(dir: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in fs::read_dir(&d).into_iter().flatten().flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if [".lrpart", ".lrjournal", ".lrstage"]
-                .iter()
-                .any(|s| name.ends_with(s))
-            {
-                out.push(name);
-            }
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                stack.push(e.path());
-            }
-        }
-    }
-    out
 }
 
 /// `top` with one file of several blocks and small files that travel
@@ -374,17 +337,6 @@ fn no_checksum_still_delivers_identical_files_and_says_so() {
     assert!(leftovers(dst.path()).is_empty());
 }
 
-fn wait_exit(g: &mut Guard, timeout: Duration) -> Option<std::process::ExitStatus> {
-    let end = Instant::now() + timeout;
-    while Instant::now() < end {
-        if let Some(s) = g.0.try_wait().unwrap() {
-            return Some(s);
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    None
-}
-
 /// A tree of one large and many small files.
 fn resume_tree(root: &Path) {
     fs::create_dir_all(root.join("data/small")).unwrap();
@@ -644,45 +596,6 @@ fn a_source_that_shrinks_mid_send_is_reported_and_nothing_crashes() {
 }
 
 /// A small tmpfs mounted for one test, unmounted when dropped.
-struct SmallFs(TempDir);
-
-impl SmallFs {
-    fn mount(size: &str) -> SmallFs {
-        let dir = TempDir::new("full");
-        let ok = Command::new("mount")
-            .args([
-                "-t",
-                "tmpfs",
-                "-o",
-                &format!("size={size}"),
-                "linerate-test",
-                dir.path().to_str().unwrap(),
-            ])
-            .status()
-            .expect("mount");
-        assert!(ok.success(), "mount tmpfs");
-        SmallFs(dir)
-    }
-
-    fn resize(&self, size: &str) {
-        let ok = Command::new("mount")
-            .args([
-                "-o",
-                &format!("remount,size={size}"),
-                self.0.path().to_str().unwrap(),
-            ])
-            .status()
-            .expect("remount");
-        assert!(ok.success(), "remount tmpfs");
-    }
-}
-
-impl Drop for SmallFs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.0.path()).status();
-    }
-}
-
 #[test]
 fn destination_full_is_a_clear_error_and_a_rerun_after_freeing_space_completes() {
     if !common::require_root("destination_full") {

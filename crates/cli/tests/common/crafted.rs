@@ -46,26 +46,6 @@ impl Crafted {
         (c, first)
     }
 
-    /// Asks for a transfer into the root with blocks of `block_len`.
-    pub fn request_blocks(&mut self, block_len: u32) {
-        self.send(&Message::TransferRequest(TransferRequest {
-            dest: String::new(),
-            token: None,
-            streams: 1,
-            block_len,
-            overwrite: false,
-            skip_writes: false,
-            verify: false,
-            sndbuf: None,
-            rcvbuf: None,
-            interval_ms: 0,
-            rx_poll: false,
-            direct: false,
-            evict: false,
-            checksum: true,
-        }));
-    }
-
     pub fn send(&mut self, m: &Message) {
         let _ = self.sock.write_all(&m.encode());
     }
@@ -99,26 +79,9 @@ impl Crafted {
     }
 
     pub fn request_to(&mut self, dest: &str, token: Option<String>) {
-        self.send(&Message::TransferRequest(TransferRequest {
-            dest: dest.into(),
-            token,
-            streams: 1,
-            block_len: 1 << 20,
-            overwrite: false,
-            skip_writes: false,
-            verify: false,
-            sndbuf: None,
-            rcvbuf: None,
-            interval_ms: 0,
-            rx_poll: false,
-            direct: false,
-            evict: false,
-            checksum: true,
-        }));
+        self.send(&transfer_request(dest, token, 1 << 20, false));
     }
 
-    /// Opens the data connection and starts, as a sender does once the
-    /// receiver is ready; the manifest follows.
     pub fn start(&mut self) {
         assert!(matches!(self.recv(), Some(Message::Ready(_))), "ready");
         let mut data = TcpStream::connect(&self.addr).unwrap();
@@ -168,19 +131,7 @@ pub fn file(path: &str, size: u64) -> Entry {
 
 /// Sends file `id` whole, as one block record with its checksum.
 pub fn send_whole_file(data: &mut TcpStream, id: u32, body: &[u8]) {
-    let len = u32::try_from(body.len()).unwrap();
-    data.write_all(
-        &Record::Block {
-            file: id,
-            offset: 0,
-            len,
-        }
-        .encode(),
-    )
-    .unwrap();
-    data.write_all(body).unwrap();
-    let sum = linerate_engine::transfer::checksum(body);
-    data.write_all(&sum.to_be_bytes()).unwrap();
+    send_block(data, id, 0, body);
 }
 
 /// Sends `body` as the block of file `id` at `offset`, with its checksum.
@@ -200,18 +151,6 @@ pub fn send_block(data: &mut TcpStream, id: u32, offset: u64, body: &[u8]) {
     data.write_all(&sum.to_be_bytes()).unwrap();
 }
 
-/// Reads need lists up to the end of one, returning the ids asked for.
-pub fn need_until_end(c: &mut Crafted) -> Vec<u32> {
-    let mut ids = Vec::new();
-    loop {
-        match c.recv() {
-            Some(Message::Need(n)) => ids.extend(n.files.iter().map(|f| f.id)),
-            Some(Message::NeedEnd(_)) => return ids,
-            other => panic!("expected a need list, got {other:?}"),
-        }
-    }
-}
-
 /// An entry of any kind with the given mode.
 pub fn entry(path: &str, mode: u32, kind: EntryKind) -> Entry {
     Entry {
@@ -225,4 +164,29 @@ pub fn entry(path: &str, mode: u32, kind: EntryKind) -> Entry {
 /// `Entries` of one frame.
 pub fn entries(list: Vec<Entry>) -> Message {
     Message::Entries(Entries { entries: list })
+}
+
+/// A one-stream transfer request as a sender makes it.
+pub fn transfer_request(
+    dest: &str,
+    token: Option<String>,
+    block_len: u32,
+    skip_writes: bool,
+) -> Message {
+    Message::TransferRequest(TransferRequest {
+        dest: dest.into(),
+        token,
+        streams: 1,
+        block_len,
+        overwrite: false,
+        skip_writes,
+        verify: false,
+        sndbuf: None,
+        rcvbuf: None,
+        interval_ms: 0,
+        rx_poll: false,
+        direct: false,
+        evict: false,
+        checksum: true,
+    })
 }

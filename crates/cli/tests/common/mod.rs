@@ -80,19 +80,23 @@ impl Server {
 
     /// A daemon that also takes transfers into `root`.
     pub fn with_root(root: &std::path::Path) -> Server {
+        Self::with_root_and(root, &[])
+    }
+
+    /// A daemon on `root` with more `serve` flags.
+    pub fn with_root_and(root: &std::path::Path, extra: &[&str]) -> Server {
         let root = root.to_str().expect("UTF-8 test path");
-        Self::start_with(
-            &[
-                "serve",
-                "--bind",
-                "127.0.0.1",
-                "--port",
-                "0",
-                "--root",
-                root,
-            ],
-            None,
-        )
+        let mut args = vec![
+            "serve",
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--root",
+            root,
+        ];
+        args.extend_from_slice(extra);
+        Self::start_with(&args, None)
     }
 
     pub fn addr(&self) -> String {
@@ -253,4 +257,95 @@ pub fn run_as_nobody(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("setpriv (util-linux)")
+}
+
+/// `linerate send ARGS`, run to its end.
+pub fn send(args: &[&str]) -> Output {
+    Command::new(linerate())
+        .arg("send")
+        .args(args)
+        .output()
+        .expect("run linerate send")
+}
+
+/// A command's stdout and stderr, in that order.
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Temporary files, journals and stages left anywhere under `dir`.
+pub fn leftovers(dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if [".lrpart", ".lrjournal", ".lrstage"]
+                .iter()
+                .any(|s| name.ends_with(s))
+            {
+                out.push(name);
+            }
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(e.path());
+            }
+        }
+    }
+    out
+}
+
+/// Waits up to `timeout` for the guarded process to exit.
+pub fn wait_exit(g: &mut Guard, timeout: Duration) -> Option<std::process::ExitStatus> {
+    let end = Instant::now() + timeout;
+    while Instant::now() < end {
+        if let Some(s) = g.0.try_wait().unwrap() {
+            return Some(s);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    None
+}
+
+/// A tmpfs of a given size, mounted for one test (needs root).
+pub struct SmallFs(pub tree::TempDir);
+
+impl SmallFs {
+    pub fn mount(size: &str) -> SmallFs {
+        let dir = tree::TempDir::new("full");
+        let ok = Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size}"),
+                "linerate-test",
+                dir.path().to_str().unwrap(),
+            ])
+            .status()
+            .expect("mount");
+        assert!(ok.success(), "mount tmpfs");
+        SmallFs(dir)
+    }
+
+    pub fn resize(&self, size: &str) {
+        let ok = Command::new("mount")
+            .args([
+                "-o",
+                &format!("remount,size={size}"),
+                self.0.path().to_str().unwrap(),
+            ])
+            .status()
+            .expect("remount");
+        assert!(ok.success(), "remount tmpfs");
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.0.path()).status();
+    }
 }

@@ -381,16 +381,22 @@ fn recv_need(
 fn recv_while_alive(ctl: &mut Control, shared: &Shared) -> Result<Message> {
     let what = "the receiver's list of missing blocks";
     loop {
-        match ctl.recv(PEER_SILENCE, what) {
-            Err(EngineError::Timeout(_))
-                if shared.silent_for() < PEER_SILENCE || shared.announcing.load(Relaxed) => {}
-            Err(EngineError::Timeout(_)) => {
-                return Err(EngineError::Timeout(format!(
-                    "waiting for the receiver: it has neither taken data nor answered for {} s \
-                     (stopped, or its host is hung)",
-                    PEER_SILENCE.as_secs()
-                )));
-            }
+        // While the manifest is still walked, silence may be the sender's own.
+        let silent = if shared.announcing.load(Relaxed) {
+            Duration::ZERO
+        } else {
+            shared.silent_for()
+        };
+        if silent >= PEER_SILENCE {
+            return Err(EngineError::Timeout(format!(
+                "waiting for the receiver: it has neither taken data nor answered for {} s \
+                 (stopped, or its host is hung)",
+                PEER_SILENCE.as_secs()
+            )));
+        }
+        let wait = (PEER_SILENCE - silent).max(Duration::from_millis(200));
+        match ctl.recv(wait, what) {
+            Err(EngineError::Timeout(_)) => {}
             other => return other,
         }
     }
