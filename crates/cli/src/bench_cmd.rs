@@ -110,7 +110,7 @@ pub struct BenchArgs {
     #[arg(long)]
     pub skip_rx_copy: bool,
     /// Wake receivers only once this many bytes are queued (SO_RCVLOWAT; 1 wakes them for any
-    /// data). Default: 128K between namespaces of one host, else off (see README, Defaults).
+    /// data). Default: 128K between namespaces of one host, else off (see docs/defaults.md).
     #[arg(long, value_parser = units::parse_size_u32)]
     pub rcvlowat: Option<u32>,
     /// Where stream threads run (CPU affinity at both ends).

@@ -46,14 +46,14 @@ pub enum Affinity {
 }
 
 /// Write size when every stream thread has a core: large writes amortize the
-/// syscall, and the caches are not shared (measured, README "Defaults").
+/// syscall, and the caches are not shared (measured, docs/defaults.md).
 pub const WRITE_LEN_OWN_CORE: u32 = 1 << 20;
 /// Write size when threads share cores: the copy's source and destination
 /// then stay in the shared caches.
 pub const WRITE_LEN_SHARED_CORES: u32 = 128 << 10;
 /// Read size for a receiver that blocks on a core of its own: each call takes
 /// up to a megabyte of what has queued, so fewer calls and wakeups per byte
-/// (measured between namespaces, README "Defaults"). A polling receiver keeps
+/// (measured between namespaces, docs/defaults.md). A polling receiver keeps
 /// [`READ_LEN`]: longer reads hold the socket lock while the sender waits.
 pub const READ_LEN_BLOCKING_OWN_CORE: u32 = 1 << 20;
 /// Read size everywhere else.
@@ -62,7 +62,7 @@ pub const READ_LEN: u32 = 128 << 10;
 /// SO_RCVLOWAT for readers between namespaces of one host: a reader that
 /// blocks is woken once per 128 KiB instead of per arriving packet. Measured
 /// faster over veth at 1-8 streams, polling readers included, and slower on
-/// loopback (README "Defaults").
+/// loopback (docs/defaults.md).
 pub const RCVLOWAT_VETH: u32 = 128 << 10;
 
 /// Whether receivers poll before they block.
@@ -75,7 +75,7 @@ pub enum RxPoll {
 }
 
 /// How a session's threads use the CPUs, decided by the client from both
-/// hosts' facts (measurements behind each rule: README, "Defaults").
+/// hosts' facts (measurements behind each rule: docs/defaults.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CpuPlan {
     /// Every stream thread of both ends can have a core of its own.
@@ -113,7 +113,7 @@ pub fn short_path_only(lowat: Option<u32>, rtt_us: u32) -> Option<u32> {
 
 /// Polling moves the receive work off the sender's path: a receiver that is
 /// already in recv() when data lands costs the sender no wakeup. Measured on
-/// loopback (README, "Defaults"), by stream threads per core on one host:
+/// loopback (docs/defaults.md), by stream threads per core on one host:
 /// - up to 1: poll, each thread on its own core (the sender's wakeups would
 ///   otherwise pull its receiver onto the sender's core);
 /// - up to 2: poll, unpinned (every pinned layout measured slower);

@@ -160,7 +160,7 @@ pub fn send(sock: &TcpStream, plan: &SendPlan, live: &Live, abort: &AtomicBool) 
 /// Non-blocking receive attempts before a polling receiver blocks, each
 /// failed one followed by a yield of the core: well under a millisecond of
 /// polling on this kind of machine, enough to bridge the gaps between a fast
-/// sender's bursts (see README, "Defaults").
+/// sender's bursts (see docs/defaults.md).
 pub(crate) const RX_POLL_SPINS: u32 = 1000;
 
 pub struct ReceivePlan {

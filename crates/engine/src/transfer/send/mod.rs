@@ -64,7 +64,7 @@ pub struct SendConfig {
     pub interval_ms: u64,
     /// Whether receivers poll before blocking. Auto does not: unlike a
     /// bench receiver, a writing receiver needs the CPU time a poll would
-    /// take from the sender (README, "Defaults").
+    /// take from the sender (docs/defaults.md).
     pub rx_poll: crate::bench::RxPoll,
     /// Page-cache policy of both ends.
     pub cache: CachePolicy,
