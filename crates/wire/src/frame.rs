@@ -1,6 +1,7 @@
 //! Length-prefixed frames on control connections: `type[1] length[4] payload`.
 
 use crate::WireError;
+use crate::message::FrameType;
 
 pub const FRAME_HEADER_LEN: usize = 5;
 /// Upper bound of a frame's payload. Large enough for a report of an hour-long,
@@ -9,46 +10,6 @@ pub const MAX_FRAME_LEN: u32 = 32 << 20;
 
 /// Room kept for the next frame once the buffer is empty.
 const SHRINK_ABOVE: usize = 1 << 20;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FrameType {
-    Accept = 1,
-    Refuse = 2,
-    BenchRequest = 3,
-    Ready = 4,
-    Start = 5,
-    Report = 6,
-    TransferRequest = 7,
-    Entries = 8,
-    EntriesEnd = 9,
-    Need = 10,
-    NeedEnd = 11,
-    Finish = 12,
-    Digests = 13,
-    TransferReport = 14,
-}
-
-impl FrameType {
-    pub fn from_u8(b: u8) -> Result<FrameType, WireError> {
-        Ok(match b {
-            1 => FrameType::Accept,
-            2 => FrameType::Refuse,
-            3 => FrameType::BenchRequest,
-            4 => FrameType::Ready,
-            5 => FrameType::Start,
-            6 => FrameType::Report,
-            7 => FrameType::TransferRequest,
-            8 => FrameType::Entries,
-            9 => FrameType::EntriesEnd,
-            10 => FrameType::Need,
-            11 => FrameType::NeedEnd,
-            12 => FrameType::Finish,
-            13 => FrameType::Digests,
-            14 => FrameType::TransferReport,
-            other => return Err(WireError::UnknownFrameType(other)),
-        })
-    }
-}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Frame {
@@ -59,7 +20,7 @@ pub struct Frame {
 impl Frame {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(FRAME_HEADER_LEN + self.payload.len());
-        out.push(self.kind as u8);
+        out.push(self.kind.code());
         out.extend_from_slice(&(self.payload.len() as u32).to_be_bytes());
         out.extend_from_slice(&self.payload);
         out
@@ -119,7 +80,7 @@ impl FrameDecoder {
 }
 
 fn parse_header(buf: &[u8]) -> Result<(FrameType, usize), WireError> {
-    let kind = FrameType::from_u8(buf[0])?;
+    let kind = FrameType::from_code(buf[0])?;
     let len = u32::from_be_bytes([buf[1], buf[2], buf[3], buf[4]]);
     if len > MAX_FRAME_LEN {
         return Err(WireError::FrameTooLong {

@@ -1,6 +1,7 @@
 //! The fixed-size greeting that opens every connection.
 
 use crate::WireError;
+use crate::codec::{Reader, codes};
 
 /// First four bytes of every linerate connection.
 pub const MAGIC: [u8; 4] = *b"LNRT";
@@ -59,19 +60,21 @@ impl std::fmt::Display for SessionId {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    /// Carries framed messages for one session.
-    Control,
-    /// Carries the payload of one stream of an existing session.
-    Data,
+codes! {
+    pub enum Role: u8, unknown = WireError::UnknownRole {
+        /// Carries framed messages for one session.
+        Control = 1,
+        /// Carries the payload of one stream of an existing session.
+        Data = 2,
+    }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SessionKind {
-    Bench,
-    Transfer,
-    Latency,
+codes! {
+    pub enum SessionKind: u8, unknown = WireError::UnknownKind {
+        Bench = 1,
+        Transfer = 2,
+        Latency = 3,
+    }
 }
 
 impl SessionKind {
@@ -114,15 +117,8 @@ impl Hello {
         out[4..6].copy_from_slice(&self.version.to_be_bytes());
         out[8..16].copy_from_slice(&self.capabilities.0.to_be_bytes());
         out[16..32].copy_from_slice(&self.session.0);
-        out[32] = match self.role {
-            Role::Control => 1,
-            Role::Data => 2,
-        };
-        out[33] = match self.kind {
-            SessionKind::Bench => 1,
-            SessionKind::Transfer => 2,
-            SessionKind::Latency => 3,
-        };
+        out[32] = self.role.code();
+        out[33] = self.kind.code();
         out[34..36].copy_from_slice(&self.stream_index.to_be_bytes());
         out
     }
@@ -130,8 +126,10 @@ impl Hello {
     /// Decodes a greeting. The magic is checked first, so that a stray client
     /// is told apart from a peer of another version with as few bytes as possible.
     pub fn decode(buf: &[u8]) -> Result<Hello, WireError> {
-        if buf.len() >= 4 && buf[0..4] != MAGIC {
-            return Err(WireError::BadMagic([buf[0], buf[1], buf[2], buf[3]]));
+        if let Some(magic) = buf.first_chunk::<4>()
+            && *magic != MAGIC
+        {
+            return Err(WireError::BadMagic(*magic));
         }
         if buf.len() < HELLO_LEN {
             return Err(WireError::TruncatedHello {
@@ -139,39 +137,32 @@ impl Hello {
                 need: HELLO_LEN,
             });
         }
-        let version = u16::from_be_bytes([buf[4], buf[5]]);
+        let mut r = Reader::new("hello", &buf[..HELLO_LEN]);
+        r.take(MAGIC.len())?;
+        let version = r.u16()?;
         if version != PROTOCOL_VERSION {
             return Err(WireError::UnsupportedVersion {
                 theirs: version,
                 ours: PROTOCOL_VERSION,
             });
         }
-        let reserved = u16::from_be_bytes([buf[6], buf[7]]);
+        let reserved = r.u16()?;
         if reserved != 0 {
             return Err(WireError::Reserved(u32::from(reserved)));
         }
-        let mut caps = [0u8; 8];
-        caps.copy_from_slice(&buf[8..16]);
-        let mut session = [0u8; 16];
-        session.copy_from_slice(&buf[16..32]);
-        let role = match buf[32] {
-            1 => Role::Control,
-            2 => Role::Data,
-            other => return Err(WireError::UnknownRole(other)),
-        };
-        let kind = match buf[33] {
-            1 => SessionKind::Bench,
-            2 => SessionKind::Transfer,
-            3 => SessionKind::Latency,
-            other => return Err(WireError::UnknownKind(other)),
-        };
+        let capabilities = Capabilities(r.u64()?);
+        let session = SessionId(r.array()?);
+        let role = Role::from_code(r.u8()?)?;
+        let kind = SessionKind::from_code(r.u8()?)?;
+        let stream_index = r.u16()?;
+        r.finish()?;
         Ok(Hello {
             version,
-            capabilities: Capabilities(u64::from_be_bytes(caps)),
-            session: SessionId(session),
+            capabilities,
+            session,
             role,
             kind,
-            stream_index: u16::from_be_bytes([buf[34], buf[35]]),
+            stream_index,
         })
     }
 }

@@ -11,6 +11,7 @@
 //! allocates, checks every field, returns a typed [`WireError`] and never panics,
 //! so it can be fed straight from the network (and is fuzzed: see `fuzz/`).
 
+mod codec;
 mod error;
 mod frame;
 mod hello;
@@ -18,14 +19,16 @@ mod message;
 mod record;
 mod transfer;
 
+pub use codec::Reader;
 pub use error::WireError;
-pub use frame::{FRAME_HEADER_LEN, Frame, FrameDecoder, FrameType, MAX_FRAME_LEN};
+pub use frame::{FRAME_HEADER_LEN, Frame, FrameDecoder, MAX_FRAME_LEN};
 pub use hello::{
     CAPABILITIES, Capabilities, HELLO_LEN, Hello, MAGIC, PROTOCOL_VERSION, Role, SessionId,
     SessionKind,
 };
 pub use message::{
-    Accept, BenchParams, Direction, MAX_STREAMS, Message, PeerReport, Ready, Refusal, RefusalCode,
+    Accept, BenchParams, Direction, FrameType, MAX_STREAMS, Message, PeerReport, Ready, Refusal,
+    RefusalCode,
 };
 pub use record::{BLOCK_TRAILER_LEN, RECORD_HEADER_LEN, Record};
 pub use transfer::{

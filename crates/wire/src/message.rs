@@ -4,8 +4,9 @@
 
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
+use crate::codec::codes;
 use crate::transfer::{Digests, Entries, Need, NeedEnd, TransferRequest, TransferTotals};
-use crate::{Frame, FrameType, WireError};
+use crate::{Frame, WireError};
 use linerate_result::{HostFacts, SideReport};
 
 /// Most streams one session may open.
@@ -153,28 +154,76 @@ pub struct Ready {}
 /// The server's half of a session's measurements.
 pub type PeerReport = SideReport;
 
-/// Every control message.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Message {
-    Accept(Accept),
-    Refuse(Refusal),
-    BenchRequest(BenchParams),
-    Ready(Ready),
-    /// Client to server: every data connection is up, start the clock.
-    Start,
-    Report(Box<PeerReport>),
-    TransferRequest(TransferRequest),
-    /// Sender to receiver: the next batch of the manifest.
-    Entries(Entries),
-    EntriesEnd,
-    /// Receiver to sender: blocks still missing.
-    Need(Need),
-    NeedEnd(NeedEnd),
-    /// Sender to receiver: nothing is missing; finish and report.
-    Finish,
-    Digests(Digests),
-    /// Receiver to sender: what it wrote, and its half of the measurements.
-    TransferReport(Box<(TransferTotals, PeerReport)>),
+/// A payload carried as JSON in a frame, checked after decoding.
+trait Payload: Serialize + DeserializeOwned {
+    /// Refuses a well-formed but out-of-range value; `what` names it.
+    fn check(&self, _what: &'static str) -> Result<(), WireError> {
+        Ok(())
+    }
+}
+
+impl<T: Payload> Payload for Box<T> {
+    fn check(&self, what: &'static str) -> Result<(), WireError> {
+        (**self).check(what)
+    }
+}
+
+impl Payload for Accept {}
+impl Payload for Refusal {}
+impl Payload for Ready {}
+impl Payload for NeedEnd {}
+impl Payload for Digests {}
+
+impl Payload for BenchParams {
+    fn check(&self, _: &'static str) -> Result<(), WireError> {
+        self.validate()
+    }
+}
+
+impl Payload for TransferRequest {
+    fn check(&self, _: &'static str) -> Result<(), WireError> {
+        self.validate()
+    }
+}
+
+impl Payload for Entries {
+    fn check(&self, _: &'static str) -> Result<(), WireError> {
+        self.validate()
+    }
+}
+
+impl Payload for Need {
+    fn check(&self, _: &'static str) -> Result<(), WireError> {
+        self.validate()
+    }
+}
+
+impl Payload for PeerReport {
+    fn check(&self, what: &'static str) -> Result<(), WireError> {
+        self.validate()
+            .map_err(|reason| WireError::Malformed { what, reason })
+    }
+}
+
+impl Payload for (TransferTotals, PeerReport) {
+    fn check(&self, what: &'static str) -> Result<(), WireError> {
+        self.1.check(what)
+    }
+}
+
+fn json<T: Serialize>(v: &T) -> Vec<u8> {
+    // Serializing these plain data types cannot fail: no maps with
+    // non-string keys, no custom Serialize impls.
+    serde_json::to_vec(v).unwrap_or_default()
+}
+
+fn parse<T: Payload>(what: &'static str, p: &[u8]) -> Result<T, WireError> {
+    let value: T = serde_json::from_slice(p).map_err(|e| WireError::Malformed {
+        what,
+        reason: e.to_string(),
+    })?;
+    value.check(what)?;
+    Ok(value)
 }
 
 fn empty(what: &'static str, p: &[u8]) -> Result<(), WireError> {
@@ -188,117 +237,106 @@ fn empty(what: &'static str, p: &[u8]) -> Result<(), WireError> {
     }
 }
 
+/// The payload of a message variant, or none for a variant without one.
+macro_rules! payload_of {
+    ($msg:expr, $variant:ident, $payload:ty) => {
+        match $msg {
+            Message::$variant(m) => json(m),
+            _ => Vec::new(),
+        }
+    };
+    ($msg:expr, $variant:ident) => {
+        Vec::new()
+    };
+}
+
+/// A message variant decoded from its payload.
+macro_rules! decode_as {
+    ($p:expr, $variant:ident, $name:literal, $payload:ty) => {
+        Message::$variant(parse::<$payload>($name, $p)?)
+    };
+    ($p:expr, $variant:ident, $name:literal) => {{
+        empty($name, $p)?;
+        Message::$variant
+    }};
+}
+
+/// The table of control messages: each row is one message's frame code,
+/// variant, payload type (none for a bare signal) and name. The frame
+/// types, the [`Message`] enum, its names and both directions of its
+/// codec are all generated from it: a new message is one new row.
+macro_rules! messages {
+    ($( $(#[$doc:meta])* $code:literal => $variant:ident $(($payload:ty))?, $name:literal; )+) => {
+        codes! {
+            /// The first byte of a frame: which message it carries.
+            pub enum FrameType: u8, unknown = WireError::UnknownFrameType {
+                $( $variant = $code ),+
+            }
+        }
+
+        /// Every control message.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum Message {
+            $( $(#[$doc])* $variant $(($payload))?, )+
+        }
+
+        impl Message {
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $( Message::$variant { .. } => $name, )+
+                }
+            }
+
+            pub fn frame_type(&self) -> FrameType {
+                match self {
+                    $( Message::$variant { .. } => FrameType::$variant, )+
+                }
+            }
+
+            pub fn to_frame(&self) -> Frame {
+                let payload = match self {
+                    $( Message::$variant { .. } => payload_of!(self, $variant $(, $payload)?), )+
+                };
+                Frame {
+                    kind: self.frame_type(),
+                    payload,
+                }
+            }
+
+            pub fn from_frame(frame: &Frame) -> Result<Message, WireError> {
+                let p = &frame.payload;
+                Ok(match frame.kind {
+                    $( FrameType::$variant => decode_as!(p, $variant, $name $(, $payload)?), )+
+                })
+            }
+        }
+    };
+}
+
+messages! {
+    1 => Accept(Accept), "accept";
+    2 => Refuse(Refusal), "refuse";
+    3 => BenchRequest(BenchParams), "bench request";
+    4 => Ready(Ready), "ready";
+    /// Client to server: every data connection is up, start the clock.
+    5 => Start, "start";
+    6 => Report(Box<PeerReport>), "report";
+    7 => TransferRequest(TransferRequest), "transfer request";
+    /// Sender to receiver: the next batch of the manifest.
+    8 => Entries(Entries), "entries";
+    9 => EntriesEnd, "entries end";
+    /// Receiver to sender: blocks still missing.
+    10 => Need(Need), "need";
+    11 => NeedEnd(NeedEnd), "need end";
+    /// Sender to receiver: nothing is missing; finish and report.
+    12 => Finish, "finish";
+    13 => Digests(Digests), "digests";
+    /// Receiver to sender: what it wrote, and its half of the measurements.
+    14 => TransferReport(Box<(TransferTotals, PeerReport)>), "transfer report";
+}
+
 impl Message {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Message::Accept(_) => "accept",
-            Message::Refuse(_) => "refuse",
-            Message::BenchRequest(_) => "bench request",
-            Message::Ready(_) => "ready",
-            Message::Start => "start",
-            Message::Report(_) => "report",
-            Message::TransferRequest(_) => "transfer request",
-            Message::Entries(_) => "entries",
-            Message::EntriesEnd => "entries end",
-            Message::Need(_) => "need",
-            Message::NeedEnd(_) => "need end",
-            Message::Finish => "finish",
-            Message::Digests(_) => "digests",
-            Message::TransferReport(_) => "transfer report",
-        }
-    }
-
-    pub fn to_frame(&self) -> Frame {
-        fn json<T: Serialize>(v: &T) -> Vec<u8> {
-            // Serializing these plain data types cannot fail: no maps with
-            // non-string keys, no custom Serialize impls.
-            serde_json::to_vec(v).unwrap_or_default()
-        }
-        let (kind, payload) = match self {
-            Message::Accept(m) => (FrameType::Accept, json(m)),
-            Message::Refuse(m) => (FrameType::Refuse, json(m)),
-            Message::BenchRequest(m) => (FrameType::BenchRequest, json(m)),
-            Message::Ready(m) => (FrameType::Ready, json(m)),
-            Message::Start => (FrameType::Start, Vec::new()),
-            Message::Report(m) => (FrameType::Report, json(m)),
-            Message::TransferRequest(m) => (FrameType::TransferRequest, json(m)),
-            Message::Entries(m) => (FrameType::Entries, json(m)),
-            Message::EntriesEnd => (FrameType::EntriesEnd, Vec::new()),
-            Message::Need(m) => (FrameType::Need, json(m)),
-            Message::NeedEnd(m) => (FrameType::NeedEnd, json(m)),
-            Message::Finish => (FrameType::Finish, Vec::new()),
-            Message::Digests(m) => (FrameType::Digests, json(m)),
-            Message::TransferReport(m) => (FrameType::TransferReport, json(m)),
-        };
-        Frame { kind, payload }
-    }
-
     pub fn encode(&self) -> Vec<u8> {
         self.to_frame().encode()
-    }
-
-    pub fn from_frame(frame: &Frame) -> Result<Message, WireError> {
-        fn parse<T: DeserializeOwned>(what: &'static str, p: &[u8]) -> Result<T, WireError> {
-            serde_json::from_slice(p).map_err(|e| WireError::Malformed {
-                what,
-                reason: e.to_string(),
-            })
-        }
-        let p = &frame.payload;
-        Ok(match frame.kind {
-            FrameType::Accept => Message::Accept(parse("accept", p)?),
-            FrameType::Refuse => Message::Refuse(parse("refuse", p)?),
-            FrameType::BenchRequest => {
-                let params: BenchParams = parse("bench request", p)?;
-                params.validate()?;
-                Message::BenchRequest(params)
-            }
-            FrameType::Ready => Message::Ready(parse("ready", p)?),
-            FrameType::Start => {
-                empty("start", p)?;
-                Message::Start
-            }
-            FrameType::Report => {
-                let report: PeerReport = parse("report", p)?;
-                report.validate().map_err(|reason| WireError::Malformed {
-                    what: "report",
-                    reason,
-                })?;
-                Message::Report(Box::new(report))
-            }
-            FrameType::TransferRequest => {
-                let req: TransferRequest = parse("transfer request", p)?;
-                req.validate()?;
-                Message::TransferRequest(req)
-            }
-            FrameType::Entries => {
-                let e: Entries = parse("entries", p)?;
-                e.validate()?;
-                Message::Entries(e)
-            }
-            FrameType::EntriesEnd => {
-                empty("entries end", p)?;
-                Message::EntriesEnd
-            }
-            FrameType::Need => {
-                let n: Need = parse("need", p)?;
-                n.validate()?;
-                Message::Need(n)
-            }
-            FrameType::NeedEnd => Message::NeedEnd(parse("need end", p)?),
-            FrameType::Finish => {
-                empty("finish", p)?;
-                Message::Finish
-            }
-            FrameType::Digests => Message::Digests(parse("digests", p)?),
-            FrameType::TransferReport => {
-                let b: Box<(TransferTotals, PeerReport)> = parse("transfer report", p)?;
-                b.1.validate().map_err(|reason| WireError::Malformed {
-                    what: "transfer report",
-                    reason,
-                })?;
-                Message::TransferReport(b)
-            }
-        })
     }
 }

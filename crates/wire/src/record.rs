@@ -5,6 +5,7 @@
 //! the payload so both ends can hash each piece while it is still in cache.
 
 use crate::WireError;
+use crate::codec::{Reader, codes};
 use crate::transfer::MAX_BLOCK_LEN;
 
 pub const RECORD_HEADER_LEN: usize = 17;
@@ -21,15 +22,31 @@ pub enum Record {
     RoundEnd,
 }
 
+codes! {
+    /// The first byte of a record.
+    enum Tag: u8, unknown = unknown_tag {
+        Block = 1,
+        Hole = 2,
+        RoundEnd = 3,
+    }
+}
+
+fn unknown_tag(tag: u8) -> WireError {
+    WireError::Malformed {
+        what: "record",
+        reason: format!("unknown tag {tag}"),
+    }
+}
+
 impl Record {
     pub fn encode(&self) -> [u8; RECORD_HEADER_LEN] {
         let (tag, file, offset, len) = match *self {
-            Record::Block { file, offset, len } => (1u8, file, offset, len),
-            Record::Hole { file, offset, len } => (2, file, offset, len),
-            Record::RoundEnd => (3, 0, 0, 0),
+            Record::Block { file, offset, len } => (Tag::Block, file, offset, len),
+            Record::Hole { file, offset, len } => (Tag::Hole, file, offset, len),
+            Record::RoundEnd => (Tag::RoundEnd, 0, 0, 0),
         };
         let mut out = [0u8; RECORD_HEADER_LEN];
-        out[0] = tag;
+        out[0] = tag.code();
         out[1..5].copy_from_slice(&file.to_be_bytes());
         out[5..13].copy_from_slice(&offset.to_be_bytes());
         out[13..17].copy_from_slice(&len.to_be_bytes());
@@ -38,19 +55,10 @@ impl Record {
 
     /// Decodes a header; the payload length is bounded before anything is read.
     pub fn decode(b: &[u8]) -> Result<Record, WireError> {
-        let b: &[u8; RECORD_HEADER_LEN] = b
-            .get(..RECORD_HEADER_LEN)
-            .and_then(|s| s.try_into().ok())
-            .ok_or(WireError::Malformed {
-                what: "record",
-                reason: format!("header shorter than {RECORD_HEADER_LEN} bytes"),
-            })?;
-        let file = u32::from_be_bytes([b[1], b[2], b[3], b[4]]);
-        let mut o = [0u8; 8];
-        o.copy_from_slice(&b[5..13]);
-        let offset = u64::from_be_bytes(o);
-        let len = u32::from_be_bytes([b[13], b[14], b[15], b[16]]);
-        if matches!(b[0], 1 | 2) && (len == 0 || len > MAX_BLOCK_LEN) {
+        let mut r = Reader::new("record", b).sub(RECORD_HEADER_LEN)?;
+        let tag = Tag::from_code(r.u8()?)?;
+        let (file, offset, len) = (r.u32()?, r.u64()?, r.u32()?);
+        if tag != Tag::RoundEnd && (len == 0 || len > MAX_BLOCK_LEN) {
             return Err(WireError::InvalidField {
                 field: "record length",
                 reason: format!("{len} is outside 1..={MAX_BLOCK_LEN}"),
@@ -62,16 +70,10 @@ impl Record {
                 reason: "offset + length overflows".into(),
             });
         }
-        Ok(match b[0] {
-            1 => Record::Block { file, offset, len },
-            2 => Record::Hole { file, offset, len },
-            3 => Record::RoundEnd,
-            t => {
-                return Err(WireError::Malformed {
-                    what: "record",
-                    reason: format!("unknown tag {t}"),
-                });
-            }
+        Ok(match tag {
+            Tag::Block => Record::Block { file, offset, len },
+            Tag::Hole => Record::Hole { file, offset, len },
+            Tag::RoundEnd => Record::RoundEnd,
         })
     }
 }

@@ -105,7 +105,7 @@ proptest! {
 
     #[test]
     fn any_payload_of_any_type_decodes_or_errs(t in 1u8..=6, payload in proptest::collection::vec(any::<u8>(), 0..512)) {
-        let frame = Frame { kind: FrameType::from_u8(t).unwrap(), payload };
+        let frame = Frame { kind: FrameType::from_code(t).unwrap(), payload };
         let _ = Message::from_frame(&frame);
     }
 }

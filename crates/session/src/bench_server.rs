@@ -1,0 +1,125 @@
+//! The server of a bench session: the same order as [`crate::bench_client`],
+//! seen from the other end.
+//!
+//! ```text
+//! server                              client
+//!   Accept -------------------------->   (after a good hello)
+//!                   <----------------- BenchRequest
+//!   (registers the session's data connections)
+//!   Ready --------------------------->
+//!   (takes every data connection)
+//!                   <----------------- Start
+//!   (runs its streams)
+//!   Report -------------------------->
+//! ```
+
+use std::time::Instant;
+
+use linerate_wire::{Accept, BenchParams, Message, PeerReport, Ready};
+
+use crate::SETUP_TIMEOUT;
+use crate::core::{Core, SessionError, Steps};
+
+/// What the driver must do next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// Make room for the request's data connections, then call
+    /// [`BenchServer::registered`] (or abort with why not).
+    Register(BenchParams),
+    /// Start the streams; call [`BenchServer::ran`] with their report.
+    Run,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Request,
+    Registering,
+    Streams,
+    /// The client's start came before the last data connection was
+    /// handed over (the client sends it once each one is answered).
+    StreamsStarted,
+    Start,
+    Running,
+}
+
+pub struct BenchServer {
+    core: Core<Event, ()>,
+    step: Step,
+}
+
+impl BenchServer {
+    /// A session whose hello was good, answered with `accept` at `now`.
+    pub fn new(now: Instant, accept: Accept) -> BenchServer {
+        let mut core = Core::new("the bench request", Some(now + SETUP_TIMEOUT));
+        core.send(Message::Accept(accept));
+        BenchServer {
+            core,
+            step: Step::Request,
+        }
+    }
+
+    /// The data connections have a place to arrive at.
+    pub fn registered(&mut self, now: Instant) {
+        if self.step == Step::Registering {
+            self.core.send(Message::Ready(Ready {}));
+            self.step = Step::Streams;
+            self.core
+                .wait("the data connections", Some(now + SETUP_TIMEOUT));
+        }
+    }
+
+    /// Every data connection has arrived.
+    pub fn streams_connected(&mut self, now: Instant) {
+        match self.step {
+            Step::Streams => {
+                self.step = Step::Start;
+                self.core
+                    .wait("the start signal", Some(now + SETUP_TIMEOUT));
+            }
+            Step::StreamsStarted => self.run(),
+            _ => {}
+        }
+    }
+
+    fn run(&mut self) {
+        self.step = Step::Running;
+        self.core.wait("the end of the run", None);
+        self.core.emit(Event::Run);
+    }
+
+    /// The streams have ended; `report` is this end's half.
+    pub fn ran(&mut self, report: PeerReport) {
+        if self.step == Step::Running {
+            self.core.send(Message::Report(Box::new(report)));
+            self.core.finish(());
+        }
+    }
+}
+
+impl Steps for BenchServer {
+    type Event = Event;
+    type Done = ();
+
+    fn core(&self) -> &Core<Event, ()> {
+        &self.core
+    }
+
+    fn core_mut(&mut self) -> &mut Core<Event, ()> {
+        &mut self.core
+    }
+
+    fn on_message(&mut self, _now: Instant, msg: Message) -> Result<(), SessionError> {
+        match (self.step, msg) {
+            (Step::Request, Message::BenchRequest(params)) => {
+                self.step = Step::Registering;
+                self.core
+                    .wait("the data connections to be registered", None);
+                self.core.emit(Event::Register(params));
+            }
+            (Step::Start, Message::Start) => self.run(),
+            (Step::Streams, Message::Start) => self.step = Step::StreamsStarted,
+            (_, other) => return Err(self.core.unexpected(&other)),
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,655 @@
+//! Both ends of each session kind in memory, with a fake clock: every
+//! message goes through the real codec (encoded, framed, decoded) and
+//! every driver is a few lines reacting to events. Then, at every step of
+//! each end, the faults a peer can cause: a message out of order, one
+//! duplicated, one cut short, one of an unknown type, and silence.
+
+use std::time::{Duration, Instant};
+
+use linerate_result::{HostFacts, SideReport};
+use linerate_wire::{
+    Accept, BenchParams, Digests, Direction, Entries, Entry, EntryKind, FrameDecoder, FrameType,
+    Message, Need, NeedEnd, NeedFile, Ready, Refusal, RefusalCode, TransferRequest, TransferTotals,
+};
+
+use crate::core::{Session, SessionError};
+use crate::{
+    BenchClient, BenchServer, TransferReceiver, TransferSender, bench_client, bench_server,
+    transfer_receiver, transfer_sender,
+};
+
+fn accept() -> Accept {
+    Accept {
+        server_version: "test".into(),
+        capabilities: 0,
+        host: HostFacts::default(),
+    }
+}
+
+fn params() -> BenchParams {
+    BenchParams {
+        streams: 2,
+        duration_ms: 1000,
+        bytes: None,
+        write_len: 1 << 17,
+        read_len: 1 << 17,
+        direction: Direction::Forward,
+        interval_ms: 0,
+        omit_ms: 0,
+        sndbuf: None,
+        rcvbuf: None,
+        congestion: None,
+        pacing_rate: None,
+        mss: None,
+        tos: None,
+        zerocopy: false,
+        skip_rx_copy: false,
+        rx_poll: false,
+        pin_cores: false,
+        pin_pairs: false,
+        rcvlowat: None,
+    }
+}
+
+fn request(token: Option<&str>, verify: bool) -> TransferRequest {
+    TransferRequest {
+        dest: String::new(),
+        token: token.map(str::to_string),
+        streams: 2,
+        block_len: 1 << 20,
+        overwrite: false,
+        skip_writes: false,
+        verify,
+        sndbuf: None,
+        rcvbuf: None,
+        interval_ms: 0,
+        rx_poll: false,
+        direct: false,
+        evict: false,
+        checksum: true,
+    }
+}
+
+fn file(path: &str) -> Entry {
+    Entry {
+        path: path.into(),
+        mode: 0o644,
+        mtime_ns: 0,
+        kind: EntryKind::File {
+            size: 3 << 20,
+            sparse: false,
+        },
+    }
+}
+
+fn need(id: u32) -> NeedFile {
+    NeedFile {
+        id,
+        ranges: vec![[0, 3]],
+    }
+}
+
+const TOKEN: &str = "0123456789abcdef0123456789abcdef";
+
+/// Carries what `from` sends to `to` through the codec: encoded, framed in
+/// chunks of 7 bytes, decoded.
+fn carry<A: Session, B: Session>(from: &mut A, to: &mut B, now: Instant) -> usize {
+    let mut carried = 0;
+    let mut decoder = FrameDecoder::new();
+    while let Some(msg) = from.poll_transmit() {
+        for chunk in msg.encode().chunks(7) {
+            decoder.push(chunk);
+            while let Some(frame) = decoder.next_frame().expect("a frame this side encoded") {
+                match Message::from_frame(&frame) {
+                    Ok(m) => to.handle(now, m),
+                    Err(e) => to.handle_malformed(e),
+                }
+            }
+        }
+        carried += 1;
+    }
+    carried
+}
+
+/// The fake clock: the start, plus what the test has advanced.
+struct Clock(Instant);
+
+impl Clock {
+    fn new() -> Clock {
+        Clock(Instant::now())
+    }
+
+    fn tick(&mut self, by: Duration) -> Instant {
+        self.0 += by;
+        self.0
+    }
+}
+
+// ----- drivers: what the engine does on each event, minus the I/O -----
+
+fn drive_bench_client(c: &mut BenchClient, now: Instant) {
+    while let Some(e) = c.poll_event() {
+        match e {
+            bench_client::Event::Accepted(_) => c.request(now, params()),
+            bench_client::Event::OpenStreams => {
+                c.streams_open();
+                c.run_over(now);
+            }
+        }
+    }
+}
+
+fn drive_bench_server(s: &mut BenchServer, now: Instant) {
+    while let Some(e) = s.poll_event() {
+        match e {
+            bench_server::Event::Register(p) => {
+                assert_eq!(p, params());
+                s.registered(now);
+                s.streams_connected(now);
+            }
+            bench_server::Event::Run => s.ran(SideReport::default()),
+        }
+    }
+}
+
+/// A sender driver that announces two batches and counts what it is asked for.
+#[derive(Default)]
+struct SenderDriver {
+    asked: Vec<(u32, u32)>,
+    listed: Vec<u32>,
+    complete: Option<(u32, u64)>,
+}
+
+impl SenderDriver {
+    fn drive(&mut self, s: &mut TransferSender, now: Instant) {
+        while let Some(e) = s.poll_event() {
+            match e {
+                transfer_sender::Event::Accepted(_) => {}
+                transfer_sender::Event::OpenStreams => {
+                    s.streams_open(now);
+                    s.entries(vec![file("a"), file("b")]);
+                    s.entries(vec![file("c")]);
+                    s.entries_end(now);
+                }
+                transfer_sender::Event::Need { pass, files } => {
+                    self.asked.extend(files.iter().map(|f| (pass, f.id)));
+                }
+                transfer_sender::Event::Listed { pass, .. } => self.listed.push(pass),
+                transfer_sender::Event::Complete {
+                    passes,
+                    first_bytes,
+                } => self.complete = Some((passes, first_bytes)),
+            }
+        }
+    }
+}
+
+/// A receiver driver whose sink misses every file in the first pass and
+/// file 2 once more in the second.
+#[derive(Default)]
+struct ReceiverDriver {
+    seen: u32,
+    passes: u32,
+}
+
+impl ReceiverDriver {
+    fn drive(&mut self, r: &mut TransferReceiver, now: Instant) {
+        while let Some(e) = r.poll_event() {
+            match e {
+                transfer_receiver::Event::Admit(req) => {
+                    assert_eq!(req.token.as_deref(), Some(TOKEN));
+                    r.admitted(now);
+                    r.streams_connected(now);
+                }
+                transfer_receiver::Event::Begin => {}
+                transfer_receiver::Event::Entries(batch) => {
+                    let ids = self.seen..self.seen + batch.len() as u32;
+                    self.seen = ids.end;
+                    let n = u64::from(ids.end - ids.start);
+                    r.answer(ids.map(need).collect(), 3 * n, (3 << 20) * n);
+                }
+                transfer_receiver::Event::Listed => self.pass(r, now),
+                transfer_receiver::Event::Finish => r.report(
+                    vec![(0, "d0".into()), (1, "d1".into()), (2, "d2".into())],
+                    TransferTotals::default(),
+                    SideReport::default(),
+                ),
+            }
+        }
+    }
+
+    /// The streams end a pass (driven by the test, not by a message).
+    fn pass(&mut self, r: &mut TransferReceiver, now: Instant) {
+        self.passes += 1;
+        if self.passes == 1 {
+            r.pass_ended(now, vec![need(2)], 3, 3 << 20);
+        } else {
+            r.pass_ended(now, Vec::new(), 0, 0);
+        }
+    }
+}
+
+/// Runs both ends until neither has anything to carry.
+fn exchange<A: Session, B: Session>(
+    a: &mut A,
+    b: &mut B,
+    clock: &mut Clock,
+    mut drive: impl FnMut(&mut A, &mut B, Instant),
+) {
+    for _ in 0..100 {
+        let now = clock.tick(Duration::from_millis(1));
+        drive(a, b, now);
+        let moved = carry(a, b, now) + carry(b, a, now);
+        drive(a, b, now);
+        if moved == 0 && (a.is_over() || b.is_over()) {
+            return;
+        }
+    }
+    panic!("the sessions did not settle");
+}
+
+#[test]
+fn a_bench_session_runs_to_its_report() {
+    let mut clock = Clock::new();
+    let mut client = BenchClient::new(clock.0);
+    let mut server = BenchServer::new(clock.0, accept());
+    exchange(&mut client, &mut server, &mut clock, |c, s, now| {
+        drive_bench_client(c, now);
+        drive_bench_server(s, now);
+    });
+    assert_eq!(server.poll_end(), Some(Ok(())));
+    assert_eq!(client.poll_end(), Some(Ok(SideReport::default())));
+    assert_eq!(client.poll_end(), None, "the end is taken once");
+}
+
+#[test]
+fn a_transfer_runs_its_passes_until_nothing_is_missing() {
+    let mut clock = Clock::new();
+    let req = request(Some(TOKEN), true);
+    let mut sender =
+        TransferSender::new(clock.0, req).with_report_allowance(3, Duration::from_secs(1));
+    let mut receiver = TransferReceiver::new(clock.0, accept(), Some(TOKEN.into()));
+    let (mut sd, mut rd) = (SenderDriver::default(), ReceiverDriver::default());
+    let mut ended_passes = 1;
+    exchange(&mut sender, &mut receiver, &mut clock, |s, r, now| {
+        sd.drive(s, now);
+        rd.drive(r, now);
+        // The streams end the second pass once the first's list has ended.
+        if rd.passes == ended_passes && sd.listed.len() as u32 == rd.passes + 1 {
+            ended_passes += 1;
+            rd.pass(r, now);
+        }
+    });
+    assert_eq!(sd.asked, vec![(0, 0), (0, 1), (0, 2), (1, 2)]);
+    assert_eq!(sd.listed, vec![0, 1]);
+    assert_eq!(sd.complete, Some((2, 9 << 20)));
+    assert_eq!(receiver.poll_end(), Some(Ok(())));
+    let done = sender.poll_end().unwrap().unwrap();
+    assert_eq!(done.digests.len(), 3);
+}
+
+#[test]
+fn a_wrong_token_is_refused_and_ends_only_its_own_session() {
+    let now = Instant::now();
+    for token in [None, Some("ffffffffffffffffffffffffffffffff")] {
+        let mut r = TransferReceiver::new(now, accept(), Some(TOKEN.into()));
+        r.poll_transmit();
+        r.handle(now, Message::TransferRequest(request(token, false)));
+        assert!(r.poll_event().is_none(), "nothing is admitted");
+        match r.poll_transmit() {
+            Some(Message::Refuse(x)) => {
+                assert_eq!(x.code, RefusalCode::InvalidParameters);
+                assert!(x.message.contains("token"));
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+        assert!(matches!(r.poll_end(), Some(Err(SessionError::Local(_)))));
+    }
+}
+
+#[test]
+fn a_sender_gives_up_on_a_receiver_that_stops_taking_data() {
+    let mut clock = Clock::new();
+    let mut s = TransferSender::new(clock.0, request(None, false));
+    s.handle(clock.0, Message::Accept(accept()));
+    s.handle(clock.0, Message::Ready(Ready {}));
+    s.streams_open(clock.0);
+    assert_eq!(
+        s.poll_timeout(),
+        None,
+        "no limit while the manifest is walked"
+    );
+    let listed = clock.tick(Duration::from_secs(100));
+    s.entries_end(listed);
+    assert_eq!(s.poll_timeout(), Some(listed + crate::PEER_SILENCE));
+    // Data still flows: the limit moves on.
+    let later = clock.tick(Duration::from_secs(20));
+    s.progress(later);
+    s.handle_timeout(listed + crate::PEER_SILENCE);
+    assert!(!s.is_over());
+    s.handle_timeout(later + crate::PEER_SILENCE);
+    assert!(matches!(
+        s.poll_end(),
+        Some(Err(SessionError::Timeout { .. }))
+    ));
+}
+
+#[test]
+fn a_sender_stops_after_passes_without_progress() {
+    let now = Instant::now();
+    let mut s = TransferSender::new(now, request(None, false));
+    s.handle(now, Message::Accept(accept()));
+    s.handle(now, Message::Ready(Ready {}));
+    s.streams_open(now);
+    s.entries_end(now);
+    let end = |round| {
+        Message::NeedEnd(NeedEnd {
+            round,
+            blocks: 1,
+            bytes: 100,
+        })
+    };
+    let one = || {
+        Message::Need(Need {
+            files: vec![need(0)],
+        })
+    };
+    s.handle(now, one());
+    s.handle(now, end(0));
+    for round in 1..=crate::transfer_sender::STALLED_PASSES {
+        assert!(!s.is_over(), "round {round}");
+        s.handle(now, one());
+        s.handle(now, end(round));
+    }
+    let Some(Err(SessionError::Local(r))) = s.poll_end() else {
+        panic!("expected the sender to give up")
+    };
+    assert!(r.message.contains("without progress"), "{}", r.message);
+}
+
+// ----- faults at every step -----
+
+/// One step of an end's normal path: the message it receives there, the
+/// other message types it also takes there, and whether the same message
+/// may come again.
+struct Step {
+    inbound: Message,
+    also: &'static [FrameType],
+    repeats: bool,
+}
+
+fn step(inbound: Message) -> Step {
+    Step {
+        inbound,
+        also: &[],
+        repeats: false,
+    }
+}
+
+/// One of every message type but a refusal (which ends any session by design).
+fn palette() -> Vec<Message> {
+    vec![
+        Message::Accept(accept()),
+        Message::BenchRequest(params()),
+        Message::Ready(Ready {}),
+        Message::Start,
+        Message::Report(Box::default()),
+        Message::TransferRequest(request(Some(TOKEN), false)),
+        Message::Entries(Entries {
+            entries: vec![file("x")],
+        }),
+        Message::EntriesEnd,
+        Message::Need(Need {
+            files: vec![need(0)],
+        }),
+        Message::NeedEnd(NeedEnd {
+            round: 0,
+            blocks: 0,
+            bytes: 0,
+        }),
+        Message::Finish,
+        Message::Digests(Digests {
+            files: vec![(0, "d".into())],
+        }),
+        Message::TransferReport(Box::default()),
+    ]
+}
+
+/// Checks every fault at every step of `steps`: `make` builds the end and
+/// `drive` plays its driver after each message.
+fn faults_at_every_step<S: Session>(
+    steps: &[Step],
+    make: impl Fn(Instant) -> S,
+    drive: impl Fn(&mut S, Instant),
+) {
+    let t0 = Instant::now();
+    // The end after the first k messages of its normal path.
+    let at = |k: usize| {
+        let mut s = make(t0);
+        drive(&mut s, t0);
+        for st in &steps[..k] {
+            s.handle(t0, st.inbound.clone());
+            drive(&mut s, t0);
+        }
+        while s.poll_transmit().is_some() {}
+        assert!(!s.is_over(), "the normal path ended early at step {k}");
+        s
+    };
+    let refused = |s: &mut S| -> bool {
+        std::iter::from_fn(|| s.poll_transmit()).any(|m| matches!(m, Message::Refuse(_)))
+    };
+    for (k, st) in steps.iter().enumerate() {
+        let here = st.inbound.frame_type();
+        // Out of order: every message type this step does not take.
+        for m in palette() {
+            let t = m.frame_type();
+            if t == here || st.also.contains(&t) {
+                continue;
+            }
+            let mut s = at(k);
+            let name = m.name();
+            s.handle(t0, m);
+            assert!(refused(&mut s), "step {k}: {name} was not refused");
+            match s.poll_end() {
+                Some(Err(SessionError::Unexpected { got, .. })) => assert_eq!(got, name),
+                other => panic!("step {k}: {name} ended as {:?}", other.map(|e| e.err())),
+            }
+        }
+        // Duplicated: the previous step's message again.
+        if k > 0 && !steps[k - 1].repeats && !st.also.contains(&steps[k - 1].inbound.frame_type()) {
+            let mut s = at(k);
+            s.handle(t0, steps[k - 1].inbound.clone());
+            assert!(
+                matches!(s.poll_end(), Some(Err(SessionError::Unexpected { .. }))),
+                "step {k}: a duplicate was taken"
+            );
+        }
+        // Cut short: half a frame, then the connection closes.
+        let mut s = at(k);
+        let mut decoder = FrameDecoder::new();
+        let bytes = st.inbound.encode();
+        decoder.push(&bytes[..bytes.len() / 2]);
+        assert_eq!(decoder.next_frame(), Ok(None));
+        s.handle_closed();
+        assert!(!refused(&mut s), "nobody is left to tell");
+        assert!(matches!(
+            s.poll_end(),
+            Some(Err(SessionError::Closed { .. }))
+        ));
+        // A whole frame whose payload was cut short.
+        let mut payload = st.inbound.to_frame();
+        if !payload.payload.is_empty() {
+            payload.payload.truncate(payload.payload.len() / 2);
+            let mut s = at(k);
+            match Message::from_frame(&payload) {
+                Ok(m) => panic!(
+                    "step {k}: half a {} decoded as {}",
+                    st.inbound.name(),
+                    m.name()
+                ),
+                Err(e) => s.handle_malformed(e),
+            }
+            assert!(refused(&mut s));
+            assert!(matches!(s.poll_end(), Some(Err(SessionError::Wire(_)))));
+        }
+        // Unknown: a frame type this version does not know.
+        let mut s = at(k);
+        let mut decoder = FrameDecoder::new();
+        decoder.push(&[200, 0, 0, 0, 0]);
+        s.handle_malformed(decoder.next_frame().unwrap_err());
+        assert!(refused(&mut s));
+        assert!(matches!(s.poll_end(), Some(Err(SessionError::Wire(_)))));
+        // Silence: a timed step ends at its deadline, not before.
+        let mut s = at(k);
+        if let Some(deadline) = s.poll_timeout() {
+            s.handle_timeout(deadline - Duration::from_nanos(1));
+            assert!(!s.is_over(), "step {k} ended before its deadline");
+            s.handle_timeout(deadline);
+            assert!(refused(&mut s));
+            assert!(matches!(
+                s.poll_end(),
+                Some(Err(SessionError::Timeout { .. }))
+            ));
+        }
+        // A refusal from the peer ends any step, and is not answered.
+        let mut s = at(k);
+        s.handle(
+            t0,
+            Message::Refuse(Refusal {
+                code: RefusalCode::Busy,
+                message: "busy".into(),
+            }),
+        );
+        assert!(!refused(&mut s));
+        assert!(matches!(s.poll_end(), Some(Err(SessionError::Refused(_)))));
+    }
+}
+
+#[test]
+fn the_bench_client_refuses_every_fault_at_every_step() {
+    let steps = [
+        step(Message::Accept(accept())),
+        step(Message::Ready(Ready {})),
+        step(Message::Report(Box::default())),
+    ];
+    faults_at_every_step(&steps, BenchClient::new, drive_bench_client);
+}
+
+#[test]
+fn the_bench_server_refuses_every_fault_at_every_step() {
+    let steps = [step(Message::BenchRequest(params())), step(Message::Start)];
+    faults_at_every_step(
+        &steps,
+        |now| BenchServer::new(now, accept()),
+        drive_bench_server,
+    );
+}
+
+#[test]
+fn the_transfer_sender_refuses_every_fault_at_every_step() {
+    let list = |round| {
+        Message::NeedEnd(NeedEnd {
+            round,
+            blocks: 3,
+            bytes: 3 << 20,
+        })
+    };
+    let some = || {
+        Message::Need(Need {
+            files: vec![need(0)],
+        })
+    };
+    let in_pass = &[FrameType::Need, FrameType::NeedEnd];
+    let steps = [
+        step(Message::Accept(accept())),
+        step(Message::Ready(Ready {})),
+        Step {
+            inbound: some(),
+            also: in_pass,
+            repeats: true,
+        },
+        Step {
+            inbound: list(0),
+            also: in_pass,
+            repeats: false,
+        },
+        Step {
+            inbound: some(),
+            also: in_pass,
+            repeats: true,
+        },
+        Step {
+            inbound: list(1),
+            also: in_pass,
+            repeats: false,
+        },
+        Step {
+            inbound: list(2),
+            also: in_pass,
+            repeats: false,
+        },
+        Step {
+            inbound: Message::Digests(Digests {
+                files: vec![(0, "d".into())],
+            }),
+            also: &[FrameType::TransferReport],
+            repeats: true,
+        },
+        Step {
+            inbound: Message::TransferReport(Box::default()),
+            also: &[FrameType::Digests],
+            repeats: false,
+        },
+    ];
+    faults_at_every_step(
+        &steps,
+        |now| {
+            TransferSender::new(now, request(None, true))
+                .with_report_allowance(3, Duration::from_secs(1))
+        },
+        |s, now| SenderDriver::default().drive(s, now),
+    );
+}
+
+#[test]
+fn the_transfer_receiver_refuses_every_fault_at_every_step() {
+    let batch = || {
+        Message::Entries(Entries {
+            entries: vec![file("a")],
+        })
+    };
+    let steps = [
+        step(Message::TransferRequest(request(Some(TOKEN), true))),
+        step(Message::Start),
+        Step {
+            inbound: batch(),
+            also: &[FrameType::EntriesEnd],
+            repeats: true,
+        },
+        Step {
+            inbound: batch(),
+            also: &[FrameType::EntriesEnd],
+            repeats: true,
+        },
+        Step {
+            inbound: Message::EntriesEnd,
+            also: &[FrameType::Entries],
+            repeats: false,
+        },
+        step(Message::Finish),
+    ];
+    faults_at_every_step(
+        &steps,
+        |now| TransferReceiver::new(now, accept(), Some(TOKEN.into())),
+        |r, now| {
+            let mut d = ReceiverDriver::default();
+            d.drive(r, now);
+            // The passes end at once: the first finds file 2 missing, the
+            // second nothing.
+            if r.waiting_for() == "the end of a pass" {
+                d.pass(r, now);
+                d.pass(r, now);
+            }
+        },
+    );
+}
