@@ -21,6 +21,9 @@ pub enum EngineError {
     PeerClosed(String),
     #[error("{0}")]
     Failed(String),
+    /// The peer sent a message out of its session's order.
+    #[error("protocol error: {0}")]
+    Session(linerate_session::SessionError),
     #[error("no session began within {} s", .0.as_secs_f64())]
     NoSession(std::time::Duration),
 }

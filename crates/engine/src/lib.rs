@@ -8,15 +8,15 @@
 
 pub mod bench;
 pub mod confine;
-mod control;
 mod document;
+mod end;
 mod error;
 pub mod limits;
 pub mod server;
-mod side;
+mod session;
 pub mod sockopt;
 mod stream;
 pub mod transfer;
 
 pub use error::EngineError;
-pub use side::SideConfig;
+pub use end::EndConfig;

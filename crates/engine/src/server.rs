@@ -2,93 +2,26 @@
 //! of every session. Each connection gets its own thread; whatever a peer
 //! sends, the worst outcome is that its own session ends with a log line.
 
-use std::collections::HashMap;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
-use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use linerate_result::Side;
-use linerate_wire::{
-    Accept, CAPABILITIES, Hello, Message, Ready, Refusal, RefusalCode, Role, SessionId,
-    SessionKind, TransferRequest,
-};
+use linerate_wire::{Accept, CAPABILITIES, Hello, RefusalCode, Role, SessionKind};
 
-use crate::control::{Control, read_hello};
+use crate::bench;
 use crate::error::{EngineError, Result};
-use crate::limits::{Budget, Held, ServerLimits};
-use crate::side::{self, SideConfig, StreamSocket};
-use crate::sockopt::{self, StreamOptions};
+use crate::limits::{Held, ServerLimits};
+use crate::session::control::{Control, read_hello, send_refusal};
+use crate::session::registry::Registry;
 use crate::transfer::{self, receive::TransferPolicy};
 
 /// How long a new connection may take to send its hello.
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
-/// How long a session may take between its steps (request, data connections, start).
-pub const STEP_TIMEOUT: Duration = Duration::from_secs(10);
 /// Connections still in their handshake beyond which new ones are dropped.
 const MAX_PENDING_HANDSHAKES: usize = 1024;
 
 pub type Logger = Arc<dyn Fn(String) + Send + Sync>;
-
-struct Slot {
-    connections: u16,
-    options: StreamOptions,
-    /// None once every data connection has arrived: the id stays taken
-    /// until the session ends, and takes no more connections.
-    tx: Option<Sender<StreamSocket>>,
-}
-
-struct Registry {
-    sessions: Mutex<HashMap<SessionId, Slot>>,
-    /// Sessions past their handshake.
-    active: Budget,
-    /// Data connections of every session.
-    streams: Budget,
-    /// Bytes buffered for control frames not yet complete.
-    frames: Arc<Budget>,
-}
-
-impl Registry {
-    fn new(limits: &ServerLimits) -> Registry {
-        Registry {
-            sessions: Mutex::default(),
-            active: Budget::new(limits.sessions, "sessions at once", "--max-sessions", false),
-            streams: Budget::new(
-                limits.streams,
-                "data connections at once",
-                "--max-streams",
-                false,
-            ),
-            frames: Arc::new(Budget::new(
-                limits.frame_bytes,
-                "control frames being received",
-                "--frame-memory",
-                true,
-            )),
-        }
-    }
-}
-
-impl Registry {
-    fn with<T>(&self, f: impl FnOnce(&mut HashMap<SessionId, Slot>) -> T) -> T {
-        // A panic elsewhere must not wedge the daemon: take the map as it is.
-        let mut guard = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        f(&mut guard)
-    }
-}
-
-/// Removes a session from the registry however its thread ends.
-struct Registered<'a> {
-    reg: &'a Registry,
-    id: SessionId,
-}
-
-impl Drop for Registered<'_> {
-    fn drop(&mut self) {
-        self.reg.with(|m| m.remove(&self.id));
-    }
-}
 
 pub struct Server {
     listener: TcpListener,
@@ -104,7 +37,7 @@ pub struct Server {
 }
 
 /// How a served session ended: its summary line, or why it failed.
-type Outcome = std::result::Result<String, String>;
+type SessionEnd = std::result::Result<String, String>;
 
 impl Server {
     /// Accepts transfer sessions under the policy's root.
@@ -170,7 +103,7 @@ impl Server {
     /// this call's error.
     pub fn run(&self, once: bool, stop: &AtomicBool) -> Result<()> {
         use rustix::event::{PollFd, PollFlags, Timespec, poll};
-        let finished: Arc<Mutex<Option<Outcome>>> = Arc::default();
+        let finished: Arc<Mutex<Option<SessionEnd>>> = Arc::default();
         let began = Instant::now();
         loop {
             if stop.load(Relaxed) {
@@ -259,20 +192,20 @@ fn handle(
     (reg, pending, any_started): (&Registry, &AtomicUsize, &AtomicBool),
     log: &Logger,
     transfers: Option<&TransferPolicy>,
-) -> Option<Outcome> {
+) -> Option<SessionEnd> {
     let hello = read_hello(&mut conn, HELLO_TIMEOUT);
     pending.fetch_sub(1, Relaxed);
     let hello = match hello {
         Ok(h) => h,
         Err(e) => {
             log(format!("refused {peer}: {e}"));
-            refuse(&mut conn, RefusalCode::Malformed, &e.to_string());
+            send_refusal(&mut conn, RefusalCode::Malformed, &e.to_string());
             return None;
         }
     };
     match hello.role {
         Role::Data => {
-            if let Err(e) = attach_data(conn, &hello, reg) {
+            if let Err(e) = reg.attach(conn, &hello) {
                 log(format!(
                     "refused data connection {peer} (session {}): {e}",
                     hello.session
@@ -303,139 +236,8 @@ fn handle(
     }
 }
 
-fn refuse(conn: &mut TcpStream, code: RefusalCode, message: &str) {
-    use std::io::Write;
-    let _ = conn.set_write_timeout(Some(Duration::from_secs(1)));
-    let msg = Message::Refuse(Refusal {
-        code,
-        message: message.to_string(),
-    });
-    let _ = conn.write_all(&msg.encode());
-}
-
-fn attach_data(mut conn: TcpStream, hello: &Hello, reg: &Registry) -> Result<()> {
-    let found = reg.with(|m| {
-        m.get(&hello.session)
-            .map(|s| (s.connections, s.options.clone(), s.tx.clone()))
-    });
-    let Some((connections, options, tx)) = found else {
-        refuse(&mut conn, RefusalCode::UnknownSession, "no such session");
-        return Err(EngineError::Failed("unknown session".into()));
-    };
-    let Some(tx) = tx else {
-        let msg = "the session has all its data connections";
-        refuse(&mut conn, RefusalCode::Busy, msg);
-        return Err(EngineError::Failed(msg.into()));
-    };
-    if hello.stream_index >= connections {
-        let msg = format!(
-            "stream index {} out of range (session has {connections})",
-            hello.stream_index
-        );
-        refuse(&mut conn, RefusalCode::InvalidParameters, &msg);
-        return Err(EngineError::Failed(msg));
-    }
-    if let Err(e) = options.apply_connected(&conn, true) {
-        refuse(
-            &mut conn,
-            RefusalCode::InvalidParameters,
-            &format!("server socket option: {e}"),
-        );
-        return Err(EngineError::io("applying socket options", e));
-    }
-    sockopt::set_idle_timeouts(&conn).map_err(|e| EngineError::io("setting socket timeouts", e))?;
-    {
-        use std::io::Write;
-        conn.write_all(&Message::Ready(Ready {}).encode())
-            .map_err(|e| EngineError::io("sending ready", e))?;
-    }
-    tx.send(StreamSocket {
-        index: hello.stream_index,
-        stream: conn,
-    })
-    .map_err(|_| EngineError::Failed("session ended before its data connection arrived".into()))
-}
-
-/// A session's place in the registry, where its data connections arrive.
-pub(crate) struct Registration<'a> {
-    registered: Registered<'a>,
-    _streams: Held<'a>,
-    connections: u16,
-    rx: mpsc::Receiver<StreamSocket>,
-}
-
-impl<'a> Registration<'a> {
-    fn new(
-        reg: &'a Registry,
-        id: SessionId,
-        connections: u16,
-        options: StreamOptions,
-    ) -> Result<Registration<'a>> {
-        let held = Held::take(&reg.streams, u64::from(connections))
-            .map_err(|e| EngineError::Failed(format!("server busy: {e}")))?;
-        let (tx, rx) = mpsc::channel();
-        let inserted = reg.with(|m| {
-            if m.contains_key(&id) {
-                return false;
-            }
-            m.insert(
-                id,
-                Slot {
-                    connections,
-                    options,
-                    tx: Some(tx),
-                },
-            );
-            true
-        });
-        if !inserted {
-            return Err(EngineError::Failed("session id already in use".into()));
-        }
-        Ok(Registration {
-            registered: Registered { reg, id },
-            _streams: held,
-            connections,
-            rx,
-        })
-    }
-
-    /// Waits for every data connection, sorted by stream index; the
-    /// session then takes no more, but keeps its id until it ends.
-    pub(crate) fn collect(&mut self) -> Result<Vec<StreamSocket>> {
-        let got = self.wait_for_streams();
-        let Registered { reg, id } = &self.registered;
-        reg.with(|m| m.get_mut(id).map(|s| s.tx = None));
-        got
-    }
-
-    fn wait_for_streams(&mut self) -> Result<Vec<StreamSocket>> {
-        let connections = self.connections;
-        let mut sockets: Vec<StreamSocket> = Vec::with_capacity(connections as usize);
-        let deadline = Instant::now() + STEP_TIMEOUT;
-        while sockets.len() < connections as usize {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.rx.recv_timeout(left) {
-                Ok(s) if sockets.iter().any(|x| x.index == s.index) => {
-                    return Err(EngineError::Failed(format!(
-                        "stream {} connected twice",
-                        s.index
-                    )));
-                }
-                Ok(s) => sockets.push(s),
-                Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {
-                    return Err(EngineError::Timeout(format!(
-                        "waiting for data connections ({} of {connections} arrived)",
-                        sockets.len()
-                    )));
-                }
-            }
-        }
-        sockets.sort_by_key(|s| s.index);
-        Ok(sockets)
-    }
-}
-
-/// Runs a control session to its end and returns a one-line summary.
+/// Answers a control connection's hello: refuses a session this server
+/// does not take, or hands it to its kind's driver; returns its summary.
 fn control_session(
     conn: TcpStream,
     hello: &Hello,
@@ -450,101 +252,61 @@ fn control_session(
     conn.set_nodelay(true)
         .map_err(|e| EngineError::io("TCP_NODELAY", e))?;
     let mut ctl = Control::new(conn).with_frame_budget(Arc::clone(&reg.frames));
-    let refusal = match (hello.kind, transfers) {
-        (SessionKind::Bench, Some(p)) if p.is_one_shot() => Some((
-            RefusalCode::InvalidParameters,
-            "this receiver takes one transfer and nothing else".to_string(),
-        )),
-        (SessionKind::Bench, _) => None,
-        (SessionKind::Transfer, None) => Some((
-            RefusalCode::InvalidParameters,
-            "this server takes no transfers (start it with --root DIR)".to_string(),
-        )),
-        (SessionKind::Transfer, Some(p)) if p.session.is_some_and(|id| id != hello.session) => {
-            Some((RefusalCode::UnknownSession, "no such session".to_string()))
-        }
-        (SessionKind::Transfer, Some(_)) => None,
-        (kind, _) => Some((
-            RefusalCode::InvalidParameters,
-            format!("{} sessions are not served by this version", kind.name()),
-        )),
-    };
-    if let Some((code, msg)) = refusal {
-        refuse(&mut ctl.stream, code, &msg);
+    if let Err((code, msg)) = admissible(hello, transfers) {
+        send_refusal(&mut ctl.stream, code, &msg);
         return Err(EngineError::Failed(msg));
     }
     let _active = Held::take(&reg.active, 1).map_err(|e| {
         let msg = format!("server busy: {e}");
-        refuse(&mut ctl.stream, RefusalCode::Busy, &msg);
+        send_refusal(&mut ctl.stream, RefusalCode::Busy, &msg);
         EngineError::Failed(msg)
     })?;
-    ctl.send(&Message::Accept(Accept {
+    let accept = Accept {
         server_version: env!("CARGO_PKG_VERSION").to_string(),
         capabilities: CAPABILITIES.0,
         host: linerate_probe::host::collect(),
-    }))?;
-    if let (SessionKind::Transfer, Some(policy)) = (hello.kind, transfers) {
-        let open = |req: &TransferRequest| {
-            Registration::new(
-                reg,
-                hello.session,
-                req.streams,
-                StreamOptions::from(&transfer::send::side_params(req, 0)),
-            )
-        };
-        // Whatever ended the session, the sender hears why (a second refusal
-        // after one already sent is harmless: the first is read).
-        let admitted = std::cell::Cell::new(false);
-        let admit = || {
-            admitted.set(true);
+    };
+    match (hello.kind, transfers) {
+        (SessionKind::Transfer, Some(policy)) => {
+            let admitted = std::cell::Cell::new(false);
+            let admit = || {
+                admitted.set(true);
+                any_started.store(true, Relaxed);
+            };
+            let ended = transfer::receive::serve(ctl, accept, reg, hello.session, policy, &admit);
+            *accepted = admitted.get();
+            ended
+        }
+        _ => {
+            *accepted = true;
             any_started.store(true, Relaxed);
-        };
-        let ended = transfer::receive::session(&mut ctl, policy, &open, &admit)
-            .inspect_err(|e| refuse(&mut ctl.stream, RefusalCode::Malformed, &e.to_string()));
-        *accepted = admitted.get();
-        return ended;
-    }
-    *accepted = true;
-    any_started.store(true, Relaxed);
-    let params = match ctl.recv(STEP_TIMEOUT, "the bench request") {
-        Ok(Message::BenchRequest(p)) => p,
-        Ok(other) => {
-            let msg = format!("expected a bench request, got {}", other.name());
-            refuse(&mut ctl.stream, RefusalCode::Malformed, &msg);
-            return Err(EngineError::Failed(msg));
+            bench::serve::serve(ctl, accept, reg, hello.session)
         }
-        Err(e) => {
-            refuse(&mut ctl.stream, RefusalCode::Malformed, &e.to_string());
-            return Err(e);
-        }
-    };
-    let mut streams = Registration::new(
-        reg,
-        hello.session,
-        params.connections(),
-        StreamOptions::from(&params),
-    )
-    .inspect_err(|e| refuse(&mut ctl.stream, RefusalCode::Busy, &e.to_string()))?;
-    ctl.send(&Message::Ready(Ready {}))?;
-    let sockets = streams.collect()?;
-    ctl.expect_start(STEP_TIMEOUT)?;
-    let t0 = Instant::now();
-    let cfg = SideConfig {
-        params: params.clone(),
-        is_client: false,
-    };
-    let abort = AtomicBool::new(false);
-    let report = side::run(&cfg, &sockets, t0, &abort, &mut |_| {});
-    let received = report.bytes_total(Side::Receiver);
-    let sent = report.bytes_total(Side::Sender);
-    let errors = report.stream_errors();
-    ctl.send(&Message::Report(Box::new(report)))?;
-    let mut line = format!(
-        "bench, {} stream(s) {:?}, received {} B, sent {} B",
-        params.streams, params.direction, received, sent
-    );
-    if !errors.is_empty() {
-        line.push_str(&format!("; {}", errors.join("; ")));
     }
-    Ok(line)
+}
+
+/// Whether this server takes a session of the hello's kind.
+fn admissible(
+    hello: &Hello,
+    transfers: Option<&TransferPolicy>,
+) -> std::result::Result<(), (RefusalCode, String)> {
+    match (hello.kind, transfers) {
+        (SessionKind::Bench, Some(p)) if p.is_one_shot() => Err((
+            RefusalCode::InvalidParameters,
+            "this receiver takes one transfer and nothing else".to_string(),
+        )),
+        (SessionKind::Bench, _) => Ok(()),
+        (SessionKind::Transfer, None) => Err((
+            RefusalCode::InvalidParameters,
+            "this server takes no transfers (start it with --root DIR)".to_string(),
+        )),
+        (SessionKind::Transfer, Some(p)) if p.session.is_some_and(|id| id != hello.session) => {
+            Err((RefusalCode::UnknownSession, "no such session".to_string()))
+        }
+        (SessionKind::Transfer, Some(_)) => Ok(()),
+        (kind, _) => Err((
+            RefusalCode::InvalidParameters,
+            format!("{} sessions are not served by this version", kind.name()),
+        )),
+    }
 }

@@ -9,7 +9,7 @@ use std::time::Instant;
 use linerate_probe::{cpu, tcpinfo};
 use linerate_result::TcpSample;
 
-use crate::control::is_timeout;
+use crate::session::control::is_timeout;
 use crate::sockopt;
 
 /// What the sampler can see of a running stream. One cache line each, so

@@ -266,8 +266,8 @@ fn a_bench_session_runs_to_its_report() {
 fn a_transfer_runs_its_passes_until_nothing_is_missing() {
     let mut clock = Clock::new();
     let req = request(Some(TOKEN), true);
-    let mut sender =
-        TransferSender::new(clock.0, req).with_report_allowance(3, Duration::from_secs(1));
+    let mut sender = TransferSender::new(clock.0, req);
+    sender.reading_back(Duration::from_secs(1));
     let mut receiver = TransferReceiver::new(clock.0, accept(), Some(TOKEN.into()));
     let (mut sd, mut rd) = (SenderDriver::default(), ReceiverDriver::default());
     let mut ended_passes = 1;
@@ -603,10 +603,7 @@ fn the_transfer_sender_refuses_every_fault_at_every_step() {
     ];
     faults_at_every_step(
         &steps,
-        |now| {
-            TransferSender::new(now, request(None, true))
-                .with_report_allowance(3, Duration::from_secs(1))
-        },
+        |now| TransferSender::new(now, request(None, true)),
         |s, now| SenderDriver::default().drive(s, now),
     );
 }

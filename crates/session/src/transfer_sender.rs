@@ -24,7 +24,7 @@
 use std::time::{Duration, Instant};
 
 use linerate_wire::{
-    Accept, Entries, Entry, Message, NeedEnd, NeedFile, PeerReport, RefusalCode, TransferRequest,
+    Accept, Entries, Entry, EntryKind, Message, NeedEnd, NeedFile, PeerReport, RefusalCode, TransferRequest,
     TransferTotals, WireError,
 };
 
@@ -74,7 +74,7 @@ pub struct TransferSender {
     core: Core<Event, Done>,
     step: Step,
     request: TransferRequest,
-    /// Files in the manifest: at most this many digests come back.
+    /// Files announced: at most this many digests come back.
     files: u64,
     /// Time the receiver may take to read back what it wrote (--verify).
     reading_back: Duration,
@@ -112,11 +112,11 @@ impl TransferSender {
     }
 
     /// The time the receiver's report may take beyond its silence limit
-    /// (its read-back of `files` files for --verify).
-    pub fn with_report_allowance(mut self, files: u64, reading_back: Duration) -> Self {
-        self.files = files;
-        self.reading_back = reading_back;
-        self
+    /// when it reads back what it wrote (--verify).
+    pub fn reading_back(&mut self, time: Duration) {
+        if self.request.verify {
+            self.reading_back = time;
+        }
     }
 
     /// Every data connection is up: the streams and the manifest start.
@@ -133,6 +133,11 @@ impl TransferSender {
     /// The next batch of the manifest.
     pub fn entries(&mut self, entries: Vec<Entry>) {
         if self.step == Step::Transferring && !self.listed {
+            let files = entries
+                .iter()
+                .filter(|e| matches!(e.kind, EntryKind::File { .. }))
+                .count();
+            self.files += files as u64;
             self.core.send(Message::Entries(Entries { entries }));
         }
     }
@@ -248,7 +253,7 @@ impl Steps for TransferSender {
                 if (self.digests.len() + d.files.len()) as u64 > self.files {
                     return Err(SessionError::Wire(WireError::InvalidField {
                         field: "digests",
-                        reason: format!("more than the {} files sent", self.files),
+                        reason: format!("more than the {} files announced", self.files),
                     }));
                 }
                 self.digests.extend(d.files);

@@ -11,29 +11,28 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use linerate_result::Side;
+use linerate_session::transfer_receiver::Event as ReceiverEvent;
+use linerate_session::{Session, SessionError, TransferReceiver};
 use linerate_wire::{
-    BLOCK_TRAILER_LEN, ENTRIES_PER_FRAME, MAX_ENTRIES, Message, Need, NeedEnd, NeedFile,
-    RECORD_HEADER_LEN, Record, Refusal, RefusalCode, SessionId, TransferRequest,
+    Accept, BLOCK_TRAILER_LEN, NeedFile, RECORD_HEADER_LEN, Record, RefusalCode, SessionId,
+    TransferRequest,
 };
 
 use super::claims::{ClaimSet, Claims};
-use super::sink::{Leftovers, SinkError, SinkOptions};
-use crate::limits::{SessionLimits, return_free_memory};
-
 use super::direct::{AlignedBuf, CachePolicy};
 use super::grid::{BlockCheck, PIECE};
 use super::reader::RecordReader;
-use super::sink::{Accepted, Sink};
+use super::sink::{Accepted, Leftovers, Sink, SinkError, SinkOptions};
 use super::url::Token;
 use crate::confine::DestRoot;
-use crate::control::Control;
+use crate::end::{self, EndConfig};
 use crate::error::{EngineError, Result};
-use crate::server::Registration;
-use crate::side::{self, SideConfig, StreamSocket};
+use crate::limits::{SessionLimits, return_free_memory};
+use crate::session::control::{Control, Input};
+use crate::session::registry::{Registration, Registry};
+use crate::session::{StreamSocket, apply, feed, flush, local, settle};
+use crate::sockopt::StreamOptions;
 use crate::stream::{Live, Outcome, ThreadClock};
-
-/// Longest a receiver waits for the next manifest batch or control step.
-const STEP_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What a server accepts transfers into.
 pub struct TransferPolicy {
@@ -90,10 +89,6 @@ impl TransferPolicy {
 /// How long a daemon keeps what a cut-short transfer left for a rerun.
 pub const DEFAULT_PARTIAL_TTL: Duration = Duration::from_secs(24 * 3600);
 
-/// Registers a session's data connections, to be collected once the
-/// manifest has been answered.
-pub(crate) type StreamGate<'a> = dyn Fn(&TransferRequest) -> Result<Registration<'a>> + 'a;
-
 enum Event {
     RoundEnd(u16),
     Closed(u16),
@@ -105,54 +100,53 @@ enum Event {
     },
 }
 
-/// Runs one transfer session on an accepted control connection; calls
+/// What an admitted session has before its data flows.
+struct Admitted<'a> {
+    req: TransferRequest,
+    dest: DestRoot,
+    registration: Registration<'a>,
+    sockets: Vec<StreamSocket>,
+}
+
+/// Runs one transfer session on an accepted control connection: the
+/// driver of [`TransferReceiver`], which holds the message order. Calls
 /// `admit` once the sender has shown its right to send (the token).
-pub(crate) fn session(
-    ctl: &mut Control,
+pub(crate) fn serve(
+    mut ctl: Control,
+    accept: Accept,
+    reg: &Registry,
+    id: SessionId,
     policy: &TransferPolicy,
-    gate: &StreamGate<'_>,
     admit: &dyn Fn(),
 ) -> Result<String> {
-    let req = match ctl.recv(STEP_TIMEOUT, "the transfer request")? {
-        Message::TransferRequest(r) => r,
-        other => {
-            return Err(refuse(
-                ctl,
-                RefusalCode::Malformed,
-                format!("expected a transfer request, got {}", other.name()),
-            ));
+    let token = policy.token.as_ref().map(|t| t.0.clone());
+    let mut m = TransferReceiver::new(Instant::now(), accept, token);
+    let mut admitted = None;
+    loop {
+        if let Some(end) = settle(&mut ctl, &mut m) {
+            return end.map(|()| String::new());
         }
+        let Some(event) = m.poll_event() else {
+            feed(&mut ctl, &mut m, None);
+            continue;
+        };
+        match event {
+            ReceiverEvent::Admit(req) => {
+                admitted = admission(&mut ctl, &mut m, req, reg, id, policy, admit);
+            }
+            ReceiverEvent::Begin => break,
+            _ => {}
+        }
+    }
+    let Some(Admitted {
+        req,
+        dest,
+        registration,
+        sockets,
+    }) = admitted
+    else {
+        return Err(EngineError::Failed("the transfer began unadmitted".into()));
     };
-    if let Some(token) = &policy.token
-        && !req.token.as_deref().is_some_and(|t| token.matches(t))
-    {
-        return Err(refuse(
-            ctl,
-            RefusalCode::InvalidParameters,
-            "wrong or missing token".into(),
-        ));
-    }
-    if policy.is_one_shot() && policy.taken.swap(true, Relaxed) {
-        return Err(refuse(
-            ctl,
-            RefusalCode::Busy,
-            "this receiver is busy with its one transfer".into(),
-        ));
-    }
-    admit();
-    let dest = DestRoot::open(&policy.root)
-        .and_then(|r| r.subdir(&req.dest))
-        .map_err(|e| {
-            refuse(
-                ctl,
-                RefusalCode::InvalidParameters,
-                format!("destination: {e}"),
-            )
-        })?;
-    let mut streams = gate(&req).map_err(|e| refuse(ctl, RefusalCode::Busy, e.to_string()))?;
-    ctl.send(&Message::Ready(linerate_wire::Ready {}))?;
-    let sockets = streams.collect()?;
-    ctl.expect_start(STEP_TIMEOUT)?;
     let root = (!req.skip_writes).then_some(dest);
     let cache = CachePolicy {
         direct: req.direct,
@@ -170,7 +164,7 @@ pub(crate) fn session(
         },
     );
     let resumable = AtomicBool::new(true);
-    let result = run_sink(ctl, &req, &sink, &sockets, &resumable);
+    let result = run_sink(&mut ctl, &mut m, &req, &sink, &sockets, &resumable);
     if result.is_err() {
         let left = sink.abandon(resumable.load(Relaxed));
         if let Some(ttl) = policy.partial_ttl {
@@ -178,15 +172,78 @@ pub(crate) fn session(
         }
     }
     drop(sink);
-    drop(streams);
+    drop(registration);
     return_free_memory();
     result
+}
+
+/// Checks what the machine leaves to the server (one transfer at a time
+/// for a one-shot receiver, the destination, room for the data
+/// connections), then waits for the data connections.
+fn admission<'a>(
+    ctl: &mut Control,
+    m: &mut TransferReceiver,
+    req: TransferRequest,
+    reg: &'a Registry,
+    id: SessionId,
+    policy: &TransferPolicy,
+    admit: &dyn Fn(),
+) -> Option<Admitted<'a>> {
+    if policy.is_one_shot() && policy.taken.swap(true, Relaxed) {
+        let busy = "this receiver is busy with its one transfer";
+        m.abort(local(RefusalCode::Busy, busy));
+        return None;
+    }
+    admit();
+    let dest = match DestRoot::open(&policy.root).and_then(|r| r.subdir(&req.dest)) {
+        Ok(d) => d,
+        Err(e) => {
+            m.abort(local(
+                RefusalCode::InvalidParameters,
+                format!("destination: {e}"),
+            ));
+            return None;
+        }
+    };
+    let options = StreamOptions::from(&super::send::side_params(&req, 0));
+    let mut registration = match Registration::new(reg, id, req.streams, options) {
+        Ok(r) => r,
+        Err(e) => {
+            m.abort(local(RefusalCode::Busy, e));
+            return None;
+        }
+    };
+    m.admitted(Instant::now());
+    if let Err(e) = flush(ctl, m) {
+        m.abort(local(RefusalCode::Internal, e));
+        return None;
+    }
+    match registration.collect(m.poll_timeout()) {
+        Ok(Some(sockets)) => {
+            m.streams_connected(Instant::now());
+            Some(Admitted {
+                req,
+                dest,
+                registration,
+                sockets,
+            })
+        }
+        Ok(None) => {
+            m.handle_timeout(Instant::now());
+            None
+        }
+        Err(e) => {
+            m.abort(local(RefusalCode::InvalidParameters, e));
+            None
+        }
+    }
 }
 
 /// Moves the data of an admitted session into `sink`, from the manifest to
 /// the report; clears `resumable` if the sender broke a rule.
 fn run_sink(
     ctl: &mut Control,
+    m: &mut TransferReceiver,
     req: &TransferRequest,
     sink: &Sink,
     sockets: &[StreamSocket],
@@ -200,7 +257,7 @@ fn run_sink(
     let tx = Mutex::new(tx);
     let abort = AtomicBool::new(false);
     // The size is not known yet; the sender's end of stream ends each stream.
-    let cfg = SideConfig {
+    let cfg = EndConfig {
         params: super::send::side_params(req, 1),
         is_client: false,
     };
@@ -215,183 +272,203 @@ fn run_sink(
         let tx = lock(&tx).clone();
         receive_stream(s, sink, req, live, &tx, &wake)
     };
-    let (report, outcome) = std::thread::scope(|scope| {
+    let (report, finished) = std::thread::scope(|scope| {
         let streams =
-            scope.spawn(|| side::run_with(&cfg, sockets, t0, &abort, &mut |_| {}, &worker));
-        let outcome = listing(ctl, sink, req.block_len, resumable)
-            .map_err(|e| stream_failure(ctl, &rx, resumable).unwrap_or(e))
-            .and_then(|()| rounds(ctl, sink, req, &rx, sockets.len(), resumable));
-        if outcome.is_err() {
+            scope.spawn(|| end::run_with(&cfg, sockets, t0, &abort, &mut |_| {}, &worker));
+        let finished = control(ctl, m, sink, req.block_len, &rx, sockets.len(), resumable);
+        if !finished {
             abort.store(true, Relaxed);
             for s in &controls {
                 let _ = s.shutdown(Shutdown::Both);
             }
         }
-        (streams.join(), outcome)
+        (streams.join(), finished)
     });
     let report = report.map_err(|_| EngineError::Failed("stream threads panicked".into()))?;
-    outcome?;
-    sink.finish_dirs().map_err(|e| {
-        if e.is_refusal() {
-            resumable.store(false, Relaxed);
-        }
-        refuse(ctl, RefusalCode::Internal, e.to_string())
-    })?;
-    if req.verify {
-        let digests = sink
-            .digests()
-            .map_err(|e| refuse(ctl, RefusalCode::Internal, e.to_string()))?;
-        for chunk in digests.chunks(ENTRIES_PER_FRAME) {
-            ctl.send(&Message::Digests(linerate_wire::Digests {
-                files: chunk.to_vec(),
-            }))?;
-        }
+    if !finished {
+        return ended(ctl, m, resumable).and_then(|()| {
+            Err(EngineError::Failed("the transfer ended early".into()))
+        });
     }
-    let totals = sink.totals();
-    let line = format!(
-        "transfer, {} stream(s), {} file(s) written, {} skipped, {} B received",
-        req.streams,
-        totals.files_written,
-        totals.files_skipped,
-        report.bytes_total(Side::Receiver)
-    );
-    ctl.send(&Message::TransferReport(Box::new((totals, report))))?;
-    Ok(line)
-}
-
-/// Takes the manifest frame by frame, answering each with what it misses,
-/// while the streams already carry what was asked for; ends the first
-/// pass's list once the manifest is complete.
-fn listing(ctl: &mut Control, sink: &Sink, block_len: u32, resumable: &AtomicBool) -> Result<()> {
-    let (mut blocks, mut bytes) = (0u64, 0u64);
-    loop {
-        match ctl.recv(STEP_TIMEOUT, "the manifest")? {
-            Message::Entries(batch) => {
-                if sink.len() + batch.entries.len() > MAX_ENTRIES as usize {
-                    resumable.store(false, Relaxed);
-                    return Err(refuse(
-                        ctl,
-                        RefusalCode::InvalidParameters,
-                        "too many entries".into(),
-                    ));
-                }
-                let need = sink.add(batch.entries).map_err(|e: SinkError| {
-                    if e.is_refusal() {
-                        resumable.store(false, Relaxed);
-                    }
-                    refuse(ctl, RefusalCode::InvalidParameters, e.to_string())
-                })?;
-                let (b, n) = tally(sink, &need, block_len);
-                (blocks, bytes) = (blocks + b, bytes + n);
-                send_files(ctl, &need)?;
-            }
-            Message::EntriesEnd => break,
-            other => {
-                resumable.store(false, Relaxed);
-                return Err(refuse(
-                    ctl,
-                    RefusalCode::Malformed,
-                    format!("expected entries, got {}", other.name()),
-                ));
-            }
+    let digests = sink
+        .finish_dirs()
+        .and_then(|()| if req.verify { sink.digests() } else { Ok(Vec::new()) });
+    match digests {
+        Ok(digests) => {
+            let totals = sink.totals();
+            let line = format!(
+                "transfer, {} stream(s), {} file(s) written, {} skipped, {} B received",
+                req.streams,
+                totals.files_written,
+                totals.files_skipped,
+                report.bytes_total(Side::Receiver)
+            );
+            m.report(digests, totals, report);
+            ended(ctl, m, resumable).map(|()| line)
         }
-    }
-    ctl.send(&Message::NeedEnd(NeedEnd {
-        round: 0,
-        blocks,
-        bytes,
-    }))
-}
-
-/// The refusal a failed stream asked for, if one did: sent to the sender
-/// in place of the control loop's own error.
-fn stream_failure(
-    ctl: &mut Control,
-    rx: &mpsc::Receiver<Event>,
-    resumable: &AtomicBool,
-) -> Option<EngineError> {
-    rx.try_iter().find_map(|e| match e {
-        Event::Fatal {
-            message,
-            resumable: keep,
-        } => {
-            if !keep {
+        Err(e) => {
+            if e.is_refusal() {
                 resumable.store(false, Relaxed);
             }
-            Some(refuse(ctl, RefusalCode::Internal, message))
+            m.abort(local(RefusalCode::Internal, e));
+            ended(ctl, m, resumable).map(|()| String::new())
         }
-        _ => None,
-    })
+    }
 }
 
-/// Passes over the data until nothing is missing; Ok once the sender has
-/// been told so and has finished.
-fn rounds(
+/// Sends what the machine queued last and gives its end; an end where the
+/// sender broke a rule leaves nothing worth resuming.
+fn ended(ctl: &mut Control, m: &mut TransferReceiver, resumable: &AtomicBool) -> Result<()> {
+    let sent = flush(ctl, m);
+    match m.poll_end() {
+        Some(Ok(())) => sent,
+        Some(Err(e)) => {
+            if breaks_rules(&e) {
+                resumable.store(false, Relaxed);
+            }
+            Err(e.into())
+        }
+        None => Err(EngineError::Failed(format!(
+            "the session stopped while waiting for {}",
+            m.waiting_for()
+        ))),
+    }
+}
+
+/// Whether a session ended because the sender broke the protocol's rules
+/// (then nothing it sent is kept for a rerun).
+fn breaks_rules(e: &SessionError) -> bool {
+    match e {
+        SessionError::Unexpected { .. } | SessionError::Wire(_) => true,
+        SessionError::Local(r) => r.code == RefusalCode::InvalidParameters,
+        _ => false,
+    }
+}
+
+/// The control connection from the start signal to the sender's finish:
+/// answers each manifest batch, then ends each pass with what is still
+/// missing. True once the sender has finished; false when the session
+/// ended (the machine holds why).
+fn control(
     ctl: &mut Control,
+    m: &mut TransferReceiver,
     sink: &Sink,
-    req: &TransferRequest,
+    block_len: u32,
     rx: &mpsc::Receiver<Event>,
     streams: usize,
     resumable: &AtomicBool,
-) -> Result<()> {
+) -> bool {
     let mut alive = vec![true; streams];
-    let mut round = 0u32;
     loop {
-        let mut ended = vec![false; streams];
-        while (0..streams).any(|i| alive[i] && !ended[i]) {
-            match rx.recv_timeout(Duration::from_secs(1)) {
-                Ok(Event::RoundEnd(i)) => ended[usize::from(i)] = true,
-                Ok(Event::Closed(i)) => alive[usize::from(i)] = false,
-                Ok(Event::Fatal {
-                    message,
-                    resumable: keep,
-                }) => {
+        if m.is_over() || flush(ctl, m).is_err() {
+            return false;
+        }
+        match m.poll_event() {
+            Some(ReceiverEvent::Entries(batch)) => match sink.add(batch) {
+                Ok(need) => {
+                    let (blocks, bytes) = tally(sink, &need, block_len);
+                    m.answer(need, blocks, bytes);
+                }
+                Err(e) => {
+                    if e.is_refusal() {
+                        resumable.store(false, Relaxed);
+                    }
+                    m.abort(local(RefusalCode::InvalidParameters, e));
+                }
+            },
+            Some(ReceiverEvent::Listed) => {
+                if !passes(ctl, m, sink, block_len, rx, &mut alive, resumable) {
+                    return false;
+                }
+            }
+            Some(ReceiverEvent::Finish) => return true,
+            Some(_) => {}
+            None => match ctl.next_input(m.poll_timeout()) {
+                // A stream that failed closed the read side to wake us:
+                // its reason is the session's.
+                Input::Closed if let Some((message, keep)) = fatal(rx) => {
                     if !keep {
                         resumable.store(false, Relaxed);
                     }
-                    return Err(refuse(ctl, RefusalCode::Internal, message));
+                    m.abort(local(RefusalCode::Internal, message));
                 }
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => break,
-            }
+                input => apply(m, input),
+            },
         }
-        round += 1;
+    }
+}
+
+/// Ends each pass with what is still missing, until nothing is; false
+/// if the control connection broke.
+fn passes(
+    ctl: &mut Control,
+    m: &mut TransferReceiver,
+    sink: &Sink,
+    block_len: u32,
+    rx: &mpsc::Receiver<Event>,
+    alive: &mut [bool],
+    resumable: &AtomicBool,
+) -> bool {
+    while pass(m, rx, alive, resumable) {
         let need = sink.missing();
         if !need.is_empty() && !alive.iter().any(|&a| a) {
             let msg = format!(
                 "every data connection closed with {} file(s) incomplete (kept for resume)",
                 need.len()
             );
-            return Err(refuse(ctl, RefusalCode::Internal, msg));
-        }
-        send_need(ctl, sink, &need, round, req.block_len)?;
-        if need.is_empty() {
+            m.abort(local(RefusalCode::Internal, msg));
             break;
         }
+        let (blocks, bytes) = tally(sink, &need, block_len);
+        let done = need.is_empty();
+        m.pass_ended(Instant::now(), need, blocks, bytes);
+        if done {
+            break;
+        }
+        if flush(ctl, m).is_err() {
+            return false;
+        }
     }
-    match ctl.recv(STEP_TIMEOUT, "the finish signal")? {
-        Message::Finish => Ok(()),
-        other => Err(EngineError::Failed(format!(
-            "expected finish, got {}",
-            other.name()
-        ))),
-    }
+    true
 }
 
-fn send_need(
-    ctl: &mut Control,
-    sink: &Sink,
-    need: &[NeedFile],
-    round: u32,
-    block_len: u32,
-) -> Result<()> {
-    let (blocks, bytes) = tally(sink, need, block_len);
-    send_files(ctl, need)?;
-    ctl.send(&Message::NeedEnd(NeedEnd {
-        round,
-        blocks,
-        bytes,
-    }))
+/// Waits for every live stream to end the current pass; false when the
+/// session cannot go on (the machine has been told why).
+fn pass(
+    m: &mut TransferReceiver,
+    rx: &mpsc::Receiver<Event>,
+    alive: &mut [bool],
+    resumable: &AtomicBool,
+) -> bool {
+    let streams = alive.len();
+    let mut ended = vec![false; streams];
+    while (0..streams).any(|i| alive[i] && !ended[i]) {
+        match rx.recv_timeout(Duration::from_secs(1)) {
+            Ok(Event::RoundEnd(i)) => ended[usize::from(i)] = true,
+            Ok(Event::Closed(i)) => alive[usize::from(i)] = false,
+            Ok(Event::Fatal {
+                message,
+                resumable: keep,
+            }) => {
+                if !keep {
+                    resumable.store(false, Relaxed);
+                }
+                m.abort(local(RefusalCode::Internal, message));
+                return false;
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    true
+}
+
+/// The refusal a failed stream asked for, if one did.
+fn fatal(rx: &mpsc::Receiver<Event>) -> Option<(String, bool)> {
+    rx.try_iter().find_map(|e| match e {
+        Event::Fatal { message, resumable } => Some((message, resumable)),
+        _ => None,
+    })
 }
 
 /// Blocks and bytes in `need`.
@@ -409,23 +486,6 @@ fn tally(sink: &Sink, need: &[NeedFile], block_len: u32) -> (u64, u64) {
         }
     }
     (blocks, bytes)
-}
-
-fn send_files(ctl: &mut Control, need: &[NeedFile]) -> Result<()> {
-    for chunk in need.chunks(ENTRIES_PER_FRAME) {
-        ctl.send(&Message::Need(Need {
-            files: chunk.to_vec(),
-        }))?;
-    }
-    Ok(())
-}
-
-fn refuse(ctl: &mut Control, code: RefusalCode, message: String) -> EngineError {
-    let _ = ctl.send(&Message::Refuse(Refusal {
-        code,
-        message: message.clone(),
-    }));
-    EngineError::Failed(message)
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -11,19 +11,22 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
 use linerate_result::{HostFacts, IntervalSample, SideReport};
+use linerate_session::transfer_sender::Event as SenderEvent;
+use linerate_session::{Session, TransferSender};
 use linerate_wire::{
-    BenchParams, Direction, ENTRIES_PER_FRAME, Entries, Hello, Message, NeedFile, Role, SessionId,
-    SessionKind, TransferRequest, TransferTotals,
+    BenchParams, Direction, ENTRIES_PER_FRAME, Entry, Hello, NeedFile, RefusalCode, Role,
+    SessionId, SessionKind, TransferRequest, TransferTotals,
 };
 
 use super::direct::CachePolicy;
 use super::queue::{self, Queue};
 use super::source::{Manifest, Origin};
 use super::url::Token;
-use crate::bench::{new_session_id, open_control, open_data, unexpected};
-use crate::control::Control;
+use crate::end::{self, EndConfig, RxPoll};
 use crate::error::{EngineError, Result};
-use crate::side::{self, SideConfig, StreamSocket};
+use crate::session::connect::{new_session_id, open_control, open_data};
+use crate::session::control::Control;
+use crate::session::{StreamSocket, apply, feed, flush, local, settle};
 use crate::sockopt::StreamOptions;
 use crate::stream::{self, Live};
 
@@ -33,16 +36,13 @@ mod stream_loop;
 pub use result::{MIN_JUDGED_BYTES, to_result};
 use stream_loop::send_stream;
 
-const CONNECT_STEP: Duration = Duration::from_secs(30);
-/// A pass over the data may take as long as the data takes, but a receiver
-/// that neither takes data nor answers for this long has stopped: the
-/// sender ends with an error instead of waiting on it.
-const PEER_SILENCE: Duration = crate::sockopt::IDLE_TIMEOUT;
+// A receiver is as silent as a stalled stream before either end gives up.
+const _: () = assert!(
+    linerate_session::PEER_SILENCE.as_secs() == crate::sockopt::IDLE_TIMEOUT.as_secs()
+);
 /// The slowest read-back a receiver's --verify is allowed before the
 /// sender stops waiting for its report: 50 MB/s.
 const VERIFY_BYTES_PER_SEC: u64 = 50_000_000;
-/// Passes without fewer bytes missing before the sender gives up.
-const STALLED_ROUNDS: u32 = 3;
 
 pub struct SendConfig {
     pub server: SocketAddr,
@@ -65,7 +65,7 @@ pub struct SendConfig {
     /// Whether receivers poll before blocking. Auto does not: unlike a
     /// bench receiver, a writing receiver needs the CPU time a poll would
     /// take from the sender (docs/defaults.md).
-    pub rx_poll: crate::bench::RxPoll,
+    pub rx_poll: RxPoll,
     /// Page-cache policy of both ends.
     pub cache: CachePolicy,
     /// Carry a checksum after every block (off: TCP's checksum alone).
@@ -141,8 +141,8 @@ struct Shared<'a> {
     /// When a stream last handed bytes to the network (ms since `t0`).
     progress_ms: AtomicU64,
     t0: Instant,
-    /// The manifest is still being walked: the receiver may be silent
-    /// because the sender has nothing new for it.
+    /// The manifest is still being announced: its thread is the only one
+    /// that writes to the control connection.
     announcing: AtomicBool,
 }
 
@@ -153,11 +153,9 @@ impl Shared<'_> {
             .store(self.t0.elapsed().as_millis() as u64, Relaxed);
     }
 
-    /// How long since the receiver last took bytes.
-    fn silent_for(&self) -> Duration {
-        self.t0
-            .elapsed()
-            .saturating_sub(Duration::from_millis(self.progress_ms.load(Relaxed)))
+    /// When the receiver last took bytes.
+    fn last_progress(&self) -> Instant {
+        self.t0 + Duration::from_millis(self.progress_ms.load(Relaxed))
     }
 
     fn fail(&self, id: u32, why: String) {
@@ -194,10 +192,10 @@ pub fn run(
         Some(s) => s,
         None => new_session_id()?,
     };
-    let (mut ctl, accept) = open_control(cfg.server, cfg.bind, session, SessionKind::Transfer)?;
+    let mut ctl = open_control(cfg.server, cfg.bind, session, SessionKind::Transfer)?;
     let client_host = linerate_probe::host::collect();
     let request = TransferRequest {
-        rx_poll: cfg.rx_poll == crate::bench::RxPoll::On,
+        rx_poll: cfg.rx_poll == RxPoll::On,
         dest: cfg.dest.clone(),
         token: cfg.token.as_ref().map(|t| t.0.clone()),
         streams: cfg.streams,
@@ -213,13 +211,20 @@ pub fn run(
         checksum: cfg.checksum,
     };
     request.validate()?;
-    ctl.send(&Message::TransferRequest(request.clone()))?;
-    expect_ready(&mut ctl)?;
+    let mut m = TransferSender::new(Instant::now(), request.clone());
 
     // The size is not known yet; a transfer ends when its queue closes.
     let mut params = side_params(&request, 1);
     params.pacing_rate = cfg.rate.map(|r| (r / u64::from(cfg.streams)).max(1));
     let options = StreamOptions::from(&params);
+    // One thread announces the manifest while another reads the answers.
+    let mut announcer = Control::new(
+        ctl.stream
+            .try_clone()
+            .map_err(|e| EngineError::io("sharing the control connection", e))?,
+    );
+    let (sockets, server_host) = connect_streams(&mut ctl, &mut m, cfg, session, &options)?;
+    let started_at = SystemTime::now();
     let shared = Shared {
         manifest,
         block_len: cfg.block_len,
@@ -238,21 +243,7 @@ pub fn run(
         t0: Instant::now(),
         announcing: AtomicBool::new(true),
     };
-    // One thread announces the manifest while another reads the answers.
-    let mut announcer = Control::new(
-        ctl.stream
-            .try_clone()
-            .map_err(|e| EngineError::io("sharing the control connection", e))?,
-    );
-    let sockets = (0..cfg.streams)
-        .map(|i| {
-            let hello = Hello::new(session, Role::Data, SessionKind::Transfer, i);
-            open_data(cfg.server, cfg.bind, &options, hello)
-        })
-        .collect::<Result<Vec<StreamSocket>>>()?;
-    let started_at = SystemTime::now();
-    ctl.send(&Message::Start)?;
-    let side_cfg = SideConfig {
+    let end_cfg = EndConfig {
         params,
         is_client: true,
     };
@@ -265,11 +256,12 @@ pub fn run(
         }
         let _ = ctl.shutdown(Shutdown::Both);
     };
+    let machine = Mutex::new(m);
     let t0 = Instant::now();
     let worker = |s: &StreamSocket, live: &Live| send_stream(s, &shared, live);
-    let (client, listed, rounds) = std::thread::scope(|scope| {
+    let (client, listed, passes) = std::thread::scope(|scope| {
         let lister = scope.spawn(|| {
-            let listed = announce(&mut announcer, manifest, discovery);
+            let listed = announce(&mut announcer, &machine, manifest, discovery);
             shared.progressed();
             shared.announcing.store(false, Relaxed);
             if listed.is_err() {
@@ -278,42 +270,34 @@ pub fn run(
             listed
         });
         let driver = scope.spawn(|| {
-            let rounds = drive(&mut ctl, &shared);
+            let passes = drive(&mut ctl, &machine, &shared);
             shared.queue.close();
-            if rounds.is_err() {
+            if passes.is_err() {
                 stop(&sockets, &ctl.stream);
             }
-            rounds
+            passes
         });
-        let client = side::run_with(&side_cfg, &sockets, t0, &abort, on_interval, &worker);
+        let client = end::run_with(&end_cfg, &sockets, t0, &abort, on_interval, &worker);
         (client, lister.join(), driver.join())
     });
     let listed = listed.map_err(|_| EngineError::Failed("the manifest sender panicked".into()))?;
-    let rounds = rounds.map_err(|_| EngineError::Failed("the transfer driver panicked".into()))?;
+    let passes = passes.map_err(|_| EngineError::Failed("the transfer driver panicked".into()))?;
     // The receiver's refusal explains why sending the manifest failed; else
     // a walk that failed explains why the rest stopped.
-    if let Err(e @ EngineError::Refused(_)) = rounds {
+    if let Err(e @ EngineError::Refused(_)) = passes {
         return Err(e);
     }
     listed?;
-    let (rounds, bytes_needed) = rounds?;
-    ctl.send(&Message::Finish)?;
-    let mut digests = Vec::new();
-    let reading_back = if cfg.verify {
-        Duration::from_secs(manifest.total_bytes() / VERIFY_BYTES_PER_SEC)
-    } else {
-        Duration::ZERO
-    };
-    let (totals, server) = loop {
-        match ctl.recv(PEER_SILENCE + reading_back, "the receiver's report")? {
-            Message::Digests(d) => digests.extend(d.files),
-            Message::TransferReport(b) => break *b,
-            Message::Refuse(r) => return Err(EngineError::Refused(r)),
-            other => return Err(unexpected(&other, "transfer report")),
+    let (rounds, bytes_needed) = passes?;
+    let mut m = machine.into_inner().unwrap_or_else(|p| p.into_inner());
+    let done = loop {
+        if let Some(end) = settle(&mut ctl, &mut m) {
+            break end?;
         }
+        feed(&mut ctl, &mut m, None);
     };
     let (verified, mismatched) = if cfg.verify {
-        compare_digests(manifest, &digests)?
+        compare_digests(manifest, &done.digests)?
     } else {
         (0, Vec::new())
     };
@@ -322,10 +306,10 @@ pub fn run(
         session,
         started_at,
         client,
-        server,
+        server: done.report,
         client_host,
-        server_host: accept.host,
-        totals,
+        server_host,
+        totals: done.totals,
         files: manifest.file_count(),
         bytes_total: manifest.total_bytes(),
         bytes_needed,
@@ -337,122 +321,149 @@ pub fn run(
     })
 }
 
+/// From the hello to the start: the receiver's accept and ready, then
+/// every data connection. Gives the connections and the receiver's host.
+fn connect_streams(
+    ctl: &mut Control,
+    m: &mut TransferSender,
+    cfg: &SendConfig,
+    session: SessionId,
+    options: &StreamOptions,
+) -> Result<(Vec<StreamSocket>, HostFacts)> {
+    let mut host = HostFacts::default();
+    loop {
+        if let Some(end) = settle(ctl, m) {
+            // Only an error ends a session before its streams open.
+            end?;
+            return Err(EngineError::Failed("the receiver ended the session".into()));
+        }
+        match m.poll_event() {
+            Some(SenderEvent::Accepted(accept)) => host = accept.host,
+            Some(SenderEvent::OpenStreams) => {
+                let sockets = (0..cfg.streams)
+                    .map(|i| {
+                        let hello = Hello::new(session, Role::Data, SessionKind::Transfer, i);
+                        open_data(cfg.server, cfg.bind, options, hello)
+                    })
+                    .collect::<Result<Vec<StreamSocket>>>()?;
+                m.streams_open(Instant::now());
+                flush(ctl, m)?;
+                return Ok((sockets, host));
+            }
+            Some(_) => {}
+            None => feed(ctl, m, None),
+        }
+    }
+}
+
+/// Sends what the machine queued, taken under its lock and written
+/// outside it, so the thread reading the receiver's answers never waits
+/// on a write.
+fn flush_shared(ctl: &mut Control, machine: &Mutex<TransferSender>) -> Result<()> {
+    let queued: Vec<_> = std::iter::from_fn(|| lock(machine).poll_transmit()).collect();
+    for msg in &queued {
+        ctl.send(msg)?;
+    }
+    Ok(())
+}
+
 /// Sends the manifest: what it already holds, then what the walk finds.
-fn announce(ctl: &mut Control, manifest: &Manifest, discovery: Option<&Discovery>) -> Result<()> {
+fn announce(
+    ctl: &mut Control,
+    machine: &Mutex<TransferSender>,
+    manifest: &Manifest,
+    discovery: Option<&Discovery>,
+) -> Result<()> {
+    let mut batch = |entries: Vec<Entry>| {
+        lock(machine).entries(entries);
+        flush_shared(ctl, machine)
+    };
     let mut known = manifest.iter().map(|(_, e, _)| e.clone()).peekable();
     while known.peek().is_some() {
-        let entries = known.by_ref().take(ENTRIES_PER_FRAME).collect();
-        ctl.send(&Message::Entries(Entries { entries }))?;
+        batch(known.by_ref().take(ENTRIES_PER_FRAME).collect())?;
     }
     if let Some(d) = discovery {
-        manifest.discover(&d.paths, d.follow_links, &mut |entries| {
-            ctl.send(&Message::Entries(Entries { entries }))
-        })?;
+        manifest.discover(&d.paths, d.follow_links, &mut batch)?;
     }
-    ctl.send(&Message::EntriesEnd)
-}
-
-fn expect_ready(ctl: &mut Control) -> Result<()> {
-    match ctl.recv(CONNECT_STEP, "the receiver's ready")? {
-        Message::Ready(_) => Ok(()),
-        Message::Refuse(r) => Err(EngineError::Refused(r)),
-        other => Err(unexpected(&other, "ready")),
+    {
+        let mut m = lock(machine);
+        let bytes = manifest.total_bytes();
+        m.reading_back(Duration::from_secs(bytes / VERIFY_BYTES_PER_SEC));
+        m.entries_end(Instant::now());
     }
-}
-
-/// Reads one list of missing blocks, handing each frame's files to `files`
-/// as it arrives; returns the list's end.
-fn recv_need(
-    ctl: &mut Control,
-    shared: &Shared,
-    files: &mut dyn FnMut(Vec<NeedFile>),
-) -> Result<linerate_wire::NeedEnd> {
-    loop {
-        match recv_while_alive(ctl, shared)? {
-            Message::Need(n) => files(n.files),
-            Message::NeedEnd(end) => return Ok(end),
-            Message::Refuse(r) => return Err(EngineError::Refused(r)),
-            other => return Err(unexpected(&other, "need")),
-        }
-    }
-}
-
-/// The receiver's next message, waited for as long as it keeps taking data.
-fn recv_while_alive(ctl: &mut Control, shared: &Shared) -> Result<Message> {
-    let what = "the receiver's list of missing blocks";
-    loop {
-        // While the manifest is still walked, silence may be the sender's own.
-        let silent = if shared.announcing.load(Relaxed) {
-            Duration::ZERO
-        } else {
-            shared.silent_for()
-        };
-        if silent >= PEER_SILENCE {
-            return Err(EngineError::Timeout(format!(
-                "waiting for the receiver: it has neither taken data nor answered for {} s \
-                 (stopped, or its host is hung)",
-                PEER_SILENCE.as_secs()
-            )));
-        }
-        let wait = (PEER_SILENCE - silent).max(Duration::from_millis(200));
-        match ctl.recv(wait, what) {
-            Err(EngineError::Timeout(_)) => {}
-            other => return other,
-        }
-    }
+    flush_shared(ctl, machine)
 }
 
 /// Feeds the first pass as the receiver answers each manifest frame, then
 /// refills the queue after each pass until the receiver misses nothing;
 /// returns the number of passes and the bytes the first one needed.
-fn drive(ctl: &mut Control, shared: &Shared) -> Result<(u32, u64)> {
+fn drive(ctl: &mut Control, machine: &Mutex<TransferSender>, shared: &Shared) -> Result<(u32, u64)> {
     let none = HashSet::new();
-    let first_bytes = recv_need(ctl, shared, &mut |files| {
-        let plan = queue::plan(shared.manifest, &files, shared.block_len, &none);
-        shared.queue.add(plan);
-    })?
-    .bytes;
-    shared.queue.seal();
-    let (mut rounds, mut best, mut stalled) = (1u32, first_bytes, 0u32);
+    let mut need: Vec<NeedFile> = Vec::new();
     loop {
-        let mut need = Vec::new();
-        let end = recv_need(ctl, shared, &mut |files| need.extend(files))?;
-        if need.is_empty() {
-            return Ok((rounds, first_bytes));
-        }
-        let failed = lock(&shared.failed).clone();
-        if need.iter().all(|f| failed.contains_key(&f.id)) {
-            let list: Vec<String> = failed
-                .iter()
-                .take(5)
-                .map(|(id, why)| {
-                    let path = shared.manifest.entry(*id).map_or("?", |e| e.path.as_str());
-                    format!("{path}: {why}")
-                })
-                .collect();
-            return Err(EngineError::Failed(format!(
-                "{} source file(s) could not be read: {}",
-                failed.len(),
-                list.join("; ")
-            )));
-        }
-        if end.bytes >= best {
-            stalled += 1;
-            if stalled >= STALLED_ROUNDS {
-                return Err(EngineError::Failed(format!(
-                    "{} bytes still missing after {STALLED_ROUNDS} passes without progress",
-                    end.bytes
-                )));
+        let mut m = lock(machine);
+        while let Some(event) = m.poll_event() {
+            match event {
+                SenderEvent::Need { pass: 0, files } => {
+                    let plan = queue::plan(shared.manifest, &files, shared.block_len, &none);
+                    shared.queue.add(plan);
+                }
+                SenderEvent::Need { files, .. } => need.extend(files),
+                SenderEvent::Listed { pass: 0, .. } => shared.queue.seal(),
+                SenderEvent::Listed { .. } => match unreadable(shared, &need) {
+                    Some(why) => m.abort(local(RefusalCode::Internal, why)),
+                    None => {
+                        let failed: HashSet<u32> = lock(&shared.failed).keys().copied().collect();
+                        let work = queue::plan(shared.manifest, &need, shared.block_len, &failed);
+                        shared.queue.refill(work);
+                        need.clear();
+                    }
+                },
+                SenderEvent::Complete {
+                    passes,
+                    first_bytes,
+                } => return Ok((passes, first_bytes)),
+                SenderEvent::Accepted(_) | SenderEvent::OpenStreams => {}
             }
-        } else {
-            (best, stalled) = (end.bytes, 0);
         }
-        let ids: HashSet<u32> = failed.keys().copied().collect();
-        shared
-            .queue
-            .refill(queue::plan(shared.manifest, &need, shared.block_len, &ids));
-        rounds += 1;
+        if let Some(Err(e)) = m.poll_end() {
+            return Err(e.into());
+        }
+        drop(m);
+        // While the manifest is announced, only its thread writes.
+        if !shared.announcing.load(Relaxed) {
+            flush_shared(ctl, machine)?;
+        }
+        let deadline = lock(machine).poll_timeout();
+        let tick = Instant::now() + Duration::from_millis(200);
+        let input = ctl.next_input(Some(deadline.map_or(tick, |d| d.min(tick))));
+        let mut m = lock(machine);
+        // Data the receiver took counts as an answer.
+        m.progress(shared.last_progress());
+        apply(&mut *m, input);
     }
+}
+
+/// Why the transfer cannot finish, when every file still missing is one
+/// whose source could not be read.
+fn unreadable(shared: &Shared, need: &[NeedFile]) -> Option<String> {
+    let failed = lock(&shared.failed);
+    if failed.is_empty() || !need.iter().all(|f| failed.contains_key(&f.id)) {
+        return None;
+    }
+    let list: Vec<String> = failed
+        .iter()
+        .take(5)
+        .map(|(id, why)| {
+            let path = shared.manifest.entry(*id).map_or("?", |e| e.path.as_str());
+            format!("{path}: {why}")
+        })
+        .collect();
+    Some(format!(
+        "{} source file(s) could not be read: {}",
+        failed.len(),
+        list.join("; ")
+    ))
 }
 
 fn compare_digests(m: &Manifest, theirs: &[(u32, String)]) -> Result<(usize, Vec<String>)> {

@@ -13,7 +13,7 @@ use std::time::Instant;
 use linerate_wire::{Entry, EntryKind, Record};
 
 use super::Shared;
-use crate::side::StreamSocket;
+use crate::session::StreamSocket;
 use crate::stream::{Live, Outcome, ThreadClock};
 use crate::transfer::batch::SmallBatch;
 use crate::transfer::direct::{self, AlignedBuf};

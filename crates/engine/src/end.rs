@@ -1,7 +1,6 @@
 //! One end of a measurement: its stream threads and the sampler that turns
 //! their counters and TCP_INFO into interval samples.
 
-use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
@@ -9,17 +8,27 @@ use linerate_probe::{cpu, tcpinfo};
 use linerate_result::{Flow, HostCpu, IntervalSample, Side, SideReport, StreamEnd};
 use linerate_wire::BenchParams;
 
+use crate::session::StreamSocket;
 use crate::sockopt;
 use crate::stream::{self, Live, Outcome, ReceivePlan, SendPlan};
 
+/// Whether receivers poll before they block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RxPoll {
+    /// Poll as [`crate::bench::plan_cpus`] decides (loopback, up to four stream threads per core).
+    Auto,
+    On,
+    Off,
+}
+
 /// Which end this is and what it was asked to do.
 #[derive(Debug, Clone)]
-pub struct SideConfig {
+pub struct EndConfig {
     pub params: BenchParams,
     pub is_client: bool,
 }
 
-impl SideConfig {
+impl EndConfig {
     /// Whether this end sends on connection `index`.
     pub fn sends(&self, index: u16) -> bool {
         self.params.is_forward(index) == self.is_client
@@ -53,10 +62,6 @@ impl SideConfig {
     }
 }
 
-pub struct StreamSocket {
-    pub index: u16,
-    pub stream: TcpStream,
-}
 
 /// How long receivers of a timed run wait past the deadline for the data
 /// still in flight; a window stalled at zero would otherwise hold the run
@@ -70,7 +75,7 @@ const SAMPLER_TICK: Duration = Duration::from_millis(20);
 /// Runs every bench stream of this end from `t0` until they end, sampling on
 /// the way. `on_interval` sees each interval's samples as they are taken.
 pub fn run(
-    cfg: &SideConfig,
+    cfg: &EndConfig,
     sockets: &[StreamSocket],
     t0: Instant,
     abort: &AtomicBool,
@@ -117,7 +122,7 @@ pub fn run(
 /// Runs `worker` on every stream of this end, one thread each, from `t0`
 /// until they end, and samples their [`Live`] counters and TCP_INFO.
 pub fn run_with(
-    cfg: &SideConfig,
+    cfg: &EndConfig,
     sockets: &[StreamSocket],
     t0: Instant,
     abort: &AtomicBool,
@@ -264,7 +269,7 @@ fn failed_outcome(msg: &str) -> Outcome {
 
 #[allow(clippy::too_many_arguments)]
 fn sample(
-    cfg: &SideConfig,
+    cfg: &EndConfig,
     sockets: &[StreamSocket],
     lives: &[Live],
     t0: Instant,

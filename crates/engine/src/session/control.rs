@@ -8,8 +8,24 @@ use std::time::{Duration, Instant};
 
 use linerate_wire::{FrameDecoder, HELLO_LEN, Hello, Message, WireError};
 
+use linerate_session::SessionError;
+use linerate_wire::{Refusal, RefusalCode};
+
 use crate::error::{EngineError, Result};
 use crate::limits::Budget;
+
+/// What happened next on a control connection.
+#[derive(Debug)]
+pub enum Input {
+    Message(Message),
+    /// Nothing came before the deadline.
+    Quiet,
+    /// The peer closed the connection, or it broke.
+    Closed,
+    Malformed(WireError),
+    /// This end cannot go on (the server's frame budget is spent).
+    Failed(SessionError),
+}
 
 pub struct Control {
     pub stream: TcpStream,
@@ -49,15 +65,15 @@ impl Control {
     }
 
     /// Brings the budget in line with what the decoder holds now.
-    fn account(&mut self) -> Result<()> {
+    fn account(&mut self) -> std::result::Result<(), SessionError> {
         let Some(f) = self.frames.as_mut() else {
             return Ok(());
         };
         let now = self.decoder.buffered() as u64;
         if now > f.held {
-            f.budget
-                .charge(now - f.held)
-                .map_err(|e| EngineError::Failed(format!("server busy: {e}")))?;
+            f.budget.charge(now - f.held).map_err(|e| {
+                SessionError::local(RefusalCode::Busy, format!("server busy: {e}"))
+            })?;
         } else {
             f.budget.release(f.held - now);
         }
@@ -71,51 +87,57 @@ impl Control {
             .map_err(|e| EngineError::io(format!("sending {}", msg.name()), e))
     }
 
-    /// Waits up to `timeout` for the next message.
-    pub fn recv(&mut self, timeout: Duration, waiting_for: &str) -> Result<Message> {
-        let deadline = Instant::now() + timeout;
+    /// Waits until `deadline` (for ever without one) for the next message.
+    pub fn next_input(&mut self, deadline: Option<Instant>) -> Input {
         let mut buf = [0u8; 64 << 10];
         loop {
-            if let Some(frame) = self.decoder.next_frame()? {
-                self.account()?;
-                return Ok(Message::from_frame(&frame)?);
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(EngineError::Timeout(format!("waiting for {waiting_for}")));
-            }
-            self.stream
-                .set_read_timeout(Some(left))
-                .map_err(|e| EngineError::io("setting a read timeout", e))?;
-            let want = self.decoder.wanted()?.clamp(1, buf.len());
-            match self.stream.read(&mut buf[..want]) {
-                Ok(0) => {
-                    return Err(EngineError::PeerClosed(format!(
-                        "while waiting for {waiting_for}"
-                    )));
+            match self.decoder.next_frame() {
+                Ok(Some(frame)) => {
+                    if let Err(e) = self.account() {
+                        return Input::Failed(e);
+                    }
+                    return match Message::from_frame(&frame) {
+                        Ok(m) => Input::Message(m),
+                        Err(e) => Input::Malformed(e),
+                    };
                 }
+                Ok(None) => {}
+                Err(e) => return Input::Malformed(e),
+            }
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            if left.is_some_and(|l| l.is_zero()) {
+                return Input::Quiet;
+            }
+            if self.stream.set_read_timeout(left).is_err() {
+                return Input::Closed;
+            }
+            let want = self.decoder.wanted().unwrap_or(1).clamp(1, buf.len());
+            match self.stream.read(&mut buf[..want]) {
+                Ok(0) => return Input::Closed,
                 Ok(n) => {
                     self.decoder.push(&buf[..n]);
-                    self.account()?;
+                    if let Err(e) = self.account() {
+                        return Input::Failed(e);
+                    }
                 }
-                Err(e) if is_timeout(&e) => {
-                    return Err(EngineError::Timeout(format!("waiting for {waiting_for}")));
-                }
-                Err(e) => return Err(EngineError::io(format!("waiting for {waiting_for}"), e)),
+                Err(e) if is_timeout(&e) => return Input::Quiet,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return Input::Closed,
             }
         }
     }
-}
 
-impl Control {
-    /// Waits for the client's start signal (every data connection is up).
-    pub fn expect_start(&mut self, timeout: Duration) -> Result<()> {
-        match self.recv(timeout, "the start signal")? {
-            Message::Start => Ok(()),
-            other => Err(EngineError::Failed(format!(
-                "expected start, got {}",
-                other.name()
+    /// Waits up to `timeout` for the next message, outside any session
+    /// (a data connection's ready).
+    pub fn recv(&mut self, timeout: Duration, waiting_for: &str) -> Result<Message> {
+        match self.next_input(Some(Instant::now() + timeout)) {
+            Input::Message(m) => Ok(m),
+            Input::Quiet => Err(EngineError::Timeout(format!("waiting for {waiting_for}"))),
+            Input::Closed => Err(EngineError::PeerClosed(format!(
+                "while waiting for {waiting_for}"
             ))),
+            Input::Malformed(e) => Err(e.into()),
+            Input::Failed(e) => Err(e.into()),
         }
     }
 }
@@ -151,4 +173,15 @@ pub fn read_hello(stream: &mut TcpStream, timeout: Duration) -> Result<Hello> {
         }
     }
     Ok(Hello::decode(&buf[..got])?)
+}
+
+/// Tells a peer why its connection is refused, outside any session (a bad
+/// hello, an unknown session); best effort, it may be gone.
+pub fn send_refusal(conn: &mut TcpStream, code: RefusalCode, message: &str) {
+    let _ = conn.set_write_timeout(Some(Duration::from_secs(1)));
+    let msg = Message::Refuse(Refusal {
+        code,
+        message: message.to_string(),
+    });
+    let _ = conn.write_all(&msg.encode());
 }

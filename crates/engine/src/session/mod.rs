@@ -1,0 +1,93 @@
+//! The bottom of the engine: what every session kind stands on. A control
+//! connection ([`control`]), the client's connections to a server
+//! ([`connect`]), the server's registry where a session's data connections
+//! arrive ([`registry`]), and the loop that drives a session's state
+//! machine (from `linerate-session`) over its control connection.
+
+pub mod connect;
+pub mod control;
+pub mod registry;
+
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use linerate_session::{Session, SessionError};
+
+use crate::error::{EngineError, Result};
+use control::{Control, Input};
+
+/// One data connection of a session, with its index in the session.
+pub struct StreamSocket {
+    pub index: u16,
+    pub stream: TcpStream,
+}
+
+/// Sends everything the machine has queued.
+pub(crate) fn flush<S: Session>(ctl: &mut Control, s: &mut S) -> Result<()> {
+    while let Some(msg) = s.poll_transmit() {
+        ctl.send(&msg)?;
+    }
+    Ok(())
+}
+
+/// Hands the machine the next thing to happen on `ctl`: a message, the
+/// peer leaving, bad bytes, or its deadline passing. Waits at most `tick`
+/// when given, so the caller can look at other work in between.
+pub(crate) fn feed<S: Session>(ctl: &mut Control, s: &mut S, tick: Option<Duration>) {
+    let deadline = s.poll_timeout();
+    let until = match (deadline, tick) {
+        (Some(d), Some(t)) => Some(d.min(Instant::now() + t)),
+        (d, None) => d,
+        (None, Some(t)) => Some(Instant::now() + t),
+    };
+    apply(s, ctl.next_input(until));
+}
+
+/// Hands the machine what happened on its control connection.
+pub(crate) fn apply<S: Session>(s: &mut S, input: Input) {
+    match input {
+        Input::Message(m) => s.handle(Instant::now(), m),
+        Input::Quiet => s.handle_timeout(Instant::now()),
+        Input::Closed => s.handle_closed(),
+        Input::Malformed(e) => s.handle_malformed(e),
+        Input::Failed(e) => s.abort(e),
+    }
+}
+
+/// Flushes what the machine queued, then gives its end, if it has ended.
+pub(crate) fn settle<S: Session>(
+    ctl: &mut Control,
+    s: &mut S,
+) -> Option<std::result::Result<S::Done, EngineError>> {
+    // What the machine queued last (a report, a refusal) goes out before
+    // its end is seen; a peer that left cannot be told.
+    let sent = flush(ctl, s);
+    let end = s.poll_end()?;
+    Some(match (end, sent) {
+        (Ok(done), Ok(())) => Ok(done),
+        (Ok(_), Err(e)) => Err(e),
+        (Err(e), _) => Err(e.into()),
+    })
+}
+
+impl From<SessionError> for EngineError {
+    fn from(e: SessionError) -> Self {
+        match e {
+            SessionError::Wire(w) => EngineError::Wire(w),
+            SessionError::Timeout { waiting_for } => {
+                EngineError::Timeout(format!("waiting for {waiting_for}"))
+            }
+            SessionError::Closed { waiting_for } => {
+                EngineError::PeerClosed(format!("while waiting for {waiting_for}"))
+            }
+            SessionError::Refused(r) => EngineError::Refused(r),
+            SessionError::Local(r) => EngineError::Failed(r.message),
+            unexpected @ SessionError::Unexpected { .. } => EngineError::Session(unexpected),
+        }
+    }
+}
+
+/// A budget or I/O failure of this end, as the machine's end.
+pub(crate) fn local(code: linerate_wire::RefusalCode, e: impl std::fmt::Display) -> SessionError {
+    SessionError::local(code, e.to_string())
+}

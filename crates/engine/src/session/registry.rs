@@ -1,0 +1,201 @@
+//! Where a server's sessions wait for their data connections: each one
+//! arrives with its session id and stream index in its hello, and is
+//! handed to the session that registered that id.
+
+use std::collections::HashMap;
+use std::net::TcpStream;
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use linerate_wire::{Hello, Message, Ready, RefusalCode, SessionId};
+
+use super::StreamSocket;
+use super::control::send_refusal;
+use crate::error::{EngineError, Result};
+use crate::limits::{Budget, Held, ServerLimits};
+use crate::sockopt::{self, StreamOptions};
+
+struct Slot {
+    connections: u16,
+    options: StreamOptions,
+    /// None once every data connection has arrived: the id stays taken
+    /// until the session ends, and takes no more connections.
+    tx: Option<Sender<StreamSocket>>,
+}
+
+/// The sessions of one server, and the budgets they share.
+pub struct Registry {
+    sessions: Mutex<HashMap<SessionId, Slot>>,
+    /// Sessions past their handshake.
+    pub(crate) active: Budget,
+    /// Data connections of every session.
+    streams: Budget,
+    /// Bytes buffered for control frames not yet complete.
+    pub(crate) frames: Arc<Budget>,
+}
+
+impl Registry {
+    pub fn new(limits: &ServerLimits) -> Registry {
+        Registry {
+            sessions: Mutex::default(),
+            active: Budget::new(limits.sessions, "sessions at once", "--max-sessions", false),
+            streams: Budget::new(
+                limits.streams,
+                "data connections at once",
+                "--max-streams",
+                false,
+            ),
+            frames: Arc::new(Budget::new(
+                limits.frame_bytes,
+                "control frames being received",
+                "--frame-memory",
+                true,
+            )),
+        }
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut HashMap<SessionId, Slot>) -> T) -> T {
+        // A panic elsewhere must not wedge the daemon: take the map as it is.
+        let mut guard = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut guard)
+    }
+
+    /// Hands a data connection to the session its hello names.
+    pub fn attach(&self, mut conn: TcpStream, hello: &Hello) -> Result<()> {
+        let found = self.with(|m| {
+            m.get(&hello.session)
+                .map(|s| (s.connections, s.options.clone(), s.tx.clone()))
+        });
+        let Some((connections, options, tx)) = found else {
+            send_refusal(&mut conn, RefusalCode::UnknownSession, "no such session");
+            return Err(EngineError::Failed("unknown session".into()));
+        };
+        let Some(tx) = tx else {
+            let msg = "the session has all its data connections";
+            send_refusal(&mut conn, RefusalCode::Busy, msg);
+            return Err(EngineError::Failed(msg.into()));
+        };
+        if hello.stream_index >= connections {
+            let msg = format!(
+                "stream index {} out of range (session has {connections})",
+                hello.stream_index
+            );
+            send_refusal(&mut conn, RefusalCode::InvalidParameters, &msg);
+            return Err(EngineError::Failed(msg));
+        }
+        if let Err(e) = options.apply_connected(&conn, true) {
+            send_refusal(
+                &mut conn,
+                RefusalCode::InvalidParameters,
+                &format!("server socket option: {e}"),
+            );
+            return Err(EngineError::io("applying socket options", e));
+        }
+        sockopt::set_idle_timeouts(&conn)
+            .map_err(|e| EngineError::io("setting socket timeouts", e))?;
+        {
+            use std::io::Write;
+            conn.write_all(&Message::Ready(Ready {}).encode())
+                .map_err(|e| EngineError::io("sending ready", e))?;
+        }
+        tx.send(StreamSocket {
+            index: hello.stream_index,
+            stream: conn,
+        })
+        .map_err(|_| {
+            EngineError::Failed("session ended before its data connection arrived".into())
+        })
+    }
+}
+
+/// Removes a session from the registry however its thread ends.
+struct Registered<'a> {
+    reg: &'a Registry,
+    id: SessionId,
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        self.reg.with(|m| m.remove(&self.id));
+    }
+}
+
+/// A session's place in the registry, where its data connections arrive.
+pub(crate) struct Registration<'a> {
+    registered: Registered<'a>,
+    _streams: Held<'a>,
+    connections: u16,
+    rx: mpsc::Receiver<StreamSocket>,
+}
+
+impl<'a> Registration<'a> {
+    pub(crate) fn new(
+        reg: &'a Registry,
+        id: SessionId,
+        connections: u16,
+        options: StreamOptions,
+    ) -> Result<Registration<'a>> {
+        let held = Held::take(&reg.streams, u64::from(connections))
+            .map_err(|e| EngineError::Failed(format!("server busy: {e}")))?;
+        let (tx, rx) = mpsc::channel();
+        let inserted = reg.with(|m| {
+            if m.contains_key(&id) {
+                return false;
+            }
+            m.insert(
+                id,
+                Slot {
+                    connections,
+                    options,
+                    tx: Some(tx),
+                },
+            );
+            true
+        });
+        if !inserted {
+            return Err(EngineError::Failed("session id already in use".into()));
+        }
+        Ok(Registration {
+            registered: Registered { reg, id },
+            _streams: held,
+            connections,
+            rx,
+        })
+    }
+
+    /// Waits until `deadline` for every data connection, sorted by stream
+    /// index; None if they did not all come in time. The session then
+    /// takes no more, but keeps its id until it ends.
+    pub(crate) fn collect(&mut self, deadline: Option<Instant>) -> Result<Option<Vec<StreamSocket>>> {
+        let got = self.wait_for_streams(deadline);
+        let Registered { reg, id } = &self.registered;
+        reg.with(|m| m.get_mut(id).map(|s| s.tx = None));
+        got
+    }
+
+    fn wait_for_streams(&mut self, deadline: Option<Instant>) -> Result<Option<Vec<StreamSocket>>> {
+        let connections = self.connections;
+        let mut sockets: Vec<StreamSocket> = Vec::with_capacity(connections as usize);
+        while sockets.len() < connections as usize {
+            let got = match deadline {
+                Some(d) => self.rx.recv_timeout(d.saturating_duration_since(Instant::now())),
+                None => self.rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            };
+            match got {
+                Ok(s) if sockets.iter().any(|x| x.index == s.index) => {
+                    return Err(EngineError::Failed(format!(
+                        "stream {} connected twice",
+                        s.index
+                    )));
+                }
+                Ok(s) => sockets.push(s),
+                Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {
+                    return Ok(None);
+                }
+            }
+        }
+        sockets.sort_by_key(|s| s.index);
+        Ok(Some(sockets))
+    }
+}
