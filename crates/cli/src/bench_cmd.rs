@@ -2,13 +2,11 @@ use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
 use anyhow::Context;
 use clap::Args;
-use linerate_engine::bench::{self, Affinity, BenchConfig, RxPoll};
-use linerate_result::ResultDoc;
-use linerate_wire::{BenchParams, Direction};
+use linerate_engine::spec::{Affinity, BenchSpec, RxPoll, SocketSpec};
+use linerate_wire::Direction;
 
-use crate::output::{self, IntervalPrinter};
 use crate::serve_cmd::DEFAULT_PORT;
-use crate::units;
+use crate::{measure, output, units};
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum AffinityArg {
@@ -135,26 +133,13 @@ fn parse_tos(s: &str) -> Result<u8, String> {
 }
 
 impl BenchArgs {
-    /// The arguments as if typed after `linerate bench`, with every default
-    /// that clap applies there: callers never restate a default.
-    pub fn from_words(words: &[String]) -> anyhow::Result<BenchArgs> {
-        use clap::Parser;
-        #[derive(Parser)]
-        struct Bench {
-            #[command(flatten)]
-            args: BenchArgs,
-        }
-        let argv = std::iter::once("bench".to_string()).chain(words.iter().cloned());
-        Ok(Bench::try_parse_from(argv)?.args)
-    }
-
-    pub fn params(&self) -> BenchParams {
-        BenchParams {
+    /// What the flags ask the engine for; what they leave unset is decided
+    /// at run time.
+    pub fn spec(&self) -> BenchSpec {
+        BenchSpec {
             streams: self.streams,
             duration_ms: self.time_ms,
             bytes: self.bytes,
-            write_len: self.write_len.unwrap_or(bench::WRITE_LEN_SHARED_CORES),
-            read_len: self.read_len.unwrap_or(bench::READ_LEN),
             direction: if self.bidir {
                 Direction::Bidir
             } else if self.reverse {
@@ -164,18 +149,27 @@ impl BenchArgs {
             },
             interval_ms: self.interval_ms,
             omit_ms: self.omit_ms,
-            sndbuf: self.sndbuf,
-            rcvbuf: self.window,
-            congestion: self.congestion.clone(),
-            pacing_rate: self.fq_rate.map(|bps| bps / 8),
-            mss: self.mss,
-            tos: self.tos,
+            write_len: self.write_len,
+            read_len: self.read_len,
+            rcvlowat: self.rcvlowat,
             zerocopy: self.zerocopy,
             skip_rx_copy: self.skip_rx_copy,
-            rx_poll: false,
-            pin_cores: false,
-            pin_pairs: false,
-            rcvlowat: self.rcvlowat,
+            rx_poll: self.rx_poll.into(),
+            affinity: match self.affinity {
+                AffinityArg::Auto => Affinity::Auto,
+                AffinityArg::Off => Affinity::Off,
+                AffinityArg::Spread => Affinity::Spread,
+                AffinityArg::Pairs => Affinity::Pairs,
+            },
+            socket: SocketSpec {
+                sndbuf: self.sndbuf,
+                rcvbuf: self.window,
+                congestion: self.congestion.clone(),
+                pacing_rate: self.fq_rate.map(|bps| bps / 8),
+                mss: self.mss,
+                tos: self.tos,
+                bind: self.bind,
+            },
         }
     }
 
@@ -207,8 +201,10 @@ pub fn resolve_host(host: &str, ipv4: bool, ipv6: bool) -> anyhow::Result<Socket
 }
 
 pub fn run(a: BenchArgs) -> anyhow::Result<()> {
-    let doc = measure(
-        &a,
+    let server = a.resolve()?;
+    let doc = measure::bench(
+        server,
+        &a.spec(),
         std::env::args().collect(),
         output::Out::new(a.json.as_deref() == Some("-")),
     )?;
@@ -218,42 +214,62 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs one bench and prints it to `out`.
-pub fn measure(
-    a: &BenchArgs,
-    command_line: Vec<String>,
-    mut out: output::Out,
-) -> anyhow::Result<ResultDoc> {
-    let server = a.resolve()?;
-    let params = a.params();
-    params.validate().context("invalid bench parameters")?;
-    out.line(&format!(
-        "linerate bench to {server}: {} stream(s), {}",
-        a.streams,
-        match params.bytes {
-            Some(b) => format!("{b} bytes"),
-            None => format!("{:.1} s", params.duration_ms as f64 / 1000.0),
-        },
-    ));
-    let mut printer = IntervalPrinter::new(&mut out);
-    let cfg = BenchConfig {
-        server,
-        bind: a.bind,
-        params: params.clone(),
-        auto_write_len: a.write_len.is_none(),
-        auto_read_len: a.read_len.is_none(),
-        auto_rcvlowat: a.rcvlowat.is_none(),
-        affinity: match a.affinity {
-            AffinityArg::Auto => Affinity::Auto,
-            AffinityArg::Off => Affinity::Off,
-            AffinityArg::Spread => Affinity::Spread,
-            AffinityArg::Pairs => Affinity::Pairs,
-        },
-        rx_poll: a.rx_poll.into(),
-    };
-    let run = bench::run(&cfg, &mut |batch| printer.print(batch))
-        .with_context(|| format!("bench against {server} failed"))?;
-    let doc = bench::to_result(&run, command_line);
-    output::print_summary(&mut out, &doc);
-    Ok(doc)
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Bench {
+        #[command(flatten)]
+        args: BenchArgs,
+    }
+
+    fn parse(words: &[String]) -> BenchSpec {
+        let argv = std::iter::once("bench".to_string()).chain(words.iter().cloned());
+        Bench::try_parse_from(argv)
+            .expect("the words parse")
+            .args
+            .spec()
+    }
+
+    /// What studies record as the command that repeats a run must repeat it.
+    #[test]
+    fn the_words_of_a_spec_parse_back_to_it() {
+        let server: SocketAddr = "10.0.0.2:5301".parse().unwrap();
+        let plain = BenchSpec::default();
+        assert_eq!(measure::bench_words(server, &plain), vec!["10.0.0.2:5301"]);
+        assert_eq!(parse(&measure::bench_words(server, &plain)), plain);
+        let every = BenchSpec {
+            streams: 4,
+            duration_ms: 1500,
+            bytes: None,
+            direction: Direction::Bidir,
+            interval_ms: 500,
+            omit_ms: 1000,
+            write_len: Some(1 << 20),
+            read_len: Some(64 << 10),
+            rcvlowat: Some(1),
+            zerocopy: true,
+            skip_rx_copy: true,
+            rx_poll: linerate_engine::spec::RxPoll::On,
+            affinity: Affinity::Pairs,
+            socket: SocketSpec {
+                sndbuf: Some(8 << 20),
+                rcvbuf: Some(4 << 20),
+                congestion: Some("bbr".into()),
+                pacing_rate: Some(125_000_000),
+                mss: Some(1400),
+                tos: Some(0x10),
+                bind: Some("10.0.0.1".parse().unwrap()),
+            },
+        };
+        assert_eq!(parse(&measure::bench_words(server, &every)), every);
+        let counted = BenchSpec {
+            bytes: Some(10 << 30),
+            direction: Direction::Reverse,
+            ..BenchSpec::default()
+        };
+        assert_eq!(parse(&measure::bench_words(server, &counted)), counted);
+    }
 }

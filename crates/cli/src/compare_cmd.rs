@@ -11,7 +11,7 @@ use linerate_peers::convert::{self, Cpu};
 use linerate_peers::process::{Server, run_client};
 use linerate_peers::tool::{Ports, find_on_path, not_runnable};
 use linerate_peers::{Tool, parse};
-use linerate_probe::verdict::fmt_rate;
+use linerate_probe::units::fmt_rate;
 use linerate_result::{ResultDoc, StudyPoint};
 use serde_json::json;
 
@@ -227,7 +227,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<()> {
         "linerate_over_best_peer".into(),
         "linerate's median divided by the best peer's median at the same stream count.".into(),
     );
-    crate::study_cmd::finish_as(
+    crate::study_doc::finish_as(
         "compare",
         params["mode"].as_str().unwrap_or("mem"),
         started,

@@ -13,11 +13,12 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use clap::Args;
 use linerate_engine::server::Server;
-use linerate_probe::verdict::fmt_rate;
+use linerate_probe::units::fmt_rate;
 use linerate_result::ResultDoc;
 
-use crate::bench_cmd::BenchArgs;
-use crate::output;
+use linerate_engine::spec::BenchSpec;
+
+use crate::{measure, output};
 
 #[derive(Args)]
 #[command(
@@ -45,15 +46,12 @@ fn limit_name(doc: &ResultDoc) -> String {
         .unwrap_or_default()
 }
 
-fn bench(addr: SocketAddr, extra: &[&str], path: &Path) -> anyhow::Result<ResultDoc> {
-    let mut words: Vec<String> = vec![addr.to_string()];
-    words.extend(extra.iter().map(|s| s.to_string()));
-    let args = BenchArgs::from_words(&words)?;
+fn bench(addr: SocketAddr, spec: &BenchSpec, path: &Path) -> anyhow::Result<ResultDoc> {
     let cmd = ["linerate".to_string(), "bench".into()]
         .into_iter()
-        .chain(words)
+        .chain(measure::bench_words(addr, spec))
         .collect();
-    let doc = crate::bench_cmd::measure(&args, cmd, output::Out::silent())?;
+    let doc = measure::bench(addr, spec, cmd, output::Out::silent())?;
     output::write_json(&doc, &path.to_string_lossy())?;
     Ok(doc)
 }
@@ -77,16 +75,15 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         a.out.display()
     );
     let result = (|| -> anyhow::Result<()> {
-        let secs = a.seconds.to_string();
         println!("1. memory to memory, {} s per run", a.seconds);
         println!("   {:>7}  {:>14}  limit", "streams", "throughput");
         for streams in [1u16, 2, 4] {
-            let n = streams.to_string();
-            let doc = bench(
-                addr,
-                &["-P", &n, "-t", &secs, "-i", "1"],
-                &a.out.join(format!("bench-P{streams}.json")),
-            )?;
+            let spec = BenchSpec {
+                streams,
+                duration_ms: u64::from(a.seconds) * 1000,
+                ..BenchSpec::default()
+            };
+            let doc = bench(addr, &spec, &a.out.join(format!("bench-P{streams}.json")))?;
             println!(
                 "   {streams:>7}  {:>14}  {}",
                 fmt_rate(doc.summary.bits_per_second),
@@ -94,12 +91,13 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
             );
         }
         println!("\n2. write size, one stream, 1 s per run");
-        for len in ["16K", "128K", "1M"] {
-            let doc = bench(
-                addr,
-                &["-l", len, "-t", "1", "-i", "1"],
-                &a.out.join(format!("bench-len-{len}.json")),
-            )?;
+        for (len, bytes) in [("16K", 16u32 << 10), ("128K", 128 << 10), ("1M", 1 << 20)] {
+            let spec = BenchSpec {
+                write_len: Some(bytes),
+                duration_ms: 1000,
+                ..BenchSpec::default()
+            };
+            let doc = bench(addr, &spec, &a.out.join(format!("bench-len-{len}.json")))?;
             println!(
                 "   {len:>7}  {:>14}  {}",
                 fmt_rate(doc.summary.bits_per_second),
@@ -195,57 +193,64 @@ fn transfer(out: &Path) -> anyhow::Result<()> {
     result
 }
 
+/// Runs this binary with `args`, as a user would type them; its output
+/// is the demo's.
+fn linerate(args: &[&str]) -> anyhow::Result<()> {
+    let exe = std::env::current_exe().context("locating the linerate binary")?;
+    let status = Command::new(exe)
+        .args(args)
+        .status()
+        .with_context(|| format!("running linerate {}", args.join(" ")))?;
+    if !status.success() {
+        bail!("linerate {} failed ({status})", args.join(" "));
+    }
+    Ok(())
+}
+
 fn compare(out: &Path) -> anyhow::Result<()> {
-    let args = crate::compare_cmd::CompareArgs {
-        tools: ["linerate", "iperf2", "iperf3", "nuttcp"]
-            .map(String::from)
-            .to_vec(),
-        mode: crate::compare_cmd::Mode::Mem,
-        dataset: crate::compare_cmd::Dataset::Mixed,
-        streams: vec![1],
-        time: 1,
-        rounds: 2,
-        lab: None,
-        json: out.join("compare.json").to_string_lossy().into_owned(),
-    };
-    crate::compare_cmd::run(args)
+    let json = out.join("compare.json");
+    linerate(&[
+        "compare",
+        "--tools",
+        "linerate,iperf2,iperf3,nuttcp",
+        "--mode",
+        "mem",
+        "--dataset",
+        "mixed",
+        "--streams",
+        "1",
+        "--time",
+        "1",
+        "--rounds",
+        "2",
+        "--json",
+        &json.to_string_lossy(),
+    ])
 }
 
 fn lab_studies(out: &Path) -> anyhow::Result<()> {
-    use clap::Parser;
-    #[derive(Parser)]
-    struct Study {
-        #[command(subcommand)]
-        cmd: crate::study_cmd::StudyCommand,
-    }
     let wan = out.join("study-wan.json");
     let tuning = out.join("study-tuning.json");
-    for argv in [
-        vec![
-            "study",
-            "wan",
-            "--quick",
-            "--rtts",
-            "0,44",
-            "--streams",
-            "1",
-            "--name",
-            "demo",
-            "--json",
-            &*wan.to_string_lossy(),
-        ],
-        vec![
-            "study",
-            "tuning",
-            "--quick",
-            "--name",
-            "demo",
-            "--json",
-            &*tuning.to_string_lossy(),
-        ],
-    ] {
-        let s = Study::try_parse_from(argv.iter().map(|s| s.to_string()).collect::<Vec<_>>())?;
-        crate::study_cmd::run(s.cmd)?;
-    }
-    Ok(())
+    linerate(&[
+        "study",
+        "wan",
+        "--quick",
+        "--rtts",
+        "0,44",
+        "--streams",
+        "1",
+        "--name",
+        "demo",
+        "--json",
+        &wan.to_string_lossy(),
+    ])?;
+    linerate(&[
+        "study",
+        "tuning",
+        "--quick",
+        "--name",
+        "demo",
+        "--json",
+        &tuning.to_string_lossy(),
+    ])
 }

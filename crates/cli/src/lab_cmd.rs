@@ -288,8 +288,8 @@ fn describe(c: &Conditions) -> String {
     match c.rate_bps {
         Some(r) => parts.push(format!(
             "rate {} with a {} queue",
-            linerate_probe::verdict::fmt_rate(r as f64),
-            linerate_probe::verdict::fmt_bytes(c.queue() as f64)
+            linerate_probe::units::fmt_rate(r as f64),
+            linerate_probe::units::fmt_bytes(c.queue() as f64)
         )),
         None => parts.push("no rate limit".into()),
     }
@@ -361,7 +361,7 @@ fn status(a: StatusArgs) -> anyhow::Result<()> {
                     "  from {from}: {} packets, {} segments, {}, lost {}, queue drops {}, reordered {}, duplicated {}",
                     get("packets"),
                     get("segments"),
-                    linerate_probe::verdict::fmt_bytes(get("bytes") as f64),
+                    linerate_probe::units::fmt_bytes(get("bytes") as f64),
                     get("lost"),
                     get("queue_drops"),
                     get("reordered"),

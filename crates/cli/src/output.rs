@@ -6,7 +6,7 @@ use std::io::Write;
 use std::time::SystemTime;
 
 use anyhow::Context;
-use linerate_probe::verdict::{fmt_bytes, fmt_rate};
+use linerate_probe::units::{fmt_bytes, fmt_rate};
 use linerate_result::{IntervalSample, ResultDoc, Side, TcpSample};
 
 /// Human output, to stdout unless stdout carries JSON.

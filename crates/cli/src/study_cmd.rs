@@ -7,16 +7,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::SystemTime;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::{Args, Subcommand};
 use linerate_engine::server::Server;
 use linerate_lab::{Backend, BackendChoice, Conditions, Lab, LabSpec};
-use linerate_probe::verdict::fmt_rate;
-use linerate_result::{IntervalSample, LabRecord, ResultDoc, Study, StudyPoint};
+use linerate_probe::units::fmt_rate;
+use linerate_result::{IntervalSample, LabRecord, ResultDoc, StudyPoint};
 use serde_json::json;
 
-use crate::bench_cmd::BenchArgs;
-use crate::{output, units};
+use linerate_engine::spec::BenchSpec;
+
+use crate::{measure, output, units};
 
 mod tuning;
 
@@ -177,31 +178,31 @@ impl Bed {
         Ok((rmem, wmem))
     }
 
-    /// One bench from the first host to the second.
-    fn bench(&self, extra: &[String], common: &CommonArgs, v6: bool) -> anyhow::Result<ResultDoc> {
+    /// One bench from the first host to the second, with the study's
+    /// congestion control.
+    fn bench(
+        &self,
+        mut spec: BenchSpec,
+        common: &CommonArgs,
+        v6: bool,
+    ) -> anyhow::Result<ResultDoc> {
         let h2 = &self.lab.hosts[1];
         let addr: IpAddr = if v6 { h2.v6.into() } else { h2.v4.into() };
-        let mut words = vec![
-            SocketAddr::new(addr, PORT).to_string(),
-            "-i".into(),
-            "1".into(),
-        ];
-        words.extend(extra.iter().cloned());
-        if let Some(cc) = &common.cc {
-            words.extend(["--cc".into(), cc.clone()]);
+        let server = SocketAddr::new(addr, PORT);
+        if common.cc.is_some() {
+            spec.socket.congestion = common.cc.clone();
         }
-        let args = BenchArgs::from_words(&words)?;
         let ns = self.lab.hosts[0].netns.clone();
         let command_line: Vec<String> =
             ["linerate", "lab", "exec", "h1", "--", "linerate", "bench"]
                 .iter()
                 .map(|s| s.to_string())
-                .chain(words.iter().cloned())
+                .chain(measure::bench_words(server, &spec))
                 .collect();
         let mut doc = std::thread::scope(|s| {
             s.spawn(|| {
                 crate::netns::enter(&ns)?;
-                crate::bench_cmd::measure(&args, command_line, output::Out::silent())
+                measure::bench(server, &spec, command_line, output::Out::silent())
             })
             .join()
             .map_err(|_| anyhow::anyhow!("bench thread panicked"))?
@@ -265,50 +266,6 @@ impl Collector {
     }
 }
 
-/// One document of `kind` whose `study` holds every run and the findings.
-#[allow(clippy::too_many_arguments)]
-pub fn finish_as(
-    kind: &str,
-    kind_detail: &str,
-    started: SystemTime,
-    parameters: serde_json::Value,
-    points: Vec<StudyPoint>,
-    headline: usize,
-    findings: BTreeMap<String, f64>,
-    definitions: BTreeMap<String, String>,
-    json_path: &str,
-) -> anyhow::Result<()> {
-    let Some(head) = points.get(headline).or(points.last()) else {
-        bail!("the study produced no runs");
-    };
-    let mut parameters = parameters;
-    if kind == "study" {
-        parameters["study"] = json!(kind_detail);
-    }
-    let doc = ResultDoc {
-        schema: linerate_result::SCHEMA.into(),
-        kind: kind.into(),
-        linerate_version: env!("CARGO_PKG_VERSION").into(),
-        command_line: std::env::args().collect(),
-        started_at: started
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map(|d| d.as_secs_f64())
-            .unwrap_or(0.0),
-        hosts: head.result.hosts.clone(),
-        parameters,
-        intervals: Vec::new(),
-        streams: Vec::new(),
-        summary: head.result.summary.clone(),
-        lab: head.result.lab.clone(),
-        study: Some(Study {
-            points,
-            findings,
-            definitions,
-        }),
-    };
-    output::write_json(&doc, json_path)
-}
-
 pub use linerate_report::time_to_stabilise;
 
 /// One run's share of window / RTT: the median of its per-second shares
@@ -365,7 +322,6 @@ fn wan(a: WanArgs) -> anyhow::Result<()> {
         bed.lab.backend_reason
     );
     let mut col = Collector { points: Vec::new() };
-    let time = format!("{t}");
     for &rtt in &a.rtts {
         let mut cond = bed.lab.spec.conditions.clone();
         cond.rtt_us = (rtt * 1000.0) as u64;
@@ -382,11 +338,7 @@ fn wan(a: WanArgs) -> anyhow::Result<()> {
         for (label, max) in [("default", 0u64), ("bdp", (2 * bdp).max(host_max))] {
             let (rmem, wmem) = bed.buffers(max, &host)?;
             for &p in &a.streams {
-                let doc = bed.bench(
-                    &["-t".into(), time.clone(), "-P".into(), p.to_string()],
-                    c,
-                    false,
-                )?;
+                let doc = bed.bench(timed(t, p), c, false)?;
                 col.add(
                     &format!("{label}-buffers/P{p}"),
                     json!({"rtt_ms": rtt, "streams": p, "buffers": label, "tcp_rmem": rmem, "tcp_wmem": wmem}),
@@ -403,11 +355,7 @@ fn wan(a: WanArgs) -> anyhow::Result<()> {
     let bdp = (a.rate as f64 * 0.044 / 8.0) as u64;
     let (rmem, wmem) = bed.buffers(2 * bdp, &host)?;
     let long = a.stability_time.unwrap_or(if c.quick { 8.0 } else { 30.0 });
-    let doc = bed.bench(
-        &["-t".into(), format!("{long}"), "-P".into(), "1".into()],
-        c,
-        false,
-    )?;
+    let doc = bed.bench(timed(long, 1), c, false)?;
     let series = per_second(&doc);
     let mut findings = BTreeMap::new();
     let mut definitions = BTreeMap::new();
@@ -430,24 +378,13 @@ fn wan(a: WanArgs) -> anyhow::Result<()> {
     let mut ratios = Vec::new();
     let mut laws = Vec::new();
     for run in 1..=3 {
-        let doc = bed.bench(
-            &[
-                "-t".into(),
-                // At least four whole seconds after the omitted first, so
-                // the per-second median always has three to stand on.
-                format!("{}", (t * 2.0).max(6.0)),
-                "-P".into(),
-                "1".into(),
-                "--window".into(),
-                window.to_string(),
-                "--sndbuf".into(),
-                (8 * window).to_string(),
-                "--omit".into(),
-                "1".into(),
-            ],
-            c,
-            false,
-        )?;
+        // At least four whole seconds after the omitted first, so the
+        // per-second median always has three to stand on.
+        let mut spec = timed((t * 2.0).max(6.0), 1);
+        spec.socket.rcvbuf = Some(window as u32);
+        spec.socket.sndbuf = Some(8 * window as u32);
+        spec.omit_ms = 1000;
+        let doc = bed.bench(spec, c, false)?;
         let rtt_s = doc
             .summary
             .verdict
@@ -493,7 +430,7 @@ fn wan(a: WanArgs) -> anyhow::Result<()> {
     let params = json!({"rtts_ms": a.rtts, "streams": a.streams, "rate_bps": a.rate, "seconds": t, "stability_seconds": long, "quick": c.quick, "cc": c.cc});
     let points = std::mem::take(&mut col.points);
     drop(bed);
-    finish_as(
+    crate::study_doc::finish_as(
         "study",
         "wan",
         started,
@@ -506,10 +443,19 @@ fn wan(a: WanArgs) -> anyhow::Result<()> {
     )
 }
 
+/// A bench of `seconds` on `streams` streams, sampled every second.
+fn timed(seconds: f64, streams: u16) -> BenchSpec {
+    BenchSpec {
+        streams,
+        duration_ms: (seconds * 1000.0).round() as u64,
+        ..BenchSpec::default()
+    }
+}
+
 fn lan(a: LanArgs) -> anyhow::Result<()> {
     let c = &a.common;
     let started = SystemTime::now();
-    let time = format!("{}", secs(c));
+    let t = secs(c);
     let mut col = Collector { points: Vec::new() };
     let streams: Vec<u16> = if c.quick {
         vec![1, 4]
@@ -525,13 +471,7 @@ fn lan(a: LanArgs) -> anyhow::Result<()> {
         backend: BackendChoice::Veth,
         conditions: Conditions::default(),
     };
-    let run = |bed: &Bed, p: u16, v6: bool| {
-        bed.bench(
-            &["-t".into(), time.clone(), "-P".into(), p.to_string()],
-            c,
-            v6,
-        )
-    };
+    let run = |bed: &Bed, p: u16, v6: bool| bed.bench(timed(t, p), c, v6);
     {
         let bed = Bed::up(spec(false, 1500))?;
         eprintln!("linerate study lan: direct veth link, MTU 1500");
@@ -612,7 +552,7 @@ fn lan(a: LanArgs) -> anyhow::Result<()> {
         })
         .unwrap_or(0);
     let params = json!({"streams": streams, "seconds": secs(c), "quick": c.quick, "cc": c.cc});
-    finish_as(
+    crate::study_doc::finish_as(
         "study",
         "lan",
         started,

@@ -11,12 +11,13 @@ use anyhow::{Context, bail};
 use clap::Args;
 use linerate_engine::EngineError;
 use linerate_engine::server::Server;
+use linerate_engine::spec::{SocketSpec, TransferSpec};
 use linerate_engine::transfer::CachePolicy;
 use linerate_engine::transfer::receive::TransferPolicy;
-use linerate_engine::transfer::send::{self, Discovery, SendConfig, TransferRun};
+use linerate_engine::transfer::send::{self, Destination, Discovery, TransferRun};
 use linerate_engine::transfer::source::{Manifest, check_roots};
 use linerate_engine::transfer::{OneShot, Token};
-use linerate_probe::verdict::{fmt_bytes, fmt_rate};
+use linerate_probe::units::{fmt_bytes, fmt_rate};
 use linerate_result::{IntervalSample, Side};
 use linerate_wire::SessionId;
 
@@ -106,6 +107,33 @@ pub struct SendArgs {
     pub quiet: bool,
 }
 
+impl SendArgs {
+    /// What the flags ask the engine for.
+    pub fn spec(&self) -> TransferSpec {
+        TransferSpec {
+            streams: self.streams,
+            block_len: self.block_len,
+            overwrite: self.overwrite,
+            skip_writes: self.skip_writes,
+            verify: self.verify,
+            rate: self.rate.map(|bits| bits / 8),
+            interval_ms: 1000,
+            rx_poll: self.rx_poll.into(),
+            cache: CachePolicy {
+                direct: self.direct,
+                evict: self.evict,
+            },
+            checksum: !self.no_checksum,
+            socket: SocketSpec {
+                sndbuf: self.sndbuf,
+                rcvbuf: self.rcvbuf,
+                bind: self.bind,
+                ..SocketSpec::default()
+            },
+        }
+    }
+}
+
 enum Target {
     OneShot(OneShot),
     Daemon { host: String, dest: String },
@@ -169,32 +197,20 @@ pub fn run_send(a: SendArgs) -> anyhow::Result<()> {
             dest.clone(),
         ),
     };
-    let cfg = SendConfig {
+    let to = Destination {
         server,
-        bind: a.bind,
         session,
         token,
         dest,
-        streams: a.streams,
-        block_len: a.block_len,
-        overwrite: a.overwrite,
-        skip_writes: a.skip_writes,
-        verify: a.verify,
-        rate: a.rate.map(|bits| bits / 8),
-        sndbuf: a.sndbuf,
-        rcvbuf: a.rcvbuf,
-        interval_ms: 1000,
-        rx_poll: a.rx_poll.into(),
-        cache: CachePolicy {
-            direct: a.direct,
-            evict: a.evict,
-        },
-        checksum: !a.no_checksum,
     };
     let mut progress = Progress::new(a.quiet, to_stderr);
-    let run = send::run(&cfg, &manifest, discovery.as_ref(), &mut |batch| {
-        progress.update(batch, manifest.total_bytes(), manifest.file_count())
-    });
+    let run = send::run(
+        &to,
+        &a.spec(),
+        &manifest,
+        discovery.as_ref(),
+        &mut |batch| progress.update(batch, manifest.total_bytes(), manifest.file_count()),
+    );
     progress.finish();
     for s in manifest.skipped() {
         out.line(&format!("skipped {s}"));

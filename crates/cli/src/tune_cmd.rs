@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
-use linerate_tune::audit::{self, Severity, fmt_bytes, fmt_rate};
+use linerate_probe::units::{fmt_bytes, fmt_rate};
+use linerate_tune::audit::{self, Severity};
 use linerate_tune::{Facts, Plan, SysRoot, Target, apply, facts, plan};
 use serde_json::json;
 
@@ -195,7 +196,7 @@ fn describe(t: &Target) -> String {
         t.rtt_s * 1e3,
         t.loss
             .map_or(String::new(), |p| format!(", {:.4} % loss", p * 100.0)),
-        fmt_bytes(plan::bdp_bytes(t.rate_bps, t.rtt_s) as f64)
+        fmt_bytes(linerate_tune::bounds::bdp_bytes(t.rate_bps, t.rtt_s) as f64)
     )
 }
 

@@ -6,32 +6,104 @@ use std::time::{Duration, Instant};
 
 use linerate_probe::{cpu, tcpinfo};
 use linerate_result::{Flow, HostCpu, IntervalSample, Side, SideReport, StreamEnd};
-use linerate_wire::BenchParams;
+use linerate_wire::{BenchParams, Direction};
 
 use crate::session::StreamSocket;
 use crate::sockopt;
 use crate::stream::{self, Live, Outcome, ReceivePlan, SendPlan};
 
-/// Whether receivers poll before they block.
+pub use crate::spec::RxPoll;
+
+/// Where stream threads are pinned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RxPoll {
-    /// Poll as [`crate::bench::plan_cpus`] decides (loopback, up to four stream threads per core).
-    Auto,
-    On,
-    Off,
+pub enum Pin {
+    None,
+    /// One core per stream thread: client stream i on CPU 2i, server on 2i+1.
+    Spread,
+    /// Both ends of stream i on CPU i (one host only).
+    Pairs,
 }
 
-/// Which end this is and what it was asked to do.
+/// What the sampler and the stream threads of one end go by, whatever
+/// the session kind.
 #[derive(Debug, Clone)]
 pub struct EndConfig {
-    pub params: BenchParams,
     pub is_client: bool,
+    /// Streams per direction.
+    pub streams: u16,
+    pub direction: Direction,
+    /// Between interval samples; 0 for none.
+    pub interval_ms: u64,
+    /// Leading time left out of the summary.
+    pub omit: Duration,
+    /// Length of a timed run; None runs until the streams end.
+    pub duration: Option<Duration>,
+    pub pin: Pin,
+    /// The receive buffer asked for (`--window`), held as the window.
+    pub rcvbuf: Option<u32>,
 }
 
 impl EndConfig {
+    /// One end of a bench session, from the parameters both ends share.
+    pub fn bench(p: &BenchParams, is_client: bool) -> EndConfig {
+        EndConfig {
+            is_client,
+            streams: p.streams,
+            direction: p.direction,
+            interval_ms: p.interval_ms,
+            // A byte-count run has no steady state to wait for.
+            omit: if p.bytes.is_some() {
+                Duration::ZERO
+            } else {
+                Duration::from_millis(p.omit_ms)
+            },
+            duration: p
+                .bytes
+                .is_none()
+                .then(|| Duration::from_millis(p.duration_ms)),
+            pin: if p.pin_pairs {
+                Pin::Pairs
+            } else if p.pin_cores {
+                Pin::Spread
+            } else {
+                Pin::None
+            },
+            rcvbuf: p.rcvbuf,
+        }
+    }
+
+    /// One end of a transfer: forward streams that run until the sender
+    /// has nothing left.
+    pub fn transfer(
+        streams: u16,
+        interval_ms: u64,
+        rcvbuf: Option<u32>,
+        is_client: bool,
+    ) -> EndConfig {
+        EndConfig {
+            is_client,
+            streams,
+            direction: Direction::Forward,
+            interval_ms,
+            omit: Duration::ZERO,
+            duration: None,
+            pin: Pin::None,
+            rcvbuf,
+        }
+    }
+
+    /// Whether connection `index` carries client-to-server payload.
+    fn is_forward(&self, index: u16) -> bool {
+        match self.direction {
+            Direction::Forward => true,
+            Direction::Reverse => false,
+            Direction::Bidir => index < self.streams,
+        }
+    }
+
     /// Whether this end sends on connection `index`.
     pub fn sends(&self, index: u16) -> bool {
-        self.params.is_forward(index) == self.is_client
+        self.is_forward(index) == self.is_client
     }
 
     /// The role this end plays on connection `index`.
@@ -42,26 +114,16 @@ impl EndConfig {
             Side::Receiver
         }
     }
-
-    fn omit(&self) -> Duration {
-        // A byte-count run has no steady state to wait for.
-        if self.params.bytes.is_some() {
-            Duration::ZERO
-        } else {
-            Duration::from_millis(self.params.omit_ms)
-        }
-    }
-
-    /// Bytes each sending connection carries in a byte-count run.
-    fn quota(&self, index: u16) -> Option<u64> {
-        let total = self.params.bytes?;
-        let n = u64::from(self.params.streams);
-        // Bidir numbers the reverse connections after the forward ones.
-        let lane = u64::from(index % self.params.streams);
-        Some(total / n + u64::from(lane < total % n))
-    }
 }
 
+/// Bytes each sending connection of a byte-count run carries.
+fn quota(p: &BenchParams, index: u16) -> Option<u64> {
+    let total = p.bytes?;
+    let n = u64::from(p.streams);
+    // Bidir numbers the reverse connections after the forward ones.
+    let lane = u64::from(index % p.streams);
+    Some(total / n + u64::from(lane < total % n))
+}
 
 /// How long receivers of a timed run wait past the deadline for the data
 /// still in flight; a window stalled at zero would otherwise hold the run
@@ -72,20 +134,19 @@ const RECEIVE_GRACE: Duration = Duration::from_secs(2);
 /// notices that every stream has ended.
 const SAMPLER_TICK: Duration = Duration::from_millis(20);
 
-/// Runs every bench stream of this end from `t0` until they end, sampling on
-/// the way. `on_interval` sees each interval's samples as they are taken.
+/// Runs every bench stream of this end (`p` as both ends agreed it) from
+/// `t0` until they end, sampling on the way. `on_interval` sees each
+/// interval's samples as they are taken.
 pub fn run(
-    cfg: &EndConfig,
+    p: &BenchParams,
+    is_client: bool,
     sockets: &[StreamSocket],
     t0: Instant,
     abort: &AtomicBool,
     on_interval: &mut dyn FnMut(&[IntervalSample]),
 ) -> SideReport {
-    let p = &cfg.params;
-    let deadline = p
-        .bytes
-        .is_none()
-        .then(|| t0 + Duration::from_millis(p.duration_ms));
+    let cfg = &EndConfig::bench(p, is_client);
+    let deadline = cfg.duration.map(|d| t0 + d);
     let send_buf = if sockets.iter().any(|s| cfg.sends(s.index)) {
         stream::pattern(p.write_len as usize)
     } else {
@@ -96,7 +157,7 @@ pub fn run(
             let plan = SendPlan {
                 buf: &send_buf,
                 deadline,
-                quota: cfg.quota(s.index),
+                quota: quota(p, s.index),
                 zerocopy: p.zerocopy,
             };
             stream::send(&s.stream, &plan, live, abort)
@@ -129,15 +190,11 @@ pub fn run_with(
     on_interval: &mut dyn FnMut(&[IntervalSample]),
     worker: &(dyn Fn(&StreamSocket, &Live) -> Outcome + Sync),
 ) -> SideReport {
-    let p = &cfg.params;
     let ticks0 = cpu::HostTicks::now();
     let proc0 = cpu::process_seconds();
     let lives: Vec<Live> = sockets.iter().map(|_| Live::default()).collect();
-    let deadline = p
-        .bytes
-        .is_none()
-        .then(|| t0 + Duration::from_millis(p.duration_ms));
-    let omit = cfg.omit();
+    let deadline = cfg.duration.map(|d| t0 + d);
+    let omit = cfg.omit;
     let mut intervals = Vec::new();
     let mut at_omit = vec![0u64; sockets.len()];
 
@@ -153,10 +210,12 @@ pub fn run_with(
                 std::thread::Builder::new()
                     .name(format!("stream-{}", s.index))
                     .spawn_scoped(scope, move || {
-                        if p.pin_pairs {
-                            pin_to_core(usize::from(s.index));
-                        } else if p.pin_cores {
-                            pin_to_core(2 * usize::from(s.index) + usize::from(!cfg.is_client));
+                        match cfg.pin {
+                            Pin::Pairs => pin_to_core(usize::from(s.index)),
+                            Pin::Spread => {
+                                pin_to_core(2 * usize::from(s.index) + usize::from(!cfg.is_client))
+                            }
+                            Pin::None => {}
                         }
                         let outcome = worker(s, live);
                         sampler.unpark();
@@ -207,7 +266,7 @@ pub fn run_with(
         .map(|(s, o, skipped, buffers)| StreamEnd {
             stream: s.index,
             side: cfg.side_of(s.index),
-            flow: if p.is_forward(s.index) {
+            flow: if cfg.is_forward(s.index) {
                 Flow::ClientToServer
             } else {
                 Flow::ServerToClient
@@ -280,7 +339,7 @@ fn sample(
     at_omit: &mut [u64],
     on_interval: &mut dyn FnMut(&[IntervalSample]),
 ) {
-    let interval = Duration::from_millis(cfg.params.interval_ms);
+    let interval = Duration::from_millis(cfg.interval_ms);
     let mut prev_bytes = vec![0u64; sockets.len()];
     let mut prev_t = Duration::ZERO;
     let mut next_tick = if interval.is_zero() {
@@ -316,7 +375,7 @@ fn sample(
                 let _ = s.stream.shutdown(std::net::Shutdown::Read);
             }
         }
-        if let Some(window) = cfg.params.rcvbuf {
+        if let Some(window) = cfg.rcvbuf {
             // Linux 6.7+ recomputes the window clamp from the buffer whenever
             // its payload-to-truesize ratio moves; asserting it again each
             // tick keeps `--window` the window the receiver advertises.

@@ -15,8 +15,9 @@ pub mod limits;
 pub mod server;
 mod session;
 pub mod sockopt;
+pub mod spec;
 mod stream;
 pub mod transfer;
 
-pub use error::EngineError;
 pub use end::EndConfig;
+pub use error::EngineError;

@@ -44,6 +44,27 @@ impl From<&BenchParams> for StreamOptions {
     }
 }
 
+impl StreamOptions {
+    /// A transfer sender's: the spec's socket options, its rate cap split
+    /// over the streams.
+    pub fn for_sender(spec: &crate::spec::TransferSpec) -> StreamOptions {
+        let s = &spec.socket;
+        StreamOptions {
+            sndbuf: s.sndbuf,
+            rcvbuf: s.rcvbuf,
+            congestion: s.congestion.clone(),
+            pacing_rate: spec
+                .rate
+                .map(|r| (r / u64::from(spec.streams.max(1))).max(1))
+                .or(s.pacing_rate),
+            mss: s.mss,
+            tos: s.tos,
+            zerocopy: false,
+            rcvlowat: None,
+        }
+    }
+}
+
 /// Bounds how long a data connection may stay silent in either direction.
 pub fn set_idle_timeouts(conn: &TcpStream) -> io::Result<()> {
     conn.set_read_timeout(Some(IDLE_TIMEOUT))?;

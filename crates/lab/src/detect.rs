@@ -38,7 +38,7 @@ pub fn require_lab_privileges() -> Result<(), LabError> {
 /// Tries each qdisc on the loopback device of a throwaway namespace.
 pub fn probe() -> Result<KernelSupport, LabError> {
     let ns = format!("lr-probe-{}", std::process::id());
-    crate::topology::run(&["ip", "netns", "add", &ns])?;
+    crate::exec::run(&["ip", "netns", "add", &ns])?;
     let tries = |args: &[&str]| {
         let mut cmd = vec![
             "tc",
@@ -51,7 +51,7 @@ pub fn probe() -> Result<KernelSupport, LabError> {
             "root",
         ];
         cmd.extend_from_slice(args);
-        crate::topology::run(&cmd).is_ok()
+        crate::exec::run(&cmd).is_ok()
     };
     let support = KernelSupport {
         netem: tries(&["netem", "delay", "1ms"]),
@@ -59,6 +59,6 @@ pub fn probe() -> Result<KernelSupport, LabError> {
         htb: tries(&["handle", "1:", "htb"]),
         tun: std::path::Path::new("/dev/net/tun").exists(),
     };
-    crate::topology::run(&["ip", "netns", "del", &ns])?;
+    crate::exec::run(&["ip", "netns", "del", &ns])?;
     Ok(support)
 }

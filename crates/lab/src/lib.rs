@@ -7,14 +7,16 @@
 pub mod conditions;
 pub mod detect;
 pub mod emulator;
+mod exec;
 pub mod lab;
+pub mod layout;
 pub mod state;
 mod topology;
 
 use std::path::{Path, PathBuf};
 
 pub use conditions::{Backend, BackendChoice, Conditions};
-pub use lab::{Lab, LabSpec};
+pub use layout::{Lab, LabSpec};
 
 #[derive(Debug, thiserror::Error)]
 pub enum LabError {

@@ -1,12 +1,9 @@
 //! The ip/tc commands that build a lab, in order. `--dry-run` prints them;
 //! `up` runs them; so what people copy by hand is exactly what linerate does.
 
-use std::process::Command;
-
-use crate::LabError;
 use crate::conditions::Backend;
 use crate::emulator::DEVICE;
-use crate::lab::Lab;
+use crate::layout::Lab;
 
 /// One step of bringing a lab up.
 pub enum Step {
@@ -17,27 +14,6 @@ pub enum Step {
 
 fn cmd(parts: &[&str]) -> Step {
     Step::Run(parts.iter().map(|s| s.to_string()).collect())
-}
-
-/// Runs a command, turning a failure into an error that names it and quotes its stderr.
-pub fn run<S: AsRef<str>>(parts: &[S]) -> Result<(), LabError> {
-    let parts: Vec<&str> = parts.iter().map(|s| s.as_ref()).collect();
-    let line = parts.join(" ");
-    let out = Command::new(parts[0])
-        .args(&parts[1..])
-        .output()
-        .map_err(|e| LabError::Io {
-            context: line.clone(),
-            error: e,
-        })?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(LabError::Command {
-            command: line,
-            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        })
-    }
 }
 
 /// Every step, in order, to build `lab` from nothing.

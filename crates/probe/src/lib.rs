@@ -1,10 +1,12 @@
 //! What the kernel will tell about a run, and what it means.
 //!
 //! [`tcpinfo`] reads and decodes TCP_INFO, [`cpu`] accounts CPU time per thread,
-//! per process and per host, [`host`] collects the facts a result must carry, and
-//! [`verdict`] turns all of it into the name of the bottleneck.
+//! per process and per host, [`host`] collects the facts a result must carry,
+//! [`verdict`] turns all of it into the name of the bottleneck, and [`units`]
+//! writes rates and sizes for people.
 
 pub mod cpu;
 pub mod host;
 pub mod tcpinfo;
+pub mod units;
 pub mod verdict;

@@ -24,8 +24,8 @@
 use std::time::{Duration, Instant};
 
 use linerate_wire::{
-    Accept, Entries, Entry, EntryKind, Message, NeedEnd, NeedFile, PeerReport, RefusalCode, TransferRequest,
-    TransferTotals, WireError,
+    Accept, Entries, Entry, EntryKind, Message, NeedEnd, NeedFile, PeerReport, RefusalCode,
+    TransferRequest, TransferTotals, WireError,
 };
 
 use crate::core::{Core, SessionError, Steps};
@@ -117,6 +117,11 @@ impl TransferSender {
         if self.request.verify {
             self.reading_back = time;
         }
+    }
+
+    /// What the sender asks for.
+    pub fn request(&self) -> &TransferRequest {
+        &self.request
     }
 
     /// Every data connection is up: the streams and the manifest start.

@@ -11,10 +11,10 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
+use crate::bounds::{self, Target};
 use crate::facts::{Facts, Iface};
-use crate::plan::{self, Target};
 
-pub use linerate_probe::verdict::{fmt_bytes, fmt_rate};
+use linerate_probe::units::{fmt_bytes, fmt_rate};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -56,7 +56,7 @@ impl Fix {
 
 /// Every finding for `facts` at `target`.
 pub fn audit(facts: &Facts, target: &Target) -> Vec<Finding> {
-    judge(facts, target, plan::make(facts, *target).buffer_bytes)
+    judge(facts, target, bounds::size(facts, target).buffer)
 }
 
 struct Rules<'a> {
@@ -173,7 +173,7 @@ pub fn judge(facts: &Facts, t: &Target, buffer: u64) -> Vec<Finding> {
     let window_now = facts
         .sysctl_max("net.ipv4.tcp_rmem")
         .zip(facts.sysctl_max("net.ipv4.tcp_wmem"))
-        .map(|(a, b)| plan::window_ceiling_bps(a.min(b), t.rtt_s));
+        .map(|(a, b)| bounds::window_ceiling_bps(a.min(b), t.rtt_s));
     let short = window_now.is_some_and(|w| w < 0.5 * t.rate_bps);
     let buf_sev = if short {
         Severity::Critical

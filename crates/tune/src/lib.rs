@@ -8,6 +8,7 @@
 
 pub mod apply;
 pub mod audit;
+pub mod bounds;
 pub mod ethtool;
 pub mod facts;
 pub mod netlink;

@@ -84,9 +84,9 @@ pub fn run(a: TuningArgs) -> anyhow::Result<()> {
         }
         let mut col = Collector { points: Vec::new() };
         let mut report = apply::Report::default();
-        let words = ["-t".to_string(), format!("{t}"), "-P".into(), "1".into()];
+        let spec = timed(t, 1);
         for round in 1..=rounds {
-            let doc = bed.bench(&words, c, false)?;
+            let doc = bed.bench(spec.clone(), c, false)?;
             col.add("before", json!({"round": round, "settings": "host"}), doc);
             for (ns, state) in &states {
                 report = crate::tune_cmd::apply_in(
@@ -97,7 +97,7 @@ pub fn run(a: TuningArgs) -> anyhow::Result<()> {
                     "study tuning",
                 )?;
             }
-            let after = bed.bench(&words, c, false);
+            let after = bed.bench(spec.clone(), c, false);
             for (ns, state) in &states {
                 crate::tune_cmd::revert_in(Some(ns), state)
                     .with_context(|| format!("reverting the plan in {ns}"))?;
@@ -146,7 +146,7 @@ pub fn run(a: TuningArgs) -> anyhow::Result<()> {
     });
     let points = std::mem::take(&mut col.points);
     drop(bed);
-    finish_as(
+    crate::study_doc::finish_as(
         "study",
         "tuning",
         started,

@@ -1,55 +1,30 @@
 //! The client side of `linerate bench`: opens a session, runs its streams,
 //! collects the server's half and merges both into one result.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
 use std::time::{Instant, SystemTime};
 
 use linerate_probe::verdict::{self, Evidence};
 use linerate_result::{HostFacts, IntervalSample, ResultDoc, SideReport};
-use linerate_session::{BenchClient, Session};
 use linerate_session::bench_client::Event;
+use linerate_session::{BenchClient, Session};
 use linerate_wire::{BenchParams, Direction, Hello, Role, SessionId, SessionKind};
 
 use crate::document;
-use crate::end::{self, EndConfig};
+use crate::end::{self, Pin};
 use crate::error::{EngineError, Result};
 use crate::session::connect::{new_session_id, open_control, open_data};
 use crate::session::control::Control;
 use crate::session::{feed, flush, settle};
 use crate::sockopt::StreamOptions;
+use crate::spec::BenchSpec;
 
 mod plan;
 pub(crate) mod serve;
 
-pub use crate::end::RxPoll;
+pub use crate::spec::{Affinity, RxPoll};
 pub use plan::*;
-
-pub struct BenchConfig {
-    pub server: SocketAddr,
-    pub bind: Option<IpAddr>,
-    pub params: BenchParams,
-    pub rx_poll: RxPoll,
-    /// Choose the write size from the CPU regime instead of `params.write_len`.
-    pub auto_write_len: bool,
-    /// Choose the read size from the CPU regime instead of `params.read_len`.
-    pub auto_read_len: bool,
-    /// Choose SO_RCVLOWAT from the CPU regime instead of `params.rcvlowat`.
-    pub auto_rcvlowat: bool,
-    pub affinity: Affinity,
-}
-
-/// Where stream threads run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Affinity {
-    /// Pinned only where measured to pay (see [`plan_cpus`]).
-    Auto,
-    Off,
-    /// One core per thread: client stream i on CPU 2i, server on 2i+1.
-    Spread,
-    /// Both ends of stream i on CPU i (one host only).
-    Pairs,
-}
 
 pub struct BenchRun {
     /// The parameters as run, with every automatic choice resolved.
@@ -63,13 +38,18 @@ pub struct BenchRun {
 }
 
 /// Runs a bench session; `on_interval` sees this end's samples live.
-pub fn run(cfg: &BenchConfig, on_interval: &mut dyn FnMut(&[IntervalSample])) -> Result<BenchRun> {
-    cfg.params.validate()?;
+pub fn run(
+    server: SocketAddr,
+    spec: &BenchSpec,
+    on_interval: &mut dyn FnMut(&[IntervalSample]),
+) -> Result<BenchRun> {
+    let mut params = params_for(spec);
+    params.validate()?;
+    let bind = spec.socket.bind;
     let session = new_session_id()?;
-    let mut ctl = open_control(cfg.server, cfg.bind, session, SessionKind::Bench)?;
+    let mut ctl = open_control(server, bind, session, SessionKind::Bench)?;
     let mut m = BenchClient::new(Instant::now());
     let client_host = linerate_probe::host::collect();
-    let mut params = cfg.params.clone();
     let mut server_host = HostFacts::default();
     let mut client = None;
     let started_at = SystemTime::now();
@@ -108,7 +88,9 @@ pub fn run(cfg: &BenchConfig, on_interval: &mut dyn FnMut(&[IntervalSample])) ->
         };
         match event {
             Event::Accepted(accept) => {
-                plan_request(cfg, &mut params, &ctl, &client_host, &accept.host);
+                let loopback = server.ip().is_loopback();
+                let hosts = (&client_host, &accept.host);
+                plan_request(spec, &mut params, &ctl, loopback, hosts);
                 server_host = accept.host;
                 m.request(Instant::now(), params.clone());
             }
@@ -117,17 +99,14 @@ pub fn run(cfg: &BenchConfig, on_interval: &mut dyn FnMut(&[IntervalSample])) ->
                 let sockets = (0..params.connections())
                     .map(|index| {
                         let hello = Hello::new(session, Role::Data, SessionKind::Bench, index);
-                        open_data(cfg.server, cfg.bind, &options, hello)
+                        open_data(server, bind, &options, hello)
                     })
                     .collect::<Result<Vec<_>>>()?;
                 m.streams_open();
                 flush(&mut ctl, &mut m)?;
-                let end_cfg = EndConfig {
-                    params: params.clone(),
-                    is_client: true,
-                };
                 let abort = AtomicBool::new(false);
-                let report = end::run(&end_cfg, &sockets, Instant::now(), &abort, on_interval);
+                let t0 = Instant::now();
+                let report = end::run(&params, true, &sockets, t0, &abort, on_interval);
                 let failed = report.stream_errors();
                 if !failed.is_empty() {
                     return Err(EngineError::Failed(format!(
@@ -142,37 +121,65 @@ pub fn run(cfg: &BenchConfig, on_interval: &mut dyn FnMut(&[IntervalSample])) ->
     }
 }
 
-/// Resolves the automatic choices of `params` from both hosts' facts.
+/// The parameters both ends run: the spec, with what it leaves to run
+/// time at its fallback until [`plan_request`] decides it.
+fn params_for(spec: &BenchSpec) -> BenchParams {
+    let socket = &spec.socket;
+    BenchParams {
+        streams: spec.streams,
+        duration_ms: spec.duration_ms,
+        bytes: spec.bytes,
+        write_len: spec.write_len.unwrap_or(WRITE_LEN_SHARED_CORES),
+        read_len: spec.read_len.unwrap_or(READ_LEN),
+        direction: spec.direction,
+        interval_ms: spec.interval_ms,
+        omit_ms: spec.omit_ms,
+        sndbuf: socket.sndbuf,
+        rcvbuf: socket.rcvbuf,
+        congestion: socket.congestion.clone(),
+        pacing_rate: socket.pacing_rate,
+        mss: socket.mss,
+        tos: socket.tos,
+        zerocopy: spec.zerocopy,
+        skip_rx_copy: spec.skip_rx_copy,
+        rx_poll: false,
+        pin_cores: false,
+        pin_pairs: false,
+        rcvlowat: spec.rcvlowat,
+    }
+}
+
+/// Makes the choices `spec` leaves to run time from both hosts' facts.
 fn plan_request(
-    cfg: &BenchConfig,
+    spec: &BenchSpec,
     params: &mut BenchParams,
     ctl: &Control,
-    client: &HostFacts,
-    server: &HostFacts,
+    loopback: bool,
+    (client, server): (&HostFacts, &HostFacts),
 ) {
     let plan = plan_cpus(
-        cfg.rx_poll,
+        spec.rx_poll,
         params.connections(),
-        cfg.server.ip().is_loopback(),
+        loopback,
         params.pacing_rate.is_some(),
         client,
         server,
     );
     params.rx_poll = plan.rx_poll;
-    (params.pin_cores, params.pin_pairs) = match cfg.affinity {
+    (params.pin_cores, params.pin_pairs) = match spec.affinity {
         Affinity::Auto => (plan.pin == Pin::Spread, plan.pin == Pin::Pairs),
         Affinity::Off => (false, false),
         Affinity::Spread => (true, false),
         Affinity::Pairs => (false, true),
     };
     let (write_len, read_len) = plan.io_lens();
-    if cfg.auto_write_len {
+    if spec.write_len.is_none() {
         params.write_len = write_len;
     }
-    if cfg.auto_read_len {
+    if spec.read_len.is_none() {
         params.read_len = read_len;
     }
-    if cfg.auto_rcvlowat {
+    if spec.rcvlowat.is_none() {
         let rtt_us = linerate_probe::tcpinfo::read(&ctl.stream).map_or(u32::MAX, |t| t.rtt_us);
         params.rcvlowat = short_path_only(plan.rcvlowat, rtt_us);
     }
@@ -212,4 +219,3 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
     };
     document::document(provenance, ends, verdict)
 }
-

@@ -4,7 +4,7 @@
 
 use linerate_result::HostFacts;
 
-use crate::end::RxPoll;
+use crate::end::{Pin, RxPoll};
 
 /// Write size when every stream thread has a core: large writes amortize the
 /// syscall, and the caches are not shared (measured, docs/defaults.md).
@@ -38,16 +38,6 @@ pub struct CpuPlan {
     pub pin: Pin,
     /// SO_RCVLOWAT for the readers, where measured to pay.
     pub rcvlowat: Option<u32>,
-}
-
-/// A pinning layout for the stream threads of a session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pin {
-    None,
-    /// One core per stream thread.
-    Spread,
-    /// Both ends of a stream on one core.
-    Pairs,
 }
 
 /// The longest round trip at which the automatic SO_RCVLOWAT applies: it was
@@ -137,7 +127,7 @@ impl CpuPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::end::RxPoll;
+    use crate::end::{Pin, RxPoll};
 
     fn host(boot: &str, cpus: u32) -> HostFacts {
         HostFacts {

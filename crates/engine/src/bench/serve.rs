@@ -9,7 +9,7 @@ use linerate_session::bench_server::Event;
 use linerate_session::{BenchServer, Session};
 use linerate_wire::{Accept, RefusalCode, SessionId};
 
-use crate::end::{self, EndConfig};
+use crate::end;
 use crate::error::Result;
 use crate::session::control::Control;
 use crate::session::registry::{Registration, Registry};
@@ -62,12 +62,8 @@ pub(crate) fn serve(
                     continue;
                 };
                 let t0 = Instant::now();
-                let cfg = EndConfig {
-                    params: params.clone(),
-                    is_client: false,
-                };
                 let abort = AtomicBool::new(false);
-                let report = end::run(&cfg, &sockets, t0, &abort, &mut |_| {});
+                let report = end::run(params, false, &sockets, t0, &abort, &mut |_| {});
                 summary = format!(
                     "bench, {} stream(s) {:?}, received {} B, sent {} B",
                     params.streams,

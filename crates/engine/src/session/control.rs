@@ -71,9 +71,9 @@ impl Control {
         };
         let now = self.decoder.buffered() as u64;
         if now > f.held {
-            f.budget.charge(now - f.held).map_err(|e| {
-                SessionError::local(RefusalCode::Busy, format!("server busy: {e}"))
-            })?;
+            f.budget
+                .charge(now - f.held)
+                .map_err(|e| SessionError::local(RefusalCode::Busy, format!("server busy: {e}")))?;
         } else {
             f.budget.release(f.held - now);
         }

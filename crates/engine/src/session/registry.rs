@@ -103,9 +103,7 @@ impl Registry {
             index: hello.stream_index,
             stream: conn,
         })
-        .map_err(|_| {
-            EngineError::Failed("session ended before its data connection arrived".into())
-        })
+        .map_err(|_| EngineError::Failed("session ended before its data connection arrived".into()))
     }
 }
 
@@ -167,7 +165,10 @@ impl<'a> Registration<'a> {
     /// Waits until `deadline` for every data connection, sorted by stream
     /// index; None if they did not all come in time. The session then
     /// takes no more, but keeps its id until it ends.
-    pub(crate) fn collect(&mut self, deadline: Option<Instant>) -> Result<Option<Vec<StreamSocket>>> {
+    pub(crate) fn collect(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Result<Option<Vec<StreamSocket>>> {
         let got = self.wait_for_streams(deadline);
         let Registered { reg, id } = &self.registered;
         reg.with(|m| m.get_mut(id).map(|s| s.tx = None));
@@ -179,7 +180,9 @@ impl<'a> Registration<'a> {
         let mut sockets: Vec<StreamSocket> = Vec::with_capacity(connections as usize);
         while sockets.len() < connections as usize {
             let got = match deadline {
-                Some(d) => self.rx.recv_timeout(d.saturating_duration_since(Instant::now())),
+                Some(d) => self
+                    .rx
+                    .recv_timeout(d.saturating_duration_since(Instant::now())),
                 None => self.rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
             };
             match got {

@@ -17,14 +17,7 @@ use rustix::fs::{Advice, OFlags};
 
 const ALIGN: usize = DIRECT_ALIGN as usize;
 
-/// How one end of a transfer uses the page cache.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CachePolicy {
-    /// Whole pages bypass the cache (O_DIRECT) where the file system allows it.
-    pub direct: bool,
-    /// Blocks leave the cache once done with (written ones flushed first).
-    pub evict: bool,
-}
+pub use crate::spec::CachePolicy;
 
 /// A buffer whose start is page aligned, as direct I/O needs.
 pub struct AlignedBuf {

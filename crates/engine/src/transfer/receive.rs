@@ -205,7 +205,11 @@ fn admission<'a>(
             return None;
         }
     };
-    let options = StreamOptions::from(&super::send::side_params(&req, 0));
+    let options = StreamOptions {
+        sndbuf: req.sndbuf,
+        rcvbuf: req.rcvbuf,
+        ..StreamOptions::default()
+    };
     let mut registration = match Registration::new(reg, id, req.streams, options) {
         Ok(r) => r,
         Err(e) => {
@@ -256,11 +260,8 @@ fn run_sink(
     let (tx, rx) = mpsc::channel::<Event>();
     let tx = Mutex::new(tx);
     let abort = AtomicBool::new(false);
-    // The size is not known yet; the sender's end of stream ends each stream.
-    let cfg = EndConfig {
-        params: super::send::side_params(req, 1),
-        is_client: false,
-    };
+    // The sender's end of stream ends each stream.
+    let cfg = EndConfig::transfer(req.streams, req.interval_ms, req.rcvbuf, false);
     let t0 = Instant::now();
     // A stream that fails while the manifest still arrives wakes the
     // control loop, which is waiting on the sender, by closing its read side.
@@ -286,13 +287,16 @@ fn run_sink(
     });
     let report = report.map_err(|_| EngineError::Failed("stream threads panicked".into()))?;
     if !finished {
-        return ended(ctl, m, resumable).and_then(|()| {
-            Err(EngineError::Failed("the transfer ended early".into()))
-        });
+        return ended(ctl, m, resumable)
+            .and_then(|()| Err(EngineError::Failed("the transfer ended early".into())));
     }
-    let digests = sink
-        .finish_dirs()
-        .and_then(|()| if req.verify { sink.digests() } else { Ok(Vec::new()) });
+    let digests = sink.finish_dirs().and_then(|()| {
+        if req.verify {
+            sink.digests()
+        } else {
+            Ok(Vec::new())
+        }
+    });
     match digests {
         Ok(digests) => {
             let totals = sink.totals();

@@ -14,20 +14,21 @@ use linerate_result::{HostFacts, IntervalSample, SideReport};
 use linerate_session::transfer_sender::Event as SenderEvent;
 use linerate_session::{Session, TransferSender};
 use linerate_wire::{
-    BenchParams, Direction, ENTRIES_PER_FRAME, Entry, Hello, NeedFile, RefusalCode, Role,
-    SessionId, SessionKind, TransferRequest, TransferTotals,
+    ENTRIES_PER_FRAME, Entry, Hello, NeedFile, RefusalCode, Role, SessionId, SessionKind,
+    TransferRequest, TransferTotals,
 };
 
 use super::direct::CachePolicy;
 use super::queue::{self, Queue};
 use super::source::{Manifest, Origin};
 use super::url::Token;
-use crate::end::{self, EndConfig, RxPoll};
+use crate::end::{self, EndConfig};
 use crate::error::{EngineError, Result};
 use crate::session::connect::{new_session_id, open_control, open_data};
 use crate::session::control::Control;
 use crate::session::{StreamSocket, apply, feed, flush, local, settle};
 use crate::sockopt::StreamOptions;
+use crate::spec::{RxPoll, TransferSpec};
 use crate::stream::{self, Live};
 
 mod result;
@@ -37,39 +38,20 @@ pub use result::{MIN_JUDGED_BYTES, to_result};
 use stream_loop::send_stream;
 
 // A receiver is as silent as a stalled stream before either end gives up.
-const _: () = assert!(
-    linerate_session::PEER_SILENCE.as_secs() == crate::sockopt::IDLE_TIMEOUT.as_secs()
-);
+const _: () =
+    assert!(linerate_session::PEER_SILENCE.as_secs() == crate::sockopt::IDLE_TIMEOUT.as_secs());
 /// The slowest read-back a receiver's --verify is allowed before the
 /// sender stops waiting for its report: 50 MB/s.
 const VERIFY_BYTES_PER_SEC: u64 = 50_000_000;
 
-pub struct SendConfig {
+/// Where a transfer goes.
+pub struct Destination {
     pub server: SocketAddr,
-    pub bind: Option<IpAddr>,
     /// The one-shot receiver's session, from its URL.
     pub session: Option<SessionId>,
     pub token: Option<Token>,
     /// Destination under a daemon's root ("" for a one-shot receiver).
     pub dest: String,
-    pub streams: u16,
-    pub block_len: u32,
-    pub overwrite: bool,
-    pub skip_writes: bool,
-    pub verify: bool,
-    /// Whole-transfer cap in bytes per second, split over the streams.
-    pub rate: Option<u64>,
-    pub sndbuf: Option<u32>,
-    pub rcvbuf: Option<u32>,
-    pub interval_ms: u64,
-    /// Whether receivers poll before blocking. Auto does not: unlike a
-    /// bench receiver, a writing receiver needs the CPU time a poll would
-    /// take from the sender (docs/defaults.md).
-    pub rx_poll: RxPoll,
-    /// Page-cache policy of both ends.
-    pub cache: CachePolicy,
-    /// Carry a checksum after every block (off: TCP's checksum alone).
-    pub checksum: bool,
 }
 
 /// What a finished transfer measured and found.
@@ -94,32 +76,6 @@ pub struct TransferRun {
     /// Files whose end-to-end digest did not match (with --verify).
     pub mismatched: Vec<String>,
     pub verified: usize,
-}
-
-/// The bench parameters that shape a transfer's sockets and its sampler.
-pub fn side_params(req: &TransferRequest, total: u64) -> BenchParams {
-    BenchParams {
-        streams: req.streams,
-        duration_ms: 0,
-        bytes: Some(total.max(1)),
-        write_len: req.block_len,
-        read_len: req.block_len,
-        direction: Direction::Forward,
-        interval_ms: req.interval_ms,
-        omit_ms: 0,
-        sndbuf: req.sndbuf,
-        rcvbuf: req.rcvbuf,
-        congestion: None,
-        pacing_rate: None,
-        mss: None,
-        tos: None,
-        zerocopy: false,
-        skip_rx_copy: false,
-        rx_poll: false,
-        pin_cores: false,
-        pin_pairs: false,
-        rcvlowat: None,
-    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -183,70 +139,66 @@ pub struct Discovery {
 /// go out as they are found and the streams start on the first of them.
 /// `on_interval` sees the sending streams' samples live.
 pub fn run(
-    cfg: &SendConfig,
+    to: &Destination,
+    spec: &TransferSpec,
     manifest: &Manifest,
     discovery: Option<&Discovery>,
     on_interval: &mut dyn FnMut(&[IntervalSample]),
 ) -> Result<TransferRun> {
-    let session = match cfg.session {
+    let session = match to.session {
         Some(s) => s,
         None => new_session_id()?,
     };
-    let mut ctl = open_control(cfg.server, cfg.bind, session, SessionKind::Transfer)?;
+    let bind = spec.socket.bind;
+    let mut ctl = open_control(to.server, bind, session, SessionKind::Transfer)?;
     let client_host = linerate_probe::host::collect();
     let request = TransferRequest {
-        rx_poll: cfg.rx_poll == RxPoll::On,
-        dest: cfg.dest.clone(),
-        token: cfg.token.as_ref().map(|t| t.0.clone()),
-        streams: cfg.streams,
-        block_len: cfg.block_len,
-        overwrite: cfg.overwrite,
-        skip_writes: cfg.skip_writes,
-        verify: cfg.verify,
-        sndbuf: cfg.sndbuf,
-        rcvbuf: cfg.rcvbuf,
-        interval_ms: cfg.interval_ms,
-        direct: cfg.cache.direct,
-        evict: cfg.cache.evict,
-        checksum: cfg.checksum,
+        rx_poll: spec.rx_poll == RxPoll::On,
+        dest: to.dest.clone(),
+        token: to.token.as_ref().map(|t| t.0.clone()),
+        streams: spec.streams,
+        block_len: spec.block_len,
+        overwrite: spec.overwrite,
+        skip_writes: spec.skip_writes,
+        verify: spec.verify,
+        sndbuf: spec.socket.sndbuf,
+        rcvbuf: spec.socket.rcvbuf,
+        interval_ms: spec.interval_ms,
+        direct: spec.cache.direct,
+        evict: spec.cache.evict,
+        checksum: spec.checksum,
     };
     request.validate()?;
     let mut m = TransferSender::new(Instant::now(), request.clone());
-
-    // The size is not known yet; a transfer ends when its queue closes.
-    let mut params = side_params(&request, 1);
-    params.pacing_rate = cfg.rate.map(|r| (r / u64::from(cfg.streams)).max(1));
-    let options = StreamOptions::from(&params);
+    let options = StreamOptions::for_sender(spec);
     // One thread announces the manifest while another reads the answers.
     let mut announcer = Control::new(
         ctl.stream
             .try_clone()
             .map_err(|e| EngineError::io("sharing the control connection", e))?,
     );
-    let (sockets, server_host) = connect_streams(&mut ctl, &mut m, cfg, session, &options)?;
+    let (sockets, server_host) = connect_streams(&mut ctl, &mut m, to, bind, session, &options)?;
     let started_at = SystemTime::now();
     let shared = Shared {
         manifest,
-        block_len: cfg.block_len,
+        block_len: spec.block_len,
         queue: Queue::default(),
         memory: if manifest.iter().any(|(_, _, o)| o == Some(&Origin::Memory)) {
-            stream::pattern(cfg.block_len as usize)
+            stream::pattern(spec.block_len as usize)
         } else {
             Vec::new()
         },
         failed: Mutex::default(),
         read_ns: AtomicU64::new(0),
-        cache: cfg.cache,
+        cache: spec.cache,
         bytes_read_direct: AtomicU64::new(0),
-        checksum: cfg.checksum,
+        checksum: spec.checksum,
         progress_ms: AtomicU64::new(0),
         t0: Instant::now(),
         announcing: AtomicBool::new(true),
     };
-    let end_cfg = EndConfig {
-        params,
-        is_client: true,
-    };
+    // A transfer ends when its queue closes.
+    let end_cfg = EndConfig::transfer(spec.streams, spec.interval_ms, spec.socket.rcvbuf, true);
     let abort = AtomicBool::new(false);
     let stop = |sockets: &[StreamSocket], ctl: &TcpStream| {
         abort.store(true, Relaxed);
@@ -296,7 +248,7 @@ pub fn run(
         }
         feed(&mut ctl, &mut m, None);
     };
-    let (verified, mismatched) = if cfg.verify {
+    let (verified, mismatched) = if spec.verify {
         compare_digests(manifest, &done.digests)?
     } else {
         (0, Vec::new())
@@ -326,7 +278,8 @@ pub fn run(
 fn connect_streams(
     ctl: &mut Control,
     m: &mut TransferSender,
-    cfg: &SendConfig,
+    to: &Destination,
+    bind: Option<IpAddr>,
     session: SessionId,
     options: &StreamOptions,
 ) -> Result<(Vec<StreamSocket>, HostFacts)> {
@@ -340,10 +293,11 @@ fn connect_streams(
         match m.poll_event() {
             Some(SenderEvent::Accepted(accept)) => host = accept.host,
             Some(SenderEvent::OpenStreams) => {
-                let sockets = (0..cfg.streams)
+                let streams = m.request().streams;
+                let sockets = (0..streams)
                     .map(|i| {
                         let hello = Hello::new(session, Role::Data, SessionKind::Transfer, i);
-                        open_data(cfg.server, cfg.bind, options, hello)
+                        open_data(to.server, bind, options, hello)
                     })
                     .collect::<Result<Vec<StreamSocket>>>()?;
                 m.streams_open(Instant::now());
@@ -397,7 +351,11 @@ fn announce(
 /// Feeds the first pass as the receiver answers each manifest frame, then
 /// refills the queue after each pass until the receiver misses nothing;
 /// returns the number of passes and the bytes the first one needed.
-fn drive(ctl: &mut Control, machine: &Mutex<TransferSender>, shared: &Shared) -> Result<(u32, u64)> {
+fn drive(
+    ctl: &mut Control,
+    machine: &Mutex<TransferSender>,
+    shared: &Shared,
+) -> Result<(u32, u64)> {
     let none = HashSet::new();
     let mut need: Vec<NeedFile> = Vec::new();
     loop {

@@ -1,0 +1,148 @@
+//! What each job asks of the engine, one type per job, each with `Default`.
+//! The CLI maps its flags into these once; studies and the demo build them
+//! directly. A `None` is decided at run time from both hosts' facts.
+
+use std::net::IpAddr;
+
+use linerate_wire::Direction;
+
+/// The socket options every session kind applies to its data connections.
+/// `None` leaves the kernel's choice (autotuning, the default algorithm).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SocketSpec {
+    /// SO_SNDBUF at the sending end.
+    pub sndbuf: Option<u32>,
+    /// SO_RCVBUF at the receiving end: bounds the receive window.
+    pub rcvbuf: Option<u32>,
+    /// TCP_CONGESTION, e.g. bbr.
+    pub congestion: Option<String>,
+    /// SO_MAX_PACING_RATE per stream, bytes per second.
+    pub pacing_rate: Option<u64>,
+    /// TCP_MAXSEG.
+    pub mss: Option<u32>,
+    /// IP TOS / IPv6 traffic class.
+    pub tos: Option<u8>,
+    /// Local address to connect from.
+    pub bind: Option<IpAddr>,
+}
+
+/// A memory-to-memory measurement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchSpec {
+    pub streams: u16,
+    /// Run length; ignored when `bytes` is set.
+    pub duration_ms: u64,
+    /// Total payload per direction instead of a run length.
+    pub bytes: Option<u64>,
+    pub direction: Direction,
+    /// Between interval samples; 0 for none.
+    pub interval_ms: u64,
+    /// Leading time left out of the summary.
+    pub omit_ms: u64,
+    /// Bytes per write; None: from the CPU plan.
+    pub write_len: Option<u32>,
+    /// Bytes per read; None: from the CPU plan.
+    pub read_len: Option<u32>,
+    /// SO_RCVLOWAT at the receivers; None: from the CPU plan and the RTT.
+    pub rcvlowat: Option<u32>,
+    pub zerocopy: bool,
+    pub skip_rx_copy: bool,
+    pub rx_poll: RxPoll,
+    pub affinity: Affinity,
+    pub socket: SocketSpec,
+}
+
+impl Default for BenchSpec {
+    fn default() -> Self {
+        BenchSpec {
+            streams: 1,
+            duration_ms: 10_000,
+            bytes: None,
+            direction: Direction::Forward,
+            interval_ms: 1000,
+            omit_ms: 0,
+            write_len: None,
+            read_len: None,
+            rcvlowat: None,
+            zerocopy: false,
+            skip_rx_copy: false,
+            rx_poll: RxPoll::Auto,
+            affinity: Affinity::Auto,
+            socket: SocketSpec::default(),
+        }
+    }
+}
+
+/// A file transfer (or a memory-to-memory one with `--from-memory`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TransferSpec {
+    pub streams: u16,
+    /// Files are cut into blocks of this size.
+    pub block_len: u32,
+    pub overwrite: bool,
+    /// Receive, check and discard: nothing is written.
+    pub skip_writes: bool,
+    /// Compare whole-file digests of both ends at the end.
+    pub verify: bool,
+    /// Whole-transfer cap, bytes per second, split over the streams.
+    pub rate: Option<u64>,
+    pub interval_ms: u64,
+    /// Receivers poll before blocking. Auto does not: unlike a bench
+    /// receiver, a writing receiver needs the CPU time a poll would take
+    /// from the sender (docs/defaults.md).
+    pub rx_poll: RxPoll,
+    /// Page-cache policy of both ends.
+    pub cache: CachePolicy,
+    /// Carry a checksum after every block (off: TCP's checksum alone).
+    pub checksum: bool,
+    /// `pacing_rate` is set from `rate`.
+    pub socket: SocketSpec,
+}
+
+impl Default for TransferSpec {
+    fn default() -> Self {
+        TransferSpec {
+            streams: 2,
+            block_len: 8 << 20,
+            overwrite: false,
+            skip_writes: false,
+            verify: false,
+            rate: None,
+            interval_ms: 1000,
+            rx_poll: RxPoll::Auto,
+            cache: CachePolicy::default(),
+            checksum: true,
+            socket: SocketSpec::default(),
+        }
+    }
+}
+
+/// Whether receivers poll before they block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RxPoll {
+    /// Poll as [`crate::bench::plan_cpus`] decides (loopback, up to four stream threads per core).
+    Auto,
+    On,
+    Off,
+}
+
+/// Where stream threads run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Affinity {
+    /// Pinned only where measured to pay (see [`crate::bench::plan_cpus`]).
+    Auto,
+    Off,
+    /// One core per thread: client stream i on CPU 2i, server on 2i+1.
+    Spread,
+    /// Both ends of stream i on CPU i (one host only).
+    Pairs,
+}
+
+/// How one end of a transfer uses the page cache.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CachePolicy {
+    /// Whole pages bypass the cache (O_DIRECT) where the file system allows it.
+    pub direct: bool,
+    /// Blocks leave the cache once done with (written ones flushed first).
+    pub evict: bool,
+}

@@ -1,0 +1,167 @@
+//! What a verdict is judged on: the measured figures of a run, reduced to
+//! typed features (shares of time, thread loads, buffers, windows). The
+//! rules read nothing else; the result document carries them as evidence.
+
+use std::collections::BTreeMap;
+
+use linerate_result::{Side, StreamEnd};
+
+use super::{Evidence, HOST_SATURATED, STARVED_SHARE};
+
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Features {
+    /// Streams with TCP_INFO at the sending end.
+    pub senders: usize,
+    /// Microseconds the senders had data in flight.
+    pub busy_us: f64,
+    /// Shares of that time limited by the receive window and the send buffer.
+    pub rwnd_share: f64,
+    pub sndbuf_share: f64,
+    /// Retransmitted share of the bytes sent, and the count of retransmits.
+    pub retrans_share: f64,
+    pub retransmits: u64,
+    pub rtt_us: f64,
+    /// The busiest thread of each side, as a share of its stream's time:
+    /// on a core, and waiting for one.
+    pub sender_util: f64,
+    pub receiver_util: f64,
+    pub sender_wait: f64,
+    pub receiver_wait: f64,
+    /// The busiest receiving thread, running or waiting to run: a reader
+    /// that is never blocked on its socket.
+    pub receiver_occupied: f64,
+    /// The busier host's CPUs, all processes.
+    pub host_busy: f64,
+    pub min_rcvbuf: u32,
+    pub min_sndbuf: u32,
+    pub cwnd_bytes: f64,
+    /// The window the receivers advertised, as the senders last saw it.
+    pub peer_window: f64,
+    pub per_stream_bps: f64,
+}
+
+impl Features {
+    pub fn measure(e: &Evidence) -> Features {
+        let senders: Vec<&StreamEnd> = e
+            .streams
+            .iter()
+            .filter(|s| s.side == Side::Sender)
+            .collect();
+        let receivers: Vec<&StreamEnd> = e
+            .streams
+            .iter()
+            .filter(|s| s.side == Side::Receiver)
+            .collect();
+        let sum = |f: &dyn Fn(&StreamEnd) -> Option<u64>| -> u64 {
+            senders.iter().filter_map(|s| f(s)).sum()
+        };
+        let busy = sum(&|s| s.tcp.and_then(|t| t.busy_us)) as f64;
+        let sent: u64 = senders.iter().map(|s| s.bytes_total).sum();
+        // The busiest thread of a side, as a share of its stream's duration.
+        let worst = |ends: &[&StreamEnd], time: fn(&StreamEnd) -> f64| {
+            ends.iter()
+                .map(|s| ratio(time(s), s.seconds))
+                .fold(0.0, f64::max)
+        };
+        let sender_tcp = |f: fn(&linerate_result::TcpSample) -> Option<f64>| {
+            median(senders.iter().filter_map(|s| s.tcp.as_ref().and_then(f)))
+        };
+        Features {
+            senders: senders.len(),
+            busy_us: busy,
+            rwnd_share: ratio(sum(&|s| s.tcp.and_then(|t| t.rwnd_limited_us)) as f64, busy),
+            sndbuf_share: ratio(
+                sum(&|s| s.tcp.and_then(|t| t.sndbuf_limited_us)) as f64,
+                busy,
+            ),
+            retrans_share: ratio(
+                sum(&|s| s.tcp.and_then(|t| t.bytes_retrans)) as f64,
+                sent as f64,
+            ),
+            retransmits: sum(&|s| s.tcp.map(|t| u64::from(t.total_retrans))),
+            rtt_us: sender_tcp(|t| Some(f64::from(t.rtt_us))),
+            sender_util: worst(&senders, |s| s.cpu_seconds),
+            receiver_util: worst(&receivers, |s| s.cpu_seconds),
+            sender_wait: worst(&senders, |s| s.runq_wait_seconds),
+            receiver_wait: worst(&receivers, |s| s.runq_wait_seconds),
+            receiver_occupied: worst(&receivers, |s| s.cpu_seconds + s.runq_wait_seconds),
+            host_busy: e.server_cpu.map_or(e.client_cpu.busy_fraction, |s| {
+                s.busy_fraction.max(e.client_cpu.busy_fraction)
+            }),
+            min_rcvbuf: receivers.iter().map(|s| s.rcvbuf).min().unwrap_or(0),
+            min_sndbuf: senders.iter().map(|s| s.sndbuf).min().unwrap_or(0),
+            cwnd_bytes: sender_tcp(|t| Some(f64::from(t.snd_cwnd) * f64::from(t.snd_mss))),
+            peer_window: sender_tcp(|t| t.snd_wnd.map(f64::from)),
+            per_stream_bps: e.bits_per_second / senders.len().max(1) as f64,
+        }
+    }
+
+    pub fn sender_starved(&self) -> bool {
+        self.sender_wait >= STARVED_SHARE
+    }
+
+    pub fn receiver_starved(&self) -> bool {
+        self.receiver_wait >= STARVED_SHARE
+    }
+
+    pub fn host_saturated(&self) -> bool {
+        self.host_busy >= HOST_SATURATED
+    }
+
+    /// The busiest thread of `side`, running or waiting for a core.
+    pub fn occupied(&self, side: Side) -> f64 {
+        match side {
+            Side::Sender => self.sender_util + self.sender_wait,
+            Side::Receiver => self.receiver_util + self.receiver_wait,
+        }
+    }
+
+    /// The side whose threads were busier.
+    pub fn busier_side(&self) -> Side {
+        if self.receiver_util > self.sender_util {
+            Side::Receiver
+        } else {
+            Side::Sender
+        }
+    }
+
+    /// The figures as the result document carries them.
+    pub fn evidence(&self) -> BTreeMap<String, f64> {
+        [
+            ("rwnd_limited_share", self.rwnd_share),
+            ("sndbuf_limited_share", self.sndbuf_share),
+            ("retransmitted_share", self.retrans_share),
+            ("retransmits", self.retransmits as f64),
+            ("rtt_us", self.rtt_us),
+            ("sender_thread_cpu", self.sender_util),
+            ("receiver_thread_cpu", self.receiver_util),
+            ("sender_runq_wait_share", self.sender_wait),
+            ("receiver_runq_wait_share", self.receiver_wait),
+            ("host_cpu_busy", self.host_busy),
+            ("receiver_rcvbuf_bytes", f64::from(self.min_rcvbuf)),
+            ("sender_sndbuf_bytes", f64::from(self.min_sndbuf)),
+            ("cwnd_bytes", self.cwnd_bytes),
+            ("peer_window_bytes", self.peer_window),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), round3(v)))
+        .collect()
+    }
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 && a.is_finite() { a / b } else { 0.0 }
+}
+
+fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
+
+fn median(values: impl Iterator<Item = f64>) -> f64 {
+    let mut v: Vec<f64> = values.collect();
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}

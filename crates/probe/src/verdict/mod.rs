@@ -1,0 +1,345 @@
+//! Names the bottleneck of a run from what was measured, never from what was
+//! configured: TCP_INFO's limited-time counters at the sender, retransmits, the
+//! CPU time of each stream's thread and the load of each host.
+//!
+//! In three steps, each testable alone: the measurements become typed
+//! [`features`], ordered [`rules`] turn those into one finding, and
+//! `sentences` say it in plain words.
+
+pub mod features;
+pub mod rules;
+mod sentences;
+
+use std::collections::BTreeMap;
+
+use linerate_result::{HostCpu, StreamEnd, Verdict};
+
+pub use features::Features;
+pub use rules::{CpuCause, Finding};
+
+/// Share of busy time above which a TCP limit is the dominant one.
+pub const LIMITED_SHARE: f64 = 0.5;
+/// A stream thread using this share of one core is saturated.
+pub const THREAD_SATURATED: f64 = 0.85;
+/// A host whose CPUs are this busy has no headroom left.
+pub const HOST_SATURATED: f64 = 0.90;
+/// A stream thread that waited this share of the run for a CPU was starved.
+pub const STARVED_SHARE: f64 = 0.25;
+/// Retransmitted share of bytes above which the network is losing packets.
+pub const LOSSY_SHARE: f64 = 1e-4;
+
+/// Everything the verdict looks at.
+pub struct Evidence<'a> {
+    /// Both ends of every stream.
+    pub streams: &'a [StreamEnd],
+    pub client_cpu: HostCpu,
+    pub server_cpu: Option<HostCpu>,
+    /// Received payload rate of the run.
+    pub bits_per_second: f64,
+    /// SO_MAX_PACING_RATE per stream, bytes/s, if the user set one.
+    pub pacing_rate: Option<u64>,
+}
+
+/// What a transfer adds: the share of the stream threads' time spent on
+/// each disk.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DiskTime {
+    /// Reading the source, at the sender.
+    pub read_share: f64,
+    /// Writing the destination, at the receiver.
+    pub write_share: f64,
+}
+
+/// Names the bottleneck of a bench run.
+pub fn judge(e: &Evidence) -> Verdict {
+    let f = Features::measure(e);
+    let found = rules::decide(&f, pacing_bps(e));
+    verdict(&f, found, f.evidence())
+}
+
+/// Names the bottleneck of a transfer: a disk when the stream threads
+/// spent most of their time on one, otherwise what [`judge`] finds.
+pub fn judge_transfer(e: &Evidence, disks: DiskTime) -> Verdict {
+    let f = Features::measure(e);
+    let found = rules::decide(&f, pacing_bps(e));
+    transfer_verdict(&f, found, disks)
+}
+
+fn transfer_verdict(f: &Features, found: Finding, disks: DiskTime) -> Verdict {
+    let found = rules::disk(f, found, disks.read_share, disks.write_share);
+    let mut evidence = f.evidence();
+    evidence.insert("source_read_share".into(), disks.read_share);
+    evidence.insert("destination_write_share".into(), disks.write_share);
+    verdict(f, found, evidence)
+}
+
+fn pacing_bps(e: &Evidence) -> Option<f64> {
+    e.pacing_rate.map(|bytes| bytes as f64 * 8.0)
+}
+
+fn verdict(f: &Features, found: Finding, evidence: BTreeMap<String, f64>) -> Verdict {
+    Verdict {
+        limit: found.limit(),
+        side: found.side(),
+        sentence: sentences::sentence(&found, f),
+        evidence,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use linerate_result::{Flow, Limit, Side, TcpSample};
+
+    fn end(side: Side, cpu: f64, tcp: Option<TcpSample>, rcvbuf: u32) -> StreamEnd {
+        StreamEnd {
+            stream: 0,
+            side,
+            flow: Flow::ClientToServer,
+            bytes: 10_000_000_000,
+            bytes_total: 10_000_000_000,
+            seconds: 10.0,
+            cpu_seconds: cpu,
+            runq_wait_seconds: 0.0,
+            tcp,
+            sndbuf: 4 << 20,
+            rcvbuf,
+            error: None,
+        }
+    }
+
+    fn tcp(rwnd: u64, sndbuf: u64, retrans: u64) -> TcpSample {
+        TcpSample {
+            rtt_us: 50,
+            busy_us: Some(10_000_000),
+            rwnd_limited_us: Some(rwnd),
+            sndbuf_limited_us: Some(sndbuf),
+            bytes_retrans: Some(retrans),
+            ..Default::default()
+        }
+    }
+
+    fn judge_of(streams: &[StreamEnd], host_busy: f64) -> Verdict {
+        judge(&Evidence {
+            streams,
+            client_cpu: HostCpu {
+                busy_fraction: host_busy,
+                ..Default::default()
+            },
+            server_cpu: None,
+            bits_per_second: 8e9,
+            pacing_rate: None,
+        })
+    }
+
+    #[test]
+    fn small_receive_buffer_is_a_window_limit() {
+        let s = [
+            end(Side::Sender, 3.0, Some(tcp(9_000_000, 0, 0)), 0),
+            end(Side::Receiver, 2.0, None, 8192),
+        ];
+        let v = judge_of(&s, 0.5);
+        assert_eq!(v.limit, Limit::ReceiverWindow);
+        assert!(v.sentence.contains("10 Gbit/s"));
+    }
+
+    #[test]
+    fn full_window_on_a_busy_reader_is_cpu() {
+        let s = [
+            end(Side::Sender, 3.0, Some(tcp(9_000_000, 0, 0)), 0),
+            end(Side::Receiver, 9.9, None, 4 << 20),
+        ];
+        let v = judge_of(&s, 0.5);
+        assert_eq!((v.limit, v.side), (Limit::Cpu, Some(Side::Receiver)));
+    }
+
+    #[test]
+    fn full_window_on_a_reader_that_never_blocks_is_cpu() {
+        // 76 % running and 15 % waiting for a core: seen on loopback with a
+        // 10 MB window far above the congestion window.
+        let mut rcv = end(Side::Receiver, 7.6, None, 4 << 20);
+        rcv.runq_wait_seconds = 1.5;
+        let s = [end(Side::Sender, 1.3, Some(tcp(6_400_000, 0, 0)), 0), rcv];
+        let v = judge_of(&s, 0.75);
+        assert_eq!((v.limit, v.side), (Limit::Cpu, Some(Side::Receiver)));
+        // The same reader behind a tiny buffer: the buffer is the limit.
+        let mut rcv = end(Side::Receiver, 7.6, None, 64 << 10);
+        rcv.runq_wait_seconds = 1.5;
+        let s = [end(Side::Sender, 1.3, Some(tcp(6_400_000, 0, 0)), 0), rcv];
+        assert_eq!(judge_of(&s, 0.75).limit, Limit::ReceiverWindow);
+    }
+
+    #[test]
+    fn send_buffer() {
+        let mut snd = end(Side::Sender, 3.0, Some(tcp(0, 8_000_000, 0)), 0);
+        snd.sndbuf = 4608;
+        let v = judge_of(&[snd, end(Side::Receiver, 1.0, None, 1 << 20)], 0.95);
+        assert_eq!(v.limit, Limit::SendBuffer);
+    }
+
+    /// A writer with an 8 KiB send buffer under a 100-segment congestion window,
+    /// judged on a host `host_busy` busy.
+    fn small_buffer_writer(cpu: f64, runq_wait: f64, host_busy: f64) -> Verdict {
+        let mut t = tcp(0, 0, 0);
+        t.snd_cwnd = 100;
+        t.snd_mss = 1448;
+        let mut snd = end(Side::Sender, cpu, Some(t), 0);
+        snd.sndbuf = 8192;
+        snd.runq_wait_seconds = runq_wait;
+        judge_of(&[snd, end(Side::Receiver, 0.1, None, 1 << 20)], host_busy)
+    }
+
+    #[test]
+    fn buffer_smaller_than_the_cwnd_is_a_send_buffer_limit() {
+        let v = small_buffer_writer(0.5, 0.0, 0.2);
+        assert_eq!(v.limit, Limit::SendBuffer);
+        assert!(v.sentence.contains("8.0 KiB"), "{}", v.sentence);
+    }
+
+    #[test]
+    fn a_blocked_writer_on_a_host_busy_with_other_work_is_still_the_send_buffer() {
+        assert_eq!(small_buffer_writer(0.1, 0.2, 0.99).limit, Limit::SendBuffer);
+    }
+
+    #[test]
+    fn a_starved_writer_is_cpu() {
+        assert_eq!(small_buffer_writer(2.0, 6.0, 0.99).limit, Limit::Cpu);
+    }
+
+    #[test]
+    fn retransmits_on_an_idle_host_are_the_network() {
+        let s = [
+            end(Side::Sender, 1.0, Some(tcp(0, 0, 50_000_000)), 0),
+            end(Side::Receiver, 1.0, None, 1 << 20),
+        ];
+        assert_eq!(judge_of(&s, 0.3).limit, Limit::Network);
+    }
+
+    #[test]
+    fn saturated_sender_thread_is_cpu() {
+        let s = [
+            end(Side::Sender, 9.8, Some(tcp(0, 0, 0)), 0),
+            end(Side::Receiver, 4.0, None, 1 << 20),
+        ];
+        let v = judge_of(&s, 0.7);
+        assert_eq!((v.limit, v.side), (Limit::Cpu, Some(Side::Sender)));
+    }
+
+    #[test]
+    fn nothing_saturated_is_the_application() {
+        let s = [
+            end(Side::Sender, 1.0, Some(tcp(0, 0, 0)), 0),
+            end(Side::Receiver, 1.0, None, 1 << 20),
+        ];
+        assert_eq!(judge_of(&s, 0.2).limit, Limit::Application);
+    }
+
+    #[test]
+    fn no_tcp_info_is_unknown() {
+        let s = [end(Side::Receiver, 1.0, None, 1 << 20)];
+        assert_eq!(judge_of(&s, 0.2).limit, Limit::Unknown);
+    }
+
+    fn disk_verdict(found: Finding, f: Features, read: f64, write: f64) -> Verdict {
+        let disks = DiskTime {
+            read_share: read,
+            write_share: write,
+        };
+        transfer_verdict(&f, found, disks)
+    }
+
+    #[test]
+    fn most_of_the_time_on_a_disk_names_it() {
+        let v = disk_verdict(Finding::ReceiverWindow, Features::default(), 0.0, 0.7);
+        assert_eq!(
+            (v.limit, v.side),
+            (Limit::DestinationDisk, Some(Side::Receiver))
+        );
+        assert!(
+            v.sentence.contains("70% of their time writing"),
+            "{}",
+            v.sentence
+        );
+        let v = disk_verdict(Finding::Network, Features::default(), 0.6, 0.1);
+        assert_eq!(v.limit, Limit::SourceDisk);
+        assert_eq!(v.evidence["source_read_share"], 0.6);
+    }
+
+    #[test]
+    fn a_saturated_receiver_mostly_writing_is_the_destination() {
+        // Seen on loopback into fresh tmpfs pages: half the run writing,
+        // the receiving threads 85 % on a core and 10 % waiting for one.
+        let busy = Features {
+            receiver_util: 0.85,
+            receiver_wait: 0.1,
+            ..Features::default()
+        };
+        let reader = |side| Finding::Cpu {
+            side,
+            cause: CpuCause::ThreadsSaturated,
+        };
+        let v = disk_verdict(reader(Side::Receiver), busy, 0.0, 0.49);
+        assert_eq!(v.limit, Limit::DestinationDisk);
+        assert!(
+            v.sentence.contains("receiving threads busy (95%"),
+            "{}",
+            v.sentence
+        );
+        // Writing a third of the time, the rest receiving and hashing: the CPU.
+        let v = disk_verdict(reader(Side::Receiver), busy, 0.0, 0.3);
+        assert_eq!(v.limit, Limit::Cpu);
+        assert!(
+            v.sentence.starts_with("CPU: the receiver threads"),
+            "{}",
+            v.sentence
+        );
+        // A saturated sender says nothing about the destination.
+        let v = disk_verdict(reader(Side::Sender), busy, 0.0, 0.49);
+        assert_eq!(v.limit, Limit::Cpu);
+    }
+
+    /// Each rule alone, on features built by hand.
+    #[test]
+    fn each_rule_names_its_finding() {
+        let busy = Features {
+            senders: 1,
+            busy_us: 1e6,
+            ..Features::default()
+        };
+        assert_eq!(
+            rules::decide(&Features::default(), None),
+            Finding::NoTcpInfo
+        );
+        let paced = Features {
+            per_stream_bps: 9.5e8,
+            ..busy
+        };
+        assert_eq!(
+            rules::decide(&paced, Some(1e9)),
+            Finding::Paced { cap_bps: 1e9 }
+        );
+        assert_eq!(rules::decide(&paced, Some(2e9)), Finding::Application);
+        let window = Features {
+            rwnd_share: 0.9,
+            min_rcvbuf: 64 << 10,
+            ..busy
+        };
+        assert_eq!(rules::decide(&window, None), Finding::ReceiverWindow);
+        let lossy = Features {
+            retrans_share: 0.01,
+            ..busy
+        };
+        assert_eq!(rules::decide(&lossy, None), Finding::Network);
+        let starved = Features {
+            sender_wait: 0.5,
+            ..lossy
+        };
+        assert_eq!(
+            rules::decide(&starved, None),
+            Finding::Cpu {
+                side: Side::Sender,
+                cause: CpuCause::Starved
+            }
+        );
+    }
+}

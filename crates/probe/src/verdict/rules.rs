@@ -1,0 +1,215 @@
+//! The rules, in the order they are tried: each looks at the features and
+//! either names a finding or passes. The first finding is the verdict.
+
+use linerate_result::{Limit, Side};
+
+use super::features::Features;
+use super::{LIMITED_SHARE, LOSSY_SHARE, THREAD_SATURATED};
+
+/// A socket buffer at least this large is not "tiny": a full window with such
+/// a buffer on a saturated host means the reader was starved of CPU.
+const ROOMY_BUFFER: u32 = 256 << 10;
+
+/// Share of the stream threads' time spent on a disk above which that disk
+/// is named the limit.
+pub const DISK_SHARE: f64 = 0.5;
+
+/// Why a run's CPU was its limit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CpuCause {
+    /// The receive window was full only because the reader could not keep up.
+    ReaderBehind,
+    /// The send buffer was the limit only because the CPUs were saturated.
+    WriterBehind,
+    /// The threads of one side saturated their cores.
+    ThreadsSaturated,
+    /// The stream threads waited for a CPU.
+    Starved,
+    /// Every core was busy.
+    HostBusy,
+}
+
+/// What a rule found.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Finding {
+    /// No TCP_INFO at the sending end.
+    NoTcpInfo,
+    /// The user's pacing cap set the rate.
+    Paced {
+        cap_bps: f64,
+    },
+    ReceiverWindow,
+    SendBuffer,
+    Network,
+    Cpu {
+        side: Side,
+        cause: CpuCause,
+    },
+    Application,
+    /// The stream threads spent `share` of their time on a disk; `busy`
+    /// when that was half or more of what kept the limiting side busy.
+    Disk {
+        side: Side,
+        share: f64,
+        busy: Option<f64>,
+    },
+}
+
+impl Finding {
+    pub fn limit(&self) -> Limit {
+        match self {
+            Finding::NoTcpInfo => Limit::Unknown,
+            Finding::Paced { .. } | Finding::Application => Limit::Application,
+            Finding::ReceiverWindow => Limit::ReceiverWindow,
+            Finding::SendBuffer => Limit::SendBuffer,
+            Finding::Network => Limit::Network,
+            Finding::Cpu { .. } => Limit::Cpu,
+            Finding::Disk {
+                side: Side::Sender, ..
+            } => Limit::SourceDisk,
+            Finding::Disk { .. } => Limit::DestinationDisk,
+        }
+    }
+
+    pub fn side(&self) -> Option<Side> {
+        match self {
+            Finding::Paced { .. } | Finding::SendBuffer => Some(Side::Sender),
+            Finding::ReceiverWindow => Some(Side::Receiver),
+            Finding::Cpu { side, .. } | Finding::Disk { side, .. } => Some(*side),
+            Finding::NoTcpInfo | Finding::Network | Finding::Application => None,
+        }
+    }
+}
+
+/// The first finding of the bench rules; `pacing_bps` is the user's cap
+/// per stream, if any.
+pub fn decide(f: &Features, pacing_bps: Option<f64>) -> Finding {
+    let rules: [&dyn Fn() -> Option<Finding>; 6] = [
+        &|| no_tcp_info(f),
+        &|| paced(f, pacing_bps),
+        &|| receive_window(f),
+        &|| send_buffer(f),
+        &|| network(f),
+        &|| cpu(f),
+    ];
+    rules
+        .iter()
+        .find_map(|rule| rule())
+        .unwrap_or(Finding::Application)
+}
+
+fn no_tcp_info(f: &Features) -> Option<Finding> {
+    (f.senders == 0 || f.busy_us == 0.0).then_some(Finding::NoTcpInfo)
+}
+
+fn paced(f: &Features, cap_bps: Option<f64>) -> Option<Finding> {
+    let cap_bps = cap_bps?;
+    (f.per_stream_bps >= 0.9 * cap_bps).then_some(Finding::Paced { cap_bps })
+}
+
+/// The kernel counts window-limited time only while data waits to be
+/// sent; a window well under the congestion window, with idle writers, is
+/// the same limit. A roomy buffer that fills because its reader never
+/// blocks (running or waiting for a core) is the reader's limit: a larger
+/// window would only fill too. A tiny buffer makes its reader busy by itself.
+fn receive_window(f: &Features) -> Option<Finding> {
+    let window_below_cwnd =
+        f.peer_window > 0.0 && f.peer_window < 0.9 * f.cwnd_bytes && f.sender_util < 0.5;
+    if f.rwnd_share < LIMITED_SHARE && !window_below_cwnd {
+        return None;
+    }
+    let roomy = f.min_rcvbuf >= ROOMY_BUFFER;
+    let reader_behind = f.receiver_occupied >= THREAD_SATURATED && roomy;
+    Some(
+        if f.receiver_util >= THREAD_SATURATED
+            || f.receiver_starved()
+            || reader_behind
+            || (f.host_saturated() && roomy)
+        {
+            Finding::Cpu {
+                side: Side::Receiver,
+                cause: CpuCause::ReaderBehind,
+            }
+        } else {
+            Finding::ReceiverWindow
+        },
+    )
+}
+
+/// Kernels count send-buffer-limited time only on some paths; a buffer
+/// smaller than the congestion window, with the writer mostly blocked, is
+/// the same limit seen from the application.
+fn send_buffer(f: &Features) -> Option<Finding> {
+    let buffer_below_cwnd = f64::from(f.min_sndbuf) < f.cwnd_bytes && f.sender_util < 0.5;
+    let limited = f.sndbuf_share >= LIMITED_SHARE || (buffer_below_cwnd && !f.sender_starved());
+    if !limited {
+        return None;
+    }
+    Some(
+        if f.sender_util >= THREAD_SATURATED
+            || f.sender_starved()
+            || (f.host_saturated() && f.min_sndbuf >= ROOMY_BUFFER)
+        {
+            Finding::Cpu {
+                side: f.busier_side(),
+                cause: CpuCause::WriterBehind,
+            }
+        } else {
+            Finding::SendBuffer
+        },
+    )
+}
+
+fn cpu_bound(f: &Features) -> bool {
+    f.sender_util >= THREAD_SATURATED
+        || f.receiver_util >= THREAD_SATURATED
+        || f.sender_starved()
+        || f.receiver_starved()
+        || f.host_saturated()
+}
+
+fn network(f: &Features) -> Option<Finding> {
+    (f.retrans_share >= LOSSY_SHARE && !cpu_bound(f)).then_some(Finding::Network)
+}
+
+fn cpu(f: &Features) -> Option<Finding> {
+    if !cpu_bound(f) {
+        return None;
+    }
+    let cause = if f.sender_util.max(f.receiver_util) >= THREAD_SATURATED {
+        CpuCause::ThreadsSaturated
+    } else if f.sender_starved() || f.receiver_starved() {
+        CpuCause::Starved
+    } else {
+        CpuCause::HostBusy
+    };
+    Some(Finding::Cpu {
+        side: f.busier_side(),
+        cause,
+    })
+}
+
+/// A transfer's rule on top of the bench rules' `found`: a disk, when the
+/// stream threads spent most of their time reading the source (`read`) or
+/// writing the destination (`write`), or half or more of what kept the
+/// threads that limited the run busy. Threads that never block are the
+/// limit whatever they do; when it was mostly file I/O, the file system is
+/// what would have to be faster.
+pub fn disk(f: &Features, found: Finding, read: f64, write: f64) -> Finding {
+    // The floor keeps a side the rules found hardly busy from handing the
+    // limit to a disk it hardly used.
+    let mostly = |share: f64, side: Side| share >= DISK_SHARE * f.occupied(side).max(0.5);
+    let cpu_on = |side| matches!(found, Finding::Cpu { side: s, .. } if s == side);
+    let (side, share, busy) = if write >= DISK_SHARE && write >= read {
+        (Side::Receiver, write, None)
+    } else if read >= DISK_SHARE {
+        (Side::Sender, read, None)
+    } else if cpu_on(Side::Receiver) && mostly(write, Side::Receiver) {
+        (Side::Receiver, write, Some(f.occupied(Side::Receiver)))
+    } else if cpu_on(Side::Sender) && mostly(read, Side::Sender) {
+        (Side::Sender, read, Some(f.occupied(Side::Sender)))
+    } else {
+        return found;
+    };
+    Finding::Disk { side, share, busy }
+}

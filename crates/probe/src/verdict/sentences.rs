@@ -1,0 +1,122 @@
+//! A finding in plain words, with the figures behind it.
+
+use linerate_result::Side;
+
+use super::features::Features;
+use super::rules::{CpuCause, Finding};
+use crate::units::{fmt_bytes, fmt_rate, fmt_us};
+
+pub fn sentence(found: &Finding, f: &Features) -> String {
+    match *found {
+        Finding::NoTcpInfo => {
+            "Unknown: no TCP_INFO was sampled at the sending end, so the limit cannot be derived."
+                .into()
+        }
+        Finding::Paced { cap_bps } => format!(
+            "Application: each stream ran at {} against a pacing cap of {} (--fq-rate); the cap, not the path, set the rate.",
+            fmt_rate(f.per_stream_bps),
+            fmt_rate(cap_bps)
+        ),
+        Finding::ReceiverWindow => format!(
+            "Receiver window: the senders waited for window {:.0} % of the time; the receiver's buffer was {}. \
+             At the measured RTT of {} a stream needs {} of window for 10 Gbit/s and {} for 100 Gbit/s \
+             (raise --window or net.ipv4.tcp_rmem / net.core.rmem_max).",
+            f.rwnd_share * 100.0,
+            fmt_bytes(f64::from(f.min_rcvbuf)),
+            fmt_us(f.rtt_us),
+            fmt_bytes(10e9 / 8.0 * f.rtt_us / 1e6),
+            fmt_bytes(100e9 / 8.0 * f.rtt_us / 1e6)
+        ),
+        Finding::SendBuffer => format!(
+            "Send buffer: the senders' socket buffer ({}) held less than the congestion window ({}), \
+             or was full {:.0} % of the time. At the measured RTT of {} a stream needs {} in flight for 10 Gbit/s \
+             (raise --sndbuf or net.ipv4.tcp_wmem / net.core.wmem_max).",
+            fmt_bytes(f64::from(f.min_sndbuf)),
+            fmt_bytes(f.cwnd_bytes),
+            f.sndbuf_share * 100.0,
+            fmt_us(f.rtt_us),
+            fmt_bytes(10e9 / 8.0 * f.rtt_us / 1e6)
+        ),
+        Finding::Network => format!(
+            "Network: {} retransmits ({:.3} % of bytes) kept the congestion window down; \
+             the path drops or reorders packets (check queues, MTU and links; try --cc bbr).",
+            f.retransmits,
+            f.retrans_share * 100.0
+        ),
+        Finding::Cpu { side, cause } => cpu(f, &cpu_cause(f, side, cause)),
+        Finding::Application => format!(
+            "Application: neither TCP (window, buffer, retransmits) nor the CPUs were the limit \
+             (sender threads {:.0} %, receiver threads {:.0} %, hosts {:.0} % busy); the application's own pace (write size, byte count, rate) set the rate.",
+            f.sender_util * 100.0,
+            f.receiver_util * 100.0,
+            f.host_busy * 100.0
+        ),
+        Finding::Disk { side, share, busy } => {
+            let doing = match side {
+                Side::Receiver => "writing the destination",
+                Side::Sender => "reading the source",
+            };
+            let busy = busy.map_or(String::new(), |b| {
+                let who = match side {
+                    Side::Receiver => "receiving",
+                    Side::Sender => "sending",
+                };
+                format!(
+                    ", half or more of what kept the {who} threads busy ({:.0}% of the run, running or waiting for a core)",
+                    b.min(1.0) * 100.0
+                )
+            });
+            format!(
+                "Limited by the disk: the streams spent {:.0}% of their time {doing}{busy}.",
+                share * 100.0
+            )
+        }
+    }
+}
+
+fn cpu_cause(f: &Features, side: Side, cause: CpuCause) -> String {
+    match cause {
+        CpuCause::ReaderBehind => format!(
+            "the receive window was full {:.0} % of the time although the receiver had {} of buffer, because the receiving side could not read fast enough",
+            f.rwnd_share * 100.0,
+            fmt_bytes(f64::from(f.min_rcvbuf))
+        ),
+        CpuCause::WriterBehind => format!(
+            "the send buffer ({}) was the limit {:.0} % of the time only because the CPUs were saturated",
+            fmt_bytes(f64::from(f.min_sndbuf)),
+            f.sndbuf_share * 100.0
+        ),
+        CpuCause::ThreadsSaturated => format!(
+            "the {} threads saturated their cores",
+            match side {
+                Side::Sender => "sender",
+                Side::Receiver => "receiver",
+            }
+        ),
+        CpuCause::Starved => format!(
+            "the stream threads waited for a CPU up to {:.0} % of the run",
+            f.sender_wait.max(f.receiver_wait) * 100.0
+        ),
+        CpuCause::HostBusy => "every core was busy".to_string(),
+    }
+}
+
+fn cpu(f: &Features, why: &str) -> String {
+    // Time spent runnable but not running is CPU the thread lacked.
+    let waited = if f.sender_wait.max(f.receiver_wait) >= 0.05 {
+        format!(
+            " (and waiting for a core {:.0} % and {:.0} % of the run)",
+            f.sender_wait * 100.0,
+            f.receiver_wait * 100.0
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "CPU: {why}; sender threads at {:.0} % and receiver threads at {:.0} % of a core{waited}, hosts {:.0} % busy. \
+         More streams only help while cores are idle; otherwise use fewer copies (--skip-rx-copy shows the receive copy's share) or faster cores.",
+        f.sender_util * 100.0,
+        f.receiver_util * 100.0,
+        f.host_busy * 100.0
+    )
+}

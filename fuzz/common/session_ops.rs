@@ -1,0 +1,213 @@
+//! Shared by the session fuzz targets: turns arbitrary bytes into a
+//! sequence of what can happen to a session's state machine (a message of
+//! any type with fuzzed fields, raw frame bytes, time passing, the peer
+//! leaving, the driver acting), then checks that the machine never panics,
+//! that everything it sends decodes, and that it ends with a typed end.
+
+use std::time::{Duration, Instant};
+
+use linerate_result::{HostFacts, SideReport};
+use linerate_session::Session;
+use linerate_wire::{
+    Accept, BenchParams, Digests, Direction, Entries, Entry, EntryKind, FrameDecoder, Message,
+    Need, NeedEnd, NeedFile, Ready, Refusal, RefusalCode, TransferRequest, TransferTotals,
+};
+
+pub struct Ops<'a> {
+    data: &'a [u8],
+}
+
+impl<'a> Ops<'a> {
+    pub fn new(data: &'a [u8]) -> Self {
+        Ops { data }
+    }
+
+    pub fn byte(&mut self) -> Option<u8> {
+        let (&b, rest) = self.data.split_first()?;
+        self.data = rest;
+        Some(b)
+    }
+
+    fn bytes(&mut self, n: usize) -> &'a [u8] {
+        let n = n.min(self.data.len());
+        let (head, rest) = self.data.split_at(n);
+        self.data = rest;
+        head
+    }
+
+    fn small(&mut self) -> u64 {
+        u64::from(self.byte().unwrap_or(0))
+    }
+}
+
+pub const TOKEN: &str = "0123456789abcdef0123456789abcdef";
+
+pub fn params() -> BenchParams {
+    BenchParams {
+        streams: 1,
+        duration_ms: 1000,
+        bytes: None,
+        write_len: 1 << 17,
+        read_len: 1 << 17,
+        direction: Direction::Forward,
+        interval_ms: 0,
+        omit_ms: 0,
+        sndbuf: None,
+        rcvbuf: None,
+        congestion: None,
+        pacing_rate: None,
+        mss: None,
+        tos: None,
+        zerocopy: false,
+        skip_rx_copy: false,
+        rx_poll: false,
+        pin_cores: false,
+        pin_pairs: false,
+        rcvlowat: None,
+    }
+}
+
+pub fn request(token: bool, verify: bool) -> TransferRequest {
+    TransferRequest {
+        dest: String::new(),
+        token: token.then(|| TOKEN.to_string()),
+        streams: 1,
+        block_len: 1 << 20,
+        overwrite: false,
+        skip_writes: false,
+        verify,
+        sndbuf: None,
+        rcvbuf: None,
+        interval_ms: 0,
+        rx_poll: false,
+        direct: false,
+        evict: false,
+        checksum: true,
+    }
+}
+
+pub fn accept() -> Accept {
+    Accept {
+        server_version: "fuzz".into(),
+        capabilities: 0,
+        host: HostFacts::default(),
+    }
+}
+
+pub fn entry(n: u64) -> Entry {
+    Entry {
+        path: format!("f{n}"),
+        mode: 0o644,
+        mtime_ns: 0,
+        kind: EntryKind::File {
+            size: n << 20,
+            sparse: false,
+        },
+    }
+}
+
+pub fn need(id: u64) -> NeedFile {
+    NeedFile {
+        id: id as u32,
+        ranges: vec![[0, 1 + id % 3]],
+    }
+}
+
+/// A message of any type, its fields from the input.
+fn message(ops: &mut Ops) -> Message {
+    let kind = ops.byte().unwrap_or(0) % 15;
+    let n = ops.small();
+    match kind {
+        0 => Message::Accept(accept()),
+        1 => Message::Refuse(Refusal {
+            code: RefusalCode::Busy,
+            message: "busy".into(),
+        }),
+        2 => Message::BenchRequest(params()),
+        3 => Message::Ready(Ready {}),
+        4 => Message::Start,
+        5 => Message::Report(Box::default()),
+        6 => Message::TransferRequest(request(n % 2 == 0, n % 3 == 0)),
+        7 => Message::Entries(Entries {
+            entries: (0..n % 4).map(entry).collect(),
+        }),
+        8 => Message::EntriesEnd,
+        9 => Message::Need(Need {
+            files: (0..n % 4).map(need).collect(),
+        }),
+        10 => Message::NeedEnd(NeedEnd {
+            round: (n % 4) as u32,
+            blocks: n,
+            bytes: n << 20,
+        }),
+        11 => Message::Finish,
+        12 => Message::Digests(Digests {
+            files: (0..n % 3).map(|i| (i as u32, "d".into())).collect(),
+        }),
+        13 => Message::TransferReport(Box::new((
+            TransferTotals::default(),
+            SideReport::default(),
+        ))),
+        _ => Message::Entries(Entries {
+            entries: vec![entry(n)],
+        }),
+    }
+}
+
+/// Plays `data` against `s`; `driver` answers the machine's events, its
+/// byte choosing how.
+pub fn run<S: Session>(data: &[u8], mut s: S, mut driver: impl FnMut(&mut S, Instant, u8)) {
+    let mut now = Instant::now();
+    let mut ops = Ops::new(data);
+    let mut decoder = FrameDecoder::new();
+    while let Some(op) = ops.byte() {
+        match op % 8 {
+            0..=3 => {
+                let m = message(&mut ops);
+                s.handle(now, m);
+            }
+            4 => {
+                let len = usize::from(ops.byte().unwrap_or(0));
+                decoder.push(ops.bytes(len));
+                loop {
+                    match decoder.next_frame() {
+                        Ok(Some(frame)) => match Message::from_frame(&frame) {
+                            Ok(m) => s.handle(now, m),
+                            Err(e) => s.handle_malformed(e),
+                        },
+                        Ok(None) => break,
+                        Err(e) => {
+                            s.handle_malformed(e);
+                            decoder = FrameDecoder::new();
+                            break;
+                        }
+                    }
+                }
+            }
+            5 => {
+                now += Duration::from_millis(250 * ops.small());
+                s.handle_timeout(now);
+            }
+            6 => s.handle_closed(),
+            _ => {
+                let how = ops.byte().unwrap_or(0);
+                driver(&mut s, now, how);
+            }
+        }
+        assert!(s.poll_timeout().is_none() || !s.is_over());
+        check_sent(&mut s);
+    }
+    s.handle_closed();
+    check_sent(&mut s);
+    assert!(s.is_over(), "a closed session has ended");
+    assert!(s.poll_end().is_some(), "with a typed end");
+    assert!(s.poll_end().is_none(), "taken once");
+}
+
+/// Everything the machine sends decodes to itself.
+fn check_sent<S: Session>(s: &mut S) {
+    while let Some(m) = s.poll_transmit() {
+        let back = Message::from_frame(&m.to_frame()).expect("what a machine sends decodes");
+        assert_eq!(back, m);
+    }
+}
