@@ -179,6 +179,8 @@ def main():
     ap.add_argument("--linerate", default=str(ROOT / "target/release/linerate"))
     ap.add_argument("--variant", action="append", default=[], metavar="NAME=FLAGS",
                     help="also run linerate with extra flags, e.g. lowat='--rcvlowat 128K'")
+    ap.add_argument("--build", action="append", default=[], metavar="NAME=BINARY",
+                    help="also run another linerate build, e.g. before=/tmp/linerate-before (A/B of a change)")
     ap.add_argument("--out", help="JSON file (default bench/results/mem-<mode>.json)")
     a = ap.parse_args()
 
@@ -195,6 +197,11 @@ def main():
     for v in a.variant:
         name, _, flags = v.partition("=")
         tools.append(Tool(f"linerate[{name}]", env, a.linerate, flags.split()))
+    for b in a.build:
+        name, _, binary = b.partition("=")
+        if not Path(binary).is_file():
+            sys.exit(f"--build {b}: no such binary")
+        tools.append(Tool(f"linerate[{name}]", env, binary))
     stream_counts = [int(s) for s in a.streams.split(",")]
 
     def cleanup(*_):
@@ -241,6 +248,10 @@ def main():
                 if "iperf2" in row and row["iperf2"]["median_cpu_s_per_gb"]:
                     row["cpu_ratio_vs_iperf2"] = round(
                         row["linerate"]["median_cpu_s_per_gb"] / row["iperf2"]["median_cpu_s_per_gb"], 3)
+            # Against each other build: this build's median over that one's.
+            for k in [k for k in row if k.startswith("linerate[")]:
+                if "linerate" in row and row[k]["median_gbps"]:
+                    row[f"ratio_vs_{k}"] = round(row["linerate"]["median_gbps"] / row[k]["median_gbps"], 3)
             results[str(n)] = row
     finally:
         cleanup()
