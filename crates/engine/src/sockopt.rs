@@ -5,22 +5,19 @@ use std::net::TcpStream;
 use std::os::fd::{AsFd, AsRawFd};
 use std::time::Duration;
 
-use linerate_wire::BenchParams;
+use linerate_wire::{BenchParams, TransferRequest};
+
+use crate::spec::{SocketSpec, TransferSpec};
 use socket2::SockRef;
 
 /// A data connection silent for this long is dead.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Per-stream socket settings; `None` leaves the kernel's choice (autotuning).
+/// What a data connection's socket is set to: the shared socket options
+/// of every session kind, and the two a bench adds.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StreamOptions {
-    pub sndbuf: Option<u32>,
-    pub rcvbuf: Option<u32>,
-    pub congestion: Option<String>,
-    /// SO_MAX_PACING_RATE in bytes per second.
-    pub pacing_rate: Option<u64>,
-    pub mss: Option<u32>,
-    pub tos: Option<u8>,
+    pub socket: SocketSpec,
     pub zerocopy: bool,
     /// SO_RCVLOWAT, applied on receiving sockets only.
     pub rcvlowat: Option<u32>,
@@ -32,12 +29,15 @@ pub struct StreamOptions {
 impl From<&BenchParams> for StreamOptions {
     fn from(p: &BenchParams) -> Self {
         StreamOptions {
-            sndbuf: p.sndbuf,
-            rcvbuf: p.rcvbuf,
-            congestion: p.congestion.clone(),
-            pacing_rate: p.pacing_rate,
-            mss: p.mss,
-            tos: p.tos,
+            socket: SocketSpec {
+                sndbuf: p.sndbuf,
+                rcvbuf: p.rcvbuf,
+                congestion: p.congestion.clone(),
+                pacing_rate: p.pacing_rate,
+                mss: p.mss,
+                tos: p.tos,
+                bind: None,
+            },
             zerocopy: p.zerocopy,
             rcvlowat: p.rcvlowat,
         }
@@ -47,20 +47,26 @@ impl From<&BenchParams> for StreamOptions {
 impl StreamOptions {
     /// A transfer sender's: the spec's socket options, its rate cap split
     /// over the streams.
-    pub fn for_sender(spec: &crate::spec::TransferSpec) -> StreamOptions {
-        let s = &spec.socket;
+    pub fn for_sender(spec: &TransferSpec) -> StreamOptions {
+        let mut socket = spec.socket.clone();
+        if let Some(rate) = spec.rate {
+            socket.pacing_rate = Some((rate / u64::from(spec.streams.max(1))).max(1));
+        }
         StreamOptions {
-            sndbuf: s.sndbuf,
-            rcvbuf: s.rcvbuf,
-            congestion: s.congestion.clone(),
-            pacing_rate: spec
-                .rate
-                .map(|r| (r / u64::from(spec.streams.max(1))).max(1))
-                .or(s.pacing_rate),
-            mss: s.mss,
-            tos: s.tos,
-            zerocopy: false,
-            rcvlowat: None,
+            socket,
+            ..StreamOptions::default()
+        }
+    }
+
+    /// A transfer receiver's: the buffers the sender asked for.
+    pub fn for_receiver(req: &TransferRequest) -> StreamOptions {
+        StreamOptions {
+            socket: SocketSpec {
+                sndbuf: req.sndbuf,
+                rcvbuf: req.rcvbuf,
+                ..SocketSpec::default()
+            },
+            ..StreamOptions::default()
         }
     }
 }
@@ -82,7 +88,7 @@ impl StreamOptions {
     /// Options that only take effect before the handshake (MSS, and buffer
     /// sizes, which decide the window scale announced in the SYN).
     pub fn apply_before_connect(&self, sock: &socket2::Socket) -> io::Result<()> {
-        if let Some(mss) = self.mss {
+        if let Some(mss) = self.socket.mss {
             sock.set_tcp_mss(mss).map_err(ctx("TCP_MAXSEG"))?;
         }
         self.apply_buffers(sock)
@@ -95,13 +101,13 @@ impl StreamOptions {
     /// a doubled buffer.
     fn apply_buffers(&self, fd: impl AsFd) -> io::Result<()> {
         use rustix::net::sockopt;
-        if let Some(b) = self.sndbuf
+        if let Some(b) = self.socket.sndbuf
             && setsockopt_int(&fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, clamp_int(b)).is_err()
         {
             sockopt::set_socket_send_buffer_size(&fd, b as usize)
                 .map_err(|e| ctx("SO_SNDBUF")(e.into()))?;
         }
-        if let Some(b) = self.rcvbuf {
+        if let Some(b) = self.socket.rcvbuf {
             if setsockopt_int(&fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, clamp_int(b)).is_err() {
                 sockopt::set_socket_recv_buffer_size(&fd, b as usize)
                     .map_err(|e| ctx("SO_RCVBUF")(e.into()))?;
@@ -120,7 +126,7 @@ impl StreamOptions {
         if accepted {
             self.apply_buffers(&fd)?;
         }
-        if let Some(cc) = &self.congestion {
+        if let Some(cc) = &self.socket.congestion {
             sock.set_tcp_congestion(cc.as_bytes()).map_err(|e| {
                 io::Error::new(
                     e.kind(),
@@ -130,7 +136,7 @@ impl StreamOptions {
                 )
             })?;
         }
-        if let Some(tos) = self.tos {
+        if let Some(tos) = self.socket.tos {
             let is_v6 = sock.local_addr().map(|a| a.is_ipv6()).unwrap_or(false);
             if is_v6 {
                 rustix::net::sockopt::set_ipv6_tclass(&fd, u32::from(tos))
@@ -139,7 +145,7 @@ impl StreamOptions {
                 sock.set_tos_v4(u32::from(tos)).map_err(ctx("IP_TOS"))?;
             }
         }
-        if let Some(rate) = self.pacing_rate {
+        if let Some(rate) = self.socket.pacing_rate {
             setsockopt_u64(&fd, libc::SOL_SOCKET, libc::SO_MAX_PACING_RATE, rate)
                 .map_err(ctx("SO_MAX_PACING_RATE"))?;
         }

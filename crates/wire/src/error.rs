@@ -23,11 +23,6 @@ pub enum WireError {
     Malformed { what: &'static str, reason: String },
     #[error("invalid {field}: {reason}")]
     InvalidField { field: &'static str, reason: String },
-    #[error("unexpected {got} message while waiting for {expected}")]
-    Unexpected {
-        got: &'static str,
-        expected: &'static str,
-    },
 }
 
 impl WireError {

@@ -5,6 +5,7 @@
 use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::time::Duration;
 
+use linerate_session::SessionError;
 use linerate_wire::{Hello, Message, Role, SessionId, SessionKind};
 
 use super::StreamSocket;
@@ -48,10 +49,10 @@ pub(crate) fn open_data(
         Message::Ready(_) => {}
         Message::Refuse(r) => return Err(EngineError::Refused(r)),
         other => {
-            return Err(EngineError::Failed(format!(
-                "unexpected {} message while waiting for the data connection's ready",
-                other.name()
-            )));
+            return Err(EngineError::Session(SessionError::Unexpected {
+                waiting_for: "the data connection's ready",
+                got: other.name(),
+            }));
         }
     }
     options

@@ -205,11 +205,7 @@ fn admission<'a>(
             return None;
         }
     };
-    let options = StreamOptions {
-        sndbuf: req.sndbuf,
-        rcvbuf: req.rcvbuf,
-        ..StreamOptions::default()
-    };
+    let options = StreamOptions::for_receiver(&req);
     let mut registration = match Registration::new(reg, id, req.streams, options) {
         Ok(r) => r,
         Err(e) => {
