@@ -144,10 +144,7 @@ fn message(ops: &mut Ops) -> Message {
         12 => Message::Digests(Digests {
             files: (0..n % 3).map(|i| (i as u32, "d".into())).collect(),
         }),
-        13 => Message::TransferReport(Box::new((
-            TransferTotals::default(),
-            SideReport::default(),
-        ))),
+        13 => Message::TransferReport(Box::new((TransferTotals::default(), SideReport::default()))),
         _ => Message::Entries(Entries {
             entries: vec![entry(n)],
         }),

@@ -22,7 +22,11 @@ fuzz_target!(|data: &[u8]| {
 
     let mut head = Vec::new();
     let whole = p.run(0, n, &mut head);
-    assert_eq!([&head[..], whole].concat(), frame, "the whole run is the original");
+    assert_eq!(
+        [&head[..], whole].concat(),
+        frame,
+        "the whole run is the original"
+    );
 
     let cut = usize::from(cut) % n;
     let mut payload = 0;

@@ -6,7 +6,9 @@ use libfuzzer_sys::fuzz_target;
 use linerate_wire::{FRAME_HEADER_LEN, FrameDecoder, MAX_FRAME_LEN, Message};
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&chunk, rest)) = data.split_first() else { return };
+    let Some((&chunk, rest)) = data.split_first() else {
+        return;
+    };
     let chunk = usize::from(chunk.max(1));
     let mut dec = FrameDecoder::new();
     for piece in rest.chunks(chunk) {
@@ -26,6 +28,9 @@ fuzz_target!(|data: &[u8]| {
                 Err(_) => return,
             }
         }
-        assert!(dec.wanted().map_or(true, |w| w <= FRAME_HEADER_LEN + MAX_FRAME_LEN as usize));
+        assert!(
+            dec.wanted()
+                .map_or(true, |w| w <= FRAME_HEADER_LEN + MAX_FRAME_LEN as usize)
+        );
     }
 });

@@ -7,9 +7,13 @@ use linerate_peers::parse;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
-    for run in [parse::iperf2_csv(&text), parse::iperf3_json(&text), parse::nuttcp_parse(&text, 2)]
-        .into_iter()
-        .flatten()
+    for run in [
+        parse::iperf2_csv(&text),
+        parse::iperf3_json(&text),
+        parse::nuttcp_parse(&text, 2),
+    ]
+    .into_iter()
+    .flatten()
     {
         assert!(run.bits_per_second.is_finite() && run.seconds.is_finite());
     }

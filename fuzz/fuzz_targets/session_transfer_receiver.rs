@@ -12,7 +12,9 @@ use linerate_wire::{RefusalCode, TransferTotals};
 mod ops;
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&one_shot, data)) = data.split_first() else { return };
+    let Some((&one_shot, data)) = data.split_first() else {
+        return;
+    };
     let now = std::time::Instant::now();
     let token = (one_shot % 2 == 0).then(|| ops::TOKEN.to_string());
     let receiver = TransferReceiver::new(now, ops::accept(), token);
@@ -39,7 +41,11 @@ fuzz_target!(|data: &[u8]| {
             0 => r.pass_ended(now, vec![ops::need(u64::from(how))], 1, 1 << 20),
             1 => r.pass_ended(now, Vec::new(), 0, 0),
             2 => r.streams_connected(now),
-            _ => r.report(vec![(0, "d".into())], TransferTotals::default(), SideReport::default()),
+            _ => r.report(
+                vec![(0, "d".into())],
+                TransferTotals::default(),
+                SideReport::default(),
+            ),
         }
     });
 });

@@ -10,7 +10,9 @@ use linerate_wire::RefusalCode;
 mod ops;
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&verify, data)) = data.split_first() else { return };
+    let Some((&verify, data)) = data.split_first() else {
+        return;
+    };
     let now = std::time::Instant::now();
     let sender = TransferSender::new(now, ops::request(false, verify % 2 == 0));
     ops::run(data, sender, |s, now, how| {
