@@ -6,6 +6,7 @@ use linerate_engine::spec::{Affinity, BenchSpec, RxPoll, SocketSpec};
 use linerate_wire::Direction;
 
 use crate::serve_cmd::DEFAULT_PORT;
+use crate::usage::{self, UsageError};
 use crate::{measure, output, units};
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -46,6 +47,9 @@ impl From<RxPollArg> for RxPoll {
 pub struct BenchArgs {
     /// Server to measure against: HOST, HOST:PORT or [V6]:PORT.
     pub host: String,
+    /// Server port, as iperf's -p (or give HOST:PORT).
+    #[arg(short = 'p', long, value_name = "PORT")]
+    pub port: Option<u16>,
     /// Parallel streams, one thread and one socket each.
     #[arg(short = 'P', long, value_name = "N", default_value_t = 1, value_parser = units::parse_streams)]
     pub streams: u16,
@@ -86,6 +90,10 @@ pub struct BenchArgs {
     /// Pacing cap per stream (SO_MAX_PACING_RATE), in bits/s, e.g. 9G.
     #[arg(long = "fq-rate", value_name = "RATE", value_parser = units::parse_rate)]
     pub fq_rate: Option<u64>,
+    /// Total rate cap of each direction, bits/s (e.g. 2G), split evenly over its streams, each
+    /// paced (SO_MAX_PACING_RATE). iperf3's -b caps each stream instead.
+    #[arg(short = 'b', long = "bitrate", value_name = "RATE", value_parser = units::parse_rate, conflicts_with = "fq_rate")]
+    pub bitrate: Option<u64>,
     /// TCP maximum segment size (TCP_MAXSEG).
     #[arg(short = 'M', long, value_parser = units::parse_size_u32)]
     pub mss: Option<u32>,
@@ -165,7 +173,10 @@ impl BenchArgs {
                 sndbuf: self.sndbuf,
                 rcvbuf: self.window,
                 congestion: self.congestion.clone(),
-                pacing_rate: self.fq_rate.map(|bps| bps / 8),
+                pacing_rate: self.fq_rate.map(|bps| bps / 8).or_else(|| {
+                    self.bitrate
+                        .map(|bps| (bps / 8 / u64::from(self.streams.max(1))).max(1))
+                }),
                 mss: self.mss,
                 tos: self.tos,
                 bind: self.bind,
@@ -174,7 +185,23 @@ impl BenchArgs {
     }
 
     fn resolve(&self) -> anyhow::Result<SocketAddr> {
-        resolve_host(&self.host, self.ipv4, self.ipv6)
+        let Some(port) = self.port else {
+            return resolve_host(&self.host, self.ipv4, self.ipv6);
+        };
+        let host = self.host.trim_matches(['[', ']']);
+        let bare = host.parse::<IpAddr>().is_ok() || !self.host.contains(':');
+        if !bare {
+            return Err(UsageError(format!(
+                "-p/--port {port}: {} already names a port; give it once",
+                self.host
+            ))
+            .into());
+        }
+        let with_port = match host.parse::<IpAddr>() {
+            Ok(ip) => SocketAddr::new(ip, port).to_string(),
+            Err(_) => format!("{host}:{port}"),
+        };
+        resolve_host(&with_port, self.ipv4, self.ipv6)
     }
 }
 
@@ -202,9 +229,11 @@ pub fn resolve_host(host: &str, ipv4: bool, ipv6: bool) -> anyhow::Result<Socket
 
 pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     let server = a.resolve()?;
+    let spec = a.spec();
+    spec.check().map_err(|e| usage::flag_error(e, usage::BENCH_FLAGS))?;
     let doc = measure::bench(
         server,
-        &a.spec(),
+        &spec,
         std::env::args().collect(),
         output::Out::new(a.json.as_deref() == Some("-")),
     )?;

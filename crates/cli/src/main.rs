@@ -17,6 +17,7 @@ mod study_doc;
 mod transfer_cmd;
 mod tune_cmd;
 mod units;
+mod usage;
 
 use clap::{Parser, Subcommand};
 
@@ -76,6 +77,8 @@ fn main() {
     };
     if let Err(e) = result {
         eprintln!("linerate: error: {e:#}");
-        std::process::exit(1);
+        // Bad flags exit as clap's own refusals do.
+        let usage = e.chain().any(|c| c.is::<usage::UsageError>());
+        std::process::exit(if usage { 2 } else { 1 });
     }
 }

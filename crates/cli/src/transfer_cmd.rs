@@ -19,11 +19,11 @@ use linerate_engine::transfer::source::{Manifest, check_roots};
 use linerate_engine::transfer::{OneShot, Token};
 use linerate_probe::units::{fmt_bytes, fmt_rate};
 use linerate_result::{IntervalSample, Side};
-use linerate_wire::SessionId;
+use linerate_wire::{SessionId, WireError};
 
 use crate::bench_cmd::resolve_host;
 use crate::output::{self, Out, timestamp};
-use crate::units;
+use crate::{units, usage};
 
 #[derive(Args)]
 #[command(after_help = "\
@@ -215,13 +215,25 @@ pub fn run_send(a: SendArgs) -> anyhow::Result<()> {
     for s in manifest.skipped() {
         out.line(&format!("skipped {s}"));
     }
-    let run = run.with_context(|| {
-        let hint = match &target {
-            Target::OneShot(o) => loopback_name_hint(&o.host, server.ip()),
-            Target::Daemon { .. } => String::new(),
-        };
-        format!("transfer to {server} failed{hint}")
-    })?;
+    let run = match run {
+        Ok(run) => run,
+        Err(e @ EngineError::Wire(WireError::InvalidField { .. })) => {
+            return Err(usage::flag_error(e, usage::SEND_FLAGS));
+        }
+        Err(e) => {
+            // Only a receiver that could not be reached may be this machine
+            // by another name; a refusal or a full disk is not that.
+            let unreached = matches!(
+                e,
+                EngineError::Io { .. } | EngineError::Timeout(_) | EngineError::NotLinerate(_)
+            );
+            let hint = match &target {
+                Target::OneShot(o) if unreached => loopback_name_hint(&o.host, server.ip()),
+                _ => String::new(),
+            };
+            return Err(anyhow::Error::new(e).context(format!("transfer to {server} failed{hint}")));
+        }
+    };
     let doc = send::to_result(&run, std::env::args().collect());
     print_summary(&mut out, &run, &doc);
     if let Some(path) = &a.json {

@@ -414,8 +414,13 @@ fn sample(
                     }
                 })
                 .collect();
-            // A final sliver after the last boundary is kept only if it carried data.
-            let keep = now >= next_tick || batch.iter().any(|b| b.bytes > 0);
+            // A final sliver after the last boundary is kept only if it
+            // carried data over a twentieth of an interval or more (the
+            // bytes of a shorter one still count in the totals), or is the
+            // run's only interval: a rate over a few milliseconds says nothing.
+            let sliver_counts = batch.iter().any(|b| b.bytes > 0)
+                && (now - prev_t >= interval / 20 || intervals.is_empty());
+            let keep = now >= next_tick || sliver_counts;
             if keep && !interval.is_zero() {
                 on_interval(&batch);
                 intervals.extend(batch);

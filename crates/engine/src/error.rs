@@ -13,8 +13,11 @@ pub enum EngineError {
     /// Not a `source` either, for the same reason as `Io`.
     #[error("protocol error: {0}")]
     Wire(WireError),
-    #[error("refused by peer ({:?}): {}", .0.code, .0.message)]
+    #[error("refused by the peer ({}): {}", .0.code.words(), .0.message)]
     Refused(Refusal),
+    /// What answered is not a linerate server; says what it looks like.
+    #[error("{0}")]
+    NotLinerate(String),
     #[error("timed out {0}")]
     Timeout(String),
     #[error("peer closed the connection {0}")]

@@ -25,7 +25,7 @@ pub enum SessionError {
     #[error("peer closed the connection while waiting for {waiting_for}")]
     Closed { waiting_for: &'static str },
     /// The peer gave up, and said why.
-    #[error("refused by peer ({:?}): {}", .0.code, .0.message)]
+    #[error("refused by the peer ({}): {}", .0.code.words(), .0.message)]
     Refused(Refusal),
     /// This end gave up, and told the peer why.
     #[error("{}", .0.message)]

@@ -33,6 +33,20 @@ pub enum RefusalCode {
     Internal,
 }
 
+impl RefusalCode {
+    /// The code in words, for people.
+    pub fn words(self) -> &'static str {
+        match self {
+            RefusalCode::Malformed => "malformed request",
+            RefusalCode::UnsupportedVersion => "unsupported version",
+            RefusalCode::UnknownSession => "unknown session",
+            RefusalCode::InvalidParameters => "invalid parameters",
+            RefusalCode::Busy => "busy",
+            RefusalCode::Internal => "internal error",
+        }
+    }
+}
+
 /// Why a server or client gives up on a session.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Refusal {

@@ -14,7 +14,7 @@ use linerate_wire::{BenchParams, Direction, Hello, Role, SessionId, SessionKind}
 use crate::document;
 use crate::end::{self, Pin};
 use crate::error::{EngineError, Result};
-use crate::session::connect::{new_session_id, open_control, open_data};
+use crate::session::connect::{before_accept, new_session_id, open_control, open_data};
 use crate::session::control::Control;
 use crate::session::{feed, flush, settle};
 use crate::sockopt::StreamOptions;
@@ -52,6 +52,7 @@ pub fn run(
     let client_host = linerate_probe::host::collect();
     let mut server_host = HostFacts::default();
     let mut client = None;
+    let mut accepted = false;
     let started_at = SystemTime::now();
     loop {
         match settle(&mut ctl, &mut m) {
@@ -73,6 +74,7 @@ pub fn run(
                     server_host,
                 });
             }
+            Some(Err(e)) if !accepted => return Err(before_accept(server, &ctl, e)),
             Some(Err(e @ EngineError::Refused(_))) => return Err(e),
             Some(Err(e)) if client.is_some() => {
                 return Err(EngineError::Failed(format!(
@@ -88,6 +90,7 @@ pub fn run(
         };
         match event {
             Event::Accepted(accept) => {
+                accepted = true;
                 let loopback = server.ip().is_loopback();
                 let hosts = (&client_host, &accept.host);
                 plan_request(spec, &mut params, &ctl, loopback, hosts);
@@ -118,6 +121,14 @@ pub fn run(
                 m.run_over(Instant::now());
             }
         }
+    }
+}
+
+impl BenchSpec {
+    /// Refuses what no server would take, before anything is opened; the
+    /// error names the parameter.
+    pub fn check(&self) -> Result<()> {
+        Ok(params_for(self).validate()?)
     }
 }
 

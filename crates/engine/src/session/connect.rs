@@ -97,6 +97,76 @@ fn connect(
     Ok(sock.into())
 }
 
+/// Why a session to `server` ended before any accept: a refusal from a
+/// linerate server stands; anything else is explained by what answered,
+/// from the first bytes it sent or, when it sent none, from how it answers
+/// an iperf3 client's opening.
+pub(crate) fn before_accept(server: SocketAddr, ctl: &Control, e: EngineError) -> EngineError {
+    if matches!(e, EngineError::Refused(_)) {
+        return e;
+    }
+    let first = ctl.first_bytes();
+    // An iperf3 server serves one client at a time: it must be let go first
+    // (a shutdown, as the connection may have other descriptors).
+    let _ = ctl.stream.shutdown(std::net::Shutdown::Both);
+    let html = |b: &[u8]| b.len() >= 5 && b[..5].eq_ignore_ascii_case(b"<!doc") || b.starts_with(b"<html");
+    let what = if first.starts_with(b"HTTP/") || html(first) {
+        "an HTTP server".to_string()
+    } else if first.starts_with(b"SSH-") {
+        "an SSH server".to_string()
+    } else if !first.is_empty() {
+        let shown: String = first
+            .iter()
+            .take(24)
+            .map(|&b| if b.is_ascii_graphic() || b == b' ' { b as char } else { '.' })
+            .collect();
+        format!("a service that is not linerate (it sent \"{shown}\")")
+    } else if answers_like_iperf3(server) {
+        "an iperf3 server".to_string()
+    } else if answers_like_http(server) {
+        "an HTTP server".to_string()
+    } else {
+        return EngineError::NotLinerate(format!(
+            "{server} did not answer linerate's greeting ({e}): nothing, or not a linerate \
+             server, listens there (start one with `linerate serve`)"
+        ));
+    };
+    EngineError::NotLinerate(format!(
+        "{server} answers like {what}, not a linerate server (start one with \
+         `linerate serve`, or give the port it listens on)"
+    ))
+}
+
+/// Whether `server` answers the 37-byte cookie an iperf3 client opens with
+/// by one state byte, as an iperf3 server does (PARAM_EXCHANGE, 9, when
+/// idle; ACCESS_DENIED, -1, when busy).
+fn answers_like_iperf3(server: SocketAddr) -> bool {
+    let mut cookie = [b'a'; 37];
+    cookie[36] = 0;
+    // An iperf3 server that has just dropped a connection reopens its
+    // listening socket, resetting what came meanwhile: try a few times.
+    (0..3).any(|attempt| {
+        std::thread::sleep(Duration::from_millis(if attempt == 0 { 100 } else { 400 }));
+        answer(server, &cookie).is_some_and(|r| r.len() == 1 && matches!(r[0], 9 | 0xff))
+    })
+}
+
+/// Whether `server` answers a HEAD request as an HTTP server does.
+fn answers_like_http(server: SocketAddr) -> bool {
+    answer(server, b"HEAD / HTTP/1.0\r\n\r\n").is_some_and(|r| r.starts_with(b"HTTP/"))
+}
+
+/// The first bytes `server` sends back to `opening` within 2 s.
+fn answer(server: SocketAddr, opening: &[u8]) -> Option<Vec<u8>> {
+    use std::io::{Read, Write};
+    let mut s = TcpStream::connect_timeout(&server, Duration::from_secs(2)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    s.write_all(opening).ok()?;
+    let mut reply = [0u8; 16];
+    let n = s.read(&mut reply).ok()?;
+    Some(reply[..n].to_vec())
+}
+
 pub(crate) fn new_session_id() -> Result<SessionId> {
     let mut id = [0u8; 16];
     getrandom::fill(&mut id).map_err(|e| EngineError::Failed(format!("no randomness: {e}")))?;

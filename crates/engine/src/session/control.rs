@@ -14,6 +14,9 @@ use linerate_wire::{Refusal, RefusalCode};
 use crate::error::{EngineError, Result};
 use crate::limits::Budget;
 
+/// How many of the first bytes a peer sends are kept to say what it is.
+const FIRST_BYTES: usize = 64;
+
 /// What happened next on a control connection.
 #[derive(Debug)]
 pub enum Input {
@@ -30,6 +33,8 @@ pub enum Input {
 pub struct Control {
     pub stream: TcpStream,
     decoder: FrameDecoder,
+    /// The first bytes the peer sent: what answered, when it is not linerate.
+    first_bytes: Vec<u8>,
     /// Server-wide bytes of frames not yet complete, and what this
     /// connection holds of them.
     frames: Option<FrameHold>,
@@ -53,6 +58,7 @@ impl Control {
         Control {
             stream,
             decoder: FrameDecoder::new(),
+            first_bytes: Vec::new(),
             frames: None,
         }
     }
@@ -87,6 +93,11 @@ impl Control {
             .map_err(|e| EngineError::io(format!("sending {}", msg.name()), e))
     }
 
+    /// The first bytes the peer sent (up to 64).
+    pub fn first_bytes(&self) -> &[u8] {
+        &self.first_bytes
+    }
+
     /// Waits until `deadline` (for ever without one) for the next message.
     pub fn next_input(&mut self, deadline: Option<Instant>) -> Input {
         let mut buf = [0u8; 64 << 10];
@@ -115,6 +126,8 @@ impl Control {
             match self.stream.read(&mut buf[..want]) {
                 Ok(0) => return Input::Closed,
                 Ok(n) => {
+                    let room = FIRST_BYTES.saturating_sub(self.first_bytes.len());
+                    self.first_bytes.extend_from_slice(&buf[..n.min(room)]);
                     self.decoder.push(&buf[..n]);
                     if let Err(e) = self.account() {
                         return Input::Failed(e);

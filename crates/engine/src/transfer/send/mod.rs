@@ -24,7 +24,7 @@ use super::source::{Manifest, Origin};
 use super::url::Token;
 use crate::end::{self, EndConfig};
 use crate::error::{EngineError, Result};
-use crate::session::connect::{new_session_id, open_control, open_data};
+use crate::session::connect::{before_accept, new_session_id, open_control, open_data};
 use crate::session::control::Control;
 use crate::session::{StreamSocket, apply, feed, flush, local, settle};
 use crate::sockopt::StreamOptions;
@@ -283,15 +283,19 @@ fn connect_streams(
     session: SessionId,
     options: &StreamOptions,
 ) -> Result<(Vec<StreamSocket>, HostFacts)> {
-    let mut host = HostFacts::default();
+    let mut host = None;
     loop {
-        if let Some(end) = settle(ctl, m) {
+        match settle(ctl, m) {
+            Some(Err(e)) if host.is_none() => return Err(before_accept(to.server, ctl, e)),
             // Only an error ends a session before its streams open.
-            end?;
-            return Err(EngineError::Failed("the receiver ended the session".into()));
+            Some(end) => {
+                end?;
+                return Err(EngineError::Failed("the receiver ended the session".into()));
+            }
+            None => {}
         }
         match m.poll_event() {
-            Some(SenderEvent::Accepted(accept)) => host = accept.host,
+            Some(SenderEvent::Accepted(accept)) => host = Some(accept.host),
             Some(SenderEvent::OpenStreams) => {
                 let streams = m.request().streams;
                 let sockets = (0..streams)
@@ -302,7 +306,7 @@ fn connect_streams(
                     .collect::<Result<Vec<StreamSocket>>>()?;
                 m.streams_open(Instant::now());
                 flush(ctl, m)?;
-                return Ok((sockets, host));
+                return Ok((sockets, host.unwrap_or_default()));
             }
             Some(_) => {}
             None => feed(ctl, m, None),
