@@ -230,7 +230,8 @@ pub fn resolve_host(host: &str, ipv4: bool, ipv6: bool) -> anyhow::Result<Socket
 pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     let server = a.resolve()?;
     let spec = a.spec();
-    spec.check().map_err(|e| usage::flag_error(e, usage::BENCH_FLAGS))?;
+    spec.check()
+        .map_err(|e| usage::flag_error(e, usage::BENCH_FLAGS))?;
     let doc = measure::bench(
         server,
         &spec,

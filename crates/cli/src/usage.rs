@@ -60,7 +60,10 @@ mod tests {
         });
         let e = flag_error(e, BENCH_FLAGS);
         assert!(e.downcast_ref::<UsageError>().is_some());
-        assert_eq!(e.to_string(), "-l/--len: must be between 1 byte and 256 MiB");
+        assert_eq!(
+            e.to_string(),
+            "-l/--len: must be between 1 byte and 256 MiB"
+        );
         let other = flag_error(EngineError::Failed("x".into()), BENCH_FLAGS);
         assert!(other.downcast_ref::<UsageError>().is_none());
     }

@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{Guard, alone_with_traffic, linerate, require_root, run};
+use common::{BusyCores, Guard, alone_with_traffic, linerate, require_root, run};
 
 /// A lab that is taken down when the test ends, pass or fail.
 struct TestLab {
@@ -315,6 +315,47 @@ fn configured_rtt_holds_under_bulk_traffic_and_the_window_law_holds() {
     // Window / RTT: 4 MiB over 44 ms is about 762 Mbit/s (a large send buffer, so the window is the only limit).
     let shares = until_within(|| window_law_share(&lab, &h2), 1.0, 0.1);
     eprintln!("throughput / (window / RTT), per try: {shares:?}");
+}
+
+/// At 44 ms a 4 MiB send buffer (tcp_wmem's default maximum) holds a stream
+/// under the 1 Gbit/s bottleneck: the verdict names the send buffer; with
+/// buffers past the path's BDP the stream overruns the bottleneck's queue:
+/// the network. Both also when other processes keep every core busy while
+/// the run's own threads idle (the CPU was named there before).
+#[test]
+fn lab_limits_are_named_on_a_quiet_and_on_a_busy_host() {
+    if !require_root("lab_limits_are_named_on_a_quiet_and_on_a_busy_host") {
+        return;
+    }
+    let _alone = alone_with_traffic();
+    let lab = TestLab::up(
+        "sbuf",
+        &["--backend", "emulator", "--rtt", "44ms", "--rate", "1G"],
+    );
+    let _srv = server_in(&lab, "h2");
+    let h2 = lab.addr("h2", false);
+    let cases: [(&[&str], &str, &str); 2] = [
+        (&["--sndbuf", "4M"], "send_buffer", "--sndbuf"),
+        (
+            &["--sndbuf", "16M", "--window", "16M"],
+            "network",
+            "retransmits",
+        ),
+    ];
+    for host in ["quiet", "busy"] {
+        let _busy = (host == "busy").then(BusyCores::start);
+        for (flags, want, named) in &cases {
+            let mut args = vec!["-t", "5", "--omit", "1"];
+            args.extend_from_slice(flags);
+            let doc = bench(&lab, &h2, &args);
+            let v = &doc["summary"]["verdict"];
+            assert_eq!(v["limit"], *want, "{host} host, {flags:?}: {v}");
+            assert!(
+                v["sentence"].as_str().unwrap().contains(named),
+                "{host} host, {flags:?}: {v}"
+            );
+        }
+    }
 }
 
 /// This VM's vCPUs at times wake late for seconds on end (on such a day,

@@ -100,6 +100,15 @@ impl DestRoot {
         &self.dir
     }
 
+    /// Whether the directory is on a file system in memory (tmpfs, ramfs):
+    /// writing there is copying, not a disk.
+    pub fn in_memory(&self) -> bool {
+        const TMPFS_MAGIC: i64 = 0x0102_1994;
+        const RAMFS_MAGIC: i64 = 0x8584_58f6;
+        rustix::fs::fstatfs(&self.dir)
+            .is_ok_and(|s| matches!(s.f_type as i64, TMPFS_MAGIC | RAMFS_MAGIC))
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -231,4 +231,7 @@ pub struct TransferTotals {
     /// Of `bytes_written`, those written past the page cache (O_DIRECT).
     #[serde(default)]
     pub bytes_written_direct: u64,
+    /// The destination is a file system in memory (tmpfs, ramfs).
+    #[serde(default)]
+    pub dest_in_memory: bool,
 }

@@ -109,7 +109,8 @@ pub(crate) fn before_accept(server: SocketAddr, ctl: &Control, e: EngineError) -
     // An iperf3 server serves one client at a time: it must be let go first
     // (a shutdown, as the connection may have other descriptors).
     let _ = ctl.stream.shutdown(std::net::Shutdown::Both);
-    let html = |b: &[u8]| b.len() >= 5 && b[..5].eq_ignore_ascii_case(b"<!doc") || b.starts_with(b"<html");
+    let html =
+        |b: &[u8]| b.len() >= 5 && b[..5].eq_ignore_ascii_case(b"<!doc") || b.starts_with(b"<html");
     let what = if first.starts_with(b"HTTP/") || html(first) {
         "an HTTP server".to_string()
     } else if first.starts_with(b"SSH-") {
@@ -118,7 +119,13 @@ pub(crate) fn before_accept(server: SocketAddr, ctl: &Control, e: EngineError) -
         let shown: String = first
             .iter()
             .take(24)
-            .map(|&b| if b.is_ascii_graphic() || b == b' ' { b as char } else { '.' })
+            .map(|&b| {
+                if b.is_ascii_graphic() || b == b' ' {
+                    b as char
+                } else {
+                    '.'
+                }
+            })
             .collect();
         format!("a service that is not linerate (it sent \"{shown}\")")
     } else if answers_like_iperf3(server) {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use linerate_result::{Side, StreamEnd};
 
-use super::{Evidence, HOST_SATURATED, STARVED_SHARE};
+use super::{Evidence, HOST_SATURATED, OWN_THREADS_BUSY, STARVED_SHARE};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Features {
@@ -106,6 +106,17 @@ impl Features {
 
     pub fn host_saturated(&self) -> bool {
         self.host_busy >= HOST_SATURATED
+    }
+
+    /// The host's cores were all busy and this run's own threads wanted
+    /// them: running or waiting to run a good part of the time. Cores
+    /// busy with other processes while the run's threads sleep on their
+    /// sockets did not limit the run.
+    pub fn cpu_scarce(&self) -> bool {
+        let own = self
+            .occupied(Side::Sender)
+            .max(self.occupied(Side::Receiver));
+        self.host_saturated() && own >= OWN_THREADS_BUSY
     }
 
     /// The busiest thread of `side`, running or waiting for a core.

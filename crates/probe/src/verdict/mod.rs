@@ -8,7 +8,7 @@
 
 pub mod features;
 pub mod rules;
-mod sentences;
+pub mod sentences;
 
 use std::collections::BTreeMap;
 
@@ -23,6 +23,9 @@ pub const LIMITED_SHARE: f64 = 0.5;
 pub const THREAD_SATURATED: f64 = 0.85;
 /// A host whose CPUs are this busy has no headroom left.
 pub const HOST_SATURATED: f64 = 0.90;
+/// A run's busiest thread running or waiting for a core this share of the
+/// run wants CPU: on a saturated host, the CPU is then its limit.
+pub const OWN_THREADS_BUSY: f64 = 0.5;
 /// A stream thread that waited this share of the run for a CPU was starved.
 pub const STARVED_SHARE: f64 = 0.25;
 /// Retransmitted share of bytes above which the network is losing packets.
@@ -48,13 +51,22 @@ pub struct DiskTime {
     pub read_share: f64,
     /// Writing the destination, at the receiver.
     pub write_share: f64,
+    /// The destination is a file system in memory: its writes are copies.
+    pub dest_in_memory: bool,
 }
 
 /// Names the bottleneck of a bench run.
 pub fn judge(e: &Evidence) -> Verdict {
     let f = Features::measure(e);
     let found = rules::decide(&f, pacing_bps(e));
-    verdict(&f, found, f.evidence())
+    verdict(&f, found, f.evidence(), Command::Bench)
+}
+
+/// The command a verdict speaks to: it suggests only flags that one takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    Bench,
+    Send,
 }
 
 /// Names the bottleneck of a transfer: a disk when the stream threads
@@ -66,22 +78,27 @@ pub fn judge_transfer(e: &Evidence, disks: DiskTime) -> Verdict {
 }
 
 fn transfer_verdict(f: &Features, found: Finding, disks: DiskTime) -> Verdict {
-    let found = rules::disk(f, found, disks.read_share, disks.write_share);
+    let found = rules::disk(f, found, &disks);
     let mut evidence = f.evidence();
     evidence.insert("source_read_share".into(), disks.read_share);
     evidence.insert("destination_write_share".into(), disks.write_share);
-    verdict(f, found, evidence)
+    verdict(f, found, evidence, Command::Send)
 }
 
 fn pacing_bps(e: &Evidence) -> Option<f64> {
     e.pacing_rate.map(|bytes| bytes as f64 * 8.0)
 }
 
-fn verdict(f: &Features, found: Finding, evidence: BTreeMap<String, f64>) -> Verdict {
+fn verdict(
+    f: &Features,
+    found: Finding,
+    evidence: BTreeMap<String, f64>,
+    command: Command,
+) -> Verdict {
     Verdict {
         limit: found.limit(),
         side: found.side(),
-        sentence: sentences::sentence(&found, f),
+        sentence: sentences::sentence(&found, f, command),
         evidence,
     }
 }
@@ -202,6 +219,63 @@ mod tests {
     }
 
     #[test]
+    fn a_host_busy_with_other_work_is_not_the_runs_cpu_limit() {
+        // Seen in a lab at 44 ms: a 4 MiB send buffer full 27 % of the
+        // time, the run's threads at 2 % and 4 % of a core, the host's
+        // cores busy with other jobs. The buffer was the limit.
+        let f = Features {
+            senders: 1,
+            busy_us: 6e6,
+            sndbuf_share: 0.27,
+            min_sndbuf: 4 << 20,
+            min_rcvbuf: 6 << 20,
+            cwnd_bytes: 6e6,
+            sender_util: 0.02,
+            receiver_util: 0.04,
+            host_busy: 0.97,
+            rtt_us: 44_000.0,
+            ..Features::default()
+        };
+        assert_eq!(rules::decide(&f, None), Finding::SendBuffer);
+        // The same host at the link rate with a queue dropping packets:
+        // the network, not the other jobs' CPU.
+        let lossy = Features {
+            sndbuf_share: 0.0,
+            min_sndbuf: 16 << 20,
+            cwnd_bytes: 4e6,
+            retrans_share: 0.01,
+            retransmits: 11_564,
+            ..f
+        };
+        assert_eq!(rules::decide(&lossy, None), Finding::Network);
+        // Its own threads busy on that host: then the CPU.
+        let own = Features {
+            sender_util: 0.4,
+            sender_wait: 0.3,
+            ..lossy
+        };
+        assert!(matches!(rules::decide(&own, None), Finding::Cpu { .. }));
+    }
+
+    #[test]
+    fn a_verdict_suggests_only_what_its_command_takes() {
+        let f = Features {
+            senders: 1,
+            busy_us: 1e6,
+            sender_util: 0.95,
+            retrans_share: 0.01,
+            retransmits: 3,
+            ..Features::default()
+        };
+        let cpu = rules::decide(&f, None);
+        assert!(sentences::sentence(&cpu, &f, Command::Bench).contains("--skip-rx-copy"));
+        assert!(!sentences::sentence(&cpu, &f, Command::Send).contains("--skip-rx-copy"));
+        let net = Finding::Network;
+        assert!(sentences::sentence(&net, &f, Command::Bench).contains("--cc bbr"));
+        assert!(!sentences::sentence(&net, &f, Command::Send).contains("--cc"));
+    }
+
+    #[test]
     fn a_starved_writer_is_cpu() {
         assert_eq!(small_buffer_writer(2.0, 6.0, 0.99).limit, Limit::Cpu);
     }
@@ -244,6 +318,7 @@ mod tests {
         let disks = DiskTime {
             read_share: read,
             write_share: write,
+            dest_in_memory: false,
         };
         transfer_verdict(&f, found, disks)
     }
@@ -263,6 +338,19 @@ mod tests {
         let v = disk_verdict(Finding::Network, Features::default(), 0.6, 0.1);
         assert_eq!(v.limit, Limit::SourceDisk);
         assert_eq!(v.evidence["source_read_share"], 0.6);
+        // A destination in memory is named so.
+        let tmpfs = DiskTime {
+            read_share: 0.0,
+            write_share: 0.7,
+            dest_in_memory: true,
+        };
+        let v = transfer_verdict(&Features::default(), Finding::ReceiverWindow, tmpfs);
+        assert!(v.sentence.contains("in memory"), "{}", v.sentence);
+        assert!(!v.sentence.contains("disk"), "{}", v.sentence);
+        // The user's own cap stands whatever the disks did.
+        let paced = Finding::Paced { cap_bps: 1e9 };
+        let v = disk_verdict(paced, Features::default(), 0.0, 0.7);
+        assert_eq!(v.limit, Limit::Application);
     }
 
     #[test]

@@ -52,6 +52,8 @@ pub enum Finding {
         side: Side,
         share: f64,
         busy: Option<f64>,
+        /// The file system is in memory (tmpfs): no disk at all.
+        in_memory: bool,
     },
 }
 
@@ -124,7 +126,7 @@ fn receive_window(f: &Features) -> Option<Finding> {
         if f.receiver_util >= THREAD_SATURATED
             || f.receiver_starved()
             || reader_behind
-            || (f.host_saturated() && roomy)
+            || (f.cpu_scarce() && roomy)
         {
             Finding::Cpu {
                 side: Side::Receiver,
@@ -148,7 +150,7 @@ fn send_buffer(f: &Features) -> Option<Finding> {
     Some(
         if f.sender_util >= THREAD_SATURATED
             || f.sender_starved()
-            || (f.host_saturated() && f.min_sndbuf >= ROOMY_BUFFER)
+            || (f.cpu_scarce() && f.min_sndbuf >= ROOMY_BUFFER)
         {
             Finding::Cpu {
                 side: f.busier_side(),
@@ -165,7 +167,7 @@ fn cpu_bound(f: &Features) -> bool {
         || f.receiver_util >= THREAD_SATURATED
         || f.sender_starved()
         || f.receiver_starved()
-        || f.host_saturated()
+        || f.cpu_scarce()
 }
 
 fn network(f: &Features) -> Option<Finding> {
@@ -195,7 +197,12 @@ fn cpu(f: &Features) -> Option<Finding> {
 /// threads that limited the run busy. Threads that never block are the
 /// limit whatever they do; when it was mostly file I/O, the file system is
 /// what would have to be faster.
-pub fn disk(f: &Features, found: Finding, read: f64, write: f64) -> Finding {
+pub fn disk(f: &Features, found: Finding, disks: &super::DiskTime) -> Finding {
+    // The user's own cap set the pace: the disks only kept up with it.
+    if matches!(found, Finding::Paced { .. }) {
+        return found;
+    }
+    let (read, write) = (disks.read_share, disks.write_share);
     // The floor keeps a side the rules found hardly busy from handing the
     // limit to a disk it hardly used.
     let mostly = |share: f64, side: Side| share >= DISK_SHARE * f.occupied(side).max(0.5);
@@ -211,5 +218,11 @@ pub fn disk(f: &Features, found: Finding, read: f64, write: f64) -> Finding {
     } else {
         return found;
     };
-    Finding::Disk { side, share, busy }
+    let in_memory = side == Side::Receiver && disks.dest_in_memory;
+    Finding::Disk {
+        side,
+        share,
+        busy,
+        in_memory,
+    }
 }

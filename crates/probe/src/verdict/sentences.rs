@@ -2,20 +2,25 @@
 
 use linerate_result::Side;
 
+use super::Command;
 use super::features::Features;
 use super::rules::{CpuCause, Finding};
 use crate::units::{fmt_bytes, fmt_rate, fmt_us};
 
-pub fn sentence(found: &Finding, f: &Features) -> String {
+pub fn sentence(found: &Finding, f: &Features, command: Command) -> String {
     match *found {
         Finding::NoTcpInfo => {
             "Unknown: no TCP_INFO was sampled at the sending end, so the limit cannot be derived."
                 .into()
         }
         Finding::Paced { cap_bps } => format!(
-            "Application: each stream ran at {} against a pacing cap of {} (--fq-rate); the cap, not the path, set the rate.",
+            "Application: each stream ran at {} against a pacing cap of {} ({}); the cap, not the path, set the rate.",
             fmt_rate(f.per_stream_bps),
-            fmt_rate(cap_bps)
+            fmt_rate(cap_bps),
+            match command {
+                Command::Bench => "--fq-rate or -b",
+                Command::Send => "--rate, split over the streams",
+            }
         ),
         Finding::ReceiverWindow => format!(
             "Receiver window: the senders waited for window {:.0} % of the time; the receiver's buffer was {}. \
@@ -39,11 +44,15 @@ pub fn sentence(found: &Finding, f: &Features) -> String {
         ),
         Finding::Network => format!(
             "Network: {} retransmits ({:.3} % of bytes) kept the congestion window down; \
-             the path drops or reorders packets (check queues, MTU and links; try --cc bbr).",
+             the path drops or reorders packets (check queues, MTU and links{}).",
             f.retransmits,
-            f.retrans_share * 100.0
+            f.retrans_share * 100.0,
+            match command {
+                Command::Bench => "; try --cc bbr",
+                Command::Send => "",
+            }
         ),
-        Finding::Cpu { side, cause } => cpu(f, &cpu_cause(f, side, cause)),
+        Finding::Cpu { side, cause } => cpu(f, &cpu_cause(f, side, cause), command),
         Finding::Application => format!(
             "Application: neither TCP (window, buffer, retransmits) nor the CPUs were the limit \
              (sender threads {:.0} %, receiver threads {:.0} %, hosts {:.0} % busy); the application's own pace (write size, byte count, rate) set the rate.",
@@ -51,7 +60,12 @@ pub fn sentence(found: &Finding, f: &Features) -> String {
             f.receiver_util * 100.0,
             f.host_busy * 100.0
         ),
-        Finding::Disk { side, share, busy } => {
+        Finding::Disk {
+            side,
+            share,
+            busy,
+            in_memory,
+        } => {
             let doing = match side {
                 Side::Receiver => "writing the destination",
                 Side::Sender => "reading the source",
@@ -66,6 +80,14 @@ pub fn sentence(found: &Finding, f: &Features) -> String {
                     b.min(1.0) * 100.0
                 )
             });
+            if in_memory {
+                return format!(
+                    "Limited by the destination's file system, which is in memory (tmpfs): \
+                     the streams spent {:.0}% of their time {doing}{busy}; those writes are \
+                     copies into memory, not disk I/O.",
+                    share * 100.0
+                );
+            }
             format!(
                 "Limited by the disk: the streams spent {:.0}% of their time {doing}{busy}.",
                 share * 100.0
@@ -101,7 +123,7 @@ fn cpu_cause(f: &Features, side: Side, cause: CpuCause) -> String {
     }
 }
 
-fn cpu(f: &Features, why: &str) -> String {
+fn cpu(f: &Features, why: &str, command: Command) -> String {
     // Time spent runnable but not running is CPU the thread lacked.
     let waited = if f.sender_wait.max(f.receiver_wait) >= 0.05 {
         format!(
@@ -112,9 +134,13 @@ fn cpu(f: &Features, why: &str) -> String {
     } else {
         String::new()
     };
+    let fewer = match command {
+        Command::Bench => "use fewer copies (--skip-rx-copy shows the receive copy's share)",
+        Command::Send => "drop the block checksums where TCP's own suffice (--no-checksum)",
+    };
     format!(
         "CPU: {why}; sender threads at {:.0} % and receiver threads at {:.0} % of a core{waited}, hosts {:.0} % busy. \
-         More streams only help while cores are idle; otherwise use fewer copies (--skip-rx-copy shows the receive copy's share) or faster cores.",
+         More streams only help while cores are idle; otherwise {fewer} or faster cores.",
         f.sender_util * 100.0,
         f.receiver_util * 100.0,
         f.host_busy * 100.0

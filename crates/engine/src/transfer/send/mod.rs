@@ -76,6 +76,8 @@ pub struct TransferRun {
     /// Files whose end-to-end digest did not match (with --verify).
     pub mismatched: Vec<String>,
     pub verified: usize,
+    /// The cap on each stream, bytes per second (`--rate` split over them).
+    pub pacing_rate: Option<u64>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -270,6 +272,7 @@ pub fn run(
         bytes_read_direct: shared.bytes_read_direct.load(Relaxed),
         mismatched,
         verified,
+        pacing_rate: options.socket.pacing_rate,
     })
 }
 

@@ -81,11 +81,12 @@ fn judge(
         client_cpu: run.client.host_cpu,
         server_cpu: Some(run.server.host_cpu),
         bits_per_second: bps,
-        pacing_rate: None,
+        pacing_rate: run.pacing_rate,
     };
     let disks = verdict::DiskTime {
         read_share: share(run.read_seconds),
         write_share: share(run.totals.write_seconds),
+        dest_in_memory: run.totals.dest_in_memory,
     };
     verdict::judge_transfer(&evidence, disks)
 }

@@ -1,0 +1,83 @@
+//! The verdict, provoked on purpose, on a quiet host and on one whose
+//! cores are kept busy by unrelated processes: a verdict that names the
+//! CPU only because other jobs run is wrong, and users learn to ignore it.
+//! Each case is a command line and the limit it must be named for.
+
+mod common;
+
+use common::tree::TempDir;
+use common::{BusyCores, Server, alone_with_traffic, bench_json, text};
+
+fn verdict(doc: &serde_json::Value) -> (String, String) {
+    let v = &doc["summary"]["verdict"];
+    (
+        v["limit"].as_str().unwrap_or("").to_string(),
+        v["sentence"].as_str().unwrap_or("").to_string(),
+    )
+}
+
+/// Runs `case` quiet, then with every core kept busy.
+fn quiet_and_busy(case: &dyn Fn(&str)) {
+    let _alone = alone_with_traffic();
+    case("quiet");
+    let _busy = BusyCores::start();
+    case("busy");
+}
+
+#[test]
+fn bench_limits_are_named_on_a_quiet_and_on_a_busy_host() {
+    let srv = Server::start();
+    let addr = srv.addr();
+    let cases: [(&[&str], &str, &str); 4] = [
+        (
+            &["--window", "4K", "-t", "2"],
+            "receiver_window",
+            "--window",
+        ),
+        (&["--sndbuf", "4K", "-t", "2"], "send_buffer", "--sndbuf"),
+        (&["--fq-rate", "1G", "-t", "2"], "application", "--fq-rate"),
+        (&["-b", "1G", "-P", "2", "-t", "2"], "application", "-b"),
+    ];
+    quiet_and_busy(&|host| {
+        for (flags, want, named) in &cases {
+            let (limit, sentence) = verdict(&bench_json(&addr, flags));
+            assert_eq!(&limit, want, "{host} host, bench {flags:?}: {sentence}");
+            assert!(
+                sentence.contains(named),
+                "{host} host, bench {flags:?}: the sentence names {named}: {sentence}"
+            );
+        }
+    });
+}
+
+#[test]
+fn a_send_under_its_own_rate_cap_is_named_so_and_suggests_only_send_flags() {
+    let dir = TempDir::new("verdict");
+    let srv = Server::with_root(dir.path());
+    let target = format!("{}:/in", srv.addr());
+    quiet_and_busy(&|host| {
+        let out = common::run(&[
+            "send",
+            "--from-memory",
+            "300M",
+            "--rate",
+            "1G",
+            "--skip-writes",
+            "--json",
+            "-",
+            "-q",
+            &target,
+        ]);
+        assert!(out.status.success(), "{host}: {}", text(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("send JSON");
+        let (limit, sentence) = verdict(&doc);
+        assert_eq!(limit, "application", "{host} host: {sentence}");
+        assert!(sentence.contains("--rate"), "{host} host: {sentence}");
+        for bench_only in ["--skip-rx-copy", "--fq-rate", "--cc"] {
+            assert!(
+                !sentence.contains(bench_only),
+                "{host} host: send does not take {bench_only}: {sentence}"
+            );
+        }
+    });
+}
