@@ -105,6 +105,8 @@ impl DestRoot {
     pub fn in_memory(&self) -> bool {
         const TMPFS_MAGIC: i64 = 0x0102_1994;
         const RAMFS_MAGIC: i64 = 0x8584_58f6;
+        // f_type's width differs between architectures.
+        #[allow(clippy::unnecessary_cast)]
         rustix::fs::fstatfs(&self.dir)
             .is_ok_and(|s| matches!(s.f_type as i64, TMPFS_MAGIC | RAMFS_MAGIC))
     }
