@@ -152,8 +152,6 @@ pub fn run(
         None => new_session_id()?,
     };
     let bind = spec.socket.bind;
-    let mut ctl = open_control(to.server, bind, session, SessionKind::Transfer)?;
-    let client_host = linerate_probe::host::collect();
     let request = TransferRequest {
         rx_poll: spec.rx_poll == RxPoll::On,
         dest: to.dest.clone(),
@@ -170,7 +168,10 @@ pub fn run(
         evict: spec.cache.evict,
         checksum: spec.checksum,
     };
+    // Refused before anything is opened: bad flags are not a failed transfer.
     request.validate()?;
+    let mut ctl = open_control(to.server, bind, session, SessionKind::Transfer)?;
+    let client_host = linerate_probe::host::collect();
     let mut m = TransferSender::new(Instant::now(), request.clone());
     let options = StreamOptions::for_sender(spec);
     // One thread announces the manifest while another reads the answers.
