@@ -5,6 +5,7 @@ mod bench_cmd;
 mod compare_cmd;
 mod dataset;
 mod demo_cmd;
+mod docs_cmd;
 mod detach;
 mod lab_cmd;
 mod measure;
@@ -24,12 +25,12 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(
     name = "linerate",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("LINERATE_COMMIT"), ")"),
     about = "Move data between hosts at line rate, benchmark the network, and say why a link is slow",
     long_about = None,
     after_help = "Examples:\n  linerate demo                      everything on loopback, no setup\n  linerate serve                     answer sessions on port 5201\n  linerate bench 10.0.0.2 -P 8 -t 30 eight streams for 30 s, with a verdict\n  linerate send data/ \"$(ssh dtn2 linerate recv /in)\"  parallel, resumable file transfer\n  linerate compare -P 1,4            linerate, iperf2, iperf3, nuttcp side by side\n  linerate tune audit --rate 100G --rtt 44ms   what this host needs for that path\n  linerate report results/ -o report.html      figures from any results"
 )]
-struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -59,6 +60,10 @@ enum Command {
     /// Audit host settings, plan them from a target rate and RTT, apply and revert.
     #[command(subcommand)]
     Tune(tune_cmd::TuneCommand),
+    /// Write the manual pages (linerate.1 and one per subcommand).
+    Man(docs_cmd::ManArgs),
+    /// Print shell completions (bash, zsh, fish, elvish, powershell).
+    Completions(docs_cmd::CompletionsArgs),
 }
 
 fn main() {
@@ -74,6 +79,8 @@ fn main() {
         Command::Tune(c) => tune_cmd::run(c),
         Command::Compare(a) => compare_cmd::run(a),
         Command::Report(a) => report_cmd::run(a),
+        Command::Man(a) => docs_cmd::man(a),
+        Command::Completions(a) => docs_cmd::completions(a),
     };
     if let Err(e) = result {
         eprintln!("linerate: error: {e:#}");

@@ -1,0 +1,319 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_linerate_global_optspecs
+    string join \n h/help V/version
+end
+
+function __fish_linerate_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_linerate_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_linerate_using_subcommand
+    set -l cmd (__fish_linerate_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c linerate -n "__fish_linerate_needs_command" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_needs_command" -s V -l version -d 'Print version'
+complete -c linerate -n "__fish_linerate_needs_command" -f -a "serve" -d 'Answer every kind of session on one TCP port'
+complete -c linerate -n "__fish_linerate_needs_command" -f -a "bench" -d 'Memory-to-memory throughput, one thread per stream, with TCP_INFO and a verdict'
+complete -c linerate -n "__fish_linerate_needs_command" -f -a "send" -d 'Send files, trees or generated data to `recv` or `serve --root`, in parallel, resumable'
+complete -c linerate -n "__fish_linerate_needs_command" -f -a "recv" -d 'Receive one transfer into a directory; prints the URL to send to'
+complete -c linerate -n "__fish_linerate_needs_command" -f -a "demo" -d 'Run the whole tool on loopback with generated data: no root, no setup'
+complete -c linerate -n "__fish_linerate_needs_command" -f -a "lab" -d 'Namespace testbeds with WAN conditions (netem, or the built-in emulator)'
+complete -c linerate -n "__fish_linerate_needs_command" -f -a "study" -d 'The seed papers\' studies on a lab, one command each (root)'
+complete -c linerate -n "__fish_linerate_needs_command" -f -a "compare" -d 'linerate and the installed peers (iperf2, iperf3, nuttcp; rsync for files) side by side'
+complete -c linerate -n "__fish_linerate_needs_command" -f -a "report" -d 'Result documents to one self-contained HTML page of figures (and CSV)'
+complete -c linerate -n "__fish_linerate_needs_command" -f -a "tune" -d 'Audit host settings, plan them from a target rate and RTT, apply and revert'
+complete -c linerate -n "__fish_linerate_needs_command" -f -a "man" -d 'Write the manual pages (linerate.1 and one per subcommand)'
+complete -c linerate -n "__fish_linerate_needs_command" -f -a "completions" -d 'Print shell completions (bash, zsh, fish, elvish, powershell)'
+complete -c linerate -n "__fish_linerate_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c linerate -n "__fish_linerate_using_subcommand serve" -l bind -d 'Local address to listen on ([::] also accepts IPv4)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand serve" -s p -l port -d 'TCP port for control and data of every session' -r
+complete -c linerate -n "__fish_linerate_using_subcommand serve" -l root -d 'Accept transfers (`linerate send SRC HOST:/DEST`) into DEST under this directory' -r -F
+complete -c linerate -n "__fish_linerate_using_subcommand serve" -l session-memory -d 'Memory one transfer\'s manifest and bookkeeping may take, charged at about 430 bytes an entry plus its path: the default holds about 4 million entries with 100-byte paths' -r
+complete -c linerate -n "__fish_linerate_using_subcommand serve" -l max-entries -d 'Entries (files, directories, links) one transfer may announce' -r
+complete -c linerate -n "__fish_linerate_using_subcommand serve" -l partial-ttl -d 'How long what a cut-short transfer left under --root (partial files, journals, new directories) waits for a rerun to resume it before it is removed (with ms/s/m/h)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand serve" -l max-sessions -d 'Sessions served at once' -r
+complete -c linerate -n "__fish_linerate_using_subcommand serve" -l max-streams -d 'Data connections of all sessions at once' -r
+complete -c linerate -n "__fish_linerate_using_subcommand serve" -l frame-memory -d 'Memory for control messages still arriving, all sessions together' -r
+complete -c linerate -n "__fish_linerate_using_subcommand serve" -l once -d 'Exit after the first session ends'
+complete -c linerate -n "__fish_linerate_using_subcommand serve" -l keep-special-bits -d 'Apply setuid, setgid and sticky bits as senders send them. Off, they are dropped and the umask applies. Only for trusted senders: as root, a sender could otherwise plant a setuid-root program'
+complete -c linerate -n "__fish_linerate_using_subcommand serve" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -s p -l port -d 'Server port, as iperf\'s -p (or give HOST:PORT)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -s P -l streams -d 'Parallel streams, one thread and one socket each' -r
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -s t -l time -d 'Run length (seconds, or with ms/s/m/h)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -s n -l bytes -d 'Send this many bytes in total (e.g. 10G) instead of running for a time' -r
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -s l -l len -d 'Bytes per write call. Default: 1M when every stream thread has a core, else 128K' -r
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -l read-len -d 'Bytes per read call at the receiver. Default: 1M when every stream thread has a core and receivers block, else 128K' -r
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -s i -l interval -d 'Seconds between interval reports (0: none)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -l omit -d 'Leave out the first seconds (slow start) from the summary' -r
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -s w -l window -d 'Receive window: SO_RCVBUF at the receiving end. Default: kernel autotuning' -r
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -l sndbuf -d 'Send buffer (SO_SNDBUF) at the sending end. Default: kernel autotuning' -r
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -s Z -l cc -d 'Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic' -r
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -l fq-rate -d 'Pacing cap per stream (SO_MAX_PACING_RATE), in bits/s, e.g. 9G' -r
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -s b -l bitrate -d 'Total rate cap of each direction, bits/s (e.g. 2G), split evenly over its streams, each paced (SO_MAX_PACING_RATE). iperf3\'s -b caps each stream instead' -r
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -s M -l mss -d 'TCP maximum segment size (TCP_MAXSEG)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -s S -l tos -d 'IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -s B -l bind -d 'Local address to send from' -r
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -l rcvlowat -d 'Wake receivers only once this many bytes are queued (SO_RCVLOWAT; 1 wakes them for any data). Default: 128K between namespaces of one host, else off (see docs/defaults.md)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -l affinity -d 'Where stream threads run (CPU affinity at both ends)' -r -f -a "auto\t'Pin only where it measured faster: polling receivers on one host get a core per thread at up to one thread per core, a core per stream at up to four'
+off\t''
+spread\t'One core per stream thread: client stream i on the 2i-th usable CPU, server on the next'
+pairs\t'Both ends of stream i on the i-th usable CPU (both ends on one host)'"
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -l rx-poll -d 'Receivers poll before blocking; auto polls on loopback at up to four stream threads per core, between namespaces of one host while threads share cores' -r -f -a "auto\t'Poll on loopback while there are at most four stream threads per core; between namespaces of one host only while threads share cores'
+on\t''
+off\t''"
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -l json -d 'Write the linerate.result/1 document to FILE (\'-\' for stdout; human output then goes to stderr)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -s R -l reverse -d 'Server sends, client receives'
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -l bidir -d 'Both directions at once (-P streams each way)'
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -s 4 -d 'Use IPv4 only'
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -s 6 -d 'Use IPv6 only'
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -l zerocopy -d 'Send with MSG_ZEROCOPY (pays off on real NICs with large writes; loopback copies anyway)'
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -l skip-rx-copy -d 'Receiver discards data in the kernel (MSG_TRUNC) instead of copying it out'
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c linerate -n "__fish_linerate_using_subcommand send" -l from-memory -d 'Send SIZE bytes generated in memory instead of files (no source disk)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand send" -s P -l streams -d 'Parallel streams, one thread and one socket each' -r
+complete -c linerate -n "__fish_linerate_using_subcommand send" -l block -d 'Block size: the unit of scheduling, checksums and resume' -r
+complete -c linerate -n "__fish_linerate_using_subcommand send" -l rate -d 'Cap the whole transfer, in bits/s (e.g. 5G), paced per socket' -r
+complete -c linerate -n "__fish_linerate_using_subcommand send" -l sndbuf -d 'Socket send buffer (SO_SNDBUF). Default: kernel autotuning' -r
+complete -c linerate -n "__fish_linerate_using_subcommand send" -s w -l window -d 'Receive window (SO_RCVBUF at the receiver). Default: kernel autotuning' -r
+complete -c linerate -n "__fish_linerate_using_subcommand send" -s B -l bind -d 'Local address to send from' -r
+complete -c linerate -n "__fish_linerate_using_subcommand send" -l rx-poll -d 'Receivers poll before blocking (auto: off; polling measured slower when the receiver writes)' -r -f -a "auto\t'Poll on loopback while there are at most four stream threads per core; between namespaces of one host only while threads share cores'
+on\t''
+off\t''"
+complete -c linerate -n "__fish_linerate_using_subcommand send" -l json -d 'Write the linerate.result/1 document to FILE (\'-\' for stdout)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand send" -l skip-writes -d 'The receiver checks and discards: measures the network and CPUs only'
+complete -c linerate -n "__fish_linerate_using_subcommand send" -l overwrite -d 'Replace files that exist at the destination and differ'
+complete -c linerate -n "__fish_linerate_using_subcommand send" -l verify -d 'Compare a whole-file BLAKE3 of source and destination at the end'
+complete -c linerate -n "__fish_linerate_using_subcommand send" -l no-checksum -d 'Send blocks without their XXH3 checksum: only TCP\'s own checksum (and --verify, if given) guards the data. Saves both ends one pass over every byte where the CPU is the limit'
+complete -c linerate -n "__fish_linerate_using_subcommand send" -l follow-links -d 'Follow symbolic links instead of recreating them'
+complete -c linerate -n "__fish_linerate_using_subcommand send" -l direct -d 'Bypass the page cache at both ends (O_DIRECT), for cold disk-to-disk runs: the sender reads and the receiver writes whole pages of every file above 1 MiB directly. Smaller files and a file\'s last partial page go through the cache, as does everything on a file system that refuses O_DIRECT (the summary says how much went direct). --block must then be a multiple of 4 KiB'
+complete -c linerate -n "__fish_linerate_using_subcommand send" -l evict -d 'Drop each block from the page cache once it is sent and once it is written (flushed to disk first), so a transfer larger than memory does not push the host\'s other data out of the cache'
+complete -c linerate -n "__fish_linerate_using_subcommand send" -s 4 -d 'Use IPv4 only'
+complete -c linerate -n "__fish_linerate_using_subcommand send" -s 6 -d 'Use IPv6 only'
+complete -c linerate -n "__fish_linerate_using_subcommand send" -s q -l quiet -d 'Print no progress'
+complete -c linerate -n "__fish_linerate_using_subcommand send" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c linerate -n "__fish_linerate_using_subcommand recv" -l bind -d 'Local address to listen on' -r
+complete -c linerate -n "__fish_linerate_using_subcommand recv" -s p -l port -d 'Port to listen on (0: any free port)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand recv" -l advertise -d 'Host name the URL gives the sender. Default: the bind address if it is a specific one, else this host\'s name' -r
+complete -c linerate -n "__fish_linerate_using_subcommand recv" -l log -d 'Log file of a receiver in the background' -r -F
+complete -c linerate -n "__fish_linerate_using_subcommand recv" -l wait -d 'Give up when no sender has connected this long after the URL was printed (s, or with ms/s/m/h; 0: wait for ever). A receiver in the background whose sender never came would otherwise hold its port for ever' -r
+complete -c linerate -n "__fish_linerate_using_subcommand recv" -l session-memory -d 'Memory one transfer\'s manifest and bookkeeping may take, charged at about 430 bytes an entry plus its path: the default holds about 4 million entries with 100-byte paths' -r
+complete -c linerate -n "__fish_linerate_using_subcommand recv" -l max-entries -d 'Entries (files, directories, links) one transfer may announce' -r
+complete -c linerate -n "__fish_linerate_using_subcommand recv" -l foreground -d 'Stay in the foreground after printing the URL. By default, when stdout is not a terminal (as inside "$(ssh host linerate recv DIR)"), the receiver moves to the background so the command substitution returns'
+complete -c linerate -n "__fish_linerate_using_subcommand recv" -l keep-special-bits -d 'Apply setuid, setgid and sticky bits as senders send them. Off, they are dropped and the umask applies. Only for trusted senders: as root, a sender could otherwise plant a setuid-root program'
+complete -c linerate -n "__fish_linerate_using_subcommand recv" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand demo" -l out -d 'Folder for the result documents and the report' -r -F
+complete -c linerate -n "__fish_linerate_using_subcommand demo" -l seconds -d 'Seconds per bench run' -r
+complete -c linerate -n "__fish_linerate_using_subcommand demo" -l lab -d 'Also run short WAN and tuning studies through a lab (root)'
+complete -c linerate -n "__fish_linerate_using_subcommand demo" -l no-compare -d 'Skip the side-by-side run of the installed peers'
+complete -c linerate -n "__fish_linerate_using_subcommand demo" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and not __fish_seen_subcommand_from up set status exec addr down emulator help" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and not __fish_seen_subcommand_from up set status exec addr down emulator help" -f -a "up" -d 'Create namespaces, links, addresses and routes, and set the conditions'
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and not __fish_seen_subcommand_from up set status exec addr down emulator help" -f -a "set" -d 'Change the conditions of a running lab'
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and not __fish_seen_subcommand_from up set status exec addr down emulator help" -f -a "status" -d 'Topology, backend, conditions and live emulator counters'
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and not __fish_seen_subcommand_from up set status exec addr down emulator help" -f -a "exec" -d 'Run a command inside a lab host (h1, h2, ...) or the router (r)'
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and not __fish_seen_subcommand_from up set status exec addr down emulator help" -f -a "addr" -d 'Print a host\'s address, for scripts: `linerate bench $(linerate lab addr h2)`'
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and not __fish_seen_subcommand_from up set status exec addr down emulator help" -f -a "down" -d 'Remove everything a lab created; safe to repeat and after a crash'
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and not __fish_seen_subcommand_from up set status exec addr down emulator help" -f -a "emulator" -d 'The user-space emulator process (started by `lab up`)'
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and not __fish_seen_subcommand_from up set status exec addr down emulator help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l name -d 'Lab name' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l hosts -d 'Host namespaces (h1, h2, ...)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l mtu -d 'MTU of every lab link' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l backend -d 'What makes the conditions' -r -f -a "auto\t'netem when the kernel has it, else the built-in emulator'
+netem\t''
+emulator\t''
+veth\t'Plain veth (and TBF for --rate): no delay or loss'"
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l rtt -d 'Round-trip time added by the link (e.g. 44ms); half each way' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l jitter -d 'Delay variation each way, plus or minus (packets keep their order)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l loss -d 'Packet loss (e.g. 0.1%)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l loss-burst -d 'Mean length of loss bursts in packets (Gilbert-Elliott); 1 = independent' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l reorder -d 'Packets that skip the delay and overtake those ahead (netem\'s reorder), e.g. 0.02%' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l duplicate -d 'Packets delivered twice' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l rate -d 'Bottleneck rate (e.g. 10gbit, 1G); `none` removes it' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l queue -d 'Bottleneck queue in bytes (default: one RTT of the rate, at least 10 ms)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l seed -d 'Seed of the random decisions (same seed, same fates)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l router -d 'Route between hosts through a router namespace (kernel forwarding on veth and netem; the emulator always has one)'
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l dry-run -d 'Print the ip/tc commands instead of running them'
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l name -d 'Lab name' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l rtt -d 'Round-trip time added by the link (e.g. 44ms); half each way' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l jitter -d 'Delay variation each way, plus or minus (packets keep their order)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l loss -d 'Packet loss (e.g. 0.1%)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l loss-burst -d 'Mean length of loss bursts in packets (Gilbert-Elliott); 1 = independent' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l reorder -d 'Packets that skip the delay and overtake those ahead (netem\'s reorder), e.g. 0.02%' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l duplicate -d 'Packets delivered twice' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l rate -d 'Bottleneck rate (e.g. 10gbit, 1G); `none` removes it' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l queue -d 'Bottleneck queue in bytes (default: one RTT of the rate, at least 10 ms)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l seed -d 'Seed of the random decisions (same seed, same fates)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from status" -l name -d 'One lab (default: all)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from status" -l json -d 'Print JSON'
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from exec" -l name -d 'Lab name' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from exec" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from addr" -l name -d 'Lab name' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from addr" -s 6 -d 'The IPv6 address instead'
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from addr" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from down" -l name -d 'Lab name' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from down" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from emulator" -l plan -r -F
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from emulator" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "up" -d 'Create namespaces, links, addresses and routes, and set the conditions'
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "set" -d 'Change the conditions of a running lab'
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "status" -d 'Topology, backend, conditions and live emulator counters'
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "exec" -d 'Run a command inside a lab host (h1, h2, ...) or the router (r)'
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "addr" -d 'Print a host\'s address, for scripts: `linerate bench $(linerate lab addr h2)`'
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "down" -d 'Remove everything a lab created; safe to repeat and after a crash'
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "emulator" -d 'The user-space emulator process (started by `lab up`)'
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and not __fish_seen_subcommand_from wan lan tuning help" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and not __fish_seen_subcommand_from wan lan tuning help" -f -a "wan" -d 'Bandwidth vs RTT with default and BDP-sized buffers, 1 vs several streams; bandwidth over time at 44 ms with 0.02 % reordering; the window law'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and not __fish_seen_subcommand_from wan lan tuning help" -f -a "lan" -d 'Bandwidth vs streams, MTU 1500 vs 9000, IPv4 vs IPv6, direct vs through a relay node'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and not __fish_seen_subcommand_from wan lan tuning help" -f -a "tuning" -d 'One stream on a lab WAN before and after `tune plan`\'s settings (applied, then reverted)'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and not __fish_seen_subcommand_from wan lan tuning help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l json -d 'Where to write the linerate.result/1 document' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -s t -l time -d 'Seconds per bench run (default 5, 2 with --quick)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l cc -d 'Congestion control for every run (default: the host\'s)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l name -d 'Name of the lab the study builds (removed at the end)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l rtts -d 'RTTs to sweep, in ms' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l streams -d 'Stream counts to compare' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l rate -d 'Bottleneck rate of the emulated WAN; BDP-sized buffers are sized for it' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l stability-time -d 'Length of the run over time at 44 ms with reordering (default 30 s, 8 s with --quick)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l backend -d 'Backend for the WAN conditions' -r -f -a "auto\t'netem when the kernel has it, else the built-in emulator'
+netem\t''
+emulator\t''
+veth\t'Plain veth (and TBF for --rate): no delay or loss'"
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l quick -d 'A short run of every part, for CI (about a minute)'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from lan" -l json -d 'Where to write the linerate.result/1 document' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from lan" -s t -l time -d 'Seconds per bench run (default 5, 2 with --quick)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from lan" -l cc -d 'Congestion control for every run (default: the host\'s)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from lan" -l name -d 'Name of the lab the study builds (removed at the end)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from lan" -l streams -d 'Stream counts to sweep' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from lan" -l quick -d 'A short run of every part, for CI (about a minute)'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from lan" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -l json -d 'Where to write the linerate.result/1 document' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -s t -l time -d 'Seconds per bench run (default 5, 2 with --quick)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -l cc -d 'Congestion control for every run (default: the host\'s)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -l name -d 'Name of the lab the study builds (removed at the end)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -l rtt -d 'RTT of the lab WAN' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -l rate -d 'Bottleneck rate of the lab WAN, and the plan\'s target' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -l rounds -d 'Before/after rounds, alternating (default 3, 1 with --quick)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -l backend -d 'Backend for the WAN conditions' -r -f -a "auto\t'netem when the kernel has it, else the built-in emulator'
+netem\t''
+emulator\t''
+veth\t'Plain veth (and TBF for --rate): no delay or loss'"
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -l quick -d 'A short run of every part, for CI (about a minute)'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from help" -f -a "wan" -d 'Bandwidth vs RTT with default and BDP-sized buffers, 1 vs several streams; bandwidth over time at 44 ms with 0.02 % reordering; the window law'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from help" -f -a "lan" -d 'Bandwidth vs streams, MTU 1500 vs 9000, IPv4 vs IPv6, direct vs through a relay node'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from help" -f -a "tuning" -d 'One stream on a lab WAN before and after `tune plan`\'s settings (applied, then reverted)'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c linerate -n "__fish_linerate_using_subcommand compare" -l tools -d 'Tools to run, in this order in the first round (default: linerate,iperf2,iperf3,nuttcp; files mode: linerate,rsync,scp,lftp,gridftp,wdt, those without an adapter reported as skipped)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand compare" -l mode -r -f -a "mem\t'Memory to memory: linerate bench, iperf2, iperf3, nuttcp'
+files\t'Files from page cache to a directory: linerate send, rsync (daemon)'"
+complete -c linerate -n "__fish_linerate_using_subcommand compare" -l dataset -d 'Files mode: what to send' -r -f -a "large\t'One 512 MiB file'
+small\t'4000 files of 4 KiB'
+mixed\t'8 files of 32 MiB and 2000 of 4 KiB'"
+complete -c linerate -n "__fish_linerate_using_subcommand compare" -s P -l streams -d 'Stream counts (mem mode; files mode uses the largest for linerate)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand compare" -s t -l time -d 'Seconds per run (mem mode)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand compare" -l rounds -d 'Rounds; the order of the tools rotates each round' -r
+complete -c linerate -n "__fish_linerate_using_subcommand compare" -l lab -d 'Run inside a lab: servers in h2, clients in h1 (root)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand compare" -l json -d 'Where to write the linerate.result/1 document (kind compare)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand compare" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c linerate -n "__fish_linerate_using_subcommand report" -s o -l out -d 'The HTML page to write' -r -F
+complete -c linerate -n "__fish_linerate_using_subcommand report" -l csv -d 'Also write each figure\'s data as CSV into this folder' -r -F
+complete -c linerate -n "__fish_linerate_using_subcommand report" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and not __fish_seen_subcommand_from audit plan apply revert capture help" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and not __fish_seen_subcommand_from audit plan apply revert capture help" -f -a "audit" -d 'Read the settings that decide TCP throughput and judge them for a target'
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and not __fish_seen_subcommand_from audit plan apply revert capture help" -f -a "plan" -d 'Buffers, streams and pacing for a rate and RTT, as sysctl.d and a script'
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and not __fish_seen_subcommand_from audit plan apply revert capture help" -f -a "apply" -d 'Apply a plan\'s sysctls (or a built-in profile), saving the previous values (root)'
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and not __fish_seen_subcommand_from audit plan apply revert capture help" -f -a "revert" -d 'Put back exactly what `tune apply` changed (root)'
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and not __fish_seen_subcommand_from audit plan apply revert capture help" -f -a "capture" -d 'Copy every file the audit reads into DIR, as a fixture tree'
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and not __fish_seen_subcommand_from audit plan apply revert capture help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from audit" -l rate -d 'Target rate (default: the fastest audited link, else 10gbit)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from audit" -l rtt -d 'Round-trip time to tune for (default 100ms, ESnet\'s convention for WAN hosts)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from audit" -l loss -d 'Expected packet loss (e.g. 0.02%), for the Mathis bound and the choice of bbr' -r
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from audit" -s P -l streams -d 'Streams you will run (default: the fewest that can reach the rate)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from audit" -l mss -d 'Segment size (default: from the largest MTU audited)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from audit" -l iface -d 'Only this interface (default: every physical one)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from audit" -l root -d 'Read a fixture tree (proc/, sys/, ethtool/, tc/) instead of this host' -r -F
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from audit" -l json -d 'Write a linerate.audit/1 document (`-` for stdout)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from audit" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from plan" -l rate -d 'Target rate (default: the fastest audited link, else 10gbit)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from plan" -l rtt -d 'Round-trip time to tune for (default 100ms, ESnet\'s convention for WAN hosts)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from plan" -l loss -d 'Expected packet loss (e.g. 0.02%), for the Mathis bound and the choice of bbr' -r
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from plan" -s P -l streams -d 'Streams you will run (default: the fewest that can reach the rate)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from plan" -l mss -d 'Segment size (default: from the largest MTU audited)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from plan" -l iface -d 'Only this interface (default: every physical one)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from plan" -l root -d 'Read a fixture tree (proc/, sys/, ethtool/, tc/) instead of this host' -r -F
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from plan" -s o -l out -d 'Write the plan (linerate.plan/1) for `tune apply --plan`' -r -F
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from plan" -l sysctl-out -d 'Write the sysctls as a file for /etc/sysctl.d' -r -F
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from plan" -l script-out -d 'Write the NIC, qdisc and CPU commands as a shell script' -r -F
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from plan" -l json -d 'Print the plan as JSON (`-`) or write it to FILE' -r
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from plan" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from apply" -l plan -d 'A plan written by `tune plan -o`' -r -F
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from apply" -l profile -d 'A built-in target, planned against this host' -r
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from apply" -l netns -d 'Work inside this network namespace (/run/netns/NAME) instead of the host' -r
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from apply" -l lab -d 'Work inside a host of this lab (with --host)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from apply" -l host -d 'The lab host (h1, h2, ...)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from apply" -l state -d 'State file (default: /var/lib/linerate/tune/SCOPE.json, or $LINERATE_TUNE_DIR)' -r -F
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from apply" -l dry-run -d 'Show what would change, change nothing'
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from apply" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from revert" -l netns -d 'Work inside this network namespace (/run/netns/NAME) instead of the host' -r
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from revert" -l lab -d 'Work inside a host of this lab (with --host)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from revert" -l host -d 'The lab host (h1, h2, ...)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from revert" -l state -d 'State file (default: /var/lib/linerate/tune/SCOPE.json, or $LINERATE_TUNE_DIR)' -r -F
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from revert" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from capture" -l iface -r
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from capture" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from help" -f -a "audit" -d 'Read the settings that decide TCP throughput and judge them for a target'
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from help" -f -a "plan" -d 'Buffers, streams and pacing for a rate and RTT, as sysctl.d and a script'
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from help" -f -a "apply" -d 'Apply a plan\'s sysctls (or a built-in profile), saving the previous values (root)'
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from help" -f -a "revert" -d 'Put back exactly what `tune apply` changed (root)'
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from help" -f -a "capture" -d 'Copy every file the audit reads into DIR, as a fixture tree'
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c linerate -n "__fish_linerate_using_subcommand man" -l out -d 'Folder for linerate.1 and a page per subcommand (linerate-bench.1, ...)' -r -F
+complete -c linerate -n "__fish_linerate_using_subcommand man" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and not __fish_seen_subcommand_from serve bench send recv demo lab study compare report tune man completions help" -f -a "serve" -d 'Answer every kind of session on one TCP port'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and not __fish_seen_subcommand_from serve bench send recv demo lab study compare report tune man completions help" -f -a "bench" -d 'Memory-to-memory throughput, one thread per stream, with TCP_INFO and a verdict'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and not __fish_seen_subcommand_from serve bench send recv demo lab study compare report tune man completions help" -f -a "send" -d 'Send files, trees or generated data to `recv` or `serve --root`, in parallel, resumable'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and not __fish_seen_subcommand_from serve bench send recv demo lab study compare report tune man completions help" -f -a "recv" -d 'Receive one transfer into a directory; prints the URL to send to'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and not __fish_seen_subcommand_from serve bench send recv demo lab study compare report tune man completions help" -f -a "demo" -d 'Run the whole tool on loopback with generated data: no root, no setup'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and not __fish_seen_subcommand_from serve bench send recv demo lab study compare report tune man completions help" -f -a "lab" -d 'Namespace testbeds with WAN conditions (netem, or the built-in emulator)'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and not __fish_seen_subcommand_from serve bench send recv demo lab study compare report tune man completions help" -f -a "study" -d 'The seed papers\' studies on a lab, one command each (root)'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and not __fish_seen_subcommand_from serve bench send recv demo lab study compare report tune man completions help" -f -a "compare" -d 'linerate and the installed peers (iperf2, iperf3, nuttcp; rsync for files) side by side'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and not __fish_seen_subcommand_from serve bench send recv demo lab study compare report tune man completions help" -f -a "report" -d 'Result documents to one self-contained HTML page of figures (and CSV)'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and not __fish_seen_subcommand_from serve bench send recv demo lab study compare report tune man completions help" -f -a "tune" -d 'Audit host settings, plan them from a target rate and RTT, apply and revert'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and not __fish_seen_subcommand_from serve bench send recv demo lab study compare report tune man completions help" -f -a "man" -d 'Write the manual pages (linerate.1 and one per subcommand)'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and not __fish_seen_subcommand_from serve bench send recv demo lab study compare report tune man completions help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish, elvish, powershell)'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and not __fish_seen_subcommand_from serve bench send recv demo lab study compare report tune man completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from lab" -f -a "up" -d 'Create namespaces, links, addresses and routes, and set the conditions'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from lab" -f -a "set" -d 'Change the conditions of a running lab'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from lab" -f -a "status" -d 'Topology, backend, conditions and live emulator counters'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from lab" -f -a "exec" -d 'Run a command inside a lab host (h1, h2, ...) or the router (r)'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from lab" -f -a "addr" -d 'Print a host\'s address, for scripts: `linerate bench $(linerate lab addr h2)`'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from lab" -f -a "down" -d 'Remove everything a lab created; safe to repeat and after a crash'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from lab" -f -a "emulator" -d 'The user-space emulator process (started by `lab up`)'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from study" -f -a "wan" -d 'Bandwidth vs RTT with default and BDP-sized buffers, 1 vs several streams; bandwidth over time at 44 ms with 0.02 % reordering; the window law'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from study" -f -a "lan" -d 'Bandwidth vs streams, MTU 1500 vs 9000, IPv4 vs IPv6, direct vs through a relay node'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from study" -f -a "tuning" -d 'One stream on a lab WAN before and after `tune plan`\'s settings (applied, then reverted)'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from tune" -f -a "audit" -d 'Read the settings that decide TCP throughput and judge them for a target'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from tune" -f -a "plan" -d 'Buffers, streams and pacing for a rate and RTT, as sysctl.d and a script'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from tune" -f -a "apply" -d 'Apply a plan\'s sysctls (or a built-in profile), saving the previous values (root)'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from tune" -f -a "revert" -d 'Put back exactly what `tune apply` changed (root)'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from tune" -f -a "capture" -d 'Copy every file the audit reads into DIR, as a fixture tree'

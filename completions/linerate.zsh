@@ -1,0 +1,1225 @@
+#compdef linerate
+
+autoload -U is-at-least
+
+_linerate() {
+    typeset -A opt_args
+    typeset -a _arguments_options
+    local ret=1
+
+    if is-at-least 5.2; then
+        _arguments_options=(-s -S -C)
+    else
+        _arguments_options=(-s -C)
+    fi
+
+    local context curcontext="$curcontext" state line
+    _arguments "${_arguments_options[@]}" : \
+'-h[Print help]' \
+'--help[Print help]' \
+'-V[Print version]' \
+'--version[Print version]' \
+":: :_linerate_commands" \
+"*::: :->linerate" \
+&& ret=0
+    case $state in
+    (linerate)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:linerate-command-$line[1]:"
+        case $line[1] in
+            (serve)
+_arguments "${_arguments_options[@]}" : \
+'--bind=[Local address to listen on (\[\:\:\] also accepts IPv4)]:BIND:_default' \
+'-p+[TCP port for control and data of every session]:PORT:_default' \
+'--port=[TCP port for control and data of every session]:PORT:_default' \
+'--root=[Accept transfers (\`linerate send SRC HOST\:/DEST\`) into DEST under this directory]:DIR:_files' \
+'--session-memory=[Memory one transfer'\''s manifest and bookkeeping may take, charged at about 430 bytes an entry plus its path\: the default holds about 4 million entries with 100-byte paths]:SIZE:_default' \
+'--max-entries=[Entries (files, directories, links) one transfer may announce]:N:_default' \
+'--partial-ttl=[How long what a cut-short transfer left under --root (partial files, journals, new directories) waits for a rerun to resume it before it is removed (with ms/s/m/h)]:TIME:_default' \
+'--max-sessions=[Sessions served at once]:N:_default' \
+'--max-streams=[Data connections of all sessions at once]:N:_default' \
+'--frame-memory=[Memory for control messages still arriving, all sessions together]:SIZE:_default' \
+'--once[Exit after the first session ends]' \
+'--keep-special-bits[Apply setuid, setgid and sticky bits as senders send them. Off, they are dropped and the umask applies. Only for trusted senders\: as root, a sender could otherwise plant a setuid-root program]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(bench)
+_arguments "${_arguments_options[@]}" : \
+'-p+[Server port, as iperf'\''s -p (or give HOST\:PORT)]:PORT:_default' \
+'--port=[Server port, as iperf'\''s -p (or give HOST\:PORT)]:PORT:_default' \
+'-P+[Parallel streams, one thread and one socket each]:N:_default' \
+'--streams=[Parallel streams, one thread and one socket each]:N:_default' \
+'-t+[Run length (seconds, or with ms/s/m/h)]:TIME:_default' \
+'--time=[Run length (seconds, or with ms/s/m/h)]:TIME:_default' \
+'-n+[Send this many bytes in total (e.g. 10G) instead of running for a time]:BYTES:_default' \
+'--bytes=[Send this many bytes in total (e.g. 10G) instead of running for a time]:BYTES:_default' \
+'-l+[Bytes per write call. Default\: 1M when every stream thread has a core, else 128K]:BYTES:_default' \
+'--len=[Bytes per write call. Default\: 1M when every stream thread has a core, else 128K]:BYTES:_default' \
+'--read-len=[Bytes per read call at the receiver. Default\: 1M when every stream thread has a core and receivers block, else 128K]:BYTES:_default' \
+'-i+[Seconds between interval reports (0\: none)]:TIME:_default' \
+'--interval=[Seconds between interval reports (0\: none)]:TIME:_default' \
+'--omit=[Leave out the first seconds (slow start) from the summary]:TIME:_default' \
+'-w+[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
+'--window=[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
+'--sndbuf=[Send buffer (SO_SNDBUF) at the sending end. Default\: kernel autotuning]:SNDBUF:_default' \
+'-Z+[Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic]:NAME:_default' \
+'--cc=[Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic]:NAME:_default' \
+'--fq-rate=[Pacing cap per stream (SO_MAX_PACING_RATE), in bits/s, e.g. 9G]:RATE:_default' \
+'(--fq-rate)-b+[Total rate cap of each direction, bits/s (e.g. 2G), split evenly over its streams, each paced (SO_MAX_PACING_RATE). iperf3'\''s -b caps each stream instead]:RATE:_default' \
+'(--fq-rate)--bitrate=[Total rate cap of each direction, bits/s (e.g. 2G), split evenly over its streams, each paced (SO_MAX_PACING_RATE). iperf3'\''s -b caps each stream instead]:RATE:_default' \
+'-M+[TCP maximum segment size (TCP_MAXSEG)]:MSS:_default' \
+'--mss=[TCP maximum segment size (TCP_MAXSEG)]:MSS:_default' \
+'-S+[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
+'--tos=[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
+'-B+[Local address to send from]:ADDR:_default' \
+'--bind=[Local address to send from]:ADDR:_default' \
+'--rcvlowat=[Wake receivers only once this many bytes are queued (SO_RCVLOWAT; 1 wakes them for any data). Default\: 128K between namespaces of one host, else off (see docs/defaults.md)]:RCVLOWAT:_default' \
+'--affinity=[Where stream threads run (CPU affinity at both ends)]:AFFINITY:((auto\:"Pin only where it measured faster\: polling receivers on one host get a core per thread at up to one thread per core, a core per stream at up to four"
+off\:""
+spread\:"One core per stream thread\: client stream i on the 2i-th usable CPU, server on the next"
+pairs\:"Both ends of stream i on the i-th usable CPU (both ends on one host)"))' \
+'--rx-poll=[Receivers poll before blocking; auto polls on loopback at up to four stream threads per core, between namespaces of one host while threads share cores]:RX_POLL:((auto\:"Poll on loopback while there are at most four stream threads per core; between namespaces of one host only while threads share cores"
+on\:""
+off\:""))' \
+'--json=[Write the linerate.result/1 document to FILE ('\''-'\'' for stdout; human output then goes to stderr)]:FILE:_default' \
+'(--bidir)-R[Server sends, client receives]' \
+'(--bidir)--reverse[Server sends, client receives]' \
+'--bidir[Both directions at once (-P streams each way)]' \
+'(-6)-4[Use IPv4 only]' \
+'-6[Use IPv6 only]' \
+'--zerocopy[Send with MSG_ZEROCOPY (pays off on real NICs with large writes; loopback copies anyway)]' \
+'--skip-rx-copy[Receiver discards data in the kernel (MSG_TRUNC) instead of copying it out]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+':host -- Server to measure against\: HOST, HOST\:PORT or \[V6\]\:PORT:_default' \
+&& ret=0
+;;
+(send)
+_arguments "${_arguments_options[@]}" : \
+'--from-memory=[Send SIZE bytes generated in memory instead of files (no source disk)]:SIZE:_default' \
+'-P+[Parallel streams, one thread and one socket each]:N:_default' \
+'--streams=[Parallel streams, one thread and one socket each]:N:_default' \
+'--block=[Block size\: the unit of scheduling, checksums and resume]:BYTES:_default' \
+'--rate=[Cap the whole transfer, in bits/s (e.g. 5G), paced per socket]:RATE:_default' \
+'--sndbuf=[Socket send buffer (SO_SNDBUF). Default\: kernel autotuning]:SNDBUF:_default' \
+'-w+[Receive window (SO_RCVBUF at the receiver). Default\: kernel autotuning]:RCVBUF:_default' \
+'--window=[Receive window (SO_RCVBUF at the receiver). Default\: kernel autotuning]:RCVBUF:_default' \
+'-B+[Local address to send from]:BIND:_default' \
+'--bind=[Local address to send from]:BIND:_default' \
+'--rx-poll=[Receivers poll before blocking (auto\: off; polling measured slower when the receiver writes)]:RX_POLL:((auto\:"Poll on loopback while there are at most four stream threads per core; between namespaces of one host only while threads share cores"
+on\:""
+off\:""))' \
+'--json=[Write the linerate.result/1 document to FILE ('\''-'\'' for stdout)]:FILE:_default' \
+'--skip-writes[The receiver checks and discards\: measures the network and CPUs only]' \
+'--overwrite[Replace files that exist at the destination and differ]' \
+'--verify[Compare a whole-file BLAKE3 of source and destination at the end]' \
+'--no-checksum[Send blocks without their XXH3 checksum\: only TCP'\''s own checksum (and --verify, if given) guards the data. Saves both ends one pass over every byte where the CPU is the limit]' \
+'--follow-links[Follow symbolic links instead of recreating them]' \
+'--direct[Bypass the page cache at both ends (O_DIRECT), for cold disk-to-disk runs\: the sender reads and the receiver writes whole pages of every file above 1 MiB directly. Smaller files and a file'\''s last partial page go through the cache, as does everything on a file system that refuses O_DIRECT (the summary says how much went direct). --block must then be a multiple of 4 KiB]' \
+'--evict[Drop each block from the page cache once it is sent and once it is written (flushed to disk first), so a transfer larger than memory does not push the host'\''s other data out of the cache]' \
+'(-6)-4[Use IPv4 only]' \
+'-6[Use IPv6 only]' \
+'-q[Print no progress]' \
+'--quiet[Print no progress]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+'*::args -- Files and directories to send, then the target\: a linerate\:// URL printed by `linerate recv`, or HOST\[\:PORT\]\:/DEST for `serve --root`:_default' \
+&& ret=0
+;;
+(recv)
+_arguments "${_arguments_options[@]}" : \
+'--bind=[Local address to listen on]:BIND:_default' \
+'-p+[Port to listen on (0\: any free port)]:PORT:_default' \
+'--port=[Port to listen on (0\: any free port)]:PORT:_default' \
+'--advertise=[Host name the URL gives the sender. Default\: the bind address if it is a specific one, else this host'\''s name]:ADVERTISE:_default' \
+'--log=[Log file of a receiver in the background]:FILE:_files' \
+'--wait=[Give up when no sender has connected this long after the URL was printed (s, or with ms/s/m/h; 0\: wait for ever). A receiver in the background whose sender never came would otherwise hold its port for ever]:TIME:_default' \
+'--session-memory=[Memory one transfer'\''s manifest and bookkeeping may take, charged at about 430 bytes an entry plus its path\: the default holds about 4 million entries with 100-byte paths]:SIZE:_default' \
+'--max-entries=[Entries (files, directories, links) one transfer may announce]:N:_default' \
+'--foreground[Stay in the foreground after printing the URL. By default, when stdout is not a terminal (as inside "\$(ssh host linerate recv DIR)"), the receiver moves to the background so the command substitution returns]' \
+'--keep-special-bits[Apply setuid, setgid and sticky bits as senders send them. Off, they are dropped and the umask applies. Only for trusted senders\: as root, a sender could otherwise plant a setuid-root program]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':dir -- Directory to receive into (created if missing):_files' \
+&& ret=0
+;;
+(demo)
+_arguments "${_arguments_options[@]}" : \
+'--out=[Folder for the result documents and the report]:OUT:_files' \
+'--seconds=[Seconds per bench run]:SECONDS:_default' \
+'--lab[Also run short WAN and tuning studies through a lab (root)]' \
+'--no-compare[Skip the side-by-side run of the installed peers]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(lab)
+_arguments "${_arguments_options[@]}" : \
+'-h[Print help]' \
+'--help[Print help]' \
+":: :_linerate__subcmd__lab_commands" \
+"*::: :->lab" \
+&& ret=0
+
+    case $state in
+    (lab)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:linerate-lab-command-$line[1]:"
+        case $line[1] in
+            (up)
+_arguments "${_arguments_options[@]}" : \
+'--name=[Lab name]:NAME:_default' \
+'--hosts=[Host namespaces (h1, h2, ...)]:HOSTS:_default' \
+'--mtu=[MTU of every lab link]:MTU:_default' \
+'--backend=[What makes the conditions]:BACKEND:((auto\:"netem when the kernel has it, else the built-in emulator"
+netem\:""
+emulator\:""
+veth\:"Plain veth (and TBF for --rate)\: no delay or loss"))' \
+'--rtt=[Round-trip time added by the link (e.g. 44ms); half each way]:RTT:_default' \
+'--jitter=[Delay variation each way, plus or minus (packets keep their order)]:JITTER:_default' \
+'--loss=[Packet loss (e.g. 0.1%)]:LOSS:_default' \
+'--loss-burst=[Mean length of loss bursts in packets (Gilbert-Elliott); 1 = independent]:PACKETS:_default' \
+'--reorder=[Packets that skip the delay and overtake those ahead (netem'\''s reorder), e.g. 0.02%]:REORDER:_default' \
+'--duplicate=[Packets delivered twice]:DUPLICATE:_default' \
+'--rate=[Bottleneck rate (e.g. 10gbit, 1G); \`none\` removes it]:RATE:_default' \
+'--queue=[Bottleneck queue in bytes (default\: one RTT of the rate, at least 10 ms)]:QUEUE:_default' \
+'--seed=[Seed of the random decisions (same seed, same fates)]:SEED:_default' \
+'--router[Route between hosts through a router namespace (kernel forwarding on veth and netem; the emulator always has one)]' \
+'--dry-run[Print the ip/tc commands instead of running them]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+&& ret=0
+;;
+(set)
+_arguments "${_arguments_options[@]}" : \
+'--name=[Lab name]:NAME:_default' \
+'--rtt=[Round-trip time added by the link (e.g. 44ms); half each way]:RTT:_default' \
+'--jitter=[Delay variation each way, plus or minus (packets keep their order)]:JITTER:_default' \
+'--loss=[Packet loss (e.g. 0.1%)]:LOSS:_default' \
+'--loss-burst=[Mean length of loss bursts in packets (Gilbert-Elliott); 1 = independent]:PACKETS:_default' \
+'--reorder=[Packets that skip the delay and overtake those ahead (netem'\''s reorder), e.g. 0.02%]:REORDER:_default' \
+'--duplicate=[Packets delivered twice]:DUPLICATE:_default' \
+'--rate=[Bottleneck rate (e.g. 10gbit, 1G); \`none\` removes it]:RATE:_default' \
+'--queue=[Bottleneck queue in bytes (default\: one RTT of the rate, at least 10 ms)]:QUEUE:_default' \
+'--seed=[Seed of the random decisions (same seed, same fates)]:SEED:_default' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(status)
+_arguments "${_arguments_options[@]}" : \
+'--name=[One lab (default\: all)]:NAME:_default' \
+'--json[Print JSON]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(exec)
+_arguments "${_arguments_options[@]}" : \
+'--name=[Lab name]:NAME:_default' \
+'-h[Print help]' \
+'--help[Print help]' \
+':host -- h1, h2, ... or r for the router:_default' \
+'*::command -- The command and its arguments (after --):_default' \
+&& ret=0
+;;
+(addr)
+_arguments "${_arguments_options[@]}" : \
+'--name=[Lab name]:NAME:_default' \
+'-6[The IPv6 address instead]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':host:_default' \
+&& ret=0
+;;
+(down)
+_arguments "${_arguments_options[@]}" : \
+'--name=[Lab name]:NAME:_default' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(emulator)
+_arguments "${_arguments_options[@]}" : \
+'--plan=[]:PLAN:_files' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_linerate__subcmd__lab__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:linerate-lab-help-command-$line[1]:"
+        case $line[1] in
+            (up)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(set)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(status)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(exec)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(addr)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(down)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(emulator)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(study)
+_arguments "${_arguments_options[@]}" : \
+'-h[Print help]' \
+'--help[Print help]' \
+":: :_linerate__subcmd__study_commands" \
+"*::: :->study" \
+&& ret=0
+
+    case $state in
+    (study)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:linerate-study-command-$line[1]:"
+        case $line[1] in
+            (wan)
+_arguments "${_arguments_options[@]}" : \
+'--json=[Where to write the linerate.result/1 document]:JSON:_default' \
+'-t+[Seconds per bench run (default 5, 2 with --quick)]:TIME:_default' \
+'--time=[Seconds per bench run (default 5, 2 with --quick)]:TIME:_default' \
+'--cc=[Congestion control for every run (default\: the host'\''s)]:CC:_default' \
+'--name=[Name of the lab the study builds (removed at the end)]:NAME:_default' \
+'*--rtts=[RTTs to sweep, in ms]:RTTS:_default' \
+'*--streams=[Stream counts to compare]:STREAMS:_default' \
+'--rate=[Bottleneck rate of the emulated WAN; BDP-sized buffers are sized for it]:RATE:_default' \
+'--stability-time=[Length of the run over time at 44 ms with reordering (default 30 s, 8 s with --quick)]:STABILITY_TIME:_default' \
+'--backend=[Backend for the WAN conditions]:BACKEND:((auto\:"netem when the kernel has it, else the built-in emulator"
+netem\:""
+emulator\:""
+veth\:"Plain veth (and TBF for --rate)\: no delay or loss"))' \
+'--quick[A short run of every part, for CI (about a minute)]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+&& ret=0
+;;
+(lan)
+_arguments "${_arguments_options[@]}" : \
+'--json=[Where to write the linerate.result/1 document]:JSON:_default' \
+'-t+[Seconds per bench run (default 5, 2 with --quick)]:TIME:_default' \
+'--time=[Seconds per bench run (default 5, 2 with --quick)]:TIME:_default' \
+'--cc=[Congestion control for every run (default\: the host'\''s)]:CC:_default' \
+'--name=[Name of the lab the study builds (removed at the end)]:NAME:_default' \
+'*--streams=[Stream counts to sweep]:STREAMS:_default' \
+'--quick[A short run of every part, for CI (about a minute)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(tuning)
+_arguments "${_arguments_options[@]}" : \
+'--json=[Where to write the linerate.result/1 document]:JSON:_default' \
+'-t+[Seconds per bench run (default 5, 2 with --quick)]:TIME:_default' \
+'--time=[Seconds per bench run (default 5, 2 with --quick)]:TIME:_default' \
+'--cc=[Congestion control for every run (default\: the host'\''s)]:CC:_default' \
+'--name=[Name of the lab the study builds (removed at the end)]:NAME:_default' \
+'--rtt=[RTT of the lab WAN]:RTT:_default' \
+'--rate=[Bottleneck rate of the lab WAN, and the plan'\''s target]:RATE:_default' \
+'--rounds=[Before/after rounds, alternating (default 3, 1 with --quick)]:ROUNDS:_default' \
+'--backend=[Backend for the WAN conditions]:BACKEND:((auto\:"netem when the kernel has it, else the built-in emulator"
+netem\:""
+emulator\:""
+veth\:"Plain veth (and TBF for --rate)\: no delay or loss"))' \
+'--quick[A short run of every part, for CI (about a minute)]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_linerate__subcmd__study__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:linerate-study-help-command-$line[1]:"
+        case $line[1] in
+            (wan)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(lan)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(tuning)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(compare)
+_arguments "${_arguments_options[@]}" : \
+'*--tools=[Tools to run, in this order in the first round (default\: linerate,iperf2,iperf3,nuttcp; files mode\: linerate,rsync,scp,lftp,gridftp,wdt, those without an adapter reported as skipped)]:TOOLS:_default' \
+'--mode=[]:MODE:((mem\:"Memory to memory\: linerate bench, iperf2, iperf3, nuttcp"
+files\:"Files from page cache to a directory\: linerate send, rsync (daemon)"))' \
+'--dataset=[Files mode\: what to send]:DATASET:((large\:"One 512 MiB file"
+small\:"4000 files of 4 KiB"
+mixed\:"8 files of 32 MiB and 2000 of 4 KiB"))' \
+'*-P+[Stream counts (mem mode; files mode uses the largest for linerate)]:STREAMS:_default' \
+'*--streams=[Stream counts (mem mode; files mode uses the largest for linerate)]:STREAMS:_default' \
+'-t+[Seconds per run (mem mode)]:TIME:_default' \
+'--time=[Seconds per run (mem mode)]:TIME:_default' \
+'--rounds=[Rounds; the order of the tools rotates each round]:ROUNDS:_default' \
+'--lab=[Run inside a lab\: servers in h2, clients in h1 (root)]:LAB:_default' \
+'--json=[Where to write the linerate.result/1 document (kind compare)]:JSON:_default' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+&& ret=0
+;;
+(report)
+_arguments "${_arguments_options[@]}" : \
+'-o+[The HTML page to write]:OUT:_files' \
+'--out=[The HTML page to write]:OUT:_files' \
+'--csv=[Also write each figure'\''s data as CSV into this folder]:CSV:_files' \
+'-h[Print help]' \
+'--help[Print help]' \
+'*::results -- Result documents (linerate.result/1), or folders of them:_files' \
+&& ret=0
+;;
+(tune)
+_arguments "${_arguments_options[@]}" : \
+'-h[Print help]' \
+'--help[Print help]' \
+":: :_linerate__subcmd__tune_commands" \
+"*::: :->tune" \
+&& ret=0
+
+    case $state in
+    (tune)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:linerate-tune-command-$line[1]:"
+        case $line[1] in
+            (audit)
+_arguments "${_arguments_options[@]}" : \
+'--rate=[Target rate (default\: the fastest audited link, else 10gbit)]:RATE:_default' \
+'--rtt=[Round-trip time to tune for (default 100ms, ESnet'\''s convention for WAN hosts)]:RTT:_default' \
+'--loss=[Expected packet loss (e.g. 0.02%), for the Mathis bound and the choice of bbr]:LOSS:_default' \
+'-P+[Streams you will run (default\: the fewest that can reach the rate)]:STREAMS:_default' \
+'--streams=[Streams you will run (default\: the fewest that can reach the rate)]:STREAMS:_default' \
+'--mss=[Segment size (default\: from the largest MTU audited)]:MSS:_default' \
+'--iface=[Only this interface (default\: every physical one)]:IFACE:_default' \
+'--root=[Read a fixture tree (proc/, sys/, ethtool/, tc/) instead of this host]:DIR:_files' \
+'--json=[Write a linerate.audit/1 document (\`-\` for stdout)]:JSON:_default' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(plan)
+_arguments "${_arguments_options[@]}" : \
+'--rate=[Target rate (default\: the fastest audited link, else 10gbit)]:RATE:_default' \
+'--rtt=[Round-trip time to tune for (default 100ms, ESnet'\''s convention for WAN hosts)]:RTT:_default' \
+'--loss=[Expected packet loss (e.g. 0.02%), for the Mathis bound and the choice of bbr]:LOSS:_default' \
+'-P+[Streams you will run (default\: the fewest that can reach the rate)]:STREAMS:_default' \
+'--streams=[Streams you will run (default\: the fewest that can reach the rate)]:STREAMS:_default' \
+'--mss=[Segment size (default\: from the largest MTU audited)]:MSS:_default' \
+'--iface=[Only this interface (default\: every physical one)]:IFACE:_default' \
+'--root=[Read a fixture tree (proc/, sys/, ethtool/, tc/) instead of this host]:DIR:_files' \
+'-o+[Write the plan (linerate.plan/1) for \`tune apply --plan\`]:OUT:_files' \
+'--out=[Write the plan (linerate.plan/1) for \`tune apply --plan\`]:OUT:_files' \
+'--sysctl-out=[Write the sysctls as a file for /etc/sysctl.d]:SYSCTL_OUT:_files' \
+'--script-out=[Write the NIC, qdisc and CPU commands as a shell script]:SCRIPT_OUT:_files' \
+'--json=[Print the plan as JSON (\`-\`) or write it to FILE]:JSON:_default' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(apply)
+_arguments "${_arguments_options[@]}" : \
+'(--profile)--plan=[A plan written by \`tune plan -o\`]:PLAN:_files' \
+'--profile=[A built-in target, planned against this host]:PROFILE:_default' \
+'(--lab)--netns=[Work inside this network namespace (/run/netns/NAME) instead of the host]:NETNS:_default' \
+'--lab=[Work inside a host of this lab (with --host)]:LAB:_default' \
+'--host=[The lab host (h1, h2, ...)]:HOST:_default' \
+'--state=[State file (default\: /var/lib/linerate/tune/SCOPE.json, or \$LINERATE_TUNE_DIR)]:STATE:_files' \
+'--dry-run[Show what would change, change nothing]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(revert)
+_arguments "${_arguments_options[@]}" : \
+'(--lab)--netns=[Work inside this network namespace (/run/netns/NAME) instead of the host]:NETNS:_default' \
+'--lab=[Work inside a host of this lab (with --host)]:LAB:_default' \
+'--host=[The lab host (h1, h2, ...)]:HOST:_default' \
+'--state=[State file (default\: /var/lib/linerate/tune/SCOPE.json, or \$LINERATE_TUNE_DIR)]:STATE:_files' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(capture)
+_arguments "${_arguments_options[@]}" : \
+'--iface=[]:IFACE:_default' \
+'-h[Print help]' \
+'--help[Print help]' \
+':dir:_files' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_linerate__subcmd__tune__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:linerate-tune-help-command-$line[1]:"
+        case $line[1] in
+            (audit)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(plan)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(apply)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(revert)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(capture)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(man)
+_arguments "${_arguments_options[@]}" : \
+'--out=[Folder for linerate.1 and a page per subcommand (linerate-bench.1, ...)]:OUT:_files' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(completions)
+_arguments "${_arguments_options[@]}" : \
+'-h[Print help]' \
+'--help[Print help]' \
+':shell -- The shell to complete for:(bash elvish fish powershell zsh)' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_linerate__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:linerate-help-command-$line[1]:"
+        case $line[1] in
+            (serve)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(bench)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(send)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(recv)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(demo)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(lab)
+_arguments "${_arguments_options[@]}" : \
+":: :_linerate__subcmd__help__subcmd__lab_commands" \
+"*::: :->lab" \
+&& ret=0
+
+    case $state in
+    (lab)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:linerate-help-lab-command-$line[1]:"
+        case $line[1] in
+            (up)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(set)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(status)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(exec)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(addr)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(down)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(emulator)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(study)
+_arguments "${_arguments_options[@]}" : \
+":: :_linerate__subcmd__help__subcmd__study_commands" \
+"*::: :->study" \
+&& ret=0
+
+    case $state in
+    (study)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:linerate-help-study-command-$line[1]:"
+        case $line[1] in
+            (wan)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(lan)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(tuning)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(compare)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(report)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(tune)
+_arguments "${_arguments_options[@]}" : \
+":: :_linerate__subcmd__help__subcmd__tune_commands" \
+"*::: :->tune" \
+&& ret=0
+
+    case $state in
+    (tune)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:linerate-help-tune-command-$line[1]:"
+        case $line[1] in
+            (audit)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(plan)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(apply)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(revert)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(capture)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(man)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(completions)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+}
+
+(( $+functions[_linerate_commands] )) ||
+_linerate_commands() {
+    local commands; commands=(
+'serve:Answer every kind of session on one TCP port' \
+'bench:Memory-to-memory throughput, one thread per stream, with TCP_INFO and a verdict' \
+'send:Send files, trees or generated data to \`recv\` or \`serve --root\`, in parallel, resumable' \
+'recv:Receive one transfer into a directory; prints the URL to send to' \
+'demo:Run the whole tool on loopback with generated data\: no root, no setup' \
+'lab:Namespace testbeds with WAN conditions (netem, or the built-in emulator)' \
+'study:The seed papers'\'' studies on a lab, one command each (root)' \
+'compare:linerate and the installed peers (iperf2, iperf3, nuttcp; rsync for files) side by side' \
+'report:Result documents to one self-contained HTML page of figures (and CSV)' \
+'tune:Audit host settings, plan them from a target rate and RTT, apply and revert' \
+'man:Write the manual pages (linerate.1 and one per subcommand)' \
+'completions:Print shell completions (bash, zsh, fish, elvish, powershell)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'linerate commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__bench_commands] )) ||
+_linerate__subcmd__bench_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate bench commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__compare_commands] )) ||
+_linerate__subcmd__compare_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate compare commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__completions_commands] )) ||
+_linerate__subcmd__completions_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate completions commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__demo_commands] )) ||
+_linerate__subcmd__demo_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate demo commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help_commands] )) ||
+_linerate__subcmd__help_commands() {
+    local commands; commands=(
+'serve:Answer every kind of session on one TCP port' \
+'bench:Memory-to-memory throughput, one thread per stream, with TCP_INFO and a verdict' \
+'send:Send files, trees or generated data to \`recv\` or \`serve --root\`, in parallel, resumable' \
+'recv:Receive one transfer into a directory; prints the URL to send to' \
+'demo:Run the whole tool on loopback with generated data\: no root, no setup' \
+'lab:Namespace testbeds with WAN conditions (netem, or the built-in emulator)' \
+'study:The seed papers'\'' studies on a lab, one command each (root)' \
+'compare:linerate and the installed peers (iperf2, iperf3, nuttcp; rsync for files) side by side' \
+'report:Result documents to one self-contained HTML page of figures (and CSV)' \
+'tune:Audit host settings, plan them from a target rate and RTT, apply and revert' \
+'man:Write the manual pages (linerate.1 and one per subcommand)' \
+'completions:Print shell completions (bash, zsh, fish, elvish, powershell)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'linerate help commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__bench_commands] )) ||
+_linerate__subcmd__help__subcmd__bench_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help bench commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__compare_commands] )) ||
+_linerate__subcmd__help__subcmd__compare_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help compare commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__completions_commands] )) ||
+_linerate__subcmd__help__subcmd__completions_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help completions commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__demo_commands] )) ||
+_linerate__subcmd__help__subcmd__demo_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help demo commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__help_commands] )) ||
+_linerate__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help help commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__lab_commands] )) ||
+_linerate__subcmd__help__subcmd__lab_commands() {
+    local commands; commands=(
+'up:Create namespaces, links, addresses and routes, and set the conditions' \
+'set:Change the conditions of a running lab' \
+'status:Topology, backend, conditions and live emulator counters' \
+'exec:Run a command inside a lab host (h1, h2, ...) or the router (r)' \
+'addr:Print a host'\''s address, for scripts\: \`linerate bench \$(linerate lab addr h2)\`' \
+'down:Remove everything a lab created; safe to repeat and after a crash' \
+'emulator:The user-space emulator process (started by \`lab up\`)' \
+    )
+    _describe -t commands 'linerate help lab commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__lab__subcmd__addr_commands] )) ||
+_linerate__subcmd__help__subcmd__lab__subcmd__addr_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help lab addr commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__lab__subcmd__down_commands] )) ||
+_linerate__subcmd__help__subcmd__lab__subcmd__down_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help lab down commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__lab__subcmd__emulator_commands] )) ||
+_linerate__subcmd__help__subcmd__lab__subcmd__emulator_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help lab emulator commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__lab__subcmd__exec_commands] )) ||
+_linerate__subcmd__help__subcmd__lab__subcmd__exec_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help lab exec commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__lab__subcmd__set_commands] )) ||
+_linerate__subcmd__help__subcmd__lab__subcmd__set_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help lab set commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__lab__subcmd__status_commands] )) ||
+_linerate__subcmd__help__subcmd__lab__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help lab status commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__lab__subcmd__up_commands] )) ||
+_linerate__subcmd__help__subcmd__lab__subcmd__up_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help lab up commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__man_commands] )) ||
+_linerate__subcmd__help__subcmd__man_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help man commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__recv_commands] )) ||
+_linerate__subcmd__help__subcmd__recv_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help recv commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__report_commands] )) ||
+_linerate__subcmd__help__subcmd__report_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help report commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__send_commands] )) ||
+_linerate__subcmd__help__subcmd__send_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help send commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__serve_commands] )) ||
+_linerate__subcmd__help__subcmd__serve_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help serve commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__study_commands] )) ||
+_linerate__subcmd__help__subcmd__study_commands() {
+    local commands; commands=(
+'wan:Bandwidth vs RTT with default and BDP-sized buffers, 1 vs several streams; bandwidth over time at 44 ms with 0.02 % reordering; the window law' \
+'lan:Bandwidth vs streams, MTU 1500 vs 9000, IPv4 vs IPv6, direct vs through a relay node' \
+'tuning:One stream on a lab WAN before and after \`tune plan\`'\''s settings (applied, then reverted)' \
+    )
+    _describe -t commands 'linerate help study commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__study__subcmd__lan_commands] )) ||
+_linerate__subcmd__help__subcmd__study__subcmd__lan_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help study lan commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__study__subcmd__tuning_commands] )) ||
+_linerate__subcmd__help__subcmd__study__subcmd__tuning_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help study tuning commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__study__subcmd__wan_commands] )) ||
+_linerate__subcmd__help__subcmd__study__subcmd__wan_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help study wan commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__tune_commands] )) ||
+_linerate__subcmd__help__subcmd__tune_commands() {
+    local commands; commands=(
+'audit:Read the settings that decide TCP throughput and judge them for a target' \
+'plan:Buffers, streams and pacing for a rate and RTT, as sysctl.d and a script' \
+'apply:Apply a plan'\''s sysctls (or a built-in profile), saving the previous values (root)' \
+'revert:Put back exactly what \`tune apply\` changed (root)' \
+'capture:Copy every file the audit reads into DIR, as a fixture tree' \
+    )
+    _describe -t commands 'linerate help tune commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__tune__subcmd__apply_commands] )) ||
+_linerate__subcmd__help__subcmd__tune__subcmd__apply_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help tune apply commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__tune__subcmd__audit_commands] )) ||
+_linerate__subcmd__help__subcmd__tune__subcmd__audit_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help tune audit commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__tune__subcmd__capture_commands] )) ||
+_linerate__subcmd__help__subcmd__tune__subcmd__capture_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help tune capture commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__tune__subcmd__plan_commands] )) ||
+_linerate__subcmd__help__subcmd__tune__subcmd__plan_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help tune plan commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__tune__subcmd__revert_commands] )) ||
+_linerate__subcmd__help__subcmd__tune__subcmd__revert_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help tune revert commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__lab_commands] )) ||
+_linerate__subcmd__lab_commands() {
+    local commands; commands=(
+'up:Create namespaces, links, addresses and routes, and set the conditions' \
+'set:Change the conditions of a running lab' \
+'status:Topology, backend, conditions and live emulator counters' \
+'exec:Run a command inside a lab host (h1, h2, ...) or the router (r)' \
+'addr:Print a host'\''s address, for scripts\: \`linerate bench \$(linerate lab addr h2)\`' \
+'down:Remove everything a lab created; safe to repeat and after a crash' \
+'emulator:The user-space emulator process (started by \`lab up\`)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'linerate lab commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__lab__subcmd__addr_commands] )) ||
+_linerate__subcmd__lab__subcmd__addr_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate lab addr commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__lab__subcmd__down_commands] )) ||
+_linerate__subcmd__lab__subcmd__down_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate lab down commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__lab__subcmd__emulator_commands] )) ||
+_linerate__subcmd__lab__subcmd__emulator_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate lab emulator commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__lab__subcmd__exec_commands] )) ||
+_linerate__subcmd__lab__subcmd__exec_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate lab exec commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__lab__subcmd__help_commands] )) ||
+_linerate__subcmd__lab__subcmd__help_commands() {
+    local commands; commands=(
+'up:Create namespaces, links, addresses and routes, and set the conditions' \
+'set:Change the conditions of a running lab' \
+'status:Topology, backend, conditions and live emulator counters' \
+'exec:Run a command inside a lab host (h1, h2, ...) or the router (r)' \
+'addr:Print a host'\''s address, for scripts\: \`linerate bench \$(linerate lab addr h2)\`' \
+'down:Remove everything a lab created; safe to repeat and after a crash' \
+'emulator:The user-space emulator process (started by \`lab up\`)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'linerate lab help commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__lab__subcmd__help__subcmd__addr_commands] )) ||
+_linerate__subcmd__lab__subcmd__help__subcmd__addr_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate lab help addr commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__lab__subcmd__help__subcmd__down_commands] )) ||
+_linerate__subcmd__lab__subcmd__help__subcmd__down_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate lab help down commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__lab__subcmd__help__subcmd__emulator_commands] )) ||
+_linerate__subcmd__lab__subcmd__help__subcmd__emulator_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate lab help emulator commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__lab__subcmd__help__subcmd__exec_commands] )) ||
+_linerate__subcmd__lab__subcmd__help__subcmd__exec_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate lab help exec commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__lab__subcmd__help__subcmd__help_commands] )) ||
+_linerate__subcmd__lab__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate lab help help commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__lab__subcmd__help__subcmd__set_commands] )) ||
+_linerate__subcmd__lab__subcmd__help__subcmd__set_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate lab help set commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__lab__subcmd__help__subcmd__status_commands] )) ||
+_linerate__subcmd__lab__subcmd__help__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate lab help status commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__lab__subcmd__help__subcmd__up_commands] )) ||
+_linerate__subcmd__lab__subcmd__help__subcmd__up_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate lab help up commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__lab__subcmd__set_commands] )) ||
+_linerate__subcmd__lab__subcmd__set_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate lab set commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__lab__subcmd__status_commands] )) ||
+_linerate__subcmd__lab__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate lab status commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__lab__subcmd__up_commands] )) ||
+_linerate__subcmd__lab__subcmd__up_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate lab up commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__man_commands] )) ||
+_linerate__subcmd__man_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate man commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__recv_commands] )) ||
+_linerate__subcmd__recv_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate recv commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__report_commands] )) ||
+_linerate__subcmd__report_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate report commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__send_commands] )) ||
+_linerate__subcmd__send_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate send commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__serve_commands] )) ||
+_linerate__subcmd__serve_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate serve commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__study_commands] )) ||
+_linerate__subcmd__study_commands() {
+    local commands; commands=(
+'wan:Bandwidth vs RTT with default and BDP-sized buffers, 1 vs several streams; bandwidth over time at 44 ms with 0.02 % reordering; the window law' \
+'lan:Bandwidth vs streams, MTU 1500 vs 9000, IPv4 vs IPv6, direct vs through a relay node' \
+'tuning:One stream on a lab WAN before and after \`tune plan\`'\''s settings (applied, then reverted)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'linerate study commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__study__subcmd__help_commands] )) ||
+_linerate__subcmd__study__subcmd__help_commands() {
+    local commands; commands=(
+'wan:Bandwidth vs RTT with default and BDP-sized buffers, 1 vs several streams; bandwidth over time at 44 ms with 0.02 % reordering; the window law' \
+'lan:Bandwidth vs streams, MTU 1500 vs 9000, IPv4 vs IPv6, direct vs through a relay node' \
+'tuning:One stream on a lab WAN before and after \`tune plan\`'\''s settings (applied, then reverted)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'linerate study help commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__study__subcmd__help__subcmd__help_commands] )) ||
+_linerate__subcmd__study__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate study help help commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__study__subcmd__help__subcmd__lan_commands] )) ||
+_linerate__subcmd__study__subcmd__help__subcmd__lan_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate study help lan commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__study__subcmd__help__subcmd__tuning_commands] )) ||
+_linerate__subcmd__study__subcmd__help__subcmd__tuning_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate study help tuning commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__study__subcmd__help__subcmd__wan_commands] )) ||
+_linerate__subcmd__study__subcmd__help__subcmd__wan_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate study help wan commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__study__subcmd__lan_commands] )) ||
+_linerate__subcmd__study__subcmd__lan_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate study lan commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__study__subcmd__tuning_commands] )) ||
+_linerate__subcmd__study__subcmd__tuning_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate study tuning commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__study__subcmd__wan_commands] )) ||
+_linerate__subcmd__study__subcmd__wan_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate study wan commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__tune_commands] )) ||
+_linerate__subcmd__tune_commands() {
+    local commands; commands=(
+'audit:Read the settings that decide TCP throughput and judge them for a target' \
+'plan:Buffers, streams and pacing for a rate and RTT, as sysctl.d and a script' \
+'apply:Apply a plan'\''s sysctls (or a built-in profile), saving the previous values (root)' \
+'revert:Put back exactly what \`tune apply\` changed (root)' \
+'capture:Copy every file the audit reads into DIR, as a fixture tree' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'linerate tune commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__tune__subcmd__apply_commands] )) ||
+_linerate__subcmd__tune__subcmd__apply_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate tune apply commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__tune__subcmd__audit_commands] )) ||
+_linerate__subcmd__tune__subcmd__audit_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate tune audit commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__tune__subcmd__capture_commands] )) ||
+_linerate__subcmd__tune__subcmd__capture_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate tune capture commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__tune__subcmd__help_commands] )) ||
+_linerate__subcmd__tune__subcmd__help_commands() {
+    local commands; commands=(
+'audit:Read the settings that decide TCP throughput and judge them for a target' \
+'plan:Buffers, streams and pacing for a rate and RTT, as sysctl.d and a script' \
+'apply:Apply a plan'\''s sysctls (or a built-in profile), saving the previous values (root)' \
+'revert:Put back exactly what \`tune apply\` changed (root)' \
+'capture:Copy every file the audit reads into DIR, as a fixture tree' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'linerate tune help commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__tune__subcmd__help__subcmd__apply_commands] )) ||
+_linerate__subcmd__tune__subcmd__help__subcmd__apply_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate tune help apply commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__tune__subcmd__help__subcmd__audit_commands] )) ||
+_linerate__subcmd__tune__subcmd__help__subcmd__audit_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate tune help audit commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__tune__subcmd__help__subcmd__capture_commands] )) ||
+_linerate__subcmd__tune__subcmd__help__subcmd__capture_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate tune help capture commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__tune__subcmd__help__subcmd__help_commands] )) ||
+_linerate__subcmd__tune__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate tune help help commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__tune__subcmd__help__subcmd__plan_commands] )) ||
+_linerate__subcmd__tune__subcmd__help__subcmd__plan_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate tune help plan commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__tune__subcmd__help__subcmd__revert_commands] )) ||
+_linerate__subcmd__tune__subcmd__help__subcmd__revert_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate tune help revert commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__tune__subcmd__plan_commands] )) ||
+_linerate__subcmd__tune__subcmd__plan_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate tune plan commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__tune__subcmd__revert_commands] )) ||
+_linerate__subcmd__tune__subcmd__revert_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate tune revert commands' commands "$@"
+}
+
+if [ "$funcstack[1]" = "_linerate" ]; then
+    _linerate "$@"
+else
+    compdef _linerate linerate
+fi

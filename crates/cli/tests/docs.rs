@@ -1,0 +1,62 @@
+//! The manual pages and shell completions in the repository are what the
+//! binary generates now: regenerate them (`linerate man --out docs/man`,
+//! `linerate completions SHELL > completions/linerate.SHELL`) when a
+//! command or flag changes.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use common::tree::TempDir;
+use common::{run, text};
+
+fn repo() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+fn files(dir: &Path) -> BTreeMap<String, String> {
+    std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read_to_string(&p).unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn the_manual_pages_are_current() {
+    let out = TempDir::new("man");
+    let made = run(&["man", "--out", &out.path().to_string_lossy()]);
+    assert!(made.status.success(), "{}", text(&made));
+    let now = files(out.path());
+    let kept = files(&repo().join("docs/man"));
+    assert_eq!(
+        now.keys().collect::<Vec<_>>(),
+        kept.keys().collect::<Vec<_>>(),
+        "regenerate with `linerate man --out docs/man`"
+    );
+    for (name, page) in &now {
+        assert!(
+            kept[name] == *page,
+            "docs/man/{name} is stale: regenerate with `linerate man --out docs/man`"
+        );
+    }
+    assert!(now["linerate-bench.1"].contains("bitrate"));
+}
+
+#[test]
+fn the_shell_completions_are_current() {
+    for shell in ["bash", "zsh", "fish"] {
+        let made = run(&["completions", shell]);
+        assert!(made.status.success(), "{}", text(&made));
+        let kept = std::fs::read(repo().join(format!("completions/linerate.{shell}"))).unwrap();
+        assert!(
+            made.stdout == kept,
+            "completions/linerate.{shell} is stale: regenerate with \
+             `linerate completions {shell} > completions/linerate.{shell}`"
+        );
+    }
+}
