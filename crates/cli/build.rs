@@ -14,7 +14,11 @@ fn main() {
         .unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=LINERATE_COMMIT={commit}");
     // A new commit moves HEAD or the branch it points at.
-    for path in ["../../.git/HEAD", "../../.git/refs/heads", "../../.git/packed-refs"] {
+    for path in [
+        "../../.git/HEAD",
+        "../../.git/refs/heads",
+        "../../.git/packed-refs",
+    ] {
         println!("cargo:rerun-if-changed={path}");
     }
 }

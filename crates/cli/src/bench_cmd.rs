@@ -7,7 +7,7 @@ use linerate_wire::Direction;
 
 use crate::serve_cmd::DEFAULT_PORT;
 use crate::usage::{self, UsageError};
-use crate::{measure, output, units};
+use crate::{measure, output, signals, units};
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum AffinityArg {
@@ -235,11 +235,19 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     let doc = measure::bench(
         server,
         &spec,
+        Some(signals::interrupt_flag()),
         std::env::args().collect(),
         output::Out::new(a.json.as_deref() == Some("-")),
     )?;
     if let Some(path) = &a.json {
         output::write_json(&doc, path)?;
+    }
+    if doc.interrupted {
+        return Err(signals::Interrupted(match &a.json {
+            Some(path) => format!("interrupted; the partial result is in {path}"),
+            None => "interrupted".into(),
+        })
+        .into());
     }
     Ok(())
 }

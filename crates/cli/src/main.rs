@@ -5,14 +5,15 @@ mod bench_cmd;
 mod compare_cmd;
 mod dataset;
 mod demo_cmd;
-mod docs_cmd;
 mod detach;
+mod docs_cmd;
 mod lab_cmd;
 mod measure;
 mod netns;
 mod output;
 mod report_cmd;
 mod serve_cmd;
+mod signals;
 mod study_cmd;
 mod study_doc;
 mod transfer_cmd;
@@ -83,6 +84,10 @@ fn main() {
         Command::Completions(a) => docs_cmd::completions(a),
     };
     if let Err(e) = result {
+        if e.chain().any(|c| c.is::<signals::Interrupted>()) {
+            eprintln!("linerate: {e:#}");
+            std::process::exit(signals::INTERRUPTED_STATUS);
+        }
         eprintln!("linerate: error: {e:#}");
         // Bad flags exit as clap's own refusals do.
         let usage = e.chain().any(|c| c.is::<usage::UsageError>());

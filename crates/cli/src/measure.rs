@@ -3,6 +3,8 @@
 //! all measure through here.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use anyhow::Context;
 use linerate_engine::bench;
@@ -12,10 +14,12 @@ use linerate_wire::Direction;
 
 use crate::output::{self, IntervalPrinter};
 
-/// Runs one bench and prints it to `out`.
+/// Runs one bench and prints it to `out`; `stop`, when set mid-run, ends
+/// it early with what ran (the document says so).
 pub fn bench(
     server: SocketAddr,
     spec: &BenchSpec,
+    stop: Option<Arc<AtomicBool>>,
     command_line: Vec<String>,
     mut out: output::Out,
 ) -> anyhow::Result<ResultDoc> {
@@ -28,9 +32,12 @@ pub fn bench(
         },
     ));
     let mut printer = IntervalPrinter::new(&mut out);
-    let run = bench::run(server, spec, &mut |batch| printer.print(batch))
+    let run = bench::run(server, spec, stop, &mut |batch| printer.print(batch))
         .with_context(|| format!("bench against {server} failed"))?;
     let doc = bench::to_result(&run, command_line);
+    if doc.interrupted {
+        out.line("Interrupted: the summary covers what ran until then.");
+    }
     output::print_summary(&mut out, &doc);
     Ok(doc)
 }

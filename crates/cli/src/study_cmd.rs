@@ -202,7 +202,7 @@ impl Bed {
         let mut doc = std::thread::scope(|s| {
             s.spawn(|| {
                 crate::netns::enter(&ns)?;
-                measure::bench(server, &spec, command_line, output::Out::silent())
+                measure::bench(server, &spec, None, command_line, output::Out::silent())
             })
             .join()
             .map_err(|_| anyhow::anyhow!("bench thread panicked"))?

@@ -51,6 +51,7 @@ pub fn finish_as(
             findings,
             definitions,
         }),
+        interrupted: false,
     };
     output::write_json(&doc, json_path)
 }

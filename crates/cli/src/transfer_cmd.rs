@@ -23,7 +23,7 @@ use linerate_wire::{SessionId, WireError};
 
 use crate::bench_cmd::resolve_host;
 use crate::output::{self, Out, timestamp};
-use crate::{units, usage};
+use crate::{signals, units, usage};
 
 #[derive(Args)]
 #[command(after_help = "\
@@ -204,13 +204,16 @@ pub fn run_send(a: SendArgs) -> anyhow::Result<()> {
         dest,
     };
     let mut progress = Progress::new(a.quiet, to_stderr);
+    let interrupted = signals::interrupt_flag();
     let run = send::run(
         &to,
         &a.spec(),
+        Some(&interrupted),
         &manifest,
         discovery.as_ref(),
         &mut |batch| progress.update(batch, manifest.total_bytes(), manifest.file_count()),
     );
+    let sent = progress.sent;
     progress.finish();
     for s in manifest.skipped() {
         out.line(&format!("skipped {s}"));
@@ -219,6 +222,15 @@ pub fn run_send(a: SendArgs) -> anyhow::Result<()> {
         Ok(run) => run,
         Err(e @ EngineError::Wire(WireError::InvalidField { .. })) => {
             return Err(usage::flag_error(e, usage::SEND_FLAGS));
+        }
+        Err(EngineError::Interrupted) => {
+            return Err(signals::Interrupted(format!(
+                "interrupted after sending {} of {}; what arrived is kept: rerun the same \
+                 command to resume",
+                fmt_bytes(sent as f64),
+                fmt_bytes(manifest.total_bytes() as f64)
+            ))
+            .into());
         }
         Err(e) => {
             // Only a receiver that could not be reached may be this machine
@@ -265,6 +277,14 @@ fn bracket(host: &str) -> String {
 fn print_summary(out: &mut Out, run: &TransferRun, doc: &linerate_result::ResultDoc) {
     let s = &doc.summary;
     let t = &run.totals;
+    let found = run.bytes_total.saturating_sub(run.bytes_needed);
+    if found > 0 {
+        out.line(&format!(
+            "Resumed: {} of {} were already at the receiver",
+            fmt_bytes(found as f64),
+            fmt_bytes(run.bytes_total as f64)
+        ));
+    }
     out.line(&format!(
         "Sent {} of {} in {} file(s) over {} stream(s) in {:.2} s = {}{}",
         fmt_bytes(run.client.bytes_total(Side::Sender) as f64),

@@ -12,18 +12,34 @@ use common::{Guard, Server, alone_with_traffic, bench_json, run, text};
 fn bad_flag_values_exit_2_and_name_the_flag() {
     for (args, named) in [
         (vec!["bench", "127.0.0.1:1", "-l", "4X"], "--len"),
-        (vec!["bench", "127.0.0.1:1", "--omit", "20", "-t", "2"], "--omit"),
+        (
+            vec!["bench", "127.0.0.1:1", "--omit", "20", "-t", "2"],
+            "--omit",
+        ),
         (vec!["bench", "127.0.0.1:1", "-P", "2000"], "--streams"),
         (vec!["bench", "127.0.0.1:1", "--cc", "no such"], "--cc"),
         (vec!["bench", "127.0.0.1:1", "-p", "7"], "--port"),
         (vec!["bench", "127.0.0.1", "--bogus"], "--bogus"),
-        (vec!["send", "--block", "1K", "--from-memory", "1M", "127.0.0.1:1:/x"], "--block"),
+        (
+            vec![
+                "send",
+                "--block",
+                "1K",
+                "--from-memory",
+                "1M",
+                "127.0.0.1:1:/x",
+            ],
+            "--block",
+        ),
     ] {
         let out = run(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(named), "{args:?}: {err}");
-        assert!(!err.contains("_len") && !err.contains("_ms"), "{args:?}: {err}");
+        assert!(
+            !err.contains("_len") && !err.contains("_ms"),
+            "{args:?}: {err}"
+        );
     }
 }
 
@@ -33,11 +49,26 @@ fn port_and_total_rate_as_iperf_users_give_them() {
     let srv = Server::start();
     let doc = bench_json(
         "127.0.0.1",
-        &["-p", &srv.port.to_string(), "-b", "1G", "-P", "2", "-t", "2"],
+        &[
+            "-p",
+            &srv.port.to_string(),
+            "-b",
+            "1G",
+            "-P",
+            "2",
+            "-t",
+            "2",
+        ],
     );
     let bps = doc["summary"]["bits_per_second"].as_f64().unwrap();
-    assert!((0.8e9..1.1e9).contains(&bps), "1 Gbit/s in total, measured {bps}");
-    assert_eq!(doc["parameters"]["pacing_rate"], 62_500_000, "half of 1G each");
+    assert!(
+        (0.8e9..1.1e9).contains(&bps),
+        "1 Gbit/s in total, measured {bps}"
+    );
+    assert_eq!(
+        doc["parameters"]["pacing_rate"], 62_500_000,
+        "half of 1G each"
+    );
 }
 
 #[test]
@@ -70,4 +101,71 @@ fn an_iperf3_server_is_named_as_such() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("answers like an iperf3 server"), "{err}");
+}
+
+/// Sends SIGINT to a running `linerate` after `after`, and waits for it.
+fn interrupt(child: std::process::Child, after: Duration) -> std::process::Output {
+    std::thread::sleep(after);
+    // SAFETY: kill has no memory preconditions; the pid is our own child's.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    child.wait_with_output().expect("wait for linerate")
+}
+
+#[test]
+fn ctrl_c_on_bench_prints_the_summary_and_writes_the_partial_json() {
+    let _alone = alone_with_traffic();
+    let srv = Server::start();
+    let json = common::tree::TempDir::new("ctrlc");
+    let path = json.path().join("run.json");
+    for extra in [&[][..], &["-R"][..]] {
+        let child = Command::new(common::linerate())
+            .args(["bench", &srv.addr(), "-t", "60", "--json"])
+            .arg(&path)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        let out = interrupt(child, Duration::from_secs(2));
+        assert!(started.elapsed() < Duration::from_secs(15), "{extra:?}");
+        assert_eq!(out.status.code(), Some(130), "{extra:?}: {}", text(&out));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("Interrupted"), "{extra:?}: {stdout}");
+        assert!(stdout.contains("Verdict:"), "{extra:?}: {stdout}");
+        let doc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(doc["interrupted"], true, "{extra:?}");
+        assert!(doc["summary"]["bytes"].as_u64().unwrap() > 0, "{extra:?}");
+        common::assert_matches_schema(&doc);
+    }
+}
+
+#[test]
+fn ctrl_c_on_send_says_how_to_resume_and_the_rerun_says_what_it_found() {
+    let _alone = alone_with_traffic();
+    let base = common::tree::TempDir::new("ctrlc-send");
+    let (src, dst) = (base.path().join("src"), base.path().join("dst"));
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::create_dir_all(&dst).unwrap();
+    common::tree::random_file(&src.join("big.bin"), 256 << 20, 7);
+    let srv = Server::with_root(&dst);
+    let target = format!("{}:/in", srv.addr());
+    let args = ["send", "--rate", "400M", &src.to_string_lossy(), &target];
+    let child = Command::new(common::linerate())
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = interrupt(child, Duration::from_millis(1500));
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    assert!(
+        text(&out).contains("rerun the same command to resume"),
+        "{}",
+        text(&out)
+    );
+    let again = run(&args);
+    assert!(again.status.success(), "{}", text(&again));
+    assert!(text(&again).contains("Resumed: "), "{}", text(&again));
 }

@@ -105,5 +105,6 @@ pub(crate) fn document(p: Provenance, ends: Ends, verdict: Verdict) -> ResultDoc
         },
         lab: None,
         study: None,
+        interrupted: false,
     }
 }

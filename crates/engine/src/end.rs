@@ -1,6 +1,7 @@
 //! One end of a measurement: its stream threads and the sampler that turns
 //! their counters and TCP_INFO into interval samples.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
@@ -41,6 +42,9 @@ pub struct EndConfig {
     pub pin: Pin,
     /// The receive buffer asked for (`--window`), held as the window.
     pub rcvbuf: Option<u32>,
+    /// Set when the user ends the run early (Ctrl-C): it ends as at its
+    /// deadline, and both ends still report.
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 impl EndConfig {
@@ -69,6 +73,7 @@ impl EndConfig {
                 Pin::None
             },
             rcvbuf: p.rcvbuf,
+            stop: None,
         }
     }
 
@@ -89,6 +94,7 @@ impl EndConfig {
             duration: None,
             pin: Pin::None,
             rcvbuf,
+            stop: None,
         }
     }
 
@@ -140,12 +146,16 @@ const SAMPLER_TICK: Duration = Duration::from_millis(20);
 pub fn run(
     p: &BenchParams,
     is_client: bool,
+    stop: Option<Arc<AtomicBool>>,
     sockets: &[StreamSocket],
     t0: Instant,
     abort: &AtomicBool,
     on_interval: &mut dyn FnMut(&[IntervalSample]),
 ) -> SideReport {
-    let cfg = &EndConfig::bench(p, is_client);
+    let cfg = &EndConfig {
+        stop,
+        ..EndConfig::bench(p, is_client)
+    };
     let deadline = cfg.duration.map(|d| t0 + d);
     let send_buf = if sockets.iter().any(|s| cfg.sends(s.index)) {
         stream::pattern(p.write_len as usize)
@@ -159,6 +169,7 @@ pub fn run(
                 deadline,
                 quota: quota(p, s.index),
                 zerocopy: p.zerocopy,
+                stop: cfg.stop.as_deref(),
             };
             stream::send(&s.stream, &plan, live, abort)
         } else {
@@ -333,7 +344,7 @@ fn sample(
     lives: &[Live],
     t0: Instant,
     omit: Duration,
-    deadline: Option<Duration>,
+    mut deadline: Option<Duration>,
     abort: &AtomicBool,
     intervals: &mut Vec<IntervalSample>,
     at_omit: &mut [u64],
@@ -361,6 +372,13 @@ fn sample(
             }
         }
         let now = t0.elapsed();
+        if !deadline_passed
+            && deadline.is_none_or(|d| now < d)
+            && cfg.stop.as_ref().is_some_and(|s| s.load(Relaxed))
+        {
+            // Ended by the user: from here on as if the deadline were now.
+            deadline = Some(now);
+        }
         if !deadline_passed && deadline.is_some_and(|d| now >= d) {
             deadline_passed = true;
             // A write blocked on a closed window would outlive the run; the

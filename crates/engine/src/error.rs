@@ -15,6 +15,9 @@ pub enum EngineError {
     Wire(WireError),
     #[error("refused by the peer ({}): {}", .0.code.words(), .0.message)]
     Refused(Refusal),
+    /// The user ended the run (Ctrl-C); what arrived is kept for a rerun.
+    #[error("interrupted")]
+    Interrupted,
     /// What answered is not a linerate server; says what it looks like.
     #[error("{0}")]
     NotLinerate(String),

@@ -80,6 +80,8 @@ pub struct SendPlan<'a> {
     pub deadline: Option<Instant>,
     pub quota: Option<u64>,
     pub zerocopy: bool,
+    /// Set when the user ends the run early: it ends as at its deadline.
+    pub stop: Option<&'a AtomicBool>,
 }
 
 /// Completion notices are drained every this many zerocopy sends.
@@ -95,7 +97,8 @@ pub fn send(sock: &TcpStream, plan: &SendPlan, live: &Live, abort: &AtomicBool) 
     let mut error = None;
     let mut writes = 0u32;
     let mut w = sock;
-    let past_deadline = |t: Instant| plan.deadline.is_some_and(|d| t >= d);
+    let stopped = || plan.stop.is_some_and(|s| s.load(Relaxed));
+    let past_deadline = |t: Instant| plan.deadline.is_some_and(|d| t >= d) || stopped();
     loop {
         let len = match plan.quota {
             Some(q) => (q - sent).min(plan.buf.len() as u64) as usize,

@@ -97,5 +97,6 @@ pub fn to_result(
         },
         lab: None,
         study: None,
+        interrupted: false,
     }
 }

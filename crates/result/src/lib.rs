@@ -35,6 +35,9 @@ pub struct ResultDoc {
     /// For `study.*` kinds: every run and what they show together.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub study: Option<Study>,
+    /// The user ended the run early (Ctrl-C): the figures cover what ran.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
 /// Which lab, topology and backend produced the conditions of a run.

@@ -2,7 +2,8 @@
 //! collects the server's half and merges both into one result.
 
 use std::net::SocketAddr;
-use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Instant, SystemTime};
 
 use linerate_probe::verdict::{self, Evidence};
@@ -35,14 +36,20 @@ pub struct BenchRun {
     pub server: SideReport,
     pub client_host: HostFacts,
     pub server_host: HostFacts,
+    /// The user ended the run early.
+    pub interrupted: bool,
 }
 
-/// Runs a bench session; `on_interval` sees this end's samples live.
+/// Runs a bench session; `on_interval` sees this end's samples live. When
+/// `stop` is set mid-run (Ctrl-C), the run ends as at its deadline and
+/// what ran is reported, marked interrupted.
 pub fn run(
     server: SocketAddr,
     spec: &BenchSpec,
+    stop: Option<Arc<AtomicBool>>,
     on_interval: &mut dyn FnMut(&[IntervalSample]),
 ) -> Result<BenchRun> {
+    let stopped = || stop.as_ref().is_some_and(|s| s.load(Relaxed));
     let mut params = params_for(spec);
     params.validate()?;
     let bind = spec.socket.bind;
@@ -58,7 +65,9 @@ pub fn run(
         match settle(&mut ctl, &mut m) {
             Some(Ok(server)) => {
                 let failed = server.stream_errors();
-                if !failed.is_empty() {
+                // A run cut short by the user leaves the server's senders
+                // reset mid-write (-R): not a failure of the run.
+                if !failed.is_empty() && !stopped() {
                     return Err(EngineError::Failed(format!(
                         "server: {}",
                         failed.join("; ")
@@ -72,6 +81,21 @@ pub fn run(
                     server,
                     client_host,
                     server_host,
+                    interrupted: stopped(),
+                });
+            }
+            // Ended by the user before the server could report (its
+            // streams were still sending, -R): this end's half stands alone.
+            Some(Err(_)) if client.is_some() && stopped() => {
+                return Ok(BenchRun {
+                    params,
+                    session,
+                    started_at,
+                    client: client.unwrap_or_default(),
+                    server: SideReport::default(),
+                    client_host,
+                    server_host,
+                    interrupted: true,
                 });
             }
             Some(Err(e)) if !accepted => return Err(before_accept(server, &ctl, e)),
@@ -109,9 +133,17 @@ pub fn run(
                 flush(&mut ctl, &mut m)?;
                 let abort = AtomicBool::new(false);
                 let t0 = Instant::now();
-                let report = end::run(&params, true, &sockets, t0, &abort, on_interval);
+                let report = end::run(
+                    &params,
+                    true,
+                    stop.clone(),
+                    &sockets,
+                    t0,
+                    &abort,
+                    on_interval,
+                );
                 let failed = report.stream_errors();
-                if !failed.is_empty() {
+                if !failed.is_empty() && !stopped() {
                     return Err(EngineError::Failed(format!(
                         "the run failed; the server may have gone away ({})",
                         failed.join("; ")
@@ -228,5 +260,7 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
         server_host: &run.server_host,
         parameters,
     };
-    document::document(provenance, ends, verdict)
+    let mut doc = document::document(provenance, ends, verdict);
+    doc.interrupted = run.interrupted;
+    doc
 }

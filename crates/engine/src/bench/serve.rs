@@ -63,7 +63,7 @@ pub(crate) fn serve(
                 };
                 let t0 = Instant::now();
                 let abort = AtomicBool::new(false);
-                let report = end::run(params, false, &sockets, t0, &abort, &mut |_| {});
+                let report = end::run(params, false, None, &sockets, t0, &abort, &mut |_| {});
                 summary = format!(
                     "bench, {} stream(s) {:?}, received {} B, sent {} B",
                     params.streams,

@@ -25,7 +25,7 @@ use super::url::Token;
 use crate::end::{self, EndConfig};
 use crate::error::{EngineError, Result};
 use crate::session::connect::{before_accept, new_session_id, open_control, open_data};
-use crate::session::control::Control;
+use crate::session::control::{Control, Input};
 use crate::session::{StreamSocket, apply, feed, flush, local, settle};
 use crate::sockopt::StreamOptions;
 use crate::spec::{RxPoll, TransferSpec};
@@ -40,6 +40,8 @@ use stream_loop::send_stream;
 // A receiver is as silent as a stalled stream before either end gives up.
 const _: () =
     assert!(linerate_session::PEER_SILENCE.as_secs() == crate::sockopt::IDLE_TIMEOUT.as_secs());
+/// How long an interrupted sender waits for the receiver to end its side.
+const RECEIVER_LETS_GO: Duration = Duration::from_secs(3);
 /// The slowest read-back a receiver's --verify is allowed before the
 /// sender stops waiting for its report: 50 MB/s.
 const VERIFY_BYTES_PER_SEC: u64 = 50_000_000;
@@ -143,6 +145,7 @@ pub struct Discovery {
 pub fn run(
     to: &Destination,
     spec: &TransferSpec,
+    interrupt: Option<&AtomicBool>,
     manifest: &Manifest,
     discovery: Option<&Discovery>,
     on_interval: &mut dyn FnMut(&[IntervalSample]),
@@ -203,12 +206,15 @@ pub fn run(
     // A transfer ends when its queue closes.
     let end_cfg = EndConfig::transfer(spec.streams, spec.interval_ms, spec.socket.rcvbuf, true);
     let abort = AtomicBool::new(false);
-    let stop = |sockets: &[StreamSocket], ctl: &TcpStream| {
+    let stop_streams = |sockets: &[StreamSocket]| {
         abort.store(true, Relaxed);
         shared.queue.close();
         for s in sockets {
             let _ = s.stream.shutdown(Shutdown::Both);
         }
+    };
+    let stop = |sockets: &[StreamSocket], ctl: &TcpStream| {
+        stop_streams(sockets);
         let _ = ctl.shutdown(Shutdown::Both);
     };
     let machine = Mutex::new(m);
@@ -225,10 +231,14 @@ pub fn run(
             listed
         });
         let driver = scope.spawn(|| {
-            let passes = drive(&mut ctl, &machine, &shared);
+            let passes = drive(&mut ctl, &machine, &shared, interrupt);
             shared.queue.close();
-            if passes.is_err() {
-                stop(&sockets, &ctl.stream);
+            match &passes {
+                // The control connection stays open: the receiver ends its
+                // side and closes it (below).
+                Err(EngineError::Interrupted) => stop_streams(&sockets),
+                Err(_) => stop(&sockets, &ctl.stream),
+                Ok(_) => {}
             }
             passes
         });
@@ -239,6 +249,13 @@ pub fn run(
     let passes = passes.map_err(|_| EngineError::Failed("the transfer driver panicked".into()))?;
     // The receiver's refusal explains why sending the manifest failed; else
     // a walk that failed explains why the rest stopped.
+    if let Err(EngineError::Interrupted) = passes {
+        // The user may rerun at once: the receiver must have let go of
+        // this transfer's files first, which it says by closing.
+        let until = Instant::now() + RECEIVER_LETS_GO;
+        while !matches!(ctl.next_input(Some(until)), Input::Closed | Input::Quiet) {}
+        return Err(EngineError::Interrupted);
+    }
     if let Err(e @ EngineError::Refused(_)) = passes {
         return Err(e);
     }
@@ -363,6 +380,7 @@ fn drive(
     ctl: &mut Control,
     machine: &Mutex<TransferSender>,
     shared: &Shared,
+    interrupt: Option<&AtomicBool>,
 ) -> Result<(u32, u64)> {
     let none = HashSet::new();
     let mut need: Vec<NeedFile> = Vec::new();
@@ -394,6 +412,14 @@ fn drive(
         }
         if let Some(Err(e)) = m.poll_end() {
             return Err(e.into());
+        }
+        if interrupt.is_some_and(|s| s.load(Relaxed)) {
+            m.abort(local(RefusalCode::Internal, "the sender was interrupted"));
+            drop(m);
+            if !shared.announcing.load(Relaxed) {
+                let _ = flush_shared(ctl, machine);
+            }
+            return Err(EngineError::Interrupted);
         }
         drop(m);
         // While the manifest is announced, only its thread writes.
