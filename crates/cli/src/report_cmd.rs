@@ -75,8 +75,20 @@ fn read(f: &Path) -> anyhow::Result<linerate_result::ResultDoc> {
             linerate_result::SCHEMA
         );
     }
-    serde_json::from_value(v)
-        .with_context(|| format!("{} does not match {}", f.display(), linerate_result::SCHEMA))
+    let mut doc: linerate_result::ResultDoc = serde_json::from_value(v)
+        .with_context(|| format!("{} does not match {}", f.display(), linerate_result::SCHEMA))?;
+    // Results written before secrets were kept out of them: none reaches the page.
+    redact(&mut doc);
+    Ok(doc)
+}
+
+fn redact(doc: &mut linerate_result::ResultDoc) {
+    for arg in &mut doc.command_line {
+        *arg = linerate_result::redact(arg);
+    }
+    for p in doc.study.iter_mut().flat_map(|s| s.points.iter_mut()) {
+        redact(&mut p.result);
+    }
 }
 
 /// Writes the page (and CSV), returning how many figures it holds.

@@ -169,3 +169,25 @@ fn ctrl_c_on_send_says_how_to_resume_and_the_rerun_says_what_it_found() {
     assert!(again.status.success(), "{}", text(&again));
     assert!(text(&again).contains("Resumed: "), "{}", text(&again));
 }
+
+#[test]
+fn no_result_and_no_report_carries_a_receivers_token() {
+    let _alone = alone_with_traffic();
+    let base = common::tree::TempDir::new("token");
+    let (dst, results) = (base.path().join("dst"), base.path().join("results"));
+    std::fs::create_dir_all(&dst).unwrap();
+    std::fs::create_dir_all(&results).unwrap();
+    let (_recv, url) = common::oneshot(&dst);
+    let token = url.split("token=").nth(1).expect("a token in the URL").to_string();
+    let json = results.join("send.json");
+    let out = run(&["send", "--from-memory", "20M", "-q", "--json", &json.to_string_lossy(), &url]);
+    assert!(out.status.success(), "{}", text(&out));
+    let page = results.join("report.html");
+    let made = run(&["report", &results.to_string_lossy(), "-o", &page.to_string_lossy()]);
+    assert!(made.status.success(), "{}", text(&made));
+    for f in [json, page] {
+        let body = std::fs::read_to_string(&f).unwrap();
+        assert!(!body.contains(&token), "{} holds the token", f.display());
+        assert!(body.contains("token=REDACTED"), "{}", f.display());
+    }
+}

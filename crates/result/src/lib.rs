@@ -276,3 +276,34 @@ pub struct Summary {
     pub retransmits: u64,
     pub verdict: Verdict,
 }
+
+/// `arg` with the secret of any receiver URL in it replaced by `REDACTED`:
+/// a command line kept in a result or shown in a report must not hand the
+/// right to send to whoever reads it.
+pub fn redact(arg: &str) -> String {
+    let Some(at) = arg.find("token=") else {
+        return arg.to_string();
+    };
+    let start = at + "token=".len();
+    let end = arg[start..]
+        .find(|c: char| !c.is_ascii_hexdigit())
+        .map_or(arg.len(), |n| start + n);
+    format!("{}REDACTED{}", &arg[..start], redact(&arg[end..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tokens_secret_is_redacted_wherever_it_stands() {
+        let url = "linerate://h:5201/?session=ab12&token=0123456789abcdef0123456789abcdef";
+        assert_eq!(
+            redact(url),
+            "linerate://h:5201/?session=ab12&token=REDACTED"
+        );
+        assert_eq!(redact("--verify"), "--verify");
+        assert_eq!(redact("token=ab&x token=cd"), "token=REDACTED&x token=REDACTED");
+    }
+
+}
