@@ -82,6 +82,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand bench" -s 4 -d 'Use IP
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s 6 -d 'Use IPv6 only'
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l zerocopy -d 'Send with MSG_ZEROCOPY (pays off on real NICs with large writes; loopback copies anyway)'
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l skip-rx-copy -d 'Receiver discards data in the kernel (MSG_TRUNC) instead of copying it out'
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -l json-stream -d 'Print one JSON line per interval on stdout, then the linerate.result/1 document as the last line (human output goes to stderr)'
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c linerate -n "__fish_linerate_using_subcommand send" -l from-memory -d 'Send SIZE bytes generated in memory instead of files (no source disk)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand send" -s P -l streams -d 'Parallel streams, one thread and one socket each' -r

@@ -92,6 +92,7 @@ off\:""))' \
 '-6[Use IPv6 only]' \
 '--zerocopy[Send with MSG_ZEROCOPY (pays off on real NICs with large writes; loopback copies anyway)]' \
 '--skip-rx-copy[Receiver discards data in the kernel (MSG_TRUNC) instead of copying it out]' \
+'(--json)--json-stream[Print one JSON line per interval on stdout, then the linerate.result/1 document as the last line (human output goes to stderr)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 ':host -- Server to measure against\: HOST, HOST\:PORT or \[V6\]\:PORT:_default' \

@@ -129,6 +129,10 @@ pub struct BenchArgs {
     /// Write the linerate.result/1 document to FILE ('-' for stdout; human output then goes to stderr).
     #[arg(long, value_name = "FILE")]
     pub json: Option<String>,
+    /// Print one JSON line per interval on stdout, then the linerate.result/1 document as the
+    /// last line (human output goes to stderr).
+    #[arg(long, conflicts_with = "json")]
+    pub json_stream: bool,
 }
 
 fn parse_tos(s: &str) -> Result<u8, String> {
@@ -232,15 +236,20 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     let spec = a.spec();
     spec.check()
         .map_err(|e| usage::flag_error(e, usage::BENCH_FLAGS))?;
+    let to_stderr = a.json.as_deref() == Some("-") || a.json_stream;
     let doc = measure::bench(
         server,
         &spec,
         Some(signals::interrupt_flag()),
         std::env::args().collect(),
-        output::Out::new(a.json.as_deref() == Some("-")),
+        output::Out::new(to_stderr),
+        a.json_stream,
     )?;
     if let Some(path) = &a.json {
         output::write_json(&doc, path)?;
+    }
+    if a.json_stream {
+        output::json_line(&doc)?;
     }
     if doc.interrupted {
         return Err(signals::Interrupted(match &a.json {

@@ -51,7 +51,7 @@ fn bench(addr: SocketAddr, spec: &BenchSpec, path: &Path) -> anyhow::Result<Resu
         .into_iter()
         .chain(measure::bench_words(addr, spec))
         .collect();
-    let doc = measure::bench(addr, spec, None, cmd, output::Out::silent())?;
+    let doc = measure::bench(addr, spec, None, cmd, output::Out::silent(), false)?;
     output::write_json(&doc, &path.to_string_lossy())?;
     Ok(doc)
 }

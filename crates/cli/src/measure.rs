@@ -22,6 +22,7 @@ pub fn bench(
     stop: Option<Arc<AtomicBool>>,
     command_line: Vec<String>,
     mut out: output::Out,
+    json_lines: bool,
 ) -> anyhow::Result<ResultDoc> {
     out.line(&format!(
         "linerate bench to {server}: {} stream(s), {}",
@@ -31,9 +32,20 @@ pub fn bench(
             None => format!("{:.1} s", spec.duration_ms as f64 / 1000.0),
         },
     ));
-    let mut printer = IntervalPrinter::new(&mut out);
-    let run = bench::run(server, spec, stop, &mut |batch| printer.print(batch))
-        .with_context(|| format!("bench against {server} failed"))?;
+    let omit = if spec.bytes.is_some() {
+        0
+    } else {
+        spec.omit_ms
+    };
+    let mut printer = IntervalPrinter::new(&mut out).omitting(omit as f64 / 1000.0);
+    let run = bench::run(server, spec, stop, &mut |batch| {
+        printer.print(batch);
+        if json_lines {
+            // A closed stdout ends nothing: the run still reports.
+            let _ = output::json_line(&serde_json::json!({ "interval": batch }));
+        }
+    })
+    .with_context(|| format!("bench against {server} failed"))?;
     let doc = bench::to_result(&run, command_line);
     if doc.interrupted {
         out.line("Interrupted: the summary covers what ran until then.");

@@ -47,6 +47,8 @@ pub struct IntervalPrinter<'a> {
     out: &'a mut Out,
     header_done: bool,
     prev_tcp: HashMap<u16, TcpSample>,
+    /// Seconds left out of the summary (`--omit`): their rows say so.
+    omit: f64,
 }
 
 impl<'a> IntervalPrinter<'a> {
@@ -55,7 +57,14 @@ impl<'a> IntervalPrinter<'a> {
             out,
             header_done: false,
             prev_tcp: HashMap::new(),
+            omit: 0.0,
         }
+    }
+
+    /// Marks the rows of the first `seconds` as omitted from the summary.
+    pub fn omitting(mut self, seconds: f64) -> Self {
+        self.omit = seconds;
+        self
     }
 
     pub fn print(&mut self, batch: &[IntervalSample]) {
@@ -74,10 +83,29 @@ impl<'a> IntervalPrinter<'a> {
                 "sndbuf"
             ));
         }
+        // Both directions at once (--bidir): each row and sum says which,
+        // seen from this end, as iperf3 does.
+        let both = batch.iter().any(|s| s.side == Side::Sender)
+            && batch.iter().any(|s| s.side == Side::Receiver);
+        let tag = |side: Side| match (both, side) {
+            (false, _) => "",
+            (true, Side::Sender) => "[TX]",
+            (true, Side::Receiver) => "[RX]",
+        };
+        // An interval that began before the omitted time ended is in it
+        // (the sampler's boundaries fall a little after each mark).
+        let omitted = |start: f64| {
+            if start + 1e-3 < self.omit {
+                "  (omitted)"
+            } else {
+                ""
+            }
+        };
         for s in batch {
             let mut line = format!(
-                "[{:>3}] {:>5.2}-{:<5.2} s {:>11} {:>14}",
+                "[{:>3}]{} {:>5.2}-{:<5.2} s {:>11} {:>14}",
                 s.stream,
+                tag(s.side),
                 s.start,
                 s.end,
                 fmt_bytes(s.bytes as f64),
@@ -114,19 +142,39 @@ impl<'a> IntervalPrinter<'a> {
                     share(t.sndbuf_limited_us, prev.sndbuf_limited_us),
                 ));
             }
+            line.push_str(omitted(s.start));
             self.out.line(&line);
         }
-        if batch.len() > 1 {
-            let bytes: u64 = batch.iter().map(|s| s.bytes).sum();
-            let bps: f64 = batch.iter().map(|s| s.bits_per_second).sum();
-            let (a, b) = (batch[0].start, batch[0].end);
-            self.out.line(&format!(
-                "[SUM] {a:>5.2}-{b:<5.2} s {:>11} {:>14}",
-                fmt_bytes(bytes as f64),
-                fmt_rate(bps)
-            ));
+        for side in [Side::Sender, Side::Receiver] {
+            let rows: Vec<&IntervalSample> =
+                batch.iter().filter(|s| !both || s.side == side).collect();
+            if rows.len() > 1 {
+                let bytes: u64 = rows.iter().map(|s| s.bytes).sum();
+                let bps: f64 = rows.iter().map(|s| s.bits_per_second).sum();
+                let (a, b) = (rows[0].start, rows[0].end);
+                self.out.line(&format!(
+                    "[SUM]{} {a:>5.2}-{b:<5.2} s {:>11} {:>14}{}",
+                    tag(side),
+                    fmt_bytes(bytes as f64),
+                    fmt_rate(bps),
+                    omitted(a)
+                ));
+            }
+            if !both {
+                break;
+            }
         }
     }
+}
+
+/// `value` as one line of JSON on stdout, flushed at once (for `--json-stream`).
+pub fn json_line<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    serde_json::to_writer(&mut stdout, value)?;
+    stdout.write_all(b"\n")?;
+    stdout.flush()?;
+    Ok(())
 }
 
 pub fn print_summary(out: &mut Out, doc: &ResultDoc) {

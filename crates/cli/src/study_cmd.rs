@@ -202,7 +202,14 @@ impl Bed {
         let mut doc = std::thread::scope(|s| {
             s.spawn(|| {
                 crate::netns::enter(&ns)?;
-                measure::bench(server, &spec, None, command_line, output::Out::silent())
+                measure::bench(
+                    server,
+                    &spec,
+                    None,
+                    command_line,
+                    output::Out::silent(),
+                    false,
+                )
             })
             .join()
             .map_err(|_| anyhow::anyhow!("bench thread panicked"))?

@@ -178,16 +178,89 @@ fn no_result_and_no_report_carries_a_receivers_token() {
     std::fs::create_dir_all(&dst).unwrap();
     std::fs::create_dir_all(&results).unwrap();
     let (_recv, url) = common::oneshot(&dst);
-    let token = url.split("token=").nth(1).expect("a token in the URL").to_string();
+    let token = url
+        .split("token=")
+        .nth(1)
+        .expect("a token in the URL")
+        .to_string();
     let json = results.join("send.json");
-    let out = run(&["send", "--from-memory", "20M", "-q", "--json", &json.to_string_lossy(), &url]);
+    let out = run(&[
+        "send",
+        "--from-memory",
+        "20M",
+        "-q",
+        "--json",
+        &json.to_string_lossy(),
+        &url,
+    ]);
     assert!(out.status.success(), "{}", text(&out));
     let page = results.join("report.html");
-    let made = run(&["report", &results.to_string_lossy(), "-o", &page.to_string_lossy()]);
+    let made = run(&[
+        "report",
+        &results.to_string_lossy(),
+        "-o",
+        &page.to_string_lossy(),
+    ]);
     assert!(made.status.success(), "{}", text(&made));
     for f in [json, page] {
         let body = std::fs::read_to_string(&f).unwrap();
         assert!(!body.contains(&token), "{} holds the token", f.display());
         assert!(body.contains("token=REDACTED"), "{}", f.display());
     }
+}
+
+#[test]
+fn json_stream_is_a_line_per_interval_then_the_result() {
+    let _alone = alone_with_traffic();
+    let srv = Server::start();
+    let out = run(&[
+        "bench",
+        &srv.addr(),
+        "-t",
+        "2",
+        "-i",
+        "0.5",
+        "--json-stream",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(lines.len() >= 4, "intervals, then the result: {stdout}");
+    let (last, intervals) = lines.split_last().unwrap();
+    assert!(
+        intervals.iter().all(|l| l["interval"].is_array()),
+        "{stdout}"
+    );
+    assert_eq!(last["schema"], "linerate.result/1");
+    common::assert_matches_schema(last);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Verdict:"));
+}
+
+#[test]
+fn bidir_rows_say_their_direction_with_a_sum_each_and_omitted_rows_say_so() {
+    let _alone = alone_with_traffic();
+    let srv = Server::start();
+    let out = run(&["bench", &srv.addr(), "--bidir", "-P", "2", "-t", "2"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for tag in ["][TX]", "][RX]"] {
+        assert!(
+            stdout.lines().filter(|l| l.contains(tag)).count() >= 6,
+            "{stdout}"
+        );
+    }
+    for sum in ["[SUM][TX]", "[SUM][RX]"] {
+        assert_eq!(stdout.matches(sum).count(), 2, "one per interval: {stdout}");
+    }
+    let out = run(&["bench", &srv.addr(), "-t", "2", "--omit", "1"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<&str> = stdout.lines().filter(|l| l.starts_with("[  0]")).collect();
+    assert_eq!(rows.len(), 2, "{stdout}");
+    assert!(
+        rows[0].ends_with("(omitted)") && !rows[1].contains("omitted"),
+        "{stdout}"
+    );
 }

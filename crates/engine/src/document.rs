@@ -82,7 +82,11 @@ pub(crate) fn document(p: Provenance, ends: Ends, verdict: Verdict) -> ResultDoc
         schema: SCHEMA.to_string(),
         kind: p.kind.to_string(),
         linerate_version: env!("CARGO_PKG_VERSION").to_string(),
-        command_line: p.command_line.iter().map(|a| linerate_result::redact(a)).collect(),
+        command_line: p
+            .command_line
+            .iter()
+            .map(|a| linerate_result::redact(a))
+            .collect(),
         started_at: p
             .started_at
             .duration_since(SystemTime::UNIX_EPOCH)

@@ -303,7 +303,9 @@ mod tests {
             "linerate://h:5201/?session=ab12&token=REDACTED"
         );
         assert_eq!(redact("--verify"), "--verify");
-        assert_eq!(redact("token=ab&x token=cd"), "token=REDACTED&x token=REDACTED");
+        assert_eq!(
+            redact("token=ab&x token=cd"),
+            "token=REDACTED&x token=REDACTED"
+        );
     }
-
 }
