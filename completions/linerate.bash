@@ -1408,7 +1408,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__serve)
-            opts="-p -h --bind --port --once --root --session-memory --max-entries --keep-special-bits --partial-ttl --max-sessions --max-streams --frame-memory --help"
+            opts="-p -D -h --bind --port --once --root --session-memory --max-entries --keep-special-bits --partial-ttl --max-sessions --max-streams --frame-memory --daemon --pidfile --logfile --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1451,6 +1451,14 @@ _linerate() {
                     return 0
                     ;;
                 --frame-memory)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pidfile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --logfile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1906,7 +1914,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__tune__subcmd__plan)
-            opts="-P -o -h --rate --rtt --loss --streams --mss --iface --root --out --sysctl-out --script-out --json --help"
+            opts="-P -o -h --rate --rtt --loss --streams --mss --iface --root --out --sysctl-out --script-out --json --cores --per-core-rate --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1961,6 +1969,14 @@ _linerate() {
                     return 0
                     ;;
                 --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cores)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --per-core-rate)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

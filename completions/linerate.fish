@@ -48,8 +48,11 @@ complete -c linerate -n "__fish_linerate_using_subcommand serve" -l partial-ttl 
 complete -c linerate -n "__fish_linerate_using_subcommand serve" -l max-sessions -d 'Sessions served at once' -r
 complete -c linerate -n "__fish_linerate_using_subcommand serve" -l max-streams -d 'Data connections of all sessions at once' -r
 complete -c linerate -n "__fish_linerate_using_subcommand serve" -l frame-memory -d 'Memory for control messages still arriving, all sessions together' -r
+complete -c linerate -n "__fish_linerate_using_subcommand serve" -l pidfile -d 'Write the server\'s process id to FILE, and remove it when the server stops' -r -F
+complete -c linerate -n "__fish_linerate_using_subcommand serve" -l logfile -d 'Append the log to FILE instead of standard error' -r -F
 complete -c linerate -n "__fish_linerate_using_subcommand serve" -l once -d 'Exit after the first session ends'
 complete -c linerate -n "__fish_linerate_using_subcommand serve" -l keep-special-bits -d 'Apply setuid, setgid and sticky bits as senders send them. Off, they are dropped and the umask applies. Only for trusted senders: as root, a sender could otherwise plant a setuid-root program'
+complete -c linerate -n "__fish_linerate_using_subcommand serve" -s D -l daemon -d 'Go into the background once the port is bound (the command returns at once)'
 complete -c linerate -n "__fish_linerate_using_subcommand serve" -s h -l help -d 'Print help'
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s p -l port -d 'Server port, as iperf\'s -p (or give HOST:PORT)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s P -l streams -d 'Parallel streams, one thread and one socket each' -r
@@ -265,6 +268,8 @@ complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_
 complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from plan" -l sysctl-out -d 'Write the sysctls as a file for /etc/sysctl.d' -r -F
 complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from plan" -l script-out -d 'Write the NIC, qdisc and CPU commands as a shell script' -r -F
 complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from plan" -l json -d 'Print the plan as JSON (`-`) or write it to FILE' -r
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from plan" -l cores -d 'Cores of the end with fewer (default: this host\'s online CPUs)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from plan" -l per-core-rate -d 'What one stream on one core carried, bits/s, as `linerate bench -P 1` measured it (e.g. 25G): the plan then says when the cores, not the window, bound it' -r
 complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from plan" -s h -l help -d 'Print help'
 complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from apply" -l plan -d 'A plan written by `tune plan -o`' -r -F
 complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from apply" -l profile -d 'A built-in target, planned against this host' -r

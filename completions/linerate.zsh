@@ -40,8 +40,12 @@ _arguments "${_arguments_options[@]}" : \
 '--max-sessions=[Sessions served at once]:N:_default' \
 '--max-streams=[Data connections of all sessions at once]:N:_default' \
 '--frame-memory=[Memory for control messages still arriving, all sessions together]:SIZE:_default' \
+'--pidfile=[Write the server'\''s process id to FILE, and remove it when the server stops]:FILE:_files' \
+'--logfile=[Append the log to FILE instead of standard error]:FILE:_files' \
 '--once[Exit after the first session ends]' \
 '--keep-special-bits[Apply setuid, setgid and sticky bits as senders send them. Off, they are dropped and the umask applies. Only for trusted senders\: as root, a sender could otherwise plant a setuid-root program]' \
+'-D[Go into the background once the port is bound (the command returns at once)]' \
+'--daemon[Go into the background once the port is bound (the command returns at once)]' \
 '-h[Print help]' \
 '--help[Print help]' \
 && ret=0
@@ -478,6 +482,8 @@ _arguments "${_arguments_options[@]}" : \
 '--sysctl-out=[Write the sysctls as a file for /etc/sysctl.d]:SYSCTL_OUT:_files' \
 '--script-out=[Write the NIC, qdisc and CPU commands as a shell script]:SCRIPT_OUT:_files' \
 '--json=[Print the plan as JSON (\`-\`) or write it to FILE]:JSON:_default' \
+'--cores=[Cores of the end with fewer (default\: this host'\''s online CPUs)]:N:_default' \
+'--per-core-rate=[What one stream on one core carried, bits/s, as \`linerate bench -P 1\` measured it (e.g. 25G)\: the plan then says when the cores, not the window, bound it]:RATE:_default' \
 '-h[Print help]' \
 '--help[Print help]' \
 && ret=0

@@ -1,4 +1,5 @@
-//! Moving the one-shot receiver into the background once its URL is out.
+//! Moving a receiver or a server into the background once its port is
+//! bound (and a one-shot receiver's URL is out), and its log into a file.
 
 use std::fs::OpenOptions;
 use std::path::Path;
@@ -21,6 +22,13 @@ pub fn into_background(log: &Path) -> std::io::Result<()> {
     rustix::process::setsid()?;
     rustix::stdio::dup2_stdin(&null)?;
     rustix::stdio::dup2_stdout(&log)?;
+    rustix::stdio::dup2_stderr(&log)?;
+    Ok(())
+}
+
+/// Sends standard error (the log) to `log`, appending.
+pub fn log_to(log: &Path) -> std::io::Result<()> {
+    let log = OpenOptions::new().create(true).append(true).open(log)?;
     rustix::stdio::dup2_stderr(&log)?;
     Ok(())
 }

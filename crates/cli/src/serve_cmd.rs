@@ -1,6 +1,6 @@
 use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use anyhow::Context;
 use clap::Args;
@@ -77,11 +77,56 @@ pub struct ServeArgs {
     /// Memory for control messages still arriving, all sessions together.
     #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = units::parse_size)]
     pub frame_memory: u64,
+    #[command(flatten)]
+    pub daemon: DaemonArgs,
 }
 
 pub const DEFAULT_PORT: u16 = 5201;
 
+/// How a server runs: in the foreground, or as a daemon that records its
+/// process id and writes its log to a file.
+#[derive(Args, Clone)]
+pub struct DaemonArgs {
+    /// Go into the background once the port is bound (the command returns at once).
+    #[arg(long, short = 'D')]
+    pub daemon: bool,
+    /// Write the server's process id to FILE, and remove it when the server stops.
+    #[arg(long, value_name = "FILE")]
+    pub pidfile: Option<PathBuf>,
+    /// Append the log to FILE instead of standard error.
+    #[arg(long, value_name = "FILE")]
+    pub logfile: Option<PathBuf>,
+}
+
+/// The pid file of a running server; removed when the server stops.
+struct PidFile(PathBuf);
+
+impl PidFile {
+    fn create(path: &Path) -> anyhow::Result<PidFile> {
+        if let Some(pid) = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|s| s.trim().parse::<u32>().ok())
+            && Path::new(&format!("/proc/{pid}")).exists()
+        {
+            anyhow::bail!(
+                "--pidfile {}: a server already runs as pid {pid}",
+                path.display()
+            );
+        }
+        std::fs::write(path, format!("{}\n", std::process::id()))
+            .with_context(|| format!("--pidfile {}: cannot write", path.display()))?;
+        Ok(PidFile(path.to_path_buf()))
+    }
+}
+
+impl Drop for PidFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 pub fn run(a: ServeArgs) -> anyhow::Result<()> {
+    // Log lines go to standard error, which a daemon or --logfile points at the file.
     let log: linerate_engine::server::Logger = Arc::new(|line| eprintln!("{} {line}", timestamp()));
     let limits = ServerLimits {
         sessions: a.max_sessions,
@@ -105,11 +150,32 @@ pub fn run(a: ServeArgs) -> anyhow::Result<()> {
         None => server,
     };
     let addr = server.local_addr()?;
+    // Bound first, so a taken port is reported where the user is looking.
+    let d = &a.daemon;
+    if d.daemon {
+        let log = d
+            .logfile
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("/dev/null"));
+        println!(
+            "linerate serve on {addr}: in the background, logging to {}",
+            log.display()
+        );
+        crate::detach::into_background(&log).context("cannot move to the background")?;
+    } else if let Some(file) = &d.logfile {
+        crate::detach::log_to(file).with_context(|| format!("--logfile {}", file.display()))?;
+    }
+    let _pidfile = d.pidfile.as_deref().map(PidFile::create).transpose()?;
     eprintln!(
         "{} linerate {} listening on {addr}",
         timestamp(),
         env!("CARGO_PKG_VERSION")
     );
-    server.run(a.once, &AtomicBool::new(false))?;
+    // SIGTERM or Ctrl-C stops accepting and ends the process (the pid file goes).
+    let stop = crate::signals::interrupt_flag();
+    server.run(a.once, &stop)?;
+    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        eprintln!("{} stopped by a signal", timestamp());
+    }
     Ok(())
 }

@@ -91,6 +91,13 @@ pub struct PlanArgs {
     /// Print the plan as JSON (`-`) or write it to FILE.
     #[arg(long)]
     pub json: Option<String>,
+    /// Cores of the end with fewer (default: this host's online CPUs).
+    #[arg(long, value_name = "N")]
+    pub cores: Option<u32>,
+    /// What one stream on one core carried, bits/s, as `linerate bench -P 1` measured it
+    /// (e.g. 25G): the plan then says when the cores, not the window, bound it.
+    #[arg(long, value_name = "RATE", value_parser = units::parse_rate)]
+    pub per_core_rate: Option<u64>,
 }
 
 #[derive(Args, Clone)]
@@ -253,7 +260,7 @@ fn audit_cmd(a: AuditArgs) -> anyhow::Result<()> {
             .unwrap_or(Severity::Ok);
         let bad = findings.iter().filter(|f| !f.satisfied).count();
         println!(
-            "\n{bad} of {} items need attention (worst: {worst:?}); `linerate tune plan` writes the fixes as files.",
+            "\n{bad} of {} items need attention (worst: {worst:?}); `linerate tune plan` prints the fixes (--sysctl-out and --script-out write them as files).",
             findings.len()
         );
     }
@@ -273,7 +280,12 @@ fn audit_cmd(a: AuditArgs) -> anyhow::Result<()> {
 fn plan_cmd(a: PlanArgs) -> anyhow::Result<()> {
     let facts = read_facts(&a.source)?;
     let t = target(&a.target, &facts);
-    let p = plan::make(&facts, t);
+    let mut cpus = plan::Cpus::of(&facts);
+    if let Some(n) = a.cores {
+        cpus.cores = n.max(1);
+    }
+    cpus.per_core_bps = a.per_core_rate.map(|r| r as f64);
+    let p = plan::make_for(&facts, t, cpus);
     let header = format!(
         "linerate {} tune plan: {}",
         env!("CARGO_PKG_VERSION"),
@@ -318,9 +330,14 @@ fn print_plan(p: &Plan, header: &str) {
         );
     }
     println!(
-        "  one stream planned       about {}",
-        fmt_rate(p.planned_per_stream_bps)
+        "  one stream planned       about {}{}",
+        fmt_rate(p.planned_per_stream_bps),
+        match p.per_core_bps {
+            Some(_) => " (window, loss and one core's measured rate)",
+            None => " (window and loss only: no core's rate was given)",
+        }
     );
+    println!("  cores                    {}", p.cores);
     if let Some(m) = p.mathis_per_stream_bps {
         println!("  Mathis bound / stream    {}", fmt_rate(m));
     }

@@ -264,3 +264,76 @@ fn bidir_rows_say_their_direction_with_a_sum_each_and_omitted_rows_say_so() {
         "{stdout}"
     );
 }
+
+#[test]
+fn a_daemon_records_its_pid_and_log_and_stops_on_sigterm() {
+    let _alone = alone_with_traffic();
+    let base = common::tree::TempDir::new("daemon");
+    let (pidfile, logfile) = (base.path().join("serve.pid"), base.path().join("serve.log"));
+    let port = common::free_port().to_string();
+    let started = run(&[
+        "serve",
+        "--bind",
+        "127.0.0.1",
+        "--port",
+        &port,
+        "--daemon",
+        "--pidfile",
+        &pidfile.to_string_lossy(),
+        "--logfile",
+        &logfile.to_string_lossy(),
+    ]);
+    assert!(started.status.success(), "{}", text(&started));
+    // The daemon writes its pid once it is in the background.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let pid = loop {
+        if let Some(pid) = std::fs::read_to_string(&pidfile)
+            .ok()
+            .and_then(|s| s.trim().parse::<i32>().ok())
+        {
+            break pid;
+        }
+        assert!(std::time::Instant::now() < deadline, "no pid file");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    struct Stop(i32);
+    impl Drop for Stop {
+        fn drop(&mut self) {
+            // SAFETY: kill has no memory preconditions; the pid is the daemon this test started.
+            unsafe { libc::kill(self.0, libc::SIGKILL) };
+        }
+    }
+    let stop = Stop(pid);
+    let second = run(&[
+        "serve",
+        "--port",
+        "1",
+        "--pidfile",
+        &pidfile.to_string_lossy(),
+    ]);
+    assert_eq!(second.status.code(), Some(1));
+    assert!(
+        text(&second).contains("already runs as pid"),
+        "{}",
+        text(&second)
+    );
+    bench_json(&format!("127.0.0.1:{port}"), &["-t", "1"]);
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    // Reparented to init once its parent returned: gone, or a zombie no one reaped.
+    let alive =
+        || std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "));
+    while alive() || pidfile.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the daemon did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::mem::forget(stop);
+    let log = std::fs::read_to_string(&logfile).unwrap();
+    assert!(log.contains("listening on 127.0.0.1"), "{log}");
+    assert!(log.contains("bench, 1 stream(s)"), "{log}");
+    assert!(log.contains("stopped by a signal"), "{log}");
+}

@@ -23,6 +23,12 @@ pub struct Plan {
     pub current_per_stream_bps: Option<f64>,
     pub planned_per_stream_bps: f64,
     pub mathis_per_stream_bps: Option<f64>,
+    /// Cores the streams run on (the end with fewer).
+    #[serde(default)]
+    pub cores: u32,
+    /// What one stream on one core carried, as measured and given.
+    #[serde(default)]
+    pub per_core_bps: Option<f64>,
     pub pacing_per_stream_bps: f64,
     pub settings: Vec<Setting>,
     pub commands: Vec<Command>,
@@ -55,8 +61,41 @@ pub struct Command {
     pub why: String,
 }
 
-/// Buffers, streams and the settings that get there from `facts`.
+/// The cores a plan runs its streams on, and what one of them carries.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cpus {
+    /// Cores of the end with fewer (this host's online CPUs by default).
+    pub cores: u32,
+    /// What one stream on one core carried, measured (`linerate bench -P 1`).
+    pub per_core_bps: Option<f64>,
+}
+
+impl Cpus {
+    /// This host's online CPUs, with no measured rate.
+    pub fn of(facts: &Facts) -> Cpus {
+        let cores = facts
+            .cpu
+            .online
+            .as_deref()
+            .map(|l| crate::audit::parse_cpulist(l).len() as u32)
+            .filter(|&n| n > 0)
+            .unwrap_or(1);
+        Cpus {
+            cores,
+            per_core_bps: None,
+        }
+    }
+}
+
+/// Buffers, streams and the settings that get there from `facts`, on this
+/// host's cores.
 pub fn make(facts: &Facts, target: Target) -> Plan {
+    make_for(facts, target, Cpus::of(facts))
+}
+
+/// Buffers, streams and the settings that get there from `facts`, with
+/// the streams on `cpus`.
+pub fn make_for(facts: &Facts, target: Target, cpus: Cpus) -> Plan {
     let Sizing {
         mss,
         bbr,
@@ -81,8 +120,10 @@ pub fn make(facts: &Facts, target: Target) -> Plan {
         window
     } else {
         window.min(mathis.unwrap_or(f64::INFINITY))
-    };
-    let mut notes = Vec::new();
+    }
+    // A stream runs on one core: it carries no more than that core does.
+    .min(cpus.per_core_bps.unwrap_or(f64::INFINITY));
+    let mut notes = cpu_notes(&target, streams, planned, cpus);
     if let (true, Some(m)) = (bbr, mathis) {
         notes.push(format!(
             "with bbr the loss rate does not bound a stream; a loss-based algorithm (cubic) would be held to {} per stream (Mathis)",
@@ -128,11 +169,44 @@ pub fn make(facts: &Facts, target: Target) -> Plan {
         current_per_stream_bps: current,
         planned_per_stream_bps: planned,
         mathis_per_stream_bps: mathis,
+        cores: cpus.cores,
+        per_core_bps: cpus.per_core_bps,
         pacing_per_stream_bps: target.rate_bps / f64::from(streams),
         settings,
         commands,
         notes,
     }
+}
+
+/// Where the cores, not the window, bound the plan: more streams than
+/// cores share them; with a measured per-core rate, the cores' sum below
+/// the target; without one, a per-stream rate no core is known to carry.
+fn cpu_notes(t: &Target, streams: u32, per_stream: f64, cpus: Cpus) -> Vec<String> {
+    let mut notes = Vec::new();
+    let cores = cpus.cores.max(1);
+    if streams > cores {
+        notes.push(format!(
+            "{streams} streams on {cores} core(s): stream threads share cores, so streams beyond \
+             {cores} add window but not CPU"
+        ));
+    }
+    let used = streams.min(cores);
+    match cpus.per_core_bps {
+        Some(core) if f64::from(used) * core < t.rate_bps => notes.push(format!(
+            "the CPU, not the window, bounds this plan: {used} core(s) at {} each carry about {}, \
+             under the {} target",
+            fmt_rate(core),
+            fmt_rate(f64::from(used) * core),
+            fmt_rate(t.rate_bps)
+        )),
+        Some(_) => {}
+        None => notes.push(format!(
+            "each stream must carry {} on one core: measure what one core carries \
+             (`linerate bench -P 1`) and give it as --per-core-rate",
+            fmt_rate(per_stream.min(t.rate_bps / f64::from(streams.max(1))))
+        )),
+    }
+    notes
 }
 
 impl Plan {
@@ -196,5 +270,73 @@ mod tests {
         };
         // 1e-6 loss, jumbo: 1.99 Gbit/s per cubic stream -> 6 streams.
         assert_eq!(streams_needed(&ten, 8948, true), 6);
+    }
+
+    /// 100 Gbit/s at 44 ms on two cores: the window allows one stream
+    /// about 195 Gbit/s, which no core carries.
+    #[test]
+    fn a_plan_says_when_the_cores_bound_it() {
+        let facts = Facts::default();
+        let t = Target {
+            rate_bps: 100e9,
+            rtt_s: 0.044,
+            loss: None,
+            streams: None,
+            mss: Some(8948),
+        };
+        let unmeasured = make_for(
+            &facts,
+            t,
+            Cpus {
+                cores: 2,
+                per_core_bps: None,
+            },
+        );
+        assert!(
+            unmeasured
+                .notes
+                .iter()
+                .any(|n| n.contains("--per-core-rate")),
+            "{:?}",
+            unmeasured.notes
+        );
+        let measured = Cpus {
+            cores: 2,
+            per_core_bps: Some(20e9),
+        };
+        let p = make_for(&facts, t, measured);
+        assert!(p.planned_per_stream_bps <= 20e9);
+        assert!(
+            p.notes
+                .iter()
+                .any(|n| n.contains("the CPU, not the window")),
+            "{:?}",
+            p.notes
+        );
+        let many = Target {
+            streams: Some(8),
+            ..t
+        };
+        let p = make_for(&facts, many, measured);
+        assert!(
+            p.notes.iter().any(|n| n.contains("8 streams on 2 core(s)")),
+            "{:?}",
+            p.notes
+        );
+        // Enough cores at a measured rate: nothing to say about the CPU.
+        let plenty = Cpus {
+            cores: 16,
+            per_core_bps: Some(40e9),
+        };
+        let p = make_for(
+            &facts,
+            Target {
+                streams: Some(4),
+                ..t
+            },
+            plenty,
+        );
+        let about_cpu = |n: &&String| n.contains("core(s)") || n.contains("--per-core-rate");
+        assert!(!p.notes.iter().any(|n| about_cpu(&n)), "{:?}", p.notes);
     }
 }

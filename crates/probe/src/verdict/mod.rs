@@ -346,7 +346,11 @@ mod tests {
         };
         let v = transfer_verdict(&Features::default(), Finding::ReceiverWindow, tmpfs);
         assert!(v.sentence.contains("in memory"), "{}", v.sentence);
-        assert!(!v.sentence.contains("disk"), "{}", v.sentence);
+        assert!(
+            !v.sentence.contains("Limited by the disk"),
+            "{}",
+            v.sentence
+        );
         // The user's own cap stands whatever the disks did.
         let paced = Finding::Paced { cap_bps: 1e9 };
         let v = disk_verdict(paced, Features::default(), 0.0, 0.7);
