@@ -6,11 +6,11 @@
 
 use std::time::{Duration, Instant};
 
-use linerate_result::{HostFacts, SideReport};
+use linerate_result::SideReport;
 use linerate_session::Session;
 use linerate_wire::{
-    Accept, BenchParams, Digests, Direction, Entries, Entry, EntryKind, FrameDecoder, Message,
-    Need, NeedEnd, NeedFile, Ready, Refusal, RefusalCode, TransferRequest, TransferTotals,
+    Digests, Entries, Entry, EntryKind, FrameDecoder, Message, Need, NeedEnd, NeedFile, Ready,
+    Refusal, RefusalCode, TransferTotals,
 };
 
 pub struct Ops<'a> {
@@ -40,58 +40,11 @@ impl<'a> Ops<'a> {
     }
 }
 
-pub const TOKEN: &str = "0123456789abcdef0123456789abcdef";
+pub use linerate_session::fixtures::{TOKEN, accept, params};
 
-pub fn params() -> BenchParams {
-    BenchParams {
-        streams: 1,
-        duration_ms: 1000,
-        bytes: None,
-        write_len: 1 << 17,
-        read_len: 1 << 17,
-        direction: Direction::Forward,
-        interval_ms: 0,
-        omit_ms: 0,
-        sndbuf: None,
-        rcvbuf: None,
-        congestion: None,
-        pacing_rate: None,
-        mss: None,
-        tos: None,
-        zerocopy: false,
-        skip_rx_copy: false,
-        rx_poll: false,
-        pin_cores: false,
-        pin_pairs: false,
-        rcvlowat: None,
-    }
-}
-
-pub fn request(token: bool, verify: bool) -> TransferRequest {
-    TransferRequest {
-        dest: String::new(),
-        token: token.then(|| TOKEN.to_string()),
-        streams: 1,
-        block_len: 1 << 20,
-        overwrite: false,
-        skip_writes: false,
-        verify,
-        sndbuf: None,
-        rcvbuf: None,
-        interval_ms: 0,
-        rx_poll: false,
-        direct: false,
-        evict: false,
-        checksum: true,
-    }
-}
-
-pub fn accept() -> Accept {
-    Accept {
-        server_version: "fuzz".into(),
-        capabilities: 0,
-        host: HostFacts::default(),
-    }
+/// A transfer request, with the one-shot token or none.
+pub fn request(token: bool, verify: bool) -> linerate_wire::TransferRequest {
+    linerate_session::fixtures::request(token.then_some(TOKEN), verify)
 }
 
 pub fn entry(n: u64) -> Entry {

@@ -38,5 +38,7 @@ pub const REPORT_GRACE: Duration = Duration::from_secs(10);
 /// answers: it has stopped, or its host is hung.
 pub const PEER_SILENCE: Duration = Duration::from_secs(30);
 
+#[doc(hidden)]
+pub mod fixtures;
 #[cfg(test)]
 mod tests;

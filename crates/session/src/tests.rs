@@ -6,90 +6,18 @@
 
 use std::time::{Duration, Instant};
 
-use linerate_result::{HostFacts, SideReport};
+use linerate_result::SideReport;
 use linerate_wire::{
-    Accept, BenchParams, Digests, Direction, Entries, Entry, EntryKind, FrameDecoder, FrameType,
-    Message, Need, NeedEnd, NeedFile, Ready, Refusal, RefusalCode, TransferRequest, TransferTotals,
+    Digests, Entries, FrameDecoder, FrameType, Message, Need, NeedEnd, Ready, Refusal, RefusalCode,
+    TransferTotals,
 };
 
 use crate::core::{Session, SessionError};
+use crate::fixtures::{TOKEN, accept, file, need, params, request};
 use crate::{
     BenchClient, BenchServer, TransferReceiver, TransferSender, bench_client, bench_server,
     transfer_receiver, transfer_sender,
 };
-
-fn accept() -> Accept {
-    Accept {
-        server_version: "test".into(),
-        capabilities: 0,
-        host: HostFacts::default(),
-    }
-}
-
-fn params() -> BenchParams {
-    BenchParams {
-        streams: 2,
-        duration_ms: 1000,
-        bytes: None,
-        write_len: 1 << 17,
-        read_len: 1 << 17,
-        direction: Direction::Forward,
-        interval_ms: 0,
-        omit_ms: 0,
-        sndbuf: None,
-        rcvbuf: None,
-        congestion: None,
-        pacing_rate: None,
-        mss: None,
-        tos: None,
-        zerocopy: false,
-        skip_rx_copy: false,
-        rx_poll: false,
-        pin_cores: false,
-        pin_pairs: false,
-        rcvlowat: None,
-    }
-}
-
-fn request(token: Option<&str>, verify: bool) -> TransferRequest {
-    TransferRequest {
-        dest: String::new(),
-        token: token.map(str::to_string),
-        streams: 2,
-        block_len: 1 << 20,
-        overwrite: false,
-        skip_writes: false,
-        verify,
-        sndbuf: None,
-        rcvbuf: None,
-        interval_ms: 0,
-        rx_poll: false,
-        direct: false,
-        evict: false,
-        checksum: true,
-    }
-}
-
-fn file(path: &str) -> Entry {
-    Entry {
-        path: path.into(),
-        mode: 0o644,
-        mtime_ns: 0,
-        kind: EntryKind::File {
-            size: 3 << 20,
-            sparse: false,
-        },
-    }
-}
-
-fn need(id: u32) -> NeedFile {
-    NeedFile {
-        id,
-        ranges: vec![[0, 3]],
-    }
-}
-
-const TOKEN: &str = "0123456789abcdef0123456789abcdef";
 
 /// Carries what `from` sends to `to` through the codec: encoded, framed in
 /// chunks of 7 bytes, decoded.

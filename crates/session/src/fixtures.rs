@@ -1,0 +1,80 @@
+//! Well-formed values of every message a session takes, for the tests of
+//! the machines and their fuzz targets (one place, so a new field is one
+//! edit).
+
+use linerate_result::HostFacts;
+use linerate_wire::{Accept, BenchParams, Direction, Entry, EntryKind, NeedFile, TransferRequest};
+
+/// A one-shot receiver's token in its valid form.
+pub const TOKEN: &str = "0123456789abcdef0123456789abcdef";
+
+pub fn accept() -> Accept {
+    Accept {
+        server_version: "test".into(),
+        capabilities: 0,
+        host: HostFacts::default(),
+    }
+}
+
+pub fn params() -> BenchParams {
+    BenchParams {
+        streams: 2,
+        duration_ms: 1000,
+        bytes: None,
+        write_len: 1 << 17,
+        read_len: 1 << 17,
+        direction: Direction::Forward,
+        interval_ms: 0,
+        omit_ms: 0,
+        sndbuf: None,
+        rcvbuf: None,
+        congestion: None,
+        pacing_rate: None,
+        mss: None,
+        tos: None,
+        zerocopy: false,
+        skip_rx_copy: false,
+        rx_poll: false,
+        pin_cores: false,
+        pin_pairs: false,
+        rcvlowat: None,
+    }
+}
+
+pub fn request(token: Option<&str>, verify: bool) -> TransferRequest {
+    TransferRequest {
+        dest: String::new(),
+        token: token.map(str::to_string),
+        streams: 2,
+        block_len: 1 << 20,
+        overwrite: false,
+        skip_writes: false,
+        verify,
+        sndbuf: None,
+        rcvbuf: None,
+        interval_ms: 0,
+        rx_poll: false,
+        direct: false,
+        evict: false,
+        checksum: true,
+    }
+}
+
+pub fn file(path: &str) -> Entry {
+    Entry {
+        path: path.into(),
+        mode: 0o644,
+        mtime_ns: 0,
+        kind: EntryKind::File {
+            size: 3 << 20,
+            sparse: false,
+        },
+    }
+}
+
+pub fn need(id: u32) -> NeedFile {
+    NeedFile {
+        id,
+        ranges: vec![[0, 3]],
+    }
+}
