@@ -322,3 +322,39 @@ fn output_paths_that_are_not_files_are_written_through_not_replaced() {
     let text = reader.join().unwrap();
     assert!(text.contains("linerate.result/1"));
 }
+
+/// Runs over two paths at several stream counts: one line per path, each
+/// named, and the stream axis labelled at whole numbers only.
+#[test]
+fn runs_over_two_paths_draw_two_lines_on_whole_stream_ticks() {
+    let dir = Dir::new("paths");
+    let server = Server::start();
+    let addr = server.addr();
+    for p in ["1", "2", "3"] {
+        let path = dir.file(&format!("lo-p{p}.json"));
+        ok(&["bench", &addr, "-P", p, "-t", "1", "--json", &path]);
+        // The same run as a lab at 44 ms would record it.
+        let mut doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        doc["lab"] = serde_json::json!({
+            "name": "w44", "backend": "emulator", "backend_reason": "test",
+            "topology": "router", "mtu": 1500,
+            "conditions": {"rtt_us": 44000, "rate_bps": 1000000000u64}
+        });
+        std::fs::write(dir.file(&format!("lab-p{p}.json")), doc.to_string()).unwrap();
+    }
+    let figs = report(&dir, &[dir.0.to_str().unwrap()]);
+    let streams = figs
+        .iter()
+        .find(|f| f.0 == "vs-streams")
+        .expect("a streams figure");
+    let svg = &streams.1;
+    assert!(svg.contains("loopback"), "a line for loopback");
+    assert!(
+        svg.contains("lab w44 (emulator, 44 ms, 1 Gbit/s)"),
+        "a line for the lab"
+    );
+    for half in [">1.5<", ">2.5<", ">0.5<"] {
+        assert!(!svg.contains(half), "a tick between stream counts: {half}");
+    }
+}

@@ -30,6 +30,8 @@ pub struct Lines {
     pub log_x: bool,
     /// Draw points as well as lines (sweeps with few points).
     pub points: bool,
+    /// The x axis counts things (streams): ticks fall on whole numbers only.
+    pub integer_x: bool,
 }
 
 /// One bar: label, value, and the min and max behind it.
@@ -123,6 +125,11 @@ pub fn draw_lines(area: &DrawingArea<SVGBackend, Shift>, spec: &Lines) -> Result
         x1 = x1.max(*m);
         x0 = x0.min(*m);
     }
+    if spec.integer_x {
+        // Half a step of room either side, so no point sits on the frame.
+        x0 = x0.floor() - 0.5;
+        x1 = x1.ceil() + 0.5;
+    }
     if x1 <= x0 {
         x1 = x0 + 1.0;
     }
@@ -138,6 +145,13 @@ pub fn draw_lines(area: &DrawingArea<SVGBackend, Shift>, spec: &Lines) -> Result
         .build_cartesian_2d(x0..x1, 0f64..y1)
         .map_err(|x| e(&x))?;
     let log_label = |v: &f64| human_size(2f64.powf(*v));
+    let whole = |v: &f64| {
+        if (v - v.round()).abs() < 1e-6 {
+            format!("{}", v.round())
+        } else {
+            String::new()
+        }
+    };
     let mut mesh = chart.configure_mesh();
     mesh.light_line_style(WHITE)
         .x_desc(&spec.x_label)
@@ -146,6 +160,9 @@ pub fn draw_lines(area: &DrawingArea<SVGBackend, Shift>, spec: &Lines) -> Result
         // Powers of two: one label per doubling.
         mesh.x_labels(((x1 - x0).ceil() as usize + 1).min(24))
             .x_label_formatter(&log_label);
+    } else if spec.integer_x {
+        mesh.x_labels(((x1 - x0).ceil() as usize + 1).min(24))
+            .x_label_formatter(&whole);
     }
     mesh.draw().map_err(|x| e(&x))?;
     for (i, s) in spec.series.iter().enumerate() {

@@ -185,3 +185,36 @@ pub fn point_bps(p: &linerate_result::StudyPoint) -> f64 {
         .and_then(|v| v.as_f64())
         .unwrap_or(p.result.summary.bits_per_second)
 }
+
+/// The path a run measured, in words: the lab and its conditions, or the
+/// host it ran against (loopback named so).
+pub fn path_of(doc: &ResultDoc) -> String {
+    if let Some(lab) = &doc.lab {
+        let rtt = lab.conditions.get("rtt_us").and_then(|v| v.as_f64());
+        let rate = lab.conditions.get("rate_bps").and_then(|v| v.as_f64());
+        let mut words = format!("lab {} ({}", lab.name, lab.backend);
+        if let Some(us) = rtt.filter(|&us| us > 0.0) {
+            words.push_str(&format!(", {} ms", us / 1000.0));
+        }
+        if let Some(bps) = rate.filter(|&b| b > 0.0) {
+            words.push_str(&format!(", {} Gbit/s", bps / 1e9));
+        }
+        return words + ")";
+    }
+    // The first word after the command that is not a flag: HOST[:PORT].
+    let target = doc
+        .command_line
+        .iter()
+        .skip_while(|w| w.as_str() != doc.kind.as_str())
+        .skip(1)
+        .find(|w| !w.starts_with('-'));
+    match target {
+        Some(t)
+            if t.starts_with("127.") || t.starts_with("[::1]") || t.starts_with("localhost") =>
+        {
+            "loopback".to_string()
+        }
+        Some(t) => format!("to {t}"),
+        None => "unknown path".to_string(),
+    }
+}

@@ -203,6 +203,7 @@ fn over_time(b: &mut Builder, runs: &[Run]) {
             marker,
             log_x: false,
             points: false,
+            integer_x: false,
         };
         b.add_lines(FigureKind::OverTime, caption, &spec);
     }
@@ -328,11 +329,16 @@ fn vs_streams(b: &mut Builder, runs: &[Run]) {
                 !r.factors.contains_key("rtt_ms") && r.doc.kind != "transfer" && !sets_write_size(r)
             })
             .collect();
+        // Separate runs join a line only with runs over the same path
+        // under the same conditions: loopback and a lab are two lines.
         let series = sweep(
             &eligible,
             |r| r.factor("streams"),
             wall_or_summary,
-            |r| r.series.clone(),
+            |r| match r.parent {
+                Some(_) => r.series.clone(),
+                None => format!("{}, {}", r.series, data::path_of(r.doc)),
+            },
         );
         if series.is_empty() {
             continue;
@@ -345,6 +351,7 @@ fn vs_streams(b: &mut Builder, runs: &[Run]) {
             y_label: "Gbit/s".into(),
             series,
             points: true,
+            integer_x: true,
             ..Lines::default()
         };
         b.add_lines(FigureKind::VsStreams, caption, &spec);
