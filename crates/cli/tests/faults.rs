@@ -314,10 +314,17 @@ fn incomplete_frames_share_one_server_wide_budget() {
         l.iter().any(|x| x.contains("--frame-memory"))
     }));
     drop(held);
-    assert!(wait_until(Duration::from_secs(10), || status_kb(
-        pid, "VmRSS:"
-    ) / 1024
-        < before + 32));
+    // What the frames held goes back, but the allocator may keep up to about
+    // one budget's worth cached for the next connections (seen: 36-54 MB of
+    // a 64 MiB budget in 1 of 5 runs); 16 frames' worth would be 512 MB.
+    let returned = wait_until(Duration::from_secs(10), || {
+        status_kb(pid, "VmRSS:") / 1024 < before + 64
+    });
+    assert!(
+        returned,
+        "RSS {} MB ten seconds after the connections went",
+        status_kb(pid, "VmRSS:") / 1024
+    );
     answers_bench(&mut server);
 }
 

@@ -376,12 +376,14 @@ fn control(
                     let (blocks, bytes) = tally(sink, &need, block_len);
                     m.answer(need, blocks, bytes);
                 }
-                Err(e) => {
-                    if e.is_refusal() {
-                        resumable.store(false, Relaxed);
-                    }
+                // A manifest that broke a rule is refused; a full disk or a
+                // spent budget is not the sender's fault, and what arrived
+                // is kept for a rerun.
+                Err(e) if e.is_refusal() => {
+                    resumable.store(false, Relaxed);
                     m.abort(local(RefusalCode::InvalidParameters, e));
                 }
+                Err(e) => m.abort(local(RefusalCode::Internal, e)),
             },
             Some(ReceiverEvent::Listed) => {
                 if !passes(ctl, m, sink, block_len, rx, &mut alive, resumable) {
