@@ -100,11 +100,7 @@ impl EndConfig {
 
     /// Whether connection `index` carries client-to-server payload.
     fn is_forward(&self, index: u16) -> bool {
-        match self.direction {
-            Direction::Forward => true,
-            Direction::Reverse => false,
-            Direction::Bidir => index < self.streams,
-        }
+        self.direction.is_forward(index, self.streams)
     }
 
     /// Whether this end sends on connection `index`.

@@ -15,10 +15,10 @@
 
 use std::time::Instant;
 
-use linerate_wire::{Accept, BenchParams, Message, PeerReport, Ready};
+use linerate_wire::{Accept, BenchParams, Message, PeerReport};
 
 use crate::SETUP_TIMEOUT;
-use crate::core::{Core, SessionError, Steps};
+use crate::core::{Core, Opening, SessionError, Steps};
 
 /// What the driver must do next.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,11 +34,7 @@ pub enum Event {
 enum Step {
     Request,
     Registering,
-    Streams,
-    /// The client's start came before the last data connection was
-    /// handed over (the client sends it once each one is answered).
-    StreamsStarted,
-    Start,
+    Opening(Opening),
     Running,
 }
 
@@ -61,23 +57,18 @@ impl BenchServer {
     /// The data connections have a place to arrive at.
     pub fn registered(&mut self, now: Instant) {
         if self.step == Step::Registering {
-            self.core.send(Message::Ready(Ready {}));
-            self.step = Step::Streams;
-            self.core
-                .wait("the data connections", Some(now + SETUP_TIMEOUT));
+            self.step = Step::Opening(Opening::ready(&mut self.core, now + SETUP_TIMEOUT));
         }
     }
 
     /// Every data connection has arrived.
     pub fn streams_connected(&mut self, now: Instant) {
-        match self.step {
-            Step::Streams => {
-                self.step = Step::Start;
-                self.core
-                    .wait("the start signal", Some(now + SETUP_TIMEOUT));
+        if let Step::Opening(mut o) = self.step {
+            let begins = o.connected(&mut self.core, now + SETUP_TIMEOUT);
+            self.step = Step::Opening(o);
+            if begins {
+                self.run();
             }
-            Step::StreamsStarted => self.run(),
-            _ => {}
         }
     }
 
@@ -116,8 +107,13 @@ impl Steps for BenchServer {
                     .wait("the data connections to be registered", None);
                 self.core.emit(Event::Register(params));
             }
-            (Step::Start, Message::Start) => self.run(),
-            (Step::Streams, Message::Start) => self.step = Step::StreamsStarted,
+            (Step::Opening(mut o), Message::Start) if o != Opening::StartedEarly => {
+                let begins = o.started();
+                self.step = Step::Opening(o);
+                if begins {
+                    self.run();
+                }
+            }
             (_, other) => return Err(self.core.unexpected(&other)),
         }
         Ok(())

@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use linerate_wire::{Message, Refusal, RefusalCode, WireError};
+use linerate_wire::{Message, Ready, Refusal, RefusalCode, WireError};
 use thiserror::Error;
 
 /// Why a session ended before its last step.
@@ -240,5 +240,55 @@ impl<E, D> Core<E, D> {
         self.deadline = None;
         self.events.clear();
         self.end = Some(Err(error));
+    }
+}
+
+/// A server's wait, once it has answered a request with `Ready`, for the
+/// session's data connections and its client's start. They can come in
+/// either order: the client starts once each connection is answered, which
+/// may be before the session has taken the last one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Opening {
+    /// Data connections still arriving.
+    Streams,
+    /// The start came while data connections were still arriving.
+    StartedEarly,
+    /// Every data connection is in; waiting for the start.
+    Start,
+}
+
+impl Opening {
+    /// Sends `Ready` and waits up to `streams_within` for the data connections.
+    pub(crate) fn ready<E, D>(core: &mut Core<E, D>, streams_within: Instant) -> Opening {
+        core.send(Message::Ready(Ready {}));
+        core.wait("the data connections", Some(streams_within));
+        Opening::Streams
+    }
+
+    /// Every data connection has arrived: true when the session begins now
+    /// (its start came early), else it waits for the start until `start_within`.
+    pub(crate) fn connected<E, D>(&mut self, core: &mut Core<E, D>, start_within: Instant) -> bool {
+        match self {
+            Opening::Streams => {
+                *self = Opening::Start;
+                core.wait("the start signal", Some(start_within));
+                false
+            }
+            Opening::StartedEarly => true,
+            Opening::Start => false,
+        }
+    }
+
+    /// The client's start: true when the session begins now, false while
+    /// data connections are still arriving.
+    pub(crate) fn started(&mut self) -> bool {
+        match self {
+            Opening::Streams => {
+                *self = Opening::StartedEarly;
+                false
+            }
+            Opening::Start => true,
+            Opening::StartedEarly => false,
+        }
     }
 }

@@ -26,10 +26,10 @@ use std::time::Instant;
 
 use linerate_wire::{
     Accept, Digests, ENTRIES_PER_FRAME, Entry, MAX_ENTRIES, Message, Need, NeedEnd, NeedFile,
-    PeerReport, Ready, RefusalCode, TransferRequest, TransferTotals,
+    PeerReport, RefusalCode, TransferRequest, TransferTotals,
 };
 
-use crate::core::{Core, SessionError, Steps};
+use crate::core::{Core, Opening, SessionError, Steps};
 use crate::{SETUP_TIMEOUT, TRANSFER_STEP_TIMEOUT};
 
 /// What the driver must do next.
@@ -56,11 +56,7 @@ pub enum Event {
 enum Step {
     Request,
     Admitting,
-    Streams,
-    /// The sender's start came before the last data connection was
-    /// handed over (it sends it once each one is answered).
-    StreamsStarted,
-    Start,
+    Opening(Opening),
     Listing,
     Passes,
     Finish,
@@ -107,23 +103,18 @@ impl TransferReceiver {
     /// arrive at.
     pub fn admitted(&mut self, now: Instant) {
         if self.step == Step::Admitting {
-            self.core.send(Message::Ready(Ready {}));
-            self.step = Step::Streams;
-            self.core
-                .wait("the data connections", Some(now + SETUP_TIMEOUT));
+            self.step = Step::Opening(Opening::ready(&mut self.core, now + SETUP_TIMEOUT));
         }
     }
 
     /// Every data connection has arrived.
     pub fn streams_connected(&mut self, now: Instant) {
-        match self.step {
-            Step::Streams => {
-                self.step = Step::Start;
-                self.core
-                    .wait("the start signal", Some(now + TRANSFER_STEP_TIMEOUT));
+        if let Step::Opening(mut o) = self.step {
+            let begins = o.connected(&mut self.core, now + TRANSFER_STEP_TIMEOUT);
+            self.step = Step::Opening(o);
+            if begins {
+                self.begin(now);
             }
-            Step::StreamsStarted => self.begin(now),
-            _ => {}
         }
     }
 
@@ -272,8 +263,13 @@ impl Steps for TransferReceiver {
     fn on_message(&mut self, now: Instant, msg: Message) -> Result<(), SessionError> {
         match (self.step, msg) {
             (Step::Request, Message::TransferRequest(req)) => self.admit(req)?,
-            (Step::Start, Message::Start) => self.begin(now),
-            (Step::Streams, Message::Start) => self.step = Step::StreamsStarted,
+            (Step::Opening(mut o), Message::Start) if o != Opening::StartedEarly => {
+                let begins = o.started();
+                self.step = Step::Opening(o);
+                if begins {
+                    self.begin(now);
+                }
+            }
             (Step::Listing, Message::Entries(batch)) => self.take_entries(now, batch.entries)?,
             (Step::Listing, Message::EntriesEnd) if !self.manifest_ended => {
                 self.manifest_ended = true;

@@ -67,6 +67,19 @@ pub enum Direction {
     Bidir,
 }
 
+impl Direction {
+    /// Whether connection `index` of a session with `streams` streams per
+    /// direction carries client-to-server payload (bidir numbers the
+    /// reverse connections after the forward ones).
+    pub fn is_forward(self, index: u16, streams: u16) -> bool {
+        match self {
+            Direction::Forward => true,
+            Direction::Reverse => false,
+            Direction::Bidir => index < streams,
+        }
+    }
+}
+
 /// What a bench session does; the client proposes, the server checks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BenchParams {
@@ -111,15 +124,6 @@ impl BenchParams {
         match self.direction {
             Direction::Bidir => self.streams.saturating_mul(2),
             _ => self.streams,
-        }
-    }
-
-    /// Whether connection `index` carries client-to-server payload.
-    pub fn is_forward(&self, index: u16) -> bool {
-        match self.direction {
-            Direction::Forward => true,
-            Direction::Reverse => false,
-            Direction::Bidir => index < self.streams,
         }
     }
 

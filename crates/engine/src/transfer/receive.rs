@@ -15,7 +15,7 @@ use linerate_session::transfer_receiver::Event as ReceiverEvent;
 use linerate_session::{Session, SessionError, TransferReceiver};
 use linerate_wire::{
     Accept, BLOCK_TRAILER_LEN, NeedFile, RECORD_HEADER_LEN, Record, RefusalCode, SessionId,
-    TransferRequest, TransferTotals,
+    TransferRequest,
 };
 
 use super::claims::{ClaimSet, Claims};
@@ -147,7 +147,6 @@ pub(crate) fn serve(
     else {
         return Err(EngineError::Failed("the transfer began unadmitted".into()));
     };
-    let in_memory = dest.in_memory();
     let root = (!req.skip_writes).then_some(dest);
     let cache = CachePolicy {
         direct: req.direct,
@@ -165,9 +164,7 @@ pub(crate) fn serve(
         },
     );
     let resumable = AtomicBool::new(true);
-    let result = run_sink(
-        &mut ctl, &mut m, &req, &sink, &sockets, &resumable, in_memory,
-    );
+    let result = run_sink(&mut ctl, &mut m, &req, &sink, &sockets, &resumable);
     if result.is_err() {
         let left = sink.abandon(resumable.load(Relaxed));
         if let Some(ttl) = policy.partial_ttl {
@@ -251,7 +248,6 @@ fn run_sink(
     sink: &Sink,
     sockets: &[StreamSocket],
     resumable: &AtomicBool,
-    in_memory: bool,
 ) -> Result<String> {
     let controls: Vec<TcpStream> = sockets
         .iter()
@@ -299,10 +295,7 @@ fn run_sink(
     });
     match digests {
         Ok(digests) => {
-            let totals = TransferTotals {
-                dest_in_memory: in_memory,
-                ..sink.totals()
-            };
+            let totals = sink.totals();
             let line = format!(
                 "transfer, {} stream(s), {} file(s) written, {} skipped, {} B received",
                 req.streams,

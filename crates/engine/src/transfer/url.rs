@@ -19,8 +19,7 @@ impl Token {
 
     /// Equal without a timing side channel on where the first difference is.
     pub fn matches(&self, other: &str) -> bool {
-        let (a, b) = (self.0.as_bytes(), other.as_bytes());
-        a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+        linerate_session::transfer_receiver::same_secret(&self.0, other)
     }
 }
 

@@ -884,7 +884,7 @@ impl Sink {
             bytes_written_direct: c.bytes_written_direct.load(Relaxed),
             blocks_rejected: c.blocks_rejected.load(Relaxed),
             write_seconds: c.write_ns.load(Relaxed) as f64 / 1e9,
-            dest_in_memory: false,
+            dest_in_memory: self.root.as_ref().is_some_and(DestRoot::in_memory),
         }
     }
 }
