@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use linerate_result::SideReport;
 use linerate_session::Session;
 use linerate_wire::{
-    Digests, Entries, Entry, EntryKind, FrameDecoder, Message, Need, NeedEnd, NeedFile, Ready,
-    Refusal, RefusalCode, TransferTotals,
+    Digests, Entries, Entry, EntryKind, FrameDecoder, Message, Need, NeedEnd, NeedFile, PeerIntervals,
+    Ready, Refusal, RefusalCode, TransferTotals,
 };
 
 pub struct Ops<'a> {
@@ -68,7 +68,7 @@ pub fn need(id: u64) -> NeedFile {
 
 /// A message of any type, its fields from the input.
 fn message(ops: &mut Ops) -> Message {
-    let kind = ops.byte().unwrap_or(0) % 15;
+    let kind = ops.byte().unwrap_or(0) % 16;
     let n = ops.small();
     match kind {
         0 => Message::Accept(accept()),
@@ -98,6 +98,7 @@ fn message(ops: &mut Ops) -> Message {
             files: (0..n % 3).map(|i| (i as u32, "d".into())).collect(),
         }),
         13 => Message::TransferReport(Box::new((TransferTotals::default(), SideReport::default()))),
+        14 => Message::Intervals(PeerIntervals::default()),
         _ => Message::Entries(Entries {
             entries: vec![entry(n)],
         }),

@@ -13,8 +13,15 @@ fuzz_target!(|data: &[u8]| {
     ops::run(data, BenchClient::new(now), |c, now, how| {
         while let Some(e) = c.poll_event() {
             match e {
-                Event::Accepted(_) => c.request(now, ops::params()),
+                Event::Accepted(_) => c.request(
+                    now,
+                    linerate_wire::BenchParams {
+                        peer_intervals: how % 4 < 2,
+                        ..ops::params()
+                    },
+                ),
                 Event::OpenStreams => c.streams_open(),
+                Event::PeerIntervals(_) => {}
             }
         }
         if how % 2 == 1 {

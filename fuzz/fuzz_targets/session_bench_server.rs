@@ -21,11 +21,16 @@ fuzz_target!(|data: &[u8]| {
                     s.registered(now);
                     s.streams_connected(now);
                 }
+                // Still running: intervals go out, the report comes later.
+                (Event::Run, 3) => s.interval(&[]),
                 (Event::Run, _) => s.ran(SideReport::default()),
             }
         }
-        if how % 4 == 1 {
-            s.streams_connected(now);
+        match how % 8 {
+            1 | 5 => s.streams_connected(now),
+            6 => s.ran(SideReport::default()),
+            7 => s.interval(&[]),
+            _ => {}
         }
     });
 });

@@ -38,11 +38,16 @@ pub fn bench(
         spec.omit_ms
     };
     let mut printer = IntervalPrinter::new(&mut out).omitting(omit as f64 / 1000.0);
-    let run = bench::run(server, spec, stop, &mut |batch| {
-        printer.print(batch);
+    let run = bench::run(server, spec, stop, &mut |batch, peer| {
+        printer.print(batch, peer);
         if json_lines {
             // A closed stdout ends nothing: the run still reports.
-            let _ = output::json_line(&serde_json::json!({ "interval": batch }));
+            let line = if peer.is_empty() {
+                serde_json::json!({ "interval": batch })
+            } else {
+                serde_json::json!({ "interval": batch, "server": peer })
+            };
+            let _ = output::json_line(&line);
         }
     })
     .with_context(|| format!("bench against {server} failed"))?;

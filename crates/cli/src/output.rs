@@ -67,7 +67,10 @@ impl<'a> IntervalPrinter<'a> {
         self
     }
 
-    pub fn print(&mut self, batch: &[IntervalSample]) {
+    /// Prints one interval of this end's samples; `peer` holds the other
+    /// end's latest, whose senders' TCP_INFO fills the columns of streams
+    /// this end only receives (-R).
+    pub fn print(&mut self, batch: &[IntervalSample], peer: &[IntervalSample]) {
         if !self.header_done {
             self.header_done = true;
             self.out.line(&format!(
@@ -111,7 +114,15 @@ impl<'a> IntervalPrinter<'a> {
                 fmt_bytes(s.bytes as f64),
                 fmt_rate(s.bits_per_second)
             );
-            if let (Side::Sender, Some(t)) = (s.side, s.tcp) {
+            let sender_tcp = match s.side {
+                Side::Sender => s.tcp,
+                Side::Receiver if !both => peer
+                    .iter()
+                    .find(|p| p.side == Side::Sender && p.stream == s.stream)
+                    .and_then(|p| p.tcp),
+                Side::Receiver => None,
+            };
+            if let Some(t) = sender_tcp {
                 let prev = self.prev_tcp.insert(s.stream, t).unwrap_or_default();
                 let delta = |now: Option<u64>, before: Option<u64>| {
                     now.unwrap_or(0).saturating_sub(before.unwrap_or(0)) as f64

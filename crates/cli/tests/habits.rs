@@ -265,6 +265,39 @@ fn bidir_rows_say_their_direction_with_a_sum_each_and_omitted_rows_say_so() {
     );
 }
 
+/// -R: this end only receives, and the server's senders fill the RTT and
+/// cwnd columns, in the rows and in the JSON lines.
+#[test]
+fn reverse_rows_show_the_servers_tcp_info() {
+    let _alone = alone_with_traffic();
+    let srv = Server::start();
+    let out = run(&["bench", &srv.addr(), "-R", "-t", "3"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<&str> = stdout.lines().filter(|l| l.starts_with("[  0]")).collect();
+    assert!(rows.len() >= 3, "{stdout}");
+    // Each full interval shows an RTT/var and a cwnd (the last may come
+    // before the server's samples of it).
+    for row in &rows[..2] {
+        let cwnd = row.split(" us ").nth(1).unwrap_or("");
+        assert!(cwnd.contains("iB"), "{row}\n{stdout}");
+    }
+    let out = run(&["bench", &srv.addr(), "-R", "-t", "2", "--json-stream"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let first: serde_json::Value = serde_json::from_str(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .unwrap_or(""),
+    )
+    .expect("a JSON line");
+    assert_eq!(first["server"][0]["side"], "sender", "{first}");
+    assert!(
+        first["server"][0]["tcp"]["rtt_us"].as_u64().is_some(),
+        "{first}"
+    );
+}
+
 #[test]
 fn a_daemon_records_its_pid_and_log_and_stops_on_sigterm() {
     let _alone = alone_with_traffic();

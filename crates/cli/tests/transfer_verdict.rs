@@ -139,50 +139,61 @@ fn assert_sent(out: &Output) {
     );
 }
 
+/// Runs `case` on a quiet host, then with every core kept busy by other
+/// processes: a slow disk is named either way.
+fn quiet_and_busy(case: &dyn Fn(&str)) {
+    let _alone = common::alone_with_traffic();
+    case("quiet");
+    let _busy = common::BusyCores::start();
+    case("busy");
+}
+
 #[test]
 fn a_slow_destination_disk_is_named() {
     if !common::require_root("a_slow_destination_disk_is_named") {
         return;
     }
     let disk = ThrottledDisk::new("slowdst", "write");
-    let dest = disk.path().join("in");
-    let mut recv = disk
-        .linerate_in(&[
-            "recv",
-            dest.to_str().unwrap(),
-            "--bind",
-            "127.0.0.1",
-            "--foreground",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn recv");
-    let mut url = String::new();
-    BufReader::new(recv.stdout.take().unwrap())
-        .read_line(&mut url)
-        .expect("URL");
-    let _recv = Guard(recv);
-    let json = disk.path().join("result.json");
-    let size = DATA_BYTES.to_string();
-    let out = common::run(&[
-        "send",
-        "--from-memory",
-        &size,
-        "--direct",
-        "--json",
-        json.to_str().unwrap(),
-        url.trim(),
-    ]);
-    assert_sent(&out);
-    let v = verdict_of(&json);
-    assert_eq!(v["limit"], "destination_disk", "{v}");
-    assert_eq!(v["side"], "receiver", "{v}");
-    assert!(
-        v["evidence"]["destination_write_share"].as_f64().unwrap() > 0.5,
-        "{v}"
-    );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("writing the destination"));
+    quiet_and_busy(&|host| {
+        let dest = disk.path().join(host);
+        let mut recv = disk
+            .linerate_in(&[
+                "recv",
+                dest.to_str().unwrap(),
+                "--bind",
+                "127.0.0.1",
+                "--foreground",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn recv");
+        let mut url = String::new();
+        BufReader::new(recv.stdout.take().unwrap())
+            .read_line(&mut url)
+            .expect("URL");
+        let _recv = Guard(recv);
+        let json = disk.path().join(format!("{host}.json"));
+        let size = DATA_BYTES.to_string();
+        let out = common::run(&[
+            "send",
+            "--from-memory",
+            &size,
+            "--direct",
+            "--json",
+            json.to_str().unwrap(),
+            url.trim(),
+        ]);
+        assert_sent(&out);
+        let v = verdict_of(&json);
+        assert_eq!(v["limit"], "destination_disk", "{host} host: {v}");
+        assert_eq!(v["side"], "receiver", "{host} host: {v}");
+        assert!(
+            v["evidence"]["destination_write_share"].as_f64().unwrap() > 0.5,
+            "{host} host: {v}"
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("writing the destination"));
+    });
 }
 
 #[test]
@@ -193,28 +204,30 @@ fn a_slow_source_disk_is_named() {
     let disk = ThrottledDisk::new("slowsrc", "read");
     let src = disk.path().join("source.bin");
     random_file(&src, DATA_BYTES, 7);
-    let dest = TempDir::new("slowsrc-dst");
-    let (_recv, url) = common::oneshot(dest.path());
-    let json = dest.join("result.json");
-    let out = disk
-        .linerate_in(&[
-            "send",
-            src.to_str().unwrap(),
-            "--direct",
-            "--skip-writes",
-            "-q",
-            "--json",
-            json.to_str().unwrap(),
-            &url,
-        ])
-        .output()
-        .expect("run send");
-    assert_sent(&out);
-    let v = verdict_of(&json);
-    assert_eq!(v["limit"], "source_disk", "{v}");
-    assert_eq!(v["side"], "sender", "{v}");
-    assert!(
-        v["evidence"]["source_read_share"].as_f64().unwrap() > 0.5,
-        "{v}"
-    );
+    quiet_and_busy(&|host| {
+        let dest = TempDir::new("slowsrc-dst");
+        let (_recv, url) = common::oneshot(dest.path());
+        let json = dest.join("result.json");
+        let out = disk
+            .linerate_in(&[
+                "send",
+                src.to_str().unwrap(),
+                "--direct",
+                "--skip-writes",
+                "-q",
+                "--json",
+                json.to_str().unwrap(),
+                &url,
+            ])
+            .output()
+            .expect("run send");
+        assert_sent(&out);
+        let v = verdict_of(&json);
+        assert_eq!(v["limit"], "source_disk", "{host} host: {v}");
+        assert_eq!(v["side"], "sender", "{host} host: {v}");
+        assert!(
+            v["evidence"]["source_read_share"].as_f64().unwrap() > 0.5,
+            "{host} host: {v}"
+        );
+    });
 }

@@ -6,7 +6,7 @@
 mod common;
 
 use common::tree::TempDir;
-use common::{BusyCores, Server, alone_with_traffic, bench_json, text};
+use common::{BusyCores, Server, alone_with_traffic, bench_json, linerate, text};
 
 fn verdict(doc: &serde_json::Value) -> (String, String) {
     let v = &doc["summary"]["verdict"];
@@ -79,5 +79,59 @@ fn a_send_under_its_own_rate_cap_is_named_so_and_suggests_only_send_flags() {
                 "{host} host: send does not take {bench_only}: {sentence}"
             );
         }
+    });
+}
+
+/// `linerate bench ADDR --json - FLAGS` run on CPU `core` only.
+fn bench_json_on_core(core: &str, addr: &str, flags: &[&str]) -> serde_json::Value {
+    let out = std::process::Command::new("taskset")
+        .args(["-c", core, linerate(), "bench", addr, "--json", "-"])
+        .args(flags)
+        .output()
+        .expect("taskset (util-linux) runs linerate");
+    assert!(out.status.success(), "bench {flags:?}: {}", text(&out));
+    serde_json::from_slice(&out.stdout).expect("bench JSON")
+}
+
+/// One side's stream threads crowded onto one core while the other side
+/// has the host's cores: the CPU is the limit, at the crowded side. Four
+/// senders on CPU 0; or two receivers reading 2 KiB at a time (many
+/// system calls per byte) on the last CPU.
+#[test]
+fn a_side_crowded_onto_one_core_is_named_the_cpu_limit() {
+    let last = std::thread::available_parallelism()
+        .map_or(1, |n| n.get() - 1)
+        .to_string();
+    let free = Server::start();
+    let pinned = Server::start_with(
+        &["serve", "--bind", "127.0.0.1", "--port", "0"],
+        Some(&["taskset", "-c", &last]),
+    );
+    let unpinned = ["--affinity", "off", "-t", "2"];
+    quiet_and_busy(&|host| {
+        let mut senders = vec!["-P", "4"];
+        senders.extend(unpinned);
+        let doc = bench_json_on_core("0", &free.addr(), &senders);
+        let (limit, sentence) = verdict(&doc);
+        let side = &doc["summary"]["verdict"]["side"];
+        assert_eq!(limit, "cpu", "{host} host, senders on one core: {sentence}");
+        assert_eq!(
+            side, "sender",
+            "{host} host, senders on one core: {sentence}"
+        );
+
+        let mut receivers = vec!["-P", "2", "--read-len", "2K", "--rx-poll", "off"];
+        receivers.extend(unpinned);
+        let doc = bench_json(&pinned.addr(), &receivers);
+        let (limit, sentence) = verdict(&doc);
+        let side = &doc["summary"]["verdict"]["side"];
+        assert_eq!(
+            limit, "cpu",
+            "{host} host, receivers on one core: {sentence}"
+        );
+        assert_eq!(
+            side, "receiver",
+            "{host} host, receivers on one core: {sentence}"
+        );
     });
 }

@@ -127,10 +127,28 @@ fn quota(p: &BenchParams, index: u16) -> Option<u64> {
     Some(total / n + u64::from(lane < total % n))
 }
 
-/// How long receivers of a timed run wait past the deadline for the data
+/// The longest receivers of a timed run wait past the deadline for the data
 /// still in flight; a window stalled at zero would otherwise hold the run
 /// open for as long as TCP keeps probing it.
 const RECEIVE_GRACE: Duration = Duration::from_secs(2);
+
+/// The shortest wait past the deadline, for a path whose RTT is not known.
+const RECEIVE_GRACE_MIN: Duration = Duration::from_millis(50);
+
+/// How long the receivers wait past the deadline: two round trips, for
+/// the bytes in flight when the senders stopped. Bytes still queued in a
+/// small window's send buffer are not waited for: over a long path they
+/// would stretch a 3-second run by half a second (docs/defaults.md#receive-grace).
+fn receive_grace(sockets: &[StreamSocket], cfg: &EndConfig) -> Duration {
+    let rtt_us = sockets
+        .iter()
+        .filter(|s| !cfg.sends(s.index))
+        .filter_map(|s| tcpinfo::read(&s.stream).ok())
+        .map(|t| t.rtt_us)
+        .max()
+        .unwrap_or(0);
+    (Duration::from_micros(u64::from(rtt_us)) * 2).clamp(RECEIVE_GRACE_MIN, RECEIVE_GRACE)
+}
 
 /// Poll period of the sampler when no interval boundary is near: how soon it
 /// notices that every stream has ended.
@@ -358,6 +376,7 @@ fn sample(
     let mut aborted = false;
     let mut deadline_passed = false;
     let mut receivers_cut = false;
+    let mut grace = RECEIVE_GRACE;
     loop {
         let all_done = lives.iter().all(|l| l.done.load(Relaxed));
         if abort.load(Relaxed) && !aborted {
@@ -377,13 +396,14 @@ fn sample(
         }
         if !deadline_passed && deadline.is_some_and(|d| now >= d) {
             deadline_passed = true;
+            grace = receive_grace(sockets, cfg);
             // A write blocked on a closed window would outlive the run; the
             // shutdown ends it, and the queued bytes still go out before FIN.
             for s in sockets.iter().filter(|s| cfg.sends(s.index)) {
                 let _ = s.stream.shutdown(std::net::Shutdown::Write);
             }
         }
-        if !receivers_cut && deadline.is_some_and(|d| now >= d + RECEIVE_GRACE) {
+        if !receivers_cut && deadline.is_some_and(|d| now >= d + grace) {
             receivers_cut = true;
             for s in sockets.iter().filter(|s| !cfg.sends(s.index)) {
                 let _ = s.stream.shutdown(std::net::Shutdown::Read);
@@ -455,7 +475,7 @@ fn sample(
             if !deadline_passed {
                 wake = wake.min(d);
             } else if !receivers_cut {
-                wake = wake.min(d + RECEIVE_GRACE);
+                wake = wake.min(d + grace);
             }
         }
         let sleep = wake.saturating_sub(t0.elapsed()).min(SAMPLER_TICK);

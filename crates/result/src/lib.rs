@@ -251,6 +251,9 @@ pub enum Limit {
     SourceDisk,
     /// Writing the destination files (transfers).
     DestinationDisk,
+    /// Two limits each held the run a good part of the time; the sentence
+    /// names both, with their shares.
+    Mixed,
     Unknown,
 }
 

@@ -9,6 +9,7 @@
 //!   (opens every data connection, each answered by Ready)
 //!   Start --------------------------->
 //!   (both ends run their streams)
+//!                   <----------------- Intervals (each interval, if asked)
 //!                   <----------------- Report (the server's half)
 //! ```
 
@@ -28,6 +29,8 @@ pub enum Event {
     /// The server is ready: open the data connections, then call
     /// [`BenchClient::streams_open`].
     OpenStreams,
+    /// The server's samples of one interval, as the run goes.
+    PeerIntervals(Vec<linerate_result::IntervalSample>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +46,7 @@ enum Step {
 pub struct BenchClient {
     core: Core<Event, PeerReport>,
     step: Step,
+    asked_intervals: bool,
 }
 
 impl BenchClient {
@@ -51,12 +55,14 @@ impl BenchClient {
         BenchClient {
             core: Core::new("the server's accept", Some(now + ANSWER_TIMEOUT)),
             step: Step::Accept,
+            asked_intervals: false,
         }
     }
 
     /// Asks the server to run `params`.
     pub fn request(&mut self, now: Instant, params: BenchParams) {
         if self.step == Step::Planning {
+            self.asked_intervals = params.peer_intervals;
             self.core.send(Message::BenchRequest(params));
             self.step = Step::Ready;
             self.core
@@ -106,6 +112,9 @@ impl Steps for BenchClient {
                 self.step = Step::Connecting;
                 self.core.wait("the data connections", None);
                 self.core.emit(Event::OpenStreams);
+            }
+            (Step::Report | Step::Running, Message::Intervals(i)) if self.asked_intervals => {
+                self.core.emit(Event::PeerIntervals(i.samples));
             }
             (Step::Report | Step::Running, Message::Report(report)) => {
                 self.core.finish(*report);

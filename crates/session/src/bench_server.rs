@@ -10,12 +10,13 @@
 //!   (takes every data connection)
 //!                   <----------------- Start
 //!   (runs its streams)
+//!   Intervals ----------------------->   (each interval, when asked)
 //!   Report -------------------------->
 //! ```
 
 use std::time::Instant;
 
-use linerate_wire::{Accept, BenchParams, Message, PeerReport};
+use linerate_wire::{Accept, BenchParams, Message, PeerIntervals, PeerReport};
 
 use crate::SETUP_TIMEOUT;
 use crate::core::{Core, Opening, SessionError, Steps};
@@ -41,6 +42,8 @@ enum Step {
 pub struct BenchServer {
     core: Core<Event, ()>,
     step: Step,
+    /// The client asked for each interval's samples as the run goes.
+    send_intervals: bool,
 }
 
 impl BenchServer {
@@ -51,6 +54,7 @@ impl BenchServer {
         BenchServer {
             core,
             step: Step::Request,
+            send_intervals: false,
         }
     }
 
@@ -78,6 +82,15 @@ impl BenchServer {
         self.core.emit(Event::Run);
     }
 
+    /// One interval of this end's samples; sent if the client asked.
+    pub fn interval(&mut self, samples: &[linerate_result::IntervalSample]) {
+        if self.step == Step::Running && self.send_intervals {
+            self.core.send(Message::Intervals(PeerIntervals {
+                samples: samples.to_vec(),
+            }));
+        }
+    }
+
     /// The streams have ended; `report` is this end's half.
     pub fn ran(&mut self, report: PeerReport) {
         if self.step == Step::Running {
@@ -103,6 +116,7 @@ impl Steps for BenchServer {
         match (self.step, msg) {
             (Step::Request, Message::BenchRequest(params)) => {
                 self.step = Step::Registering;
+                self.send_intervals = params.peer_intervals;
                 self.core
                     .wait("the data connections to be registered", None);
                 self.core.emit(Event::Register(params));

@@ -38,6 +38,7 @@ pub fn params() -> BenchParams {
         pin_cores: false,
         pin_pairs: false,
         rcvlowat: None,
+        peer_intervals: false,
     }
 }
 

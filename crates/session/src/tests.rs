@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use linerate_result::SideReport;
 use linerate_wire::{
-    Digests, Entries, FrameDecoder, FrameType, Message, Need, NeedEnd, Ready, Refusal, RefusalCode,
-    TransferTotals,
+    Digests, Entries, FrameDecoder, FrameType, Message, Need, NeedEnd, PeerIntervals, Ready,
+    Refusal, RefusalCode, TransferTotals,
 };
 
 use crate::core::{Session, SessionError};
@@ -63,6 +63,7 @@ fn drive_bench_client(c: &mut BenchClient, now: Instant) {
                 c.streams_open();
                 c.run_over(now);
             }
+            bench_client::Event::PeerIntervals(_) => {}
         }
     }
 }
@@ -188,6 +189,65 @@ fn a_bench_session_runs_to_its_report() {
     assert_eq!(server.poll_end(), Some(Ok(())));
     assert_eq!(client.poll_end(), Some(Ok(SideReport::default())));
     assert_eq!(client.poll_end(), None, "the end is taken once");
+}
+
+/// A client that only receives (-R) asks for the server's samples as the
+/// run goes; one that did not ask never gets them.
+#[test]
+fn the_server_sends_its_intervals_only_when_asked() {
+    let sample = linerate_result::IntervalSample {
+        side: linerate_result::Side::Sender,
+        stream: 0,
+        start: 0.0,
+        end: 1.0,
+        bytes: 10,
+        bits_per_second: 80.0,
+        tcp: None,
+    };
+    for asked in [true, false] {
+        let mut clock = Clock::new();
+        let mut client = BenchClient::new(clock.0);
+        let mut server = BenchServer::new(clock.0, accept());
+        let mut got = Vec::new();
+        let mut running = false;
+        exchange(&mut client, &mut server, &mut clock, |c, s, now| {
+            while let Some(e) = c.poll_event() {
+                match e {
+                    bench_client::Event::Accepted(_) => c.request(
+                        now,
+                        linerate_wire::BenchParams {
+                            peer_intervals: asked,
+                            ..params()
+                        },
+                    ),
+                    bench_client::Event::OpenStreams => c.streams_open(),
+                    bench_client::Event::PeerIntervals(i) => got.extend(i),
+                }
+            }
+            while let Some(e) = s.poll_event() {
+                match e {
+                    bench_server::Event::Register(_) => {
+                        s.registered(now);
+                        s.streams_connected(now);
+                    }
+                    bench_server::Event::Run => running = true,
+                }
+            }
+            // Two intervals (one a turn), then the end.
+            if running && got.len() < 2 && asked {
+                s.interval(std::slice::from_ref(&sample));
+            } else if running {
+                s.interval(std::slice::from_ref(&sample));
+                s.interval(std::slice::from_ref(&sample));
+                s.ran(SideReport::default());
+                c.run_over(now);
+                running = false;
+            }
+        });
+        assert_eq!(client.poll_end(), Some(Ok(SideReport::default())));
+        let want = if asked { 2 } else { 0 };
+        assert_eq!(got.len(), want, "asked: {asked}");
+    }
 }
 
 #[test]
@@ -340,6 +400,7 @@ fn palette() -> Vec<Message> {
             files: vec![(0, "d".into())],
         }),
         Message::TransferReport(Box::default()),
+        Message::Intervals(PeerIntervals::default()),
     ]
 }
 

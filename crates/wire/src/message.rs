@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use crate::codec::codes;
 use crate::transfer::{Digests, Entries, Need, NeedEnd, TransferRequest, TransferTotals};
 use crate::{Frame, WireError};
-use linerate_result::{HostFacts, SideReport};
+use linerate_result::{HostFacts, IntervalSample, SideReport};
 
 /// Most streams one session may open.
 pub const MAX_STREAMS: u16 = 1024;
@@ -116,6 +116,10 @@ pub struct BenchParams {
     /// SO_RCVLOWAT at the receivers: wake the reader only for this many bytes.
     #[serde(default)]
     pub rcvlowat: Option<u32>,
+    /// The server sends its interval samples as the run goes, so a client
+    /// that only receives (-R) can show the senders' TCP_INFO.
+    #[serde(default)]
+    pub peer_intervals: bool,
 }
 
 impl BenchParams {
@@ -172,6 +176,12 @@ pub struct Ready {}
 /// The server's half of a session's measurements.
 pub type PeerReport = SideReport;
 
+/// The server's samples of one interval, sent as the run goes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct PeerIntervals {
+    pub samples: Vec<IntervalSample>,
+}
+
 /// A payload carried as JSON in a frame, checked after decoding.
 trait Payload: Serialize + DeserializeOwned {
     /// Refuses a well-formed but out-of-range value; `what` names it.
@@ -220,6 +230,19 @@ impl Payload for PeerReport {
     fn check(&self, what: &'static str) -> Result<(), WireError> {
         self.validate()
             .map_err(|reason| WireError::Malformed { what, reason })
+    }
+}
+
+impl Payload for PeerIntervals {
+    fn check(&self, what: &'static str) -> Result<(), WireError> {
+        // One sample per connection: streams in each direction.
+        if self.samples.len() > 2 * usize::from(MAX_STREAMS) {
+            return Err(WireError::Malformed {
+                what,
+                reason: format!("{} samples, more than any session has", self.samples.len()),
+            });
+        }
+        Ok(())
     }
 }
 
@@ -351,6 +374,8 @@ messages! {
     13 => Digests(Digests), "digests";
     /// Receiver to sender: what it wrote, and its half of the measurements.
     14 => TransferReport(Box<(TransferTotals, PeerReport)>), "transfer report";
+    /// Server to client, when asked (`BenchParams::peer_intervals`).
+    15 => Intervals(PeerIntervals), "intervals";
 }
 
 impl Message {

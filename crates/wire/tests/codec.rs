@@ -61,6 +61,7 @@ fn params() -> impl Strategy<Value = BenchParams> {
                     pin_cores: poll,
                     pin_pairs: !poll,
                     rcvlowat: buf,
+                    peer_intervals: skip,
                 }
             },
         )
@@ -175,6 +176,7 @@ fn invalid_parameters_are_refused_after_decoding() {
         pin_cores: false,
         pin_pairs: false,
         rcvlowat: None,
+        peer_intervals: false,
     };
     let frame = Message::BenchRequest(p.clone()).to_frame();
     assert!(matches!(

@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use linerate_probe::verdict::{self, Evidence};
 use linerate_result::{HostFacts, IntervalSample, ResultDoc, SideReport};
@@ -40,14 +40,19 @@ pub struct BenchRun {
     pub interrupted: bool,
 }
 
-/// Runs a bench session; `on_interval` sees this end's samples live. When
+/// This end's samples of an interval and the server's latest, as the run
+/// goes; the server's only when this end only receives (-R), so that its
+/// senders' TCP_INFO can be shown.
+pub type OnInterval<'a> = dyn FnMut(&[IntervalSample], &[IntervalSample]) + 'a;
+
+/// Runs a bench session; `on_interval` sees the samples live. When
 /// `stop` is set mid-run (Ctrl-C), the run ends as at its deadline and
 /// what ran is reported, marked interrupted.
 pub fn run(
     server: SocketAddr,
     spec: &BenchSpec,
     stop: Option<Arc<AtomicBool>>,
-    on_interval: &mut dyn FnMut(&[IntervalSample]),
+    on_interval: &mut OnInterval,
 ) -> Result<BenchRun> {
     let stopped = || stop.as_ref().is_some_and(|s| s.load(Relaxed));
     let mut params = params_for(spec);
@@ -133,13 +138,11 @@ pub fn run(
                 flush(&mut ctl, &mut m)?;
                 let abort = AtomicBool::new(false);
                 let t0 = Instant::now();
-                let report = end::run(
-                    &params,
-                    true,
-                    stop.clone(),
-                    &sockets,
-                    t0,
-                    &abort,
+                let report = run_streams(
+                    &mut ctl,
+                    &mut m,
+                    params.peer_intervals,
+                    &|show| end::run(&params, true, stop.clone(), &sockets, t0, &abort, show),
                     on_interval,
                 );
                 let failed = report.stream_errors();
@@ -152,6 +155,83 @@ pub fn run(
                 client = Some(report);
                 m.run_over(Instant::now());
             }
+            // Late ones, after this end's last interval was shown.
+            Event::PeerIntervals(_) => {}
+        }
+    }
+}
+
+/// What [`end::run`] calls with each interval of this end's samples.
+type ShowInterval<'a> = dyn FnMut(&[IntervalSample]) + 'a;
+
+/// Runs this end's streams through `streams`; with `peer_intervals`, a
+/// second thread reads the server's samples off the control connection
+/// meanwhile, and each of this end's intervals waits briefly for the
+/// server's of the same interval (its clock starts a little later).
+fn run_streams(
+    ctl: &mut Control,
+    m: &mut BenchClient,
+    peer_intervals: bool,
+    streams: &dyn Fn(&mut ShowInterval) -> SideReport,
+    on_interval: &mut OnInterval,
+) -> SideReport {
+    if !peer_intervals {
+        return streams(&mut |batch| on_interval(batch, &[]));
+    }
+    let peer = PeerSamples::default();
+    let done = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !done.load(Relaxed) && !m.is_over() {
+                feed(ctl, m, Some(PEER_READ_TICK));
+                while let Some(event) = m.poll_event() {
+                    if let Event::PeerIntervals(samples) = event {
+                        peer.push(samples);
+                    }
+                }
+            }
+        });
+        let mut shown = 0usize;
+        let report = streams(&mut |batch| {
+            shown += 1;
+            let latest = peer.wait_for(shown, PEER_INTERVAL_WAIT);
+            on_interval(batch, &latest);
+        });
+        done.store(true, Relaxed);
+        report
+    })
+}
+
+/// How often the reader of the server's samples looks whether the run ended.
+const PEER_READ_TICK: Duration = Duration::from_millis(50);
+
+/// How long an interval line waits for the server's samples of the same
+/// interval before it is shown with the latest ones.
+const PEER_INTERVAL_WAIT: Duration = Duration::from_millis(200);
+
+/// The server's interval samples as they arrive.
+#[derive(Default)]
+struct PeerSamples {
+    state: std::sync::Mutex<(usize, Vec<IntervalSample>)>,
+    arrived: std::sync::Condvar,
+}
+
+impl PeerSamples {
+    fn push(&self, samples: Vec<IntervalSample>) {
+        if let Ok(mut s) = self.state.lock() {
+            *s = (s.0 + 1, samples);
+            self.arrived.notify_all();
+        }
+    }
+
+    /// The latest samples, once the `n`-th interval's have come or `wait` passed.
+    fn wait_for(&self, n: usize, wait: Duration) -> Vec<IntervalSample> {
+        let Ok(guard) = self.state.lock() else {
+            return Vec::new();
+        };
+        match self.arrived.wait_timeout_while(guard, wait, |s| s.0 < n) {
+            Ok((s, _)) => s.1.clone(),
+            Err(_) => Vec::new(),
         }
     }
 }
@@ -189,6 +269,7 @@ fn params_for(spec: &BenchSpec) -> BenchParams {
         pin_cores: false,
         pin_pairs: false,
         rcvlowat: spec.rcvlowat,
+        peer_intervals: spec.direction == Direction::Reverse,
     }
 }
 
@@ -232,12 +313,24 @@ fn plan_request(
 pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
     let params = &run.params;
     let ends = document::merge(&run.client, &run.server);
+    // The algorithm asked for, or the sending host's default.
+    let sending_host = match params.direction {
+        Direction::Reverse => &run.server_host,
+        _ => &run.client_host,
+    };
+    let congestion = params.congestion.as_deref().or_else(|| {
+        sending_host
+            .sysctls
+            .get("net.ipv4.tcp_congestion_control")
+            .map(String::as_str)
+    });
     let verdict = verdict::judge(&Evidence {
         streams: &ends.streams,
         client_cpu: run.client.host_cpu,
         server_cpu: Some(run.server.host_cpu),
         bits_per_second: ends.bits_per_second,
         pacing_rate: params.pacing_rate,
+        congestion,
     });
     let mut parameters = serde_json::to_value(params).unwrap_or_default();
     if let Some(map) = parameters.as_object_mut() {

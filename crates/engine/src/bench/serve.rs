@@ -63,7 +63,12 @@ pub(crate) fn serve(
                 };
                 let t0 = Instant::now();
                 let abort = AtomicBool::new(false);
-                let report = end::run(params, false, None, &sockets, t0, &abort, &mut |_| {});
+                // A client that only receives shows these senders' TCP_INFO;
+                // a client gone away ends the run through its streams.
+                let report = end::run(params, false, None, &sockets, t0, &abort, &mut |batch| {
+                    m.interval(batch);
+                    let _ = flush(&mut ctl, &mut m);
+                });
                 summary = format!(
                     "bench, {} stream(s) {:?}, received {} B, sent {} B",
                     params.streams,

@@ -127,9 +127,10 @@ impl Features {
         }
     }
 
-    /// The side whose threads were busier.
+    /// The side whose threads wanted more CPU: running or waiting for a
+    /// core. A side crowded onto one core runs little and waits much.
     pub fn busier_side(&self) -> Side {
-        if self.receiver_util > self.sender_util {
+        if self.occupied(Side::Receiver) > self.occupied(Side::Sender) {
             Side::Receiver
         } else {
             Side::Sender

@@ -41,6 +41,9 @@ pub struct Evidence<'a> {
     pub bits_per_second: f64,
     /// SO_MAX_PACING_RATE per stream, bytes/s, if the user set one.
     pub pacing_rate: Option<u64>,
+    /// The senders' congestion control, where known: a verdict does not
+    /// suggest the one already in use.
+    pub congestion: Option<&'a str>,
 }
 
 /// What a transfer adds: the share of the stream threads' time spent on
@@ -59,7 +62,7 @@ pub struct DiskTime {
 pub fn judge(e: &Evidence) -> Verdict {
     let f = Features::measure(e);
     let found = rules::decide(&f, pacing_bps(e));
-    verdict(&f, found, f.evidence(), Command::Bench)
+    verdict(&f, found, f.evidence(), Speaker::bench(e.congestion))
 }
 
 /// The command a verdict speaks to: it suggests only flags that one takes.
@@ -67,6 +70,34 @@ pub fn judge(e: &Evidence) -> Verdict {
 pub enum Command {
     Bench,
     Send,
+}
+
+/// Whom a verdict speaks to: the command, and what it already ran with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Speaker<'a> {
+    pub command: Command,
+    pub congestion: Option<&'a str>,
+}
+
+impl<'a> Speaker<'a> {
+    pub fn bench(congestion: Option<&'a str>) -> Self {
+        Speaker {
+            command: Command::Bench,
+            congestion,
+        }
+    }
+
+    pub fn send() -> Self {
+        Speaker {
+            command: Command::Send,
+            congestion: None,
+        }
+    }
+
+    /// `--cc bbr` is worth a try: bench takes it and it is not in use.
+    fn may_suggest_bbr(&self) -> bool {
+        self.command == Command::Bench && self.congestion != Some("bbr")
+    }
 }
 
 /// Names the bottleneck of a transfer: a disk when the stream threads
@@ -82,23 +113,18 @@ fn transfer_verdict(f: &Features, found: Finding, disks: DiskTime) -> Verdict {
     let mut evidence = f.evidence();
     evidence.insert("source_read_share".into(), disks.read_share);
     evidence.insert("destination_write_share".into(), disks.write_share);
-    verdict(f, found, evidence, Command::Send)
+    verdict(f, found, evidence, Speaker::send())
 }
 
 fn pacing_bps(e: &Evidence) -> Option<f64> {
     e.pacing_rate.map(|bytes| bytes as f64 * 8.0)
 }
 
-fn verdict(
-    f: &Features,
-    found: Finding,
-    evidence: BTreeMap<String, f64>,
-    command: Command,
-) -> Verdict {
+fn verdict(f: &Features, found: Finding, evidence: BTreeMap<String, f64>, to: Speaker) -> Verdict {
     Verdict {
         limit: found.limit(),
         side: found.side(),
-        sentence: sentences::sentence(&found, f, command),
+        sentence: sentences::sentence(&found, f, to),
         evidence,
     }
 }
@@ -146,6 +172,7 @@ mod tests {
             server_cpu: None,
             bits_per_second: 8e9,
             pacing_rate: None,
+            congestion: None,
         })
     }
 
@@ -184,6 +211,96 @@ mod tests {
         rcv.runq_wait_seconds = 1.5;
         let s = [end(Side::Sender, 1.3, Some(tcp(6_400_000, 0, 0)), 0), rcv];
         assert_eq!(judge_of(&s, 0.75).limit, Limit::ReceiverWindow);
+    }
+
+    /// A sender whose busy time the receive window held `rwnd` and the
+    /// send buffer `sndbuf`, after retransmitting `retrans` of its bytes;
+    /// 64 KiB window, 44 ms RTT, a congestion window cut below the window
+    /// by loss, `mbps` per stream.
+    fn window_buffer_loss(rwnd: f64, sndbuf: f64, retrans: f64, mbps: f64) -> Verdict {
+        let f = Features {
+            senders: 1,
+            busy_us: 1e7,
+            rwnd_share: rwnd,
+            sndbuf_share: sndbuf,
+            retrans_share: retrans,
+            retransmits: (retrans * 1e4).round() as u64,
+            rtt_us: 44_000.0,
+            sender_util: 0.02,
+            receiver_util: 0.04,
+            host_busy: 0.2,
+            min_rcvbuf: 128 << 10,
+            min_sndbuf: 4 << 20,
+            cwnd_bytes: 60e3,
+            peer_window: 65536.0,
+            per_stream_bps: mbps * 1e6,
+            ..Default::default()
+        };
+        let found = rules::decide(&f, None);
+        verdict(&f, found, f.evidence(), Speaker::bench(Some("cubic")))
+    }
+
+    #[test]
+    fn two_limits_that_share_the_time_are_named_together() {
+        // Window 45 % and buffer 40 %: neither half the time, both real.
+        let v = window_buffer_loss(0.45, 0.40, 0.0, 5.0);
+        assert_eq!(v.limit, Limit::Mixed, "{}", v.sentence);
+        assert!(
+            v.sentence.contains("receive window (64.0 KiB) 45 %")
+                && v.sentence.contains("send buffer (4.0 MiB) 40 %")
+                && v.sentence.contains("--window")
+                && v.sentence.contains("--sndbuf"),
+            "{}",
+            v.sentence
+        );
+        // As in a lab at 44 ms with 0.5 % loss, cubic and a 16 KiB window:
+        // the window held the senders 42 %, the congestion window after
+        // loss the rest, and the rate was 80 % of window / RTT.
+        let v = window_buffer_loss(0.42, 0.0, 7e-3, 9.5);
+        assert_eq!(v.limit, Limit::Mixed, "{}", v.sentence);
+        assert!(
+            v.sentence
+                .contains("congestion window (after 70 retransmits")
+                && v.sentence.contains("58 %")
+                && v.sentence.contains("try --cc bbr"),
+            "{}",
+            v.sentence
+        );
+    }
+
+    #[test]
+    fn one_limit_that_holds_most_of_the_time_is_not_mixed() {
+        // The window held the senders 90 %: a little loss does not share it.
+        let v = window_buffer_loss(0.9, 0.0, 1e-3, 5.0);
+        assert_eq!(v.limit, Limit::ReceiverWindow, "{}", v.sentence);
+        // A window that explains the rate (64 KiB / 44 ms is 11.9 Mbit/s)
+        // is the limit, whatever the loss did besides. Seen in a lab at
+        // 44 ms with 0.05 % loss and cubic: window 43 %, 3 retransmits,
+        // 11.36 Mbit/s, once called the network's.
+        let v = window_buffer_loss(0.43, 0.0, 6e-4, 11.36);
+        assert_eq!(v.limit, Limit::ReceiverWindow, "{}", v.sentence);
+        // Loss without a window or buffer share is the network's alone.
+        let v = window_buffer_loss(0.1, 0.1, 1e-3, 5.0);
+        assert_eq!(v.limit, Limit::Network, "{}", v.sentence);
+    }
+
+    #[test]
+    fn bbr_is_not_suggested_to_a_run_that_used_it() {
+        let f = Features {
+            senders: 1,
+            busy_us: 1e7,
+            retrans_share: 1e-3,
+            retransmits: 10,
+            ..Default::default()
+        };
+        let found = rules::decide(&f, None);
+        let with = |cc| verdict(&f, found, f.evidence(), Speaker::bench(cc)).sentence;
+        assert!(with(Some("cubic")).contains("--cc bbr"));
+        assert!(
+            !with(Some("bbr")).contains("--cc bbr"),
+            "{}",
+            with(Some("bbr"))
+        );
     }
 
     #[test]
@@ -268,11 +385,11 @@ mod tests {
             ..Features::default()
         };
         let cpu = rules::decide(&f, None);
-        assert!(sentences::sentence(&cpu, &f, Command::Bench).contains("--skip-rx-copy"));
-        assert!(!sentences::sentence(&cpu, &f, Command::Send).contains("--skip-rx-copy"));
+        assert!(sentences::sentence(&cpu, &f, Speaker::bench(None)).contains("--skip-rx-copy"));
+        assert!(!sentences::sentence(&cpu, &f, Speaker::send()).contains("--skip-rx-copy"));
         let net = Finding::Network;
-        assert!(sentences::sentence(&net, &f, Command::Bench).contains("--cc bbr"));
-        assert!(!sentences::sentence(&net, &f, Command::Send).contains("--cc"));
+        assert!(sentences::sentence(&net, &f, Speaker::bench(None)).contains("--cc bbr"));
+        assert!(!sentences::sentence(&net, &f, Speaker::send()).contains("--cc"));
     }
 
     #[test]

@@ -46,6 +46,12 @@ pub enum Finding {
         cause: CpuCause,
     },
     Application,
+    /// Two TCP limits, each with its share of the senders' busy time, the
+    /// larger first; neither alone explains the rate.
+    Mixed {
+        first: (Limit, f64),
+        second: (Limit, f64),
+    },
     /// The stream threads spent `share` of their time on a disk; `busy`
     /// when that was half or more of what kept the limiting side busy.
     Disk {
@@ -66,6 +72,7 @@ impl Finding {
             Finding::SendBuffer => Limit::SendBuffer,
             Finding::Network => Limit::Network,
             Finding::Cpu { .. } => Limit::Cpu,
+            Finding::Mixed { .. } => Limit::Mixed,
             Finding::Disk {
                 side: Side::Sender, ..
             } => Limit::SourceDisk,
@@ -78,7 +85,10 @@ impl Finding {
             Finding::Paced { .. } | Finding::SendBuffer => Some(Side::Sender),
             Finding::ReceiverWindow => Some(Side::Receiver),
             Finding::Cpu { side, .. } | Finding::Disk { side, .. } => Some(*side),
-            Finding::NoTcpInfo | Finding::Network | Finding::Application => None,
+            Finding::NoTcpInfo
+            | Finding::Network
+            | Finding::Application
+            | Finding::Mixed { .. } => None,
         }
     }
 }
@@ -94,10 +104,52 @@ pub fn decide(f: &Features, pacing_bps: Option<f64>) -> Finding {
         &|| network(f),
         &|| cpu(f),
     ];
-    rules
+    let found = rules
         .iter()
         .find_map(|rule| rule())
-        .unwrap_or(Finding::Application)
+        .unwrap_or(Finding::Application);
+    mixed(f, found).unwrap_or(found)
+}
+
+/// A limit held the senders this share of their busy time or more to count
+/// as one of two in a mixed verdict.
+pub const MIXED_SHARE: f64 = 0.3;
+
+/// A window, a buffer or the network found first (or nothing, when none
+/// held the senders half the time), when another of them held the senders
+/// a good part of the time too: the kernel splits the senders' busy time
+/// between the receive window, the send buffer and the congestion window,
+/// and after loss the congestion window's share is the network's (at the
+/// retransmit share the network rule goes by). But a receive window that
+/// by itself explains the rate is the limit, whatever loss did besides:
+/// by Little's law, a rate of at least 90 % of window / RTT means the
+/// window was nearly always full.
+fn mixed(f: &Features, found: Finding) -> Option<Finding> {
+    if !matches!(
+        found,
+        Finding::ReceiverWindow | Finding::SendBuffer | Finding::Network | Finding::Application
+    ) {
+        return None;
+    }
+    let window_explains = f.peer_window > 0.0
+        && f.rtt_us > 0.0
+        && f.per_stream_bps >= 0.9 * f.peer_window * 8.0 / (f.rtt_us / 1e6);
+    if window_explains && found != Finding::SendBuffer {
+        return Some(Finding::ReceiverWindow);
+    }
+    let network_share = if f.retrans_share >= LOSSY_SHARE {
+        (1.0 - f.rwnd_share - f.sndbuf_share).max(0.0)
+    } else {
+        0.0
+    };
+    let mut shares = [
+        (Limit::ReceiverWindow, f.rwnd_share),
+        (Limit::SendBuffer, f.sndbuf_share),
+        (Limit::Network, network_share),
+    ];
+    shares.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let [first, second, _] = shares;
+    (second.1 >= MIXED_SHARE).then_some(Finding::Mixed { first, second })
 }
 
 fn no_tcp_info(f: &Features) -> Option<Finding> {

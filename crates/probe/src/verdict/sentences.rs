@@ -1,13 +1,14 @@
 //! A finding in plain words, with the figures behind it.
 
-use linerate_result::Side;
+use linerate_result::{Limit, Side};
 
-use super::Command;
 use super::features::Features;
 use super::rules::{CpuCause, Finding};
+use super::{Command, Speaker};
 use crate::units::{fmt_bytes, fmt_rate, fmt_us};
 
-pub fn sentence(found: &Finding, f: &Features, command: Command) -> String {
+pub fn sentence(found: &Finding, f: &Features, to: Speaker) -> String {
+    let command = to.command;
     match *found {
         Finding::NoTcpInfo => {
             "Unknown: no TCP_INFO was sampled at the sending end, so the limit cannot be derived."
@@ -47,12 +48,21 @@ pub fn sentence(found: &Finding, f: &Features, command: Command) -> String {
              the path drops or reorders packets (check queues, MTU and links{}).",
             f.retransmits,
             f.retrans_share * 100.0,
-            match command {
-                Command::Bench => "; try --cc bbr",
-                Command::Send => "",
+            if to.may_suggest_bbr() {
+                "; try --cc bbr"
+            } else {
+                ""
             }
         ),
         Finding::Cpu { side, cause } => cpu(f, &cpu_cause(f, side, cause), command),
+        Finding::Mixed { first, second } => format!(
+            "Mixed evidence: of the senders' busy time, {} and {} held them back; no one limit explains the rate. {}{}, and {}.",
+            held(first, f),
+            held(second, f),
+            remedy(first.0, to)[..1].to_uppercase(),
+            &remedy(first.0, to)[1..],
+            remedy(second.0, to)
+        ),
         Finding::Application => format!(
             "Application: neither TCP (window, buffer, retransmits) nor the CPUs were the limit \
              (sender threads {:.0} %, receiver threads {:.0} %, hosts {:.0} % busy); the application's own pace (write size, byte count, rate) set the rate.",
@@ -93,6 +103,31 @@ pub fn sentence(found: &Finding, f: &Features, command: Command) -> String {
                 share * 100.0
             )
         }
+    }
+}
+
+/// One part of a mixed verdict: what held the senders, and how long.
+fn held((limit, share): (Limit, f64), f: &Features) -> String {
+    let what = match limit {
+        Limit::ReceiverWindow => format!("the receive window ({})", fmt_bytes(f.peer_window)),
+        Limit::SendBuffer => format!("the send buffer ({})", fmt_bytes(f64::from(f.min_sndbuf))),
+        _ => format!(
+            "the congestion window (after {} retransmits, {:.3} % of bytes)",
+            f.retransmits,
+            f.retrans_share * 100.0
+        ),
+    };
+    format!("{what} {:.0} %", share * 100.0)
+}
+
+fn remedy(limit: Limit, to: Speaker) -> &'static str {
+    match limit {
+        Limit::ReceiverWindow => "raise --window (net.ipv4.tcp_rmem)",
+        Limit::SendBuffer => "raise --sndbuf (net.ipv4.tcp_wmem)",
+        _ if to.may_suggest_bbr() => {
+            "find the loss on the path (queues, MTU, links; or try --cc bbr)"
+        }
+        _ => "find the loss on the path (queues, MTU, links)",
     }
 }
 

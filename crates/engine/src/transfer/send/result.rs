@@ -82,6 +82,7 @@ fn judge(
         server_cpu: Some(run.server.host_cpu),
         bits_per_second: bps,
         pacing_rate: run.pacing_rate,
+        congestion: None,
     };
     let disks = verdict::DiskTime {
         read_share: share(run.read_seconds),
