@@ -134,6 +134,9 @@ pub fn draw_lines(area: &DrawingArea<SVGBackend, Shift>, spec: &Lines) -> Result
         x1 = x0 + 1.0;
     }
     let y1 = if y1 > 0.0 { y1 * 1.1 } else { 1.0 };
+    let names: Vec<&str> = spec.series.iter().map(|s| s.name.as_str()).collect();
+    let (area, key) = beside_legend(area, &names);
+    let area = &area;
     let mut builder = ChartBuilder::on(area);
     builder
         .caption(&spec.title, ("sans-serif", 17))
@@ -168,9 +171,7 @@ pub fn draw_lines(area: &DrawingArea<SVGBackend, Shift>, spec: &Lines) -> Result
     for (i, s) in spec.series.iter().enumerate() {
         chart
             .draw_series(LineSeries::new(s.points.iter().copied(), style_series(i)))
-            .map_err(|x| e(&x))?
-            .label(&s.name)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style_series(i)));
+            .map_err(|x| e(&x))?;
         if spec.points || spec.log_x {
             chart
                 .draw_series(
@@ -202,27 +203,69 @@ pub fn draw_lines(area: &DrawingArea<SVGBackend, Shift>, spec: &Lines) -> Result
             )))
             .map_err(|x| e(&x))?;
     }
-    legend(&mut chart, spec.series.len()).map_err(|x| e(&x))?;
+    if let Some(key) = key {
+        draw_legend(&key, &names, Swatch::Line).map_err(|x| e(&x))?;
+    }
     Ok(())
 }
 
-fn legend<'a, X, Y>(
-    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
-    n: usize,
-) -> Result<(), DrawingAreaErrorKind<std::io::Error>>
-where
-    X: Ranged,
-    Y: Ranged,
-{
-    if n == 0 {
-        return Ok(());
+/// Widest a legend strip gets; longer names are cut with an ellipsis.
+const LEGEND_MAX_WIDTH: u32 = 230;
+/// Characters of a legend name that fit the widest strip.
+const LEGEND_MAX_CHARS: usize = 30;
+
+/// Splits off a strip on the right for the legend of `names`, so that no
+/// legend covers data; none when there is nothing to name.
+fn beside_legend<'a>(
+    area: &DrawingArea<SVGBackend<'a>, Shift>,
+    names: &[&str],
+) -> (
+    DrawingArea<SVGBackend<'a>, Shift>,
+    Option<DrawingArea<SVGBackend<'a>, Shift>>,
+) {
+    let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+    if longest == 0 {
+        return (area.clone(), None);
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.3))
-        .draw()
+    // About 7 pixels a character at 12 px, plus the swatch and margins.
+    let width = (longest.min(LEGEND_MAX_CHARS) as u32 * 7 + 40).min(LEGEND_MAX_WIDTH);
+    let (w, _) = area.dim_in_pixel();
+    let (chart, key) = area.split_horizontally(w.saturating_sub(width));
+    (chart, Some(key))
+}
+
+/// How a legend entry shows its colour.
+#[derive(Clone, Copy)]
+enum Swatch {
+    Line,
+    Box,
+}
+
+fn draw_legend(
+    key: &DrawingArea<SVGBackend, Shift>,
+    names: &[&str],
+    swatch: Swatch,
+) -> Result<(), DrawingAreaErrorKind<std::io::Error>> {
+    for (i, name) in names.iter().enumerate() {
+        let y = 44 + 18 * i as i32;
+        match swatch {
+            Swatch::Line => key.draw(&PathElement::new(
+                vec![(4, y + 6), (22, y + 6)],
+                ShapeStyle::from(&colour(i)).stroke_width(2),
+            ))?,
+            Swatch::Box => key.draw(&Rectangle::new([(4, y), (16, y + 12)], colour(i).filled()))?,
+        }
+        let shown: String = if name.chars().count() > LEGEND_MAX_CHARS {
+            name.chars()
+                .take(LEGEND_MAX_CHARS - 1)
+                .chain(std::iter::once('…'))
+                .collect()
+        } else {
+            name.to_string()
+        };
+        key.draw(&Text::new(shown, (28, y), ("sans-serif", 12).into_font()))?;
+    }
+    Ok(())
 }
 
 /// A whole line chart as an SVG document.
@@ -248,6 +291,8 @@ pub fn bars(id: &str, spec: &Bars) -> Result<String, ReportError> {
         if spec.bars.is_empty() {
             return Err("no bars".into());
         }
+        let names: Vec<&str> = spec.legend.iter().map(String::as_str).collect();
+        let (plot, key) = beside_legend(area, &names);
         let n = spec.bars.len() as f64;
         let top = spec
             .bars
@@ -255,7 +300,7 @@ pub fn bars(id: &str, spec: &Bars) -> Result<String, ReportError> {
             .map(|b| b.max.max(b.value))
             .fold(0.0, f64::max);
         let top = if top > 0.0 { top * 1.15 } else { 1.0 };
-        let mut chart = ChartBuilder::on(area)
+        let mut chart = ChartBuilder::on(&plot)
             .caption(&spec.title, ("sans-serif", 17))
             .margin(12)
             .x_label_area_size(44)
@@ -295,7 +340,7 @@ pub fn bars(id: &str, spec: &Bars) -> Result<String, ReportError> {
                 )))
                 .map_err(|x| e(&x))?;
             let (px, py) = chart.backend_coord(&(x + 0.5, 0.0));
-            area.draw(&Text::new(
+            plot.draw(&Text::new(
                 b.label.clone(),
                 (px, py + 8),
                 TextStyle::from(("sans-serif", 12).into_font())
@@ -303,19 +348,8 @@ pub fn bars(id: &str, spec: &Bars) -> Result<String, ReportError> {
             ))
             .map_err(|x| e(&x))?;
         }
-        for (i, name) in spec.legend.iter().enumerate() {
-            let (x, y) = (WIDTH as i32 - 150, 44 + 18 * i as i32);
-            area.draw(&Rectangle::new(
-                [(x, y), (x + 12, y + 12)],
-                colour(i).filled(),
-            ))
-            .map_err(|x| e(&x))?;
-            area.draw(&Text::new(
-                name.clone(),
-                (x + 18, y),
-                ("sans-serif", 12).into_font(),
-            ))
-            .map_err(|x| e(&x))?;
+        if let Some(key) = key {
+            draw_legend(&key, &names, Swatch::Box).map_err(|x| e(&x))?;
         }
         Ok(())
     })
@@ -403,6 +437,83 @@ mod tests {
         assert!(b.contains("<rect") && b.contains(">\nx\n<") || b.contains(">x<"));
         assert!(b.contains("tool"));
         assert_eq!(human_size(4096.0), "4 KiB");
+    }
+
+    /// The x of every `<text>` whose content is `label`, and the largest x
+    /// of any polyline of more than two points (data, not a legend swatch).
+    fn label_and_data_x(svg: &str, label: &str) -> (Vec<f64>, f64) {
+        let attr = |tag: &str, name: &str| -> Option<String> {
+            let at = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+            Some(tag[at..].split('"').next()?.to_string())
+        };
+        let mut labels = Vec::new();
+        let mut data_x = 0.0f64;
+        for piece in svg.split('<').skip(1) {
+            let (tag, content) = piece.split_once('>').unwrap_or((piece, ""));
+            if tag.starts_with("text") && content.trim() == label {
+                labels.extend(attr(tag, "x").and_then(|x| x.parse::<f64>().ok()));
+            }
+            if tag.starts_with("polyline") {
+                let points = attr(tag, "points").unwrap_or_default();
+                let xs: Vec<f64> = points
+                    .split_whitespace()
+                    .filter_map(|p| p.split(',').next()?.parse().ok())
+                    .collect();
+                if xs.len() > 2 {
+                    data_x = xs.iter().copied().fold(data_x, f64::max);
+                }
+            }
+        }
+        (labels, data_x)
+    }
+
+    #[test]
+    fn legends_sit_beside_the_data_not_over_it() {
+        let series = |name: &str, y: f64| Series {
+            name: name.into(),
+            points: (0..20).map(|i| (f64::from(i), y + f64::from(i))).collect(),
+        };
+        let svg = lines(
+            "legend",
+            &Lines {
+                series: vec![series("loopback", 1.0), series("lab lr-wan h1-h2", 2.0)],
+                ..Lines::default()
+            },
+        )
+        .unwrap();
+        for name in ["loopback", "lab lr-wan h1-h2"] {
+            let (labels, data_x) = label_and_data_x(&svg, name);
+            assert_eq!(labels.len(), 1, "{name} named once: {svg}");
+            assert!(
+                labels[0] > data_x,
+                "{name} at x {} over data reaching {data_x}",
+                labels[0]
+            );
+        }
+        let b = bars(
+            "bars",
+            &Bars {
+                bars: (0..6)
+                    .map(|i| Bar {
+                        label: format!("b{i}"),
+                        value: 10.0,
+                        min: 9.0,
+                        max: 11.0,
+                        group: i % 2,
+                    })
+                    .collect(),
+                legend: vec!["linerate".into(), "iperf2".into()],
+                ..Bars::default()
+            },
+        )
+        .unwrap();
+        // The last bar's label sits under it; the legend right of it.
+        let (last_bar, _) = label_and_data_x(&b, "b5");
+        let (key, _) = label_and_data_x(&b, "iperf2");
+        assert!(
+            key[0] > last_bar[0] + 40.0,
+            "legend {key:?}, last bar {last_bar:?}"
+        );
         assert_eq!(human_size(1536.0), "1.5 KiB");
     }
 }
