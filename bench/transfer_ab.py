@@ -11,6 +11,8 @@ directory, removed after its run. Written as JSON and printed.
   bench/transfer_ab.py --a OLD --b NEW --set many-40m --rounds 5
   bench/transfer_ab.py --a target/release/linerate --b target/release/linerate \
       --b-flags="--block 16M" --set one-4g --skip-writes
+  bench/transfer_ab.py --a target/release/linerate --b target/release/linerate \
+      --a-flags=--no-fsync --set one-4g --dest-base /tmp     # the cost of syncing, on ext4
 """
 
 import argparse
@@ -40,6 +42,8 @@ def main():
     ap.add_argument("--a-flags", default="", help="extra `send` flags for A (one string)")
     ap.add_argument("--b-flags", default="", help="extra `send` flags for B (one string)")
     ap.add_argument("--skip-writes", action="store_true", help="both sides with --skip-writes")
+    ap.add_argument("--dest-base", default=None,
+                    help="folder the destinations go in (default: tmpfs, beside the source)")
     ap.add_argument("--out", default="bench/results/transfer-ab.json")
     args = ap.parse_args()
     if args.rounds < 3:
@@ -55,7 +59,7 @@ def main():
         for r in range(args.rounds + 1):
             order = ["a", "b"] if r % 2 == 0 else ["b", "a"]
             for k in order:
-                dst = base / f"dst-{k}-{r}"
+                dst = Path(args.dest_base or base) / f"lrab-dst-{k}-{r}"
                 dst.mkdir()
                 try:
                     wall = Linerate(bins[k], args.streams, flags[k]).run(
@@ -75,6 +79,7 @@ def main():
             "set": args.set, "files": files, "bytes": size,
             "streams": args.streams, "rounds": args.rounds,
             "binaries": bins, "flags": flags, "skip_writes": args.skip_writes,
+            "dest_base": args.dest_base or "tmpfs",
             "walls": walls,
             "yardstick": yardstick.finish(readings),
         }

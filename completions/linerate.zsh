@@ -122,6 +122,7 @@ off\:""))' \
 '--overwrite[Replace files that exist at the destination and differ]' \
 '--verify[Compare a whole-file BLAKE3 of source and destination at the end]' \
 '--no-checksum[Send blocks without their XXH3 checksum\: only TCP'\''s own checksum (and --verify, if given) guards the data. Saves both ends one pass over every byte where the CPU is the limit]' \
+'--no-fsync[Do not sync\: the receiver normally syncs each file'\''s data before it journals its blocks as done and before it renames the file into place, and each directory before it reports the transfer complete, so a crash after "complete" loses nothing. For scratch data]' \
 '--follow-links[Follow symbolic links instead of recreating them]' \
 '--direct[Bypass the page cache at both ends (O_DIRECT), for cold disk-to-disk runs\: the sender reads and the receiver writes whole pages of every file above 1 MiB directly. Smaller files and a file'\''s last partial page go through the cache, as does everything on a file system that refuses O_DIRECT (the summary says how much went direct). --block must then be a multiple of 4 KiB]' \
 '--evict[Drop each block from the page cache once it is sent and once it is written (flushed to disk first), so a transfer larger than memory does not push the host'\''s other data out of the cache]' \

@@ -192,6 +192,7 @@ fuzz_target!(|data: &[u8]| {
                 memory: 16 << 20,
             },
             claims: None,
+            durable: u.arbitrary().unwrap_or(false),
         },
     );
     let _ = run(&mut u, &sink, block_len);

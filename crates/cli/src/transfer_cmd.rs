@@ -62,6 +62,12 @@ pub struct SendArgs {
     /// over every byte where the CPU is the limit.
     #[arg(long)]
     pub no_checksum: bool,
+    /// Do not sync: the receiver normally syncs each file's data before
+    /// it journals its blocks as done and before it renames the file into
+    /// place, and each directory before it reports the transfer complete,
+    /// so a crash after "complete" loses nothing. For scratch data.
+    #[arg(long)]
+    pub no_fsync: bool,
     /// Follow symbolic links instead of recreating them.
     #[arg(long)]
     pub follow_links: bool,
@@ -124,6 +130,7 @@ impl SendArgs {
                 evict: self.evict,
             },
             checksum: !self.no_checksum,
+            fsync: !self.no_fsync,
             socket: SocketSpec {
                 sndbuf: self.sndbuf,
                 rcvbuf: self.rcvbuf,

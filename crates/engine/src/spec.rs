@@ -95,6 +95,9 @@ pub struct TransferSpec {
     pub cache: CachePolicy,
     /// Carry a checksum after every block (off: TCP's checksum alone).
     pub checksum: bool,
+    /// The receiver syncs what it writes before it journals or renames
+    /// (off: `--no-fsync`, for scratch data).
+    pub fsync: bool,
     /// `pacing_rate` is set from `rate`.
     pub socket: SocketSpec,
 }
@@ -112,6 +115,7 @@ impl Default for TransferSpec {
             rx_poll: RxPoll::Auto,
             cache: CachePolicy::default(),
             checksum: true,
+            fsync: true,
             socket: SocketSpec::default(),
         }
     }

@@ -135,7 +135,7 @@ pub fn draw_lines(area: &DrawingArea<SVGBackend, Shift>, spec: &Lines) -> Result
     }
     let y1 = if y1 > 0.0 { y1 * 1.1 } else { 1.0 };
     let names: Vec<&str> = spec.series.iter().map(|s| s.name.as_str()).collect();
-    let (area, key) = beside_legend(area, &names);
+    let (area, key) = below_legend(area, &names);
     let area = &area;
     let mut builder = ChartBuilder::on(area);
     builder
@@ -203,35 +203,54 @@ pub fn draw_lines(area: &DrawingArea<SVGBackend, Shift>, spec: &Lines) -> Result
             )))
             .map_err(|x| e(&x))?;
     }
-    if let Some(key) = key {
-        draw_legend(&key, &names, Swatch::Line).map_err(|x| e(&x))?;
+    if let Some((key, layout)) = key {
+        draw_legend(&key, &layout, &names, Swatch::Line).map_err(|x| e(&x))?;
     }
     Ok(())
 }
 
-/// Widest a legend strip gets; longer names are cut with an ellipsis.
-const LEGEND_MAX_WIDTH: u32 = 230;
-/// Characters of a legend name that fit the widest strip.
-const LEGEND_MAX_CHARS: usize = 30;
+type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 
-/// Splits off a strip on the right for the legend of `names`, so that no
+/// A legend's strip and where each of its entries goes in it.
+type Legend<'a> = (Area<'a>, Vec<(i32, i32)>);
+
+/// Pixels a character of a 12 px legend name takes, about.
+const LEGEND_CHAR_PX: i32 = 7;
+/// Height of one row of legend entries.
+const LEGEND_ROW_PX: i32 = 18;
+/// Characters a legend name keeps at most (a full row, less its swatch).
+const LEGEND_MAX_CHARS: usize = 100;
+
+/// Where each legend entry goes: (row, x) in the strip below the plot.
+fn legend_layout(names: &[&str], width: i32) -> Vec<(i32, i32)> {
+    let mut at = Vec::with_capacity(names.len());
+    let (mut row, mut x) = (0, 8);
+    for name in names {
+        let chars = name.chars().count().min(LEGEND_MAX_CHARS) as i32;
+        let w = 28 + chars * LEGEND_CHAR_PX + 16;
+        if x > 8 && x + w > width {
+            row += 1;
+            x = 8;
+        }
+        at.push((row, x));
+        x += w;
+    }
+    at
+}
+
+/// Splits off a strip below the plot for the legend of `names`, wide
+/// enough for whole names and as many rows as they need, so that no
 /// legend covers data; none when there is nothing to name.
-fn beside_legend<'a>(
-    area: &DrawingArea<SVGBackend<'a>, Shift>,
-    names: &[&str],
-) -> (
-    DrawingArea<SVGBackend<'a>, Shift>,
-    Option<DrawingArea<SVGBackend<'a>, Shift>>,
-) {
-    let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
-    if longest == 0 {
+fn below_legend<'a>(area: &Area<'a>, names: &[&str]) -> (Area<'a>, Option<Legend<'a>>) {
+    if names.iter().all(|n| n.is_empty()) {
         return (area.clone(), None);
     }
-    // About 7 pixels a character at 12 px, plus the swatch and margins.
-    let width = (longest.min(LEGEND_MAX_CHARS) as u32 * 7 + 40).min(LEGEND_MAX_WIDTH);
-    let (w, _) = area.dim_in_pixel();
-    let (chart, key) = area.split_horizontally(w.saturating_sub(width));
-    (chart, Some(key))
+    let (w, h) = area.dim_in_pixel();
+    let layout = legend_layout(names, w as i32);
+    let rows = layout.last().map_or(0, |l| l.0) + 1;
+    let strip = (rows * LEGEND_ROW_PX + 10) as u32;
+    let (chart, key) = area.split_vertically(h.saturating_sub(strip));
+    (chart, Some((key, layout)))
 }
 
 /// How a legend entry shows its colour.
@@ -243,17 +262,21 @@ enum Swatch {
 
 fn draw_legend(
     key: &DrawingArea<SVGBackend, Shift>,
+    layout: &[(i32, i32)],
     names: &[&str],
     swatch: Swatch,
 ) -> Result<(), DrawingAreaErrorKind<std::io::Error>> {
-    for (i, name) in names.iter().enumerate() {
-        let y = 44 + 18 * i as i32;
+    for (i, (name, &(row, x))) in names.iter().zip(layout).enumerate() {
+        let y = 2 + row * LEGEND_ROW_PX;
         match swatch {
             Swatch::Line => key.draw(&PathElement::new(
-                vec![(4, y + 6), (22, y + 6)],
+                vec![(x, y + 6), (x + 18, y + 6)],
                 ShapeStyle::from(&colour(i)).stroke_width(2),
             ))?,
-            Swatch::Box => key.draw(&Rectangle::new([(4, y), (16, y + 12)], colour(i).filled()))?,
+            Swatch::Box => key.draw(&Rectangle::new(
+                [(x, y), (x + 12, y + 12)],
+                colour(i).filled(),
+            ))?,
         }
         let shown: String = if name.chars().count() > LEGEND_MAX_CHARS {
             name.chars()
@@ -263,7 +286,11 @@ fn draw_legend(
         } else {
             name.to_string()
         };
-        key.draw(&Text::new(shown, (28, y), ("sans-serif", 12).into_font()))?;
+        key.draw(&Text::new(
+            shown,
+            (x + 24, y),
+            ("sans-serif", 12).into_font(),
+        ))?;
     }
     Ok(())
 }
@@ -292,7 +319,7 @@ pub fn bars(id: &str, spec: &Bars) -> Result<String, ReportError> {
             return Err("no bars".into());
         }
         let names: Vec<&str> = spec.legend.iter().map(String::as_str).collect();
-        let (plot, key) = beside_legend(area, &names);
+        let (plot, key) = below_legend(area, &names);
         let n = spec.bars.len() as f64;
         let top = spec
             .bars
@@ -348,8 +375,8 @@ pub fn bars(id: &str, spec: &Bars) -> Result<String, ReportError> {
             ))
             .map_err(|x| e(&x))?;
         }
-        if let Some(key) = key {
-            draw_legend(&key, &names, Swatch::Box).map_err(|x| e(&x))?;
+        if let Some((key, layout)) = key {
+            draw_legend(&key, &layout, &names, Swatch::Box).map_err(|x| e(&x))?;
         }
         Ok(())
     })
@@ -439,54 +466,55 @@ mod tests {
         assert_eq!(human_size(4096.0), "4 KiB");
     }
 
-    /// The x of every `<text>` whose content is `label`, and the largest x
+    /// The y of every `<text>` whose content is `label`, and the largest y
     /// of any polyline of more than two points (data, not a legend swatch).
-    fn label_and_data_x(svg: &str, label: &str) -> (Vec<f64>, f64) {
+    fn label_and_data_y(svg: &str, label: &str) -> (Vec<f64>, f64) {
         let attr = |tag: &str, name: &str| -> Option<String> {
             let at = tag.find(&format!(" {name}=\""))? + name.len() + 3;
             Some(tag[at..].split('"').next()?.to_string())
         };
         let mut labels = Vec::new();
-        let mut data_x = 0.0f64;
+        let mut data_y = 0.0f64;
         for piece in svg.split('<').skip(1) {
             let (tag, content) = piece.split_once('>').unwrap_or((piece, ""));
             if tag.starts_with("text") && content.trim() == label {
-                labels.extend(attr(tag, "x").and_then(|x| x.parse::<f64>().ok()));
+                labels.extend(attr(tag, "y").and_then(|y| y.parse::<f64>().ok()));
             }
             if tag.starts_with("polyline") {
                 let points = attr(tag, "points").unwrap_or_default();
-                let xs: Vec<f64> = points
+                let ys: Vec<f64> = points
                     .split_whitespace()
-                    .filter_map(|p| p.split(',').next()?.parse().ok())
+                    .filter_map(|p| p.split(',').nth(1)?.parse().ok())
                     .collect();
-                if xs.len() > 2 {
-                    data_x = xs.iter().copied().fold(data_x, f64::max);
+                if ys.len() > 2 {
+                    data_y = ys.iter().copied().fold(data_y, f64::max);
                 }
             }
         }
-        (labels, data_x)
+        (labels, data_y)
     }
 
     #[test]
-    fn legends_sit_beside_the_data_not_over_it() {
+    fn legends_sit_below_the_data_not_over_it_with_whole_names() {
         let series = |name: &str, y: f64| Series {
             name: name.into(),
             points: (0..20).map(|i| (f64::from(i), y + f64::from(i))).collect(),
         };
+        let long = "bench, lab w44 (emulator, 44 ms, 1 Gbit/s, 0.5 % loss)";
         let svg = lines(
             "legend",
             &Lines {
-                series: vec![series("loopback", 1.0), series("lab lr-wan h1-h2", 2.0)],
+                series: vec![series("loopback", 1.0), series(long, 2.0)],
                 ..Lines::default()
             },
         )
         .unwrap();
-        for name in ["loopback", "lab lr-wan h1-h2"] {
-            let (labels, data_x) = label_and_data_x(&svg, name);
-            assert_eq!(labels.len(), 1, "{name} named once: {svg}");
+        for name in ["loopback", long] {
+            let (labels, data_y) = label_and_data_y(&svg, name);
+            assert_eq!(labels.len(), 1, "{name} named once, whole: {svg}");
             assert!(
-                labels[0] > data_x,
-                "{name} at x {} over data reaching {data_x}",
+                labels[0] > data_y,
+                "{name} at y {} over data reaching {data_y}",
                 labels[0]
             );
         }
@@ -507,13 +535,12 @@ mod tests {
             },
         )
         .unwrap();
-        // The last bar's label sits under it; the legend right of it.
-        let (last_bar, _) = label_and_data_x(&b, "b5");
-        let (key, _) = label_and_data_x(&b, "iperf2");
+        // Below the bars' own labels, which sit under the bars.
+        let (bar_label, _) = label_and_data_y(&b, "b5");
+        let (key, _) = label_and_data_y(&b, "iperf2");
         assert!(
-            key[0] > last_bar[0] + 40.0,
-            "legend {key:?}, last bar {last_bar:?}"
+            key[0] > bar_label[0],
+            "legend {key:?}, bar label {bar_label:?}"
         );
-        assert_eq!(human_size(1536.0), "1.5 KiB");
     }
 }

@@ -58,6 +58,7 @@ pub fn request(token: Option<&str>, verify: bool) -> TransferRequest {
         direct: false,
         evict: false,
         checksum: true,
+        fsync: true,
     }
 }
 

@@ -66,9 +66,18 @@ pub struct TransferRequest {
     /// the sender could not read whole, which the receiver refuses.
     #[serde(default = "checksum_by_default")]
     pub checksum: bool,
+    /// The receiver syncs data before journaling blocks and renaming
+    /// files, and directories before it reports the end; off for scratch
+    /// data (`--no-fsync`).
+    #[serde(default = "fsync_by_default")]
+    pub fsync: bool,
 }
 
 fn checksum_by_default() -> bool {
+    true
+}
+
+fn fsync_by_default() -> bool {
     true
 }
 

@@ -72,8 +72,8 @@ proptest! {
 
     #[test]
     fn valid_requests_round_trip(streams in 1u16..=1024, pages in 16u32..=16384,
-                                 flags in any::<[bool; 7]>(), interval_ms in prop_oneof![Just(0u64), 10u64..100_000]) {
-        let [overwrite, skip_writes, verify, rx_poll, direct, evict, checksum] = flags;
+                                 flags in any::<[bool; 8]>(), interval_ms in prop_oneof![Just(0u64), 10u64..100_000]) {
+        let [overwrite, skip_writes, verify, rx_poll, direct, evict, checksum, fsync] = flags;
         let req = TransferRequest {
             dest: "in/run 7".into(),
             token: None,
@@ -89,6 +89,7 @@ proptest! {
             direct,
             evict,
             checksum,
+            fsync,
         };
         let m = Message::TransferRequest(req);
         prop_assert_eq!(Message::from_frame(&m.to_frame()).unwrap(), m);
@@ -137,6 +138,7 @@ fn valid_request() -> TransferRequest {
         direct: true,
         evict: false,
         checksum: true,
+        fsync: true,
     }
 }
 

@@ -188,5 +188,6 @@ pub fn transfer_request(
         direct: false,
         evict: false,
         checksum: true,
+        fsync: true,
     })
 }

@@ -97,9 +97,25 @@ pub fn evict(file: &File, offset: u64, len: u64) {
 /// Writes `[offset, offset + len)` of a file to disk and waits for it,
 /// without a journal commit (sync_file_range), then drops it from the cache.
 pub fn flush_and_evict(file: &File, offset: u64, len: u64) -> io::Result<()> {
-    let flags = libc::SYNC_FILE_RANGE_WAIT_BEFORE
-        | libc::SYNC_FILE_RANGE_WRITE
-        | libc::SYNC_FILE_RANGE_WAIT_AFTER;
+    sync_range(
+        file,
+        offset,
+        len,
+        libc::SYNC_FILE_RANGE_WAIT_BEFORE
+            | libc::SYNC_FILE_RANGE_WRITE
+            | libc::SYNC_FILE_RANGE_WAIT_AFTER,
+    )?;
+    evict(file, offset, len);
+    Ok(())
+}
+
+/// Starts writing a range's dirty pages to disk without waiting: the
+/// sync that follows a batch of blocks then finds most of it done.
+pub fn start_writeback(file: &File, offset: u64, len: u64) -> io::Result<()> {
+    sync_range(file, offset, len, libc::SYNC_FILE_RANGE_WRITE)
+}
+
+fn sync_range(file: &File, offset: u64, len: u64, flags: libc::c_uint) -> io::Result<()> {
     let (off, n) = (
         i64::try_from(offset).map_err(io::Error::other)?,
         i64::try_from(len).map_err(io::Error::other)?,
@@ -111,7 +127,6 @@ pub fn flush_and_evict(file: &File, offset: u64, len: u64) -> io::Result<()> {
     if rc < 0 {
         return Err(io::Error::last_os_error());
     }
-    evict(file, offset, len);
     Ok(())
 }
 

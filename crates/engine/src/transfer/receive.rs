@@ -161,6 +161,7 @@ pub(crate) fn serve(
             keep_special_bits: policy.keep_special_bits,
             limits: policy.limits,
             claims: Some(ClaimSet::new(Arc::clone(&policy.claims), &req.dest)),
+            durable: req.fsync,
         },
     );
     let resumable = AtomicBool::new(true);

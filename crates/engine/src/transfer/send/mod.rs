@@ -170,6 +170,7 @@ pub fn run(
         direct: spec.cache.direct,
         evict: spec.cache.evict,
         checksum: spec.checksum,
+        fsync: spec.fsync,
     };
     // Refused before anything is opened: bad flags are not a failed transfer.
     request.validate()?;

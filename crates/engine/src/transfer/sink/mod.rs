@@ -27,6 +27,7 @@ use crate::confine::{self, ConfineError, DestRoot};
 use crate::limits::{Budget, OverBudget, SessionLimits};
 
 mod cleanup;
+mod durable;
 mod index;
 pub(crate) mod journal;
 mod names;
@@ -120,6 +121,9 @@ pub struct SinkOptions {
     pub limits: SessionLimits,
     /// The paths this session holds against other sessions of the server.
     pub claims: Option<ClaimSet>,
+    /// Sync data before journaling and renaming, and directories before
+    /// the end (off with `--no-fsync`).
+    pub durable: bool,
 }
 
 /// One manifest entry and, for a file, what has arrived of it.
@@ -157,6 +161,10 @@ pub struct Sink {
     /// The process umask: a file created with a mode it leaves alone needs no fchmod.
     umask: u32,
     counters: Counters,
+    /// See [`durable`].
+    durable: bool,
+    /// Directories that gained a name, by path: synced before the end.
+    changed_dirs: Mutex<std::collections::BTreeMap<String, Arc<OwnedFd>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -211,7 +219,6 @@ pub enum Accepted {
 impl Sink {
     pub fn new(root: Option<DestRoot>, o: SinkOptions) -> Sink {
         Sink {
-            root,
             block_len: o.block_len,
             overwrite: o.overwrite,
             cache: o.cache,
@@ -233,6 +240,11 @@ impl Sink {
             stages: Mutex::default(),
             umask: current_umask(),
             counters: Counters::default(),
+            // Nothing in memory survives a crash: there is nothing to sync,
+            // and syncing tmpfs still walks every page.
+            durable: o.durable && !root.as_ref().is_some_and(DestRoot::in_memory),
+            changed_dirs: Mutex::default(),
+            root,
         }
     }
 
@@ -393,6 +405,7 @@ impl Sink {
                 lock(&self.dirs).insert(e.path.clone(), Arc::new(fd));
                 if created {
                     lock(&self.fresh).insert(e.path.clone());
+                    self.dir_changed(parent, &self.dir(parent)?);
                 }
                 if staged {
                     lock(&self.staged).insert(e.path.clone());
@@ -416,6 +429,7 @@ impl Sink {
                         .map_err(|x| io_err("creating link", &e.path, x))?,
                     Err(x) => return Err(io_err("reading link", &e.path, x)),
                 }
+                self.dir_changed(parent, &dir);
                 self.counters.symlinks.fetch_add(1, Relaxed);
             }
             EntryKind::File { .. } if lock(&self.fresh).contains(parent) => {
@@ -684,10 +698,14 @@ impl Sink {
                     .write_ns
                     .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
             }
-            if let Some(mut j) = of.journal.as_ref() {
-                j.write_all(&index.to_le_bytes())
-                    .map_err(|x| io_err("journaling", &self.entry(id).path, x))?;
+            let (at, len) = block_span(slot.size, self.block_len, index)
+                .map_or((0, 0), |(at, l)| (at, u64::from(l)));
+            if self.durable && !self.cache.evict {
+                // Evicting flushed it already; else the disk starts now,
+                // not at the batch's sync.
+                let _ = direct::start_writeback(&of.file, at, len);
             }
+            self.journal_block(id, &of, index, len)?;
         }
         let marked = slot.mark(index);
         if marked.grew && marked.ranges > 1 {
@@ -763,6 +781,7 @@ impl Sink {
             direct_ok,
             reserved,
             created: !resumed,
+            unsynced: Mutex::default(),
         });
         *guard = Some(Arc::clone(&of));
         Ok(of)
@@ -781,6 +800,7 @@ impl Sink {
         let (parent, name) = split(&e.path);
         let dir = self.dir(parent)?;
         if let Some(of) = of {
+            self.sync_data(&of.file, &e.path)?;
             rustix::fs::fchmod(of.file.as_fd(), Mode::from_raw_mode(self.mode_of(e.mode)))
                 .map_err(|x| io_err("setting mode of", &e.path, x))?;
             rustix::fs::futimens(of.file.as_fd(), &timestamps(e.mtime_ns))
@@ -798,6 +818,7 @@ impl Sink {
                 io_err("renaming into place", &e.path, x)
             }
         })?;
+        self.dir_changed(parent, &dir);
         if slot.blocks > 1 {
             let _ = rustix::fs::unlinkat(&*dir, journal_name(name), AtFlags::empty());
         }
@@ -806,7 +827,8 @@ impl Sink {
     }
 
     /// Renames the stages into place, then sets directory modes and times,
-    /// deepest first (writing into a directory changes its time).
+    /// deepest first (writing into a directory changes its time), then
+    /// syncs every directory that gained a name.
     pub fn finish_dirs(&self) -> Result<(), SinkError> {
         if self.root.is_none() {
             return Ok(());
@@ -823,6 +845,7 @@ impl Sink {
                 Errno::EXIST => ConfineError::Exists(st.path.clone()).into(),
                 x => io_err("renaming into place", &st.path, x),
             })?;
+            self.dir_changed(split(&st.path).0, &st.parent);
         }
         let dirs: Vec<&Entry> = self
             .items
@@ -837,7 +860,7 @@ impl Sink {
             rustix::fs::futimens(&fd, &timestamps(e.mtime_ns))
                 .map_err(|x| io_err("setting time of", &e.path, x))?;
         }
-        Ok(())
+        self.sync_dirs()
     }
 
     /// Opens an existing entry of the destination, confined beneath it.

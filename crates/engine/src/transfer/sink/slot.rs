@@ -23,6 +23,8 @@ pub(super) struct OpenFile {
     pub reserved: bool,
     /// Created by this session (not resumed from an earlier run's).
     pub created: bool,
+    /// Blocks written since the data was last synced, not yet journaled.
+    pub unsynced: Mutex<super::durable::Unsynced>,
 }
 
 /// One file of the manifest, as the receiver tracks it.

@@ -70,6 +70,8 @@ impl Sink {
             self.counters
                 .write_ns
                 .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
+            // On disk before it has a name anyone (or a stage) can publish.
+            self.sync_data(&f, &e.path)?;
             if !exact {
                 rustix::fs::fchmod(&f, Mode::from_raw_mode(mode))
                     .map_err(|x| io_err("setting mode of", &e.path, x))?;
@@ -77,6 +79,7 @@ impl Sink {
             rustix::fs::futimens(&f, &timestamps(e.mtime_ns))
                 .map_err(|x| io_err("setting time of", &e.path, x))?;
             if named {
+                self.dir_changed(parent, &dir);
                 return Ok(true);
             }
             // The file itself (AT_EMPTY_PATH: allowed for an O_TMPFILE file
@@ -96,7 +99,11 @@ impl Sink {
                     }
                     other => other,
                 };
-            match link(&dir) {
+            let linked = link(&dir);
+            if linked.is_ok() || linked == Err(Errno::EXIST) {
+                self.dir_changed(parent, &dir);
+            }
+            match linked {
                 Ok(()) => Ok(true),
                 Err(Errno::EXIST) if self.overwrite => {
                     rustix::fs::unlinkat(&*dir, name, AtFlags::empty())

@@ -1,0 +1,122 @@
+//! Durability: what the receiver syncs, and in which order, so that a host
+//! that crashes after a transfer said "complete" loses nothing, and one
+//! that crashes midway resumes only from blocks that are really on disk.
+//!
+//! - A block enters the resume journal only after the file's data was
+//!   synced (fdatasync) past it. Blocks are journaled in batches of
+//!   [`SYNC_BATCH_BYTES`], so a large file pays one sync per batch, not one
+//!   per block; a block lost from an unsynced batch is only sent again.
+//! - A file's data is synced before it is renamed (or linked) into place.
+//! - Every directory that gained a name is synced before the receiver
+//!   reports the transfer complete.
+//!
+//! `--no-fsync` turns all of it off, for scratch data. The cost is measured
+//! in docs/defaults.md#durability.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::OwnedFd;
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Instant;
+
+use rustix::fs::{Mode, OFlags};
+
+use super::slot::OpenFile;
+use super::{Sink, SinkError, io_err, lock};
+
+/// Bytes of a file written between two syncs that journal its blocks.
+pub(super) const SYNC_BATCH_BYTES: u64 = 64 << 20;
+
+/// Blocks written since the file's data was last synced.
+#[derive(Default)]
+pub(super) struct Unsynced {
+    blocks: Vec<u64>,
+    bytes: u64,
+}
+
+impl Sink {
+    /// Records block `index` (`len` bytes) of file `id` as done in its
+    /// journal: at once when nothing is synced, else once the file's data
+    /// has been synced past it.
+    pub(super) fn journal_block(
+        &self,
+        id: usize,
+        of: &OpenFile,
+        index: u64,
+        len: u64,
+    ) -> Result<(), SinkError> {
+        let Some(mut journal) = of.journal.as_ref() else {
+            return Ok(());
+        };
+        let path = &self.entry(id).path;
+        if !self.durable {
+            return journal
+                .write_all(&index.to_le_bytes())
+                .map_err(|x| io_err("journaling", path, x));
+        }
+        let mut unsynced = lock(&of.unsynced);
+        unsynced.blocks.push(index);
+        unsynced.bytes += len;
+        if unsynced.bytes < SYNC_BATCH_BYTES {
+            return Ok(());
+        }
+        self.sync_data(&of.file, path)?;
+        let record: Vec<u8> = unsynced
+            .blocks
+            .drain(..)
+            .flat_map(|b| b.to_le_bytes())
+            .collect();
+        unsynced.bytes = 0;
+        journal
+            .write_all(&record)
+            .map_err(|x| io_err("journaling", path, x))
+    }
+
+    /// Syncs a file's data (not its times: those go with the rename's
+    /// directory sync) before it takes its final name; the wait counts as
+    /// writing time, which the verdict weighs.
+    pub(super) fn sync_data(&self, file: &File, path: &str) -> Result<(), SinkError> {
+        if !self.durable {
+            return Ok(());
+        }
+        let t = Instant::now();
+        rustix::fs::fdatasync(file).map_err(|x| io_err("syncing", path, x))?;
+        self.counters
+            .write_ns
+            .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
+        Ok(())
+    }
+
+    /// Notes that `dir` (at `path`) gained a name to sync before the end.
+    pub(super) fn dir_changed(&self, path: &str, dir: &Arc<OwnedFd>) {
+        if self.durable {
+            lock(&self.changed_dirs)
+                .entry(path.to_string())
+                .or_insert_with(|| Arc::clone(dir));
+        }
+    }
+
+    /// Syncs every directory that gained a name, so each rename and link
+    /// of this transfer survives a crash once it is reported complete.
+    pub(super) fn sync_dirs(&self) -> Result<(), SinkError> {
+        let dirs: BTreeMap<String, Arc<OwnedFd>> = std::mem::take(&mut *lock(&self.changed_dirs));
+        let t = Instant::now();
+        for (path, dir) in &dirs {
+            // Held as O_PATH, which fsync refuses: opened again to read.
+            let readable = rustix::fs::openat(
+                &**dir,
+                ".",
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .and_then(|d| rustix::fs::fsync(&d));
+            readable.map_err(|x| io_err("syncing directory", path, x))?;
+        }
+        self.counters
+            .write_ns
+            .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
+        Ok(())
+    }
+}
