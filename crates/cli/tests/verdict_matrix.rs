@@ -135,3 +135,32 @@ fn a_side_crowded_onto_one_core_is_named_the_cpu_limit() {
         );
     });
 }
+
+/// A destination in memory (tmpfs) is never called a disk: when writing it
+/// held the transfer back, the sentence says the file system is in memory.
+#[test]
+fn a_tmpfs_destination_is_named_as_memory_never_as_a_disk() {
+    let shm = std::path::Path::new("/dev/shm");
+    assert!(shm.is_dir(), "/dev/shm is a tmpfs on this kind of machine");
+    let dir = TempDir::under(shm, "verdict-tmpfs");
+    let srv = Server::with_root(dir.path());
+    quiet_and_busy(&|host| {
+        let target = format!("{}:/{host}", srv.addr());
+        let out = common::run(&["send", "--from-memory", "1G", "--json", "-", "-q", &target]);
+        assert!(out.status.success(), "{host}: {}", text(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("send JSON");
+        let (limit, sentence) = verdict(&doc);
+        let v = &doc["summary"]["verdict"];
+        assert_eq!(
+            v["evidence"]["destination_in_memory"], 1.0,
+            "{host} host: {v}"
+        );
+        assert!(!sentence.contains("by the disk"), "{host} host: {sentence}");
+        if limit == "destination_disk" {
+            assert!(
+                sentence.contains("in memory (tmpfs)"),
+                "{host} host: {sentence}"
+            );
+        }
+    });
+}

@@ -113,6 +113,10 @@ fn transfer_verdict(f: &Features, found: Finding, disks: DiskTime) -> Verdict {
     let mut evidence = f.evidence();
     evidence.insert("source_read_share".into(), disks.read_share);
     evidence.insert("destination_write_share".into(), disks.write_share);
+    evidence.insert(
+        "destination_in_memory".into(),
+        if disks.dest_in_memory { 1.0 } else { 0.0 },
+    );
     verdict(f, found, evidence, Speaker::send())
 }
 
