@@ -9,6 +9,7 @@
 pub mod bench;
 pub mod confine;
 mod document;
+mod door;
 mod end;
 mod error;
 pub mod limits;

@@ -3,6 +3,8 @@
 //! sends, the worst outcome is that its own session ends with a log line.
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
+
+use crate::door::{Door, Waiting, raise_open_files_limit};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -18,8 +20,20 @@ use crate::transfer::{self, receive::TransferPolicy};
 
 /// How long a new connection may take to send its hello.
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long it may take while many connections are in their handshake.
+pub(crate) const HELLO_TIMEOUT_UNDER_PRESSURE: Duration = Duration::from_secs(1);
 /// Connections still in their handshake beyond which new ones are dropped.
-const MAX_PENDING_HANDSHAKES: usize = 1024;
+pub(crate) const MAX_PENDING_HANDSHAKES: usize = 1024;
+/// Connections in their handshake from one address beyond which its new
+/// ones are closed at once: one source cannot hold the door shut for the
+/// others (see docs/guide.md#connection-floods).
+pub(crate) const MAX_PENDING_PER_SOURCE: usize = 64;
+/// Connections in their handshake from which new ones are dropped at
+/// random, more the closer to [`MAX_PENDING_HANDSHAKES`] (as sshd's
+/// MaxStartups), and given [`HELLO_TIMEOUT_UNDER_PRESSURE`].
+pub(crate) const EARLY_DROP_FROM: usize = 256;
+/// How often dropped connections are summed up in the log.
+pub(crate) const DROP_LOG_EVERY: Duration = Duration::from_secs(10);
 
 pub type Logger = Arc<dyn Fn(String) + Send + Sync>;
 
@@ -28,6 +42,7 @@ pub struct Server {
     registry: Arc<Registry>,
     limits: ServerLimits,
     pending: Arc<AtomicUsize>,
+    door: Arc<Door>,
     log: Logger,
     transfers: Option<Arc<TransferPolicy>>,
     /// How long `run` waits for the first session to pass its handshake.
@@ -79,12 +94,14 @@ impl Server {
             .map_err(|e| EngineError::io(format!("binding {addr}"), e))?;
         sock.listen(1024)
             .map_err(|e| EngineError::io(format!("listening on {addr}"), e))?;
+        raise_open_files_limit();
         let limits = ServerLimits::default();
         Ok(Server {
             listener: sock.into(),
             registry: Arc::new(Registry::new(&limits)),
             limits,
             pending: Arc::default(),
+            door: Arc::default(),
             log,
             transfers: None,
             first_session_within: None,
@@ -145,15 +162,13 @@ impl Server {
                     continue;
                 }
             };
-            if self.pending.fetch_add(1, Relaxed) >= MAX_PENDING_HANDSHAKES {
-                self.pending.fetch_sub(1, Relaxed);
-                (self.log)(format!(
-                    "refused {peer}: too many connections in their handshake"
-                ));
+            let Some(waiting) = self.door.admit(peer, &self.pending) else {
+                if let Some(line) = self.door.drops_to_log() {
+                    (self.log)(line);
+                }
                 continue;
-            }
+            };
             let registry = Arc::clone(&self.registry);
-            let pending = Arc::clone(&self.pending);
             let log = Arc::clone(&self.log);
             let finished = Arc::clone(&finished);
             let transfers = self.transfers.clone();
@@ -164,7 +179,7 @@ impl Server {
                     let served = handle(
                         conn,
                         peer,
-                        (&registry, &pending, &started),
+                        (&registry, waiting, &started),
                         &log,
                         transfers.as_deref(),
                     );
@@ -173,7 +188,6 @@ impl Server {
                     }
                 });
             if let Err(e) = spawned {
-                self.pending.fetch_sub(1, Relaxed);
                 (self.log)(format!("refused {peer}: cannot start a thread: {e}"));
             }
         }
@@ -189,12 +203,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 fn handle(
     mut conn: TcpStream,
     peer: SocketAddr,
-    (reg, pending, any_started): (&Registry, &AtomicUsize, &AtomicBool),
+    (reg, waiting, any_started): (&Registry, Waiting, &AtomicBool),
     log: &Logger,
     transfers: Option<&TransferPolicy>,
 ) -> Option<SessionEnd> {
-    let hello = read_hello(&mut conn, HELLO_TIMEOUT);
-    pending.fetch_sub(1, Relaxed);
+    let hello = read_hello(&mut conn, waiting.timeout);
+    drop(waiting);
     let hello = match hello {
         Ok(h) => h,
         Err(e) => {

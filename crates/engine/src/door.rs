@@ -1,0 +1,204 @@
+//! The server's door: which new connections may wait for their hello, and
+//! for how long. Each waiting connection holds a thread until its hello
+//! arrives or its time runs out; a flood of connections that never speak
+//! would otherwise hold every thread and descriptor while real clients are
+//! turned away. So one source address may hold at most
+//! [`MAX_PENDING_PER_SOURCE`] connections in their handshake, and past
+//! [`EARLY_DROP_FROM`] waiting connections new ones are dropped at random,
+//! more the fuller the door (as sshd's MaxStartups), and the rest get a
+//! shorter time to speak (docs/guide.md#connection-floods).
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::server::{
+    DROP_LOG_EVERY, EARLY_DROP_FROM, HELLO_TIMEOUT, HELLO_TIMEOUT_UNDER_PRESSURE,
+    MAX_PENDING_HANDSHAKES, MAX_PENDING_PER_SOURCE,
+};
+
+/// Connections in their handshake, by source, and what was dropped.
+#[derive(Default)]
+pub(crate) struct Door {
+    by_source: Mutex<HashMap<IpAddr, usize>>,
+    drops: Mutex<Drops>,
+}
+
+#[derive(Default)]
+struct Drops {
+    per_source: u64,
+    pressure: u64,
+    sources: HashMap<IpAddr, u64>,
+    logged: Option<Instant>,
+}
+
+/// A connection let in to wait for its hello; leaving the door (dropped
+/// once the hello is read or its time ran out) frees its place.
+pub(crate) struct Waiting {
+    door: Arc<Door>,
+    pending: Arc<AtomicUsize>,
+    source: IpAddr,
+    /// How long it may take to send its hello.
+    pub timeout: Duration,
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        self.pending.fetch_sub(1, Relaxed);
+        let mut by = lock(&self.door.by_source);
+        if let Some(n) = by.get_mut(&self.source) {
+            *n -= 1;
+            if *n == 0 {
+                by.remove(&self.source);
+            }
+        }
+    }
+}
+
+impl Door {
+    /// Lets `peer` in to wait for its hello, or says no (the caller closes
+    /// the connection at once).
+    pub(crate) fn admit(
+        self: &Arc<Self>,
+        peer: SocketAddr,
+        pending: &Arc<AtomicUsize>,
+    ) -> Option<Waiting> {
+        let source = peer.ip();
+        let waiting = pending.load(Relaxed);
+        {
+            let mut by = lock(&self.by_source);
+            let mine = by.entry(source).or_default();
+            if *mine >= MAX_PENDING_PER_SOURCE {
+                drop(by);
+                self.note_drop(source, false);
+                return None;
+            }
+            if waiting >= MAX_PENDING_HANDSHAKES || early_drop(waiting) {
+                drop(by);
+                self.note_drop(source, true);
+                return None;
+            }
+            *mine += 1;
+        }
+        pending.fetch_add(1, Relaxed);
+        Some(Waiting {
+            door: Arc::clone(self),
+            pending: Arc::clone(pending),
+            source,
+            timeout: if waiting >= EARLY_DROP_FROM {
+                HELLO_TIMEOUT_UNDER_PRESSURE
+            } else {
+                HELLO_TIMEOUT
+            },
+        })
+    }
+
+    fn note_drop(&self, source: IpAddr, pressure: bool) {
+        let mut d = lock(&self.drops);
+        if pressure {
+            d.pressure += 1;
+        } else {
+            d.per_source += 1;
+        }
+        *d.sources.entry(source).or_default() += 1;
+    }
+
+    /// A line summing up the drops since the last one, at most every
+    /// [`DROP_LOG_EVERY`]: a flood is logged, not echoed line by line.
+    pub(crate) fn drops_to_log(&self) -> Option<String> {
+        let mut d = lock(&self.drops);
+        if d.per_source + d.pressure == 0 || d.logged.is_some_and(|t| t.elapsed() < DROP_LOG_EVERY)
+        {
+            return None;
+        }
+        let mut top: Vec<(IpAddr, u64)> = d.sources.drain().collect();
+        top.sort_by_key(|t| std::cmp::Reverse(t.1));
+        let shown: Vec<String> = top
+            .iter()
+            .take(3)
+            .map(|(ip, n)| format!("{ip} ({n})"))
+            .collect();
+        let line = format!(
+            "dropped {} connection(s) in their handshake: {} over {MAX_PENDING_PER_SOURCE} waiting from one address, {} with the server's {MAX_PENDING_HANDSHAKES} nearly full; from {}",
+            d.per_source + d.pressure,
+            d.per_source,
+            d.pressure,
+            shown.join(", ")
+        );
+        d.per_source = 0;
+        d.pressure = 0;
+        d.logged = Some(Instant::now());
+        Some(line)
+    }
+}
+
+/// Whether to drop a new connection while `waiting` others wait: never
+/// below [`EARLY_DROP_FROM`], always at [`MAX_PENDING_HANDSHAKES`], in
+/// between with a probability that grows linearly.
+fn early_drop(waiting: usize) -> bool {
+    if waiting < EARLY_DROP_FROM {
+        return false;
+    }
+    let span = (MAX_PENDING_HANDSHAKES - EARLY_DROP_FROM) as u64;
+    let over = (waiting - EARLY_DROP_FROM) as u64;
+    let mut r = [0u8; 8];
+    if getrandom::fill(&mut r).is_err() {
+        return true;
+    }
+    u64::from_le_bytes(r) % span < over
+}
+
+/// Raises the soft limit of open descriptors to the hard one: each waiting
+/// or served connection takes one, and 1,024 would run out first.
+pub(crate) fn raise_open_files_limit() {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let mut limit = getrlimit(Resource::Nofile);
+    if limit.current < limit.maximum {
+        limit.current = limit.maximum;
+        let _ = setrlimit(Resource::Nofile, limit);
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_source_is_held_to_its_share_and_others_still_get_in() {
+        let door = Arc::new(Door::default());
+        let pending = Arc::new(AtomicUsize::new(0));
+        let flood: SocketAddr = "127.0.0.2:40000".parse().unwrap();
+        let held: Vec<Waiting> = (0..MAX_PENDING_PER_SOURCE)
+            .map(|_| door.admit(flood, &pending).expect("within its share"))
+            .collect();
+        assert!(door.admit(flood, &pending).is_none(), "over its share");
+        let other: SocketAddr = "127.0.0.1:40001".parse().unwrap();
+        let w = door.admit(other, &pending).expect("another source gets in");
+        assert_eq!(w.timeout, HELLO_TIMEOUT);
+        let line = door.drops_to_log().expect("the drop is logged");
+        assert!(line.contains("127.0.0.2 (1)"), "{line}");
+        assert!(door.drops_to_log().is_none(), "once per period");
+        drop(held);
+        drop(w);
+        assert_eq!(pending.load(Relaxed), 0);
+        assert!(lock(&door.by_source).is_empty(), "every place freed");
+    }
+
+    #[test]
+    fn early_drop_grows_from_never_to_always() {
+        assert!(!early_drop(EARLY_DROP_FROM - 1));
+        assert!(early_drop(MAX_PENDING_HANDSHAKES));
+        let half = (EARLY_DROP_FROM + MAX_PENDING_HANDSHAKES) / 2;
+        let dropped = (0..2000).filter(|_| early_drop(half)).count();
+        assert!(
+            (800..1200).contains(&dropped),
+            "{dropped} of 2000 at half way"
+        );
+    }
+}
