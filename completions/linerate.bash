@@ -1346,12 +1346,16 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__send)
-            opts="-P -w -B -4 -6 -q -h --from-memory --streams --block --skip-writes --overwrite --verify --no-checksum --no-fsync --follow-links --direct --evict --rate --sndbuf --window --bind --rx-poll --json --quiet --help"
+            opts="-P -w -B -4 -6 -q -h --url-file --from-memory --streams --block --skip-writes --overwrite --verify --no-checksum --no-fsync --follow-links --direct --evict --rate --sndbuf --window --bind --rx-poll --json --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --url-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --from-memory)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

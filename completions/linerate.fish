@@ -87,6 +87,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand bench" -l zerocopy -d 
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l skip-rx-copy -d 'Receiver discards data in the kernel (MSG_TRUNC) instead of copying it out'
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l json-stream -d 'Print one JSON line per interval on stdout, then the linerate.result/1 document as the last line (human output goes to stderr)'
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c linerate -n "__fish_linerate_using_subcommand send" -l url-file -d 'Read the target URL from this file (its first line) instead of the command line, so its secret stays out of `ps` and shell history' -r -F
 complete -c linerate -n "__fish_linerate_using_subcommand send" -l from-memory -d 'Send SIZE bytes generated in memory instead of files (no source disk)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand send" -s P -l streams -d 'Parallel streams, one thread and one socket each' -r
 complete -c linerate -n "__fish_linerate_using_subcommand send" -l block -d 'Block size: the unit of scheduling, checksums and resume' -r

@@ -104,6 +104,7 @@ off\:""))' \
 ;;
 (send)
 _arguments "${_arguments_options[@]}" : \
+'--url-file=[Read the target URL from this file (its first line) instead of the command line, so its secret stays out of \`ps\` and shell history]:FILE:_files' \
 '--from-memory=[Send SIZE bytes generated in memory instead of files (no source disk)]:SIZE:_default' \
 '-P+[Parallel streams, one thread and one socket each]:N:_default' \
 '--streams=[Parallel streams, one thread and one socket each]:N:_default' \
@@ -132,7 +133,7 @@ off\:""))' \
 '--quiet[Print no progress]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
-'*::args -- Files and directories to send, then the target\: a linerate\:// URL printed by `linerate recv`, or HOST\[\:PORT\]\:/DEST for `serve --root`:_default' \
+'*::args -- Files and directories to send, then the target\: a linerate\:// URL printed by `linerate recv`, `-` to read that URL from standard input (so its secret stays out of `ps`), or HOST\[\:PORT\]\:/DEST for `serve --root`. With --url-file, only the sources:_default' \
 && ret=0
 ;;
 (recv)

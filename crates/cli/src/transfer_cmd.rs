@@ -32,13 +32,20 @@ Examples:
   linerate send big.h5 dtn2:/projects/run7                    to `linerate serve --root` on dtn2
   linerate send --from-memory 100G -P 8 --skip-writes URL       network only: no disks
   linerate send data/ dtn2:/in --verify --json t.json           BLAKE3 end to end, result document
+  ssh dtn2 linerate recv /in | linerate send data/ -            the URL on standard input, out of `ps`
 
 Rerun the same command after any interruption: only missing blocks are sent.")]
 pub struct SendArgs {
     /// Files and directories to send, then the target: a linerate:// URL
-    /// printed by `linerate recv`, or HOST[:PORT]:/DEST for `serve --root`.
-    #[arg(required = true, num_args = 1.., value_name = "SRC... TARGET")]
+    /// printed by `linerate recv`, `-` to read that URL from standard input
+    /// (so its secret stays out of `ps`), or HOST[:PORT]:/DEST for
+    /// `serve --root`. With --url-file, only the sources.
+    #[arg(required_unless_present = "url_file", num_args = 0.., value_name = "SRC... TARGET")]
     pub args: Vec<String>,
+    /// Read the target URL from this file (its first line) instead of the
+    /// command line, so its secret stays out of `ps` and shell history.
+    #[arg(long, value_name = "FILE")]
+    pub url_file: Option<PathBuf>,
     /// Send SIZE bytes generated in memory instead of files (no source disk).
     #[arg(long, value_name = "SIZE", value_parser = units::parse_size)]
     pub from_memory: Option<u64>,
@@ -166,9 +173,37 @@ fn parse_target(t: &str) -> anyhow::Result<Target> {
     })
 }
 
-pub fn run_send(a: SendArgs) -> anyhow::Result<()> {
+/// The target and the sources among the arguments: the target from
+/// --url-file, standard input (`-`) or the last argument.
+fn target_and_sources(a: &SendArgs) -> anyhow::Result<(Target, &[String])> {
+    let first_line = |text: String, from: &str| -> anyhow::Result<String> {
+        text.lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .map(str::to_string)
+            .with_context(|| format!("no URL in {from}"))
+    };
+    if let Some(file) = &a.url_file {
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("--url-file {}", file.display()))?;
+        return Ok((
+            parse_target(&first_line(text, &file.display().to_string())?)?,
+            &a.args,
+        ));
+    }
     let (target, sources) = a.args.split_last().context("no target given")?;
-    let target = parse_target(target)?;
+    if target == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_line(&mut text)
+            .context("reading the URL from standard input")?;
+        return Ok((parse_target(&first_line(text, "standard input")?)?, sources));
+    }
+    Ok((parse_target(target)?, sources))
+}
+
+pub fn run_send(a: SendArgs) -> anyhow::Result<()> {
+    let (target, sources) = target_and_sources(&a)?;
     if sources.is_empty() && a.from_memory.is_none() {
         bail!("nothing to send: give files or directories, or --from-memory SIZE");
     }

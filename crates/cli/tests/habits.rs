@@ -209,6 +209,106 @@ fn no_result_and_no_report_carries_a_receivers_token() {
     }
 }
 
+/// A one-shot receiver in the background, logging to `log`; its URL.
+fn background_receiver(dst: &std::path::Path, log: &std::path::Path) -> String {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(common::linerate())
+        .args([
+            "recv",
+            &dst.to_string_lossy(),
+            "--bind",
+            "127.0.0.1",
+            "--wait",
+            "60s",
+        ])
+        .arg("--log")
+        .arg(log)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn recv");
+    let mut url = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut url)
+        .expect("URL");
+    // The receiver moved to the background; this is the process that started it.
+    let _ = child.wait();
+    url.trim().to_string()
+}
+
+/// The URL given on standard input (`-`) or in a file (`--url-file`) is
+/// nowhere in `ps` while the transfer runs, nor in the receiver's log or
+/// the result document after it.
+#[test]
+fn a_url_from_standard_input_or_a_file_stays_out_of_ps_logs_and_results() {
+    use std::io::Write;
+    let _alone = alone_with_traffic();
+    let base = common::tree::TempDir::new("urlsecret");
+    for how in ["stdin", "file"] {
+        let dst = base.path().join(format!("dst-{how}"));
+        std::fs::create_dir_all(&dst).unwrap();
+        let log = base.path().join(format!("recv-{how}.log"));
+        let url = background_receiver(&dst, &log);
+        let token = url.split("token=").nth(1).expect("a token").to_string();
+        let json = base.path().join(format!("{how}.json"));
+        let url_file = base.path().join("url.txt");
+        let mut args = vec![
+            "send".to_string(),
+            "--from-memory".into(),
+            "1G".into(),
+            "-q".into(),
+        ];
+        args.extend(["--json".into(), json.to_string_lossy().to_string()]);
+        if how == "stdin" {
+            args.push("-".into());
+        } else {
+            std::fs::write(&url_file, format!("{url}\n")).unwrap();
+            args.extend(["--url-file".into(), url_file.to_string_lossy().to_string()]);
+        }
+        let mut send = std::process::Command::new(common::linerate())
+            .args(&args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn send");
+        // What `ps` shows, once the new program has replaced the test's copy.
+        let cmdline = (0..100)
+            .map(|_| {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                std::fs::read(format!("/proc/{}/cmdline", send.id())).unwrap_or_default()
+            })
+            .find(|c| String::from_utf8_lossy(c).contains("send"))
+            .unwrap_or_default();
+        if how == "stdin" {
+            writeln!(send.stdin.take().unwrap(), "{url}").unwrap();
+        }
+        let out = send.wait_with_output().expect("send ran");
+        assert!(out.status.success(), "{how}: {}", text(&out));
+        assert!(
+            !cmdline.is_empty(),
+            "{how}: read the command line while it ran"
+        );
+        let shown = |bytes: &[u8]| String::from_utf8_lossy(bytes).contains(&token);
+        assert!(!shown(&cmdline), "{how}: the token is in ps");
+        assert!(
+            !shown(&out.stdout) && !shown(&out.stderr),
+            "{how}: the token is printed"
+        );
+        // The receiver has logged its session by the time the sender is done.
+        let logged = std::fs::read(&log).unwrap_or_default();
+        assert!(
+            String::from_utf8_lossy(&logged).contains("session"),
+            "{how}: a log"
+        );
+        assert!(!shown(&logged), "{how}: the token is in the receiver's log");
+        assert!(
+            !shown(&std::fs::read(&json).unwrap()),
+            "{how}: the token is in the result"
+        );
+    }
+}
+
 #[test]
 fn json_stream_is_a_line_per_interval_then_the_result() {
     let _alone = alone_with_traffic();
