@@ -2,7 +2,8 @@
 //! strace while it takes a large file (journaled in batches) and a tree of
 //! small files. Every journal record follows a sync of its file's data in
 //! the same thread, every rename or link into place follows a sync of that
-//! file, and the destination directory is synced before the receiver's
+//! file (or, for files inside a new directory, of the file system before
+//! the directory's rename), and the destination directory is synced before the receiver's
 //! last word to the sender. With `--no-fsync`, nothing is synced.
 
 mod common;
@@ -64,7 +65,7 @@ fn traced_transfer(dest: &Path, trace: &Path, args: &[&str]) -> Vec<Call> {
         .arg(trace)
         .args([
             "-e",
-            "trace=fdatasync,fsync,rename,renameat,renameat2,linkat,write,pwrite64,sendto,sendmsg",
+            "trace=fdatasync,fsync,syncfs,rename,renameat,renameat2,linkat,write,pwrite64,sendto,sendmsg",
             common::linerate(),
             "recv",
         ])
@@ -109,6 +110,8 @@ fn assert_synced_in_order(calls: &[Call], dest: &Path) {
                 mine.push(c.fd_path.clone());
                 ever_synced.push(c.fd_path.clone());
             }
+            // The whole file system: everything written before it.
+            "syncfs" => ever_synced.append(&mut staged_files.clone()),
             "pwrite64" if c.fd_path.contains(".lrstage/") => {
                 staged_files.push(c.fd_path.clone());
             }
@@ -221,7 +224,7 @@ fn data_is_synced_before_it_is_journaled_or_renamed_and_the_directory_before_the
     let calls = traced_transfer(&scratch, &work.join("trace-nofsync"), &args);
     let syncs: Vec<&Call> = calls
         .iter()
-        .filter(|c| c.name == "fdatasync" || c.name == "fsync")
+        .filter(|c| ["fdatasync", "fsync", "syncfs"].contains(&c.name.as_str()))
         .collect();
     assert!(syncs.is_empty(), "--no-fsync syncs nothing: {syncs:?}");
 }

@@ -6,7 +6,10 @@
 //!   synced (fdatasync) past it. Blocks are journaled in batches of
 //!   [`SYNC_BATCH_BYTES`], so a large file pays one sync per batch, not one
 //!   per block; a block lost from an unsynced batch is only sent again.
-//! - A file's data is synced before it is renamed (or linked) into place.
+//! - A file's data is synced before it is renamed (or linked) into place;
+//!   whole small files inside a new directory's stage, by one sync of the
+//!   file system before the stages are renamed (one journal commit instead
+//!   of one per file).
 //! - Every directory that gained a name is synced before the receiver
 //!   reports the transfer complete.
 //!
@@ -89,6 +92,32 @@ impl Sink {
         Ok(())
     }
 
+    /// Notes that a file was written inside a stage without its own sync.
+    pub(super) fn staged_unsynced(&self) {
+        if self.durable {
+            self.stage_unsynced.store(true, Relaxed);
+        }
+    }
+
+    /// Syncs the destination's file system if a stage holds files written
+    /// without their own sync: before the stages are renamed into place.
+    pub(super) fn sync_stages(&self) -> Result<(), SinkError> {
+        if !self.stage_unsynced.swap(false, Relaxed) {
+            return Ok(());
+        }
+        let Some(root) = self.root.as_ref() else {
+            return Ok(());
+        };
+        let t = Instant::now();
+        readable(root.fd())
+            .and_then(|d| rustix::fs::syncfs(&d))
+            .map_err(|x| io_err("syncing the file system of", "", x))?;
+        self.counters
+            .write_ns
+            .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
+        Ok(())
+    }
+
     /// Notes that `dir` (at `path`) gained a name to sync before the end.
     pub(super) fn dir_changed(&self, path: &str, dir: &Arc<OwnedFd>) {
         if self.durable {
@@ -104,19 +133,24 @@ impl Sink {
         let dirs: BTreeMap<String, Arc<OwnedFd>> = std::mem::take(&mut *lock(&self.changed_dirs));
         let t = Instant::now();
         for (path, dir) in &dirs {
-            // Held as O_PATH, which fsync refuses: opened again to read.
-            let readable = rustix::fs::openat(
-                &**dir,
-                ".",
-                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                Mode::empty(),
-            )
-            .and_then(|d| rustix::fs::fsync(&d));
-            readable.map_err(|x| io_err("syncing directory", path, x))?;
+            readable(dir)
+                .and_then(|d| rustix::fs::fsync(&d))
+                .map_err(|x| io_err("syncing directory", path, x))?;
         }
         self.counters
             .write_ns
             .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
         Ok(())
     }
+}
+
+/// A directory held as O_PATH (which fsync and syncfs refuse), opened
+/// again to read.
+fn readable(dir: &OwnedFd) -> rustix::io::Result<OwnedFd> {
+    rustix::fs::openat(
+        dir,
+        ".",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
 }

@@ -165,6 +165,8 @@ pub struct Sink {
     durable: bool,
     /// Directories that gained a name, by path: synced before the end.
     changed_dirs: Mutex<std::collections::BTreeMap<String, Arc<OwnedFd>>>,
+    /// A stage holds files written without their own sync.
+    stage_unsynced: std::sync::atomic::AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -244,6 +246,7 @@ impl Sink {
             // and syncing tmpfs still walks every page.
             durable: o.durable && !root.as_ref().is_some_and(DestRoot::in_memory),
             changed_dirs: Mutex::default(),
+            stage_unsynced: Default::default(),
             root,
         }
     }
@@ -833,6 +836,7 @@ impl Sink {
         if self.root.is_none() {
             return Ok(());
         }
+        self.sync_stages()?;
         for st in lock(&self.stages).drain(..) {
             rustix::fs::renameat_with(
                 &*st.parent,

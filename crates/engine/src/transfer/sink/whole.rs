@@ -70,8 +70,14 @@ impl Sink {
             self.counters
                 .write_ns
                 .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
-            // On disk before it has a name anyone (or a stage) can publish.
-            self.sync_data(&f, &e.path)?;
+            // On disk before it has a name anyone can see: an unnamed file
+            // before its link; one inside a stage before the stage's rename,
+            // by one file system sync for all of them then.
+            if named {
+                self.staged_unsynced();
+            } else {
+                self.sync_data(&f, &e.path)?;
+            }
             if !exact {
                 rustix::fs::fchmod(&f, Mode::from_raw_mode(mode))
                     .map_err(|x| io_err("setting mode of", &e.path, x))?;
