@@ -18,23 +18,6 @@ use crate::session::control::{Control, read_hello, send_refusal};
 use crate::session::registry::Registry;
 use crate::transfer::{self, receive::TransferPolicy};
 
-/// How long a new connection may take to send its hello.
-pub const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
-/// How long it may take while many connections are in their handshake.
-pub(crate) const HELLO_TIMEOUT_UNDER_PRESSURE: Duration = Duration::from_secs(1);
-/// Connections still in their handshake beyond which new ones are dropped.
-pub(crate) const MAX_PENDING_HANDSHAKES: usize = 1024;
-/// Connections in their handshake from one address beyond which its new
-/// ones are closed at once: one source cannot hold the door shut for the
-/// others (see docs/guide.md#connection-floods).
-pub(crate) const MAX_PENDING_PER_SOURCE: usize = 64;
-/// Connections in their handshake from which new ones are dropped at
-/// random, more the closer to [`MAX_PENDING_HANDSHAKES`] (as sshd's
-/// MaxStartups), and given [`HELLO_TIMEOUT_UNDER_PRESSURE`].
-pub(crate) const EARLY_DROP_FROM: usize = 256;
-/// How often dropped connections are summed up in the log.
-pub(crate) const DROP_LOG_EVERY: Duration = Duration::from_secs(10);
-
 pub type Logger = Arc<dyn Fn(String) + Send + Sync>;
 
 pub struct Server {

@@ -32,13 +32,6 @@ use super::{Sink, SinkError, io_err, lock};
 /// Bytes of a file written between two syncs that journal its blocks.
 pub(super) const SYNC_BATCH_BYTES: u64 = 64 << 20;
 
-/// Blocks written since the file's data was last synced.
-#[derive(Default)]
-pub(super) struct Unsynced {
-    blocks: Vec<u64>,
-    bytes: u64,
-}
-
 impl Sink {
     /// Records block `index` (`len` bytes) of file `id` as done in its
     /// journal: at once when nothing is synced, else once the file's data

@@ -24,7 +24,14 @@ pub(super) struct OpenFile {
     /// Created by this session (not resumed from an earlier run's).
     pub created: bool,
     /// Blocks written since the data was last synced, not yet journaled.
-    pub unsynced: Mutex<super::durable::Unsynced>,
+    pub unsynced: Mutex<Unsynced>,
+}
+
+/// Blocks written since the file's data was last synced.
+#[derive(Default)]
+pub(super) struct Unsynced {
+    pub blocks: Vec<u64>,
+    pub bytes: u64,
 }
 
 /// One file of the manifest, as the receiver tracks it.
