@@ -9,13 +9,12 @@
 mod common;
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use common::tree::{TempDir, random_file};
-use common::{Guard, alone_with_traffic, text, wait_exit};
+use common::{alone_with_traffic, text, wait_exit};
 
 /// One system call as strace printed it: thread, name, the path of its
 /// first file descriptor (strace -y) and its whole argument text.
@@ -60,7 +59,8 @@ fn quoted(args: &str) -> Vec<&str> {
 /// Runs `linerate recv DEST` under strace, sends `args` to it, and returns
 /// the receiver's system calls.
 fn traced_transfer(dest: &Path, trace: &Path, args: &[&str]) -> Vec<Call> {
-    let mut recv = Command::new("strace")
+    let mut strace = Command::new("strace");
+    strace
         .args(["-f", "-qq", "-yy", "-s", "0", "-o"])
         .arg(trace)
         .args([
@@ -69,17 +69,8 @@ fn traced_transfer(dest: &Path, trace: &Path, args: &[&str]) -> Vec<Call> {
             common::linerate(),
             "recv",
         ])
-        .arg(dest)
-        .args(["--bind", "127.0.0.1", "--foreground"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("strace is installed");
-    let mut url = String::new();
-    BufReader::new(recv.stdout.take().unwrap())
-        .read_line(&mut url)
-        .expect("URL");
-    let mut recv = Guard(recv);
+        .arg(dest);
+    let (mut recv, url) = common::oneshot_by(strace);
     let mut send = vec!["send", "-q"];
     send.extend_from_slice(args);
     send.push(url.trim());

@@ -6,12 +6,11 @@
 mod common;
 
 use std::fs;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
+use common::linerate;
 use common::tree::{TempDir, random_file};
-use common::{Guard, linerate};
 
 /// Bytes per second the throttled end may read or write.
 const THROTTLE_BPS: u64 = 16 << 20;
@@ -156,23 +155,7 @@ fn a_slow_destination_disk_is_named() {
     let disk = ThrottledDisk::new("slowdst", "write");
     quiet_and_busy(&|host| {
         let dest = disk.path().join(host);
-        let mut recv = disk
-            .linerate_in(&[
-                "recv",
-                dest.to_str().unwrap(),
-                "--bind",
-                "127.0.0.1",
-                "--foreground",
-            ])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn recv");
-        let mut url = String::new();
-        BufReader::new(recv.stdout.take().unwrap())
-            .read_line(&mut url)
-            .expect("URL");
-        let _recv = Guard(recv);
+        let (_recv, url) = common::oneshot_by(disk.linerate_in(&["recv", dest.to_str().unwrap()]));
         let json = disk.path().join(format!("{host}.json"));
         let size = DATA_BYTES.to_string();
         let out = common::run(&[

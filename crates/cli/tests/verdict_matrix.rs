@@ -93,10 +93,11 @@ fn bench_json_on_core(core: &str, addr: &str, flags: &[&str]) -> serde_json::Val
     serde_json::from_slice(&out.stdout).expect("bench JSON")
 }
 
-/// One side's stream threads crowded onto one core while the other side
-/// has the host's cores: the CPU is the limit, at the crowded side. Four
-/// senders on CPU 0; or two receivers reading 2 KiB at a time (many
-/// system calls per byte) on the last CPU.
+/// One side's stream threads crowded onto one core: the CPU is the limit,
+/// at the crowded side. Four senders on CPU 0 against a server free to use
+/// every core; or two receivers on the last CPU reading 1 KiB at a time
+/// (a system call per KiB) against two senders on CPU 0 (with 2 KiB reads,
+/// or senders free to use every core, a busy host named either side).
 #[test]
 fn a_side_crowded_onto_one_core_is_named_the_cpu_limit() {
     let last = std::thread::available_parallelism()
@@ -120,9 +121,9 @@ fn a_side_crowded_onto_one_core_is_named_the_cpu_limit() {
             "{host} host, senders on one core: {sentence}"
         );
 
-        let mut receivers = vec!["-P", "2", "--read-len", "2K", "--rx-poll", "off"];
+        let mut receivers = vec!["-P", "2", "--read-len", "1K", "--rx-poll", "off"];
         receivers.extend(unpinned);
-        let doc = bench_json(&pinned.addr(), &receivers);
+        let doc = bench_json_on_core("0", &pinned.addr(), &receivers);
         let (limit, sentence) = verdict(&doc);
         let side = &doc["summary"]["verdict"]["side"];
         assert_eq!(

@@ -44,6 +44,32 @@ macro_rules! with_conn {
     };
 }
 
+/// Seals with the connection in its write state: `$call` gets the
+/// `WriteTraffic` as `$w` and the free part of the output buffer as `$out`;
+/// what it wrote is queued for the socket.
+macro_rules! seal {
+    ($self:ident, |$w:ident, $out:ident| $call:expr) => {{
+        let TlsStream {
+            outgoing, out_used, ..
+        } = $self;
+        let n = with_conn!($self, |c| {
+            let UnbufferedStatus { state, .. } = c.process_tls_records(&mut []);
+            match state.map_err(tls_err)? {
+                ConnectionState::WriteTraffic(mut $w) => {
+                    grow_and_retry(outgoing, *out_used, |$out| {
+                        $call.map_err(|e| match e {
+                            EncryptError::InsufficientSize(s) => Retry::Grow(s),
+                            e => Retry::Fail(io::Error::other(format!("TLS: {e:?}"))),
+                        })
+                    })
+                }
+                _ => Err(io::Error::other("TLS: not ready to send")),
+            }
+        })?;
+        $self.out_used += n;
+    }};
+}
+
 /// What one look at the connection found.
 enum Step {
     /// Plaintext at `incoming[from..to]`, decrypted in place.
@@ -268,24 +294,7 @@ impl TlsStream {
                 Step::Closed => return Err(io::ErrorKind::BrokenPipe.into()),
             }
         }
-        let TlsStream {
-            outgoing, out_used, ..
-        } = self;
-        let n = with_conn!(self, |c| {
-            let UnbufferedStatus { state, .. } = c.process_tls_records(&mut []);
-            match state.map_err(tls_err)? {
-                ConnectionState::WriteTraffic(mut w) => {
-                    grow_and_retry(outgoing, *out_used, |out| {
-                        w.encrypt(plaintext, out).map_err(|e| match e {
-                            EncryptError::InsufficientSize(s) => Retry::Grow(s),
-                            e => Retry::Fail(io::Error::other(format!("TLS: {e:?}"))),
-                        })
-                    })
-                }
-                _ => Err(io::Error::other("TLS: not ready to send")),
-            }
-        })?;
-        self.out_used += n;
+        seal!(self, |w, out| w.encrypt(plaintext, out));
         self.flush(sock)
     }
 
@@ -330,24 +339,7 @@ impl TlsStream {
 
     /// Tells the peer this end sends nothing more (TLS close_notify).
     pub fn close(&mut self, sock: &mut (impl Read + Write)) -> io::Result<()> {
-        let TlsStream {
-            outgoing, out_used, ..
-        } = self;
-        let n = with_conn!(self, |c| {
-            let UnbufferedStatus { state, .. } = c.process_tls_records(&mut []);
-            match state.map_err(tls_err)? {
-                ConnectionState::WriteTraffic(mut w) => {
-                    grow_and_retry(outgoing, *out_used, |out| {
-                        w.queue_close_notify(out).map_err(|e| match e {
-                            EncryptError::InsufficientSize(s) => Retry::Grow(s),
-                            e => Retry::Fail(io::Error::other(format!("TLS: {e:?}"))),
-                        })
-                    })
-                }
-                _ => Ok(0),
-            }
-        })?;
-        self.out_used += n;
+        seal!(self, |w, out| w.queue_close_notify(out));
         self.flush(sock)
     }
 }

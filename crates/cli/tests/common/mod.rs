@@ -143,14 +143,17 @@ impl Drop for Guard {
 
 /// Starts a one-shot `linerate recv DIR` in the foreground; returns it and its URL.
 pub fn oneshot(dir: &std::path::Path) -> (Guard, String) {
-    let mut child = Command::new(linerate())
-        .args([
-            "recv",
-            dir.to_str().expect("UTF-8 test path"),
-            "--bind",
-            "127.0.0.1",
-            "--foreground",
-        ])
+    let mut cmd = Command::new(linerate());
+    cmd.args(["recv", dir.to_str().expect("UTF-8 test path")]);
+    oneshot_by(cmd)
+}
+
+/// Starts `cmd`, a one-shot receiver (`... linerate recv DIR`, perhaps
+/// under a wrapper), bound to loopback in the foreground; returns it and
+/// the URL it printed.
+pub fn oneshot_by(mut cmd: Command) -> (Guard, String) {
+    let mut child = cmd
+        .args(["--bind", "127.0.0.1", "--foreground"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

@@ -289,6 +289,36 @@ mod tests {
     }
 
     #[test]
+    fn a_writer_waiting_on_a_receiver_short_of_cpu_is_not_a_send_buffer_limit() {
+        // As in the matrix: receivers crowded onto one core reading 2 KiB at
+        // a time, the senders mostly blocked behind a 4 MiB buffer under a
+        // 4.6 MiB congestion window, the kernel counting no send-buffer time.
+        let f = Features {
+            senders: 2,
+            busy_us: 4e6,
+            rwnd_share: 0.3,
+            rtt_us: 570.0,
+            sender_util: 0.38,
+            receiver_util: 0.47,
+            receiver_wait: 0.5,
+            receiver_occupied: 0.97,
+            host_busy: 0.87,
+            min_rcvbuf: 1 << 20,
+            min_sndbuf: 4 << 20,
+            cwnd_bytes: 4.6 * 1048576.0,
+            ..Default::default()
+        };
+        let found = rules::decide(&f, None);
+        let v = verdict(&f, found, f.evidence(), Speaker::bench(None));
+        assert_eq!(
+            (v.limit, v.side),
+            (Limit::Cpu, Some(Side::Receiver)),
+            "{}",
+            v.sentence
+        );
+    }
+
+    #[test]
     fn bbr_is_not_suggested_to_a_run_that_used_it() {
         let f = Features {
             senders: 1,

@@ -192,9 +192,12 @@ fn receive_window(f: &Features) -> Option<Finding> {
 
 /// Kernels count send-buffer-limited time only on some paths; a buffer
 /// smaller than the congestion window, with the writer mostly blocked, is
-/// the same limit seen from the application.
+/// the same limit seen from the application, unless a receiver short of
+/// CPU is what kept the writer waiting.
 fn send_buffer(f: &Features) -> Option<Finding> {
-    let buffer_below_cwnd = f64::from(f.min_sndbuf) < f.cwnd_bytes && f.sender_util < 0.5;
+    let receiver_behind = f.receiver_util >= THREAD_SATURATED || f.receiver_starved();
+    let buffer_below_cwnd =
+        f64::from(f.min_sndbuf) < f.cwnd_bytes && f.sender_util < 0.5 && !receiver_behind;
     let limited = f.sndbuf_share >= LIMITED_SHARE || (buffer_below_cwnd && !f.sender_starved());
     if !limited {
         return None;
