@@ -95,9 +95,10 @@ fn bench_json_on_core(core: &str, addr: &str, flags: &[&str]) -> serde_json::Val
 
 /// One side's stream threads crowded onto one core: the CPU is the limit,
 /// at the crowded side. Four senders on CPU 0 against a server free to use
-/// every core; or two receivers on the last CPU reading 1 KiB at a time
-/// (a system call per KiB) against two senders on CPU 0 (with 2 KiB reads,
-/// or senders free to use every core, a busy host named either side).
+/// every core; or two receivers on the last CPU reading 256 bytes at a
+/// time (a system call each) against two senders on CPU 0 (with reads of
+/// 1 or 2 KiB, or senders free to use every core, a busy host at times
+/// named the senders, which waited for their core as much).
 #[test]
 fn a_side_crowded_onto_one_core_is_named_the_cpu_limit() {
     let last = std::thread::available_parallelism()
@@ -121,7 +122,7 @@ fn a_side_crowded_onto_one_core_is_named_the_cpu_limit() {
             "{host} host, senders on one core: {sentence}"
         );
 
-        let mut receivers = vec!["-P", "2", "--read-len", "1K", "--rx-poll", "off"];
+        let mut receivers = vec!["-P", "2", "--read-len", "256", "--rx-poll", "off"];
         receivers.extend(unpinned);
         let doc = bench_json_on_core("0", &pinned.addr(), &receivers);
         let (limit, sentence) = verdict(&doc);
