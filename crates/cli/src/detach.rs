@@ -10,7 +10,7 @@ use std::path::Path;
 ///
 /// Call only while the process has a single thread.
 pub fn into_background(log: &Path) -> std::io::Result<()> {
-    let log = OpenOptions::new().create(true).append(true).open(log)?;
+    let log = open_log(log)?;
     let null = OpenOptions::new().read(true).open("/dev/null")?;
     // SAFETY: the caller guarantees a single thread, so the child cannot
     // inherit a lock held by a thread that does not exist in it.
@@ -28,7 +28,10 @@ pub fn into_background(log: &Path) -> std::io::Result<()> {
 
 /// Sends standard error (the log) to `log`, appending.
 pub fn log_to(log: &Path) -> std::io::Result<()> {
-    let log = OpenOptions::new().create(true).append(true).open(log)?;
-    rustix::stdio::dup2_stderr(&log)?;
+    rustix::stdio::dup2_stderr(&open_log(log)?)?;
     Ok(())
+}
+
+fn open_log(log: &Path) -> std::io::Result<std::fs::File> {
+    OpenOptions::new().create(true).append(true).open(log)
 }

@@ -138,22 +138,13 @@ fn assert_sent(out: &Output) {
     );
 }
 
-/// Runs `case` on a quiet host, then with every core kept busy by other
-/// processes: a slow disk is named either way.
-fn quiet_and_busy(case: &dyn Fn(&str)) {
-    let _alone = common::alone_with_traffic();
-    case("quiet");
-    let _busy = common::BusyCores::start();
-    case("busy");
-}
-
 #[test]
 fn a_slow_destination_disk_is_named() {
     if !common::require_root("a_slow_destination_disk_is_named") {
         return;
     }
     let disk = ThrottledDisk::new("slowdst", "write");
-    quiet_and_busy(&|host| {
+    common::quiet_and_busy(&|host| {
         let dest = disk.path().join(host);
         let (_recv, url) = common::oneshot_by(disk.linerate_in(&["recv", dest.to_str().unwrap()]));
         let json = disk.path().join(format!("{host}.json"));
@@ -187,7 +178,7 @@ fn a_slow_source_disk_is_named() {
     let disk = ThrottledDisk::new("slowsrc", "read");
     let src = disk.path().join("source.bin");
     random_file(&src, DATA_BYTES, 7);
-    quiet_and_busy(&|host| {
+    common::quiet_and_busy(&|host| {
         let dest = TempDir::new("slowsrc-dst");
         let (_recv, url) = common::oneshot(dest.path());
         let json = dest.join("result.json");

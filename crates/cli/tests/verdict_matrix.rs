@@ -6,7 +6,7 @@
 mod common;
 
 use common::tree::TempDir;
-use common::{BusyCores, Server, alone_with_traffic, bench_json, linerate, text};
+use common::{Server, bench_json, linerate, quiet_and_busy, text};
 
 fn verdict(doc: &serde_json::Value) -> (String, String) {
     let v = &doc["summary"]["verdict"];
@@ -14,14 +14,6 @@ fn verdict(doc: &serde_json::Value) -> (String, String) {
         v["limit"].as_str().unwrap_or("").to_string(),
         v["sentence"].as_str().unwrap_or("").to_string(),
     )
-}
-
-/// Runs `case` quiet, then with every core kept busy.
-fn quiet_and_busy(case: &dyn Fn(&str)) {
-    let _alone = alone_with_traffic();
-    case("quiet");
-    let _busy = BusyCores::start();
-    case("busy");
 }
 
 #[test]

@@ -31,9 +31,10 @@ pub(crate) const EARLY_DROP_FROM: usize = 256;
 /// How often dropped connections are summed up in the log.
 pub(crate) const DROP_LOG_EVERY: Duration = Duration::from_secs(10);
 
-/// Connections in their handshake, by source, and what was dropped.
+/// Connections in their handshake, in all and by source, and what was dropped.
 #[derive(Default)]
 pub(crate) struct Door {
+    waiting: AtomicUsize,
     by_source: Mutex<HashMap<IpAddr, usize>>,
     drops: Mutex<Drops>,
 }
@@ -50,7 +51,6 @@ struct Drops {
 /// once the hello is read or its time ran out) frees its place.
 pub(crate) struct Waiting {
     door: Arc<Door>,
-    pending: Arc<AtomicUsize>,
     source: IpAddr,
     /// How long it may take to send its hello.
     pub timeout: Duration,
@@ -58,7 +58,7 @@ pub(crate) struct Waiting {
 
 impl Drop for Waiting {
     fn drop(&mut self) {
-        self.pending.fetch_sub(1, Relaxed);
+        self.door.waiting.fetch_sub(1, Relaxed);
         let mut by = lock(&self.door.by_source);
         if let Some(n) = by.get_mut(&self.source) {
             *n -= 1;
@@ -72,13 +72,9 @@ impl Drop for Waiting {
 impl Door {
     /// Lets `peer` in to wait for its hello, or says no (the caller closes
     /// the connection at once).
-    pub(crate) fn admit(
-        self: &Arc<Self>,
-        peer: SocketAddr,
-        pending: &Arc<AtomicUsize>,
-    ) -> Option<Waiting> {
+    pub(crate) fn admit(self: &Arc<Self>, peer: SocketAddr) -> Option<Waiting> {
         let source = peer.ip();
-        let waiting = pending.load(Relaxed);
+        let waiting = self.waiting.load(Relaxed);
         {
             let mut by = lock(&self.by_source);
             let mine = by.entry(source).or_default();
@@ -94,10 +90,9 @@ impl Door {
             }
             *mine += 1;
         }
-        pending.fetch_add(1, Relaxed);
+        self.waiting.fetch_add(1, Relaxed);
         Some(Waiting {
             door: Arc::clone(self),
-            pending: Arc::clone(pending),
             source,
             timeout: if waiting >= EARLY_DROP_FROM {
                 HELLO_TIMEOUT_UNDER_PRESSURE
@@ -184,21 +179,20 @@ mod tests {
     #[test]
     fn one_source_is_held_to_its_share_and_others_still_get_in() {
         let door = Arc::new(Door::default());
-        let pending = Arc::new(AtomicUsize::new(0));
         let flood: SocketAddr = "127.0.0.2:40000".parse().unwrap();
         let held: Vec<Waiting> = (0..MAX_PENDING_PER_SOURCE)
-            .map(|_| door.admit(flood, &pending).expect("within its share"))
+            .map(|_| door.admit(flood).expect("within its share"))
             .collect();
-        assert!(door.admit(flood, &pending).is_none(), "over its share");
+        assert!(door.admit(flood).is_none(), "over its share");
         let other: SocketAddr = "127.0.0.1:40001".parse().unwrap();
-        let w = door.admit(other, &pending).expect("another source gets in");
+        let w = door.admit(other).expect("another source gets in");
         assert_eq!(w.timeout, HELLO_TIMEOUT);
         let line = door.drops_to_log().expect("the drop is logged");
         assert!(line.contains("127.0.0.2 (1)"), "{line}");
         assert!(door.drops_to_log().is_none(), "once per period");
         drop(held);
         drop(w);
-        assert_eq!(pending.load(Relaxed), 0);
+        assert_eq!(door.waiting.load(Relaxed), 0);
         assert!(lock(&door.by_source).is_empty(), "every place freed");
     }
 

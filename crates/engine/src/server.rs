@@ -5,7 +5,7 @@
 use std::net::{SocketAddr, TcpListener, TcpStream};
 
 use crate::door::{Door, Waiting, raise_open_files_limit};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -24,7 +24,6 @@ pub struct Server {
     listener: TcpListener,
     registry: Arc<Registry>,
     limits: ServerLimits,
-    pending: Arc<AtomicUsize>,
     door: Arc<Door>,
     log: Logger,
     transfers: Option<Arc<TransferPolicy>>,
@@ -83,7 +82,6 @@ impl Server {
             listener: sock.into(),
             registry: Arc::new(Registry::new(&limits)),
             limits,
-            pending: Arc::default(),
             door: Arc::default(),
             log,
             transfers: None,
@@ -145,7 +143,7 @@ impl Server {
                     continue;
                 }
             };
-            let Some(waiting) = self.door.admit(peer, &self.pending) else {
+            let Some(waiting) = self.door.admit(peer) else {
                 if let Some(line) = self.door.drops_to_log() {
                     (self.log)(line);
                 }

@@ -387,6 +387,16 @@ impl Drop for BusyCores {
     }
 }
 
+/// Runs `case` on a quiet host ("quiet"), then with every core kept busy
+/// by other processes ("busy"), alone with its traffic: a verdict must be
+/// the same on both.
+pub fn quiet_and_busy(case: &dyn Fn(&str)) {
+    let _alone = alone_with_traffic();
+    case("quiet");
+    let _busy = BusyCores::start();
+    case("busy");
+}
+
 /// A loopback port nothing listens on right now.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

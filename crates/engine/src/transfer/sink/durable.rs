@@ -22,7 +22,6 @@ use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
-use std::time::Instant;
 
 use rustix::fs::{Mode, OFlags};
 
@@ -77,12 +76,8 @@ impl Sink {
         if !self.durable {
             return Ok(());
         }
-        let t = Instant::now();
-        rustix::fs::fdatasync(file).map_err(|x| io_err("syncing", path, x))?;
-        self.counters
-            .write_ns
-            .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
-        Ok(())
+        self.writing(|| rustix::fs::fdatasync(file))
+            .map_err(|x| io_err("syncing", path, x))
     }
 
     /// Notes that a file was written inside a stage without its own sync.
@@ -101,22 +96,19 @@ impl Sink {
         let Some(root) = self.root.as_ref() else {
             return Ok(());
         };
-        let t = Instant::now();
-        readable(root.fd())
-            .and_then(|d| rustix::fs::syncfs(&d))
-            .map_err(|x| io_err("syncing the file system of", "", x))?;
-        self.counters
-            .write_ns
-            .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
-        Ok(())
+        self.writing(|| readable(root.fd()).and_then(|d| rustix::fs::syncfs(&d)))
+            .map_err(|x| io_err("syncing the file system of", "", x))
     }
 
     /// Notes that `dir` (at `path`) gained a name to sync before the end.
     pub(super) fn dir_changed(&self, path: &str, dir: &Arc<OwnedFd>) {
-        if self.durable {
-            lock(&self.changed_dirs)
-                .entry(path.to_string())
-                .or_insert_with(|| Arc::clone(dir));
+        if !self.durable {
+            return;
+        }
+        // Called for every file: the path is copied only the first time.
+        let mut dirs = lock(&self.changed_dirs);
+        if !dirs.contains_key(path) {
+            dirs.insert(path.to_string(), Arc::clone(dir));
         }
     }
 
@@ -124,16 +116,13 @@ impl Sink {
     /// of this transfer survives a crash once it is reported complete.
     pub(super) fn sync_dirs(&self) -> Result<(), SinkError> {
         let dirs: BTreeMap<String, Arc<OwnedFd>> = std::mem::take(&mut *lock(&self.changed_dirs));
-        let t = Instant::now();
-        for (path, dir) in &dirs {
-            readable(dir)
-                .and_then(|d| rustix::fs::fsync(&d))
-                .map_err(|x| io_err("syncing directory", path, x))?;
-        }
-        self.counters
-            .write_ns
-            .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
-        Ok(())
+        self.writing(|| {
+            dirs.iter().try_for_each(|(path, dir)| {
+                readable(dir)
+                    .and_then(|d| rustix::fs::fsync(&d))
+                    .map_err(|x| io_err("syncing directory", path, x))
+            })
+        })
     }
 }
 

@@ -663,6 +663,17 @@ impl Sink {
         Ok(())
     }
 
+    /// Runs `f`, counting its time as writing time (the verdict's share of
+    /// the destination disk).
+    fn writing<T>(&self, f: impl FnOnce() -> T) -> T {
+        let t = Instant::now();
+        let out = f();
+        self.counters
+            .write_ns
+            .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
+        out
+    }
+
     /// Whether received blocks are stored (not `--skip-writes`).
     pub fn writes(&self) -> bool {
         self.root.is_some()
@@ -694,12 +705,8 @@ impl Sink {
             {
                 // Flushed first: only clean pages leave the cache. Waiting
                 // for the disk is writing time (the verdict's share).
-                let t = Instant::now();
-                direct::flush_and_evict(&of.file, at, u64::from(len))
+                self.writing(|| direct::flush_and_evict(&of.file, at, u64::from(len)))
                     .map_err(|x| io_err("flushing", &self.entry(id).path, x))?;
-                self.counters
-                    .write_ns
-                    .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
             }
             let (at, len) = block_span(slot.size, self.block_len, index)
                 .map_or((0, 0), |(at, l)| (at, u64::from(l)));
