@@ -69,6 +69,21 @@ impl Drop for Waiting {
     }
 }
 
+impl Waiting {
+    /// Leaves the door. When the last waiting connection leaves, a flood
+    /// is over: its drops not yet logged are summed up now, not whenever
+    /// the next one comes.
+    pub(crate) fn leave(self) -> Option<String> {
+        let door = Arc::clone(&self.door);
+        drop(self);
+        if door.waiting.load(Relaxed) == 0 {
+            door.drops_summary(true)
+        } else {
+            None
+        }
+    }
+}
+
 impl Door {
     /// Lets `peer` in to wait for its hello, or says no (the caller closes
     /// the connection at once).
@@ -115,9 +130,13 @@ impl Door {
     /// A line summing up the drops since the last one, at most every
     /// [`DROP_LOG_EVERY`]: a flood is logged, not echoed line by line.
     pub(crate) fn drops_to_log(&self) -> Option<String> {
+        self.drops_summary(false)
+    }
+
+    fn drops_summary(&self, now: bool) -> Option<String> {
         let mut d = lock(&self.drops);
-        if d.per_source + d.pressure == 0 || d.logged.is_some_and(|t| t.elapsed() < DROP_LOG_EVERY)
-        {
+        let recent = d.logged.is_some_and(|t| t.elapsed() < DROP_LOG_EVERY);
+        if d.per_source + d.pressure == 0 || (recent && !now) {
             return None;
         }
         let mut top: Vec<(IpAddr, u64)> = d.sources.drain().collect();
@@ -194,6 +213,24 @@ mod tests {
         drop(w);
         assert_eq!(door.waiting.load(Relaxed), 0);
         assert!(lock(&door.by_source).is_empty(), "every place freed");
+    }
+
+    #[test]
+    fn drops_of_a_flood_that_ended_are_logged_when_the_last_one_leaves() {
+        let door = Arc::new(Door::default());
+        let flood: SocketAddr = "127.0.0.2:40000".parse().unwrap();
+        let mut held: Vec<Waiting> = (0..MAX_PENDING_PER_SOURCE)
+            .map(|_| door.admit(flood).expect("within its share"))
+            .collect();
+        assert!(door.admit(flood).is_none());
+        assert!(door.drops_to_log().is_some());
+        assert!(door.admit(flood).is_none());
+        assert!(door.admit(flood).is_none());
+        assert!(door.drops_to_log().is_none(), "within the period");
+        let last = held.pop().unwrap();
+        drop(held);
+        let line = last.leave().expect("the flood's end is logged");
+        assert!(line.starts_with("dropped 2 connection(s)"), "{line}");
     }
 
     #[test]

@@ -189,7 +189,9 @@ fn handle(
     transfers: Option<&TransferPolicy>,
 ) -> Option<SessionEnd> {
     let hello = read_hello(&mut conn, waiting.timeout);
-    drop(waiting);
+    if let Some(line) = waiting.leave() {
+        log(line);
+    }
     let hello = match hello {
         Ok(h) => h,
         Err(e) => {
