@@ -203,8 +203,10 @@ class Linerate:
         self.binary, self.streams, self.extra = binary, streams, list(extra)
 
     def run(self, src, dst, skip_writes=False):
+        # A sender in the clear needs a receiver that takes data in the clear.
+        clear = ["--no-encrypt"] if "--no-encrypt" in self.extra else []
         recv = subprocess.Popen(
-            [self.binary, "recv", str(dst), "--bind", "127.0.0.1", "--foreground"],
+            [self.binary, "recv", str(dst), "--bind", "127.0.0.1", "--foreground"] + clear,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
         )
         try:

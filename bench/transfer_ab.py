@@ -13,6 +13,8 @@ directory, removed after its run. Written as JSON and printed.
       --b-flags="--block 16M" --set one-4g --skip-writes
   bench/transfer_ab.py --a target/release/linerate --b target/release/linerate \
       --a-flags=--no-fsync --set one-4g --dest-base /tmp     # the cost of syncing, on ext4
+  bench/transfer_ab.py --a target/release/linerate --b target/release/linerate \
+      --a-flags=--no-encrypt --set one-4g --skip-writes      # the cost of encryption
 """
 
 import argparse

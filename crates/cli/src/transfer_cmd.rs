@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use clap::Args;
 use linerate_engine::EngineError;
-use linerate_engine::server::Server;
+use linerate_engine::server::{Server, ServerTls};
 use linerate_engine::spec::{SocketSpec, TransferSpec};
 use linerate_engine::transfer::CachePolicy;
 use linerate_engine::transfer::receive::TransferPolicy;
@@ -75,6 +75,13 @@ pub struct SendArgs {
     /// so a crash after "complete" loses nothing. For scratch data.
     #[arg(long)]
     pub no_fsync: bool,
+    /// Send in the clear, to a receiver started with --no-encrypt (its URL
+    /// has no fp=). By default everything after each connection's greeting
+    /// is encrypted (TLS 1.3, AES-128-GCM where the CPU has AES
+    /// instructions) and the receiver must hold the certificate the URL
+    /// names.
+    #[arg(long)]
+    pub no_encrypt: bool,
     /// Follow symbolic links instead of recreating them.
     #[arg(long)]
     pub follow_links: bool,
@@ -244,6 +251,7 @@ pub fn run_send(a: SendArgs) -> anyhow::Result<()> {
         session,
         token,
         dest,
+        tls: client_tls(&target, a.no_encrypt)?,
     };
     let mut progress = Progress::new(a.quiet, to_stderr);
     let interrupted = signals::interrupt_flag();
@@ -308,6 +316,36 @@ pub fn run_send(a: SendArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Whether the kernel could have taken the record layer over.
+fn ktls_words() -> &'static str {
+    if linerate_secure::ktls_available() {
+        "encrypted in user space (this kernel offers TLS offload; linerate does not use it yet)"
+    } else {
+        "encrypted in user space (this kernel has no TLS offload, tcp ULP \"tls\")"
+    }
+}
+
+/// The TLS to reach the receiver with: pinned to the certificate its URL
+/// names, or none with --no-encrypt.
+fn client_tls(
+    target: &Target,
+    no_encrypt: bool,
+) -> anyhow::Result<Option<Arc<linerate_secure::ClientConfig>>> {
+    if no_encrypt {
+        return Ok(None);
+    }
+    match target {
+        Target::OneShot(o) => match o.fingerprint {
+            Some(fp) => Ok(Some(linerate_secure::client_config(fp)?)),
+            None => bail!(
+                "the receiver's URL has no fp= (certificate fingerprint): that receiver does \
+                 not encrypt (started with --no-encrypt). Add --no-encrypt to send in the clear"
+            ),
+        },
+        Target::Daemon { .. } => Ok(None),
+    }
+}
+
 fn bracket(host: &str) -> String {
     if host.contains(':') {
         format!("[{host}]")
@@ -341,7 +379,24 @@ fn print_summary(out: &mut Out, run: &TransferRun, doc: &linerate_result::Result
             String::new()
         }
     ));
-    if !run.request.checksum {
+    match &run.encryption {
+        Some(n) => out.line(&format!(
+            "Encrypted: TLS 1.3, {}, key exchange {} (every record authenticated, so blocks \
+             carry no checksum of their own); {}",
+            n.cipher,
+            n.key_exchange,
+            ktls_words()
+        )),
+        None => out.line("Sent in the clear (--no-encrypt)"),
+    }
+    for (end, report) in [("sender", &run.client), ("receiver", &run.server)] {
+        for failed in report.stream_errors() {
+            out.line(&format!(
+                "At the {end}, {failed}; its blocks were sent again on the other streams"
+            ));
+        }
+    }
+    if !run.request.checksum && run.encryption.is_none() {
         out.line("Blocks carried no checksum (--no-checksum): TCP's checksum alone guarded them");
     }
     if run.request.skip_writes {
@@ -487,6 +542,12 @@ pub struct RecvArgs {
     /// Log file of a receiver in the background.
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
+    /// Take the transfer in the clear: the URL then has no fp= and the
+    /// sender must pass --no-encrypt too. By default the receiver makes a
+    /// certificate for this session, puts its fingerprint in the URL, and
+    /// refuses senders that do not encrypt.
+    #[arg(long)]
+    pub no_encrypt: bool,
     /// Give up when no sender has connected this long after the URL was
     /// printed (s, or with ms/s/m/h; 0: wait for ever). A receiver in the
     /// background whose sender never came would otherwise hold its port for ever.
@@ -530,7 +591,16 @@ pub fn run_recv(a: RecvArgs) -> anyhow::Result<()> {
     if a.wait > 0 {
         server = server.first_session_within(Duration::from_millis(a.wait));
     }
-    let url = OneShot::new(addr, host, session, token);
+    let mut fingerprint = None;
+    if !a.no_encrypt {
+        let identity = linerate_secure::Identity::generate()?;
+        fingerprint = Some(identity.fingerprint());
+        server = server.with_tls(ServerTls {
+            config: linerate_secure::server_config(&identity)?,
+            required: true,
+        });
+    }
+    let url = OneShot::new(addr, host, session, token, fingerprint);
     // The URL is the only thing on stdout, so "$(ssh host linerate recv DIR)" captures it.
     let mut stdout = std::io::stdout();
     let background = !a.foreground && !stdout.is_terminal();

@@ -20,7 +20,9 @@ use common::crafted::{
     Crafted, entries, entry, file, send_block, send_whole_file, transfer_request,
 };
 use common::tree::{TempDir, differences, random_file};
-use common::{Server, SmallFs, bench_json, leftovers, linerate, oneshot, send, text, wait_exit};
+use common::{
+    Server, SmallFs, bench_json, leftovers, linerate, oneshot, oneshot_clear, send, text, wait_exit,
+};
 use linerate_wire::{EntryKind, FRAME_HEADER_LEN, Message, Record, SessionId, SessionKind};
 
 /// A file of `len` seeded random bytes, its directories created.
@@ -183,7 +185,7 @@ fn announced_sizes_are_checked_before_anything_is_allocated() {
 
     // The one-shot receiver, with its token, refuses the same entry.
     let dir = base.join("in");
-    let (mut recv, url) = oneshot(&dir);
+    let (mut recv, url) = oneshot_clear(&dir);
     let (addr, session_hex, token) = parse_url(&url);
     let mut c = Crafted::connect(&addr, SessionId::from_hex(&session_hex).unwrap());
     c.request(Some(token));
@@ -711,7 +713,8 @@ fn a_one_shot_receiver_takes_exactly_one_transfer() {
     let base = TempDir::new("faults");
     let dir = base.join("in");
     make(&base.join("src/data.bin"), 32 << 20, 6);
-    let (mut recv, url) = oneshot(&dir);
+    // In the clear: the crafted client speaks no TLS.
+    let (mut recv, url) = oneshot_clear(&dir);
     let (addr, session_hex, token) = parse_url(&url);
     let id = SessionId::from_hex(&session_hex).unwrap();
 
@@ -739,6 +742,7 @@ fn a_one_shot_receiver_takes_exactly_one_transfer() {
         &url,
         "--rate",
         "200M",
+        "--no-encrypt",
     ]);
     std::thread::sleep(Duration::from_millis(500));
     let mut c = Crafted::connect(&addr, id);

@@ -30,6 +30,10 @@ pub enum EngineError {
     /// The peer sent a message out of its session's order.
     #[error("protocol error: {0}")]
     Session(linerate_session::SessionError),
+    /// The TLS handshake failed: a certificate that is not the one the
+    /// client was told of, or a peer that does not speak TLS.
+    #[error("TLS handshake {0}")]
+    Tls(String),
     #[error("no session began within {} s", .0.as_secs_f64())]
     NoSession(std::time::Duration),
 }

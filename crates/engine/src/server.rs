@@ -15,10 +15,19 @@ use crate::bench;
 use crate::error::{EngineError, Result};
 use crate::limits::{Held, ServerLimits};
 use crate::session::control::{Control, read_hello, send_refusal};
+use crate::session::link::{Link, accept_tls};
 use crate::session::registry::Registry;
 use crate::transfer::{self, receive::TransferPolicy};
 
 pub type Logger = Arc<dyn Fn(String) + Send + Sync>;
+
+/// The server's TLS: its configuration, and whether transfers must use it
+/// (off only with `--no-encrypt`).
+#[derive(Clone)]
+pub struct ServerTls {
+    pub config: Arc<linerate_secure::ServerConfig>,
+    pub required: bool,
+}
 
 pub struct Server {
     listener: TcpListener,
@@ -27,6 +36,7 @@ pub struct Server {
     door: Arc<Door>,
     log: Logger,
     transfers: Option<Arc<TransferPolicy>>,
+    tls: Option<ServerTls>,
     /// How long `run` waits for the first session to pass its handshake.
     first_session_within: Option<Duration>,
     /// A session has passed its handshake.
@@ -41,6 +51,13 @@ impl Server {
     pub fn with_transfers(mut self, mut policy: TransferPolicy) -> Server {
         policy.limits = self.limits.session;
         self.transfers = Some(Arc::new(policy));
+        self
+    }
+
+    /// Takes encrypted connections, and requires them for transfers when
+    /// `tls.required`.
+    pub fn with_tls(mut self, tls: ServerTls) -> Server {
+        self.tls = Some(tls);
         self
     }
 
@@ -85,6 +102,7 @@ impl Server {
             door: Arc::default(),
             log,
             transfers: None,
+            tls: None,
             first_session_within: None,
             started: Arc::default(),
         })
@@ -153,6 +171,7 @@ impl Server {
             let log = Arc::clone(&self.log);
             let finished = Arc::clone(&finished);
             let transfers = self.transfers.clone();
+            let tls = self.tls.clone();
             let started = Arc::clone(&self.started);
             let spawned = std::thread::Builder::new()
                 .name(format!("conn-{peer}"))
@@ -163,6 +182,7 @@ impl Server {
                         (&registry, waiting, &started),
                         &log,
                         transfers.as_deref(),
+                        tls.as_ref(),
                     );
                     if let Some(outcome) = served {
                         lock(&finished).get_or_insert(outcome);
@@ -187,22 +207,34 @@ fn handle(
     (reg, waiting, any_started): (&Registry, Waiting, &AtomicBool),
     log: &Logger,
     transfers: Option<&TransferPolicy>,
+    tls: Option<&ServerTls>,
 ) -> Option<SessionEnd> {
-    let hello = read_hello(&mut conn, waiting.timeout);
+    // The TLS handshake is part of the connection's time at the door.
+    let hello = read_hello(&mut conn, waiting.timeout)
+        .map_err(|e| (Some(RefusalCode::Malformed), e.to_string()))
+        .and_then(|hello| secure(&mut conn, &hello, tls).map(|t| (hello, t)));
     if let Some(line) = waiting.leave() {
         log(line);
     }
-    let hello = match hello {
-        Ok(h) => h,
-        Err(e) => {
+    let (hello, link) = match hello {
+        Ok((h, t)) => (
+            h,
+            Link {
+                stream: conn,
+                tls: t,
+            },
+        ),
+        Err((code, e)) => {
             log(format!("refused {peer}: {e}"));
-            send_refusal(&mut conn, RefusalCode::Malformed, &e.to_string());
+            if let Some(code) = code {
+                send_refusal(&mut conn, code, &e);
+            }
             return None;
         }
     };
     match hello.role {
         Role::Data => {
-            if let Err(e) = reg.attach(conn, &hello) {
+            if let Err(e) = reg.attach(link, &hello) {
                 log(format!(
                     "refused data connection {peer} (session {}): {e}",
                     hello.session
@@ -214,7 +246,7 @@ fn handle(
             let started = Instant::now();
             let mut accepted = false;
             let outcome =
-                match control_session(conn, &hello, reg, transfers, &mut accepted, any_started) {
+                match control_session(link, &hello, reg, transfers, &mut accepted, any_started) {
                     Ok(summary) => {
                         log(format!(
                             "session {} from {peer}: {summary} ({:.1} s)",
@@ -233,10 +265,38 @@ fn handle(
     }
 }
 
+/// The TLS a connection's hello asks for, after its handshake; or why
+/// the connection is refused, with the code to answer in the clear (none
+/// after a failed handshake: the peer expects TLS records).
+fn secure(
+    conn: &mut TcpStream,
+    hello: &Hello,
+    tls: Option<&ServerTls>,
+) -> std::result::Result<Option<linerate_secure::TlsStream>, (Option<RefusalCode>, String)> {
+    match (hello.tls(), tls) {
+        (true, Some(t)) => accept_tls(conn, &t.config)
+            .map(Some)
+            .map_err(|e| (None, format!("TLS handshake failed: {e}"))),
+        (true, None) => Err((
+            Some(RefusalCode::InvalidParameters),
+            "this receiver does not encrypt (it was started with --no-encrypt): send with \
+             --no-encrypt"
+                .to_string(),
+        )),
+        (false, Some(t)) if t.required && hello.kind == SessionKind::Transfer => Err((
+            Some(RefusalCode::InvalidParameters),
+            "this receiver takes encrypted transfers only, and the sender offered none \
+             (start the receiver with --no-encrypt to take data in the clear)"
+                .to_string(),
+        )),
+        (false, _) => Ok(None),
+    }
+}
+
 /// Answers a control connection's hello: refuses a session this server
 /// does not take, or hands it to its kind's driver; returns its summary.
 fn control_session(
-    conn: TcpStream,
+    link: Link,
     hello: &Hello,
     reg: &Registry,
     transfers: Option<&TransferPolicy>,
@@ -246,16 +306,22 @@ fn control_session(
     // Control frames are small and often come in pairs (a transfer's last
     // Need, then NeedEnd): with Nagle the second one waited for the client's
     // delayed ACK, 40 ms on Linux, on every transfer.
-    conn.set_nodelay(true)
+    link.stream
+        .set_nodelay(true)
         .map_err(|e| EngineError::io("TCP_NODELAY", e))?;
-    let mut ctl = Control::new(conn).with_frame_budget(Arc::clone(&reg.frames));
+    let mut ctl = Control::from_link(link).with_frame_budget(Arc::clone(&reg.frames));
     if let Err((code, msg)) = admissible(hello, transfers) {
-        send_refusal(&mut ctl.stream, code, &msg);
+        ctl.refuse(code, &msg);
+        return Err(EngineError::Failed(msg));
+    }
+    if hello.tls() && hello.kind == SessionKind::Bench {
+        let msg = "bench sessions are not encrypted by this server".to_string();
+        ctl.refuse(RefusalCode::InvalidParameters, &msg);
         return Err(EngineError::Failed(msg));
     }
     let _active = Held::take(&reg.active, 1).map_err(|e| {
         let msg = format!("server busy: {e}");
-        send_refusal(&mut ctl.stream, RefusalCode::Busy, &msg);
+        ctl.refuse(RefusalCode::Busy, &msg);
         EngineError::Failed(msg)
     })?;
     let accept = Accept {

@@ -17,6 +17,7 @@ pub mod stream;
 
 pub use config::{Negotiated, client_config, ktls_available, server_config};
 pub use identity::{Fingerprint, Identity};
+pub use rustls::{ClientConfig, ServerConfig};
 pub use stream::TlsStream;
 
 /// What can go wrong making identities and configurations.

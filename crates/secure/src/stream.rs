@@ -27,6 +27,10 @@ const INCOMING: usize = 4 << 20;
 /// when less than this is free: compacting after every record cost 90 % of
 /// the throughput in the prototype.
 const COMPACT_BELOW: usize = 64 << 10;
+/// Sealed bytes queued by [`TlsStream::write_buffered`] before they go to
+/// the socket: small records (a block's header and trailer) share a write
+/// with the data around them.
+const FLUSH_AT: usize = 256 << 10;
 
 enum Conn {
     Client(UnbufferedClientConnection),
@@ -74,8 +78,9 @@ macro_rules! seal {
 enum Step {
     /// Plaintext at `incoming[from..to]`, decrypted in place.
     Data { from: usize, to: usize },
-    /// Plaintext rustls held on to itself (it arrived with the handshake).
-    Held(Vec<u8>),
+    /// A record's plaintext, which rustls decrypted into a buffer of its
+    /// own, went to the caller's `take`; what it left is in `held`.
+    Taken,
     /// Handshake bytes to send (queued in `outgoing`).
     Send,
     /// More bytes from the peer are needed.
@@ -153,7 +158,7 @@ impl TlsStream {
     /// Runs the handshake to its end over `sock`.
     pub fn handshake(&mut self, sock: &mut (impl Read + Write)) -> io::Result<()> {
         loop {
-            match self.step()? {
+            match self.step(&mut |_| 0)? {
                 Step::Send => self.flush(sock)?,
                 Step::Receive => self.receive(sock)?,
                 // Application data right after the handshake stays for `fill`.
@@ -162,10 +167,7 @@ impl TlsStream {
                     self.data = (from, to);
                     return Ok(());
                 }
-                Step::Held(bytes) => {
-                    self.held = bytes;
-                    return Ok(());
-                }
+                Step::Taken => return Ok(()),
                 Step::Closed => {
                     return Err(io::Error::new(
                         io::ErrorKind::UnexpectedEof,
@@ -177,14 +179,16 @@ impl TlsStream {
     }
 
     /// Looks at the connection once: processes what has arrived and says
-    /// what must happen next.
-    fn step(&mut self) -> io::Result<Step> {
+    /// what must happen next. A record's plaintext outside `incoming` goes
+    /// to `take`, which says how much of it it used; the rest is kept.
+    fn step(&mut self, take: &mut dyn FnMut(&[u8]) -> usize) -> io::Result<Step> {
         let TlsStream {
             incoming,
             start,
             used,
             outgoing,
             out_used,
+            held,
             ..
         } = self;
         let base = incoming.as_ptr() as usize;
@@ -208,7 +212,9 @@ impl TlsStream {
                                 to: from + payload.len(),
                             }
                         } else {
-                            Step::Held(payload.to_vec())
+                            let n = take(payload).min(payload.len());
+                            held.extend_from_slice(&payload[n..]);
+                            Step::Taken
                         };
                         (discard + more, step)
                     }
@@ -243,7 +249,7 @@ impl TlsStream {
     }
 
     /// Writes out what is queued.
-    fn flush(&mut self, sock: &mut impl Write) -> io::Result<()> {
+    pub fn flush(&mut self, sock: &mut impl Write) -> io::Result<()> {
         if self.out_used > 0 {
             sock.write_all(&self.outgoing[..self.out_used])?;
             self.out_used = 0;
@@ -281,12 +287,23 @@ impl TlsStream {
         sock: &mut (impl Read + Write),
         plaintext: &[u8],
     ) -> io::Result<()> {
+        self.write_buffered(sock, plaintext)?;
+        self.flush(sock)
+    }
+
+    /// Encrypts all of `plaintext`; the sealed bytes go to `sock` once
+    /// enough are queued, or at [`TlsStream::flush`].
+    pub fn write_buffered(
+        &mut self,
+        sock: &mut (impl Read + Write),
+        plaintext: &[u8],
+    ) -> io::Result<()> {
         loop {
-            match self.step()? {
+            match self.step(&mut |_| 0)? {
                 Step::Writable => break,
                 Step::Send => self.flush(sock)?,
                 Step::Receive => self.receive(sock)?,
-                Step::Data { .. } | Step::Held(_) => {
+                Step::Data { .. } | Step::Taken => {
                     return Err(io::Error::other(
                         "TLS: data arrived on a connection that only sends",
                     ));
@@ -295,7 +312,84 @@ impl TlsStream {
             }
         }
         seal!(self, |w, out| w.encrypt(plaintext, out));
-        self.flush(sock)
+        if self.out_used >= FLUSH_AT {
+            self.flush(sock)?;
+        }
+        Ok(())
+    }
+
+    /// Encrypts `plaintext` without touching a socket and gives the bytes
+    /// to send: for a connection whose reading and writing happen on
+    /// different threads (see [`TlsStream::feed`]).
+    pub fn seal(&mut self, plaintext: &[u8]) -> io::Result<Vec<u8>> {
+        match self.step(&mut |_| 0)? {
+            Step::Writable => {}
+            Step::Closed => return Err(io::ErrorKind::BrokenPipe.into()),
+            _ => return Err(io::Error::other("TLS: not ready to send")),
+        }
+        seal!(self, |w, out| w.encrypt(plaintext, out));
+        Ok(self.take_outgoing())
+    }
+
+    /// Sealed bytes waiting for the socket (handshake or alert bytes that
+    /// [`TlsStream::open`] produced), handed over.
+    pub fn take_outgoing(&mut self) -> Vec<u8> {
+        let bytes = self.outgoing[..self.out_used].to_vec();
+        self.out_used = 0;
+        bytes
+    }
+
+    /// Hands over bytes read from the socket elsewhere; [`TlsStream::open`]
+    /// decrypts them.
+    pub fn feed(&mut self, bytes: &[u8]) -> io::Result<()> {
+        // Plaintext left by the handshake lives before `start`, where
+        // compacting would write: keep it aside first.
+        if self.data.0 < self.data.1 {
+            let (from, to) = std::mem::take(&mut self.data);
+            self.held.extend_from_slice(&self.incoming[from..to]);
+        }
+        if self.start == self.used {
+            (self.start, self.used) = (0, 0);
+        } else if self.incoming.len() - self.used < bytes.len() {
+            self.incoming.copy_within(self.start..self.used, 0);
+            self.used -= self.start;
+            self.start = 0;
+        }
+        if self.incoming.len() - self.used < bytes.len() {
+            return Err(io::Error::other("TLS: receive buffer full"));
+        }
+        self.incoming[self.used..self.used + bytes.len()].copy_from_slice(bytes);
+        self.used += bytes.len();
+        Ok(())
+    }
+
+    /// Decrypts every whole record fed so far into `out`; true once the
+    /// peer has closed properly. Bytes to send in answer (rare after the
+    /// handshake) wait in [`TlsStream::take_outgoing`].
+    pub fn open(&mut self, out: &mut Vec<u8>) -> io::Result<bool> {
+        out.append(&mut self.held);
+        if self.data.0 < self.data.1 {
+            out.extend_from_slice(&self.incoming[self.data.0..self.data.1]);
+            self.data = (0, 0);
+        }
+        let mut all = |p: &[u8]| {
+            out.extend_from_slice(p);
+            p.len()
+        };
+        loop {
+            match self.step(&mut all)? {
+                Step::Data { from, to } => all(&self.incoming[from..to]),
+                Step::Taken | Step::Send => 0,
+                Step::Receive | Step::Writable => return Ok(false),
+                Step::Closed => return Ok(true),
+            };
+        }
+    }
+
+    /// Bytes received but not taken as TLS: when a handshake fails, what
+    /// the peer sent instead (a refusal in the clear, another protocol).
+    pub fn unprocessed(&self) -> &[u8] {
+        &self.incoming[self.start..self.used]
     }
 
     /// The next plaintext received, at least one byte, or empty once the
@@ -306,12 +400,9 @@ impl TlsStream {
             return Ok(&self.held);
         }
         while self.data.0 == self.data.1 && !self.peer_closed {
-            match self.step()? {
+            match self.step(&mut |_| 0)? {
                 Step::Data { from, to } => self.data = (from, to),
-                Step::Held(bytes) => {
-                    self.held = bytes;
-                    return Ok(&self.held);
-                }
+                Step::Taken => return Ok(&self.held),
                 Step::Send => self.flush(sock)?,
                 Step::Receive | Step::Writable => self.receive(sock)?,
                 Step::Closed => {}
@@ -326,6 +417,39 @@ impl TlsStream {
             return;
         }
         self.data.0 = (self.data.0 + n).min(self.data.1);
+    }
+
+    /// Hands the next plaintext received to `take`, which says how much of
+    /// it it used (at least one byte); false once the peer has closed
+    /// properly. Unlike [`TlsStream::fill`], a record rustls decrypted into
+    /// its own buffer reaches `take` without being copied first.
+    pub fn read_with(
+        &mut self,
+        sock: &mut (impl Read + Write),
+        mut take: impl FnMut(&[u8]) -> usize,
+    ) -> io::Result<bool> {
+        if !self.held.is_empty() {
+            let n = take(&self.held).min(self.held.len());
+            self.held.drain(..n);
+            return Ok(true);
+        }
+        loop {
+            if self.data.0 < self.data.1 {
+                let n = take(&self.incoming[self.data.0..self.data.1]);
+                self.consume(n);
+                return Ok(true);
+            }
+            if self.peer_closed {
+                return Ok(false);
+            }
+            match self.step(&mut take)? {
+                Step::Data { from, to } => self.data = (from, to),
+                Step::Taken => return Ok(true),
+                Step::Send => self.flush(sock)?,
+                Step::Receive | Step::Writable => self.receive(sock)?,
+                Step::Closed => {}
+            }
+        }
     }
 
     /// Reads into `out` (a copy; [`TlsStream::fill`] avoids it).
@@ -452,6 +576,31 @@ mod tests {
         let mut fed = Both(&mut std::io::Cursor::new(wire), &mut Vec::new());
         let err = s.fill(&mut fed).expect_err("refused");
         assert!(err.to_string().contains("authentication"), "{err}");
+    }
+
+    #[test]
+    fn sealed_and_fed_in_pieces_comes_out_whole() {
+        let ((mut c, mut a), (mut s, mut b)) = pair(true).unwrap();
+        let mut wire = Vec::new();
+        for i in 0..50u8 {
+            wire.extend(c.seal(&vec![i; 1000 + usize::from(i) * 997]).unwrap());
+        }
+        c.close(&mut a).unwrap();
+        drop(a);
+        let mut tail = Vec::new();
+        b.read_to_end(&mut tail).unwrap();
+        wire.extend(tail);
+        let mut got = Vec::new();
+        let mut closed = false;
+        for piece in wire.chunks(777) {
+            s.feed(piece).unwrap();
+            closed = s.open(&mut got).unwrap();
+        }
+        assert!(closed, "close_notify seen");
+        let expect: Vec<u8> = (0..50u8)
+            .flat_map(|i| vec![i; 1000 + usize::from(i) * 997])
+            .collect();
+        assert!(got == expect, "{} of {} bytes", got.len(), expect.len());
     }
 
     /// Reads from the first, writes into the second.

@@ -21,6 +21,9 @@ impl Capabilities {
     pub const TCP_INFO: u64 = 1 << 1;
     pub const MSG_TRUNC: u64 = 1 << 2;
     pub const ZEROCOPY: u64 = 1 << 3;
+    /// In a hello: a TLS handshake follows, and everything after it on
+    /// this connection is encrypted.
+    pub const TLS: u64 = 1 << 4;
 
     pub fn has(self, bit: u64) -> bool {
         self.0 & bit == bit
@@ -100,6 +103,21 @@ pub struct Hello {
 }
 
 impl Hello {
+    /// Whether a TLS handshake follows this hello.
+    pub fn tls(&self) -> bool {
+        self.capabilities.has(Capabilities::TLS)
+    }
+
+    /// This hello, saying whether a TLS handshake follows.
+    pub fn with_tls(mut self, on: bool) -> Hello {
+        if on {
+            self.capabilities.0 |= Capabilities::TLS;
+        } else {
+            self.capabilities.0 &= !Capabilities::TLS;
+        }
+        self
+    }
+
     pub fn new(session: SessionId, role: Role, kind: SessionKind, stream_index: u16) -> Self {
         Hello {
             version: PROTOCOL_VERSION,

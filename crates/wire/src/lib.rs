@@ -27,8 +27,8 @@ pub use hello::{
     SessionKind,
 };
 pub use message::{
-    Accept, BenchParams, Direction, FrameType, MAX_STREAMS, Message, PeerIntervals, PeerReport,
-    Ready, Refusal, RefusalCode,
+    Accept, BenchParams, Direction, FrameType, Join, MAX_STREAMS, Message, PeerIntervals,
+    PeerReport, Ready, Refusal, RefusalCode,
 };
 pub use record::{BLOCK_TRAILER_LEN, RECORD_HEADER_LEN, Record};
 pub use transfer::{

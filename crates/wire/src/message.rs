@@ -173,6 +173,14 @@ impl BenchParams {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Ready {}
 
+/// Client to server, first on an encrypted data connection: the proof
+/// that it belongs to the session (the one-shot receiver's token), which
+/// the hello, sent in the clear, cannot carry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Join {
+    pub token: Option<String>,
+}
+
 /// The server's half of a session's measurements.
 pub type PeerReport = SideReport;
 
@@ -199,6 +207,7 @@ impl<T: Payload> Payload for Box<T> {
 impl Payload for Accept {}
 impl Payload for Refusal {}
 impl Payload for Ready {}
+impl Payload for Join {}
 impl Payload for NeedEnd {}
 impl Payload for Digests {}
 
@@ -376,6 +385,7 @@ messages! {
     14 => TransferReport(Box<(TransferTotals, PeerReport)>), "transfer report";
     /// Server to client, when asked (`BenchParams::peer_intervals`).
     15 => Intervals(PeerIntervals), "intervals";
+    16 => Join(Join), "join";
 }
 
 impl Message {

@@ -148,6 +148,18 @@ pub fn oneshot(dir: &std::path::Path) -> (Guard, String) {
     oneshot_by(cmd)
 }
 
+/// A one-shot receiver that takes data in the clear (`--no-encrypt`), for
+/// crafted senders that speak the protocol without TLS.
+pub fn oneshot_clear(dir: &std::path::Path) -> (Guard, String) {
+    let mut cmd = Command::new(linerate());
+    cmd.args([
+        "recv",
+        "--no-encrypt",
+        dir.to_str().expect("UTF-8 test path"),
+    ]);
+    oneshot_by(cmd)
+}
+
 /// Starts `cmd`, a one-shot receiver (`... linerate recv DIR`, perhaps
 /// under a wrapper), bound to loopback in the foreground; returns it and
 /// the URL it printed.

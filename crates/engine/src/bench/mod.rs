@@ -15,7 +15,7 @@ use linerate_wire::{BenchParams, Direction, Hello, Role, SessionId, SessionKind}
 use crate::document;
 use crate::end::{self, Pin};
 use crate::error::{EngineError, Result};
-use crate::session::connect::{before_accept, new_session_id, open_control, open_data};
+use crate::session::connect::{Peer, before_accept, new_session_id, open_control, open_data};
 use crate::session::control::Control;
 use crate::session::{feed, flush, settle};
 use crate::sockopt::StreamOptions;
@@ -57,9 +57,14 @@ pub fn run(
     let stopped = || stop.as_ref().is_some_and(|s| s.load(Relaxed));
     let mut params = params_for(spec);
     params.validate()?;
-    let bind = spec.socket.bind;
+    let peer = Peer {
+        server,
+        bind: spec.socket.bind,
+        tls: None,
+        token: None,
+    };
     let session = new_session_id()?;
-    let mut ctl = open_control(server, bind, session, SessionKind::Bench)?;
+    let mut ctl = open_control(&peer, session, SessionKind::Bench)?;
     let mut m = BenchClient::new(Instant::now());
     let client_host = linerate_probe::host::collect();
     let mut server_host = HostFacts::default();
@@ -131,7 +136,7 @@ pub fn run(
                 let sockets = (0..params.connections())
                     .map(|index| {
                         let hello = Hello::new(session, Role::Data, SessionKind::Bench, index);
-                        open_data(server, bind, &options, hello)
+                        open_data(&peer, &options, hello)
                     })
                     .collect::<Result<Vec<_>>>()?;
                 m.streams_open();

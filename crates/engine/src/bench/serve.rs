@@ -12,7 +12,7 @@ use linerate_wire::{Accept, RefusalCode, SessionId};
 use crate::end;
 use crate::error::Result;
 use crate::session::control::Control;
-use crate::session::registry::{Registration, Registry};
+use crate::session::registry::{JoinRule, Registration, Registry};
 use crate::session::{feed, flush, local, settle};
 use crate::sockopt::StreamOptions;
 
@@ -38,7 +38,8 @@ pub(crate) fn serve(
         match event {
             Event::Register(params) => {
                 let options = StreamOptions::from(&params);
-                match Registration::new(reg, id, params.connections(), options) {
+                match Registration::new(reg, id, params.connections(), options, JoinRule::default())
+                {
                     Ok(r) => {
                         m.registered(Instant::now());
                         flush(&mut ctl, &mut m)?;

@@ -3,48 +3,78 @@
 //! ready of its own before any payload flows.
 
 use std::net::{IpAddr, SocketAddr, TcpStream};
+use std::sync::Arc;
 use std::time::Duration;
 
+use linerate_secure::ClientConfig;
+
 use linerate_session::SessionError;
-use linerate_wire::{Hello, Message, Role, SessionId, SessionKind};
+use linerate_wire::{Hello, Join, Message, Role, SessionId, SessionKind};
 
 use super::StreamSocket;
 use super::control::Control;
+use super::link::{Link, connect_tls};
 use crate::error::{EngineError, Result};
 use crate::sockopt::{self, StreamOptions};
 
 /// How long a connection may take to be set up.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Where a client connects, and how: the server's address, the local
+/// address to bind, and the TLS to speak (None: in the clear).
+#[derive(Clone)]
+pub struct Peer {
+    pub server: SocketAddr,
+    pub bind: Option<IpAddr>,
+    pub tls: Option<Arc<ClientConfig>>,
+    /// The session's secret, which encrypted data connections show to
+    /// join it (the one-shot receiver's token).
+    pub token: Option<String>,
+}
+
 /// Opens a session's control connection and sends its hello; the
 /// session's machine takes it from there (the server's accept is its first
 /// input).
-pub(crate) fn open_control(
-    server: SocketAddr,
-    bind: Option<IpAddr>,
-    session: SessionId,
-    kind: SessionKind,
-) -> Result<Control> {
-    let mut stream = connect(server, bind, None)?;
+pub(crate) fn open_control(peer: &Peer, session: SessionId, kind: SessionKind) -> Result<Control> {
+    let stream = connect(peer.server, peer.bind, None)?;
     // Control frames are small and often come in pairs: with Nagle the
     // second waited for the peer's delayed ACK, 40 ms on Linux.
     stream
         .set_nodelay(true)
         .map_err(|e| EngineError::io("TCP_NODELAY", e))?;
-    send_hello(&mut stream, Hello::new(session, Role::Control, kind, 0))?;
-    Ok(Control::new(stream))
+    let hello = Hello::new(session, Role::Control, kind, 0);
+    Ok(Control::from_link(greet(peer, stream, hello)?))
+}
+
+/// Sends `hello`, then runs the TLS handshake when the peer is to be
+/// reached encrypted.
+fn greet(peer: &Peer, mut stream: TcpStream, hello: Hello) -> Result<Link> {
+    send_hello(&mut stream, hello.with_tls(peer.tls.is_some()))?;
+    let tls = match &peer.tls {
+        Some(config) => Some(connect_tls(
+            &mut stream,
+            config,
+            peer.server,
+            CONNECT_TIMEOUT,
+        )?),
+        None => None,
+    };
+    Ok(Link { stream, tls })
 }
 
 /// Opens data connection `hello.stream_index` of a session and waits for the server's ready.
 pub(crate) fn open_data(
-    server: SocketAddr,
-    bind: Option<IpAddr>,
+    peer: &Peer,
     options: &StreamOptions,
     hello: Hello,
 ) -> Result<StreamSocket> {
-    let mut stream = connect(server, bind, Some(options))?;
-    send_hello(&mut stream, hello)?;
-    let mut data = Control::new(stream);
+    let stream = connect(peer.server, peer.bind, Some(options))?;
+    let mut data = Control::from_link(greet(peer, stream, hello)?);
+    if peer.tls.is_some() {
+        data.send(&Message::Join(Join {
+            token: peer.token.clone(),
+        }))?;
+    }
     match data.recv(CONNECT_TIMEOUT, "the data connection's ready")? {
         Message::Ready(_) => {}
         Message::Refuse(r) => return Err(EngineError::Refused(r)),
@@ -55,15 +85,13 @@ pub(crate) fn open_data(
             }));
         }
     }
+    let link = data.into_link();
     options
-        .apply_connected(&data.stream, false)
+        .apply_connected(&link.stream, false)
         .map_err(|e| EngineError::io("applying socket options", e))?;
-    sockopt::set_idle_timeouts(&data.stream)
+    sockopt::set_idle_timeouts(&link.stream)
         .map_err(|e| EngineError::io("setting socket timeouts", e))?;
-    Ok(StreamSocket {
-        index: hello.stream_index,
-        stream: data.stream,
-    })
+    Ok(StreamSocket::new(hello.stream_index, link))
 }
 
 fn send_hello(stream: &mut TcpStream, hello: Hello) -> Result<()> {

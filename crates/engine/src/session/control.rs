@@ -11,6 +11,7 @@ use linerate_wire::{FrameDecoder, HELLO_LEN, Hello, Message, WireError};
 use linerate_session::SessionError;
 use linerate_wire::{Refusal, RefusalCode};
 
+use super::link::{Link, SharedTls};
 use crate::error::{EngineError, Result};
 use crate::limits::Budget;
 
@@ -38,6 +39,11 @@ pub struct Control {
     /// Server-wide bytes of frames not yet complete, and what this
     /// connection holds of them.
     frames: Option<FrameHold>,
+    /// The connection's TLS when it is encrypted, shared with the other
+    /// handles of the same connection ([`Control::try_clone`]).
+    tls: Option<Arc<SharedTls>>,
+    /// The peer ended its TLS properly; frames already decrypted remain.
+    tls_closed: bool,
 }
 
 /// What one connection holds of the server's frame budget; given back
@@ -54,13 +60,56 @@ impl Drop for FrameHold {
 }
 
 impl Control {
-    pub fn new(stream: TcpStream) -> Self {
-        Control {
-            stream,
+    pub fn from_link(link: Link) -> Self {
+        let mut ctl = Control {
+            stream: link.stream,
             decoder: FrameDecoder::new(),
             first_bytes: Vec::new(),
             frames: None,
+            tls: link.tls.map(SharedTls::new),
+            tls_closed: false,
+        };
+        // Records that came with the end of the handshake are already read.
+        if let Some(tls) = &ctl.tls {
+            let mut early = Vec::new();
+            match tls.open(&ctl.stream, &[], &mut early) {
+                Ok(closed) => ctl.tls_closed = closed,
+                Err(_) => ctl.tls_closed = true,
+            }
+            ctl.decoder.push(&early);
         }
+        ctl
+    }
+
+    /// A second handle on the same connection, for another thread: one
+    /// may send while the other waits for the peer.
+    pub fn try_clone(&self) -> std::io::Result<Control> {
+        Ok(Control {
+            stream: self.stream.try_clone()?,
+            decoder: FrameDecoder::new(),
+            first_bytes: Vec::new(),
+            frames: None,
+            tls: self.tls.clone(),
+            tls_closed: false,
+        })
+    }
+
+    /// The connection's TLS, once its handle is the only one left (a data
+    /// connection that read its ready).
+    pub fn into_link(self) -> Link {
+        let tls = self
+            .tls
+            .and_then(|t| Arc::try_unwrap(t).ok())
+            .map(SharedTls::into_inner);
+        Link {
+            stream: self.stream,
+            tls,
+        }
+    }
+
+    /// The cipher and key exchange, when the connection is encrypted.
+    pub fn negotiated(&self) -> Option<linerate_secure::Negotiated> {
+        self.tls.as_ref().and_then(|t| t.negotiated())
     }
 
     /// Counts the bytes of incomplete frames against `budget`, shared by
@@ -88,9 +137,22 @@ impl Control {
     }
 
     pub fn send(&mut self, msg: &Message) -> Result<()> {
-        self.stream
-            .write_all(&msg.encode())
-            .map_err(|e| EngineError::io(format!("sending {}", msg.name()), e))
+        let bytes = msg.encode();
+        match &self.tls {
+            Some(tls) => tls.send(&self.stream, &bytes),
+            None => self.stream.write_all(&bytes),
+        }
+        .map_err(|e| EngineError::io(format!("sending {}", msg.name()), e))
+    }
+
+    /// Tells the peer why its session is refused; best effort, it may be
+    /// gone.
+    pub fn refuse(&mut self, code: RefusalCode, message: &str) {
+        let _ = self.stream.set_write_timeout(Some(Duration::from_secs(1)));
+        let _ = self.send(&Message::Refuse(Refusal {
+            code,
+            message: message.to_string(),
+        }));
     }
 
     /// The first bytes the peer sent (up to 64).
@@ -115,6 +177,9 @@ impl Control {
                 Ok(None) => {}
                 Err(e) => return Input::Malformed(e),
             }
+            if self.tls_closed {
+                return Input::Closed;
+            }
             let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
             if left.is_some_and(|l| l.is_zero()) {
                 return Input::Quiet;
@@ -122,13 +187,36 @@ impl Control {
             if self.stream.set_read_timeout(left).is_err() {
                 return Input::Closed;
             }
-            let want = self.decoder.wanted().unwrap_or(1).clamp(1, buf.len());
+            // In the clear, only what the next frame needs is read: what
+            // follows on the socket may not be control frames. Through TLS
+            // whole records are read, and the other end sends nothing else.
+            let want = match self.tls {
+                Some(_) => buf.len(),
+                None => self.decoder.wanted().unwrap_or(1).clamp(1, buf.len()),
+            };
             match self.stream.read(&mut buf[..want]) {
                 Ok(0) => return Input::Closed,
                 Ok(n) => {
+                    let mut opened = Vec::new();
+                    let plain = match &self.tls {
+                        None => &buf[..n],
+                        Some(tls) => match tls.open(&self.stream, &buf[..n], &mut opened) {
+                            Ok(closed) => {
+                                self.tls_closed = closed;
+                                &opened[..]
+                            }
+                            Err(e) => {
+                                return Input::Failed(SessionError::local(
+                                    RefusalCode::Malformed,
+                                    e.to_string(),
+                                ));
+                            }
+                        },
+                    };
                     let room = FIRST_BYTES.saturating_sub(self.first_bytes.len());
-                    self.first_bytes.extend_from_slice(&buf[..n.min(room)]);
-                    self.decoder.push(&buf[..n]);
+                    self.first_bytes
+                        .extend_from_slice(&plain[..plain.len().min(room)]);
+                    self.decoder.push(plain);
                     if let Err(e) = self.account() {
                         return Input::Failed(e);
                     }

@@ -6,6 +6,7 @@
 
 pub mod connect;
 pub mod control;
+pub mod link;
 pub mod registry;
 
 use std::net::TcpStream;
@@ -20,6 +21,18 @@ use control::{Control, Input};
 pub struct StreamSocket {
     pub index: u16,
     pub stream: TcpStream,
+    /// Its TLS, when encrypted; only the stream's own thread takes it.
+    pub tls: Option<std::sync::Mutex<linerate_secure::TlsStream>>,
+}
+
+impl StreamSocket {
+    pub fn new(index: u16, link: link::Link) -> StreamSocket {
+        StreamSocket {
+            index,
+            stream: link.stream,
+            tls: link.tls.map(std::sync::Mutex::new),
+        }
+    }
 }
 
 /// Sends everything the machine has queued.

@@ -3,22 +3,36 @@
 //! handed to the session that registered that id.
 
 use std::collections::HashMap;
-use std::net::TcpStream;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use linerate_wire::{Hello, Message, Ready, RefusalCode, SessionId};
 
 use super::StreamSocket;
-use super::control::send_refusal;
+use super::control::Control;
+use super::link::Link;
 use crate::error::{EngineError, Result};
 use crate::limits::{Budget, Held, ServerLimits};
 use crate::sockopt::{self, StreamOptions};
 
+/// What a session's data connections must show to join it: its hello
+/// (session id, stream index) travels in the clear, so when the session
+/// is encrypted they must be too, and prove its secret inside TLS.
+#[derive(Clone, Default)]
+pub(crate) struct JoinRule {
+    pub encrypted: bool,
+    /// The one-shot receiver's token.
+    pub token: Option<String>,
+}
+
+/// How long an encrypted data connection may take to send its join.
+const JOIN_WITHIN: Duration = Duration::from_secs(5);
+
 struct Slot {
     connections: u16,
     options: StreamOptions,
+    join: JoinRule,
     /// None once every data connection has arrived: the id stays taken
     /// until the session ends, and takes no more connections.
     tx: Option<Sender<StreamSocket>>,
@@ -62,49 +76,82 @@ impl Registry {
     }
 
     /// Hands a data connection to the session its hello names.
-    pub fn attach(&self, mut conn: TcpStream, hello: &Hello) -> Result<()> {
+    pub fn attach(&self, link: Link, hello: &Hello) -> Result<()> {
         let found = self.with(|m| {
-            m.get(&hello.session)
-                .map(|s| (s.connections, s.options.clone(), s.tx.clone()))
+            m.get(&hello.session).map(|s| {
+                (
+                    s.connections,
+                    s.options.clone(),
+                    s.tx.clone(),
+                    s.join.clone(),
+                )
+            })
         });
-        let Some((connections, options, tx)) = found else {
-            send_refusal(&mut conn, RefusalCode::UnknownSession, "no such session");
-            return Err(EngineError::Failed("unknown session".into()));
+        let refuse = |mut link: Link, code: RefusalCode, msg: String| {
+            link.refuse(code, &msg);
+            Err(EngineError::Failed(msg))
+        };
+        let Some((connections, options, tx, join)) = found else {
+            return refuse(link, RefusalCode::UnknownSession, "no such session".into());
         };
         let Some(tx) = tx else {
             let msg = "the session has all its data connections";
-            send_refusal(&mut conn, RefusalCode::Busy, msg);
-            return Err(EngineError::Failed(msg.into()));
+            return refuse(link, RefusalCode::Busy, msg.into());
         };
         if hello.stream_index >= connections {
             let msg = format!(
                 "stream index {} out of range (session has {connections})",
                 hello.stream_index
             );
-            send_refusal(&mut conn, RefusalCode::InvalidParameters, &msg);
-            return Err(EngineError::Failed(msg));
+            return refuse(link, RefusalCode::InvalidParameters, msg);
         }
-        if let Err(e) = options.apply_connected(&conn, true) {
-            send_refusal(
-                &mut conn,
-                RefusalCode::InvalidParameters,
-                &format!("server socket option: {e}"),
-            );
-            return Err(EngineError::io("applying socket options", e));
+        let (mut link, may_join) = joined(link, &join);
+        if let Err(msg) = may_join {
+            return refuse(link, RefusalCode::InvalidParameters, msg);
         }
-        sockopt::set_idle_timeouts(&conn)
+        if let Err(e) = options.apply_connected(&link.stream, true) {
+            let msg = format!("server socket option: {e}");
+            return refuse(link, RefusalCode::InvalidParameters, msg);
+        }
+        sockopt::set_idle_timeouts(&link.stream)
             .map_err(|e| EngineError::io("setting socket timeouts", e))?;
-        {
-            use std::io::Write;
-            conn.write_all(&Message::Ready(Ready {}).encode())
-                .map_err(|e| EngineError::io("sending ready", e))?;
-        }
-        tx.send(StreamSocket {
-            index: hello.stream_index,
-            stream: conn,
-        })
-        .map_err(|_| EngineError::Failed("session ended before its data connection arrived".into()))
+        link.send(&Message::Ready(Ready {}))
+            .map_err(|e| EngineError::io("sending ready", e))?;
+        tx.send(StreamSocket::new(hello.stream_index, link))
+            .map_err(|_| {
+                EngineError::Failed("session ended before its data connection arrived".into())
+            })
     }
+}
+
+/// Checks that a data connection may join a session under `rule`: gives
+/// the connection back, with why not if it may not.
+fn joined(link: Link, rule: &JoinRule) -> (Link, std::result::Result<(), String>) {
+    if link.tls.is_none() {
+        return match rule.encrypted {
+            true => (
+                link,
+                Err("the session is encrypted; this connection is not".into()),
+            ),
+            false => (link, Ok(())),
+        };
+    }
+    let mut ctl = Control::from_link(link);
+    let shown = ctl.recv(JOIN_WITHIN, "the data connection's join");
+    let link = ctl.into_link();
+    let shown = match shown {
+        Ok(Message::Join(j)) => j.token,
+        Ok(other) => return (link, Err(format!("expected a join, got {}", other.name()))),
+        Err(e) => return (link, Err(e.to_string())),
+    };
+    let verdict = match (&rule.token, shown) {
+        (Some(want), Some(got)) if linerate_session::transfer_receiver::same_secret(want, &got) => {
+            Ok(())
+        }
+        (Some(_), _) => Err("wrong or missing token".into()),
+        (None, _) => Ok(()),
+    };
+    (link, verdict)
 }
 
 /// Removes a session from the registry however its thread ends.
@@ -133,6 +180,7 @@ impl<'a> Registration<'a> {
         id: SessionId,
         connections: u16,
         options: StreamOptions,
+        join: JoinRule,
     ) -> Result<Registration<'a>> {
         let held = Held::take(&reg.streams, u64::from(connections))
             .map_err(|e| EngineError::Failed(format!("server busy: {e}")))?;
@@ -146,6 +194,7 @@ impl<'a> Registration<'a> {
                 Slot {
                     connections,
                     options,
+                    join,
                     tx: Some(tx),
                 },
             );

@@ -1,11 +1,13 @@
 //! Reading records off a data connection: small reads (headers, trailers,
 //! small files) are served from one buffer refilled a large recv at a time;
 //! large ones go straight into the caller's buffer. Optionally polls before
-//! blocking, like a bench receiver.
+//! blocking, like a bench receiver. Through TLS, records are read from the
+//! plaintext the stream decrypted in place.
 
 use std::io::ErrorKind;
 use std::net::TcpStream;
 
+use linerate_secure::TlsStream;
 use rustix::io::Errno;
 use rustix::net::RecvFlags;
 
@@ -15,6 +17,7 @@ const BUFFER: usize = 64 << 10;
 
 pub struct RecordReader<'a> {
     sock: &'a TcpStream,
+    tls: Option<&'a mut TlsStream>,
     poll: bool,
     buf: Vec<u8>,
     start: usize,
@@ -22,9 +25,10 @@ pub struct RecordReader<'a> {
 }
 
 impl<'a> RecordReader<'a> {
-    pub fn new(sock: &'a TcpStream, poll: bool) -> Self {
+    pub fn new(sock: &'a TcpStream, tls: Option<&'a mut TlsStream>, poll: bool) -> Self {
         RecordReader {
             sock,
+            tls,
             poll,
             buf: vec![0u8; BUFFER],
             start: 0,
@@ -41,9 +45,37 @@ impl<'a> RecordReader<'a> {
         }
     }
 
+    /// Hands `take` the decrypted bytes at hand (more are read when none
+    /// are); it says how much it used. False once the peer closed.
+    fn through_tls(&mut self, take: impl FnMut(&[u8]) -> usize) -> std::io::Result<bool> {
+        let Some(tls) = self.tls.as_mut() else {
+            return Ok(false);
+        };
+        let mut sock = self.sock;
+        tls.read_with(&mut sock, take)
+    }
+
     /// Fills `out`; Ok(false) on a clean end of stream before its first byte.
     pub fn fill(&mut self, out: &mut [u8]) -> std::io::Result<bool> {
         let mut got = 0;
+        if self.tls.is_some() {
+            while got < out.len() {
+                let more = self.through_tls(|data| {
+                    let n = data.len().min(out.len() - got);
+                    out[got..got + n].copy_from_slice(&data[..n]);
+                    got += n;
+                    n
+                })?;
+                if !more {
+                    return if got == 0 {
+                        Ok(false)
+                    } else {
+                        Err(ErrorKind::UnexpectedEof.into())
+                    };
+                }
+            }
+            return Ok(true);
+        }
         while got < out.len() {
             if self.start < self.end {
                 let n = (self.end - self.start).min(out.len() - got);
@@ -83,6 +115,15 @@ impl<'a> RecordReader<'a> {
     /// allows (MSG_TRUNC); `scratch` only bounds each receive. Fails on an
     /// end of stream before the last byte.
     pub fn discard(&mut self, mut n: usize, scratch: &mut [u8]) -> std::io::Result<()> {
+        while self.tls.is_some() && n > 0 {
+            if !self.through_tls(|data| {
+                let k = data.len().min(n);
+                n -= k;
+                k
+            })? {
+                return Err(ErrorKind::UnexpectedEof.into());
+            }
+        }
         let buffered = (self.end - self.start).min(n);
         self.start += buffered;
         n -= buffered;
@@ -125,7 +166,7 @@ mod tests {
             tx.write_all(&payload).unwrap();
             tx.write_all(b"tail").unwrap();
         });
-        let mut reader = RecordReader::new(&rx, false);
+        let mut reader = RecordReader::new(&rx, None, false);
         let mut header = [0u8; 4];
         assert!(reader.fill(&mut header).unwrap());
         assert_eq!(&header, b"head");
@@ -148,7 +189,7 @@ mod tests {
         let (rx, _) = listener.accept().unwrap();
         tx.write_all(&[7u8; 100]).unwrap();
         drop(tx);
-        let mut reader = RecordReader::new(&rx, false);
+        let mut reader = RecordReader::new(&rx, None, false);
         let mut scratch = vec![0u8; 64];
         let err = reader.discard(101, &mut scratch).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::UnexpectedEof);

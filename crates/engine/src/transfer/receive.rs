@@ -29,7 +29,7 @@ use crate::end::{self, EndConfig};
 use crate::error::{EngineError, Result};
 use crate::limits::{SessionLimits, return_free_memory};
 use crate::session::control::{Control, Input};
-use crate::session::registry::{Registration, Registry};
+use crate::session::registry::{JoinRule, Registration, Registry};
 use crate::session::{StreamSocket, apply, feed, flush, local, settle};
 use crate::sockopt::StreamOptions;
 use crate::stream::{Live, Outcome, ThreadClock};
@@ -91,7 +91,8 @@ pub const DEFAULT_PARTIAL_TTL: Duration = Duration::from_secs(24 * 3600);
 
 enum Event {
     RoundEnd(u16),
-    Closed(u16),
+    /// A stream ended, with its error if it failed.
+    Closed(u16, Option<String>),
     /// The session cannot go on; `resumable` when what arrived is worth
     /// keeping for a rerun (a disk error, not a peer breaking the rules).
     Fatal {
@@ -207,7 +208,11 @@ fn admission<'a>(
         }
     };
     let options = StreamOptions::for_receiver(&req);
-    let mut registration = match Registration::new(reg, id, req.streams, options) {
+    let join = JoinRule {
+        encrypted: ctl.negotiated().is_some(),
+        token: policy.token.as_ref().map(|t| t.0.clone()),
+    };
+    let mut registration = match Registration::new(reg, id, req.streams, options, join) {
         Ok(r) => r,
         Err(e) => {
             m.abort(local(RefusalCode::Busy, e));
@@ -297,13 +302,18 @@ fn run_sink(
     match digests {
         Ok(digests) => {
             let totals = sink.totals();
-            let line = format!(
+            let mut line = format!(
                 "transfer, {} stream(s), {} file(s) written, {} skipped, {} B received",
                 req.streams,
                 totals.files_written,
                 totals.files_skipped,
                 report.bytes_total(Side::Receiver)
             );
+            // A stream lost on the way (its blocks went again on the
+            // others) is worth a word: an altered byte ends one.
+            for failed in report.stream_errors() {
+                line.push_str(&format!("; {failed} (its blocks were sent again)"));
+            }
             m.report(digests, totals, report);
             ended(ctl, m, resumable).map(|()| line)
         }
@@ -412,11 +422,17 @@ fn passes(
     alive: &mut [bool],
     resumable: &AtomicBool,
 ) -> bool {
-    while pass(m, rx, alive, resumable) {
+    // Why streams failed, for the session's end if none is left.
+    let mut lost = Vec::new();
+    while pass(m, rx, (alive, &mut lost), resumable) {
         let need = sink.missing();
         if !need.is_empty() && !alive.iter().any(|&a| a) {
+            let why = match lost.is_empty() {
+                true => String::new(),
+                false => format!(" ({})", lost.join("; ")),
+            };
             let msg = format!(
-                "every data connection closed with {} file(s) incomplete (kept for resume)",
+                "every data connection closed{why} with {} file(s) incomplete (kept for resume)",
                 need.len()
             );
             m.abort(local(RefusalCode::Internal, msg));
@@ -440,7 +456,7 @@ fn passes(
 fn pass(
     m: &mut TransferReceiver,
     rx: &mpsc::Receiver<Event>,
-    alive: &mut [bool],
+    (alive, lost): (&mut [bool], &mut Vec<String>),
     resumable: &AtomicBool,
 ) -> bool {
     let streams = alive.len();
@@ -448,7 +464,10 @@ fn pass(
     while (0..streams).any(|i| alive[i] && !ended[i]) {
         match rx.recv_timeout(Duration::from_secs(1)) {
             Ok(Event::RoundEnd(i)) => ended[usize::from(i)] = true,
-            Ok(Event::Closed(i)) => alive[usize::from(i)] = false,
+            Ok(Event::Closed(i, why)) => {
+                alive[usize::from(i)] = false;
+                lost.extend(why.map(|e| format!("stream {i}: {e}")));
+            }
             Ok(Event::Fatal {
                 message,
                 resumable: keep,
@@ -504,7 +523,11 @@ fn receive_stream(
     wake: &TcpStream,
 ) -> Outcome {
     let clock = ThreadClock::start();
-    let mut reader = RecordReader::new(&s.stream, req.rx_poll);
+    let mut tls = s
+        .tls
+        .as_ref()
+        .map(|t| t.lock().unwrap_or_else(|p| p.into_inner()));
+    let mut reader = RecordReader::new(&s.stream, tls.as_deref_mut(), req.rx_poll);
     // Page aligned, so whole pieces can be written past the cache.
     let mut aligned = AlignedBuf::new(PIECE.min(req.block_len as usize));
     let buf = aligned.as_mut_slice();
@@ -618,7 +641,7 @@ fn receive_stream(
             break;
         }
     }
-    let _ = events.send(Event::Closed(s.index));
+    let _ = events.send(Event::Closed(s.index, error.clone()));
     let tcp = linerate_probe::tcpinfo::read(&s.stream).ok();
     Outcome::finish(live, &clock, tcp, got, last, error)
 }

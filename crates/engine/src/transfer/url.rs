@@ -1,9 +1,13 @@
-//! The one-shot receiver's address: `linerate://HOST:PORT/?session=HEX&token=HEX`,
-//! printed by `recv` and pasted into `send`.
+//! The one-shot receiver's address:
+//! `linerate://HOST:PORT/?session=HEX&token=HEX&fp=HEX`, printed by `recv`
+//! and pasted into `send`. `fp` is the SHA-256 fingerprint of the
+//! receiver's certificate, made for this session: the sender trusts no
+//! other. A receiver started with `--no-encrypt` prints no `fp`.
 
 use std::fmt;
 use std::net::SocketAddr;
 
+use linerate_secure::Fingerprint;
 use linerate_wire::SessionId;
 
 /// A 128-bit secret, compared in constant time.
@@ -36,6 +40,8 @@ pub struct OneShot {
     pub port: u16,
     pub session: SessionId,
     pub token: Token,
+    /// The receiver's certificate; None when it does not encrypt.
+    pub fingerprint: Option<Fingerprint>,
 }
 
 impl fmt::Display for OneShot {
@@ -51,17 +57,28 @@ impl fmt::Display for OneShot {
             self.port,
             self.session.to_hex(),
             self.token.0
-        )
+        )?;
+        match &self.fingerprint {
+            Some(fp) => write!(f, "&fp={}", fp.to_hex()),
+            None => Ok(()),
+        }
     }
 }
 
 impl OneShot {
-    pub fn new(addr: SocketAddr, host: String, session: SessionId, token: Token) -> OneShot {
+    pub fn new(
+        addr: SocketAddr,
+        host: String,
+        session: SessionId,
+        token: Token,
+        fingerprint: Option<Fingerprint>,
+    ) -> OneShot {
         OneShot {
             host,
             port: addr.port(),
             session,
             token,
+            fingerprint,
         }
     }
 
@@ -83,9 +100,15 @@ impl OneShot {
         let port: u16 = port
             .parse()
             .map_err(|_| format!("bad port {port:?} in the URL"))?;
-        let (mut session, mut token) = (None, None);
+        let (mut session, mut token, mut fingerprint) = (None, None, None);
         for pair in query.split('&') {
             match pair.split_once('=') {
+                Some(("fp", v)) => {
+                    fingerprint = Some(
+                        Fingerprint::parse(v)
+                            .map_err(|_| "the URL's fp= is not 64 hex digits".to_string())?,
+                    )
+                }
                 Some(("session", v)) => session = SessionId::from_hex(v),
                 Some(("token", v)) if v.len() == 32 && v.bytes().all(|b| b.is_ascii_hexdigit()) => {
                     token = Some(Token(v.to_ascii_lowercase()))
@@ -98,6 +121,7 @@ impl OneShot {
             port,
             session: session.ok_or("the URL has no valid session=")?,
             token: token.ok_or("the URL has no valid token=")?,
+            fingerprint,
         })
     }
 }
@@ -113,15 +137,30 @@ mod tests {
             port: 4000,
             session: SessionId([7; 16]),
             token: Token("ab".repeat(16)),
+            fingerprint: Some(Fingerprint([0xc3; 32])),
         };
         let text = one.to_string();
         assert!(text.starts_with("linerate://[::1]:4000/?session="));
+        assert!(
+            text.ends_with(&format!("&fp={}", "c3".repeat(32))),
+            "{text}"
+        );
         assert_eq!(OneShot::parse(&text).unwrap(), one);
+        let clear = OneShot {
+            fingerprint: None,
+            ..one
+        };
+        assert_eq!(OneShot::parse(&clear.to_string()).unwrap(), clear);
         for bad in [
             "http://x:1/?session=00&token=00",
             "linerate://x/?session=00",
             "linerate://x:99999/?session=00&token=00",
             "linerate://x:1/?token=abab",
+            &format!(
+                "linerate://x:1/?session={}&token={}&fp=zz",
+                "00".repeat(16),
+                "ab".repeat(16)
+            ),
         ] {
             assert!(OneShot::parse(bad).is_err(), "{bad}");
         }

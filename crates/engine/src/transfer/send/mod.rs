@@ -5,12 +5,13 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
-use std::net::{IpAddr, Shutdown, SocketAddr, TcpStream};
+use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
 use linerate_result::{HostFacts, IntervalSample, SideReport};
+use linerate_secure::{ClientConfig, Negotiated};
 use linerate_session::transfer_sender::Event as SenderEvent;
 use linerate_session::{Session, TransferSender};
 use linerate_wire::{
@@ -24,7 +25,7 @@ use super::source::{Manifest, Origin};
 use super::url::Token;
 use crate::end::{self, EndConfig};
 use crate::error::{EngineError, Result};
-use crate::session::connect::{before_accept, new_session_id, open_control, open_data};
+use crate::session::connect::{Peer, before_accept, new_session_id, open_control, open_data};
 use crate::session::control::{Control, Input};
 use crate::session::{StreamSocket, apply, feed, flush, local, settle};
 use crate::sockopt::StreamOptions;
@@ -54,6 +55,9 @@ pub struct Destination {
     pub token: Option<Token>,
     /// Destination under a daemon's root ("" for a one-shot receiver).
     pub dest: String,
+    /// The TLS to reach the receiver with; None sends in the clear
+    /// (`--no-encrypt`).
+    pub tls: Option<Arc<ClientConfig>>,
 }
 
 /// What a finished transfer measured and found.
@@ -80,6 +84,8 @@ pub struct TransferRun {
     pub verified: usize,
     /// The cap on each stream, bytes per second (`--rate` split over them).
     pub pacing_rate: Option<u64>,
+    /// The cipher and key exchange, when the transfer was encrypted.
+    pub encryption: Option<Negotiated>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -154,7 +160,12 @@ pub fn run(
         Some(s) => s,
         None => new_session_id()?,
     };
-    let bind = spec.socket.bind;
+    let peer = Peer {
+        server: to.server,
+        bind: spec.socket.bind,
+        tls: to.tls.clone(),
+        token: to.token.as_ref().map(|t| t.0.clone()),
+    };
     let request = TransferRequest {
         rx_poll: spec.rx_poll == RxPoll::On,
         dest: to.dest.clone(),
@@ -169,22 +180,22 @@ pub fn run(
         interval_ms: spec.interval_ms,
         direct: spec.cache.direct,
         evict: spec.cache.evict,
-        checksum: spec.checksum,
+        // TLS authenticates every record: a block checksum adds nothing.
+        checksum: spec.checksum && to.tls.is_none(),
         fsync: spec.fsync,
     };
     // Refused before anything is opened: bad flags are not a failed transfer.
     request.validate()?;
-    let mut ctl = open_control(to.server, bind, session, SessionKind::Transfer)?;
+    let mut ctl = open_control(&peer, session, SessionKind::Transfer)?;
+    let encryption = ctl.negotiated();
     let client_host = linerate_probe::host::collect();
     let mut m = TransferSender::new(Instant::now(), request.clone());
     let options = StreamOptions::for_sender(spec);
     // One thread announces the manifest while another reads the answers.
-    let mut announcer = Control::new(
-        ctl.stream
-            .try_clone()
-            .map_err(|e| EngineError::io("sharing the control connection", e))?,
-    );
-    let (sockets, server_host) = connect_streams(&mut ctl, &mut m, to, bind, session, &options)?;
+    let mut announcer = ctl
+        .try_clone()
+        .map_err(|e| EngineError::io("sharing the control connection", e))?;
+    let (sockets, server_host) = connect_streams(&mut ctl, &mut m, &peer, session, &options)?;
     let started_at = SystemTime::now();
     let shared = Shared {
         manifest,
@@ -199,7 +210,7 @@ pub fn run(
         read_ns: AtomicU64::new(0),
         cache: spec.cache,
         bytes_read_direct: AtomicU64::new(0),
-        checksum: spec.checksum,
+        checksum: request.checksum,
         progress_ms: AtomicU64::new(0),
         t0: Instant::now(),
         announcing: AtomicBool::new(true),
@@ -292,6 +303,7 @@ pub fn run(
         mismatched,
         verified,
         pacing_rate: options.socket.pacing_rate,
+        encryption,
     })
 }
 
@@ -300,15 +312,14 @@ pub fn run(
 fn connect_streams(
     ctl: &mut Control,
     m: &mut TransferSender,
-    to: &Destination,
-    bind: Option<IpAddr>,
+    peer: &Peer,
     session: SessionId,
     options: &StreamOptions,
 ) -> Result<(Vec<StreamSocket>, HostFacts)> {
     let mut host = None;
     loop {
         match settle(ctl, m) {
-            Some(Err(e)) if host.is_none() => return Err(before_accept(to.server, ctl, e)),
+            Some(Err(e)) if host.is_none() => return Err(before_accept(peer.server, ctl, e)),
             // Only an error ends a session before its streams open.
             Some(end) => {
                 end?;
@@ -323,7 +334,7 @@ fn connect_streams(
                 let sockets = (0..streams)
                     .map(|i| {
                         let hello = Hello::new(session, Role::Data, SessionKind::Transfer, i);
-                        open_data(to.server, bind, options, hello)
+                        open_data(peer, options, hello)
                     })
                     .collect::<Result<Vec<StreamSocket>>>()?;
                 m.streams_open(Instant::now());

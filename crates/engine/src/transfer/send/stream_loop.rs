@@ -7,9 +7,11 @@ use std::fs::File;
 use std::io::Write;
 use std::net::{Shutdown, TcpStream};
 use std::os::unix::fs::FileExt;
+use std::sync::MutexGuard;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
+use linerate_secure::TlsStream;
 use linerate_wire::{Entry, EntryKind, Record};
 
 use super::Shared;
@@ -24,7 +26,13 @@ use crate::transfer::source::{Origin, changed_since_listed};
 /// One stream: takes work until the queue closes.
 pub(super) fn send_stream(s: &StreamSocket, shared: &Shared, live: &Live) -> Outcome {
     let clock = ThreadClock::start();
-    let mut sock = &s.stream;
+    let mut sock = Out {
+        sock: &s.stream,
+        tls: s
+            .tls
+            .as_ref()
+            .map(|t| t.lock().unwrap_or_else(|p| p.into_inner())),
+    };
     // Page aligned, for direct reads.
     let mut aligned = AlignedBuf::new(PIECE.min(shared.block_len as usize));
     let buf = aligned.as_mut_slice();
@@ -40,11 +48,20 @@ pub(super) fn send_stream(s: &StreamSocket, shared: &Shared, live: &Live) -> Out
             Next::EndRound(r) => {
                 ended = r;
                 sock.write_all(&Record::RoundEnd.encode())
+                    .and_then(|_| sock.flush())
                     .and_then(|_| crate::sockopt::push(&s.stream))
                     .map(|_| 0)
             }
             Next::Work(Work::Block { id, index }) => {
-                match send_block(sock, shared, id, index, buf, &mut open, &mut memory_sums) {
+                match send_block(
+                    &mut sock,
+                    shared,
+                    id,
+                    index,
+                    buf,
+                    &mut open,
+                    &mut memory_sums,
+                ) {
                     Ok(n) => Ok(n),
                     Err(e) => {
                         shared.queue.requeue(Work::Block { id, index });
@@ -52,7 +69,7 @@ pub(super) fn send_stream(s: &StreamSocket, shared: &Shared, live: &Live) -> Out
                     }
                 }
             }
-            Next::Work(Work::Small(ids)) => match send_small(sock, shared, &ids, &mut batch) {
+            Next::Work(Work::Small(ids)) => match send_small(&mut sock, shared, &ids, &mut batch) {
                 Ok(n) => Ok(n),
                 Err(e) => {
                     shared.queue.requeue(Work::Small(ids));
@@ -60,7 +77,9 @@ pub(super) fn send_stream(s: &StreamSocket, shared: &Shared, live: &Live) -> Out
                 }
             },
         };
-        match result {
+        // What is sealed goes out before the stream waits for more work:
+        // the receiver may need it to answer.
+        match result.and_then(|n| sock.flush().map(|()| n)) {
             Ok(n) => {
                 sent += n;
                 last = Instant::now();
@@ -73,10 +92,39 @@ pub(super) fn send_stream(s: &StreamSocket, shared: &Shared, live: &Live) -> Out
             }
         }
     }
-    // The receiver's stream ends at this end of stream.
+    // The receiver's stream ends at this end of stream, told in TLS first.
+    if error.is_none()
+        && let Some(tls) = sock.tls.as_mut()
+        && let Err(e) = tls.close(&mut sock.sock)
+    {
+        error = Some(format!("send failed: {e}"));
+    }
     let _ = s.stream.shutdown(Shutdown::Write);
     let tcp = linerate_probe::tcpinfo::read(&s.stream).ok();
     Outcome::finish(live, &clock, tcp, sent, last, error)
+}
+
+/// A stream's way out: its socket, through TLS when encrypted. Sealed
+/// bytes wait until enough are queued or the stream flushes.
+struct Out<'a> {
+    sock: &'a TcpStream,
+    tls: Option<MutexGuard<'a, TlsStream>>,
+}
+
+impl Write for Out<'_> {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        match &mut self.tls {
+            Some(tls) => tls.write_buffered(&mut self.sock, b).map(|()| b.len()),
+            None => self.sock.write(b),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match &mut self.tls {
+            Some(tls) => tls.flush(&mut self.sock),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Whether `[offset, offset + len)` of a sparse file is all hole.
@@ -112,7 +160,7 @@ impl Drop for OpenSource {
 /// recorded and not retried; once its header is out, the block is padded and
 /// sent with a checksum that cannot match, so the stream stays in step.
 fn send_block(
-    mut sock: &TcpStream,
+    sock: &mut Out,
     shared: &Shared,
     id: u32,
     index: u64,
@@ -222,7 +270,7 @@ fn send_block(
 
 /// Sends many one-block files in one write.
 fn send_small(
-    mut sock: &TcpStream,
+    sock: &mut Out,
     shared: &Shared,
     ids: &[u32],
     batch: &mut SmallBatch,

@@ -121,6 +121,8 @@ impl Sink {
             let names = vec![temp_name(name), journal_name(name)];
             let path = self.claimed_path(&item.entry.path);
             if resumable && slot.done_count() > 0 {
+                // Best effort: a block it fails for is only sent again.
+                let _ = self.journal_unsynced(&of, &item.entry.path);
                 if of.reserved {
                     for [a, b] in slot.missing() {
                         let start = block_span(slot.size, self.block_len, a).map(|(o, _)| o);

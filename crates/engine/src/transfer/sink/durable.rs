@@ -25,7 +25,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use rustix::fs::{Mode, OFlags};
 
-use super::slot::OpenFile;
+use super::slot::{OpenFile, Unsynced};
 use super::{Sink, SinkError, io_err, lock};
 
 /// Bytes of a file written between two syncs that journal its blocks.
@@ -57,6 +57,29 @@ impl Sink {
         if unsynced.bytes < SYNC_BATCH_BYTES {
             return Ok(());
         }
+        self.sync_and_journal(of, &mut unsynced, path)
+    }
+
+    /// Journals the blocks of a transfer cut short that wait for a sync,
+    /// after syncing them: the rerun resumes from them instead of sending
+    /// them again.
+    pub(super) fn journal_unsynced(&self, of: &OpenFile, path: &str) -> Result<(), SinkError> {
+        let mut unsynced = lock(&of.unsynced);
+        if !self.durable || unsynced.blocks.is_empty() {
+            return Ok(());
+        }
+        self.sync_and_journal(of, &mut unsynced, path)
+    }
+
+    fn sync_and_journal(
+        &self,
+        of: &OpenFile,
+        unsynced: &mut Unsynced,
+        path: &str,
+    ) -> Result<(), SinkError> {
+        let Some(mut journal) = of.journal.as_ref() else {
+            return Ok(());
+        };
         self.sync_data(&of.file, path)?;
         let record: Vec<u8> = unsynced
             .blocks

@@ -1,0 +1,246 @@
+//! Encrypted transfers with the real binary on loopback: what a receiver
+//! takes and refuses, and what an altered byte on the way does.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::time::Duration;
+
+use common::tree::{TempDir, differences, random_file};
+use common::{Guard, linerate, oneshot, oneshot_clear, send, text, wait_exit};
+use linerate_wire::{FrameDecoder, Hello, Message, Role, SessionId, SessionKind};
+
+fn session_of(url: &str) -> (String, SessionId) {
+    let rest = url.strip_prefix("linerate://").unwrap();
+    let (addr, query) = rest.split_once("/?").unwrap();
+    let hex = query
+        .split('&')
+        .find_map(|p| p.strip_prefix("session="))
+        .unwrap();
+    (addr.to_string(), SessionId::from_hex(hex).unwrap())
+}
+
+#[test]
+fn a_receiver_refuses_senders_in_the_clear_and_writes_nothing() {
+    let base = TempDir::new("tls");
+    std::fs::create_dir_all(base.join("src")).unwrap();
+    random_file(&base.join("src/a.bin"), 1 << 20, 1);
+    let dir = base.join("in");
+    let (mut recv, url) = oneshot(&dir);
+    assert!(url.contains("&fp="), "{url}");
+
+    // A client that offers no encryption: refused, in the clear, in words.
+    let (addr, session) = session_of(&url);
+    let mut sock = TcpStream::connect(&addr).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    sock.write_all(&Hello::new(session, Role::Control, SessionKind::Transfer, 0).encode())
+        .unwrap();
+    let mut bytes = Vec::new();
+    let _ = sock.read_to_end(&mut bytes);
+    let mut frames = FrameDecoder::new();
+    frames.push(&bytes);
+    let answer = Message::from_frame(&frames.next_frame().unwrap().unwrap()).unwrap();
+    assert!(
+        matches!(&answer, Message::Refuse(r) if r.message.contains("encrypted transfers only")),
+        "{answer:?}"
+    );
+
+    // The real sender told to send in the clear: one clear line.
+    let out = send(&[
+        base.join("src/a.bin").to_str().unwrap(),
+        &url,
+        "--no-encrypt",
+    ]);
+    assert!(!out.status.success());
+    let said = text(&out);
+    assert!(said.contains("encrypted transfers only"), "{said}");
+    assert!(said.contains("--no-encrypt"), "{said}");
+    assert!(!dir.join("a.bin").exists());
+    assert!(
+        wait_exit(&mut recv, Duration::from_millis(300)).is_none(),
+        "still waiting"
+    );
+
+    // The same receiver then takes the encrypted transfer.
+    let out = send(&[base.join("src/a.bin").to_str().unwrap(), &url]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("Encrypted: TLS 1.3"), "{}", text(&out));
+    assert!(differences(&base.join("src/a.bin"), &dir.join("a.bin")).is_empty());
+}
+
+#[test]
+fn a_receiver_in_the_clear_is_named_and_taken_only_with_no_encrypt() {
+    let base = TempDir::new("tls");
+    std::fs::create_dir_all(base.join("src")).unwrap();
+    random_file(&base.join("src/a.bin"), 1 << 20, 2);
+    let dir = base.join("in");
+    let (_recv, url) = oneshot_clear(&dir);
+    assert!(!url.contains("fp="), "{url}");
+    let out = send(&[base.join("src/a.bin").to_str().unwrap(), &url]);
+    assert!(!out.status.success());
+    assert!(text(&out).contains("no fp="), "{}", text(&out));
+    assert!(text(&out).contains("--no-encrypt"), "{}", text(&out));
+    let out = send(&[
+        base.join("src/a.bin").to_str().unwrap(),
+        &url,
+        "--no-encrypt",
+        "--json",
+        "-",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["parameters"]["encryption"], "none");
+}
+
+#[test]
+fn a_wrong_fingerprint_is_refused_before_anything_is_sent() {
+    let base = TempDir::new("tls");
+    std::fs::create_dir_all(base.join("src")).unwrap();
+    random_file(&base.join("src/a.bin"), 1 << 20, 3);
+    let dir = base.join("in");
+    let (_recv, url) = oneshot(&dir);
+    let (head, fp) = url.split_once("&fp=").unwrap();
+    let other = format!("{head}&fp={}", fp.chars().rev().collect::<String>());
+    let out = send(&[base.join("src/a.bin").to_str().unwrap(), &other]);
+    assert!(!out.status.success());
+    assert!(text(&out).contains("fingerprint"), "{}", text(&out));
+    assert!(!dir.join("a.bin").exists());
+}
+
+/// A proxy between sender and receiver that flips one byte inside a TLS
+/// record of every data connection, once it has carried `after` bytes.
+struct FlippingProxy {
+    port: u16,
+    /// Bytes flipped so far.
+    flipped: Arc<AtomicUsize>,
+}
+
+impl FlippingProxy {
+    fn start(to: String, after: usize) -> FlippingProxy {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let flipped = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::new(AtomicUsize::new(0));
+        let f = Arc::clone(&flipped);
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(client) = conn else { return };
+                let Ok(server) = TcpStream::connect(&to) else {
+                    return;
+                };
+                // Connection 0 is the control connection, then the streams.
+                let flip = seen.fetch_add(1, Relaxed) >= 1;
+                let (c2, s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+                let f = Arc::clone(&f);
+                std::thread::spawn(move || copy(client, server, flip.then_some((after, f))));
+                std::thread::spawn(move || copy(s2, c2, None));
+            }
+        });
+        FlippingProxy { port, flipped }
+    }
+}
+
+/// Copies `from` to `to`; with `flip`, alters the middle byte of the body
+/// of the first TLS record that starts past the given offset (after the
+/// 36-byte hello in the clear, the stream is records: a 5-byte header with
+/// the body's length, then the body).
+fn copy(mut from: TcpStream, mut to: TcpStream, flip: Option<(usize, Arc<AtomicUsize>)>) {
+    let mut buf = vec![0u8; 64 << 10];
+    let (mut offset, mut next_record, mut header) = (0usize, 36usize, Vec::new());
+    let (mut target, mut done): (Option<usize>, bool) = (None, false);
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        if let Some((after, flipped)) = &flip
+            && !done
+        {
+            for (i, byte) in buf[..n].iter_mut().enumerate() {
+                let at = offset + i;
+                if Some(at) == target {
+                    *byte ^= 0x40;
+                    flipped.fetch_add(1, Relaxed);
+                    done = true;
+                    break;
+                }
+                if at < next_record || target.is_some() {
+                    continue;
+                }
+                header.push(*byte);
+                if header.len() == 5 {
+                    let len = usize::from(u16::from_be_bytes([header[3], header[4]]));
+                    next_record = at + 1 + len;
+                    if at + 1 >= *after && len > 32 {
+                        target = Some(at + 1 + len / 2);
+                    }
+                    header.clear();
+                }
+            }
+        }
+        offset += n;
+        if to.write_all(&buf[..n]).is_err() {
+            break;
+        }
+    }
+    let _ = to.shutdown(Shutdown::Write);
+}
+
+/// A one-shot receiver whose log goes to a file the test reads.
+fn logged_receiver(dir: &std::path::Path, log: &std::path::Path) -> (Guard, String) {
+    let mut child = Command::new(linerate())
+        .args([
+            "recv",
+            dir.to_str().unwrap(),
+            "--bind",
+            "127.0.0.1",
+            "--foreground",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    (Guard(child), line.trim().to_string())
+}
+
+#[test]
+fn a_flipped_byte_ends_its_stream_and_the_rerun_completes_whole() {
+    let base = TempDir::new("tls");
+    let src = base.join("src/data.bin");
+    std::fs::create_dir_all(base.join("src")).unwrap();
+    random_file(&src, 48 << 20, 4);
+    let dir = base.join("in");
+    let log = base.join("recv.log");
+    let (mut recv, url) = logged_receiver(&dir, &log);
+    let (addr, _) = session_of(&url);
+    let proxy = FlippingProxy::start(addr.clone(), 4 << 20);
+    let through = url.replace(&addr, &format!("127.0.0.1:{}", proxy.port));
+    let first = send(&[src.to_str().unwrap(), &through, "--block", "1M"]);
+    assert!(
+        proxy.flipped.load(Relaxed) >= 1,
+        "the proxy altered nothing"
+    );
+    let _ = wait_exit(&mut recv, Duration::from_secs(10));
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        logged.contains("failed authentication"),
+        "receiver log:\n{logged}\nsender:\n{}",
+        text(&first)
+    );
+    // Every stream was cut: the run fails, keeping what arrived whole.
+    assert!(!first.status.success(), "{}", text(&first));
+    assert!(!dir.join("data.bin").exists(), "nothing renamed into place");
+    let (_again, url) = oneshot(&dir);
+    let out = send(&[src.to_str().unwrap(), &url, "--block", "1M"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("Resumed"), "{}", text(&out));
+    assert!(differences(&src, &dir.join("data.bin")).is_empty());
+}

@@ -1,0 +1,130 @@
+//! A connection past its hello: in the clear, or through TLS when the
+//! hello said a handshake follows. The hello itself always travels in the
+//! clear (it holds no secret: the session id, the role, the stream index),
+//! and so does a refusal sent before any handshake; everything after a
+//! handshake is encrypted (docs/security.md).
+
+use std::io::{self, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use linerate_secure::{ClientConfig, Negotiated, ServerConfig, TlsStream};
+use linerate_wire::{FrameDecoder, Message, Refusal, RefusalCode};
+
+use crate::error::{EngineError, Result};
+
+/// A connection and, when it is encrypted, its TLS state.
+pub struct Link {
+    pub stream: TcpStream,
+    pub tls: Option<TlsStream>,
+}
+
+impl Link {
+    /// Sends one message outside any session (a refusal, a data
+    /// connection's ready), sealed when the connection is encrypted.
+    pub fn send(&mut self, msg: &Message) -> io::Result<()> {
+        let bytes = msg.encode();
+        match &mut self.tls {
+            Some(tls) => tls.write_all(&mut self.stream, &bytes),
+            None => self.stream.write_all(&bytes),
+        }
+    }
+
+    /// Tells the peer why it is refused; best effort, it may be gone.
+    pub fn refuse(&mut self, code: RefusalCode, message: &str) {
+        let _ = self.stream.set_write_timeout(Some(Duration::from_secs(1)));
+        let _ = self.send(&Message::Refuse(Refusal {
+            code,
+            message: message.to_string(),
+        }));
+    }
+}
+
+/// The server's side of a handshake, within the time the hello had.
+pub fn accept_tls(stream: &mut TcpStream, config: &Arc<ServerConfig>) -> io::Result<TlsStream> {
+    let mut tls = TlsStream::server(Arc::clone(config))?;
+    tls.handshake(stream)?;
+    Ok(tls)
+}
+
+/// The client's side of a handshake with `server`. A linerate server that
+/// refuses the connection before any handshake answers in the clear: that
+/// refusal is the error then, not the TLS failure it caused.
+pub fn connect_tls(
+    stream: &mut TcpStream,
+    config: &Arc<ClientConfig>,
+    server: SocketAddr,
+    timeout: Duration,
+) -> Result<TlsStream> {
+    let mut tls = TlsStream::client(Arc::clone(config)).map_err(|e| EngineError::io("TLS", e))?;
+    stream
+        .set_read_timeout(Some(timeout))
+        .map_err(|e| EngineError::io("setting a read timeout", e))?;
+    match tls.handshake(stream) {
+        Ok(()) => Ok(tls),
+        Err(e) => {
+            let mut frames = FrameDecoder::new();
+            frames.push(tls.unprocessed());
+            if let Ok(Some(frame)) = frames.next_frame()
+                && let Ok(Message::Refuse(r)) = Message::from_frame(&frame)
+            {
+                return Err(EngineError::Refused(r));
+            }
+            Err(EngineError::Tls(format!("with {server}: {e}")))
+        }
+    }
+}
+
+/// A control connection's TLS, shared by the threads that use it: one may
+/// wait for the peer while another sends. The reader never holds it while
+/// waiting for bytes; writes keep the order they were sealed in.
+pub struct SharedTls {
+    state: Mutex<TlsStream>,
+    writing: Mutex<()>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl SharedTls {
+    pub fn new(tls: TlsStream) -> Arc<SharedTls> {
+        Arc::new(SharedTls {
+            state: Mutex::new(tls),
+            writing: Mutex::new(()),
+        })
+    }
+
+    pub fn send(&self, mut stream: &TcpStream, plaintext: &[u8]) -> io::Result<()> {
+        let _order = lock(&self.writing);
+        let sealed = lock(&self.state).seal(plaintext)?;
+        stream.write_all(&sealed)
+    }
+
+    /// Decrypts `bytes` read from the socket into `out`; true once the
+    /// peer has closed properly.
+    pub fn open(&self, stream: &TcpStream, bytes: &[u8], out: &mut Vec<u8>) -> io::Result<bool> {
+        // An answer (a key update's) must not pass records sealed before it.
+        let _order = lock(&self.writing);
+        let (closed, answer) = {
+            let mut state = lock(&self.state);
+            state.feed(bytes)?;
+            let closed = state.open(out)?;
+            (closed, state.take_outgoing())
+        };
+        if !answer.is_empty() {
+            let mut s = stream;
+            s.write_all(&answer)?;
+        }
+        Ok(closed)
+    }
+
+    pub fn negotiated(&self) -> Option<Negotiated> {
+        lock(&self.state).negotiated()
+    }
+
+    pub fn into_inner(self) -> TlsStream {
+        self.state.into_inner().unwrap_or_else(|p| p.into_inner())
+    }
+}
