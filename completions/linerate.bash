@@ -31,6 +31,9 @@ _linerate() {
             linerate,help)
                 cmd="linerate__subcmd__help"
                 ;;
+            linerate,keys)
+                cmd="linerate__subcmd__keys"
+                ;;
             linerate,lab)
                 cmd="linerate__subcmd__lab"
                 ;;
@@ -70,6 +73,9 @@ _linerate() {
             linerate__subcmd__help,help)
                 cmd="linerate__subcmd__help__subcmd__help"
                 ;;
+            linerate__subcmd__help,keys)
+                cmd="linerate__subcmd__help__subcmd__keys"
+                ;;
             linerate__subcmd__help,lab)
                 cmd="linerate__subcmd__help__subcmd__lab"
                 ;;
@@ -93,6 +99,12 @@ _linerate() {
                 ;;
             linerate__subcmd__help,tune)
                 cmd="linerate__subcmd__help__subcmd__tune"
+                ;;
+            linerate__subcmd__help__subcmd__keys,list)
+                cmd="linerate__subcmd__help__subcmd__keys__subcmd__list"
+                ;;
+            linerate__subcmd__help__subcmd__keys,new)
+                cmd="linerate__subcmd__help__subcmd__keys__subcmd__new"
                 ;;
             linerate__subcmd__help__subcmd__lab,addr)
                 cmd="linerate__subcmd__help__subcmd__lab__subcmd__addr"
@@ -138,6 +150,24 @@ _linerate() {
                 ;;
             linerate__subcmd__help__subcmd__tune,revert)
                 cmd="linerate__subcmd__help__subcmd__tune__subcmd__revert"
+                ;;
+            linerate__subcmd__keys,help)
+                cmd="linerate__subcmd__keys__subcmd__help"
+                ;;
+            linerate__subcmd__keys,list)
+                cmd="linerate__subcmd__keys__subcmd__list"
+                ;;
+            linerate__subcmd__keys,new)
+                cmd="linerate__subcmd__keys__subcmd__new"
+                ;;
+            linerate__subcmd__keys__subcmd__help,help)
+                cmd="linerate__subcmd__keys__subcmd__help__subcmd__help"
+                ;;
+            linerate__subcmd__keys__subcmd__help,list)
+                cmd="linerate__subcmd__keys__subcmd__help__subcmd__list"
+                ;;
+            linerate__subcmd__keys__subcmd__help,new)
+                cmd="linerate__subcmd__keys__subcmd__help__subcmd__new"
                 ;;
             linerate__subcmd__lab,addr)
                 cmd="linerate__subcmd__lab__subcmd__addr"
@@ -254,7 +284,7 @@ _linerate() {
 
     case "${cmd}" in
         linerate)
-            opts="-h -V --help --version serve bench send recv demo lab study compare report tune man completions help"
+            opts="-h -V --help --version serve bench send recv keys demo lab study compare report tune man completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -500,7 +530,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__help)
-            opts="serve bench send recv demo lab study compare report tune man completions help"
+            opts="serve bench send recv keys demo lab study compare report tune man completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -572,6 +602,48 @@ _linerate() {
         linerate__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__help__subcmd__keys)
+            opts="new list"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__help__subcmd__keys__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__help__subcmd__keys__subcmd__new)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -894,6 +966,104 @@ _linerate() {
         linerate__subcmd__help__subcmd__tune__subcmd__revert)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__keys)
+            opts="-h --help new list help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__keys__subcmd__help)
+            opts="new list help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__keys__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__keys__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__keys__subcmd__help__subcmd__new)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__keys__subcmd__list)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__keys__subcmd__new)
+            opts="-h --force --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1274,7 +1444,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__recv)
-            opts="-p -h --bind --port --advertise --foreground --log --wait --session-memory --max-entries --keep-special-bits --help"
+            opts="-p -h --bind --port --advertise --foreground --log --no-encrypt --wait --session-memory --max-entries --keep-special-bits --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1346,7 +1516,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__send)
-            opts="-P -w -B -4 -6 -q -h --url-file --from-memory --streams --block --skip-writes --overwrite --verify --no-checksum --no-fsync --follow-links --direct --evict --rate --sndbuf --window --bind --rx-poll --json --quiet --help"
+            opts="-P -w -B -4 -6 -q -h --url-file --from-memory --streams --block --skip-writes --overwrite --verify --no-checksum --no-fsync --no-encrypt --server-fingerprint --follow-links --direct --evict --rate --sndbuf --window --bind --rx-poll --json --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1369,6 +1539,10 @@ _linerate() {
                     return 0
                     ;;
                 --block)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --server-fingerprint)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1412,7 +1586,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__serve)
-            opts="-p -D -h --bind --port --once --root --session-memory --max-entries --keep-special-bits --partial-ttl --max-sessions --max-streams --frame-memory --daemon --pidfile --logfile --help"
+            opts="-p -D -h --bind --port --once --root --identity --authorized-keys --no-encrypt --session-memory --max-entries --keep-special-bits --partial-ttl --max-sessions --max-streams --frame-memory --daemon --pidfile --logfile --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1431,6 +1605,14 @@ _linerate() {
                     return 0
                     ;;
                 --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --identity)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --authorized-keys)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

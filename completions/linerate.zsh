@@ -34,6 +34,8 @@ _arguments "${_arguments_options[@]}" : \
 '-p+[TCP port for control and data of every session]:PORT:_default' \
 '--port=[TCP port for control and data of every session]:PORT:_default' \
 '--root=[Accept transfers (\`linerate send SRC HOST\:/DEST\`) into DEST under this directory]:DIR:_files' \
+'--identity=[This server'\''s identity (certificate and key, PEM), made on first start; its fingerprint is printed at every start, for clients to pin. Default\: server.pem in linerate'\''s config directory]:FILE:_files' \
+'--authorized-keys=[The client keys --root takes transfers from\: one fingerprint per line (\`linerate keys list\` prints a user'\''s), then a comment; read again at every connection. Default\: authorized_keys in linerate'\''s config directory]:FILE:_files' \
 '--session-memory=[Memory one transfer'\''s manifest and bookkeeping may take, charged at about 430 bytes an entry plus its path\: the default holds about 4 million entries with 100-byte paths]:SIZE:_default' \
 '--max-entries=[Entries (files, directories, links) one transfer may announce]:N:_default' \
 '--partial-ttl=[How long what a cut-short transfer left under --root (partial files, journals, new directories) waits for a rerun to resume it before it is removed (with ms/s/m/h)]:TIME:_default' \
@@ -43,6 +45,7 @@ _arguments "${_arguments_options[@]}" : \
 '--pidfile=[Write the server'\''s process id to FILE, and remove it when the server stops]:FILE:_files' \
 '--logfile=[Append the log to FILE instead of standard error]:FILE:_files' \
 '--once[Exit after the first session ends]' \
+'--no-encrypt[Take transfers in the clear and from anyone who can reach the port\: only on a network you trust]' \
 '--keep-special-bits[Apply setuid, setgid and sticky bits as senders send them. Off, they are dropped and the umask applies. Only for trusted senders\: as root, a sender could otherwise plant a setuid-root program]' \
 '-D[Go into the background once the port is bound (the command returns at once)]' \
 '--daemon[Go into the background once the port is bound (the command returns at once)]' \
@@ -109,6 +112,7 @@ _arguments "${_arguments_options[@]}" : \
 '-P+[Parallel streams, one thread and one socket each]:N:_default' \
 '--streams=[Parallel streams, one thread and one socket each]:N:_default' \
 '--block=[Block size\: the unit of scheduling, checksums and resume]:BYTES:_default' \
+'--server-fingerprint=[The fingerprint of the daemon'\''s certificate (\`linerate serve --root\` prints it at start). Without it, the one recorded in known_servers at the first contact is required, and a first contact records the one it sees, as ssh does]:SHA256:_default' \
 '--rate=[Cap the whole transfer, in bits/s (e.g. 5G), paced per socket]:RATE:_default' \
 '--sndbuf=[Socket send buffer (SO_SNDBUF). Default\: kernel autotuning]:SNDBUF:_default' \
 '-w+[Receive window (SO_RCVBUF at the receiver). Default\: kernel autotuning]:RCVBUF:_default' \
@@ -124,6 +128,7 @@ off\:""))' \
 '--verify[Compare a whole-file BLAKE3 of source and destination at the end]' \
 '--no-checksum[Send blocks without their XXH3 checksum\: only TCP'\''s own checksum (and --verify, if given) guards the data. Saves both ends one pass over every byte where the CPU is the limit]' \
 '--no-fsync[Do not sync\: the receiver normally syncs each file'\''s data before it journals its blocks as done and before it renames the file into place, and each directory before it reports the transfer complete, so a crash after "complete" loses nothing. For scratch data]' \
+'--no-encrypt[Send in the clear, to a receiver started with --no-encrypt (its URL has no fp=). By default everything after each connection'\''s greeting is encrypted (TLS 1.3, AES-128-GCM where the CPU has AES instructions) and the receiver must hold the certificate the URL names]' \
 '--follow-links[Follow symbolic links instead of recreating them]' \
 '--direct[Bypass the page cache at both ends (O_DIRECT), for cold disk-to-disk runs\: the sender reads and the receiver writes whole pages of every file above 1 MiB directly. Smaller files and a file'\''s last partial page go through the cache, as does everything on a file system that refuses O_DIRECT (the summary says how much went direct). --block must then be a multiple of 4 KiB]' \
 '--evict[Drop each block from the page cache once it is sent and once it is written (flushed to disk first), so a transfer larger than memory does not push the host'\''s other data out of the cache]' \
@@ -147,11 +152,71 @@ _arguments "${_arguments_options[@]}" : \
 '--session-memory=[Memory one transfer'\''s manifest and bookkeeping may take, charged at about 430 bytes an entry plus its path\: the default holds about 4 million entries with 100-byte paths]:SIZE:_default' \
 '--max-entries=[Entries (files, directories, links) one transfer may announce]:N:_default' \
 '--foreground[Stay in the foreground after printing the URL. By default, when stdout is not a terminal (as inside "\$(ssh host linerate recv DIR)"), the receiver moves to the background so the command substitution returns]' \
+'--no-encrypt[Take the transfer in the clear\: the URL then has no fp= and the sender must pass --no-encrypt too. By default the receiver makes a certificate for this session, puts its fingerprint in the URL, and refuses senders that do not encrypt]' \
 '--keep-special-bits[Apply setuid, setgid and sticky bits as senders send them. Off, they are dropped and the umask applies. Only for trusted senders\: as root, a sender could otherwise plant a setuid-root program]' \
 '-h[Print help]' \
 '--help[Print help]' \
 ':dir -- Directory to receive into (created if missing):_files' \
 && ret=0
+;;
+(keys)
+_arguments "${_arguments_options[@]}" : \
+'-h[Print help]' \
+'--help[Print help]' \
+":: :_linerate__subcmd__keys_commands" \
+"*::: :->keys" \
+&& ret=0
+
+    case $state in
+    (keys)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:linerate-keys-command-$line[1]:"
+        case $line[1] in
+            (new)
+_arguments "${_arguments_options[@]}" : \
+'--force[Replace an existing key (daemons that list the old one refuse this user until they list the new one)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_linerate__subcmd__keys__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:linerate-keys-help-command-$line[1]:"
+        case $line[1] in
+            (new)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
 ;;
 (demo)
 _arguments "${_arguments_options[@]}" : \
@@ -607,6 +672,30 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(keys)
+_arguments "${_arguments_options[@]}" : \
+":: :_linerate__subcmd__help__subcmd__keys_commands" \
+"*::: :->keys" \
+&& ret=0
+
+    case $state in
+    (keys)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:linerate-help-keys-command-$line[1]:"
+        case $line[1] in
+            (new)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
 (demo)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -755,6 +844,7 @@ _linerate_commands() {
 'bench:Memory-to-memory throughput, one thread per stream, with TCP_INFO and a verdict' \
 'send:Send files, trees or generated data to \`recv\` or \`serve --root\`, in parallel, resumable' \
 'recv:Receive one transfer into a directory; prints the URL to send to' \
+'keys:This user'\''s client key for daemons (\`serve --root\`)\: make it, print it' \
 'demo:Run the whole tool on loopback with generated data\: no root, no setup' \
 'lab:Namespace testbeds with WAN conditions (netem, or the built-in emulator)' \
 'study:The seed papers'\'' studies on a lab, one command each (root)' \
@@ -794,6 +884,7 @@ _linerate__subcmd__help_commands() {
 'bench:Memory-to-memory throughput, one thread per stream, with TCP_INFO and a verdict' \
 'send:Send files, trees or generated data to \`recv\` or \`serve --root\`, in parallel, resumable' \
 'recv:Receive one transfer into a directory; prints the URL to send to' \
+'keys:This user'\''s client key for daemons (\`serve --root\`)\: make it, print it' \
 'demo:Run the whole tool on loopback with generated data\: no root, no setup' \
 'lab:Namespace testbeds with WAN conditions (netem, or the built-in emulator)' \
 'study:The seed papers'\'' studies on a lab, one command each (root)' \
@@ -830,6 +921,24 @@ _linerate__subcmd__help__subcmd__demo_commands() {
 _linerate__subcmd__help__subcmd__help_commands() {
     local commands; commands=()
     _describe -t commands 'linerate help help commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__keys_commands] )) ||
+_linerate__subcmd__help__subcmd__keys_commands() {
+    local commands; commands=(
+'new:Make this user'\''s client key (a certificate and its private key, readable by the user only) and print its fingerprint, to add to a daemon'\''s --authorized-keys file' \
+'list:Print this user'\''s client key fingerprint, as a line for a daemon'\''s --authorized-keys file, and the daemons this user has met' \
+    )
+    _describe -t commands 'linerate help keys commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__keys__subcmd__list_commands] )) ||
+_linerate__subcmd__help__subcmd__keys__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help keys list commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__keys__subcmd__new_commands] )) ||
+_linerate__subcmd__help__subcmd__keys__subcmd__new_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help keys new commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__help__subcmd__lab_commands] )) ||
 _linerate__subcmd__help__subcmd__lab_commands() {
@@ -963,6 +1072,49 @@ _linerate__subcmd__help__subcmd__tune__subcmd__plan_commands() {
 _linerate__subcmd__help__subcmd__tune__subcmd__revert_commands() {
     local commands; commands=()
     _describe -t commands 'linerate help tune revert commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__keys_commands] )) ||
+_linerate__subcmd__keys_commands() {
+    local commands; commands=(
+'new:Make this user'\''s client key (a certificate and its private key, readable by the user only) and print its fingerprint, to add to a daemon'\''s --authorized-keys file' \
+'list:Print this user'\''s client key fingerprint, as a line for a daemon'\''s --authorized-keys file, and the daemons this user has met' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'linerate keys commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__keys__subcmd__help_commands] )) ||
+_linerate__subcmd__keys__subcmd__help_commands() {
+    local commands; commands=(
+'new:Make this user'\''s client key (a certificate and its private key, readable by the user only) and print its fingerprint, to add to a daemon'\''s --authorized-keys file' \
+'list:Print this user'\''s client key fingerprint, as a line for a daemon'\''s --authorized-keys file, and the daemons this user has met' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'linerate keys help commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__keys__subcmd__help__subcmd__help_commands] )) ||
+_linerate__subcmd__keys__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate keys help help commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__keys__subcmd__help__subcmd__list_commands] )) ||
+_linerate__subcmd__keys__subcmd__help__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate keys help list commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__keys__subcmd__help__subcmd__new_commands] )) ||
+_linerate__subcmd__keys__subcmd__help__subcmd__new_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate keys help new commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__keys__subcmd__list_commands] )) ||
+_linerate__subcmd__keys__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate keys list commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__keys__subcmd__new_commands] )) ||
+_linerate__subcmd__keys__subcmd__new_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate keys new commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__lab_commands] )) ||
 _linerate__subcmd__lab_commands() {

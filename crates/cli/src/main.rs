@@ -7,6 +7,7 @@ mod dataset;
 mod demo_cmd;
 mod detach;
 mod docs_cmd;
+mod keys_cmd;
 mod lab_cmd;
 mod measure;
 mod netns;
@@ -46,6 +47,9 @@ enum Command {
     Send(transfer_cmd::SendArgs),
     /// Receive one transfer into a directory; prints the URL to send to.
     Recv(transfer_cmd::RecvArgs),
+    /// This user's client key for daemons (`serve --root`): make it, print it.
+    #[command(subcommand)]
+    Keys(keys_cmd::KeysCommand),
     /// Run the whole tool on loopback with generated data: no root, no setup.
     Demo(demo_cmd::DemoArgs),
     /// Namespace testbeds with WAN conditions (netem, or the built-in emulator).
@@ -74,6 +78,7 @@ fn main() {
         Command::Bench(a) => bench_cmd::run(a),
         Command::Send(a) => transfer_cmd::run_send(a),
         Command::Recv(a) => transfer_cmd::run_recv(a),
+        Command::Keys(c) => keys_cmd::run(c),
         Command::Demo(a) => demo_cmd::run(a),
         Command::Lab(c) => lab_cmd::run(c),
         Command::Study(c) => study_cmd::run(c),

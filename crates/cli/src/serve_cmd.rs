@@ -5,7 +5,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Args;
 use linerate_engine::limits::{ServerLimits, SessionLimits};
-use linerate_engine::server::Server;
+use linerate_engine::server::{Server, ServerTls};
 use linerate_engine::transfer::receive::TransferPolicy;
 
 use crate::output::timestamp;
@@ -62,6 +62,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DIR")]
     pub root: Option<std::path::PathBuf>,
     #[command(flatten)]
+    pub keys: DaemonKeys,
+    #[command(flatten)]
     pub receiver: ReceiverArgs,
     /// How long what a cut-short transfer left under --root (partial files,
     /// journals, new directories) waits for a rerun to resume it before it
@@ -82,6 +84,70 @@ pub struct ServeArgs {
 }
 
 pub const DEFAULT_PORT: u16 = 5201;
+
+/// How a daemon with --root proves itself and checks its senders.
+#[derive(Args, Debug, Clone)]
+pub struct DaemonKeys {
+    /// This server's identity (certificate and key, PEM), made on first
+    /// start; its fingerprint is printed at every start, for clients to pin.
+    /// Default: server.pem in linerate's config directory.
+    #[arg(long, value_name = "FILE")]
+    pub identity: Option<PathBuf>,
+    /// The client keys --root takes transfers from: one fingerprint per
+    /// line (`linerate keys list` prints a user's), then a comment; read
+    /// again at every connection. Default: authorized_keys in linerate's
+    /// config directory.
+    #[arg(long, value_name = "FILE")]
+    pub authorized_keys: Option<PathBuf>,
+    /// Take transfers in the clear and from anyone who can reach the port:
+    /// only on a network you trust.
+    #[arg(long)]
+    pub no_encrypt: bool,
+}
+
+impl DaemonKeys {
+    /// The TLS a daemon serving transfers speaks, or None with --no-encrypt.
+    fn server_tls(&self, log: &dyn Fn(String)) -> anyhow::Result<Option<ServerTls>> {
+        if self.no_encrypt {
+            log("transfers in the clear, from anyone (--no-encrypt)".into());
+            return Ok(None);
+        }
+        let dir = crate::keys_cmd::config_dir()?;
+        let id_path = self
+            .identity
+            .clone()
+            .unwrap_or_else(|| dir.join("server.pem"));
+        let keys = self
+            .authorized_keys
+            .clone()
+            .unwrap_or_else(|| dir.join("authorized_keys"));
+        if !keys.exists() {
+            anyhow::bail!(
+                "--root takes transfers only from listed client keys, and {} does not exist: \
+                 on each sending host run `linerate keys new`, put the line it prints into that \
+                 file (or give --authorized-keys FILE), or pass --no-encrypt to take anyone in \
+                 the clear",
+                keys.display()
+            );
+        }
+        linerate_secure::KeyList::read(&keys)?;
+        let (identity, made) = linerate_secure::Identity::load_or_create(&id_path)
+            .with_context(|| format!("--identity {}", id_path.display()))?;
+        log(format!(
+            "identity {} ({}), fingerprint {}; client keys from {}",
+            id_path.display(),
+            if made { "made now" } else { "kept" },
+            identity.fingerprint(),
+            keys.display()
+        ));
+        let config =
+            linerate_secure::server_config_for_clients(&identity, linerate_secure::KeyFile(keys))?;
+        Ok(Some(ServerTls {
+            config,
+            required: true,
+        }))
+    }
+}
 
 /// How a server runs: in the foreground, or as a daemon that records its
 /// process id and writes its log to a file.
@@ -145,7 +211,14 @@ pub fn run(a: ServeArgs) -> anyhow::Result<()> {
             let mut policy = TransferPolicy::new(root.clone());
             a.receiver.apply(&mut policy);
             policy.partial_ttl = Some(std::time::Duration::from_millis(a.partial_ttl));
-            server.with_transfers(policy)
+            let tls = a
+                .keys
+                .server_tls(&|line| eprintln!("{} {line}", timestamp()))?;
+            let server = server.with_transfers(policy);
+            match tls {
+                Some(tls) => server.with_tls(tls),
+                None => server,
+            }
         }
         None => server,
     };

@@ -82,6 +82,12 @@ pub struct SendArgs {
     /// names.
     #[arg(long)]
     pub no_encrypt: bool,
+    /// The fingerprint of the daemon's certificate (`linerate serve --root`
+    /// prints it at start). Without it, the one recorded in known_servers
+    /// at the first contact is required, and a first contact records the
+    /// one it sees, as ssh does.
+    #[arg(long, value_name = "SHA256")]
+    pub server_fingerprint: Option<String>,
     /// Follow symbolic links instead of recreating them.
     #[arg(long)]
     pub follow_links: bool,
@@ -251,8 +257,10 @@ pub fn run_send(a: SendArgs) -> anyhow::Result<()> {
         session,
         token,
         dest,
-        tls: client_tls(&target, a.no_encrypt)?,
+        tls: None,
     };
+    let (tls, daemon_trust) = client_tls(&target, &a)?;
+    let to = Destination { tls, ..to };
     let mut progress = Progress::new(a.quiet, to_stderr);
     let interrupted = signals::interrupt_flag();
     let run = send::run(
@@ -265,6 +273,13 @@ pub fn run_send(a: SendArgs) -> anyhow::Result<()> {
     );
     let sent = progress.sent;
     progress.finish();
+    // A daemon met for the first time is recorded once it proved its key
+    // (a failed handshake proves nothing).
+    if let Some(t) = &daemon_trust
+        && !matches!(run, Err(EngineError::Tls(_)))
+    {
+        t.remember()?;
+    }
     for s in manifest.skipped() {
         out.line(&format!("skipped {s}"));
     }
@@ -325,24 +340,36 @@ fn ktls_words() -> &'static str {
     }
 }
 
+type ClientTls = (
+    Option<Arc<linerate_secure::ClientConfig>>,
+    Option<crate::keys_cmd::DaemonTrust>,
+);
+
 /// The TLS to reach the receiver with: pinned to the certificate its URL
-/// names, or none with --no-encrypt.
-fn client_tls(
-    target: &Target,
-    no_encrypt: bool,
-) -> anyhow::Result<Option<Arc<linerate_secure::ClientConfig>>> {
-    if no_encrypt {
-        return Ok(None);
+/// names; for a daemon, to the one given or known (or met now), with this
+/// user's client key; none with --no-encrypt.
+fn client_tls(target: &Target, a: &SendArgs) -> anyhow::Result<ClientTls> {
+    if a.no_encrypt {
+        return Ok((None, None));
     }
     match target {
         Target::OneShot(o) => match o.fingerprint {
-            Some(fp) => Ok(Some(linerate_secure::client_config(fp)?)),
+            Some(fp) => Ok((Some(linerate_secure::client_config(fp)?), None)),
             None => bail!(
                 "the receiver's URL has no fp= (certificate fingerprint): that receiver does \
                  not encrypt (started with --no-encrypt). Add --no-encrypt to send in the clear"
             ),
         },
-        Target::Daemon { .. } => Ok(None),
+        Target::Daemon { host, .. } => {
+            let trust = crate::keys_cmd::DaemonTrust::new(host, a.server_fingerprint.as_deref())?;
+            let key_path = crate::keys_cmd::client_key_path()?;
+            let me = match key_path.exists() {
+                true => Some(linerate_secure::Identity::load(&key_path)?),
+                false => None,
+            };
+            let config = linerate_secure::client_config_with(trust.trust.clone(), me.as_ref())?;
+            Ok((Some(config), Some(trust)))
+        }
     }
 }
 

@@ -7,7 +7,7 @@ mod common;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{assert_drawn, figures, linerate};
+use common::{assert_drawn, figures};
 
 fn chromium() -> Option<&'static str> {
     let found = ["chromium", "chromium-browser", "google-chrome"]
@@ -31,7 +31,7 @@ fn demo_report_opens_in_chromium_with_every_figure_drawn() {
     std::fs::create_dir_all(&dir).unwrap();
     let t = Instant::now();
     // As the README runs it: no arguments, in the current folder.
-    let out = Command::new(linerate())
+    let out = common::linerate_cmd()
         .arg("demo")
         .current_dir(&dir)
         .output()

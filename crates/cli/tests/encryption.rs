@@ -5,13 +5,13 @@ mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::Duration;
 
 use common::tree::{TempDir, differences, random_file};
-use common::{Guard, linerate, oneshot, oneshot_clear, send, text, wait_exit};
+use common::{Guard, oneshot, oneshot_clear, send, text, wait_exit};
 use linerate_wire::{FrameDecoder, Hello, Message, Role, SessionId, SessionKind};
 
 fn session_of(url: &str) -> (String, SessionId) {
@@ -192,7 +192,7 @@ fn copy(mut from: TcpStream, mut to: TcpStream, flip: Option<(usize, Arc<AtomicU
 
 /// A one-shot receiver whose log goes to a file the test reads.
 fn logged_receiver(dir: &std::path::Path, log: &std::path::Path) -> (Guard, String) {
-    let mut child = Command::new(linerate())
+    let mut child = common::linerate_cmd()
         .args([
             "recv",
             dir.to_str().unwrap(),
@@ -243,4 +243,133 @@ fn a_flipped_byte_ends_its_stream_and_the_rerun_completes_whole() {
     assert!(out.status.success(), "{}", text(&out));
     assert!(text(&out).contains("Resumed"), "{}", text(&out));
     assert!(differences(&src, &dir.join("data.bin")).is_empty());
+}
+
+/// A config directory of its own (no key, or a key the daemons do not list).
+fn config_dir(base: &TempDir, name: &str, with_key: bool) -> std::path::PathBuf {
+    let dir = base.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    if with_key {
+        let out = common::linerate_cmd()
+            .args(["keys", "new"])
+            .env("LINERATE_CONFIG_DIR", &dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+    }
+    dir
+}
+
+fn send_as(config: &std::path::Path, args: &[&str]) -> std::process::Output {
+    common::linerate_cmd()
+        .arg("send")
+        .args(args)
+        .env("LINERATE_CONFIG_DIR", config)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_daemon_takes_transfers_from_listed_client_keys_only() {
+    let base = TempDir::new("tls");
+    std::fs::create_dir_all(base.join("src")).unwrap();
+    random_file(&base.join("src/a.bin"), 1 << 20, 5);
+    let src = base.join("src/a.bin");
+    let root = base.join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    let mut server = common::Server::with_root(&root);
+    let target = format!("{}:/in", server.addr());
+
+    // No key at all, then a key the daemon does not list: refused before
+    // any manifest, each with one line saying what to do.
+    let none = config_dir(&base, "none", false);
+    let out = send_as(&none, &[src.to_str().unwrap(), &target]);
+    assert!(!out.status.success());
+    assert!(text(&out).contains("linerate keys new"), "{}", text(&out));
+    let stranger = config_dir(&base, "stranger", true);
+    let out = send_as(&stranger, &[src.to_str().unwrap(), &target]);
+    assert!(!out.status.success());
+    assert!(text(&out).contains("--authorized-keys"), "{}", text(&out));
+    assert!(!root.join("in").exists(), "nothing written");
+    assert!(server.wait_log(Duration::from_secs(5), |l| {
+        l.iter()
+            .any(|x| x.contains("refused 127.0.0.1") && x.contains("is not in"))
+    }));
+    // The stranger met the daemon: its certificate is recorded.
+    let known = std::fs::read_to_string(stranger.join("known_servers")).unwrap();
+    assert!(known.starts_with(&server.addr()), "{known}");
+
+    // A listed key sends, encrypted.
+    let out = send(&[src.to_str().unwrap(), &target]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("Encrypted: TLS 1.3"), "{}", text(&out));
+    assert!(differences(&src, &root.join("in/a.bin")).is_empty());
+
+    // A fingerprint that is not the daemon's is refused.
+    let wrong = "ab".repeat(32);
+    let out = send(&[
+        src.to_str().unwrap(),
+        &target,
+        "--server-fingerprint",
+        &wrong,
+    ]);
+    assert!(!out.status.success());
+    assert!(text(&out).contains("fingerprint"), "{}", text(&out));
+    assert!(server.is_running());
+}
+
+#[test]
+fn a_daemon_whose_certificate_changed_since_the_first_contact_is_refused() {
+    let base = TempDir::new("tls");
+    std::fs::create_dir_all(base.join("src")).unwrap();
+    random_file(&base.join("src/a.bin"), 1 << 16, 6);
+    let src = base.join("src/a.bin");
+    let root = base.join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    let me = config_dir(&base, "me", true);
+    let keys = base.join("authorized_keys");
+    let listed = common::linerate_cmd()
+        .args(["keys", "list"])
+        .env("LINERATE_CONFIG_DIR", &me)
+        .output()
+        .unwrap();
+    std::fs::write(&keys, &listed.stdout).unwrap();
+    let server = common::Server::with_root_and(
+        &root,
+        &[
+            "--identity",
+            base.join("server.pem").to_str().unwrap(),
+            "--authorized-keys",
+            keys.to_str().unwrap(),
+        ],
+    );
+    let target = format!("{}:/", server.addr());
+    let out = send_as(&me, &[src.to_str().unwrap(), &target]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("first contact"), "{}", text(&out));
+    let out = send_as(&me, &[src.to_str().unwrap(), &target, "--overwrite"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!text(&out).contains("first contact"), "{}", text(&out));
+    // What was recorded is not what answers now (as after a key change,
+    // or someone in between): refused, naming both.
+    let known = me.join("known_servers");
+    let recorded = std::fs::read_to_string(&known).unwrap();
+    std::fs::write(&known, format!("{} {}\n", server.addr(), "cd".repeat(32))).unwrap();
+    let out = send_as(&me, &[src.to_str().unwrap(), &target, "--overwrite"]);
+    assert!(!out.status.success());
+    assert!(text(&out).contains(&"cd".repeat(32)), "{}", text(&out));
+    assert!(recorded.contains(&server.addr()), "{recorded}");
+}
+
+#[test]
+fn a_daemon_without_authorized_keys_does_not_start() {
+    let base = TempDir::new("tls");
+    let out = common::linerate_cmd()
+        .args(["serve", "--port", "0", "--root"])
+        .arg(base.path())
+        .args(["--authorized-keys", base.join("none").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(text(&out).contains("linerate keys new"), "{}", text(&out));
 }

@@ -21,7 +21,7 @@ use common::crafted::{
 };
 use common::tree::{TempDir, differences, random_file};
 use common::{
-    Server, SmallFs, bench_json, leftovers, linerate, oneshot, oneshot_clear, send, text, wait_exit,
+    Server, SmallFs, bench_json, leftovers, oneshot, oneshot_clear, send, text, wait_exit,
 };
 use linerate_wire::{EntryKind, FRAME_HEADER_LEN, Message, Record, SessionId, SessionKind};
 
@@ -31,8 +31,12 @@ fn make(path: &Path, len: usize, seed: u64) {
     random_file(path, len, seed);
 }
 
+/// A daemon in the clear: most of these senders are crafted and speak no
+/// TLS (the real ones here pass --no-encrypt too).
 fn serve(root: &Path, extra: &[&str]) -> Server {
-    Server::with_root_and(root, extra)
+    let mut all = vec!["--no-encrypt"];
+    all.extend_from_slice(extra);
+    Server::with_root_and(root, &all)
 }
 
 /// A kB figure of /proc/PID/status (VmRSS, VmHWM).
@@ -91,7 +95,7 @@ impl Drop for Running {
 
 fn spawn(args: &[&str]) -> Running {
     Running(Some(
-        Command::new(linerate())
+        common::linerate_cmd()
             .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -346,7 +350,7 @@ fn sessions_past_the_limit_are_refused() {
     }
     drop((a, b));
     assert!(wait_until(Duration::from_secs(15), || {
-        Command::new(linerate())
+        common::linerate_cmd()
             .args(["bench", &server.addr(), "-t", "0.2"])
             .output()
             .is_ok_and(|o| o.status.success())
@@ -541,10 +545,16 @@ fn a_second_writer_of_one_path_is_refused_at_once() {
     let target = format!("{}:/", server.addr());
     let a = base.join("a/data.bin");
     let b = base.join("b/data.bin");
-    let first = spawn_send(&[a.to_str().unwrap(), &target, "--rate", "200M"]);
+    let first = spawn_send(&[
+        a.to_str().unwrap(),
+        &target,
+        "--rate",
+        "200M",
+        "--no-encrypt",
+    ]);
     std::thread::sleep(Duration::from_millis(600));
     let t = Instant::now();
-    let second = send(&[b.to_str().unwrap(), &target]);
+    let second = send(&[b.to_str().unwrap(), &target, "--no-encrypt"]);
     assert!(!second.status.success(), "the second writer succeeded");
     assert!(text(&second).contains("busy"), "{}", text(&second));
     assert!(t.elapsed() < Duration::from_secs(5));
@@ -575,6 +585,7 @@ fn a_hard_link_under_a_staging_name_is_not_written_through() {
         &format!("{}:/", server.addr()),
         "--block",
         "1M",
+        "--no-encrypt",
     ]);
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(fs::read(outside.join("target")).unwrap(), b"keep me");
@@ -605,6 +616,7 @@ fn a_source_changed_while_sent_fails_and_a_rerun_sends_it() {
             "200M",
             "--block",
             "1M",
+            "--no-encrypt",
         ]);
         std::thread::sleep(Duration::from_millis(700));
         let mut f = fs::OpenOptions::new().write(true).open(&src).unwrap();
@@ -643,6 +655,7 @@ fn a_source_changed_while_sent_fails_and_a_rerun_sends_it() {
             "--block",
             "1M",
             "--overwrite",
+            "--no-encrypt",
         ]);
         assert!(out.status.success(), "rerun: {}", text(&out));
         assert!(differences(&src, &root.join("data.bin")).is_empty());
@@ -718,7 +731,7 @@ fn a_one_shot_receiver_takes_exactly_one_transfer() {
     let (addr, session_hex, token) = parse_url(&url);
     let id = SessionId::from_hex(&session_hex).unwrap();
 
-    let bench = Command::new(linerate())
+    let bench = common::linerate_cmd()
         .args(["bench", &addr, "-t", "0.2"])
         .output()
         .unwrap();

@@ -118,7 +118,7 @@ fn ctrl_c_on_bench_prints_the_summary_and_writes_the_partial_json() {
     let json = common::tree::TempDir::new("ctrlc");
     let path = json.path().join("run.json");
     for extra in [&[][..], &["-R"][..]] {
-        let child = Command::new(common::linerate())
+        let child = common::linerate_cmd()
             .args(["bench", &srv.addr(), "-t", "60", "--json"])
             .arg(&path)
             .args(extra)
@@ -152,7 +152,7 @@ fn ctrl_c_on_send_says_how_to_resume_and_the_rerun_says_what_it_found() {
     let srv = Server::with_root(&dst);
     let target = format!("{}:/in", srv.addr());
     let args = ["send", "--rate", "400M", &src.to_string_lossy(), &target];
-    let child = Command::new(common::linerate())
+    let child = common::linerate_cmd()
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -212,7 +212,7 @@ fn no_result_and_no_report_carries_a_receivers_token() {
 /// A one-shot receiver in the background, logging to `log`; its URL.
 fn background_receiver(dst: &std::path::Path, log: &std::path::Path) -> String {
     use std::io::BufRead;
-    let mut child = std::process::Command::new(common::linerate())
+    let mut child = common::linerate_cmd()
         .args([
             "recv",
             &dst.to_string_lossy(),
@@ -265,7 +265,7 @@ fn a_url_from_standard_input_or_a_file_stays_out_of_ps_logs_and_results() {
             std::fs::write(&url_file, format!("{url}\n")).unwrap();
             args.extend(["--url-file".into(), url_file.to_string_lossy().to_string()]);
         }
-        let mut send = std::process::Command::new(common::linerate())
+        let mut send = common::linerate_cmd()
             .args(&args)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())

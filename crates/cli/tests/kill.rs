@@ -4,13 +4,13 @@
 mod common;
 
 use std::io::Read;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{Guard, Server, bench_json, linerate};
+use common::{Guard, Server, bench_json};
 
 fn start_bench(addr: &str, extra: &[&str]) -> Guard {
-    let child = Command::new(linerate())
+    let child = common::linerate_cmd()
         .args(["bench", addr, "-t", "30", "-i", "0"])
         .args(extra)
         .stdout(Stdio::piped())

@@ -45,7 +45,7 @@ impl TestLab {
     }
 
     fn spawn(&self, host: &str, cmd: &[&str]) -> Guard {
-        let child = Command::new(linerate())
+        let child = common::linerate_cmd()
             .args(["lab", "exec", "--name", &self.name, host, "--"])
             .args(cmd)
             .stdout(Stdio::piped())

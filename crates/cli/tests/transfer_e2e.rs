@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::tree::{TempDir, differences, random_file, set_mtime};
-use common::{Guard, Server, SmallFs, leftovers, linerate, oneshot, send, text, wait_exit};
+use common::{Guard, Server, SmallFs, leftovers, oneshot, send, text, wait_exit};
 
 fn daemon(root: &Path) -> Server {
     Server::with_root(root)
@@ -183,14 +183,15 @@ fn one_shot_url_needs_its_token() {
     let dst = TempDir::new("dst");
     random_file(&src.join("f"), 1000, 12);
     let (mut recv, url) = oneshot(dst.path());
-    let (head, token) = url.rsplit_once("token=").unwrap();
+    let (head, rest) = url.rsplit_once("token=").unwrap();
+    let (token, tail) = rest.split_once('&').unwrap_or((rest, ""));
     let flipped: String = token
         .chars()
         .map(|c| if c == '0' { '1' } else { '0' })
         .collect();
     let out = send(&[
         src.join("f").to_str().unwrap(),
-        &format!("{head}token={flipped}"),
+        &format!("{head}token={flipped}&{tail}"),
     ]);
     assert!(!out.status.success());
     assert!(
@@ -216,7 +217,7 @@ fn a_receiver_whose_sender_never_comes_gives_up_and_frees_its_port() {
     let dst = TempDir::new("dst");
     // In the foreground: a clear error and a failure status.
     let t = Instant::now();
-    let out = Command::new(linerate())
+    let out = common::linerate_cmd()
         .args(["recv", dst.path().to_str().unwrap()])
         .args(["--bind", "127.0.0.1", "--foreground", "--wait", "1s"])
         .output()
@@ -231,7 +232,7 @@ fn a_receiver_whose_sender_never_comes_gives_up_and_frees_its_port() {
     // In the background, as inside "$(ssh host linerate recv DIR)": the
     // command returns with the URL, and the receiver ends by itself later.
     let log = dst.join("recv.log");
-    let out = Command::new(linerate())
+    let out = common::linerate_cmd()
         .args(["recv", dst.path().to_str().unwrap(), "--bind", "127.0.0.1"])
         .args(["--wait", "1s", "--log", log.to_str().unwrap()])
         .stdin(Stdio::null())
@@ -315,11 +316,14 @@ fn no_checksum_still_delivers_identical_files_and_says_so() {
     let dst = TempDir::new("dst");
     let top = src.join("top");
     blocks_and_batches(&top, (9 << 20, 21), 50, |i| 100 + i * 37, 100);
-    let (_recv, url) = oneshot(dst.path());
+    // In the clear: with TLS every record is authenticated and blocks
+    // carry no checksum anyway.
+    let (_recv, url) = common::oneshot_clear(dst.path());
     let report = dst.join("report.json");
     let out = send(&[
         top.to_str().unwrap(),
         &url,
+        "--no-encrypt",
         "--no-checksum",
         "--verify",
         "--block",
@@ -387,7 +391,7 @@ fn rerun_completes_with_less(src: &Path, dst_root: &Path, dest: &str) {
 
 /// Starts a paced `send` of `src/data` to the daemon's `/d` in the background.
 fn spawn_slow_send(src: &Path, server: &Server, extra: &[&str]) -> Guard {
-    let child = Command::new(linerate())
+    let child = common::linerate_cmd()
         .args([
             "send",
             src.join("data").to_str().unwrap(),
@@ -546,7 +550,7 @@ fn a_source_that_shrinks_mid_send_is_reported_and_nothing_crashes() {
     random_file(&src.join("data/large.bin"), 140 << 20, 41);
     random_file(&src.join("data/small.bin"), 10_000, 42);
     let server = daemon(dst.path());
-    let child = Command::new(linerate())
+    let child = common::linerate_cmd()
         .args(["send", src.join("data").to_str().unwrap()])
         .arg(format!("{}:/d", server.addr()))
         .args(["--block", "64M", "--rate", "100M", "-P", "1", "-q"])
@@ -660,13 +664,13 @@ fn a_receiver_named_by_a_name_that_means_this_machine_gets_a_hint() {
         .port();
     let session = "00112233445566778899aabbccddeeff";
     let url = format!("linerate://localhost:{port}/?session={session}&token={session}");
-    let out = send(&["--from-memory", "1M", &url]);
+    let out = send(&["--from-memory", "1M", &url, "--no-encrypt"]);
     assert!(!out.status.success());
     let t = text(&out);
     assert!(t.contains("localhost is "), "{t}");
     assert!(t.contains("--bind ADDR or --advertise NAME"), "{t}");
     // An address literal names what it means: no hint.
     let url = format!("linerate://127.0.0.1:{port}/?session={session}&token={session}");
-    let t = text(&send(&["--from-memory", "1M", &url]));
+    let t = text(&send(&["--from-memory", "1M", &url, "--no-encrypt"]));
     assert!(t.contains("failed") && !t.contains("--advertise"), "{t}");
 }

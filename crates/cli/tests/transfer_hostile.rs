@@ -18,8 +18,9 @@ use linerate_wire::{
     Entries, Entry, EntryKind, FrameDecoder, Hello, Message, Record, Role, SessionId, SessionKind,
 };
 
+/// A daemon in the clear: the crafted senders speak no TLS.
 fn root_server(root: &Path) -> Server {
-    Server::with_root(root)
+    Server::with_root_and(root, &["--no-encrypt"])
 }
 
 /// A scratch directory with an empty root in it and a server on that root.

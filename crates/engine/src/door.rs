@@ -30,6 +30,13 @@ pub(crate) const MAX_PENDING_PER_SOURCE: usize = 64;
 pub(crate) const EARLY_DROP_FROM: usize = 256;
 /// How often dropped connections are summed up in the log.
 pub(crate) const DROP_LOG_EVERY: Duration = Duration::from_secs(10);
+/// Failed handshakes (a client key not listed, no key, a peer that does
+/// not speak TLS) from one address within [`FAILURE_WINDOW`] after which
+/// its connections are dropped at the door for [`TURNED_AWAY_FOR`]: a
+/// guesser gets a few tries a minute, and the log a few lines.
+pub(crate) const MAX_FAILURES: u32 = 10;
+pub(crate) const FAILURE_WINDOW: Duration = Duration::from_secs(60);
+pub(crate) const TURNED_AWAY_FOR: Duration = Duration::from_secs(60);
 
 /// Connections in their handshake, in all and by source, and what was dropped.
 #[derive(Default)]
@@ -37,6 +44,14 @@ pub(crate) struct Door {
     waiting: AtomicUsize,
     by_source: Mutex<HashMap<IpAddr, usize>>,
     drops: Mutex<Drops>,
+    failures: Mutex<HashMap<IpAddr, Failures>>,
+}
+
+/// One address's recent failed handshakes.
+struct Failures {
+    count: u32,
+    since: Instant,
+    turned_away_until: Option<Instant>,
 }
 
 #[derive(Default)]
@@ -70,6 +85,10 @@ impl Drop for Waiting {
 }
 
 impl Waiting {
+    pub(crate) fn door(&self) -> Arc<Door> {
+        Arc::clone(&self.door)
+    }
+
     /// Leaves the door. When the last waiting connection leaves, a flood
     /// is over: its drops not yet logged are summed up now, not whenever
     /// the next one comes.
@@ -89,6 +108,10 @@ impl Door {
     /// the connection at once).
     pub(crate) fn admit(self: &Arc<Self>, peer: SocketAddr) -> Option<Waiting> {
         let source = peer.ip();
+        if self.turned_away(source) {
+            self.note_drop(source, false);
+            return None;
+        }
         let waiting = self.waiting.load(Relaxed);
         {
             let mut by = lock(&self.by_source);
@@ -115,6 +138,41 @@ impl Door {
                 HELLO_TIMEOUT
             },
         })
+    }
+
+    /// Counts a failed handshake from `source`; the line to log when it
+    /// is turned away from now on.
+    pub(crate) fn failed(&self, source: IpAddr) -> Option<String> {
+        let now = Instant::now();
+        let mut all = lock(&self.failures);
+        // Forget addresses whose window and time away are over.
+        all.retain(|_, f| {
+            now.duration_since(f.since) < FAILURE_WINDOW
+                || f.turned_away_until.is_some_and(|t| t > now)
+        });
+        let f = all.entry(source).or_insert(Failures {
+            count: 0,
+            since: now,
+            turned_away_until: None,
+        });
+        f.count += 1;
+        if f.count < MAX_FAILURES || f.turned_away_until.is_some() {
+            return None;
+        }
+        f.turned_away_until = Some(now + TURNED_AWAY_FOR);
+        Some(format!(
+            "{source}: {} failed handshakes within {} s; its connections are dropped for {} s",
+            f.count,
+            FAILURE_WINDOW.as_secs(),
+            TURNED_AWAY_FOR.as_secs()
+        ))
+    }
+
+    fn turned_away(&self, source: IpAddr) -> bool {
+        let all = lock(&self.failures);
+        all.get(&source)
+            .and_then(|f| f.turned_away_until)
+            .is_some_and(|t| t > Instant::now())
     }
 
     fn note_drop(&self, source: IpAddr, pressure: bool) {
@@ -213,6 +271,22 @@ mod tests {
         drop(w);
         assert_eq!(door.waiting.load(Relaxed), 0);
         assert!(lock(&door.by_source).is_empty(), "every place freed");
+    }
+
+    #[test]
+    fn an_address_that_keeps_failing_is_turned_away_and_others_are_not() {
+        let door = Arc::new(Door::default());
+        let guesser: SocketAddr = "127.0.0.3:40000".parse().unwrap();
+        for _ in 1..MAX_FAILURES {
+            assert!(door.failed(guesser.ip()).is_none());
+            assert!(door.admit(guesser).is_some(), "still let in");
+        }
+        let line = door.failed(guesser.ip()).expect("turned away now");
+        assert!(line.contains("127.0.0.3"), "{line}");
+        assert!(door.admit(guesser).is_none());
+        assert!(door.failed(guesser.ip()).is_none(), "said once");
+        let other: SocketAddr = "127.0.0.1:40000".parse().unwrap();
+        assert!(door.admit(other).is_some());
     }
 
     #[test]

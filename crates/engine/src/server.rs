@@ -213,6 +213,7 @@ fn handle(
     let hello = read_hello(&mut conn, waiting.timeout)
         .map_err(|e| (Some(RefusalCode::Malformed), e.to_string()))
         .and_then(|hello| secure(&mut conn, &hello, tls).map(|t| (hello, t)));
+    let door = waiting.door();
     if let Some(line) = waiting.leave() {
         log(line);
     }
@@ -226,8 +227,13 @@ fn handle(
         ),
         Err((code, e)) => {
             log(format!("refused {peer}: {e}"));
-            if let Some(code) = code {
-                send_refusal(&mut conn, code, &e);
+            match code {
+                Some(code) => send_refusal(&mut conn, code, &e),
+                None => {
+                    if let Some(line) = door.failed(peer.ip()) {
+                        log(line);
+                    }
+                }
             }
             return None;
         }

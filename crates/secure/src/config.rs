@@ -3,14 +3,31 @@
 //! WDT), ChaCha20-Poly1305 first where it does not, and a client that
 //! trusts exactly the certificate it was told the fingerprint of.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{CryptoProvider, aws_lc_rs};
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{CipherSuite, ClientConfig, DigitallySignedStruct, ServerConfig, SignatureScheme};
+use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
+use rustls::{
+    CertificateError, CipherSuite, ClientConfig, DigitallySignedStruct, DistinguishedName,
+    OtherError, ServerConfig, SignatureScheme,
+};
 
+use crate::keys::KeyFile;
 use crate::{Fingerprint, Identity, SecureError};
+
+/// Which server certificate a client accepts.
+#[derive(Debug, Clone)]
+pub enum ServerTrust {
+    /// Only the one with this fingerprint (from a URL, a flag or a
+    /// known-servers file).
+    Exactly(Fingerprint),
+    /// The first one seen, recorded here, then only that one: trust on
+    /// first use, as ssh with a host it has not met. The caller keeps what
+    /// was seen for the next run.
+    FirstUse(Arc<Mutex<Option<Fingerprint>>>),
+}
 
 /// The name every linerate certificate carries; connections are checked
 /// by fingerprint, not by name.
@@ -70,21 +87,118 @@ pub fn server_config(identity: &Identity) -> Result<Arc<ServerConfig>, SecureErr
 
 /// A client that accepts only the certificate with fingerprint `server`.
 pub fn client_config(server: Fingerprint) -> Result<Arc<ClientConfig>, SecureError> {
+    client_config_with(ServerTrust::Exactly(server), None)
+}
+
+/// A client that trusts the server as `trust` says and, given `me`,
+/// shows that identity to servers that ask for one (a daemon's clients).
+pub fn client_config_with(
+    trust: ServerTrust,
+    me: Option<&Identity>,
+) -> Result<Arc<ClientConfig>, SecureError> {
     let provider = provider();
     let c = ClientConfig::builder_with_provider(Arc::clone(&provider))
         .with_protocol_versions(&[&rustls::version::TLS13])?
         .dangerous()
-        .with_custom_certificate_verifier(Arc::new(Pinned { server, provider }))
-        .with_no_client_auth();
+        .with_custom_certificate_verifier(Arc::new(Pinned { trust, provider }));
+    let c = match me {
+        Some(id) => c.with_client_auth_cert(vec![id.cert()], id.key())?,
+        None => c.with_no_client_auth(),
+    };
     Ok(Arc::new(c))
 }
 
-/// Trusts one certificate, named by its fingerprint. The handshake's
-/// signatures are still checked with the provider's algorithms: the
-/// server must hold that certificate's key.
+/// A server presenting `identity` that takes only clients whose
+/// certificate's fingerprint `clients` lists (read again at each
+/// handshake): mutual TLS without a certificate authority.
+pub fn server_config_for_clients(
+    identity: &Identity,
+    clients: KeyFile,
+) -> Result<Arc<ServerConfig>, SecureError> {
+    let provider = provider();
+    let verifier = Arc::new(Listed {
+        clients,
+        provider: Arc::clone(&provider),
+    });
+    let mut c = ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13])?
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(vec![identity.cert()], identity.key())?;
+    c.send_tls13_tickets = 0;
+    c.ignore_client_order = false;
+    Ok(Arc::new(c))
+}
+
+/// Takes the clients a key file lists, by certificate fingerprint.
+#[derive(Debug)]
+struct Listed {
+    clients: KeyFile,
+    provider: Arc<CryptoProvider>,
+}
+
+impl ClientCertVerifier for Listed {
+    fn root_hint_subjects(&self) -> &[DistinguishedName] {
+        &[]
+    }
+
+    fn verify_client_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _now: UnixTime,
+    ) -> Result<ClientCertVerified, rustls::Error> {
+        let got = Fingerprint::of(end_entity);
+        let refuse = |why: String| {
+            rustls::Error::InvalidCertificate(CertificateError::Other(OtherError(Arc::new(
+                std::io::Error::other(why),
+            ))))
+        };
+        match self.clients.current() {
+            Ok(list) if list.find(&got).is_some() => Ok(ClientCertVerified::assertion()),
+            Ok(_) => Err(refuse(format!(
+                "client key {got} is not in {}",
+                self.clients.0.display()
+            ))),
+            Err(e) => Err(refuse(format!("cannot read the authorized keys: {e}"))),
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        _message: &[u8],
+        _cert: &CertificateDer<'_>,
+        _dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        Err(rustls::Error::General("TLS 1.2 is not offered".into()))
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
+    }
+}
+
+/// Trusts one certificate, named by its fingerprint (or the first one
+/// seen). The handshake's signatures are still checked with the
+/// provider's algorithms: the server must hold that certificate's key.
 #[derive(Debug)]
 struct Pinned {
-    server: Fingerprint,
+    trust: ServerTrust,
     provider: Arc<CryptoProvider>,
 }
 
@@ -98,12 +212,19 @@ impl ServerCertVerifier for Pinned {
         _now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
         let got = Fingerprint::of(end_entity);
-        if got == self.server {
+        let want = match &self.trust {
+            ServerTrust::Exactly(fp) => *fp,
+            ServerTrust::FirstUse(seen) => *seen
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get_or_insert(got),
+        };
+        if got == want {
             Ok(ServerCertVerified::assertion())
         } else {
             Err(rustls::Error::General(format!(
-                "the server's certificate has fingerprint {got}, not the {} this client was given",
-                self.server
+                "the server's certificate has fingerprint {got}, not the {want} this client \
+                 was given"
             )))
         }
     }

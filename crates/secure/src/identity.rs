@@ -1,5 +1,10 @@
 //! A certificate and its key, and the fingerprint that names it.
 
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
 use crate::SecureError;
@@ -59,6 +64,47 @@ impl Identity {
         })
     }
 
+    /// Makes an identity and writes it to `path` (certificate and key in
+    /// PEM, readable by its owner only); fails if `path` exists.
+    pub fn create_file(path: &Path) -> Result<Identity, SecureError> {
+        let made = rcgen::generate_simple_self_signed(vec!["linerate".to_string()])
+            .map_err(|e| SecureError::Certificate(e.to_string()))?;
+        let pem = format!("{}{}", made.cert.pem(), made.key_pair.serialize_pem());
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| SecureError::file(path, e))?;
+        }
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path)
+            .and_then(|mut f| f.write_all(pem.as_bytes()).and_then(|()| f.sync_all()))
+            .map_err(|e| SecureError::file(path, e))?;
+        Ok(Identity {
+            cert: made.cert.der().clone(),
+            key: PrivatePkcs8KeyDer::from(made.key_pair.serialize_der()),
+        })
+    }
+
+    /// Reads an identity written by [`Identity::create_file`].
+    pub fn load(path: &Path) -> Result<Identity, SecureError> {
+        let pem = std::fs::read(path).map_err(|e| SecureError::file(path, e))?;
+        let bad = |what: &str| SecureError::BadIdentity(path.display().to_string(), what.into());
+        Ok(Identity {
+            cert: CertificateDer::from_pem_slice(&pem).map_err(|_| bad("no certificate"))?,
+            key: PrivatePkcs8KeyDer::from_pem_slice(&pem).map_err(|_| bad("no private key"))?,
+        })
+    }
+
+    /// The identity at `path`, made there first if there is none; says
+    /// whether it was made.
+    pub fn load_or_create(path: &Path) -> Result<(Identity, bool), SecureError> {
+        match path.exists() {
+            true => Ok((Identity::load(path)?, false)),
+            false => Ok((Identity::create_file(path)?, true)),
+        }
+    }
+
     pub fn fingerprint(&self) -> Fingerprint {
         Fingerprint::of(&self.cert)
     }
@@ -90,5 +136,23 @@ mod tests {
             fp,
             "fresh each time"
         );
+    }
+
+    #[test]
+    fn an_identity_on_disk_reads_back_and_only_its_owner_can_read_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("lr-id-{}", std::process::id()));
+        let path = dir.join("sub/key.pem");
+        let (made, created) = Identity::load_or_create(&path).unwrap();
+        assert!(created);
+        let (again, created) = Identity::load_or_create(&path).unwrap();
+        assert!(!created);
+        assert_eq!(made.fingerprint(), again.fingerprint());
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert!(Identity::create_file(&path).is_err(), "never overwritten");
+        std::fs::write(&path, "junk").unwrap();
+        assert!(Identity::load(&path).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -6,6 +6,8 @@
 //! - [`config`]: client and server configurations. A client trusts exactly
 //!   one certificate, the one whose fingerprint it was given (in a URL, a
 //!   flag or a known-servers file): no certificate authority is involved.
+//! - [`keys`]: lists of fingerprints in files (a daemon's authorized
+//!   client keys), one per line with a comment, as ssh's authorized_keys.
 //! - [`stream`]: one TLS connection over a blocking socket that encrypts
 //!   from the caller's buffer and decrypts in place in its own, with the
 //!   rustls unbuffered API; the buffered API's copies cost two thirds of the
@@ -13,10 +15,15 @@
 
 pub mod config;
 pub mod identity;
+pub mod keys;
 pub mod stream;
 
-pub use config::{Negotiated, client_config, ktls_available, server_config};
+pub use config::{
+    Negotiated, ServerTrust, client_config, client_config_with, ktls_available, server_config,
+    server_config_for_clients,
+};
 pub use identity::{Fingerprint, Identity};
+pub use keys::{KeyFile, KeyList};
 pub use rustls::{ClientConfig, ServerConfig};
 pub use stream::TlsStream;
 
@@ -29,4 +36,16 @@ pub enum SecureError {
     Config(#[from] rustls::Error),
     #[error("{0:?} is not a certificate fingerprint (64 hex digits of SHA-256)")]
     BadFingerprint(String),
+    #[error("{0}: {1}")]
+    File(String, std::io::Error),
+    #[error("{0} is not a linerate key file: {1}")]
+    BadIdentity(String, String),
+    #[error("{0}, line {1}: {2}")]
+    BadList(String, usize, String),
+}
+
+impl SecureError {
+    pub(crate) fn file(path: &std::path::Path, e: std::io::Error) -> SecureError {
+        SecureError::File(path.display().to_string(), e)
+    }
 }

@@ -53,12 +53,13 @@ macro_rules! with_conn {
 /// what it wrote is queued for the socket.
 macro_rules! seal {
     ($self:ident, |$w:ident, $out:ident| $call:expr) => {{
+        let client = $self.is_client();
         let TlsStream {
             outgoing, out_used, ..
         } = $self;
         let n = with_conn!($self, |c| {
             let UnbufferedStatus { state, .. } = c.process_tls_records(&mut []);
-            match state.map_err(tls_err)? {
+            match state.map_err(|e| tls_err(e, client))? {
                 ConnectionState::WriteTraffic(mut $w) => {
                     grow_and_retry(outgoing, *out_used, |$out| {
                         $call.map_err(|e| match e {
@@ -107,10 +108,27 @@ pub struct TlsStream {
     peer_closed: bool,
 }
 
-fn tls_err(e: rustls::Error) -> io::Error {
+/// A TLS error in words; a client refused by a daemon is told what to do.
+fn tls_err(e: rustls::Error, client: bool) -> io::Error {
+    use rustls::AlertDescription::{
+        AccessDenied, BadCertificate, CertificateRequired, CertificateUnknown,
+    };
     let what = match e {
         rustls::Error::DecryptError => {
             "TLS: data failed authentication (altered on the way, or not from the peer)".to_string()
+        }
+        rustls::Error::AlertReceived(CertificateRequired) if client => {
+            "the server takes only clients whose key it lists: make one with `linerate keys \
+             new`, and have its fingerprint (`linerate keys list`) added to the server's \
+             --authorized-keys file"
+                .to_string()
+        }
+        rustls::Error::AlertReceived(BadCertificate | AccessDenied | CertificateUnknown)
+            if client =>
+        {
+            "the server refused this client's key: its fingerprint (`linerate keys list`) \
+             is not in the server's --authorized-keys file"
+                .to_string()
         }
         e => format!("TLS: {e}"),
     };
@@ -120,12 +138,12 @@ fn tls_err(e: rustls::Error) -> io::Error {
 impl TlsStream {
     pub fn client(config: Arc<ClientConfig>) -> io::Result<TlsStream> {
         let name = ServerName::try_from(SERVER_NAME).map_err(io::Error::other)?;
-        let conn = UnbufferedClientConnection::new(config, name).map_err(tls_err)?;
+        let conn = UnbufferedClientConnection::new(config, name).map_err(|e| tls_err(e, true))?;
         Ok(TlsStream::new(Conn::Client(conn)))
     }
 
     pub fn server(config: Arc<ServerConfig>) -> io::Result<TlsStream> {
-        let conn = UnbufferedServerConnection::new(config).map_err(tls_err)?;
+        let conn = UnbufferedServerConnection::new(config).map_err(|e| tls_err(e, false))?;
         Ok(TlsStream::new(Conn::Server(conn)))
     }
 
@@ -143,6 +161,10 @@ impl TlsStream {
         }
     }
 
+    fn is_client(&self) -> bool {
+        matches!(self.conn, Conn::Client(_))
+    }
+
     /// What the handshake agreed on (once it is done).
     pub fn negotiated(&self) -> Option<Negotiated> {
         let common: &rustls::CommonState = match &self.conn {
@@ -155,8 +177,38 @@ impl TlsStream {
         })
     }
 
+    /// The fingerprint of the certificate the peer showed, if it showed
+    /// one (a server's always; a client's when the server asked).
+    pub fn peer_fingerprint(&self) -> Option<crate::Fingerprint> {
+        let common: &rustls::CommonState = match &self.conn {
+            Conn::Client(c) => c,
+            Conn::Server(c) => c,
+        };
+        common
+            .peer_certificates()
+            .and_then(|c| c.first())
+            .map(|c| crate::Fingerprint::of(c))
+    }
+
     /// Runs the handshake to its end over `sock`.
     pub fn handshake(&mut self, sock: &mut (impl Read + Write)) -> io::Result<()> {
+        let result = self.handshake_steps(sock);
+        if result.is_err() {
+            // Tell the peer why (rustls queued an alert): a client refused
+            // for its key learns that, not just that the connection ended.
+            for _ in 0..4 {
+                match self.step(&mut |_| 0) {
+                    Ok(Step::Send) => {
+                        let _ = self.flush(sock);
+                    }
+                    _ => break,
+                }
+            }
+        }
+        result
+    }
+
+    fn handshake_steps(&mut self, sock: &mut (impl Read + Write)) -> io::Result<()> {
         loop {
             match self.step(&mut |_| 0)? {
                 Step::Send => self.flush(sock)?,
@@ -193,16 +245,17 @@ impl TlsStream {
         } = self;
         let base = incoming.as_ptr() as usize;
         let capacity = incoming.len();
+        let client = matches!(self.conn, Conn::Client(_));
         let (discard, step) = with_conn!(self, |c| {
             let UnbufferedStatus { discard, state, .. } =
                 c.process_tls_records(&mut incoming[*start..*used]);
-            let step = match state.map_err(tls_err)? {
+            let step = match state.map_err(|e| tls_err(e, client))? {
                 ConnectionState::ReadTraffic(mut traffic) => match traffic.next_record() {
                     Some(record) => {
                         let AppDataRecord {
                             discard: more,
                             payload,
-                        } = record.map_err(tls_err)?;
+                        } = record.map_err(|e| tls_err(e, client))?;
                         let at = payload.as_ptr() as usize;
                         let inside = at >= base && at + payload.len() <= base + capacity;
                         let step = if inside {
@@ -500,30 +553,98 @@ mod tests {
     use crate::{Identity, client_config, server_config};
     use std::os::unix::net::UnixStream;
 
+    type Ends = ((TlsStream, UnixStream), (TlsStream, UnixStream));
+
     /// A client and a server handshaken over a socket pair, on two threads.
-    fn pair(pin_right: bool) -> io::Result<((TlsStream, UnixStream), (TlsStream, UnixStream))> {
+    fn pair(pin_right: bool) -> io::Result<Ends> {
         let id = Identity::generate().unwrap();
         let pin = if pin_right {
             id.fingerprint()
         } else {
             Identity::generate().unwrap().fingerprint()
         };
+        pair_with(client_config(pin).unwrap(), server_config(&id).unwrap())
+    }
+
+    fn pair_with(client: Arc<ClientConfig>, server: Arc<ServerConfig>) -> io::Result<Ends> {
         let (mut a, mut b) = UnixStream::pair()?;
-        let server_cfg = server_config(&id).unwrap();
         let server = std::thread::spawn(move || {
-            let mut s = TlsStream::server(server_cfg)?;
+            let mut s = TlsStream::server(server)?;
             s.handshake(&mut b)?;
             Ok::<_, io::Error>((s, b))
         });
-        let mut c = TlsStream::client(client_config(pin).unwrap())?;
+        let mut c = TlsStream::client(client)?;
         if let Err(e) = c.handshake(&mut a) {
             // The server waits for bytes until this end is gone.
             drop(a);
             let _ = server.join();
             return Err(e);
         }
-        let s = server.join().unwrap()?;
+        // TLS 1.3: the client is done before the server has checked its
+        // certificate; a refusal arrives as an alert on the first read.
+        let s = match server.join().unwrap() {
+            Ok(s) => s,
+            Err(e) => {
+                let mut buf = [0u8; 16];
+                let got = c.read(&mut a, &mut buf);
+                return Err(got.err().unwrap_or(e));
+            }
+        };
         Ok(((c, a), s))
+    }
+
+    #[test]
+    fn a_daemon_takes_listed_client_keys_only_and_says_why_to_the_others() {
+        use crate::keys::KeyFile;
+        use crate::{ServerTrust, client_config_with, server_config_for_clients};
+        let dir = std::env::temp_dir().join(format!("lr-mtls-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let server = Identity::generate().unwrap();
+        let listed = Identity::generate().unwrap();
+        let stranger = Identity::generate().unwrap();
+        let keys = dir.join("authorized_keys");
+        std::fs::write(&keys, format!("{} alice\n", listed.fingerprint())).unwrap();
+        let daemon = || server_config_for_clients(&server, KeyFile(keys.clone())).unwrap();
+        let seen = Arc::new(std::sync::Mutex::new(None));
+        let first_use = ServerTrust::FirstUse(Arc::clone(&seen));
+
+        let ((c, _), (s, _)) = pair_with(
+            client_config_with(first_use, Some(&listed)).unwrap(),
+            daemon(),
+        )
+        .unwrap();
+        assert_eq!(
+            *seen.lock().unwrap(),
+            Some(server.fingerprint()),
+            "recorded"
+        );
+        assert_eq!(s.peer_fingerprint(), Some(listed.fingerprint()));
+        assert_eq!(c.peer_fingerprint(), Some(server.fingerprint()));
+
+        let trust = ServerTrust::Exactly(server.fingerprint());
+        let err = pair_with(client_config_with(trust.clone(), None).unwrap(), daemon())
+            .err()
+            .expect("no key, no entry");
+        assert!(err.to_string().contains("linerate keys new"), "{err}");
+        let err = pair_with(
+            client_config_with(trust, Some(&stranger)).unwrap(),
+            daemon(),
+        )
+        .err()
+        .expect("an unlisted key is refused");
+        assert!(err.to_string().contains("authorized-keys"), "{err}");
+
+        // Trust on first use holds on to what it saw first.
+        let other = Identity::generate().unwrap();
+        let pinned = ServerTrust::FirstUse(seen);
+        let err = pair_with(
+            client_config_with(pinned, Some(&listed)).unwrap(),
+            server_config_for_clients(&other, KeyFile(keys.clone())).unwrap(),
+        )
+        .err()
+        .expect("a changed server is refused");
+        assert!(err.to_string().contains("fingerprint"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

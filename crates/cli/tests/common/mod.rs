@@ -27,6 +27,35 @@ pub fn linerate() -> &'static str {
     env!("CARGO_BIN_EXE_linerate")
 }
 
+/// linerate's config directory for tests: a client key that the test
+/// daemons list in their authorized keys, their server identity, and the
+/// servers met. Made once, kept under the target directory.
+pub fn test_keys() -> &'static std::path::Path {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("linerate-keys");
+        if !dir.join("authorized_keys").exists() {
+            let out = Command::new(linerate())
+                .args(["keys", "new", "--force"])
+                .env("LINERATE_CONFIG_DIR", &dir)
+                .output()
+                .expect("linerate keys new");
+            assert!(out.status.success(), "{}", text(&out));
+            std::fs::write(dir.join("authorized_keys"), &out.stdout).unwrap();
+            // Made here, not by the first of several daemons starting at once.
+            std::fs::copy(dir.join("client.pem"), dir.join("server.pem")).unwrap();
+        }
+        dir
+    })
+}
+
+/// `linerate` with the tests' keys (see [`test_keys`]).
+pub fn linerate_cmd() -> Command {
+    let mut c = Command::new(linerate());
+    c.env("LINERATE_CONFIG_DIR", test_keys());
+    c
+}
+
 /// A `linerate serve` process and the lines it logs.
 pub struct Server {
     pub child: Child,
@@ -49,6 +78,7 @@ impl Server {
             }
             None => Command::new(linerate()),
         };
+        cmd.env("LINERATE_CONFIG_DIR", test_keys());
         let mut child = cmd
             .args(args)
             .stdout(Stdio::null())
@@ -143,7 +173,7 @@ impl Drop for Guard {
 
 /// Starts a one-shot `linerate recv DIR` in the foreground; returns it and its URL.
 pub fn oneshot(dir: &std::path::Path) -> (Guard, String) {
-    let mut cmd = Command::new(linerate());
+    let mut cmd = linerate_cmd();
     cmd.args(["recv", dir.to_str().expect("UTF-8 test path")]);
     oneshot_by(cmd)
 }
@@ -178,10 +208,7 @@ pub fn oneshot_by(mut cmd: Command) -> (Guard, String) {
 }
 
 pub fn run(args: &[&str]) -> Output {
-    Command::new(linerate())
-        .args(args)
-        .output()
-        .expect("run linerate")
+    linerate_cmd().args(args).output().expect("run linerate")
 }
 
 pub fn bench_json(addr: &str, extra: &[&str]) -> serde_json::Value {
@@ -276,7 +303,7 @@ pub fn run_as_nobody(args: &[&str]) -> Output {
 
 /// `linerate send ARGS`, run to its end.
 pub fn send(args: &[&str]) -> Output {
-    Command::new(linerate())
+    linerate_cmd()
         .arg("send")
         .args(args)
         .output()

@@ -107,6 +107,12 @@ impl Control {
         }
     }
 
+    /// The certificate the peer showed, when the connection is encrypted
+    /// (a daemon's client shows its key).
+    pub fn peer_fingerprint(&self) -> Option<linerate_secure::Fingerprint> {
+        self.tls.as_ref().and_then(|t| t.peer_fingerprint())
+    }
+
     /// The cipher and key exchange, when the connection is encrypted.
     pub fn negotiated(&self) -> Option<linerate_secure::Negotiated> {
         self.tls.as_ref().and_then(|t| t.negotiated())

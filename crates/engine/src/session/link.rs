@@ -124,6 +124,10 @@ impl SharedTls {
         lock(&self.state).negotiated()
     }
 
+    pub fn peer_fingerprint(&self) -> Option<linerate_secure::Fingerprint> {
+        lock(&self.state).peer_fingerprint()
+    }
+
     pub fn into_inner(self) -> TlsStream {
         self.state.into_inner().unwrap_or_else(|p| p.into_inner())
     }

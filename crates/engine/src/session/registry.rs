@@ -24,6 +24,9 @@ pub(crate) struct JoinRule {
     pub encrypted: bool,
     /// The one-shot receiver's token.
     pub token: Option<String>,
+    /// The key the control connection's client showed (a daemon's
+    /// sender): its data connections must show the same.
+    pub client: Option<linerate_secure::Fingerprint>,
 }
 
 /// How long an encrypted data connection may take to send its join.
@@ -135,6 +138,13 @@ fn joined(link: Link, rule: &JoinRule) -> (Link, std::result::Result<(), String>
             ),
             false => (link, Ok(())),
         };
+    }
+    let key = link.tls.as_ref().and_then(|t| t.peer_fingerprint());
+    if rule.client.is_some() && key != rule.client {
+        return (
+            link,
+            Err("shown another client key than the session's".into()),
+        );
     }
     let mut ctl = Control::from_link(link);
     let shown = ctl.recv(JOIN_WITHIN, "the data connection's join");

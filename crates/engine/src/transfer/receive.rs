@@ -211,6 +211,7 @@ fn admission<'a>(
     let join = JoinRule {
         encrypted: ctl.negotiated().is_some(),
         token: policy.token.as_ref().map(|t| t.0.clone()),
+        client: ctl.peer_fingerprint(),
     };
     let mut registration = match Registration::new(reg, id, req.streams, options, join) {
         Ok(r) => r,
