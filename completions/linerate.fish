@@ -74,6 +74,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand bench" -s b -l bitrate
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s M -l mss -d 'TCP maximum segment size (TCP_MAXSEG)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s S -l tos -d 'IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s B -l bind -d 'Local address to send from' -r
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -l server-fingerprint -d 'The fingerprint of the server\'s certificate (`linerate serve` logs it)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l rcvlowat -d 'Wake receivers only once this many bytes are queued (SO_RCVLOWAT; 1 wakes them for any data). Default: 128K between namespaces of one host, else off (see docs/defaults.md)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l affinity -d 'Where stream threads run (CPU affinity at both ends)' -r -f -a "auto\t'Pin only where it measured faster: polling receivers on one host get a core per thread at up to one thread per core, a core per stream at up to four'
 off\t''
@@ -88,6 +89,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand bench" -l bidir -d 'Bo
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s 4 -d 'Use IPv4 only'
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s 6 -d 'Use IPv6 only'
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l zerocopy -d 'Send with MSG_ZEROCOPY (pays off on real NICs with large writes; loopback copies anyway)'
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -l encrypt -d 'Encrypt every stream (TLS 1.3, as transfers do), to measure what encryption costs; the summary and the result name the cipher. The server is trusted as `send` trusts a daemon (--server-fingerprint, or known_servers, recorded at the first contact)'
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l skip-rx-copy -d 'Receiver discards data in the kernel (MSG_TRUNC) instead of copying it out'
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l json-stream -d 'Print one JSON line per interval on stdout, then the linerate.result/1 document as the last line (human output goes to stderr)'
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -83,6 +83,7 @@ _arguments "${_arguments_options[@]}" : \
 '--tos=[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
 '-B+[Local address to send from]:ADDR:_default' \
 '--bind=[Local address to send from]:ADDR:_default' \
+'--server-fingerprint=[The fingerprint of the server'\''s certificate (\`linerate serve\` logs it)]:SHA256:_default' \
 '--rcvlowat=[Wake receivers only once this many bytes are queued (SO_RCVLOWAT; 1 wakes them for any data). Default\: 128K between namespaces of one host, else off (see docs/defaults.md)]:RCVLOWAT:_default' \
 '--affinity=[Where stream threads run (CPU affinity at both ends)]:AFFINITY:((auto\:"Pin only where it measured faster\: polling receivers on one host get a core per thread at up to one thread per core, a core per stream at up to four"
 off\:""
@@ -98,6 +99,7 @@ off\:""))' \
 '(-6)-4[Use IPv4 only]' \
 '-6[Use IPv6 only]' \
 '--zerocopy[Send with MSG_ZEROCOPY (pays off on real NICs with large writes; loopback copies anyway)]' \
+'--encrypt[Encrypt every stream (TLS 1.3, as transfers do), to measure what encryption costs; the summary and the result name the cipher. The server is trusted as \`send\` trusts a daemon (--server-fingerprint, or known_servers, recorded at the first contact)]' \
 '--skip-rx-copy[Receiver discards data in the kernel (MSG_TRUNC) instead of copying it out]' \
 '(--json)--json-stream[Print one JSON line per interval on stdout, then the linerate.result/1 document as the last line (human output goes to stderr)]' \
 '-h[Print help (see more with '\''--help'\'')]' \

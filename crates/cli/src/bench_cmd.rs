@@ -112,6 +112,15 @@ pub struct BenchArgs {
     /// Send with MSG_ZEROCOPY (pays off on real NICs with large writes; loopback copies anyway).
     #[arg(long)]
     pub zerocopy: bool,
+    /// Encrypt every stream (TLS 1.3, as transfers do), to measure what
+    /// encryption costs; the summary and the result name the cipher. The
+    /// server is trusted as `send` trusts a daemon (--server-fingerprint,
+    /// or known_servers, recorded at the first contact).
+    #[arg(long)]
+    pub encrypt: bool,
+    /// The fingerprint of the server's certificate (`linerate serve` logs it).
+    #[arg(long, value_name = "SHA256", requires = "encrypt")]
+    pub server_fingerprint: Option<String>,
     /// Receiver discards data in the kernel (MSG_TRUNC) instead of copying it out.
     #[arg(long)]
     pub skip_rx_copy: bool,
@@ -167,6 +176,7 @@ impl BenchArgs {
             zerocopy: self.zerocopy,
             skip_rx_copy: self.skip_rx_copy,
             rx_poll: self.rx_poll.into(),
+            tls: None,
             affinity: match self.affinity {
                 AffinityArg::Auto => Affinity::Auto,
                 AffinityArg::Off => Affinity::Off,
@@ -233,7 +243,20 @@ pub fn resolve_host(host: &str, ipv4: bool, ipv6: bool) -> anyhow::Result<Socket
 
 pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     let server = a.resolve()?;
-    let spec = a.spec();
+    let mut spec = a.spec();
+    let trust = match a.encrypt {
+        true => {
+            let name = match a.port {
+                Some(p) => format!("{}:{p}", a.host),
+                None => a.host.clone(),
+            };
+            let trust = crate::keys_cmd::DaemonTrust::new(&name, a.server_fingerprint.as_deref())?;
+            let config = crate::keys_cmd::client_config(&trust)?;
+            spec.tls = Some(linerate_engine::spec::ClientTls(config));
+            Some(trust)
+        }
+        false => None,
+    };
     spec.check()
         .map_err(|e| usage::flag_error(e, usage::BENCH_FLAGS))?;
     let to_stderr = a.json.as_deref() == Some("-") || a.json_stream;
@@ -244,7 +267,14 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         std::env::args().collect(),
         output::Out::new(to_stderr),
         a.json_stream,
-    )?;
+    );
+    // A server met for the first time is recorded once it answered.
+    if let Some(t) = &trust
+        && doc.is_ok()
+    {
+        t.remember()?;
+    }
+    let doc = doc?;
     if let Some(path) = &a.json {
         output::write_json(&doc, path)?;
     }
@@ -310,6 +340,8 @@ mod tests {
                 tos: Some(0x10),
                 bind: Some("10.0.0.1".parse().unwrap()),
             },
+            // A TLS configuration is made at run time from --encrypt.
+            tls: None,
         };
         assert_eq!(parse(&measure::bench_words(server, &every)), every);
         let counted = BenchSpec {

@@ -154,6 +154,20 @@ impl DaemonTrust {
     }
 }
 
+/// A client configuration trusting a daemon as `trust` says, showing this
+/// user's client key when there is one.
+pub fn client_config(trust: &DaemonTrust) -> anyhow::Result<Arc<linerate_secure::ClientConfig>> {
+    let key_path = client_key_path()?;
+    let me = match key_path.exists() {
+        true => Some(Identity::load(&key_path)?),
+        false => None,
+    };
+    Ok(linerate_secure::client_config_with(
+        trust.trust.clone(),
+        me.as_ref(),
+    )?)
+}
+
 /// The fingerprint recorded for `server` in a known-servers file.
 fn known(path: &Path, server: &str) -> anyhow::Result<Option<Fingerprint>> {
     let Ok(text) = std::fs::read_to_string(path) else {

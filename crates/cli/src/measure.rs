@@ -55,6 +55,12 @@ pub fn bench(
     if doc.interrupted {
         out.line("Interrupted: the summary covers what ran until then.");
     }
+    let tls = &doc.parameters["encryption"];
+    if let (Some(cipher), Some(kx)) = (tls["cipher"].as_str(), tls["key_exchange"].as_str()) {
+        out.line(&format!(
+            "Encrypted: TLS 1.3, {cipher}, key exchange {kx}, in user space"
+        ));
+    }
     output::print_summary(&mut out, &doc);
     Ok(doc)
 }
@@ -64,6 +70,9 @@ pub fn bench(
 pub fn bench_words(server: SocketAddr, spec: &BenchSpec) -> Vec<String> {
     let d = BenchSpec::default();
     let mut w = vec![server.to_string()];
+    if spec.tls.is_some() {
+        w.push("--encrypt".to_string());
+    }
     let mut flag = |name: &str, value: String| {
         w.push(name.to_string());
         w.push(value);
@@ -71,6 +80,7 @@ pub fn bench_words(server: SocketAddr, spec: &BenchSpec) -> Vec<String> {
     if spec.streams != d.streams {
         flag("-P", spec.streams.to_string());
     }
+
     if let Some(b) = spec.bytes {
         flag("-n", b.to_string());
     } else if spec.duration_ms != d.duration_ms {

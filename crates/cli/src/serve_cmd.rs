@@ -106,6 +106,30 @@ pub struct DaemonKeys {
 }
 
 impl DaemonKeys {
+    fn identity_path(&self) -> anyhow::Result<PathBuf> {
+        Ok(match &self.identity {
+            Some(p) => p.clone(),
+            None => crate::keys_cmd::config_dir()?.join("server.pem"),
+        })
+    }
+
+    /// The TLS of a server without --root: its identity, no client keys.
+    fn bench_tls(&self, log: &dyn Fn(String)) -> anyhow::Result<ServerTls> {
+        let path = self.identity_path()?;
+        let (identity, made) = linerate_secure::Identity::load_or_create(&path)
+            .with_context(|| format!("--identity {}", path.display()))?;
+        log(format!(
+            "identity {} ({}), fingerprint {}",
+            path.display(),
+            if made { "made now" } else { "kept" },
+            identity.fingerprint()
+        ));
+        Ok(ServerTls {
+            config: linerate_secure::server_config(&identity)?,
+            required: false,
+        })
+    }
+
     /// The TLS a daemon serving transfers speaks, or None with --no-encrypt.
     fn server_tls(&self, log: &dyn Fn(String)) -> anyhow::Result<Option<ServerTls>> {
         if self.no_encrypt {
@@ -203,7 +227,18 @@ pub fn run(a: ServeArgs) -> anyhow::Result<()> {
     let server = Server::bind(SocketAddr::new(a.bind, a.port), log)
         .context("cannot start the server")?
         .with_limits(limits);
+    let log_line = |line: String| eprintln!("{} {line}", timestamp());
     let server = match &a.root {
+        // Bench sessions in the clear, or encrypted for clients that ask
+        // (bench --encrypt), with this server's identity.
+        None if !a.keys.no_encrypt => match a.keys.bench_tls(&log_line) {
+            Ok(tls) => server.with_tls(tls),
+            Err(e) => {
+                log_line(format!("bench --encrypt not served: {e:#}"));
+                server
+            }
+        },
+        None => server,
         Some(root) => {
             if !root.is_dir() {
                 anyhow::bail!("--root {}: not a directory", root.display());
@@ -220,7 +255,6 @@ pub fn run(a: ServeArgs) -> anyhow::Result<()> {
                 None => server,
             }
         }
-        None => server,
     };
     let addr = server.local_addr()?;
     // Bound first, so a taken port is reported where the user is looking.

@@ -362,13 +362,7 @@ fn client_tls(target: &Target, a: &SendArgs) -> anyhow::Result<ClientTls> {
         },
         Target::Daemon { host, .. } => {
             let trust = crate::keys_cmd::DaemonTrust::new(host, a.server_fingerprint.as_deref())?;
-            let key_path = crate::keys_cmd::client_key_path()?;
-            let me = match key_path.exists() {
-                true => Some(linerate_secure::Identity::load(&key_path)?),
-                false => None,
-            };
-            let config = linerate_secure::client_config_with(trust.trust.clone(), me.as_ref())?;
-            Ok((Some(config), Some(trust)))
+            Ok((Some(crate::keys_cmd::client_config(&trust)?), Some(trust)))
         }
     }
 }

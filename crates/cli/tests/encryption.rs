@@ -373,3 +373,36 @@ fn a_daemon_without_authorized_keys_does_not_start() {
     assert!(!out.status.success());
     assert!(text(&out).contains("linerate keys new"), "{}", text(&out));
 }
+
+#[test]
+fn bench_encrypt_measures_through_tls_and_names_the_cipher() {
+    let server = common::Server::start();
+    let out = common::linerate_cmd()
+        .args([
+            "bench",
+            &server.addr(),
+            "--encrypt",
+            "-t",
+            "1",
+            "--json",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tls = &doc["parameters"]["encryption"];
+    assert!(
+        tls["cipher"].as_str().unwrap().starts_with("TLS13_"),
+        "{tls}"
+    );
+    assert_eq!(tls["ktls"], false);
+    assert!(doc["summary"]["bits_per_second"].as_f64().unwrap() > 0.0);
+    assert!(text(&out).contains("Encrypted: TLS 1.3"), "{}", text(&out));
+    assert!(
+        server.log_lines().iter().any(|l| l.contains("fingerprint")),
+        "the server names its certificate"
+    );
+    let clear = common::bench_json(&server.addr(), &["-t", "0.5"]);
+    assert_eq!(clear["parameters"]["encryption"], "none");
+}

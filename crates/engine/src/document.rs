@@ -112,3 +112,18 @@ pub(crate) fn document(p: Provenance, ends: Ends, verdict: Verdict) -> ResultDoc
         interrupted: false,
     }
 }
+
+/// What protected the data on the way: the cipher, the key exchange and
+/// whether the kernel did the record layer (kTLS), or "none".
+pub fn encryption(negotiated: Option<&linerate_secure::Negotiated>) -> serde_json::Value {
+    match negotiated {
+        Some(n) => serde_json::json!({
+            "protocol": "TLS 1.3",
+            "cipher": n.cipher,
+            "key_exchange": n.key_exchange,
+            "ktls": false,
+            "ktls_available": linerate_secure::ktls_available(),
+        }),
+        None => "none".into(),
+    }
+}

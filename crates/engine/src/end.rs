@@ -15,6 +15,10 @@ use crate::stream::{self, Live, Outcome, ReceivePlan, SendPlan};
 
 pub use crate::spec::RxPoll;
 
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Where stream threads are pinned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pin {
@@ -185,7 +189,12 @@ pub fn run(
                 zerocopy: p.zerocopy,
                 stop: cfg.stop.as_deref(),
             };
-            stream::send(&s.stream, &plan, live, abort)
+            match &s.tls {
+                Some(tls) => stream::send_tls(&s.stream, &mut lock(tls), &plan, live, abort),
+                None => stream::send(&s.stream, &plan, live, abort),
+            }
+        } else if let Some(tls) = &s.tls {
+            stream::receive_tls(&s.stream, &mut lock(tls), live, abort)
         } else {
             if let Some(lowat) = p.rcvlowat {
                 // Best effort: without it the reader only wakes more often.

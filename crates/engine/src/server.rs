@@ -320,11 +320,6 @@ fn control_session(
         ctl.refuse(code, &msg);
         return Err(EngineError::Failed(msg));
     }
-    if hello.tls() && hello.kind == SessionKind::Bench {
-        let msg = "bench sessions are not encrypted by this server".to_string();
-        ctl.refuse(RefusalCode::InvalidParameters, &msg);
-        return Err(EngineError::Failed(msg));
-    }
     let _active = Held::take(&reg.active, 1).map_err(|e| {
         let msg = format!("server busy: {e}");
         ctl.refuse(RefusalCode::Busy, &msg);

@@ -50,6 +50,20 @@ pub struct BenchSpec {
     pub rx_poll: RxPoll,
     pub affinity: Affinity,
     pub socket: SocketSpec,
+    /// Encrypt every connection (`bench --encrypt`), to measure what TLS
+    /// costs; None runs in the clear.
+    pub tls: Option<ClientTls>,
+}
+
+/// The TLS a client speaks; two are equal when they are the same
+/// configuration.
+#[derive(Debug, Clone)]
+pub struct ClientTls(pub std::sync::Arc<linerate_secure::ClientConfig>);
+
+impl PartialEq for ClientTls {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 impl Default for BenchSpec {
@@ -69,6 +83,7 @@ impl Default for BenchSpec {
             rx_poll: RxPoll::Auto,
             affinity: Affinity::Auto,
             socket: SocketSpec::default(),
+            tls: None,
         }
     }
 }

@@ -3,6 +3,8 @@
 
 use std::io::{ErrorKind, Write};
 use std::net::TcpStream;
+
+use linerate_secure::TlsStream;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
@@ -227,6 +229,101 @@ pub fn receive(
                 live.bytes.store(got, Relaxed);
             }
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) if abort.load(Relaxed) => break,
+            Err(e) if is_timeout(&e) => {
+                error = Some("no data from the sender for too long".to_string());
+                break;
+            }
+            Err(e) => {
+                error = Some(format!("receive failed: {e}"));
+                abort.store(true, Relaxed);
+                break;
+            }
+        }
+    }
+    let tcp = tcpinfo::read(sock).ok();
+    Outcome::finish(live, &clock, tcp, got, last, error)
+}
+
+/// [`send`] through TLS (`bench --encrypt`): each write sealed and sent,
+/// what the peer must know it ended told in TLS before the socket's end.
+pub fn send_tls(
+    sock: &TcpStream,
+    tls: &mut TlsStream,
+    plan: &SendPlan,
+    live: &Live,
+    abort: &AtomicBool,
+) -> Outcome {
+    let clock = ThreadClock::start();
+    let (mut sent, mut now) = (0u64, Instant::now());
+    let mut last = now;
+    let mut error = None;
+    let mut w = sock;
+    let stopped = || plan.stop.is_some_and(|s| s.load(Relaxed));
+    let past_deadline = |t: Instant| plan.deadline.is_some_and(|d| t >= d) || stopped();
+    loop {
+        let len = match plan.quota {
+            Some(q) => (q - sent).min(plan.buf.len() as u64) as usize,
+            None => plan.buf.len(),
+        };
+        if len == 0 || abort.load(Relaxed) || past_deadline(now) {
+            break;
+        }
+        let r = tls.write_all(&mut w, &plan.buf[..len]);
+        now = Instant::now();
+        match r {
+            Ok(()) => {
+                sent += len as u64;
+                last = now;
+                live.bytes.store(sent, Relaxed);
+            }
+            // The sampler shut the socket down at the deadline to end a blocked write.
+            Err(_) if past_deadline(now) => break,
+            Err(e) if is_timeout(&e) => {
+                error = Some("the receiver stopped reading (send timed out)".to_string());
+                break;
+            }
+            Err(e) => {
+                error = Some(format!("send failed: {e}"));
+                abort.store(true, Relaxed);
+                break;
+            }
+        }
+    }
+    let tcp = tcpinfo::read(sock).ok();
+    let _ = tls.close(&mut w);
+    let _ = sock.shutdown(std::net::Shutdown::Write);
+    Outcome::finish(live, &clock, tcp, sent, last, error)
+}
+
+/// [`receive`] through TLS: every record decrypted and authenticated,
+/// its plaintext counted where rustls left it.
+pub fn receive_tls(
+    sock: &TcpStream,
+    tls: &mut TlsStream,
+    live: &Live,
+    abort: &AtomicBool,
+) -> Outcome {
+    let clock = ThreadClock::start();
+    let (mut got, mut last) = (0u64, Instant::now());
+    let mut error = None;
+    let mut r = sock;
+    loop {
+        let mut n = 0;
+        match tls.read_with(&mut r, |d| {
+            n = d.len();
+            n
+        }) {
+            // A timed run's sender shuts its socket down at the deadline,
+            // mid-record if a write was blocked: what was authenticated
+            // before counts, as in the clear.
+            Ok(false) => break,
+            Err(e) if e.kind() == ErrorKind::UnexpectedEof => break,
+            Ok(true) => {
+                got += n as u64;
+                last = Instant::now();
+                live.bytes.store(got, Relaxed);
+            }
             Err(_) if abort.load(Relaxed) => break,
             Err(e) if is_timeout(&e) => {
                 error = Some("no data from the sender for too long".to_string());

@@ -38,6 +38,8 @@ pub struct BenchRun {
     pub server_host: HostFacts,
     /// The user ended the run early.
     pub interrupted: bool,
+    /// The cipher and key exchange, when the run was encrypted.
+    pub encryption: Option<linerate_secure::Negotiated>,
 }
 
 /// This end's samples of an interval and the server's latest, as the run
@@ -60,11 +62,12 @@ pub fn run(
     let peer = Peer {
         server,
         bind: spec.socket.bind,
-        tls: None,
+        tls: spec.tls.as_ref().map(|t| t.0.clone()),
         token: None,
     };
     let session = new_session_id()?;
     let mut ctl = open_control(&peer, session, SessionKind::Bench)?;
+    let encryption = ctl.negotiated();
     let mut m = BenchClient::new(Instant::now());
     let client_host = linerate_probe::host::collect();
     let mut server_host = HostFacts::default();
@@ -92,6 +95,7 @@ pub fn run(
                     client_host,
                     server_host,
                     interrupted: stopped(),
+                    encryption,
                 });
             }
             // Ended by the user before the server could report (its
@@ -106,6 +110,7 @@ pub fn run(
                     client_host,
                     server_host,
                     interrupted: true,
+                    encryption,
                 });
             }
             Some(Err(e)) if !accepted => return Err(before_accept(server, &ctl, e)),
@@ -348,6 +353,10 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
                 Direction::Bidir => "bidir",
             }
             .into(),
+        );
+        map.insert(
+            "encryption".into(),
+            document::encryption(run.encryption.as_ref()),
         );
     }
     let provenance = document::Provenance {

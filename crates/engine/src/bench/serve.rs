@@ -24,6 +24,12 @@ pub(crate) fn serve(
     id: SessionId,
 ) -> Result<String> {
     let mut m = BenchServer::new(Instant::now(), accept);
+    // An encrypted session's streams must be encrypted too, by the same key.
+    let join = JoinRule {
+        encrypted: ctl.negotiated().is_some(),
+        token: None,
+        client: ctl.peer_fingerprint(),
+    };
     let mut registration = None;
     let mut sockets = Vec::new();
     let mut summary = String::new();
@@ -38,8 +44,7 @@ pub(crate) fn serve(
         match event {
             Event::Register(params) => {
                 let options = StreamOptions::from(&params);
-                match Registration::new(reg, id, params.connections(), options, JoinRule::default())
-                {
+                match Registration::new(reg, id, params.connections(), options, join.clone()) {
                     Ok(r) => {
                         m.registered(Instant::now());
                         flush(&mut ctl, &mut m)?;

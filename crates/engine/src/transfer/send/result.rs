@@ -29,7 +29,10 @@ pub fn to_result(run: &TransferRun, command_line: Vec<String>) -> ResultDoc {
         );
         map.insert("verified_files".into(), run.verified.into());
         map.insert("mismatched_files".into(), run.mismatched.clone().into());
-        map.insert("encryption".into(), encryption(run.encryption.as_ref()));
+        map.insert(
+            "encryption".into(),
+            document::encryption(run.encryption.as_ref()),
+        );
     }
     let provenance = document::Provenance {
         kind: "transfer",
@@ -40,21 +43,6 @@ pub fn to_result(run: &TransferRun, command_line: Vec<String>) -> ResultDoc {
         parameters,
     };
     document::document(provenance, ends, verdict)
-}
-
-/// What protected the data on the way: the cipher, the key exchange and
-/// whether the kernel did the record layer (kTLS), or "none".
-pub fn encryption(negotiated: Option<&linerate_secure::Negotiated>) -> serde_json::Value {
-    match negotiated {
-        Some(n) => serde_json::json!({
-            "protocol": "TLS 1.3",
-            "cipher": n.cipher,
-            "key_exchange": n.key_exchange,
-            "ktls": false,
-            "ktls_available": linerate_secure::ktls_available(),
-        }),
-        None => "none".into(),
-    }
 }
 
 /// Below this much payload a transfer is all setup: no limit is named.
