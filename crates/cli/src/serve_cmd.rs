@@ -106,16 +106,12 @@ pub struct DaemonKeys {
 }
 
 impl DaemonKeys {
-    fn identity_path(&self) -> anyhow::Result<PathBuf> {
-        Ok(match &self.identity {
+    /// This server's identity, made on first start; logs its fingerprint.
+    fn identity(&self, log: &dyn Fn(String)) -> anyhow::Result<linerate_secure::Identity> {
+        let path = match &self.identity {
             Some(p) => p.clone(),
             None => crate::keys_cmd::config_dir()?.join("server.pem"),
-        })
-    }
-
-    /// The TLS of a server without --root: its identity, no client keys.
-    fn bench_tls(&self, log: &dyn Fn(String)) -> anyhow::Result<ServerTls> {
-        let path = self.identity_path()?;
+        };
         let (identity, made) = linerate_secure::Identity::load_or_create(&path)
             .with_context(|| format!("--identity {}", path.display()))?;
         log(format!(
@@ -124,8 +120,13 @@ impl DaemonKeys {
             if made { "made now" } else { "kept" },
             identity.fingerprint()
         ));
+        Ok(identity)
+    }
+
+    /// The TLS of a server without --root: its identity, no client keys.
+    fn bench_tls(&self, log: &dyn Fn(String)) -> anyhow::Result<ServerTls> {
         Ok(ServerTls {
-            config: linerate_secure::server_config(&identity)?,
+            config: linerate_secure::server_config(&self.identity(log)?)?,
             required: false,
         })
     }
@@ -136,15 +137,10 @@ impl DaemonKeys {
             log("transfers in the clear, from anyone (--no-encrypt)".into());
             return Ok(None);
         }
-        let dir = crate::keys_cmd::config_dir()?;
-        let id_path = self
-            .identity
-            .clone()
-            .unwrap_or_else(|| dir.join("server.pem"));
-        let keys = self
-            .authorized_keys
-            .clone()
-            .unwrap_or_else(|| dir.join("authorized_keys"));
+        let keys = match &self.authorized_keys {
+            Some(k) => k.clone(),
+            None => crate::keys_cmd::config_dir()?.join("authorized_keys"),
+        };
         if !keys.exists() {
             anyhow::bail!(
                 "--root takes transfers only from listed client keys, and {} does not exist: \
@@ -155,15 +151,8 @@ impl DaemonKeys {
             );
         }
         linerate_secure::KeyList::read(&keys)?;
-        let (identity, made) = linerate_secure::Identity::load_or_create(&id_path)
-            .with_context(|| format!("--identity {}", id_path.display()))?;
-        log(format!(
-            "identity {} ({}), fingerprint {}; client keys from {}",
-            id_path.display(),
-            if made { "made now" } else { "kept" },
-            identity.fingerprint(),
-            keys.display()
-        ));
+        let identity = self.identity(log)?;
+        log(format!("client keys from {}", keys.display()));
         let config =
             linerate_secure::server_config_for_clients(&identity, linerate_secure::KeyFile(keys))?;
         Ok(Some(ServerTls {
@@ -246,9 +235,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<()> {
             let mut policy = TransferPolicy::new(root.clone());
             a.receiver.apply(&mut policy);
             policy.partial_ttl = Some(std::time::Duration::from_millis(a.partial_ttl));
-            let tls = a
-                .keys
-                .server_tls(&|line| eprintln!("{} {line}", timestamp()))?;
+            let tls = a.keys.server_tls(&log_line)?;
             let server = server.with_transfers(policy);
             match tls {
                 Some(tls) => server.with_tls(tls),
