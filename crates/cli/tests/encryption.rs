@@ -398,6 +398,14 @@ fn bench_encrypt_measures_through_tls_and_names_the_cipher() {
     );
     assert_eq!(tls["ktls"], false);
     assert!(doc["summary"]["bits_per_second"].as_f64().unwrap() > 0.0);
+    // Each stream's thread says how much of its CPU time TLS took.
+    for s in doc["streams"].as_array().unwrap() {
+        let (cpu, in_tls) = (
+            s["cpu_seconds"].as_f64().unwrap(),
+            s["tls_seconds"].as_f64().unwrap(),
+        );
+        assert!(in_tls > 0.0 && in_tls <= cpu, "{s}");
+    }
     assert!(text(&out).contains("Encrypted: TLS 1.3"), "{}", text(&out));
     assert!(
         server.log_lines().iter().any(|l| l.contains("fingerprint")),

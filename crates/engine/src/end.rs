@@ -310,6 +310,7 @@ pub fn run_with(
             seconds: o.last_byte.saturating_duration_since(start).as_secs_f64(),
             cpu_seconds: o.cpu_seconds,
             runq_wait_seconds: o.runq_wait_seconds,
+            tls_seconds: s.tls.as_ref().map_or(0.0, |t| lock(t).busy_seconds()),
             tcp: o.tcp,
             // Read at the end: autotuning has grown them by then.
             sndbuf: buffers.sndbuf,

@@ -159,6 +159,10 @@ pub struct StreamEnd {
     /// Time that thread was runnable but waited for a CPU (schedstat).
     #[serde(default)]
     pub runq_wait_seconds: f64,
+    /// Of `cpu_seconds`, the time spent sealing and opening TLS records
+    /// (0 in the clear).
+    #[serde(default)]
+    pub tls_seconds: f64,
     pub tcp: Option<TcpSample>,
     /// Socket buffer sizes the kernel granted (SO_SNDBUF / SO_RCVBUF).
     pub sndbuf: u32,

@@ -53,6 +53,7 @@ macro_rules! with_conn {
 /// what it wrote is queued for the socket.
 macro_rules! seal {
     ($self:ident, |$w:ident, $out:ident| $call:expr) => {{
+        let began = std::time::Instant::now();
         let client = $self.is_client();
         let TlsStream {
             outgoing, out_used, ..
@@ -72,6 +73,7 @@ macro_rules! seal {
             }
         })?;
         $self.out_used += n;
+        $self.busy += began.elapsed();
     }};
 }
 
@@ -106,6 +108,9 @@ pub struct TlsStream {
     outgoing: Vec<u8>,
     out_used: usize,
     peer_closed: bool,
+    /// Time spent sealing and opening records (the cipher and rustls's
+    /// copies): the verdict's share of the CPU that TLS took.
+    busy: std::time::Duration,
 }
 
 /// A TLS error in words; a client refused by a daemon is told what to do.
@@ -158,7 +163,13 @@ impl TlsStream {
             outgoing: vec![0; 64 << 10],
             out_used: 0,
             peer_closed: false,
+            busy: std::time::Duration::ZERO,
         }
+    }
+
+    /// Seconds spent sealing and opening records so far.
+    pub fn busy_seconds(&self) -> f64 {
+        self.busy.as_secs_f64()
     }
 
     fn is_client(&self) -> bool {
@@ -234,6 +245,7 @@ impl TlsStream {
     /// what must happen next. A record's plaintext outside `incoming` goes
     /// to `take`, which says how much of it it used; the rest is kept.
     fn step(&mut self, take: &mut dyn FnMut(&[u8]) -> usize) -> io::Result<Step> {
+        let began = std::time::Instant::now();
         let TlsStream {
             incoming,
             start,
@@ -295,6 +307,7 @@ impl TlsStream {
             Ok::<_, io::Error>(step)
         })?;
         self.start += discard;
+        self.busy += began.elapsed();
         if let Step::Closed = step {
             self.peer_closed = true;
         }

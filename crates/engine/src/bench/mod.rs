@@ -341,6 +341,7 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
         bits_per_second: ends.bits_per_second,
         pacing_rate: params.pacing_rate,
         congestion,
+        cipher: run.encryption.as_ref().map(|n| n.cipher.as_str()),
     });
     let mut parameters = serde_json::to_value(params).unwrap_or_default();
     if let Some(map) = parameters.as_object_mut() {

@@ -38,6 +38,17 @@ pub struct Features {
     /// The window the receivers advertised, as the senders last saw it.
     pub peer_window: f64,
     pub per_stream_bps: f64,
+    /// Shares of each side's stream-thread CPU time spent sealing and
+    /// opening TLS records (0 in the clear).
+    pub sender_tls_share: f64,
+    pub receiver_tls_share: f64,
+}
+
+/// Of the CPU time of `ends`' threads, the share spent in TLS.
+fn tls_share(ends: &[&StreamEnd]) -> f64 {
+    let cpu: f64 = ends.iter().map(|s| s.cpu_seconds).sum();
+    let tls: f64 = ends.iter().map(|s| s.tls_seconds).sum();
+    if cpu > 0.0 { (tls / cpu).min(1.0) } else { 0.0 }
 }
 
 impl Features {
@@ -93,6 +104,8 @@ impl Features {
             cwnd_bytes: sender_tcp(|t| Some(f64::from(t.snd_cwnd) * f64::from(t.snd_mss))),
             peer_window: sender_tcp(|t| t.snd_wnd.map(f64::from)),
             per_stream_bps: e.bits_per_second / senders.len().max(1) as f64,
+            sender_tls_share: tls_share(&senders),
+            receiver_tls_share: tls_share(&receivers),
         }
     }
 

@@ -44,6 +44,9 @@ pub struct Evidence<'a> {
     /// The senders' congestion control, where known: a verdict does not
     /// suggest the one already in use.
     pub congestion: Option<&'a str>,
+    /// The TLS cipher, when the run was encrypted: a CPU verdict names it
+    /// with its share of the stream threads' time.
+    pub cipher: Option<&'a str>,
 }
 
 /// What a transfer adds: the share of the stream threads' time spent on
@@ -62,7 +65,33 @@ pub struct DiskTime {
 pub fn judge(e: &Evidence) -> Verdict {
     let f = Features::measure(e);
     let found = rules::decide(&f, pacing_bps(e));
-    verdict(&f, found, f.evidence(), Speaker::bench(e.congestion))
+    let v = verdict(&f, found, f.evidence(), Speaker::bench(e.congestion));
+    with_cipher(v, &f, e, Command::Bench)
+}
+
+/// An encrypted run's verdict: the TLS shares in the evidence, and when
+/// the CPU was the limit, the cipher and what it took of the threads.
+fn with_cipher(mut v: Verdict, f: &Features, e: &Evidence, to: Command) -> Verdict {
+    let Some(cipher) = e.cipher else {
+        return v;
+    };
+    v.evidence
+        .insert("sender_tls_share".into(), f.sender_tls_share);
+    v.evidence
+        .insert("receiver_tls_share".into(), f.receiver_tls_share);
+    if v.limit == linerate_result::Limit::Cpu {
+        let without = match to {
+            Command::Bench => "the same run without --encrypt",
+            Command::Send => "--no-encrypt at both ends (trusted networks only)",
+        };
+        v.sentence.push_str(&format!(
+            " Encryption ({cipher}) took {:.0} % of the sender threads' CPU and {:.0} % of \
+             the receiver threads'; {without} measures the run without it.",
+            f.sender_tls_share * 100.0,
+            f.receiver_tls_share * 100.0
+        ));
+    }
+    v
 }
 
 /// The command a verdict speaks to: it suggests only flags that one takes.
@@ -105,7 +134,7 @@ impl<'a> Speaker<'a> {
 pub fn judge_transfer(e: &Evidence, disks: DiskTime) -> Verdict {
     let f = Features::measure(e);
     let found = rules::decide(&f, pacing_bps(e));
-    transfer_verdict(&f, found, disks)
+    with_cipher(transfer_verdict(&f, found, disks), &f, e, Command::Send)
 }
 
 fn transfer_verdict(f: &Features, found: Finding, disks: DiskTime) -> Verdict {
@@ -148,6 +177,7 @@ mod tests {
             seconds: 10.0,
             cpu_seconds: cpu,
             runq_wait_seconds: 0.0,
+            tls_seconds: 0.0,
             tcp,
             sndbuf: 4 << 20,
             rcvbuf,
@@ -177,6 +207,7 @@ mod tests {
             bits_per_second: 8e9,
             pacing_rate: None,
             congestion: None,
+            cipher: None,
         })
     }
 
@@ -199,6 +230,46 @@ mod tests {
         ];
         let v = judge_of(&s, 0.5);
         assert_eq!((v.limit, v.side), (Limit::Cpu, Some(Side::Receiver)));
+    }
+
+    #[test]
+    fn an_encrypted_run_short_of_cpu_names_its_cipher_and_what_it_took() {
+        // Shares from a loopback `bench --encrypt -P 1` (perf: AES-GCM a
+        // quarter of each end's core, rustls's copies more).
+        let mut snd = end(Side::Sender, 9.9, Some(tcp(0, 0, 0)), 0);
+        snd.tls_seconds = 4.2;
+        let mut rcv = end(Side::Receiver, 6.0, None, 4 << 20);
+        rcv.tls_seconds = 2.1;
+        let streams = [snd, rcv];
+        let e = |cipher| Evidence {
+            streams: &streams,
+            client_cpu: HostCpu {
+                busy_fraction: 0.9,
+                ..Default::default()
+            },
+            server_cpu: None,
+            bits_per_second: 2e10,
+            pacing_rate: None,
+            congestion: None,
+            cipher,
+        };
+        let v = judge(&e(Some("TLS13_AES_128_GCM_SHA256")));
+        assert_eq!((v.limit, v.side), (Limit::Cpu, Some(Side::Sender)));
+        assert!(
+            v.sentence
+                .contains("Encryption (TLS13_AES_128_GCM_SHA256) took 42 % of the sender"),
+            "{}",
+            v.sentence
+        );
+        assert!(
+            v.sentence.contains("35 % of the receiver"),
+            "{}",
+            v.sentence
+        );
+        assert_eq!(v.evidence["sender_tls_share"], 4.2 / 9.9);
+        let clear = judge(&e(None));
+        assert!(!clear.sentence.contains("Encryption"), "{}", clear.sentence);
+        assert!(!clear.evidence.contains_key("sender_tls_share"));
     }
 
     #[test]

@@ -87,6 +87,7 @@ fn judge(
         bits_per_second: bps,
         pacing_rate: run.pacing_rate,
         congestion: None,
+        cipher: run.encryption.as_ref().map(|n| n.cipher.as_str()),
     };
     let disks = verdict::DiskTime {
         read_share: share(run.read_seconds),
