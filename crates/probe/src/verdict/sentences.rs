@@ -169,7 +169,11 @@ fn cpu(f: &Features, why: &str, command: Command) -> String {
     } else {
         String::new()
     };
+    // Through TLS every byte is sealed and opened in user space: neither
+    // the kernel's discard nor the block checksums are in play.
+    let encrypted = f.sender_tls_share + f.receiver_tls_share > 0.0;
     let fewer = match command {
+        _ if encrypted => "leave cores to the encryption named below",
         Command::Bench => "use fewer copies (--skip-rx-copy shows the receive copy's share)",
         Command::Send => "drop the block checksums where TCP's own suffice (--no-checksum)",
     };
