@@ -8,6 +8,7 @@
 //! more the fuller the door (as sshd's MaxStartups), and the rest get a
 //! shorter time to speak (docs/guide.md#connection-floods).
 
+use crate::lock;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
@@ -243,10 +244,6 @@ pub(crate) fn raise_open_files_limit() {
         limit.current = limit.maximum;
         let _ = setrlimit(Resource::Nofile, limit);
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[cfg(test)]

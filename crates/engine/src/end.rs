@@ -1,6 +1,7 @@
 //! One end of a measurement: its stream threads and the sampler that turns
 //! their counters and TCP_INFO into interval samples.
 
+use crate::lock;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
@@ -14,10 +15,6 @@ use crate::sockopt;
 use crate::stream::{self, Live, Outcome, ReceivePlan, SendPlan};
 
 pub use crate::spec::RxPoll;
-
-fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// Where stream threads are pinned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

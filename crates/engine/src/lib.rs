@@ -21,4 +21,10 @@ mod stream;
 pub mod transfer;
 
 pub use end::EndConfig;
+
+/// Takes a mutex whatever happened to it: a thread that panicked holding
+/// it must not wedge the server or the other streams.
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
 pub use error::EngineError;

@@ -2,6 +2,7 @@
 //! of every session. Each connection gets its own thread; whatever a peer
 //! sends, the worst outcome is that its own session ends with a log line.
 
+use crate::lock;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 
 use crate::door::{Door, Waiting, raise_open_files_limit};
@@ -193,10 +194,6 @@ impl Server {
             }
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Serves one connection; returns how its session ended if it was a control

@@ -141,15 +141,8 @@ pub fn send(sock: &TcpStream, plan: &SendPlan, live: &Live, abort: &AtomicBool) 
             }
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
             // The sampler shut the socket down at the deadline to end a blocked write.
-            Err(_) if past_deadline(now) => break,
-            Err(e) if is_timeout(&e) => {
-                error = Some("the receiver stopped reading (send timed out)".to_string());
-                break;
-            }
             Err(e) => {
-                error = Some(format!("send failed: {e}"));
-                // One broken stream ends the run: the others stop now, not at their deadline.
-                abort.store(true, Relaxed);
+                error = write_failed(&e, past_deadline(now), abort);
                 break;
             }
         }
@@ -229,14 +222,8 @@ pub fn receive(
                 live.bytes.store(got, Relaxed);
             }
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(_) if abort.load(Relaxed) => break,
-            Err(e) if is_timeout(&e) => {
-                error = Some("no data from the sender for too long".to_string());
-                break;
-            }
             Err(e) => {
-                error = Some(format!("receive failed: {e}"));
-                abort.store(true, Relaxed);
+                error = read_failed(&e, abort);
                 break;
             }
         }
@@ -278,14 +265,8 @@ pub fn send_tls(
                 live.bytes.store(sent, Relaxed);
             }
             // The sampler shut the socket down at the deadline to end a blocked write.
-            Err(_) if past_deadline(now) => break,
-            Err(e) if is_timeout(&e) => {
-                error = Some("the receiver stopped reading (send timed out)".to_string());
-                break;
-            }
             Err(e) => {
-                error = Some(format!("send failed: {e}"));
-                abort.store(true, Relaxed);
+                error = write_failed(&e, past_deadline(now), abort);
                 break;
             }
         }
@@ -324,20 +305,40 @@ pub fn receive_tls(
                 last = Instant::now();
                 live.bytes.store(got, Relaxed);
             }
-            Err(_) if abort.load(Relaxed) => break,
-            Err(e) if is_timeout(&e) => {
-                error = Some("no data from the sender for too long".to_string());
-                break;
-            }
             Err(e) => {
-                error = Some(format!("receive failed: {e}"));
-                abort.store(true, Relaxed);
+                error = read_failed(&e, abort);
                 break;
             }
         }
     }
     let tcp = tcpinfo::read(sock).ok();
     Outcome::finish(live, &clock, tcp, got, last, error)
+}
+
+/// Why a stream's write failed, or None when it only ended a run at its
+/// deadline (the sampler shut the socket down to end a blocked write).
+fn write_failed(e: &std::io::Error, at_deadline: bool, abort: &AtomicBool) -> Option<String> {
+    if at_deadline {
+        return None;
+    }
+    if is_timeout(e) {
+        return Some("the receiver stopped reading (send timed out)".to_string());
+    }
+    // One broken stream ends the run: the others stop now, not at their deadline.
+    abort.store(true, Relaxed);
+    Some(format!("send failed: {e}"))
+}
+
+/// Why a stream's read failed, or None when the run was already ending.
+fn read_failed(e: &std::io::Error, abort: &AtomicBool) -> Option<String> {
+    if abort.load(Relaxed) {
+        return None;
+    }
+    if is_timeout(e) {
+        return Some("no data from the sender for too long".to_string());
+    }
+    abort.store(true, Relaxed);
+    Some(format!("receive failed: {e}"))
 }
 
 /// A payload pattern that no layer could compress or deduplicate.

@@ -108,13 +108,26 @@ pub fn ktls_available() -> bool {
         .is_ok_and(|ulps| ulps.split_whitespace().any(|u| u == "tls"))
 }
 
-/// A server presenting `identity`. It sends no session tickets: every
-/// connection is a full handshake, and nothing arrives after it but data.
+/// A server presenting `identity`, to any client.
 pub fn server_config(identity: &Identity) -> Result<Arc<ServerConfig>, SecureError> {
-    let mut c = ServerConfig::builder_with_provider(provider())
-        .with_protocol_versions(&[&rustls::version::TLS13])?
-        .with_no_client_auth()
-        .with_single_cert(vec![identity.cert()], identity.key())?;
+    server_with(identity, provider(), None)
+}
+
+/// A server presenting `identity` that asks clients for a certificate
+/// when given a verifier. It sends no session tickets: every connection is
+/// a full handshake, and nothing arrives after it but data.
+fn server_with(
+    identity: &Identity,
+    provider: Arc<CryptoProvider>,
+    clients: Option<Arc<dyn ClientCertVerifier>>,
+) -> Result<Arc<ServerConfig>, SecureError> {
+    let builder = ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13])?;
+    let builder = match clients {
+        Some(verifier) => builder.with_client_cert_verifier(verifier),
+        None => builder.with_no_client_auth(),
+    };
+    let mut c = builder.with_single_cert(vec![identity.cert()], identity.key())?;
     c.send_tls13_tickets = 0;
     // The client's order, which puts its fastest cipher first, decides.
     c.ignore_client_order = false;
@@ -156,13 +169,7 @@ pub fn server_config_for_clients(
         clients,
         provider: Arc::clone(&provider),
     });
-    let mut c = ServerConfig::builder_with_provider(provider)
-        .with_protocol_versions(&[&rustls::version::TLS13])?
-        .with_client_cert_verifier(verifier)
-        .with_single_cert(vec![identity.cert()], identity.key())?;
-    c.send_tls13_tickets = 0;
-    c.ignore_client_order = false;
-    Ok(Arc::new(c))
+    server_with(identity, provider, Some(verifier))
 }
 
 /// Takes the clients a key file lists, by certificate fingerprint.

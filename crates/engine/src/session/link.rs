@@ -4,9 +4,10 @@
 //! and so does a refusal sent before any handshake; everything after a
 //! handshake is encrypted (docs/security.md).
 
+use crate::lock;
 use std::io::{self, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use linerate_secure::{ClientConfig, Negotiated, ServerConfig, TlsStream};
@@ -82,10 +83,6 @@ pub fn connect_tls(
 pub struct SharedTls {
     state: Mutex<TlsStream>,
     writing: Mutex<()>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl SharedTls {

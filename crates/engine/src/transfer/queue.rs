@@ -5,8 +5,9 @@
 //! file with most left. One-block files travel in batches of one directory.
 //! The first pass grows while the manifest goes out and ends once sealed.
 
+use crate::lock;
 use std::collections::{BTreeMap, HashSet, VecDeque};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex};
 
 use linerate_wire::{BLOCK_TRAILER_LEN, NeedFile, RECORD_HEADER_LEN};
 
@@ -55,10 +56,6 @@ struct State {
 pub struct Queue {
     state: Mutex<State>,
     wake: Condvar,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Queue {

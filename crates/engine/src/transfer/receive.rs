@@ -3,6 +3,7 @@
 //! streams already carry blocks, checks and stores them, and asks again after
 //! each pass until nothing is missing.
 
+use crate::lock;
 use std::net::{Shutdown, TcpStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -511,10 +512,6 @@ fn tally(sink: &Sink, need: &[NeedFile], block_len: u32) -> (u64, u64) {
     (blocks, bytes)
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 fn receive_stream(
     s: &StreamSocket,
     sink: &Sink,
@@ -524,10 +521,7 @@ fn receive_stream(
     wake: &TcpStream,
 ) -> Outcome {
     let clock = ThreadClock::start();
-    let mut tls = s
-        .tls
-        .as_ref()
-        .map(|t| t.lock().unwrap_or_else(|p| p.into_inner()));
+    let mut tls = s.tls.as_ref().map(lock);
     let mut reader = RecordReader::new(&s.stream, tls.as_deref_mut(), req.rx_poll);
     // Page aligned, so whole pieces can be written past the cache.
     let mut aligned = AlignedBuf::new(PIECE.min(req.block_len as usize));

@@ -3,11 +3,12 @@
 //! (largest files first, small files batched) that the streams take from as
 //! soon as the first list arrives, until the receiver says nothing is missing.
 
+use crate::lock;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use linerate_result::{HostFacts, IntervalSample, SideReport};
@@ -86,10 +87,6 @@ pub struct TransferRun {
     pub pacing_rate: Option<u64>,
     /// The cipher and key exchange, when the transfer was encrypted.
     pub encryption: Option<Negotiated>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 struct Shared<'a> {

@@ -28,10 +28,7 @@ pub(super) fn send_stream(s: &StreamSocket, shared: &Shared, live: &Live) -> Out
     let clock = ThreadClock::start();
     let mut sock = Out {
         sock: &s.stream,
-        tls: s
-            .tls
-            .as_ref()
-            .map(|t| t.lock().unwrap_or_else(|p| p.into_inner())),
+        tls: s.tls.as_ref().map(crate::lock),
     };
     // Page aligned, for direct reads.
     let mut aligned = AlignedBuf::new(PIECE.min(shared.block_len as usize));

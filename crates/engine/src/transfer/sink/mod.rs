@@ -7,13 +7,14 @@
 //! inside it can be created under their own names in one step: nothing in
 //! it is visible at its final path before the whole tree is complete.
 
+use crate::lock;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use linerate_wire::{Entry, EntryKind, MAX_FILE_SIZE, NeedFile, TransferTotals};
@@ -167,10 +168,6 @@ pub struct Sink {
     changed_dirs: Mutex<std::collections::BTreeMap<String, Arc<OwnedFd>>>,
     /// A stage holds files written without their own sync.
     stage_unsynced: std::sync::atomic::AtomicBool,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Whether a staging file found in the destination can be one this

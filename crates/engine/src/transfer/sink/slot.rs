@@ -1,9 +1,10 @@
 //! What the receiver knows of one file: which blocks have arrived (ranges
 //! that several streams mark at once) and its open temporary file.
 
+use crate::lock;
 use std::fs::File;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use super::ranges::DoneRanges;
 use crate::transfer::grid::block_count;
@@ -47,10 +48,6 @@ pub(super) struct FileSlot {
     pub in_fresh_dir: AtomicBool,
     pub finished: AtomicBool,
     pub open: Mutex<Option<Arc<OpenFile>>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// What marking a block did.
