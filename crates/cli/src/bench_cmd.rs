@@ -144,7 +144,7 @@ pub struct BenchArgs {
     pub json_stream: bool,
 }
 
-fn parse_tos(s: &str) -> Result<u8, String> {
+pub fn parse_tos(s: &str) -> Result<u8, String> {
     let v = if let Some(h) = s.strip_prefix("0x") {
         u8::from_str_radix(h, 16)
     } else {

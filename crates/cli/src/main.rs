@@ -9,6 +9,7 @@ mod detach;
 mod docs_cmd;
 mod keys_cmd;
 mod lab_cmd;
+mod latency_cmd;
 mod measure;
 mod netns;
 mod output;
@@ -43,6 +44,8 @@ enum Command {
     Serve(serve_cmd::ServeArgs),
     /// Memory-to-memory throughput, one thread per stream, with TCP_INFO and a verdict.
     Bench(bench_cmd::BenchArgs),
+    /// Round-trip percentiles and bandwidth against message size, idle and under load.
+    Latency(latency_cmd::LatencyArgs),
     /// Send files, trees or generated data to `recv` or `serve --root`, in parallel, resumable.
     Send(transfer_cmd::SendArgs),
     /// Receive one transfer into a directory; prints the URL to send to.
@@ -76,6 +79,7 @@ fn main() {
     let result = match cli.command {
         Command::Serve(a) => serve_cmd::run(a),
         Command::Bench(a) => bench_cmd::run(a),
+        Command::Latency(a) => latency_cmd::run(a),
         Command::Send(a) => transfer_cmd::run_send(a),
         Command::Recv(a) => transfer_cmd::run_recv(a),
         Command::Keys(c) => keys_cmd::run(c),

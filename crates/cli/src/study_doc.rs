@@ -46,6 +46,7 @@ pub fn finish_as(
         streams: Vec::new(),
         summary: head.result.summary.clone(),
         lab: head.result.lab.clone(),
+        latency: None,
         study: Some(Study {
             points,
             findings,

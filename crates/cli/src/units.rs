@@ -97,6 +97,42 @@ pub fn parse_streams(s: &str) -> Result<u16, String> {
     }
 }
 
+/// Message sizes of a latency run: one size (`64`), a list (`1,64,4K`) or
+/// a sweep of powers of two (`1..4M`, osu-style), each 1 byte to 64 MiB.
+pub fn parse_sizes(s: &str) -> Result<Vec<u32>, String> {
+    let max = u64::from(linerate_wire::MAX_MESSAGE_LEN);
+    let one = |t: &str| -> Result<u32, String> {
+        match parse_size(t)? {
+            0 => Err(format!(
+                "'{t}': a TCP request carries at least 1 byte (sizes are 1 byte to 64 MiB)"
+            )),
+            v if v > max => Err(format!("'{t}' is over 64 MiB, the largest message")),
+            v => Ok(v as u32),
+        }
+    };
+    if let Some((lo, hi)) = s.split_once("..") {
+        let (lo, hi) = (one(lo)?, one(hi)?);
+        if lo > hi {
+            return Err(format!("'{s}': the sweep must go from small to large"));
+        }
+        let mut sizes = Vec::new();
+        let mut v = u64::from(lo);
+        while v <= u64::from(hi) {
+            sizes.push(v as u32);
+            v = (v + 1).next_power_of_two();
+        }
+        if sizes.last() != Some(&hi) {
+            sizes.push(hi);
+        }
+        return Ok(sizes);
+    }
+    let sizes = s.split(',').map(one).collect::<Result<Vec<_>, _>>()?;
+    if sizes.len() > 64 {
+        return Err(format!("'{s}': at most 64 sizes"));
+    }
+    Ok(sizes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,6 +150,20 @@ mod tests {
     }
 
     #[test]
+    fn latency_sizes() {
+        assert_eq!(parse_sizes("64"), Ok(vec![64]));
+        assert_eq!(parse_sizes("1,64,4K"), Ok(vec![1, 64, 4096]));
+        assert_eq!(parse_sizes("1..8"), Ok(vec![1, 2, 4, 8]));
+        assert_eq!(parse_sizes("3..20"), Ok(vec![3, 4, 8, 16, 20]));
+        assert_eq!(parse_sizes("1..4M").map(|v| v.len()), Ok(23));
+        assert!(parse_sizes("0").unwrap_err().contains("at least 1 byte"));
+        assert!(parse_sizes("0..4M").is_err());
+        assert!(parse_sizes("128M").unwrap_err().contains("64 MiB"));
+        assert!(parse_sizes("4M..1").is_err());
+        assert!(parse_sizes("").is_err());
+    }
+
+    #[test]
     fn rates() {
         assert_eq!(parse_rate("10G"), Ok(10_000_000_000));
         assert_eq!(parse_rate("2.5gbit"), Ok(2_500_000_000));
@@ -125,7 +175,7 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn no_input_panics(s in "\\PC{0,12}") {
-            let _ = (parse_size(&s), parse_size_u32(&s), parse_rate(&s), parse_duration_ms(&s));
+            let _ = (parse_size(&s), parse_size_u32(&s), parse_rate(&s), parse_duration_ms(&s), parse_sizes(&s));
         }
     }
 

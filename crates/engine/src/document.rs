@@ -108,6 +108,7 @@ pub(crate) fn document(p: Provenance, ends: Ends, verdict: Verdict) -> ResultDoc
             verdict,
         },
         lab: None,
+        latency: None,
         study: None,
         interrupted: false,
     }

@@ -3,7 +3,8 @@
 //! One OS thread and one blocking socket per stream, one large buffer per
 //! stream reused for every write or read, byte counters that the sampler reads
 //! without locks. [`server`] answers every session on one port; [`bench`](mod@bench) is the
-//! client side of a memory-to-memory measurement; [`confine`] keeps paths
+//! client side of a memory-to-memory measurement, [`latency`](mod@latency) of
+//! round trips and bandwidth against message size; [`confine`] keeps paths
 //! received from a peer under the destination root (for file transfer).
 
 pub mod bench;
@@ -12,7 +13,9 @@ mod document;
 mod door;
 mod end;
 mod error;
+pub mod latency;
 pub mod limits;
+mod measured;
 pub mod server;
 mod session;
 pub mod sockopt;

@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 
 use linerate_wire::{Accept, CAPABILITIES, Hello, RefusalCode, Role, SessionKind};
 
-use crate::bench;
 use crate::error::{EngineError, Result};
 use crate::limits::{Held, ServerLimits};
+use crate::measured;
 use crate::session::control::{Control, read_hello, send_refusal};
 use crate::session::link::{Link, accept_tls};
 use crate::session::registry::Registry;
@@ -341,7 +341,7 @@ fn control_session(
         _ => {
             *accepted = true;
             any_started.store(true, Relaxed);
-            bench::serve::serve(ctl, accept, reg, hello.session)
+            measured::serve(ctl, accept, reg, (hello.session, hello.kind))
         }
     }
 }
@@ -352,11 +352,11 @@ fn admissible(
     transfers: Option<&TransferPolicy>,
 ) -> std::result::Result<(), (RefusalCode, String)> {
     match (hello.kind, transfers) {
-        (SessionKind::Bench, Some(p)) if p.is_one_shot() => Err((
+        (SessionKind::Bench | SessionKind::Latency, Some(p)) if p.is_one_shot() => Err((
             RefusalCode::InvalidParameters,
             "this receiver takes one transfer and nothing else".to_string(),
         )),
-        (SessionKind::Bench, _) => Ok(()),
+        (SessionKind::Bench | SessionKind::Latency, _) => Ok(()),
         (SessionKind::Transfer, None) => Err((
             RefusalCode::InvalidParameters,
             "this server takes no transfers (start it with --root DIR)".to_string(),
@@ -365,9 +365,5 @@ fn admissible(
             Err((RefusalCode::UnknownSession, "no such session".to_string()))
         }
         (SessionKind::Transfer, Some(_)) => Ok(()),
-        (kind, _) => Err((
-            RefusalCode::InvalidParameters,
-            format!("{} sessions are not served by this version", kind.name()),
-        )),
     }
 }

@@ -45,6 +45,19 @@ impl From<&BenchParams> for StreamOptions {
 }
 
 impl StreamOptions {
+    /// A latency session's, the same at both ends.
+    pub fn for_latency(p: &linerate_wire::LatencyParams) -> StreamOptions {
+        StreamOptions {
+            socket: SocketSpec {
+                congestion: p.congestion.clone(),
+                tos: p.tos,
+                ..SocketSpec::default()
+            },
+            zerocopy: false,
+            rcvlowat: None,
+        }
+    }
+
     /// A transfer sender's: the spec's socket options, its rate cap split
     /// over the streams.
     pub fn for_sender(spec: &TransferSpec) -> StreamOptions {
@@ -170,6 +183,17 @@ pub fn set_window_clamp(fd: impl AsFd, bytes: u32) -> io::Result<()> {
 
 fn clamp_int(v: u32) -> libc::c_int {
     libc::c_int::try_from(v).unwrap_or(libc::c_int::MAX)
+}
+
+/// Microseconds the kernel polls the device queue in a receive that finds
+/// nothing (SO_BUSY_POLL), for `latency --busy-poll`.
+pub const BUSY_POLL_US: libc::c_int = 50;
+
+/// Asks the kernel to poll the device in an empty receive; whether it
+/// could (a value above net.core.busy_read needs CAP_NET_ADMIN; devices
+/// without NAPI, such as loopback, ignore it).
+pub fn set_busy_poll(fd: impl AsFd) -> bool {
+    setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_BUSY_POLL, BUSY_POLL_US).is_ok()
 }
 
 /// Wakes a blocked reader only once `bytes` are queued.

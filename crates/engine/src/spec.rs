@@ -165,3 +165,64 @@ pub struct CachePolicy {
     /// Blocks leave the cache once done with (written ones flushed first).
     pub evict: bool,
 }
+
+/// A latency measurement: a ping-pong (or a window of requests, for
+/// bandwidth against message size) at each size in turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LatencySpec {
+    /// Data connections, each its own ping-pong.
+    pub connections: u16,
+    pub pattern: linerate_wire::Pattern,
+    /// Request sizes, measured in this order.
+    pub sizes: Vec<u32>,
+    /// Reply size; None: the request's size (a ping-pong) or 1 byte (a window).
+    pub reply_len: Option<u32>,
+    /// Requests per round of a window; None: 64 (osu_bw's), more for small
+    /// messages, so that a window holds 64 KiB (docs/defaults.md#window).
+    pub window: Option<u32>,
+    /// Most measured rounds of each size per connection; None: until `step_ms`.
+    pub iterations: Option<u64>,
+    /// Rounds left out before measuring each size; None: osu's 1,000 (100
+    /// above 8 KiB; 10 / 2 for a window), within a tenth of `step_ms`.
+    pub warmup: Option<u64>,
+    /// Most time each size takes.
+    pub step_ms: u64,
+    /// Spin on non-blocking receives at both ends instead of sleeping.
+    pub busy_poll: BusyPoll,
+    /// How long to wait for any reply before the run fails.
+    pub timeout_ms: u64,
+    /// Bulk streams to the same server beside the ping-pong: each size is
+    /// measured idle, then loaded.
+    pub load: Option<u16>,
+    pub socket: SocketSpec,
+}
+
+impl Default for LatencySpec {
+    fn default() -> Self {
+        LatencySpec {
+            connections: 1,
+            pattern: linerate_wire::Pattern::PingPong,
+            sizes: vec![1],
+            reply_len: None,
+            window: None,
+            iterations: None,
+            warmup: None,
+            step_ms: 5000,
+            busy_poll: BusyPoll::Auto,
+            timeout_ms: 5000,
+            load: None,
+            socket: SocketSpec::default(),
+        }
+    }
+}
+
+/// Whether a latency run's receivers spin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BusyPoll {
+    /// Spin where every spinning thread has a core of its own and no bulk
+    /// streams need the cores (docs/defaults.md#busy-poll).
+    #[default]
+    Auto,
+    On,
+    Off,
+}

@@ -96,6 +96,7 @@ pub fn to_result(
             },
         },
         lab: None,
+        latency: None,
         study: None,
         interrupted: false,
     }

@@ -30,8 +30,11 @@ pub fn fmt_bytes(b: f64) -> String {
 pub fn fmt_us(us: f64) -> String {
     if us >= 1000.0 {
         format!("{:.2} ms", us / 1000.0)
-    } else {
+    } else if us >= 100.0 {
         format!("{us:.0} us")
+    } else {
+        // A loopback round trip: its tenths are what a tuning moves.
+        format!("{us:.1} us")
     }
 }
 
@@ -45,5 +48,7 @@ mod tests {
         assert_eq!(fmt_bytes(4.0 * 1024.0 * 1024.0), "4.0 MiB");
         assert_eq!(fmt_bytes(12.0), "12 B");
         assert_eq!(fmt_us(44_000.0), "44.00 ms");
+        assert_eq!(fmt_us(250.4), "250 us");
+        assert_eq!(fmt_us(12.34), "12.3 us");
     }
 }

@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub mod latency;
+
 /// Value of the `schema` field; bumped only on incompatible changes.
 pub const SCHEMA: &str = "linerate.result/1";
 
@@ -15,7 +17,7 @@ pub const SCHEMA: &str = "linerate.result/1";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResultDoc {
     pub schema: String,
-    /// `bench`, later `transfer`, `latency`, ...
+    /// `bench`, `transfer`, `latency`, `study.*`, ...
     pub kind: String,
     pub linerate_version: String,
     pub command_line: Vec<String>,
@@ -32,6 +34,9 @@ pub struct ResultDoc {
     /// The lab conditions this run was made under, when a lab made them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lab: Option<LabRecord>,
+    /// For the `latency` kind: the round trips of every step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<latency::Latency>,
     /// For `study.*` kinds: every run and what they show together.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub study: Option<Study>,

@@ -1,4 +1,5 @@
-//! The client of a bench session.
+//! The client of a bench or latency session (a latency session asks with
+//! a LatencyRequest, through [`BenchClient::request_latency`]).
 //!
 //! ```text
 //! client                              server
@@ -15,7 +16,7 @@
 
 use std::time::Instant;
 
-use linerate_wire::{Accept, BenchParams, Message, PeerReport};
+use linerate_wire::{Accept, BenchParams, LatencyParams, Message, PeerReport};
 
 use crate::core::{Core, SessionError, Steps};
 use crate::{ANSWER_TIMEOUT, REPORT_GRACE};
@@ -64,6 +65,16 @@ impl BenchClient {
         if self.step == Step::Planning {
             self.asked_intervals = params.peer_intervals;
             self.core.send(Message::BenchRequest(params));
+            self.step = Step::Ready;
+            self.core
+                .wait("the server's ready", Some(now + ANSWER_TIMEOUT));
+        }
+    }
+
+    /// Asks the server to run the latency session `params`.
+    pub fn request_latency(&mut self, now: Instant, params: LatencyParams) {
+        if self.step == Step::Planning {
+            self.core.send(Message::LatencyRequest(params));
             self.step = Step::Ready;
             self.core
                 .wait("the server's ready", Some(now + ANSWER_TIMEOUT));

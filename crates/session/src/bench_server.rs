@@ -1,10 +1,11 @@
-//! The server of a bench session: the same order as [`crate::bench_client`],
-//! seen from the other end.
+//! The server of a bench or latency session: the same order as
+//! [`crate::bench_client`], seen from the other end. A latency session asks
+//! with a LatencyRequest instead of a BenchRequest, and sends no intervals.
 //!
 //! ```text
 //! server                              client
 //!   Accept -------------------------->   (after a good hello)
-//!                   <----------------- BenchRequest
+//!                   <----------------- BenchRequest (or LatencyRequest)
 //!   (registers the session's data connections)
 //!   Ready --------------------------->
 //!   (takes every data connection)
@@ -16,7 +17,7 @@
 
 use std::time::Instant;
 
-use linerate_wire::{Accept, BenchParams, Message, PeerIntervals, PeerReport};
+use linerate_wire::{Accept, BenchParams, LatencyParams, Message, PeerIntervals, PeerReport};
 
 use crate::SETUP_TIMEOUT;
 use crate::core::{Core, Opening, SessionError, Steps};
@@ -27,6 +28,8 @@ pub enum Event {
     /// Make room for the request's data connections, then call
     /// [`BenchServer::registered`] (or abort with why not).
     Register(BenchParams),
+    /// The same for a latency session's request.
+    RegisterLatency(LatencyParams),
     /// Start the streams; call [`BenchServer::ran`] with their report.
     Run,
 }
@@ -44,6 +47,8 @@ pub struct BenchServer {
     step: Step,
     /// The client asked for each interval's samples as the run goes.
     send_intervals: bool,
+    /// The session is a latency session: it takes a latency request.
+    latency: bool,
 }
 
 impl BenchServer {
@@ -55,6 +60,15 @@ impl BenchServer {
             core,
             step: Step::Request,
             send_intervals: false,
+            latency: false,
+        }
+    }
+
+    /// A latency session whose hello was good, answered with `accept` at `now`.
+    pub fn latency(now: Instant, accept: Accept) -> BenchServer {
+        BenchServer {
+            latency: true,
+            ..BenchServer::new(now, accept)
         }
     }
 
@@ -114,12 +128,18 @@ impl Steps for BenchServer {
 
     fn on_message(&mut self, _now: Instant, msg: Message) -> Result<(), SessionError> {
         match (self.step, msg) {
-            (Step::Request, Message::BenchRequest(params)) => {
+            (Step::Request, Message::BenchRequest(params)) if !self.latency => {
                 self.step = Step::Registering;
                 self.send_intervals = params.peer_intervals;
                 self.core
                     .wait("the data connections to be registered", None);
                 self.core.emit(Event::Register(params));
+            }
+            (Step::Request, Message::LatencyRequest(params)) if self.latency => {
+                self.step = Step::Registering;
+                self.core
+                    .wait("the data connections to be registered", None);
+                self.core.emit(Event::RegisterLatency(params));
             }
             (Step::Opening(mut o), Message::Start) if o != Opening::StartedEarly => {
                 let begins = o.started();

@@ -3,7 +3,9 @@
 //! edit).
 
 use linerate_result::HostFacts;
-use linerate_wire::{Accept, BenchParams, Direction, Entry, EntryKind, NeedFile, TransferRequest};
+use linerate_wire::{
+    Accept, BenchParams, Direction, Entry, EntryKind, LatencyParams, NeedFile, TransferRequest,
+};
 
 /// A one-shot receiver's token in its valid form.
 pub const TOKEN: &str = "0123456789abcdef0123456789abcdef";
@@ -39,6 +41,16 @@ pub fn params() -> BenchParams {
         pin_pairs: false,
         rcvlowat: None,
         peer_intervals: false,
+    }
+}
+
+pub fn latency_params() -> LatencyParams {
+    LatencyParams {
+        connections: 1,
+        busy_poll: false,
+        tos: None,
+        congestion: None,
+        idle_timeout_ms: 5000,
     }
 }
 

@@ -13,7 +13,7 @@ use linerate_wire::{
 };
 
 use crate::core::{Session, SessionError};
-use crate::fixtures::{TOKEN, accept, file, need, params, request};
+use crate::fixtures::{TOKEN, accept, file, latency_params, need, params, request};
 use crate::{
     BenchClient, BenchServer, TransferReceiver, TransferSender, bench_client, bench_server,
     transfer_receiver, transfer_sender,
@@ -76,6 +76,7 @@ fn drive_bench_server(s: &mut BenchServer, now: Instant) {
                 s.registered(now);
                 s.streams_connected(now);
             }
+            bench_server::Event::RegisterLatency(_) => panic!("a bench session"),
             bench_server::Event::Run => s.ran(SideReport::default()),
         }
     }
@@ -191,6 +192,64 @@ fn a_bench_session_runs_to_its_report() {
     assert_eq!(client.poll_end(), None, "the end is taken once");
 }
 
+/// A latency session goes the same way with its own request; each kind's
+/// server refuses the other kind's request.
+#[test]
+fn a_latency_session_runs_to_its_report_and_takes_only_its_own_request() {
+    let mut clock = Clock::new();
+    let mut client = BenchClient::new(clock.0);
+    let mut server = BenchServer::latency(clock.0, accept());
+    let mut asked = None;
+    exchange(&mut client, &mut server, &mut clock, |c, s, now| {
+        while let Some(e) = c.poll_event() {
+            match e {
+                bench_client::Event::Accepted(_) => c.request_latency(now, latency_params()),
+                bench_client::Event::OpenStreams => {
+                    c.streams_open();
+                    c.run_over(now);
+                }
+                bench_client::Event::PeerIntervals(_) => panic!("not asked for"),
+            }
+        }
+        while let Some(e) = s.poll_event() {
+            match e {
+                bench_server::Event::RegisterLatency(p) => {
+                    asked = Some(p);
+                    s.registered(now);
+                    s.streams_connected(now);
+                }
+                bench_server::Event::Register(_) => panic!("a latency session"),
+                bench_server::Event::Run => s.ran(SideReport::default()),
+            }
+        }
+    });
+    assert_eq!(asked, Some(latency_params()));
+    assert_eq!(server.poll_end(), Some(Ok(())));
+    assert_eq!(client.poll_end(), Some(Ok(SideReport::default())));
+
+    let now = clock.0;
+    for (mut server, wrong) in [
+        (
+            BenchServer::latency(now, accept()),
+            Message::BenchRequest(params()),
+        ),
+        (
+            BenchServer::new(now, accept()),
+            Message::LatencyRequest(latency_params()),
+        ),
+    ] {
+        while server.poll_transmit().is_some() {}
+        server.handle(now, wrong);
+        assert!(
+            matches!(
+                server.poll_end(),
+                Some(Err(SessionError::Unexpected { .. }))
+            ),
+            "the other kind's request is refused"
+        );
+    }
+}
+
 /// A client that only receives (-R) asks for the server's samples as the
 /// run goes; one that did not ask never gets them.
 #[test]
@@ -230,6 +289,7 @@ fn the_server_sends_its_intervals_only_when_asked() {
                         s.registered(now);
                         s.streams_connected(now);
                     }
+                    bench_server::Event::RegisterLatency(_) => panic!("a bench session"),
                     bench_server::Event::Run => running = true,
                 }
             }

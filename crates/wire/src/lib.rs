@@ -5,7 +5,8 @@
 //! 128-bit session id, the connection's role (control or data) and, for data
 //! connections, the stream index. After the hello, control connections carry
 //! length-prefixed [`Frame`]s whose payloads decode to [`Message`]s; data
-//! connections carry raw payload bytes (bench) or [`Record`]s (transfer).
+//! connections carry raw payload bytes (bench), [`Record`]s (transfer) or
+//! runs of request and reply rounds (latency, see [`RunHeader`]).
 //!
 //! Nothing here performs I/O. Every decoder bounds every length before it
 //! allocates, checks every field, returns a typed [`WireError`] and never panics,
@@ -15,6 +16,7 @@ mod codec;
 mod error;
 mod frame;
 mod hello;
+mod latency;
 mod message;
 mod record;
 mod transfer;
@@ -25,6 +27,10 @@ pub use frame::{FRAME_HEADER_LEN, Frame, FrameDecoder, MAX_FRAME_LEN};
 pub use hello::{
     CAPABILITIES, Capabilities, HELLO_LEN, Hello, MAGIC, PROTOCOL_VERSION, Role, SessionId,
     SessionKind,
+};
+pub use latency::{
+    Echo, Fed, LatencyParams, MAX_LATENCY_CONNECTIONS, MAX_MESSAGE_LEN, MAX_ROUND_BYTES,
+    MAX_WINDOW, Pattern, RUN_HEADER_LEN, RunHeader,
 };
 pub use message::{
     Accept, BenchParams, Direction, FrameType, Join, MAX_STREAMS, Message, PeerIntervals,

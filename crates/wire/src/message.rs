@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
 use crate::codec::codes;
+use crate::latency::LatencyParams;
 use crate::transfer::{Digests, Entries, Need, NeedEnd, TransferRequest, TransferTotals};
 use crate::{Frame, WireError};
 use linerate_result::{HostFacts, IntervalSample, SideReport};
@@ -217,6 +218,12 @@ impl Payload for BenchParams {
     }
 }
 
+impl Payload for LatencyParams {
+    fn check(&self, _: &'static str) -> Result<(), WireError> {
+        self.validate()
+    }
+}
+
 impl Payload for TransferRequest {
     fn check(&self, _: &'static str) -> Result<(), WireError> {
         self.validate()
@@ -386,6 +393,7 @@ messages! {
     /// Server to client, when asked (`BenchParams::peer_intervals`).
     15 => Intervals(PeerIntervals), "intervals";
     16 => Join(Join), "join";
+    17 => LatencyRequest(LatencyParams), "latency request";
 }
 
 impl Message {

@@ -22,7 +22,6 @@ use crate::sockopt::StreamOptions;
 use crate::spec::BenchSpec;
 
 mod plan;
-pub(crate) mod serve;
 
 pub use crate::spec::{Affinity, RxPoll};
 pub use plan::*;

@@ -7,6 +7,7 @@
 //! `sentences` say it in plain words.
 
 pub mod features;
+pub mod latency;
 pub mod rules;
 pub mod sentences;
 

@@ -1,0 +1,325 @@
+//! `linerate latency`: round-trip percentiles and bandwidth against message
+//! size, idle and under load, against `linerate serve`.
+
+use std::net::IpAddr;
+
+use anyhow::Context;
+use clap::Args;
+use linerate_engine::latency;
+use linerate_engine::spec::{BusyPoll, LatencySpec, SocketSpec};
+use linerate_probe::units::{fmt_bytes, fmt_rate};
+use linerate_result::latency::{Pattern, Step};
+use linerate_wire::MAX_LATENCY_CONNECTIONS;
+
+use crate::bench_cmd::{parse_tos, resolve_host};
+use crate::usage::UsageError;
+use crate::{output, signals, units};
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum BusyPollArg {
+    Auto,
+    On,
+    Off,
+}
+
+#[derive(Args, Clone)]
+#[command(after_help = "Examples:\n  \
+    linerate latency 10.0.0.2                      1-byte ping-pong for 5 s: p50 ... p99.99\n  \
+    linerate latency 10.0.0.2 --sizes 1..4M        round trip against size, osu_latency style\n  \
+    linerate latency 10.0.0.2 --bandwidth          bandwidth against size, osu_bw style\n  \
+    linerate latency 10.0.0.2 --load 4 -t 10       idle, then beside 4 bulk streams\n  \
+    linerate latency 10.0.0.2 --json lat.json && linerate report lat.json -o lat.html")]
+pub struct LatencyArgs {
+    /// Server to measure against: HOST, HOST:PORT or [V6]:PORT.
+    pub host: String,
+    /// Server port (or give HOST:PORT).
+    #[arg(short = 'p', long, value_name = "PORT")]
+    pub port: Option<u16>,
+    /// Connections, each its own ping-pong, all at once.
+    #[arg(short = 'P', long, value_name = "N", default_value_t = 1, value_parser = parse_connections)]
+    pub connections: u16,
+    /// Request sizes: one (64), a list (1,64,4K) or a sweep of powers of two (1..4M).
+    /// Default: 1 byte; with --bandwidth, 1..4M.
+    #[arg(long, value_name = "SIZES", value_parser = parse_size_list)]
+    pub sizes: Option<Sizes>,
+    /// Reply size. Default: the request's size (a ping-pong); 1 byte with --bandwidth.
+    #[arg(long, value_name = "BYTES", value_parser = parse_message)]
+    pub reply_size: Option<u32>,
+    /// Bandwidth against message size (osu_bw style): windows of --window-messages
+    /// requests back to back, one reply per window.
+    #[arg(long)]
+    pub bandwidth: bool,
+    /// Requests outstanding in each window of --bandwidth. Default: 64 (osu_bw's), or as
+    /// many as make 64 KiB for small messages.
+    #[arg(long, value_name = "N", value_parser = parse_window)]
+    pub window_messages: Option<u32>,
+    /// How long each size runs at most. Default: 5 s for one size, 1 s a size in a sweep.
+    #[arg(short = 't', long = "time", value_name = "TIME", value_parser = parse_step_time)]
+    pub time_ms: Option<u64>,
+    /// Most measured rounds of each size per connection. Default: none for one size
+    /// (it runs for -t); in a sweep osu's 10,000 (1,000 above 8 KiB; 100 and 20 with
+    /// --bandwidth).
+    #[arg(long, value_name = "N", value_parser = parse_count)]
+    pub iterations: Option<u64>,
+    /// Rounds left out before each size is measured. Default: osu's 1,000 (100 above
+    /// 8 KiB; 10 and 2 with --bandwidth), within a tenth of -t.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64))]
+    pub warmup: Option<u64>,
+    /// Both ends spin on non-blocking receives (and set SO_BUSY_POLL) instead of
+    /// sleeping in them: lower latency for a core kept busy at each end. auto spins
+    /// where every spinning thread has a core and no --load needs them.
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto", num_args = 0..=1, default_missing_value = "on")]
+    pub busy_poll: BusyPollArg,
+    /// Measure each size idle, then again beside N bulk streams to the same server
+    /// (latency under load: the queue they build).
+    #[arg(long, value_name = "N", value_parser = crate::units::parse_streams)]
+    pub load: Option<u16>,
+    /// Give up when the server sends no reply for this long.
+    #[arg(long, value_name = "TIME", default_value = "5", value_parser = parse_timeout)]
+    pub timeout: u64,
+    /// Congestion control of the connections (TCP_CONGESTION).
+    #[arg(short = 'Z', long = "cc", value_name = "NAME")]
+    pub congestion: Option<String>,
+    /// IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16).
+    #[arg(short = 'S', long, value_parser = parse_tos)]
+    pub tos: Option<u8>,
+    /// Use IPv4 only.
+    #[arg(short = '4', conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// Use IPv6 only.
+    #[arg(short = '6')]
+    pub ipv6: bool,
+    /// Local address to connect from.
+    #[arg(short = 'B', long, value_name = "ADDR")]
+    pub bind: Option<IpAddr>,
+    /// Write the linerate.result/1 document to FILE ('-' for stdout; human output then
+    /// goes to stderr).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+}
+
+/// The sizes of `--sizes`, as one value (clap would take a `Vec` for
+/// a flag given many times).
+#[derive(Clone, Debug)]
+pub struct Sizes(Vec<u32>);
+
+fn parse_size_list(s: &str) -> Result<Sizes, String> {
+    units::parse_sizes(s).map(Sizes)
+}
+
+fn parse_connections(s: &str) -> Result<u16, String> {
+    match s.trim().parse::<u16>() {
+        Ok(n) if (1..=MAX_LATENCY_CONNECTIONS).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "'{s}' is not a connection count (1 to {MAX_LATENCY_CONNECTIONS})"
+        )),
+    }
+}
+
+fn parse_message(s: &str) -> Result<u32, String> {
+    match units::parse_sizes(s)?.as_slice() {
+        [one] => Ok(*one),
+        _ => Err(format!("'{s}': one size")),
+    }
+}
+
+fn parse_window(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(n) if (1..=linerate_wire::MAX_WINDOW).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "'{s}' is not a window (1 to {})",
+            linerate_wire::MAX_WINDOW
+        )),
+    }
+}
+
+fn parse_count(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("'{s}' is not a count (at least 1)")),
+    }
+}
+
+fn parse_step_time(s: &str) -> Result<u64, String> {
+    match units::parse_duration_ms(s)? {
+        0 => Err(format!("'{s}': each size needs some time")),
+        ms if ms > 24 * 3600 * 1000 => Err(format!("'{s}': at most a day a size")),
+        ms => Ok(ms),
+    }
+}
+
+fn parse_timeout(s: &str) -> Result<u64, String> {
+    match units::parse_duration_ms(s)? {
+        ms if (1..=3_600_000).contains(&ms) => Ok(ms),
+        _ => Err(format!("'{s}': the timeout is 1 ms to 1 hour")),
+    }
+}
+
+impl LatencyArgs {
+    pub fn spec(&self) -> LatencySpec {
+        let pattern = if self.bandwidth {
+            linerate_wire::Pattern::Window
+        } else {
+            linerate_wire::Pattern::PingPong
+        };
+        let sizes = self
+            .sizes
+            .clone()
+            .map(|s| s.0)
+            .unwrap_or_else(|| match self.bandwidth {
+                true => units::parse_sizes("1..4M").unwrap_or_default(),
+                false => vec![1],
+            });
+        let step_ms = self
+            .time_ms
+            .unwrap_or(if sizes.len() > 1 { 1000 } else { 5000 });
+        LatencySpec {
+            connections: self.connections,
+            pattern,
+            sizes,
+            reply_len: self.reply_size,
+            window: self.window_messages,
+            iterations: self.iterations,
+            warmup: self.warmup,
+            step_ms,
+            busy_poll: match self.busy_poll {
+                BusyPollArg::Auto => BusyPoll::Auto,
+                BusyPollArg::On => BusyPoll::On,
+                BusyPollArg::Off => BusyPoll::Off,
+            },
+            timeout_ms: self.timeout,
+            load: self.load,
+            socket: SocketSpec {
+                congestion: self.congestion.clone(),
+                tos: self.tos,
+                bind: self.bind,
+                ..SocketSpec::default()
+            },
+        }
+    }
+}
+
+pub fn run(a: LatencyArgs) -> anyhow::Result<()> {
+    let host = match a.port {
+        Some(p) => format!("{}:{p}", a.host.trim_matches(['[', ']'])),
+        None => a.host.clone(),
+    };
+    let server = resolve_host(&host, a.ipv4, a.ipv6)?;
+    let spec = a.spec();
+    spec.check().map_err(|e| UsageError(e.to_string()))?;
+    let mut out = output::Out::new(a.json.as_deref() == Some("-"));
+    out.line(&header(server, &spec));
+    let mut table = Table::default();
+    let run = latency::run(
+        server,
+        &spec,
+        Some(signals::interrupt_flag()),
+        &mut |step| table.row(&mut out, step),
+    )
+    .with_context(|| format!("latency against {server} failed"))?;
+    let doc = latency::to_result(&run, std::env::args().collect());
+    if let Some(l) = &doc.latency {
+        out.line(&format!(
+            "Receives: {}",
+            if l.busy_poll {
+                "spinning (busy-poll)"
+            } else {
+                "blocking"
+            }
+        ));
+        out.line(&format!(
+            "Clock: {}, {:.0} ns a reading (not taken off the round trips).",
+            l.clock.source, l.clock.overhead_ns
+        ));
+        if let Some(load) = &l.load {
+            out.line(&format!(
+                "Load: {} bulk stream(s) at {}, {} retransmits",
+                load.streams,
+                fmt_rate(load.bits_per_second),
+                load.retransmits
+            ));
+        }
+    }
+    out.line(&format!("Verdict: {}", doc.summary.verdict.sentence));
+    if let Some(path) = &a.json {
+        output::write_json(&doc, path)?;
+    }
+    if doc.interrupted {
+        return Err(signals::Interrupted("interrupted; the result covers what ran".into()).into());
+    }
+    Ok(())
+}
+
+fn header(server: std::net::SocketAddr, spec: &LatencySpec) -> String {
+    let what = match spec.pattern {
+        linerate_wire::Pattern::PingPong => "TCP ping-pong".to_string(),
+        linerate_wire::Pattern::Window => match spec.window {
+            Some(w) => format!("TCP bandwidth, windows of {w} messages"),
+            None => "TCP bandwidth, windows of 64 messages or 64 KiB".to_string(),
+        },
+    };
+    format!(
+        "linerate latency to {server}: {what}, {} connection(s), {} size(s), up to {:.1} s each, \
+         receives {}{}",
+        spec.connections,
+        spec.sizes.len(),
+        spec.step_ms as f64 / 1000.0,
+        match spec.busy_poll {
+            BusyPoll::Auto => "spin or block (auto)",
+            BusyPoll::On => "spin",
+            BusyPoll::Off => "block",
+        },
+        match spec.load {
+            Some(n) => format!(", idle then beside {n} bulk stream(s)"),
+            None => String::new(),
+        }
+    )
+}
+
+/// One row per step, under a header printed once for each pattern.
+#[derive(Default)]
+struct Table {
+    header: Option<Pattern>,
+}
+
+impl Table {
+    fn row(&mut self, out: &mut output::Out, s: &Step) {
+        if self.header != Some(s.pattern) {
+            self.header = Some(s.pattern);
+            out.line(match s.pattern {
+                Pattern::PingPong => {
+                    "phase       size    reply     rounds    p50 us    p90 us    p99 us  p99.9 us p99.99 us    max us    trans/s"
+                }
+                Pattern::Window => {
+                    "phase       size   window     rounds        rate        msgs/s  p50 round us"
+                }
+            });
+        }
+        let phase = s.phase.as_deref().unwrap_or("-");
+        let p = s.round_trip_us;
+        out.line(&match s.pattern {
+            Pattern::PingPong => format!(
+                "{phase:<6} {:>9} {:>8} {:>10} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>10.0}",
+                fmt_bytes(f64::from(s.request_bytes)),
+                fmt_bytes(f64::from(s.reply_bytes)),
+                s.rounds,
+                p.p50,
+                p.p90,
+                p.p99,
+                p.p99_9,
+                p.p99_99,
+                p.max,
+                s.transactions_per_second
+            ),
+            Pattern::Window => format!(
+                "{phase:<6} {:>9} {:>8} {:>10} {:>12} {:>12.0} {:>13.1}",
+                fmt_bytes(f64::from(s.request_bytes)),
+                s.window,
+                s.rounds,
+                fmt_rate(s.bits_per_second),
+                s.messages_per_second,
+                p.p50
+            ),
+        });
+    }
+}

@@ -1,0 +1,207 @@
+//! The server's side of a latency session's data connections: each answers
+//! the client's rounds, on its own thread, as [`Echo`] says. A connection
+//! silent past the client's timeout, or one that breaks the run format,
+//! ends with its error; the others go on.
+
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use linerate_probe::cpu;
+use linerate_result::{Flow, HostCpu, Side, SideReport, StreamEnd};
+use linerate_wire::{Echo, LatencyParams, Pattern, RUN_HEADER_LEN};
+use rustix::io::Errno;
+use rustix::net::{RecvFlags, SendFlags};
+
+use crate::session::StreamSocket;
+use crate::sockopt;
+use crate::stream::{Live, Outcome, ThreadClock, recv_polled};
+
+/// Largest read; a reply is written from a buffer of zeros this size.
+const BUF: usize = 1 << 20;
+static ZEROS: [u8; BUF] = [0; BUF];
+
+/// Answers every connection until the client ends them; this end's report
+/// and the rounds answered.
+pub(crate) fn serve_all(params: &LatencyParams, sockets: &[StreamSocket]) -> (SideReport, u64) {
+    let ticks0 = cpu::HostTicks::now();
+    let proc0 = cpu::process_seconds();
+    let t0 = Instant::now();
+    let timeout = Duration::from_millis(params.idle_timeout_ms);
+    let outcomes: Vec<(Outcome, u64)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = sockets
+            .iter()
+            .map(|s| {
+                std::thread::Builder::new()
+                    .name(format!("echo-{}", s.index))
+                    .spawn_scoped(scope, move || answer(&s.stream, params.busy_poll, timeout))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(h) => h.join().unwrap_or_else(|_| failed("echo thread panicked")),
+                Err(e) => failed(&format!("could not start an echo thread: {e}")),
+            })
+            .collect()
+    });
+    let (busy, soft) = cpu::HostTicks::now().fractions_since(&ticks0);
+    let rounds = outcomes.iter().map(|(_, r)| r).sum();
+    let streams = sockets
+        .iter()
+        .zip(outcomes)
+        .map(|(s, (o, _))| {
+            let buffers = sockopt::granted(&s.stream).unwrap_or_default();
+            StreamEnd {
+                stream: s.index,
+                side: Side::Receiver,
+                flow: Flow::ClientToServer,
+                bytes: o.bytes,
+                bytes_total: o.bytes,
+                seconds: o.last_byte.saturating_duration_since(t0).as_secs_f64(),
+                cpu_seconds: o.cpu_seconds,
+                runq_wait_seconds: o.runq_wait_seconds,
+                tls_seconds: 0.0,
+                tcp: o.tcp,
+                sndbuf: buffers.sndbuf,
+                rcvbuf: buffers.rcvbuf,
+                error: o.error,
+            }
+        })
+        .collect();
+    let report = SideReport {
+        streams,
+        intervals: Vec::new(),
+        host_cpu: HostCpu {
+            busy_fraction: busy,
+            softirq_fraction: soft,
+            cpus: cpu::cpus(),
+            process_cpu_seconds: cpu::process_seconds() - proc0,
+        },
+        error: None,
+    };
+    (report, rounds)
+}
+
+fn failed(why: &str) -> (Outcome, u64) {
+    let live = Live::default();
+    let clock = ThreadClock::start();
+    let o = Outcome::finish(&live, &clock, None, 0, Instant::now(), Some(why.into()));
+    (o, 0)
+}
+
+/// One connection's loop: read what the current run needs, reply when a
+/// round is complete. Returns the outcome and the rounds answered.
+fn answer(sock: &TcpStream, busy_poll: bool, timeout: Duration) -> (Outcome, u64) {
+    let live = Live::default();
+    let clock = ThreadClock::start();
+    let mut echo = Echo::new();
+    let mut buf = vec![0u8; BUF];
+    let mut last = Instant::now();
+    let error = prepare(sock, busy_poll, timeout).err().or_else(|| {
+        loop {
+            // Between runs, read the header alone, so it is never mixed with
+            // a request this loop must not read ahead of its reply.
+            let want = if echo.run().is_some() {
+                BUF
+            } else {
+                RUN_HEADER_LEN
+            };
+            let in_window = echo.run().is_some_and(|r| r.pattern == Pattern::Window);
+            let n = match receive(sock, &mut buf[..want], busy_poll, in_window, timeout) {
+                Ok(0) if echo.at_boundary() => return None,
+                Ok(0) => {
+                    return Some(
+                        "the client closed the connection in the middle of a round".into(),
+                    );
+                }
+                Ok(n) => n,
+                Err(e) => return Some(e),
+            };
+            last = Instant::now();
+            let mut off = 0;
+            while off < n {
+                match echo.feed(&buf[off..n]) {
+                    Ok(fed) => {
+                        off += fed.taken;
+                        if let Some(len) = fed.reply
+                            && let Err(e) = reply(sock, len as usize)
+                        {
+                            return Some(e);
+                        }
+                    }
+                    Err(e) => return Some(e.to_string()),
+                }
+            }
+        }
+    });
+    let tcp = linerate_probe::tcpinfo::read(sock).ok();
+    let o = Outcome::finish(&live, &clock, tcp, echo.bytes_in(), last, error);
+    (o, echo.rounds())
+}
+
+fn prepare(sock: &TcpStream, busy_poll: bool, timeout: Duration) -> Result<(), String> {
+    sock.set_nodelay(true)
+        .and_then(|()| sock.set_read_timeout(Some(timeout)))
+        .and_then(|()| sock.set_write_timeout(Some(timeout)))
+        .map_err(|e| format!("setting up the connection: {e}"))?;
+    if busy_poll {
+        let _ = sockopt::set_busy_poll(sock);
+    }
+    Ok(())
+}
+
+/// One receive. A spinning end spins for a ping-pong's next request;
+/// inside a window it polls before it blocks, as bench's receivers do,
+/// yielding the core after each empty poll so that the client's writes,
+/// which need that core on a shared host, run (spinning without yielding
+/// held 4 MiB windows at 0.7 of bench's rate on loopback,
+/// docs/defaults.md#busy-poll). A blocked receive ends at the socket's
+/// timeout.
+fn receive(
+    sock: &TcpStream,
+    buf: &mut [u8],
+    busy_poll: bool,
+    in_window: bool,
+    timeout: Duration,
+) -> Result<usize, String> {
+    let since = Instant::now();
+    loop {
+        let got = if busy_poll && !in_window {
+            // A ping-pong's next request is microseconds away: spin for it.
+            match rustix::net::recv(sock, &mut *buf, RecvFlags::DONTWAIT) {
+                Err(Errno::AGAIN) if since.elapsed() < timeout => {
+                    std::hint::spin_loop();
+                    continue;
+                }
+                other => other.map(|(n, _)| n),
+            }
+        } else {
+            recv_polled(sock, &mut *buf, RecvFlags::empty(), busy_poll, in_window)
+        };
+        match got {
+            Ok(n) => return Ok(n),
+            Err(Errno::INTR) => {}
+            Err(Errno::AGAIN) => {
+                return Err(format!(
+                    "no request within {:.1} s: the client stopped sending",
+                    timeout.as_secs_f64()
+                ));
+            }
+            Err(e) => return Err(format!("reading a request: {e}")),
+        }
+    }
+}
+
+fn reply(sock: &TcpStream, len: usize) -> Result<(), String> {
+    let mut left = len;
+    while left > 0 {
+        let chunk = left.min(BUF);
+        match rustix::net::send(sock, &ZEROS[..chunk], SendFlags::NOSIGNAL) {
+            Ok(n) => left -= n,
+            Err(Errno::INTR) => {}
+            Err(Errno::AGAIN) => return Err("the client took no reply within its timeout".into()),
+            Err(e) => return Err(format!("sending a reply: {e}")),
+        }
+    }
+    Ok(())
+}

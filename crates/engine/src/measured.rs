@@ -1,0 +1,140 @@
+//! The server's half of a bench or latency session: the driver of
+//! [`linerate_session::BenchServer`], which holds the message order. Both
+//! kinds register their data connections alike; a bench runs streams, a
+//! latency session answers rounds ([`crate::latency::echo`]).
+
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use linerate_result::Side;
+use linerate_session::bench_server::Event;
+use linerate_session::{BenchServer, Session};
+use linerate_wire::{Accept, BenchParams, LatencyParams, RefusalCode, SessionId, SessionKind};
+
+use crate::end;
+use crate::error::Result;
+use crate::session::control::Control;
+use crate::session::registry::{JoinRule, Registration, Registry};
+use crate::session::{feed, flush, local, settle};
+use crate::sockopt::StreamOptions;
+
+/// What the client asked to run.
+enum Plan {
+    Bench(BenchParams),
+    Latency(LatencyParams),
+}
+
+/// Runs an accepted bench or latency session to its end; returns a
+/// one-line summary.
+pub(crate) fn serve(
+    mut ctl: Control,
+    accept: Accept,
+    reg: &Registry,
+    (id, kind): (SessionId, SessionKind),
+) -> Result<String> {
+    let mut m = match kind {
+        SessionKind::Latency => BenchServer::latency(Instant::now(), accept),
+        _ => BenchServer::new(Instant::now(), accept),
+    };
+    // An encrypted session's streams must be encrypted too, by the same key.
+    let join = JoinRule {
+        encrypted: ctl.negotiated().is_some(),
+        token: None,
+        client: ctl.peer_fingerprint(),
+    };
+    let mut registration = None;
+    let mut sockets = Vec::new();
+    let mut summary = String::new();
+    loop {
+        if let Some(end) = settle(&mut ctl, &mut m) {
+            return end.map(|()| summary);
+        }
+        let Some(event) = m.poll_event() else {
+            feed(&mut ctl, &mut m, None);
+            continue;
+        };
+        let (plan, options, connections) = match event {
+            Event::Register(params) => {
+                let options = StreamOptions::from(&params);
+                let n = params.connections();
+                (Plan::Bench(params), options, n)
+            }
+            Event::RegisterLatency(params) => {
+                let options = StreamOptions::for_latency(&params);
+                let n = params.connections;
+                (Plan::Latency(params), options, n)
+            }
+            Event::Run => {
+                let Some((_, plan)) = &registration else {
+                    continue;
+                };
+                summary = match plan {
+                    Plan::Bench(params) => run_bench(params, &sockets, &mut ctl, &mut m),
+                    Plan::Latency(params) => {
+                        let (report, rounds) = crate::latency::echo::serve_all(params, &sockets);
+                        let mut line = format!(
+                            "latency, {} connection(s), answered {rounds} round(s)",
+                            params.connections
+                        );
+                        append_errors(&mut line, &report);
+                        m.ran(report);
+                        line
+                    }
+                };
+                continue;
+            }
+        };
+        match Registration::new(reg, id, connections, options, join.clone()) {
+            Ok(r) => {
+                m.registered(Instant::now());
+                flush(&mut ctl, &mut m)?;
+                registration = Some((r, plan));
+            }
+            Err(e) => m.abort(local(RefusalCode::Busy, e)),
+        }
+        if let Some((r, _)) = registration.as_mut() {
+            match r.collect(m.poll_timeout()) {
+                Ok(Some(s)) => {
+                    sockets = s;
+                    m.streams_connected(Instant::now());
+                }
+                Ok(None) => m.handle_timeout(Instant::now()),
+                Err(e) => m.abort(local(RefusalCode::InvalidParameters, e)),
+            }
+        }
+    }
+}
+
+/// Runs a bench's streams at this end; its summary line.
+fn run_bench(
+    params: &BenchParams,
+    sockets: &[crate::session::StreamSocket],
+    ctl: &mut Control,
+    m: &mut BenchServer,
+) -> String {
+    let t0 = Instant::now();
+    let abort = AtomicBool::new(false);
+    // A client that only receives shows these senders' TCP_INFO;
+    // a client gone away ends the run through its streams.
+    let report = end::run(params, false, None, sockets, t0, &abort, &mut |batch| {
+        m.interval(batch);
+        let _ = flush(ctl, m);
+    });
+    let mut summary = format!(
+        "bench, {} stream(s) {:?}, received {} B, sent {} B",
+        params.streams,
+        params.direction,
+        report.bytes_total(Side::Receiver),
+        report.bytes_total(Side::Sender)
+    );
+    append_errors(&mut summary, &report);
+    m.ran(report);
+    summary
+}
+
+fn append_errors(summary: &mut String, report: &linerate_result::SideReport) {
+    let errors = report.stream_errors();
+    if !errors.is_empty() {
+        summary.push_str(&format!("; {}", errors.join("; ")));
+    }
+}

@@ -1,0 +1,241 @@
+//! The verdict of a latency run: what the round trips show, in plain
+//! words. Under load, the rise of the median over the idle median is the
+//! queue the bulk streams keep standing at the bottleneck.
+
+use std::collections::BTreeMap;
+
+use linerate_result::latency::{Load, Pattern, Step};
+use linerate_result::{Limit, Verdict};
+
+use crate::units::{fmt_bytes, fmt_rate, fmt_us};
+
+/// A loaded median at least this many times the idle one, and at least
+/// [`QUEUE_MIN_US`] above it, is a standing queue.
+pub const QUEUE_RATIO: f64 = 2.0;
+pub const QUEUE_MIN_US: f64 = 50.0;
+/// A p99 this many times the median is a tail worth naming.
+pub const TAIL_RATIO: f64 = 5.0;
+
+pub fn judge_latency(steps: &[Step], load: Option<&Load>) -> Verdict {
+    let mut evidence = BTreeMap::new();
+    let idle = |s: &&Step| s.phase.as_deref() != Some("loaded");
+    let loaded = steps.iter().find(|s| s.phase.as_deref() == Some("loaded"));
+    let first_idle = steps.iter().find(idle);
+    if let (Some(l), Some(load)) = (loaded, load)
+        && let Some(i) = steps
+            .iter()
+            .filter(idle)
+            .find(|i| i.request_bytes == l.request_bytes)
+    {
+        return under_load(i, l, load, evidence);
+    }
+    let Some(first) = first_idle else {
+        return Verdict {
+            limit: Limit::Unknown,
+            side: None,
+            sentence: "No round trip was measured.".into(),
+            evidence,
+        };
+    };
+    let idle_steps: Vec<&Step> = steps.iter().filter(idle).collect();
+    let sentence = match first.pattern {
+        Pattern::Window => bandwidth_sentence(&idle_steps),
+        Pattern::PingPong => latency_sentence(&idle_steps),
+    };
+    let p = first.round_trip_us;
+    evidence.insert("p50_us".into(), p.p50);
+    evidence.insert("p99_us".into(), p.p99);
+    evidence.insert(
+        "transactions_per_second".into(),
+        first.transactions_per_second,
+    );
+    Verdict {
+        limit: Limit::Unknown,
+        side: None,
+        sentence,
+        evidence,
+    }
+}
+
+fn under_load(
+    idle: &Step,
+    loaded: &Step,
+    load: &Load,
+    mut evidence: BTreeMap<String, f64>,
+) -> Verdict {
+    let (a, b) = (idle.round_trip_us.p50, loaded.round_trip_us.p50);
+    let added = b - a;
+    evidence.insert("idle_p50_us".into(), a);
+    evidence.insert("loaded_p50_us".into(), b);
+    evidence.insert("queue_delay_us".into(), added);
+    evidence.insert("load_bits_per_second".into(), load.bits_per_second);
+    if let Some(rtt) = load.rtt_us {
+        evidence.insert("load_rtt_us".into(), rtt);
+    }
+    let size = fmt_bytes(f64::from(idle.request_bytes));
+    let streams = load.streams;
+    let kernel = load
+        .rtt_us
+        .map(|r| {
+            format!(
+                " (the bulk streams' own RTT, in the kernel's view: {})",
+                fmt_us(r)
+            )
+        })
+        .unwrap_or_default();
+    if b >= a * QUEUE_RATIO && added >= QUEUE_MIN_US {
+        // What a queue of `added` holds at the rate the bulk streams reach.
+        let queued = load.bits_per_second / 8.0 * added / 1e6;
+        Verdict {
+            limit: Limit::Network,
+            side: None,
+            sentence: format!(
+                "Beside {streams} bulk stream(s) at {}, the median round trip of a {size} \
+                 request rose from {} to {}: {} of queueing, about {} standing in the \
+                 bottleneck's queue{kernel}. A latency-sensitive flow waits behind the bulk \
+                 data: a shorter queue at the bottleneck (an AQM such as fq_codel, or a smaller \
+                 limit) or a delay-based congestion control on the bulk flows (--cc bbr) keeps \
+                 it short.",
+                fmt_rate(load.bits_per_second),
+                fmt_us(a),
+                fmt_us(b),
+                fmt_us(added),
+                fmt_bytes(queued),
+            ),
+            evidence,
+        }
+    } else {
+        Verdict {
+            limit: Limit::Unknown,
+            side: None,
+            sentence: format!(
+                "Beside {streams} bulk stream(s) at {}, the median round trip of a {size} \
+                 request went from {} to {}: no standing queue builds on this path{kernel}.",
+                fmt_rate(load.bits_per_second),
+                fmt_us(a),
+                fmt_us(b),
+            ),
+            evidence,
+        }
+    }
+}
+
+fn latency_sentence(steps: &[&Step]) -> String {
+    let first = steps[0];
+    let p = first.round_trip_us;
+    let mut s = format!(
+        "A {} request's round trip: median {}, p99 {}, p99.99 {} ({:.0} transactions/s).",
+        fmt_bytes(f64::from(first.request_bytes)),
+        fmt_us(p.p50),
+        fmt_us(p.p99),
+        fmt_us(p.p99_99),
+        first.transactions_per_second,
+    );
+    if p.p50 > 0.0 && p.p99 >= TAIL_RATIO * p.p50 {
+        s.push_str(&format!(
+            " The p99 is {:.0} times the median: at times the ends waited for a core \
+             (another process, an interrupt) or the path queued.",
+            p.p99 / p.p50
+        ));
+    }
+    if let Some(last) = steps
+        .last()
+        .filter(|l| l.request_bytes > first.request_bytes)
+    {
+        let grow = last.round_trip_us.p50 - p.p50;
+        let bytes = f64::from(last.request_bytes + last.reply_bytes)
+            - f64::from(first.request_bytes + first.reply_bytes);
+        if grow > 0.0 {
+            s.push_str(&format!(
+                " Up to {} the round trip grows to {}: {} per byte moved both ways.",
+                fmt_bytes(f64::from(last.request_bytes)),
+                fmt_us(last.round_trip_us.p50),
+                fmt_rate(bytes * 8.0 / (grow / 1e6)),
+            ));
+        }
+    }
+    s
+}
+
+fn bandwidth_sentence(steps: &[&Step]) -> String {
+    let Some(peak) = steps
+        .iter()
+        .max_by(|a, b| a.bits_per_second.total_cmp(&b.bits_per_second))
+    else {
+        return String::new();
+    };
+    let smallest = steps[0];
+    format!(
+        "Windows of requests reached {} at {} messages; {} messages went at {:.0} \
+         messages/s ({}).",
+        fmt_rate(peak.bits_per_second),
+        fmt_bytes(f64::from(peak.request_bytes)),
+        fmt_bytes(f64::from(smallest.request_bytes)),
+        smallest.messages_per_second,
+        fmt_rate(smallest.bits_per_second),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use linerate_result::latency::Percentiles;
+
+    fn step(phase: &str, p50: f64) -> Step {
+        Step {
+            pattern: Pattern::PingPong,
+            phase: Some(phase.into()),
+            request_bytes: 1,
+            reply_bytes: 1,
+            window: 1,
+            rounds: 1000,
+            warmup_rounds: 10,
+            seconds: 1.0,
+            round_trip_us: Percentiles {
+                p50,
+                p99: p50 * 1.5,
+                ..Percentiles::default()
+            },
+            distribution_us: Vec::new(),
+            transactions_per_second: 1e6 / p50,
+            messages_per_second: 1e6 / p50,
+            bits_per_second: 8e6 / p50,
+            tcp: None,
+        }
+    }
+
+    /// Figures of a lab run: 1 Gbit/s, a 1.25 MB queue, 4 cubic streams.
+    #[test]
+    fn a_queue_standing_under_load_is_named_with_its_delay() {
+        let load = Load {
+            streams: 4,
+            bits_per_second: 0.95e9,
+            retransmits: 120,
+            rtt_us: Some(9800.0),
+        };
+        let v = judge_latency(&[step("idle", 60.0), step("loaded", 9500.0)], Some(&load));
+        assert_eq!(v.limit, Limit::Network);
+        assert_eq!(v.evidence["queue_delay_us"], 9440.0);
+        assert!(v.sentence.contains("queueing"), "{}", v.sentence);
+        assert!(v.sentence.contains("1.1 MiB"), "{}", v.sentence);
+        let calm = judge_latency(&[step("idle", 60.0), step("loaded", 70.0)], Some(&load));
+        assert_eq!(calm.limit, Limit::Unknown);
+        assert!(
+            calm.sentence.contains("no standing queue"),
+            "{}",
+            calm.sentence
+        );
+    }
+
+    #[test]
+    fn an_idle_run_states_its_percentiles_and_a_long_tail() {
+        let mut s = step("idle", 20.0);
+        s.phase = None;
+        let v = judge_latency(std::slice::from_ref(&s), None);
+        assert!(v.sentence.contains("median 20"), "{}", v.sentence);
+        assert!(!v.sentence.contains("times the median"));
+        s.round_trip_us.p99 = 200.0;
+        let v = judge_latency(&[s], None);
+        assert!(v.sentence.contains("10 times the median"), "{}", v.sentence);
+    }
+}
