@@ -68,7 +68,7 @@ pub fn need(id: u64) -> NeedFile {
 
 /// A message of any type, its fields from the input.
 fn message(ops: &mut Ops) -> Message {
-    let kind = ops.byte().unwrap_or(0) % 16;
+    let kind = ops.byte().unwrap_or(0) % 17;
     let n = ops.small();
     match kind {
         0 => Message::Accept(accept()),
@@ -99,6 +99,7 @@ fn message(ops: &mut Ops) -> Message {
         }),
         13 => Message::TransferReport(Box::new((TransferTotals::default(), SideReport::default()))),
         14 => Message::Intervals(PeerIntervals::default()),
+        15 => Message::LatencyRequest(linerate_session::fixtures::latency_params()),
         _ => Message::Entries(Entries {
             entries: vec![entry(n)],
         }),

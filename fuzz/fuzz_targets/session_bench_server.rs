@@ -21,6 +21,7 @@ fuzz_target!(|data: &[u8]| {
                     s.registered(now);
                     s.streams_connected(now);
                 }
+                (Event::RegisterLatency(_), _) => panic!("a bench server took a latency request"),
                 // Still running: intervals go out, the report comes later.
                 (Event::Run, 3) => s.interval(&[]),
                 (Event::Run, _) => s.ran(SideReport::default()),

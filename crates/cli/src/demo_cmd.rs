@@ -104,19 +104,19 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
                 limit_name(&doc)
             );
         }
-        Ok(())
+        latency(addr, &a.out)
     })();
     stop.store(true, Relaxed);
     let _ = serving.join();
     result?;
-    println!("\n3. a verified transfer of generated files (large and small) to a fresh folder");
+    println!("\n4. a verified transfer of generated files (large and small) to a fresh folder");
     transfer(&a.out)?;
     if !a.no_compare {
-        println!("\n4. the installed peers side by side (1 stream, 2 rounds of 1 s)");
+        println!("\n5. the installed peers side by side (1 stream, 2 rounds of 1 s)");
         compare(&a.out)?;
     }
     if a.lab {
-        println!("\n5. lab studies (WAN at 0 and 44 ms; tuning at 44 ms)");
+        println!("\n6. lab studies (WAN at 0 and 44 ms; tuning at 44 ms)");
         lab_studies(&a.out)?;
     }
     let report = a.out.join("report.html");
@@ -129,6 +129,39 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// A round-trip sweep from 1 byte to 1 MiB, a fifth of a second a size.
+fn latency(addr: SocketAddr, out: &Path) -> anyhow::Result<()> {
+    println!("\n3. round trip against message size (ping-pong, 0.2 s a size)");
+    let spec = linerate_engine::spec::LatencySpec {
+        sizes: (0..=20).map(|i| 1u32 << i).collect(),
+        step_ms: 200,
+        ..Default::default()
+    };
+    println!("   {:>7}  {:>10}  {:>10}", "size", "p50", "p99");
+    let run = linerate_engine::latency::run(addr, &spec, None, &mut |step| {
+        if step.request_bytes.trailing_zeros() % 4 == 0 {
+            println!(
+                "   {:>7}  {:>7.1} us  {:>7.1} us",
+                linerate_probe::units::fmt_bytes(f64::from(step.request_bytes)),
+                step.round_trip_us.p50,
+                step.round_trip_us.p99
+            );
+        }
+    })?;
+    let cmd = vec![
+        "linerate".into(),
+        "latency".into(),
+        addr.to_string(),
+        "--sizes".into(),
+        "1..1M".into(),
+        "-t".into(),
+        "0.2".into(),
+    ];
+    let doc = linerate_engine::latency::to_result(&run, cmd);
+    println!("   {}", doc.summary.verdict.sentence);
+    output::write_json(&doc, &out.join("latency.json").to_string_lossy())
 }
 
 fn transfer(out: &Path) -> anyhow::Result<()> {

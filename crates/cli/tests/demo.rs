@@ -58,6 +58,7 @@ fn demo_report_opens_in_chromium_with_every_figure_drawn() {
         "tcp-info",
         "vs-streams",
         "vs-message-size",
+        "latency-vs-size",
         "tools",
     ] {
         assert!(

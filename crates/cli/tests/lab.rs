@@ -651,3 +651,87 @@ fn lan_study_runs_end_to_end() {
         .unwrap();
     assert_eq!(relay["result"]["lab"]["topology"], "router");
 }
+
+/// Latency under load through a 1 Gbit/s bottleneck with its default
+/// queue (1.25 MB, 10 ms at the rate) in a router: beside eight bulk
+/// streams the ping-pong's median rises by the delay of the queue they
+/// keep standing, within 20 %. The queue's delay is read independently,
+/// from the router qdisc's backlog sampled through the run. The verdict
+/// names the queueing.
+#[test]
+fn latency_under_load_rises_by_the_bottlenecks_queue_delay() {
+    if !require_root("latency_under_load_rises_by_the_bottlenecks_queue_delay") {
+        return;
+    }
+    let _alone = alone_with_traffic();
+    let lab = TestLab::up("lload", &["--backend", "veth", "--rate", "1G", "--router"]);
+    let _srv = server_in(&lab, "h2");
+    let target = format!("{}:5201", lab.addr("h2", false));
+    let router = format!("lr-{}-r", lab.name);
+    let measure = || {
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let (out, backlogs) = std::thread::scope(|s| {
+            let sampler = s.spawn(|| {
+                let mut v = Vec::new();
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    v.extend(qdisc_backlog(&router, "h2"));
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                v
+            });
+            let out = lab.exec(
+                "h1",
+                &[
+                    linerate(),
+                    "latency",
+                    &target,
+                    "--load",
+                    "8",
+                    "-t",
+                    "4",
+                    "--json",
+                    "-",
+                ],
+            );
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+            (out, sampler.join().unwrap())
+        });
+        assert!(
+            out.status.success(),
+            "latency: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let v = &doc["summary"]["verdict"];
+        assert_eq!(v["limit"], "network", "{v}");
+        assert!(v["sentence"].as_str().unwrap().contains("queueing"), "{v}");
+        // The loaded samples: the idle half leaves the queue empty.
+        let standing: Vec<f64> = backlogs.into_iter().filter(|&b| b > 10_000.0).collect();
+        assert!(standing.len() > 20, "{} loaded samples", standing.len());
+        let queue_us = median(standing) * 8.0 / 1e9 * 1e6;
+        let added = v["evidence"]["queue_delay_us"].as_f64().unwrap();
+        eprintln!(
+            "standing queue {queue_us:.0} us (full: 10000 us); loaded p50 - idle p50 {added:.0} us"
+        );
+        added / queue_us
+    };
+    until_within(measure, 1.0, 0.2);
+}
+
+/// The bytes queued in `dev`'s root qdisc in namespace `ns`, from `tc -s`.
+fn qdisc_backlog(ns: &str, dev: &str) -> Option<f64> {
+    let out = Command::new("tc")
+        .args(["-n", ns, "-s", "qdisc", "show", "dev", dev])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let field = text.split("backlog ").nth(1)?.split_whitespace().next()?;
+    let bytes = field.trim_end_matches('b');
+    match bytes.strip_suffix('K') {
+        Some(k) => k.parse::<f64>().ok().map(|v| v * 1000.0),
+        None => match bytes.strip_suffix('M') {
+            Some(m) => m.parse::<f64>().ok().map(|v| v * 1e6),
+            None => bytes.parse().ok(),
+        },
+    }
+}

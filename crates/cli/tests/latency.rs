@@ -20,6 +20,29 @@ fn latency_json(addr: &str, extra: &[&str]) -> serde_json::Value {
     doc
 }
 
+/// The figures `linerate report` draws from `doc`, each checked drawn.
+fn report_kinds(doc: &serde_json::Value, tag: &str) -> Vec<String> {
+    let dir = common::tree::TempDir::new(tag);
+    let input = dir.join("latency.json");
+    std::fs::write(&input, serde_json::to_vec(doc).unwrap()).unwrap();
+    let html = dir.join("report.html");
+    let out = run(&[
+        "report",
+        input.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "report: {}", text(&out));
+    let page = std::fs::read_to_string(&html).unwrap();
+    common::figures(&page)
+        .into_iter()
+        .map(|(kind, body)| {
+            common::assert_drawn(&kind, &body);
+            kind
+        })
+        .collect()
+}
+
 fn steps(doc: &serde_json::Value) -> &Vec<serde_json::Value> {
     doc["latency"]["steps"].as_array().expect("steps")
 }
@@ -116,6 +139,8 @@ fn a_size_sweep_and_two_connections() {
     assert!(!doc["latency"]["busy_poll"].as_bool().unwrap());
     let p50 = |i: usize| f(&s[i]["round_trip_us"]["p50"]);
     assert!(p50(16) > p50(0), "64 KiB each way takes longer than 1 byte");
+    let kinds = report_kinds(&doc, "lat-sweep");
+    assert!(kinds.contains(&"latency-vs-size".to_string()), "{kinds:?}");
 }
 
 /// Bandwidth against size: windows of requests, one reply each, the
@@ -142,6 +167,11 @@ fn bandwidth_against_size_uses_windows() {
         assert!(mps > 0.0 && ((bps / (mps * size * 8.0)) - 1.0).abs() < 1e-6);
     }
     assert!(f(&s[1]["bits_per_second"]) > f(&s[0]["bits_per_second"]));
+    let kinds = report_kinds(&doc, "lat-bw");
+    assert!(
+        kinds.contains(&"bandwidth-vs-size".to_string()),
+        "{kinds:?}"
+    );
 }
 
 /// Under load: the same size idle, then beside bulk streams, whose own
@@ -167,6 +197,11 @@ fn under_load_each_size_runs_idle_then_loaded() {
     );
     let v = &doc["summary"]["verdict"];
     assert!(v["evidence"]["loaded_p50_us"].as_f64().is_some(), "{v}");
+    let kinds = report_kinds(&doc, "lat-load");
+    assert!(
+        kinds.contains(&"latency-distribution".to_string()),
+        "{kinds:?}"
+    );
 }
 
 /// Sizes, counts and times outside their limits are refused as bad flags,

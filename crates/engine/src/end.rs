@@ -331,7 +331,7 @@ pub fn run_with(
 /// Pins the calling thread to the `slot`-th CPU this process may use, wrapping
 /// around when there are fewer. Best effort: a host that refuses affinity
 /// still runs, only unpinned.
-fn pin_to_core(slot: usize) {
+pub(crate) fn pin_to_core(slot: usize) {
     use rustix::thread::{CpuSet, sched_getaffinity, sched_setaffinity};
     let Ok(allowed) = sched_getaffinity(None) else {
         return;

@@ -32,6 +32,12 @@ pub struct Lines {
     pub points: bool,
     /// The x axis counts things (streams): ticks fall on whole numbers only.
     pub integer_x: bool,
+    /// Logarithmic y axis (round trips from microseconds to milliseconds):
+    /// one label per decade.
+    pub log_y: bool,
+    /// The x axis is a percentile's nines, -log10(1 - q): labels p0, p90,
+    /// p99, p99.9, ... (a latency distribution).
+    pub x_nines: bool,
 }
 
 /// One bar: label, value, and the min and max behind it.
@@ -102,12 +108,18 @@ pub fn draw_lines(area: &DrawingArea<SVGBackend, Shift>, spec: &Lines) -> Result
     // A logarithmic x axis is drawn as log2(x) on a linear one, so labels
     // fall on powers of two (4 KiB, 8 KiB, ...) rather than on decades.
     let log_spec;
-    let spec = if spec.log_x {
+    let spec = if spec.log_x || spec.log_y {
         let mut l = spec.clone();
         for s in &mut l.series {
-            s.points.retain(|p| p.0 > 0.0);
+            s.points
+                .retain(|p| (!spec.log_x || p.0 > 0.0) && (!spec.log_y || p.1 > 0.0));
             for p in &mut s.points {
-                p.0 = p.0.log2();
+                if spec.log_x {
+                    p.0 = p.0.log2();
+                }
+                if spec.log_y {
+                    p.1 = p.1.log10();
+                }
             }
         }
         l.marker = None;
@@ -117,6 +129,17 @@ pub fn draw_lines(area: &DrawingArea<SVGBackend, Shift>, spec: &Lines) -> Result
         spec
     };
     let (mut x0, mut x1, y1) = bounds(&spec.series).ok_or("no data points")?;
+    let y0 = if spec.log_y {
+        let low = spec
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.1))
+            .filter(|y| y.is_finite())
+            .fold(f64::INFINITY, f64::min);
+        low.floor()
+    } else {
+        0.0
+    };
     if spec.log_x {
         x0 = x0.floor() - 0.5;
         x1 = x1.ceil() + 0.5;
@@ -125,7 +148,7 @@ pub fn draw_lines(area: &DrawingArea<SVGBackend, Shift>, spec: &Lines) -> Result
         x1 = x1.max(*m);
         x0 = x0.min(*m);
     }
-    if spec.integer_x {
+    if spec.integer_x || spec.x_nines {
         // Half a step of room either side, so no point sits on the frame.
         x0 = x0.floor() - 0.5;
         x1 = x1.ceil() + 0.5;
@@ -133,7 +156,13 @@ pub fn draw_lines(area: &DrawingArea<SVGBackend, Shift>, spec: &Lines) -> Result
     if x1 <= x0 {
         x1 = x0 + 1.0;
     }
-    let y1 = if y1 > 0.0 { y1 * 1.1 } else { 1.0 };
+    let y1 = if spec.log_y {
+        y1.ceil().max(y0 + 1.0)
+    } else if y1 > 0.0 {
+        y1 * 1.1
+    } else {
+        1.0
+    };
     let names: Vec<&str> = spec.series.iter().map(|s| s.name.as_str()).collect();
     let (area, key) = below_legend(area, &names);
     let area = &area;
@@ -145,9 +174,23 @@ pub fn draw_lines(area: &DrawingArea<SVGBackend, Shift>, spec: &Lines) -> Result
         .y_label_area_size(62);
     let style_series = |i: usize| ShapeStyle::from(&colour(i)).stroke_width(2);
     let mut chart = builder
-        .build_cartesian_2d(x0..x1, 0f64..y1)
+        .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(|x| e(&x))?;
     let log_label = |v: &f64| human_size(2f64.powf(*v));
+    let decade = |v: &f64| {
+        if (v - v.round()).abs() < 1e-6 {
+            human_decade(10f64.powf(v.round()))
+        } else {
+            String::new()
+        }
+    };
+    let nines = |v: &f64| {
+        if (v - v.round()).abs() < 1e-6 && *v >= 0.0 {
+            nines_label(v.round() as u32)
+        } else {
+            String::new()
+        }
+    };
     let whole = |v: &f64| {
         if (v - v.round()).abs() < 1e-6 {
             format!("{}", v.round())
@@ -163,9 +206,16 @@ pub fn draw_lines(area: &DrawingArea<SVGBackend, Shift>, spec: &Lines) -> Result
         // Powers of two: one label per doubling.
         mesh.x_labels(((x1 - x0).ceil() as usize + 1).min(24))
             .x_label_formatter(&log_label);
+    } else if spec.x_nines {
+        mesh.x_labels(((x1 - x0).ceil() as usize + 1).min(24))
+            .x_label_formatter(&nines);
     } else if spec.integer_x {
         mesh.x_labels(((x1 - x0).ceil() as usize + 1).min(24))
             .x_label_formatter(&whole);
+    }
+    if spec.log_y {
+        mesh.y_labels(((y1 - y0).ceil() as usize + 1).min(12))
+            .y_label_formatter(&decade);
     }
     mesh.draw().map_err(|x| e(&x))?;
     for (i, s) in spec.series.iter().enumerate() {
@@ -398,6 +448,26 @@ fn svg(
 }
 
 /// 4096 -> "4 KiB", for axes of message sizes.
+/// A power of ten as a count: 1, 10, 100, 1k, 10k, ...
+fn human_decade(v: f64) -> String {
+    match v {
+        v if v >= 1e6 => format!("{:.0}M", v / 1e6),
+        v if v >= 1e3 => format!("{:.0}k", v / 1e3),
+        v if v >= 1.0 => format!("{v:.0}"),
+        v => format!("{v}"),
+    }
+}
+
+/// p0, p90, p99, p99.9, ... for 0, 1, 2, 3 nines.
+fn nines_label(n: u32) -> String {
+    match n {
+        0 => "p0".into(),
+        1 => "p90".into(),
+        2 => "p99".into(),
+        n => format!("p99.{}", "9".repeat(n as usize - 2)),
+    }
+}
+
 pub fn human_size(v: f64) -> String {
     const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
     let mut v = v;

@@ -1,13 +1,15 @@
 //! Which figures the inputs support, and drawing them: throughput over time
 //! (per stream and summed, with the time to stabilise), TCP_INFO panels,
-//! throughput against streams, RTT and message size, before/after bars
-//! and tool comparison bars with min-max whiskers.
+//! throughput against streams, RTT and message size, before/after bars,
+//! tool comparison bars with min-max whiskers, and the latency figures
+//! planned by [`crate::latency_figures`].
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::chart::{self, Bar, Bars, Lines, Series};
 use crate::data::{self, Run};
+use crate::latency_figures;
 use crate::{Input, ReportError, time_to_stabilise};
 
 /// In the order a report shows them: comparisons and sweeps first, then
@@ -19,6 +21,9 @@ pub enum FigureKind {
     VsStreams,
     VsRtt,
     VsMessageSize,
+    LatencyVsSize,
+    BandwidthVsSize,
+    LatencyDistribution,
     OverTime,
     TcpInfo,
 }
@@ -31,6 +36,9 @@ impl FigureKind {
             FigureKind::VsStreams => "vs-streams",
             FigureKind::VsRtt => "vs-rtt",
             FigureKind::VsMessageSize => "vs-message-size",
+            FigureKind::LatencyVsSize => "latency-vs-size",
+            FigureKind::BandwidthVsSize => "bandwidth-vs-size",
+            FigureKind::LatencyDistribution => "latency-distribution",
             FigureKind::BeforeAfter => "before-after",
             FigureKind::Tools => "tools",
         }
@@ -150,6 +158,14 @@ pub fn choose(inputs: &[Input]) -> (Vec<Figure>, Vec<String>) {
     vs_streams(&mut b, &runs);
     vs_rtt(&mut b, &runs);
     vs_message_size(&mut b, &runs);
+    for planned in latency_figures::plan(inputs) {
+        let kind = match planned.kind {
+            latency_figures::Kind::VsSize => FigureKind::LatencyVsSize,
+            latency_figures::Kind::Bandwidth => FigureKind::BandwidthVsSize,
+            latency_figures::Kind::Distribution => FigureKind::LatencyDistribution,
+        };
+        b.add_lines(kind, planned.caption, &planned.spec);
+    }
     before_after(&mut b, inputs);
     tools(&mut b, inputs);
     b.figures.sort_by_key(|f| f.kind);
@@ -201,9 +217,7 @@ fn over_time(b: &mut Builder, runs: &[Run]) {
             y_label: "Gbit/s".into(),
             series,
             marker,
-            log_x: false,
-            points: false,
-            integer_x: false,
+            ..Lines::default()
         };
         b.add_lines(FigureKind::OverTime, caption, &spec);
     }

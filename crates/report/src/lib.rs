@@ -7,6 +7,7 @@ pub mod chart;
 pub mod data;
 pub mod figures;
 pub mod html;
+mod latency_figures;
 
 pub use figures::{Figure, FigureKind, choose};
 

@@ -51,6 +51,7 @@ pub fn latency_params() -> LatencyParams {
         tos: None,
         congestion: None,
         idle_timeout_ms: 5000,
+        pin_cores: false,
     }
 }
 

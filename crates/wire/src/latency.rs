@@ -46,6 +46,11 @@ pub struct LatencyParams {
     /// How long the server waits for a request before it gives the
     /// connection up, in milliseconds.
     pub idle_timeout_ms: u64,
+    /// Both ends share one host: connection i's thread runs on the 2i-th
+    /// usable CPU at the client and the next at the server, as bench's
+    /// spread streams do.
+    #[serde(default)]
+    pub pin_cores: bool,
 }
 
 impl LatencyParams {

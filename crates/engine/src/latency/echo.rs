@@ -33,7 +33,12 @@ pub(crate) fn serve_all(params: &LatencyParams, sockets: &[StreamSocket]) -> (Si
             .map(|s| {
                 std::thread::Builder::new()
                     .name(format!("echo-{}", s.index))
-                    .spawn_scoped(scope, move || answer(&s.stream, params.busy_poll, timeout))
+                    .spawn_scoped(scope, move || {
+                        if params.pin_cores {
+                            crate::end::pin_to_core(2 * usize::from(s.index) + 1);
+                        }
+                        answer(&s.stream, params.busy_poll, params.pin_cores, timeout)
+                    })
             })
             .collect();
         handles
@@ -91,7 +96,7 @@ fn failed(why: &str) -> (Outcome, u64) {
 
 /// One connection's loop: read what the current run needs, reply when a
 /// round is complete. Returns the outcome and the rounds answered.
-fn answer(sock: &TcpStream, busy_poll: bool, timeout: Duration) -> (Outcome, u64) {
+fn answer(sock: &TcpStream, busy_poll: bool, pinned: bool, timeout: Duration) -> (Outcome, u64) {
     let live = Live::default();
     let clock = ThreadClock::start();
     let mut echo = Echo::new();
@@ -107,7 +112,14 @@ fn answer(sock: &TcpStream, busy_poll: bool, timeout: Duration) -> (Outcome, u64
                 RUN_HEADER_LEN
             };
             let in_window = echo.run().is_some_and(|r| r.pattern == Pattern::Window);
-            let n = match receive(sock, &mut buf[..want], busy_poll, in_window, timeout) {
+            let poll = Poll {
+                spin: busy_poll && !in_window,
+                poll: busy_poll,
+                // A pinned reader has its core to itself: a yield would only
+                // hand it to other work (bench's receivers do the same).
+                yield_when_empty: !pinned,
+            };
+            let n = match receive(sock, &mut buf[..want], poll, timeout) {
                 Ok(0) if echo.at_boundary() => return None,
                 Ok(0) => {
                     return Some(
@@ -150,6 +162,16 @@ fn prepare(sock: &TcpStream, busy_poll: bool, timeout: Duration) -> Result<(), S
     Ok(())
 }
 
+/// How a receive waits for bytes.
+#[derive(Clone, Copy)]
+struct Poll {
+    /// Spin until bytes come (a ping-pong's next request).
+    spin: bool,
+    /// Poll a while before blocking (a window's next bytes).
+    poll: bool,
+    yield_when_empty: bool,
+}
+
 /// One receive. A spinning end spins for a ping-pong's next request;
 /// inside a window it polls before it blocks, as bench's receivers do,
 /// yielding the core after each empty poll so that the client's writes,
@@ -157,16 +179,10 @@ fn prepare(sock: &TcpStream, busy_poll: bool, timeout: Duration) -> Result<(), S
 /// held 4 MiB windows at 0.7 of bench's rate on loopback,
 /// docs/defaults.md#busy-poll). A blocked receive ends at the socket's
 /// timeout.
-fn receive(
-    sock: &TcpStream,
-    buf: &mut [u8],
-    busy_poll: bool,
-    in_window: bool,
-    timeout: Duration,
-) -> Result<usize, String> {
+fn receive(sock: &TcpStream, buf: &mut [u8], p: Poll, timeout: Duration) -> Result<usize, String> {
     let since = Instant::now();
     loop {
-        let got = if busy_poll && !in_window {
+        let got = if p.spin {
             // A ping-pong's next request is microseconds away: spin for it.
             match rustix::net::recv(sock, &mut *buf, RecvFlags::DONTWAIT) {
                 Err(Errno::AGAIN) if since.elapsed() < timeout => {
@@ -176,7 +192,13 @@ fn receive(
                 other => other.map(|(n, _)| n),
             }
         } else {
-            recv_polled(sock, &mut *buf, RecvFlags::empty(), busy_poll, in_window)
+            recv_polled(
+                sock,
+                &mut *buf,
+                RecvFlags::empty(),
+                p.poll,
+                p.yield_when_empty,
+            )
         };
         match got {
             Ok(n) => return Ok(n),

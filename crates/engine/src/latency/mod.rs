@@ -88,6 +88,7 @@ impl LatencySpec {
             tos: self.socket.tos,
             congestion: self.socket.congestion.clone(),
             idle_timeout_ms: self.timeout_ms,
+            pin_cores: false,
         }
     }
 
@@ -190,6 +191,12 @@ pub fn run(
                 accepted = true;
                 server_host = accept.host;
                 params.busy_poll = spins(spec, &client_host, &server_host);
+                // Windows between spinning ends on one host run pinned, a
+                // core each, as bench's polling streams do; a ping-pong ran
+                // slower pinned (docs/defaults.md#busy-poll).
+                params.pin_cores = params.busy_poll
+                    && spec.pattern == Pattern::Window
+                    && same_host(&client_host, &server_host);
                 m.request_latency(Instant::now(), params.clone());
             }
             Event::OpenStreams => {
@@ -205,7 +212,7 @@ pub fn run(
                     .collect::<Result<Vec<_>>>()?;
                 m.streams_open();
                 flush(&mut ctl, &mut m)?;
-                let outcome = run_steps(server, spec, &mut conns, &stop, on_step);
+                let outcome = run_steps(server, spec, params.pin_cores, &mut conns, &stop, on_step);
                 // Closing the data connections ends the server's echoes.
                 drop(conns);
                 ran = Some(outcome?);
@@ -225,7 +232,7 @@ fn spins(spec: &LatencySpec, client: &HostFacts, server: &HostFacts) -> bool {
         BusyPoll::On => true,
         BusyPoll::Off => false,
         BusyPoll::Auto => {
-            let same_host = !client.boot_id.is_empty() && client.boot_id == server.boot_id;
+            let same_host = same_host(client, server);
             let threads = u32::from(spec.connections) * if same_host { 2 } else { 1 };
             let cores = client.cpus.min(server.cpus);
             spec.load.is_none() && threads <= cores
@@ -233,11 +240,16 @@ fn spins(spec: &LatencySpec, client: &HostFacts, server: &HostFacts) -> bool {
     }
 }
 
+fn same_host(client: &HostFacts, server: &HostFacts) -> bool {
+    !client.boot_id.is_empty() && client.boot_id == server.boot_id
+}
+
 /// Every size idle; then, with load asked for, every size again beside
 /// the bulk streams.
 fn run_steps(
     server: SocketAddr,
     spec: &LatencySpec,
+    pin: bool,
     conns: &mut [Connection],
     stop: &AtomicBool,
     on_step: &mut dyn FnMut(&doc::Step),
@@ -245,7 +257,7 @@ fn run_steps(
     let phase = |name: &str| spec.load.map(|_| name.to_string());
     let mut steps = Vec::new();
     for &size in &spec.sizes {
-        let step = measure_step(conns, spec.step(size), phase("idle"), stop)?;
+        let step = measure_step(conns, spec.step(size), phase("idle"), pin, stop)?;
         on_step(&step);
         steps.push(step);
     }
@@ -279,7 +291,7 @@ fn run_steps(
             if load.is_finished() || stop.load(Relaxed) {
                 break;
             }
-            match measure_step(conns, spec.step(size), phase("loaded"), stop) {
+            match measure_step(conns, spec.step(size), phase("loaded"), pin, stop) {
                 Ok(step) => {
                     on_step(&step);
                     steps.push(step);
@@ -304,12 +316,21 @@ fn measure_step(
     conns: &mut [Connection],
     plan: StepPlan,
     phase: Option<String>,
+    pin: bool,
     stop: &AtomicBool,
 ) -> Result<doc::Step> {
     let measured: Vec<Result<Measured>> = std::thread::scope(|scope| {
         let handles: Vec<_> = conns
             .iter_mut()
-            .map(|c| scope.spawn(move || c.measure(&plan, stop)))
+            .enumerate()
+            .map(|(i, c)| {
+                scope.spawn(move || {
+                    if pin {
+                        crate::end::pin_to_core(2 * i);
+                    }
+                    c.measure(&plan, stop)
+                })
+            })
             .collect();
         handles
             .into_iter()

@@ -29,6 +29,8 @@ const SCRATCH: usize = 256 << 10;
 /// buffer ran at 19 Gbit/s on loopback where 1 MiB ones ran at 48
 /// (docs/defaults.md#window).
 const WRITE_CHUNK: usize = 1 << 20;
+/// Requests this large fill their segments without MSG_MORE.
+const CORK_BELOW: usize = 64 << 10;
 
 /// What one step asks of each connection.
 #[derive(Debug, Clone, Copy)]
@@ -180,7 +182,11 @@ impl Connection {
         while left > 0 {
             let piece = left.min(WRITE_CHUNK);
             left -= piece;
-            self.send(from, RUN_HEADER_LEN + piece, more || left > 0)?;
+            self.send(
+                from,
+                RUN_HEADER_LEN + piece,
+                (more || left > 0) && len < CORK_BELOW,
+            )?;
             from = RUN_HEADER_LEN;
         }
         Ok(())
