@@ -107,6 +107,37 @@ off\:""))' \
 ':host -- Server to measure against\: HOST, HOST\:PORT or \[V6\]\:PORT:_default' \
 && ret=0
 ;;
+(latency)
+_arguments "${_arguments_options[@]}" : \
+'-p+[Server port (or give HOST\:PORT)]:PORT:_default' \
+'--port=[Server port (or give HOST\:PORT)]:PORT:_default' \
+'-P+[Connections, each its own ping-pong, all at once]:N:_default' \
+'--connections=[Connections, each its own ping-pong, all at once]:N:_default' \
+'--sizes=[Request sizes\: one (64), a list (1,64,4K) or a sweep of powers of two (1..4M). Default\: 1 byte; with --bandwidth, 1..4M]:SIZES:_default' \
+'--reply-size=[Reply size. Default\: the request'\''s size (a ping-pong); 1 byte with --bandwidth]:BYTES:_default' \
+'--window-messages=[Requests outstanding in each window of --bandwidth. Default\: 64 (osu_bw'\''s), or as many as make 64 KiB for small messages]:N:_default' \
+'-t+[How long each size runs at most. Default\: 5 s for one size, 1 s a size in a sweep]:TIME:_default' \
+'--time=[How long each size runs at most. Default\: 5 s for one size, 1 s a size in a sweep]:TIME:_default' \
+'--iterations=[Most measured rounds of each size per connection. Default\: none for one size (it runs for -t); in a sweep osu'\''s 10,000 (1,000 above 8 KiB; 100 and 20 with --bandwidth)]:N:_default' \
+'--warmup=[Rounds left out before each size is measured. Default\: osu'\''s 1,000 (100 above 8 KiB; 10 and 2 with --bandwidth), within a tenth of -t]:N:_default' \
+'--busy-poll=[Both ends spin on non-blocking receives (and set SO_BUSY_POLL) instead of sleeping in them\: lower latency for a core kept busy at each end. auto spins where every spinning thread has a core and no --load needs them]::WHEN:(auto on off)' \
+'--load=[Measure each size idle, then again beside N bulk streams to the same server (latency under load\: the queue they build)]:N:_default' \
+'--timeout=[Give up when the server sends no reply for this long]:TIME:_default' \
+'-Z+[Congestion control of the connections (TCP_CONGESTION)]:NAME:_default' \
+'--cc=[Congestion control of the connections (TCP_CONGESTION)]:NAME:_default' \
+'-S+[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
+'--tos=[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
+'-B+[Local address to connect from]:ADDR:_default' \
+'--bind=[Local address to connect from]:ADDR:_default' \
+'--json=[Write the linerate.result/1 document to FILE ('\''-'\'' for stdout; human output then goes to stderr)]:FILE:_default' \
+'--bandwidth[Bandwidth against message size (osu_bw style)\: windows of --window-messages requests back to back, one reply per window]' \
+'(-6)-4[Use IPv4 only]' \
+'-6[Use IPv6 only]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':host -- Server to measure against\: HOST, HOST\:PORT or \[V6\]\:PORT:_default' \
+&& ret=0
+;;
 (send)
 _arguments "${_arguments_options[@]}" : \
 '--url-file=[Read the target URL from this file (its first line) instead of the command line, so its secret stays out of \`ps\` and shell history]:FILE:_files' \
@@ -666,6 +697,10 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(latency)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (send)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -844,6 +879,7 @@ _linerate_commands() {
     local commands; commands=(
 'serve:Answer every kind of session on one TCP port' \
 'bench:Memory-to-memory throughput, one thread per stream, with TCP_INFO and a verdict' \
+'latency:Round-trip percentiles and bandwidth against message size, idle and under load' \
 'send:Send files, trees or generated data to \`recv\` or \`serve --root\`, in parallel, resumable' \
 'recv:Receive one transfer into a directory; prints the URL to send to' \
 'keys:This user'\''s client key for daemons (\`serve --root\`)\: make it, print it' \
@@ -884,6 +920,7 @@ _linerate__subcmd__help_commands() {
     local commands; commands=(
 'serve:Answer every kind of session on one TCP port' \
 'bench:Memory-to-memory throughput, one thread per stream, with TCP_INFO and a verdict' \
+'latency:Round-trip percentiles and bandwidth against message size, idle and under load' \
 'send:Send files, trees or generated data to \`recv\` or \`serve --root\`, in parallel, resumable' \
 'recv:Receive one transfer into a directory; prints the URL to send to' \
 'keys:This user'\''s client key for daemons (\`serve --root\`)\: make it, print it' \
@@ -989,6 +1026,11 @@ _linerate__subcmd__help__subcmd__lab__subcmd__status_commands() {
 _linerate__subcmd__help__subcmd__lab__subcmd__up_commands() {
     local commands; commands=()
     _describe -t commands 'linerate help lab up commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__latency_commands] )) ||
+_linerate__subcmd__help__subcmd__latency_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help latency commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__help__subcmd__man_commands] )) ||
 _linerate__subcmd__help__subcmd__man_commands() {
@@ -1220,6 +1262,11 @@ _linerate__subcmd__lab__subcmd__status_commands() {
 _linerate__subcmd__lab__subcmd__up_commands() {
     local commands; commands=()
     _describe -t commands 'linerate lab up commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__latency_commands] )) ||
+_linerate__subcmd__latency_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate latency commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__man_commands] )) ||
 _linerate__subcmd__man_commands() {
