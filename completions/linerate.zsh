@@ -100,6 +100,10 @@ off\:""))' \
 '-6[Use IPv6 only]' \
 '--zerocopy[Send with MSG_ZEROCOPY (pays off on real NICs with large writes; loopback copies anyway)]' \
 '--encrypt[Encrypt every stream (TLS 1.3, as transfers do), to measure what encryption costs; the summary and the result name the cipher. The server is trusted as \`send\` trusts a daemon (--server-fingerprint, or known_servers, recorded at the first contact)]' \
+'(--encrypt --fq-rate --zerocopy --skip-rx-copy)-u[UDP instead of TCP\: datagrams of -l bytes (default 1472) at -b bits/s (default 1G, all streams of a direction together), each numbered and timed; the receiver counts loss, reordering, duplicates and jitter (RFC 3550) per interval]' \
+'(--encrypt --fq-rate --zerocopy --skip-rx-copy)--udp[UDP instead of TCP\: datagrams of -l bytes (default 1472) at -b bits/s (default 1G, all streams of a direction together), each numbered and timed; the receiver counts loss, reordering, duplicates and jitter (RFC 3550) per interval]' \
+'--no-gso[With --udp\: one datagram per send, not many (UDP_SEGMENT, GSO)]' \
+'--no-gro[With --udp\: one datagram per receive, not coalesced runs (UDP_GRO)]' \
 '--skip-rx-copy[Receiver discards data in the kernel (MSG_TRUNC) instead of copying it out]' \
 '(--json)--json-stream[Print one JSON line per interval on stdout, then the linerate.result/1 document as the last line (human output goes to stderr)]' \
 '-h[Print help (see more with '\''--help'\'')]' \

@@ -2,7 +2,11 @@ use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
 use anyhow::Context;
 use clap::Args;
-use linerate_engine::spec::{Affinity, BenchSpec, RxPoll, SocketSpec};
+use linerate_engine::spec::{Affinity, BenchSpec, RxPoll, SocketSpec, UdpSpec};
+
+/// `bench --udp` without -b: iperf2's 1 Mbit/s default says nothing about
+/// a path of today.
+const UDP_DEFAULT_RATE: u64 = 1_000_000_000;
 use linerate_wire::Direction;
 
 use crate::serve_cmd::DEFAULT_PORT;
@@ -121,6 +125,17 @@ pub struct BenchArgs {
     /// The fingerprint of the server's certificate (`linerate serve` logs it).
     #[arg(long, value_name = "SHA256", requires = "encrypt")]
     pub server_fingerprint: Option<String>,
+    /// UDP instead of TCP: datagrams of -l bytes (default 1472) at -b bits/s (default 1G, all
+    /// streams of a direction together), each numbered and timed; the receiver counts loss,
+    /// reordering, duplicates and jitter (RFC 3550) per interval.
+    #[arg(short = 'u', long, conflicts_with_all = ["encrypt", "fq_rate", "zerocopy", "skip_rx_copy"])]
+    pub udp: bool,
+    /// With --udp: one datagram per send, not many (UDP_SEGMENT, GSO).
+    #[arg(long, requires = "udp")]
+    pub no_gso: bool,
+    /// With --udp: one datagram per receive, not coalesced runs (UDP_GRO).
+    #[arg(long, requires = "udp")]
+    pub no_gro: bool,
     /// Receiver discards data in the kernel (MSG_TRUNC) instead of copying it out.
     #[arg(long)]
     pub skip_rx_copy: bool,
@@ -170,13 +185,19 @@ impl BenchArgs {
             },
             interval_ms: self.interval_ms,
             omit_ms: self.omit_ms,
-            write_len: self.write_len,
+            // A datagram that fits a 1500-byte MTU with its IPv4 and UDP headers.
+            write_len: self.write_len.or(self.udp.then_some(1472)),
             read_len: self.read_len,
             rcvlowat: self.rcvlowat,
             zerocopy: self.zerocopy,
             skip_rx_copy: self.skip_rx_copy,
             rx_poll: self.rx_poll.into(),
             tls: None,
+            udp: self.udp.then(|| UdpSpec {
+                rate_bps: self.bitrate.unwrap_or(UDP_DEFAULT_RATE),
+                gso: !self.no_gso,
+                gro: !self.no_gro,
+            }),
             affinity: match self.affinity {
                 AffinityArg::Auto => Affinity::Auto,
                 AffinityArg::Off => Affinity::Off,
@@ -187,8 +208,10 @@ impl BenchArgs {
                 sndbuf: self.sndbuf,
                 rcvbuf: self.window,
                 congestion: self.congestion.clone(),
+                // A UDP stream paces itself at -b.
                 pacing_rate: self.fq_rate.map(|bps| bps / 8).or_else(|| {
                     self.bitrate
+                        .filter(|_| !self.udp)
                         .map(|bps| (bps / 8 / u64::from(self.streams.max(1))).max(1))
                 }),
                 mss: self.mss,
@@ -342,8 +365,19 @@ mod tests {
             },
             // A TLS configuration is made at run time from --encrypt.
             tls: None,
+            udp: None,
         };
         assert_eq!(parse(&measure::bench_words(server, &every)), every);
+        let udp = BenchSpec {
+            write_len: Some(9000),
+            udp: Some(UdpSpec {
+                rate_bps: 2_500_000_000,
+                gso: false,
+                gro: true,
+            }),
+            ..BenchSpec::default()
+        };
+        assert_eq!(parse(&measure::bench_words(server, &udp)), udp);
         let counted = BenchSpec {
             bytes: Some(10 << 30),
             direction: Direction::Reverse,

@@ -37,7 +37,9 @@ pub fn bench(
     } else {
         spec.omit_ms
     };
-    let mut printer = IntervalPrinter::new(&mut out).omitting(omit as f64 / 1000.0);
+    let mut printer = IntervalPrinter::new(&mut out)
+        .omitting(omit as f64 / 1000.0)
+        .udp(spec.udp.is_some());
     let run = bench::run(server, spec, stop, &mut |batch, peer| {
         printer.print(batch, peer);
         if json_lines {
@@ -134,6 +136,14 @@ pub fn bench_words(server: SocketAddr, spec: &BenchSpec) -> Vec<String> {
     ] {
         if on {
             w.push(name.into());
+        }
+    }
+    if let Some(u) = spec.udp {
+        w.extend(["--udp".into(), "-b".into(), u.rate_bps.to_string()]);
+        for (off, name) in [(!u.gso, "--no-gso"), (!u.gro, "--no-gro")] {
+            if off {
+                w.push(name.into());
+            }
         }
     }
     w

@@ -49,6 +49,8 @@ pub struct IntervalPrinter<'a> {
     prev_tcp: HashMap<u16, TcpSample>,
     /// Seconds left out of the summary (`--omit`): their rows say so.
     omit: f64,
+    /// UDP streams: rows show the receiver's counts, not TCP_INFO.
+    udp: bool,
 }
 
 impl<'a> IntervalPrinter<'a> {
@@ -58,6 +60,7 @@ impl<'a> IntervalPrinter<'a> {
             header_done: false,
             prev_tcp: HashMap::new(),
             omit: 0.0,
+            udp: false,
         }
     }
 
@@ -70,7 +73,20 @@ impl<'a> IntervalPrinter<'a> {
     /// Prints one interval of this end's samples; `peer` holds the other
     /// end's latest, whose senders' TCP_INFO fills the columns of streams
     /// this end only receives (-R).
+    /// Rows of UDP streams (`bench --udp`).
+    pub fn udp(mut self, on: bool) -> Self {
+        self.udp = on;
+        self
+    }
+
     pub fn print(&mut self, batch: &[IntervalSample], peer: &[IntervalSample]) {
+        if !self.header_done && self.udp {
+            self.header_done = true;
+            self.out.line(&format!(
+                "[ ID] {:<13} {:>11} {:>14}  {:>9} {:>8} {:>7} {:>5} {:>5}",
+                "Interval", "Transfer", "Bitrate", "Datagrams", "Lost", "Jitter", "OoO", "Dup"
+            ));
+        }
         if !self.header_done {
             self.header_done = true;
             self.out.line(&format!(
@@ -122,7 +138,22 @@ impl<'a> IntervalPrinter<'a> {
                     .and_then(|p| p.tcp),
                 Side::Receiver => None,
             };
-            if let Some(t) = sender_tcp {
+            // The receiver's counts, here or from the server.
+            let udp = s.udp.or_else(|| {
+                peer.iter()
+                    .find(|p| p.stream == s.stream && p.udp.is_some())
+                    .and_then(|p| p.udp)
+            });
+            if let Some(u) = udp {
+                line.push_str(&format!(
+                    "  {:>9} {:>7.3}% {:>5.1} us {:>5} {:>5}",
+                    u.datagrams,
+                    u.loss * 100.0,
+                    u.jitter_us,
+                    u.out_of_order,
+                    u.duplicates
+                ));
+            } else if let Some(t) = sender_tcp {
                 let prev = self.prev_tcp.insert(s.stream, t).unwrap_or_default();
                 let delta = |now: Option<u64>, before: Option<u64>| {
                     now.unwrap_or(0).saturating_sub(before.unwrap_or(0)) as f64
@@ -192,19 +223,36 @@ pub fn print_summary(out: &mut Out, doc: &ResultDoc) {
     let s = &doc.summary;
     let p = &doc.parameters;
     let flag = |k: &str| p[k].as_bool().unwrap_or(false);
-    out.line(&format!(
-        "Settings: write {}, read {}, receivers {}{}",
-        fmt_bytes(p["write_len"].as_f64().unwrap_or(0.0)),
-        fmt_bytes(p["read_len"].as_f64().unwrap_or(0.0)),
-        if flag("rx_poll") { "poll" } else { "block" },
-        if flag("pin_pairs") {
-            ", both ends of a stream on one core"
-        } else if flag("pin_cores") {
-            ", one core per stream thread"
-        } else {
-            ""
-        }
-    ));
+    let udp = p["protocol"] == "udp";
+    if udp {
+        let e = &s.verdict.evidence;
+        let n = |k: &str| e.get(k).copied().unwrap_or(0.0);
+        out.line(&format!(
+            "UDP: datagrams of {}, {} sent, {} lost ({:.3} %), {} out of order, {} duplicated, \
+             jitter {:.1} us",
+            fmt_bytes(p["write_len"].as_f64().unwrap_or(0.0)),
+            n("datagrams_sent"),
+            n("datagrams_lost"),
+            n("loss") * 100.0,
+            n("out_of_order"),
+            n("duplicates"),
+            n("jitter_us")
+        ));
+    } else {
+        out.line(&format!(
+            "Settings: write {}, read {}, receivers {}{}",
+            fmt_bytes(p["write_len"].as_f64().unwrap_or(0.0)),
+            fmt_bytes(p["read_len"].as_f64().unwrap_or(0.0)),
+            if flag("rx_poll") { "poll" } else { "block" },
+            if flag("pin_pairs") {
+                ", both ends of a stream on one core"
+            } else if flag("pin_cores") {
+                ", one core per stream thread"
+            } else {
+                ""
+            }
+        ));
+    }
     out.line(&format!(
         "Received {} in {:.2} s = {} ({} retransmits)",
         fmt_bytes(s.bytes as f64),

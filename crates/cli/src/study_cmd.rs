@@ -589,6 +589,7 @@ mod tests {
                 rtt_us: (rtt_ms * 1000.0) as u32,
                 ..TcpSample::default()
             }),
+            udp: None,
         }
     }
 

@@ -735,3 +735,36 @@ fn qdisc_backlog(ns: &str, dev: &str) -> Option<f64> {
         },
     }
 }
+
+/// UDP through a lab that drops 1 % of packets: over more than 100,000
+/// datagrams the loss measured is within a tenth of 1 %, and the verdict
+/// names the path.
+#[test]
+fn udp_loss_through_a_lossy_lab_is_measured_within_a_tenth() {
+    if !require_root("udp_loss_through_a_lossy_lab_is_measured_within_a_tenth") {
+        return;
+    }
+    let _alone = alone_with_traffic();
+    let lab = TestLab::up(
+        "uloss",
+        &["--backend", "emulator", "--loss", "1%", "--seed", "3"],
+    );
+    let _srv = server_in(&lab, "h2");
+    let h2 = lab.addr("h2", false);
+    let doc = bench(&lab, &h2, &["--udp", "-b", "150M", "-t", "10", "-i", "0"]);
+    let (mut sent, mut lost) = (0u64, 0u64);
+    for s in doc["streams"].as_array().unwrap() {
+        if let Some(u) = s.get("udp") {
+            sent += u["sent"].as_u64().expect("the sender's count");
+            lost += u["lost"].as_u64().unwrap();
+        }
+    }
+    assert!(sent >= 100_000, "{sent} datagrams");
+    let loss = lost as f64 / sent as f64;
+    assert!(
+        (loss / 0.01 - 1.0).abs() <= 0.1,
+        "{lost} of {sent} lost: {loss}"
+    );
+    let v = &doc["summary"]["verdict"];
+    assert_eq!(v["limit"], "network", "{v}");
+}

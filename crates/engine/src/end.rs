@@ -46,6 +46,9 @@ pub struct EndConfig {
     /// Set when the user ends the run early (Ctrl-C): it ends as at its
     /// deadline, and both ends still report.
     pub stop: Option<Arc<AtomicBool>>,
+    /// The streams carry datagrams; their TCP connections only pair the
+    /// sockets and carry the sender's count at the end.
+    pub udp: bool,
 }
 
 impl EndConfig {
@@ -75,6 +78,7 @@ impl EndConfig {
             },
             rcvbuf: p.rcvbuf,
             stop: None,
+            udp: p.udp.is_some(),
         }
     }
 
@@ -96,6 +100,7 @@ impl EndConfig {
             pin: Pin::None,
             rcvbuf,
             stop: None,
+            udp: false,
         }
     }
 
@@ -178,6 +183,9 @@ pub fn run(
         Vec::new()
     };
     let worker = |s: &StreamSocket, live: &Live| {
+        if let Some(udp) = p.udp {
+            return udp_stream(p, udp, cfg, s, live, abort, deadline);
+        }
         if cfg.sends(s.index) {
             let plan = SendPlan {
                 buf: &send_buf,
@@ -209,6 +217,55 @@ pub fn run(
         }
     };
     run_with(cfg, sockets, t0, abort, on_interval, &worker)
+}
+
+/// One UDP stream of a bench at this end: its datagram socket paired over
+/// the stream's TCP connection, then sent at the rate or counted.
+fn udp_stream(
+    p: &BenchParams,
+    u: linerate_wire::UdpParams,
+    cfg: &EndConfig,
+    s: &StreamSocket,
+    live: &Live,
+    abort: &AtomicBool,
+    deadline: Option<Instant>,
+) -> Outcome {
+    let sock = match crate::udp::pair(&s.stream, cfg.is_client) {
+        Ok(sock) => sock,
+        Err(e) => return failed_outcome(&format!("pairing the stream's UDP socket: {e}")),
+    };
+    let sref = socket2::SockRef::from(&sock);
+    if cfg.sends(s.index) {
+        if let Some(b) = p.sndbuf {
+            let _ = sref.set_send_buffer_size(b as usize);
+        }
+        let plan = crate::udp::UdpSendPlan {
+            params: u,
+            datagram_len: p.write_len as usize,
+            deadline,
+            quota: quota(p, s.index),
+            stop: cfg.stop.as_deref(),
+        };
+        crate::udp::send(&sock, &s.stream, &plan, live, abort)
+    } else {
+        if let Some(b) = p.rcvbuf {
+            let _ = sref.set_recv_buffer_size(b as usize);
+        }
+        let rtt = tcpinfo::read(&s.stream).map_or(0, |t| t.rtt_us);
+        let grace =
+            (Duration::from_micros(u64::from(rtt)) * 2).clamp(RECEIVE_GRACE_MIN, RECEIVE_GRACE);
+        let (mut o, r) = crate::udp::receive(
+            &sock,
+            &s.stream,
+            u,
+            p.write_len as usize,
+            grace,
+            live,
+            abort,
+        );
+        o.udp = Some(crate::udp::totals(&r));
+        o
+    }
 }
 
 /// Runs `worker` on every stream of this end, one thread each, from `t0`
@@ -313,6 +370,7 @@ pub fn run_with(
             sndbuf: buffers.sndbuf,
             rcvbuf: buffers.rcvbuf,
             error: o.error,
+            udp: o.udp,
         })
         .collect();
     SideReport {
@@ -349,6 +407,7 @@ pub(crate) fn pin_to_core(slot: usize) {
 
 fn failed_outcome(msg: &str) -> Outcome {
     Outcome {
+        udp: None,
         bytes: 0,
         last_byte: Instant::now(),
         cpu_seconds: 0.0,
@@ -373,6 +432,7 @@ fn sample(
 ) {
     let interval = Duration::from_millis(cfg.interval_ms);
     let mut prev_bytes = vec![0u64; sockets.len()];
+    let mut prev_udp = vec![linerate_wire::UdpCounts::default(); sockets.len()];
     let mut prev_t = Duration::ZERO;
     let mut next_tick = if interval.is_zero() {
         Duration::MAX
@@ -406,7 +466,9 @@ fn sample(
             grace = receive_grace(sockets, cfg);
             // A write blocked on a closed window would outlive the run; the
             // shutdown ends it, and the queued bytes still go out before FIN.
-            for s in sockets.iter().filter(|s| cfg.sends(s.index)) {
+            // A UDP sender ends at the deadline by itself, then tells its
+            // count over this connection.
+            for s in sockets.iter().filter(|s| cfg.sends(s.index) && !cfg.udp) {
                 let _ = s.stream.shutdown(std::net::Shutdown::Write);
             }
         }
@@ -435,7 +497,8 @@ fn sample(
                 .iter()
                 .zip(lives)
                 .zip(prev_bytes.iter_mut())
-                .map(|((s, l), prev)| {
+                .zip(prev_udp.iter_mut())
+                .map(|(((s, l), prev), prev_udp)| {
                     let bytes = l.bytes.load(Relaxed);
                     let delta = bytes - *prev;
                     *prev = bytes;
@@ -451,7 +514,13 @@ fn sample(
                         } else {
                             0.0
                         },
-                        tcp: tcpinfo::read(&s.stream).ok(),
+                        // A UDP stream's TCP connection carries no payload.
+                        tcp: (!cfg.udp).then(|| tcpinfo::read(&s.stream).ok()).flatten(),
+                        udp: l.udp_counts().map(|c| {
+                            let span = crate::udp::span(prev_udp, &c);
+                            *prev_udp = c;
+                            span
+                        }),
                     }
                 })
                 .collect();

@@ -22,6 +22,7 @@ pub mod sockopt;
 pub mod spec;
 mod stream;
 pub mod transfer;
+mod udp;
 
 pub use end::EndConfig;
 

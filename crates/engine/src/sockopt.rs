@@ -196,6 +196,22 @@ pub fn set_busy_poll(fd: impl AsFd) -> bool {
     setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_BUSY_POLL, BUSY_POLL_US).is_ok()
 }
 
+/// Hands the kernel datagrams of `size` bytes many at a time (UDP_SEGMENT,
+/// GSO); whether the kernel took it.
+pub fn set_udp_segment(fd: impl AsFd, size: u32) -> bool {
+    setsockopt_int(fd, libc::SOL_UDP, UDP_SEGMENT, clamp_int(size)).is_ok()
+}
+
+// From linux/udp.h; the libc crate has them for uclibc only.
+const UDP_SEGMENT: libc::c_int = 103;
+const UDP_GRO: libc::c_int = 104;
+
+/// Takes coalesced runs of datagrams in one receive (UDP_GRO); whether
+/// the kernel took it.
+pub fn set_udp_gro(fd: impl AsFd) -> bool {
+    setsockopt_int(fd, libc::SOL_UDP, UDP_GRO, 1).is_ok()
+}
+
 /// Wakes a blocked reader only once `bytes` are queued.
 pub fn set_rcvlowat(fd: impl AsFd, bytes: u32) -> io::Result<()> {
     let v = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);

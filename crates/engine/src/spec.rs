@@ -53,6 +53,19 @@ pub struct BenchSpec {
     /// Encrypt every connection (`bench --encrypt`), to measure what TLS
     /// costs; None runs in the clear.
     pub tls: Option<ClientTls>,
+    /// Datagrams instead of TCP (`bench --udp`); `write_len` is their size.
+    pub udp: Option<UdpSpec>,
+}
+
+/// A UDP bench's rate and offloads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UdpSpec {
+    /// Payload rate of each direction, all streams together, bits/s.
+    pub rate_bps: u64,
+    /// Many datagrams a send (UDP_SEGMENT).
+    pub gso: bool,
+    /// Coalesced datagrams a receive (UDP_GRO).
+    pub gro: bool,
 }
 
 /// The TLS a client speaks; two are equal when they are the same
@@ -84,6 +97,7 @@ impl Default for BenchSpec {
             affinity: Affinity::Auto,
             socket: SocketSpec::default(),
             tls: None,
+            udp: None,
         }
     }
 }

@@ -21,9 +21,50 @@ use crate::sockopt;
 pub struct Live {
     pub bytes: AtomicU64,
     pub done: AtomicBool,
+    /// A UDP receiver's counts so far (`bench --udp`).
+    pub udp: UdpLive,
+}
+
+/// A UDP receiver's running counts, for the sampler.
+#[derive(Default)]
+pub struct UdpLive {
+    pub active: AtomicBool,
+    pub datagrams: AtomicU64,
+    pub expected: AtomicU64,
+    pub out_of_order: AtomicU64,
+    pub duplicates: AtomicU64,
+    /// The jitter in nanoseconds, as f64 bits.
+    pub jitter_ns: AtomicU64,
+}
+
+impl Live {
+    /// A UDP receiver's counts, for the next sample.
+    pub fn publish_udp(&self, c: &linerate_wire::UdpCounts) {
+        let u = &self.udp;
+        u.active.store(true, Relaxed);
+        u.datagrams.store(c.datagrams, Relaxed);
+        u.expected.store(c.expected, Relaxed);
+        u.out_of_order.store(c.out_of_order, Relaxed);
+        u.duplicates.store(c.duplicates, Relaxed);
+        u.jitter_ns.store(c.jitter_ns.to_bits(), Relaxed);
+    }
+
+    /// The UDP receiver's counts so far, if this stream is one.
+    pub fn udp_counts(&self) -> Option<linerate_wire::UdpCounts> {
+        let u = &self.udp;
+        u.active.load(Relaxed).then(|| linerate_wire::UdpCounts {
+            datagrams: u.datagrams.load(Relaxed),
+            expected: u.expected.load(Relaxed),
+            out_of_order: u.out_of_order.load(Relaxed),
+            duplicates: u.duplicates.load(Relaxed),
+            jitter_ns: f64::from_bits(u.jitter_ns.load(Relaxed)),
+        })
+    }
 }
 
 pub struct Outcome {
+    /// A UDP receiver's counts over the run.
+    pub udp: Option<linerate_result::UdpCounts>,
     pub bytes: u64,
     pub last_byte: Instant,
     pub cpu_seconds: f64,
@@ -46,6 +87,7 @@ impl Outcome {
         live.done.store(true, Relaxed);
         let (cpu_seconds, runq_wait_seconds) = clock.elapsed();
         Outcome {
+            udp: None,
             bytes,
             last_byte,
             cpu_seconds,

@@ -47,6 +47,7 @@ pub fn to_result(
                 0.0
             },
             tcp: None,
+            udp: None,
         })
         .collect();
     if let Some(m) = parameters.as_object_mut() {

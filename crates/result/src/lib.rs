@@ -145,6 +145,29 @@ pub struct IntervalSample {
     pub bytes: u64,
     pub bits_per_second: f64,
     pub tcp: Option<TcpSample>,
+    /// What a UDP receiver counted in the interval (`bench --udp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp: Option<UdpCounts>,
+}
+
+/// What a UDP stream's receiver counted, over an interval or the run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct UdpCounts {
+    /// Datagrams that arrived, duplicates included.
+    pub datagrams: u64,
+    /// Datagrams sent and never arrived: by the sequence numbers, and over
+    /// the run by the sender's own count.
+    pub lost: u64,
+    /// `lost` over the datagrams sent.
+    pub loss: f64,
+    /// Arrived after a later one.
+    pub out_of_order: u64,
+    pub duplicates: u64,
+    /// RFC 3550 interarrival jitter at the end of the span.
+    pub jitter_us: f64,
+    /// The sender's count of datagrams (over the run, when it told it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent: Option<u64>,
 }
 
 /// A stream's totals at one end.
@@ -173,6 +196,9 @@ pub struct StreamEnd {
     pub sndbuf: u32,
     pub rcvbuf: u32,
     pub error: Option<String>,
+    /// A UDP stream's receiver counts (`bench --udp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp: Option<UdpCounts>,
 }
 
 /// Load of the machine a side ran on over the measurement.

@@ -41,6 +41,7 @@ pub fn params() -> BenchParams {
         pin_pairs: false,
         rcvlowat: None,
         peer_intervals: false,
+        udp: None,
     }
 }
 

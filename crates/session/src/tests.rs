@@ -262,6 +262,7 @@ fn the_server_sends_its_intervals_only_when_asked() {
         bytes: 10,
         bits_per_second: 80.0,
         tcp: None,
+        udp: None,
     };
     for asked in [true, false] {
         let mut clock = Clock::new();

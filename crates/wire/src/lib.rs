@@ -20,6 +20,7 @@ mod latency;
 mod message;
 mod record;
 mod transfer;
+mod udp;
 
 pub use codec::Reader;
 pub use error::WireError;
@@ -41,4 +42,7 @@ pub use transfer::{
     DIRECT_ALIGN, Digests, ENTRIES_PER_FRAME, Entries, Entry, EntryKind, MAX_BLOCK_LEN,
     MAX_ENTRIES, MAX_FILE_SIZE, MIN_BLOCK_LEN, Need, NeedEnd, NeedFile, TOKEN_LEN, TransferRequest,
     TransferTotals,
+};
+pub use udp::{
+    DATAGRAM_HEADER_LEN, DatagramHeader, MAX_DATAGRAM_LEN, UdpCounter, UdpCounts, UdpParams,
 };

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use crate::codec::codes;
 use crate::latency::LatencyParams;
 use crate::transfer::{Digests, Entries, Need, NeedEnd, TransferRequest, TransferTotals};
+use crate::udp::UdpParams;
 use crate::{Frame, WireError};
 use linerate_result::{HostFacts, IntervalSample, SideReport};
 
@@ -121,6 +122,10 @@ pub struct BenchParams {
     /// that only receives (-R) can show the senders' TCP_INFO.
     #[serde(default)]
     pub peer_intervals: bool,
+    /// The streams carry datagrams at this rate (`bench --udp`); `write_len`
+    /// is the datagram size.
+    #[serde(default)]
+    pub udp: Option<UdpParams>,
 }
 
 impl BenchParams {
@@ -165,6 +170,9 @@ impl BenchParams {
             && !(88..=65535).contains(&mss)
         {
             return bad("mss", "must be between 88 and 65535");
+        }
+        if let Some(udp) = &self.udp {
+            udp.validate(self.write_len)?;
         }
         Ok(())
     }

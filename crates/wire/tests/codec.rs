@@ -62,6 +62,7 @@ fn params() -> impl Strategy<Value = BenchParams> {
                     pin_pairs: !poll,
                     rcvlowat: buf,
                     peer_intervals: skip,
+                    udp: None,
                 }
             },
         )
@@ -177,6 +178,7 @@ fn invalid_parameters_are_refused_after_decoding() {
         pin_pairs: false,
         rcvlowat: None,
         peer_intervals: false,
+        udp: None,
     };
     let frame = Message::BenchRequest(p.clone()).to_frame();
     assert!(matches!(

@@ -278,7 +278,13 @@ fn params_for(spec: &BenchSpec) -> BenchParams {
         pin_cores: false,
         pin_pairs: false,
         rcvlowat: spec.rcvlowat,
-        peer_intervals: spec.direction == Direction::Reverse,
+        // A client that only sends sees loss only in the server's samples.
+        peer_intervals: spec.direction == Direction::Reverse || spec.udp.is_some(),
+        udp: spec.udp.map(|u| linerate_wire::UdpParams {
+            rate_bps: (u.rate_bps / u64::from(spec.streams.max(1))).max(1),
+            gso: u.gso,
+            gro: u.gro,
+        }),
     }
 }
 
@@ -318,6 +324,33 @@ fn plan_request(
     }
 }
 
+/// A UDP run's verdict: its counts, and which end or the path held it.
+fn udp_verdict(
+    ends: &document::Ends,
+    u: linerate_wire::UdpParams,
+    streams: u16,
+    run: &BenchRun,
+) -> linerate_result::Verdict {
+    let senders = ends
+        .streams
+        .iter()
+        .filter(|s| s.side == linerate_result::Side::Sender);
+    let sent: u64 = senders.clone().map(|s| s.bytes).sum();
+    let secs = senders.map(|s| s.seconds).fold(0.0, f64::max);
+    verdict::udp::judge_udp(&verdict::udp::UdpEvidence {
+        streams: &ends.streams,
+        asked_bps: u.rate_bps as f64 * f64::from(streams),
+        sent_bps: if secs > 0.0 {
+            sent as f64 * 8.0 / secs
+        } else {
+            0.0
+        },
+        received_bps: ends.bits_per_second,
+        client_cpu: run.client.host_cpu,
+        server_cpu: Some(run.server.host_cpu),
+    })
+}
+
 /// Merges both ends into one `linerate.result/1` document with its verdict.
 pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
     let params = &run.params;
@@ -333,15 +366,18 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
             .get("net.ipv4.tcp_congestion_control")
             .map(String::as_str)
     });
-    let verdict = verdict::judge(&Evidence {
-        streams: &ends.streams,
-        client_cpu: run.client.host_cpu,
-        server_cpu: Some(run.server.host_cpu),
-        bits_per_second: ends.bits_per_second,
-        pacing_rate: params.pacing_rate,
-        congestion,
-        cipher: run.encryption.as_ref().map(|n| n.cipher.as_str()),
-    });
+    let verdict = match params.udp {
+        Some(u) => udp_verdict(&ends, u, params.streams, run),
+        None => verdict::judge(&Evidence {
+            streams: &ends.streams,
+            client_cpu: run.client.host_cpu,
+            server_cpu: Some(run.server.host_cpu),
+            bits_per_second: ends.bits_per_second,
+            pacing_rate: params.pacing_rate,
+            congestion,
+            cipher: run.encryption.as_ref().map(|n| n.cipher.as_str()),
+        }),
+    };
     let mut parameters = serde_json::to_value(params).unwrap_or_default();
     if let Some(map) = parameters.as_object_mut() {
         map.insert("session".into(), run.session.to_hex().into());
@@ -357,6 +393,10 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
         map.insert(
             "encryption".into(),
             document::encryption(run.encryption.as_ref()),
+        );
+        map.insert(
+            "protocol".into(),
+            if params.udp.is_some() { "udp" } else { "tcp" }.into(),
         );
     }
     let provenance = document::Provenance {

@@ -70,6 +70,7 @@ pub(crate) fn serve_all(params: &LatencyParams, sockets: &[StreamSocket]) -> (Si
                 sndbuf: buffers.sndbuf,
                 rcvbuf: buffers.rcvbuf,
                 error: o.error,
+                udp: None,
             }
         })
         .collect();

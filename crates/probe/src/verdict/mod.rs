@@ -10,6 +10,7 @@ pub mod features;
 pub mod latency;
 pub mod rules;
 pub mod sentences;
+pub mod udp;
 
 use std::collections::BTreeMap;
 
@@ -183,6 +184,7 @@ mod tests {
             sndbuf: 4 << 20,
             rcvbuf,
             error: None,
+            udp: None,
         }
     }
 

@@ -1,0 +1,196 @@
+//! The verdict of a UDP bench: the datagrams lost, reordered and
+//! duplicated, the jitter, and which end or the path held the rate.
+
+use std::collections::BTreeMap;
+
+use linerate_result::{HostCpu, Limit, Side, StreamEnd, Verdict};
+
+use crate::units::{fmt_rate, fmt_us};
+use crate::verdict::THREAD_SATURATED;
+
+/// A sender below this share of the asked rate did not keep it.
+pub const RATE_KEPT: f64 = 0.9;
+
+pub struct UdpEvidence<'a> {
+    pub streams: &'a [StreamEnd],
+    /// The rate asked for, all streams of a direction together.
+    pub asked_bps: f64,
+    /// What the senders sent, and what arrived, per second.
+    pub sent_bps: f64,
+    pub received_bps: f64,
+    pub client_cpu: HostCpu,
+    pub server_cpu: Option<HostCpu>,
+}
+
+fn busiest(streams: &[StreamEnd], side: Side) -> f64 {
+    streams
+        .iter()
+        .filter(|s| s.side == side && s.seconds > 0.0)
+        .map(|s| (s.cpu_seconds + s.runq_wait_seconds) / s.seconds)
+        .fold(0.0, f64::max)
+}
+
+pub fn judge_udp(e: &UdpEvidence) -> Verdict {
+    let receivers: Vec<_> = e.streams.iter().filter_map(|s| s.udp).collect();
+    let sent: u64 = receivers
+        .iter()
+        .map(|u| u.sent.unwrap_or(u.datagrams))
+        .sum();
+    let lost: u64 = receivers.iter().map(|u| u.lost).sum();
+    let ooo: u64 = receivers.iter().map(|u| u.out_of_order).sum();
+    let dups: u64 = receivers.iter().map(|u| u.duplicates).sum();
+    let jitter = receivers.iter().map(|u| u.jitter_us).fold(0.0, f64::max);
+    let loss = if sent > 0 {
+        lost as f64 / sent as f64
+    } else {
+        0.0
+    };
+    let sender_busy = busiest(e.streams, Side::Sender);
+    let receiver_busy = busiest(e.streams, Side::Receiver);
+    let mut evidence = BTreeMap::new();
+    for (k, v) in [
+        ("datagrams_sent", sent as f64),
+        ("datagrams_lost", lost as f64),
+        ("loss", loss),
+        ("out_of_order", ooo as f64),
+        ("duplicates", dups as f64),
+        ("jitter_us", jitter),
+        ("asked_bits_per_second", e.asked_bps),
+        ("sent_bits_per_second", e.sent_bps),
+        ("sender_thread_busy", sender_busy),
+        ("receiver_thread_busy", receiver_busy),
+    ] {
+        evidence.insert(k.to_string(), v);
+    }
+    let counts = format!(
+        "{lost} of {sent} datagrams lost ({:.3} %), {ooo} out of order, {dups} duplicated, \
+         jitter {}",
+        loss * 100.0,
+        fmt_us(jitter)
+    );
+    let kept = e.sent_bps >= RATE_KEPT * e.asked_bps;
+    let (limit, side, why) = if !kept && sender_busy >= THREAD_SATURATED {
+        (
+            Limit::Cpu,
+            Some(Side::Sender),
+            format!(
+                "The senders sent {} of the {} asked: their threads were busy {:.0} % of the \
+                 run. More streams (-P) spread the sending over cores; GSO (on unless \
+                 --no-gso) sends many datagrams a call.",
+                fmt_rate(e.sent_bps),
+                fmt_rate(e.asked_bps),
+                sender_busy * 100.0
+            ),
+        )
+    } else if lost > 0 && receiver_busy >= THREAD_SATURATED {
+        (
+            Limit::Cpu,
+            Some(Side::Receiver),
+            format!(
+                "The receivers' threads were busy {:.0} % of the run and could not take every \
+                 datagram: more streams (-P), GRO (on unless --no-gro), or a larger receive \
+                 buffer (-w) to ride out bursts.",
+                receiver_busy * 100.0
+            ),
+        )
+    } else if lost > 0 {
+        (
+            Limit::Network,
+            None,
+            "Datagrams were lost on the way, or in a receive buffer that overflowed \
+             (`netstat -su`: receive buffer errors; -w raises it): lower -b to find the rate \
+             the path carries without loss."
+                .to_string(),
+        )
+    } else {
+        (
+            Limit::Application,
+            None,
+            format!(
+                "No loss at the rate asked (-b {}): raise it to find what the path carries.",
+                fmt_rate(e.asked_bps)
+            ),
+        )
+    };
+    Verdict {
+        limit,
+        side,
+        sentence: format!(
+            "UDP at {} received: {counts}. {why}",
+            fmt_rate(e.received_bps)
+        ),
+        evidence,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use linerate_result::{Flow, UdpCounts};
+
+    fn end(side: Side, cpu: f64, udp: Option<UdpCounts>) -> StreamEnd {
+        StreamEnd {
+            stream: 0,
+            side,
+            flow: Flow::ClientToServer,
+            bytes: 1_000_000,
+            bytes_total: 1_000_000,
+            seconds: 1.0,
+            cpu_seconds: cpu,
+            runq_wait_seconds: 0.0,
+            tls_seconds: 0.0,
+            tcp: None,
+            sndbuf: 0,
+            rcvbuf: 0,
+            error: None,
+            udp,
+        }
+    }
+
+    fn judge(sender_cpu: f64, receiver_cpu: f64, lost: u64, sent_bps: f64) -> Verdict {
+        let counts = UdpCounts {
+            datagrams: 1000 - lost,
+            lost,
+            loss: lost as f64 / 1000.0,
+            sent: Some(1000),
+            jitter_us: 12.0,
+            ..UdpCounts::default()
+        };
+        let streams = [
+            end(Side::Sender, sender_cpu, None),
+            end(Side::Receiver, receiver_cpu, Some(counts)),
+        ];
+        judge_udp(&UdpEvidence {
+            streams: &streams,
+            asked_bps: 1e9,
+            sent_bps,
+            received_bps: sent_bps * (1.0 - lost as f64 / 1000.0),
+            client_cpu: HostCpu::default(),
+            server_cpu: None,
+        })
+    }
+
+    #[test]
+    fn each_holder_of_the_rate_is_named() {
+        let quiet = judge(0.2, 0.2, 0, 1e9);
+        assert_eq!(quiet.limit, Limit::Application);
+        assert!(
+            quiet.sentence.contains("0 of 1000 datagrams lost"),
+            "{}",
+            quiet.sentence
+        );
+        let slow_sender = judge(0.99, 0.2, 0, 0.5e9);
+        assert_eq!(
+            (slow_sender.limit, slow_sender.side),
+            (Limit::Cpu, Some(Side::Sender))
+        );
+        let slow_receiver = judge(0.3, 0.95, 40, 1e9);
+        assert_eq!(
+            (slow_receiver.limit, slow_receiver.side),
+            (Limit::Cpu, Some(Side::Receiver))
+        );
+        let lossy = judge(0.3, 0.3, 10, 1e9);
+        assert_eq!(lossy.limit, Limit::Network);
+        assert_eq!(lossy.evidence["loss"], 0.01);
+    }
+}
