@@ -248,9 +248,8 @@ fn udp_stream(
         };
         crate::udp::send(&sock, &s.stream, &plan, live, abort)
     } else {
-        if let Some(b) = p.rcvbuf {
-            let _ = sref.set_recv_buffer_size(b as usize);
-        }
+        // The kernel caps it at net.core.rmem_max.
+        let _ = sref.set_recv_buffer_size(p.rcvbuf.unwrap_or(crate::udp::RCVBUF) as usize);
         let rtt = tcpinfo::read(&s.stream).map_or(0, |t| t.rtt_us);
         let grace =
             (Duration::from_micros(u64::from(rtt)) * 2).clamp(RECEIVE_GRACE_MIN, RECEIVE_GRACE);

@@ -23,6 +23,10 @@ const GSO_SEGMENTS: usize = 64;
 const GSO_BYTES: usize = 65_000;
 /// A sender ahead of its rate by more than this sleeps; less, it spins.
 const SLEEP_ABOVE: Duration = Duration::from_micros(200);
+/// The receive buffer a UDP receiver asks for unless told (-w): with the
+/// kernel's 208 KiB default, loopback lost 0.03 % of datagrams at 800
+/// Mbit/s and 0.3 % at 4 Gbit/s; with 4 MiB none (docs/defaults.md#udp).
+pub(crate) const RCVBUF: u32 = 4 << 20;
 /// How long a receiver blocks in one wait for datagrams or the sender's count.
 const WAIT: Duration = Duration::from_millis(50);
 
