@@ -277,8 +277,7 @@ pub fn run_with(
     on_interval: &mut dyn FnMut(&[IntervalSample]),
     worker: &(dyn Fn(&StreamSocket, &Live) -> Outcome + Sync),
 ) -> SideReport {
-    let ticks0 = cpu::HostTicks::now();
-    let proc0 = cpu::process_seconds();
+    let host = HostUse::start();
     let lives: Vec<Live> = sockets.iter().map(|_| Live::default()).collect();
     let deadline = cfg.duration.map(|d| t0 + d);
     let omit = cfg.omit;
@@ -336,7 +335,6 @@ pub fn run_with(
             .collect()
     });
 
-    let (busy, soft) = cpu::HostTicks::now().fractions_since(&ticks0);
     let start = t0 + omit;
     let streams = sockets
         .iter()
@@ -375,13 +373,34 @@ pub fn run_with(
     SideReport {
         streams,
         intervals,
-        host_cpu: HostCpu {
+        host_cpu: host.since(),
+        error: None,
+    }
+}
+
+/// The host's CPU use from a moment on: its busy and softirq shares and
+/// this process's CPU time.
+pub(crate) struct HostUse {
+    ticks: cpu::HostTicks,
+    process_seconds: f64,
+}
+
+impl HostUse {
+    pub(crate) fn start() -> HostUse {
+        HostUse {
+            ticks: cpu::HostTicks::now(),
+            process_seconds: cpu::process_seconds(),
+        }
+    }
+
+    pub(crate) fn since(&self) -> HostCpu {
+        let (busy, soft) = cpu::HostTicks::now().fractions_since(&self.ticks);
+        HostCpu {
             busy_fraction: busy,
             softirq_fraction: soft,
             cpus: cpu::cpus(),
-            process_cpu_seconds: cpu::process_seconds() - proc0,
-        },
-        error: None,
+            process_cpu_seconds: cpu::process_seconds() - self.process_seconds,
+        }
     }
 }
 

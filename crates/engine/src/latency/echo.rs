@@ -6,8 +6,7 @@
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use linerate_probe::cpu;
-use linerate_result::{Flow, HostCpu, Side, SideReport, StreamEnd};
+use linerate_result::{Flow, Side, SideReport, StreamEnd};
 use linerate_wire::{Echo, LatencyParams, Pattern, RUN_HEADER_LEN};
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags};
@@ -23,8 +22,7 @@ static ZEROS: [u8; BUF] = [0; BUF];
 /// Answers every connection until the client ends them; this end's report
 /// and the rounds answered.
 pub(crate) fn serve_all(params: &LatencyParams, sockets: &[StreamSocket]) -> (SideReport, u64) {
-    let ticks0 = cpu::HostTicks::now();
-    let proc0 = cpu::process_seconds();
+    let host = crate::end::HostUse::start();
     let t0 = Instant::now();
     let timeout = Duration::from_millis(params.idle_timeout_ms);
     let outcomes: Vec<(Outcome, u64)> = std::thread::scope(|scope| {
@@ -49,7 +47,7 @@ pub(crate) fn serve_all(params: &LatencyParams, sockets: &[StreamSocket]) -> (Si
             })
             .collect()
     });
-    let (busy, soft) = cpu::HostTicks::now().fractions_since(&ticks0);
+    let host_cpu = host.since();
     let rounds = outcomes.iter().map(|(_, r)| r).sum();
     let streams = sockets
         .iter()
@@ -77,12 +75,7 @@ pub(crate) fn serve_all(params: &LatencyParams, sockets: &[StreamSocket]) -> (Si
     let report = SideReport {
         streams,
         intervals: Vec::new(),
-        host_cpu: HostCpu {
-            busy_fraction: busy,
-            softirq_fraction: soft,
-            cpus: cpu::cpus(),
-            process_cpu_seconds: cpu::process_seconds() - proc0,
-        },
+        host_cpu,
         error: None,
     };
     (report, rounds)
