@@ -222,24 +222,34 @@ impl BenchArgs {
     }
 
     fn resolve(&self) -> anyhow::Result<SocketAddr> {
-        let Some(port) = self.port else {
-            return resolve_host(&self.host, self.ipv4, self.ipv6);
-        };
-        let host = self.host.trim_matches(['[', ']']);
-        let bare = host.parse::<IpAddr>().is_ok() || !self.host.contains(':');
-        if !bare {
-            return Err(UsageError(format!(
-                "-p/--port {port}: {} already names a port; give it once",
-                self.host
-            ))
-            .into());
-        }
-        let with_port = match host.parse::<IpAddr>() {
-            Ok(ip) => SocketAddr::new(ip, port).to_string(),
-            Err(_) => format!("{host}:{port}"),
-        };
-        resolve_host(&with_port, self.ipv4, self.ipv6)
+        resolve_target(&self.host, self.port, self.ipv4, self.ipv6)
     }
+}
+
+/// HOST[:PORT] with `-p PORT` given or not (once), to one address of the
+/// wanted family.
+pub fn resolve_target(
+    host: &str,
+    port: Option<u16>,
+    ipv4: bool,
+    ipv6: bool,
+) -> anyhow::Result<SocketAddr> {
+    let Some(port) = port else {
+        return resolve_host(host, ipv4, ipv6);
+    };
+    let bare_host = host.trim_matches(['[', ']']);
+    let bare = bare_host.parse::<IpAddr>().is_ok() || !host.contains(':');
+    if !bare {
+        return Err(UsageError(format!(
+            "-p/--port {port}: {host} already names a port; give it once"
+        ))
+        .into());
+    }
+    let with_port = match bare_host.parse::<IpAddr>() {
+        Ok(ip) => SocketAddr::new(ip, port).to_string(),
+        Err(_) => format!("{bare_host}:{port}"),
+    };
+    resolve_host(&with_port, ipv4, ipv6)
 }
 
 /// HOST, HOST:PORT, V6 or [V6]:PORT to one address of the wanted family.

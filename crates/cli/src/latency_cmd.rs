@@ -11,7 +11,7 @@ use linerate_probe::units::{fmt_bytes, fmt_rate};
 use linerate_result::latency::{Pattern, Step};
 use linerate_wire::MAX_LATENCY_CONNECTIONS;
 
-use crate::bench_cmd::{parse_tos, resolve_host};
+use crate::bench_cmd::{parse_tos, resolve_target};
 use crate::usage::UsageError;
 use crate::{output, signals, units};
 
@@ -200,11 +200,7 @@ impl LatencyArgs {
 }
 
 pub fn run(a: LatencyArgs) -> anyhow::Result<()> {
-    let host = match a.port {
-        Some(p) => format!("{}:{p}", a.host.trim_matches(['[', ']'])),
-        None => a.host.clone(),
-    };
-    let server = resolve_host(&host, a.ipv4, a.ipv6)?;
+    let server = resolve_target(&a.host, a.port, a.ipv4, a.ipv6)?;
     let spec = a.spec();
     spec.check().map_err(|e| UsageError(e.to_string()))?;
     let mut out = output::Out::new(a.json.as_deref() == Some("-"));

@@ -28,6 +28,7 @@ pub const BENCH_FLAGS: &[(&str, &str)] = &[
     ("omit_ms", "--omit"),
     ("congestion", "--cc"),
     ("mss", "-M/--mss"),
+    ("udp.rate_bps", "-b/--bitrate"),
 ];
 
 /// The flags of `send` by the parameter each sets.

@@ -63,6 +63,9 @@ fn datagram_sizes_outside_limits_are_refused() {
         assert_eq!(out.status.code(), Some(2), "-l {len}: {}", text(&out));
         assert!(text(&out).contains("-l/--len"), "{}", text(&out));
     }
+    let out = run(&["bench", "127.0.0.1:9", "--udp", "-b", "5T"]);
+    assert_eq!(out.status.code(), Some(2), "-b 5T: {}", text(&out));
+    assert!(text(&out).contains("-b/--bitrate"), "{}", text(&out));
     let out = run(&["bench", "127.0.0.1:9", "--no-gso"]);
     assert_eq!(out.status.code(), Some(2), "--no-gso needs --udp");
 }

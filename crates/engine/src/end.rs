@@ -153,6 +153,11 @@ fn receive_grace(sockets: &[StreamSocket], cfg: &EndConfig) -> Duration {
         .map(|t| t.rtt_us)
         .max()
         .unwrap_or(0);
+    grace_of(rtt_us)
+}
+
+/// Two round trips of `rtt_us`, within the grace's bounds.
+fn grace_of(rtt_us: u32) -> Duration {
     (Duration::from_micros(u64::from(rtt_us)) * 2).clamp(RECEIVE_GRACE_MIN, RECEIVE_GRACE)
 }
 
@@ -250,9 +255,7 @@ fn udp_stream(
     } else {
         // The kernel caps it at net.core.rmem_max.
         let _ = sref.set_recv_buffer_size(p.rcvbuf.unwrap_or(crate::udp::RCVBUF) as usize);
-        let rtt = tcpinfo::read(&s.stream).map_or(0, |t| t.rtt_us);
-        let grace =
-            (Duration::from_micros(u64::from(rtt)) * 2).clamp(RECEIVE_GRACE_MIN, RECEIVE_GRACE);
+        let grace = grace_of(tcpinfo::read(&s.stream).map_or(0, |t| t.rtt_us));
         let (mut o, r) = crate::udp::receive(
             &sock,
             &s.stream,

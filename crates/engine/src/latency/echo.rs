@@ -1,16 +1,20 @@
 //! The server's side of a latency session's data connections: each answers
-//! the client's rounds, on its own thread, as [`Echo`] says. A connection
+//! the client's rounds, on its own stream thread ([`end::run_with`]), as
+//! [`Echo`] says. A connection
 //! silent past the client's timeout, or one that breaks the run format,
 //! ends with its error; the others go on.
 
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use linerate_result::{Flow, Side, SideReport, StreamEnd};
-use linerate_wire::{Echo, LatencyParams, Pattern, RUN_HEADER_LEN};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+
+use linerate_result::SideReport;
+use linerate_wire::{Direction, Echo, LatencyParams, Pattern, RUN_HEADER_LEN};
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags};
 
+use crate::end::{self, EndConfig, Pin};
 use crate::session::StreamSocket;
 use crate::sockopt;
 use crate::stream::{Live, Outcome, ThreadClock, recv_polled};
@@ -19,79 +23,54 @@ use crate::stream::{Live, Outcome, ThreadClock, recv_polled};
 const BUF: usize = 1 << 20;
 static ZEROS: [u8; BUF] = [0; BUF];
 
-/// Answers every connection until the client ends them; this end's report
-/// and the rounds answered.
+/// Answers every connection until the client ends them, each on its own
+/// stream thread (pinned as bench's spread streams when asked); this end's
+/// report and the rounds answered.
 pub(crate) fn serve_all(params: &LatencyParams, sockets: &[StreamSocket]) -> (SideReport, u64) {
-    let host = crate::end::HostUse::start();
-    let t0 = Instant::now();
-    let timeout = Duration::from_millis(params.idle_timeout_ms);
-    let outcomes: Vec<(Outcome, u64)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = sockets
-            .iter()
-            .map(|s| {
-                std::thread::Builder::new()
-                    .name(format!("echo-{}", s.index))
-                    .spawn_scoped(scope, move || {
-                        if params.pin_cores {
-                            crate::end::pin_to_core(2 * usize::from(s.index) + 1);
-                        }
-                        answer(&s.stream, params.busy_poll, params.pin_cores, timeout)
-                    })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| match h {
-                Ok(h) => h.join().unwrap_or_else(|_| failed("echo thread panicked")),
-                Err(e) => failed(&format!("could not start an echo thread: {e}")),
-            })
-            .collect()
-    });
-    let host_cpu = host.since();
-    let rounds = outcomes.iter().map(|(_, r)| r).sum();
-    let streams = sockets
-        .iter()
-        .zip(outcomes)
-        .map(|(s, (o, _))| {
-            let buffers = sockopt::granted(&s.stream).unwrap_or_default();
-            StreamEnd {
-                stream: s.index,
-                side: Side::Receiver,
-                flow: Flow::ClientToServer,
-                bytes: o.bytes,
-                bytes_total: o.bytes,
-                seconds: o.last_byte.saturating_duration_since(t0).as_secs_f64(),
-                cpu_seconds: o.cpu_seconds,
-                runq_wait_seconds: o.runq_wait_seconds,
-                tls_seconds: 0.0,
-                tcp: o.tcp,
-                sndbuf: buffers.sndbuf,
-                rcvbuf: buffers.rcvbuf,
-                error: o.error,
-                udp: None,
-            }
-        })
-        .collect();
-    let report = SideReport {
-        streams,
-        intervals: Vec::new(),
-        host_cpu,
-        error: None,
+    let cfg = EndConfig {
+        is_client: false,
+        streams: params.connections,
+        direction: Direction::Forward,
+        interval_ms: 0,
+        omit: Duration::ZERO,
+        duration: None,
+        pin: if params.pin_cores {
+            Pin::Spread
+        } else {
+            Pin::None
+        },
+        rcvbuf: None,
+        stop: None,
+        udp: false,
     };
-    (report, rounds)
-}
-
-fn failed(why: &str) -> (Outcome, u64) {
-    let live = Live::default();
-    let clock = ThreadClock::start();
-    let o = Outcome::finish(&live, &clock, None, 0, Instant::now(), Some(why.into()));
-    (o, 0)
+    let timeout = Duration::from_millis(params.idle_timeout_ms);
+    let rounds = AtomicU64::new(0);
+    let abort = AtomicBool::new(false);
+    let report = end::run_with(
+        &cfg,
+        sockets,
+        Instant::now(),
+        &abort,
+        &mut |_| {},
+        &|s, live| {
+            let (outcome, answered) =
+                answer(&s.stream, live, params.busy_poll, params.pin_cores, timeout);
+            rounds.fetch_add(answered, Relaxed);
+            outcome
+        },
+    );
+    (report, rounds.into_inner())
 }
 
 /// One connection's loop: read what the current run needs, reply when a
 /// round is complete. Returns the outcome and the rounds answered.
-fn answer(sock: &TcpStream, busy_poll: bool, pinned: bool, timeout: Duration) -> (Outcome, u64) {
-    let live = Live::default();
+fn answer(
+    sock: &TcpStream,
+    live: &Live,
+    busy_poll: bool,
+    pinned: bool,
+    timeout: Duration,
+) -> (Outcome, u64) {
     let clock = ThreadClock::start();
     let mut echo = Echo::new();
     let mut buf = vec![0u8; BUF];
@@ -124,6 +103,7 @@ fn answer(sock: &TcpStream, busy_poll: bool, pinned: bool, timeout: Duration) ->
                 Err(e) => return Some(e),
             };
             last = Instant::now();
+            live.bytes.fetch_add(n as u64, Relaxed);
             let mut off = 0;
             while off < n {
                 match echo.feed(&buf[off..n]) {
@@ -141,7 +121,7 @@ fn answer(sock: &TcpStream, busy_poll: bool, pinned: bool, timeout: Duration) ->
         }
     });
     let tcp = linerate_probe::tcpinfo::read(sock).ok();
-    let o = Outcome::finish(&live, &clock, tcp, echo.bytes_in(), last, error);
+    let o = Outcome::finish(live, &clock, tcp, echo.bytes_in(), last, error);
     (o, echo.rounds())
 }
 
