@@ -69,3 +69,31 @@ fn datagram_sizes_outside_limits_are_refused() {
     let out = run(&["bench", "127.0.0.1:9", "--no-gso"]);
     assert_eq!(out.status.code(), Some(2), "--no-gso needs --udp");
 }
+
+/// A receive buffer too small for the rate: the kernel's per-socket drop
+/// count (SO_RXQ_OVFL's) accounts for every datagram lost, and the verdict
+/// names the receiver's buffer, not the path.
+#[test]
+fn a_full_receive_buffer_is_named_with_the_kernels_drop_count() {
+    let _alone = alone_with_traffic();
+    let srv = Server::start();
+    // Without GRO the kernel counts each dropped datagram once.
+    let args = ["--udp", "-b", "2G", "-t", "1", "-w", "4K", "--no-gro"];
+    let doc = bench_json(&srv.addr(), &args);
+    common::assert_matches_schema(&doc);
+    let u = &receivers(&doc)[0]["udp"];
+    let lost = u["lost"].as_u64().unwrap();
+    assert!(lost > 0, "a 4 KiB buffer at 2 Gbit/s overflows: {u}");
+    assert_eq!(u["buffer_drops"].as_u64(), Some(lost), "{u}");
+    let v = &doc["summary"]["verdict"];
+    assert_eq!(v["limit"], "receiver_window", "{v}");
+    assert_eq!(v["side"], "receiver", "{v}");
+    assert_eq!(
+        v["evidence"]["receive_buffer_drops"].as_f64(),
+        Some(lost as f64)
+    );
+    assert!(
+        v["evidence"]["host_udp_rcvbuf_errors"].as_f64().unwrap() >= lost as f64,
+        "{v}"
+    );
+}

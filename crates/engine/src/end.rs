@@ -281,6 +281,10 @@ pub fn run_with(
     worker: &(dyn Fn(&StreamSocket, &Live) -> Outcome + Sync),
 ) -> SideReport {
     let host = HostUse::start();
+    let rcvbuf_errors = cfg
+        .udp
+        .then(linerate_probe::snmp::udp_rcvbuf_errors)
+        .flatten();
     let lives: Vec<Live> = sockets.iter().map(|_| Live::default()).collect();
     let deadline = cfg.duration.map(|d| t0 + d);
     let omit = cfg.omit;
@@ -378,6 +382,9 @@ pub fn run_with(
         intervals,
         host_cpu: host.since(),
         error: None,
+        udp_rcvbuf_errors: rcvbuf_errors.and_then(|before| {
+            Some(linerate_probe::snmp::udp_rcvbuf_errors()?.saturating_sub(before))
+        }),
     }
 }
 

@@ -212,6 +212,37 @@ pub fn set_udp_gro(fd: impl AsFd) -> bool {
     setsockopt_int(fd, libc::SOL_UDP, UDP_GRO, 1).is_ok()
 }
 
+/// Datagrams the kernel dropped because this socket's receive buffer was
+/// full: the counter SO_RXQ_OVFL reports with each datagram, read whole
+/// through SO_MEMINFO instead of from every recvmsg's control data.
+pub fn socket_drops(fd: impl AsFd) -> io::Result<u32> {
+    // The kernel fills SK_MEMINFO_VARS (9) u32s; room for more is harmless.
+    let mut info = [0u32; 16];
+    let mut len = std::mem::size_of_val(&info) as libc::socklen_t;
+    // SAFETY: `info` and `len` live on the stack for the whole call, `len`
+    // holds `info`'s size in bytes and the kernel writes at most that many;
+    // the borrowed descriptor stays open.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd.as_fd().as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_MEMINFO,
+            info.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let at = libc::SK_MEMINFO_DROPS as usize;
+    if (len as usize) < (at + 1) * 4 {
+        return Err(io::Error::other(
+            "SO_MEMINFO: the kernel gave no drop count",
+        ));
+    }
+    Ok(info[at])
+}
+
 /// Wakes a blocked reader only once `bytes` are queued.
 pub fn set_rcvlowat(fd: impl AsFd, bytes: u32) -> io::Result<()> {
     let v = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);

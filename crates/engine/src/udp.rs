@@ -158,6 +158,8 @@ pub(crate) struct Received {
     pub counts: UdpCounts,
     /// The sender's own count, when it told it.
     pub sent: Option<u64>,
+    /// Datagrams the socket's full receive buffer dropped over the run.
+    pub buffer_drops: Option<u64>,
 }
 
 /// Counts datagrams until the sender's count has come over TCP (or TCP
@@ -239,6 +241,7 @@ pub(crate) fn receive(
     let received = Received {
         counts: counter.counts(),
         sent: told.and_then(|(n, _)| n),
+        buffer_drops: sockopt::socket_drops(udp).ok().map(u64::from),
     };
     let outcome = Outcome::finish(live, &clock, None, got, last, error);
     (outcome, received)
@@ -280,6 +283,7 @@ pub(crate) fn span(
         duplicates: after.duplicates.saturating_sub(before.duplicates),
         jitter_us: after.jitter_ns / 1000.0,
         sent: None,
+        buffer_drops: None,
     }
 }
 
@@ -299,5 +303,6 @@ pub(crate) fn totals(r: &Received) -> linerate_result::UdpCounts {
         duplicates: r.counts.duplicates,
         jitter_us: r.counts.jitter_ns / 1000.0,
         sent: r.sent,
+        buffer_drops: r.buffer_drops,
     }
 }

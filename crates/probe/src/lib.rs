@@ -2,11 +2,13 @@
 //!
 //! [`tcpinfo`] reads and decodes TCP_INFO, [`cpu`] accounts CPU time per thread,
 //! per process and per host, [`host`] collects the facts a result must carry,
-//! [`verdict`] turns all of it into the name of the bottleneck, and [`units`]
-//! writes rates and sizes for people.
+//! [`snmp`] reads the host's UDP drop counters, [`verdict`] turns all of it
+//! into the name of the bottleneck, and [`units`] writes rates and sizes for
+//! people.
 
 pub mod cpu;
 pub mod host;
+pub mod snmp;
 pub mod tcpinfo;
 pub mod units;
 pub mod verdict;

@@ -168,6 +168,11 @@ pub struct UdpCounts {
     /// The sender's count of datagrams (over the run, when it told it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sent: Option<u64>,
+    /// Times the receiving socket's full buffer dropped datagrams, as the
+    /// kernel counts them (SO_RXQ_OVFL's count: once per datagram, or once
+    /// per GRO batch of them); over the run only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_drops: Option<u64>,
 }
 
 /// A stream's totals at one end.
@@ -219,6 +224,11 @@ pub struct SideReport {
     pub intervals: Vec<IntervalSample>,
     pub host_cpu: HostCpu,
     pub error: Option<String>,
+    /// UDP runs: datagrams this end's host (network namespace) dropped in
+    /// full receive buffers over the run, every socket's (/proc/net/snmp
+    /// RcvbufErrors, IPv4 and IPv6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub udp_rcvbuf_errors: Option<u64>,
 }
 
 impl SideReport {

@@ -348,6 +348,13 @@ fn udp_verdict(
         received_bps: ends.bits_per_second,
         client_cpu: run.client.host_cpu,
         server_cpu: Some(run.server.host_cpu),
+        // Both ends may be one host (loopback): the larger, not the sum.
+        host_rcvbuf_errors: run
+            .client
+            .udp_rcvbuf_errors
+            .into_iter()
+            .chain(run.server.udp_rcvbuf_errors)
+            .max(),
     })
 }
 

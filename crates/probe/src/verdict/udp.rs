@@ -20,6 +20,9 @@ pub struct UdpEvidence<'a> {
     pub received_bps: f64,
     pub client_cpu: HostCpu,
     pub server_cpu: Option<HostCpu>,
+    /// Datagrams the receiving hosts dropped in any full receive buffer
+    /// over the run (/proc/net/snmp), where read.
+    pub host_rcvbuf_errors: Option<u64>,
 }
 
 fn busiest(streams: &[StreamEnd], side: Side) -> f64 {
@@ -40,6 +43,9 @@ pub fn judge_udp(e: &UdpEvidence) -> Verdict {
     let ooo: u64 = receivers.iter().map(|u| u.out_of_order).sum();
     let dups: u64 = receivers.iter().map(|u| u.duplicates).sum();
     let jitter = receivers.iter().map(|u| u.jitter_us).fold(0.0, f64::max);
+    // Drops in our own sockets' full buffers, as the kernel counts them per
+    // socket: one per datagram, or one per GRO batch of them.
+    let overflowed: u64 = receivers.iter().filter_map(|u| u.buffer_drops).sum();
     let loss = if sent > 0 {
         lost as f64 / sent as f64
     } else {
@@ -59,8 +65,12 @@ pub fn judge_udp(e: &UdpEvidence) -> Verdict {
         ("sent_bits_per_second", e.sent_bps),
         ("sender_thread_busy", sender_busy),
         ("receiver_thread_busy", receiver_busy),
+        ("receive_buffer_drops", overflowed as f64),
     ] {
         evidence.insert(k.to_string(), v);
+    }
+    if let Some(n) = e.host_rcvbuf_errors {
+        evidence.insert("host_udp_rcvbuf_errors".into(), n as f64);
     }
     let counts = format!(
         "{lost} of {sent} datagrams lost ({:.3} %), {ooo} out of order, {dups} duplicated, \
@@ -88,18 +98,29 @@ pub fn judge_udp(e: &UdpEvidence) -> Verdict {
             Some(Side::Receiver),
             format!(
                 "The receivers' threads were busy {:.0} % of the run and could not take every \
-                 datagram: more streams (-P), GRO (on unless --no-gro), or a larger receive \
-                 buffer (-w) to ride out bursts.",
+                 datagram (their full receive buffers dropped {overflowed} times): more streams \
+                 (-P), GRO (on unless --no-gro), or a larger receive buffer (-w) to ride out \
+                 bursts.",
                 receiver_busy * 100.0
+            ),
+        )
+    } else if lost > 0 && overflowed > 0 {
+        (
+            Limit::ReceiverWindow,
+            Some(Side::Receiver),
+            format!(
+                "The receiving socket's buffer was full and dropped datagrams {overflowed} \
+                 times (the kernel counts a GRO batch once) while its thread had time to \
+                 spare: bursts outran the buffer. A larger one (-w, up to \
+                 net.core.rmem_max) rides them out."
             ),
         )
     } else if lost > 0 {
         (
             Limit::Network,
             None,
-            "Datagrams were lost on the way, or in a receive buffer that overflowed \
-             (`netstat -su`: receive buffer errors; -w raises it): lower -b to find the rate \
-             the path carries without loss."
+            "The datagrams were lost on the way, not in the receiving socket's buffer: \
+             lower -b to find the rate the path carries without loss."
                 .to_string(),
         )
     } else {
@@ -147,13 +168,14 @@ mod tests {
         }
     }
 
-    fn judge(sender_cpu: f64, receiver_cpu: f64, lost: u64, sent_bps: f64) -> Verdict {
+    fn judge(sender_cpu: f64, receiver_cpu: f64, lost: u64, drops: u64, sent_bps: f64) -> Verdict {
         let counts = UdpCounts {
             datagrams: 1000 - lost,
             lost,
             loss: lost as f64 / 1000.0,
             sent: Some(1000),
             jitter_us: 12.0,
+            buffer_drops: Some(drops),
             ..UdpCounts::default()
         };
         let streams = [
@@ -167,30 +189,43 @@ mod tests {
             received_bps: sent_bps * (1.0 - lost as f64 / 1000.0),
             client_cpu: HostCpu::default(),
             server_cpu: None,
+            host_rcvbuf_errors: Some(drops),
         })
     }
 
     #[test]
     fn each_holder_of_the_rate_is_named() {
-        let quiet = judge(0.2, 0.2, 0, 1e9);
+        let quiet = judge(0.2, 0.2, 0, 0, 1e9);
         assert_eq!(quiet.limit, Limit::Application);
         assert!(
             quiet.sentence.contains("0 of 1000 datagrams lost"),
             "{}",
             quiet.sentence
         );
-        let slow_sender = judge(0.99, 0.2, 0, 0.5e9);
+        let slow_sender = judge(0.99, 0.2, 0, 0, 0.5e9);
         assert_eq!(
             (slow_sender.limit, slow_sender.side),
             (Limit::Cpu, Some(Side::Sender))
         );
-        let slow_receiver = judge(0.3, 0.95, 40, 1e9);
+        let slow_receiver = judge(0.3, 0.95, 40, 40, 1e9);
         assert_eq!(
             (slow_receiver.limit, slow_receiver.side),
             (Limit::Cpu, Some(Side::Receiver))
         );
-        let lossy = judge(0.3, 0.3, 10, 1e9);
+        let lossy = judge(0.3, 0.3, 10, 0, 1e9);
         assert_eq!(lossy.limit, Limit::Network);
         assert_eq!(lossy.evidence["loss"], 0.01);
+        assert!(
+            lossy.sentence.contains("lost on the way"),
+            "{}",
+            lossy.sentence
+        );
+        let overflow = judge(0.3, 0.3, 10, 1, 1e9);
+        assert_eq!(
+            (overflow.limit, overflow.side),
+            (Limit::ReceiverWindow, Some(Side::Receiver))
+        );
+        assert_eq!(overflow.evidence["receive_buffer_drops"], 1.0);
+        assert_eq!(overflow.evidence["host_udp_rcvbuf_errors"], 1.0);
     }
 }
