@@ -61,7 +61,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand serve" -s D -l daemon 
 complete -c linerate -n "__fish_linerate_using_subcommand serve" -s h -l help -d 'Print help'
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s p -l port -d 'Server port, as iperf\'s -p (or give HOST:PORT)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s P -l streams -d 'Parallel streams, one thread and one socket each' -r
-complete -c linerate -n "__fish_linerate_using_subcommand bench" -s t -l time -d 'Run length (seconds, or with ms/s/m/h)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -s t -l time -d 'Run length (seconds, or with ms/s/m/h) [default: 10; with --find-rate, each probe\'s: 2]' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s n -l bytes -d 'Send this many bytes in total (e.g. 10G) instead of running for a time' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s l -l len -d 'Bytes per write call. Default: 1M when every stream thread has a core, else 128K' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l read-len -d 'Bytes per read call at the receiver. Default: 1M when every stream thread has a core and receivers block, else 128K' -r
@@ -76,6 +76,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand bench" -s M -l mss -d 
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s S -l tos -d 'IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s B -l bind -d 'Local address to send from' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l server-fingerprint -d 'The fingerprint of the server\'s certificate (`linerate serve` logs it)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -l probes -d 'With --find-rate: at most this many probes; the search also ends once the passing and failing rates are within 2 %' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l rcvlowat -d 'Wake receivers only once this many bytes are queued (SO_RCVLOWAT; 1 wakes them for any data). Default: 128K between namespaces of one host, else off (see docs/defaults.md)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l affinity -d 'Where stream threads run (CPU affinity at both ends)' -r -f -a "auto\t'Pin only where it measured faster: polling receivers on one host get a core per thread at up to one thread per core, a core per stream at up to four'
 off\t''
@@ -94,6 +95,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand bench" -l encrypt -d '
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s u -l udp -d 'UDP instead of TCP: datagrams of -l bytes (default 1472) at -b bits/s (default 1G, all streams of a direction together), each numbered and timed; the receiver counts loss, reordering, duplicates and jitter (RFC 3550) per interval'
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l no-gso -d 'With --udp: one datagram per send, not many (UDP_SEGMENT, GSO)'
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l no-gro -d 'With --udp: one datagram per receive, not coalesced runs (UDP_GRO)'
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -l find-rate -d 'With --udp: search for the highest rate with no datagram lost (and 95 % of the asked rate arriving), from 1 Mbit/s up to -b (default 400G), in probes of -t (default 2 s)'
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l skip-rx-copy -d 'Receiver discards data in the kernel (MSG_TRUNC) instead of copying it out'
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l json-stream -d 'Print one JSON line per interval on stdout, then the linerate.result/1 document as the last line (human output goes to stderr)'
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -59,8 +59,8 @@ _arguments "${_arguments_options[@]}" : \
 '--port=[Server port, as iperf'\''s -p (or give HOST\:PORT)]:PORT:_default' \
 '-P+[Parallel streams, one thread and one socket each]:N:_default' \
 '--streams=[Parallel streams, one thread and one socket each]:N:_default' \
-'-t+[Run length (seconds, or with ms/s/m/h)]:TIME:_default' \
-'--time=[Run length (seconds, or with ms/s/m/h)]:TIME:_default' \
+'-t+[Run length (seconds, or with ms/s/m/h) \[default\: 10; with --find-rate, each probe'\''s\: 2\]]:TIME:_default' \
+'--time=[Run length (seconds, or with ms/s/m/h) \[default\: 10; with --find-rate, each probe'\''s\: 2\]]:TIME:_default' \
 '-n+[Send this many bytes in total (e.g. 10G) instead of running for a time]:BYTES:_default' \
 '--bytes=[Send this many bytes in total (e.g. 10G) instead of running for a time]:BYTES:_default' \
 '-l+[Bytes per write call. Default\: 1M when every stream thread has a core, else 128K]:BYTES:_default' \
@@ -84,6 +84,7 @@ _arguments "${_arguments_options[@]}" : \
 '-B+[Local address to send from]:ADDR:_default' \
 '--bind=[Local address to send from]:ADDR:_default' \
 '--server-fingerprint=[The fingerprint of the server'\''s certificate (\`linerate serve\` logs it)]:SHA256:_default' \
+'--probes=[With --find-rate\: at most this many probes; the search also ends once the passing and failing rates are within 2 %]:N:_default' \
 '--rcvlowat=[Wake receivers only once this many bytes are queued (SO_RCVLOWAT; 1 wakes them for any data). Default\: 128K between namespaces of one host, else off (see docs/defaults.md)]:RCVLOWAT:_default' \
 '--affinity=[Where stream threads run (CPU affinity at both ends)]:AFFINITY:((auto\:"Pin only where it measured faster\: polling receivers on one host get a core per thread at up to one thread per core, a core per stream at up to four"
 off\:""
@@ -104,6 +105,7 @@ off\:""))' \
 '(--encrypt --fq-rate --zerocopy --skip-rx-copy)--udp[UDP instead of TCP\: datagrams of -l bytes (default 1472) at -b bits/s (default 1G, all streams of a direction together), each numbered and timed; the receiver counts loss, reordering, duplicates and jitter (RFC 3550) per interval]' \
 '--no-gso[With --udp\: one datagram per send, not many (UDP_SEGMENT, GSO)]' \
 '--no-gro[With --udp\: one datagram per receive, not coalesced runs (UDP_GRO)]' \
+'(-n --bytes --json-stream)--find-rate[With --udp\: search for the highest rate with no datagram lost (and 95 % of the asked rate arriving), from 1 Mbit/s up to -b (default 400G), in probes of -t (default 2 s)]' \
 '--skip-rx-copy[Receiver discards data in the kernel (MSG_TRUNC) instead of copying it out]' \
 '(--json)--json-stream[Print one JSON line per interval on stdout, then the linerate.result/1 document as the last line (human output goes to stderr)]' \
 '-h[Print help (see more with '\''--help'\'')]' \

@@ -57,9 +57,9 @@ pub struct BenchArgs {
     /// Parallel streams, one thread and one socket each.
     #[arg(short = 'P', long, value_name = "N", default_value_t = 1, value_parser = units::parse_streams)]
     pub streams: u16,
-    /// Run length (seconds, or with ms/s/m/h).
-    #[arg(short = 't', long = "time", value_name = "TIME", default_value = "10", value_parser = units::parse_duration_ms)]
-    pub time_ms: u64,
+    /// Run length (seconds, or with ms/s/m/h) [default: 10; with --find-rate, each probe's: 2].
+    #[arg(short = 't', long = "time", value_name = "TIME", value_parser = units::parse_duration_ms)]
+    pub time_ms: Option<u64>,
     /// Send this many bytes in total (e.g. 10G) instead of running for a time.
     #[arg(short = 'n', long, value_parser = units::parse_size)]
     pub bytes: Option<u64>,
@@ -136,6 +136,15 @@ pub struct BenchArgs {
     /// With --udp: one datagram per receive, not coalesced runs (UDP_GRO).
     #[arg(long, requires = "udp")]
     pub no_gro: bool,
+    /// With --udp: search for the highest rate with no datagram lost (and 95 % of the asked rate
+    /// arriving), from 1 Mbit/s up to -b (default 400G), in probes of -t (default 2 s).
+    #[arg(long, requires = "udp", conflicts_with_all = ["bytes", "json_stream"])]
+    pub find_rate: bool,
+    /// With --find-rate: at most this many probes; the search also ends once the passing and
+    /// failing rates are within 2 %.
+    #[arg(long, value_name = "N", default_value_t = 12, requires = "find_rate",
+          value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub probes: u32,
     /// Receiver discards data in the kernel (MSG_TRUNC) instead of copying it out.
     #[arg(long)]
     pub skip_rx_copy: bool,
@@ -174,7 +183,11 @@ impl BenchArgs {
     pub fn spec(&self) -> BenchSpec {
         BenchSpec {
             streams: self.streams,
-            duration_ms: self.time_ms,
+            duration_ms: self.time_ms.unwrap_or(if self.find_rate {
+                crate::find_rate::PROBE_MS
+            } else {
+                10_000
+            }),
             bytes: self.bytes,
             direction: if self.bidir {
                 Direction::Bidir
@@ -293,6 +306,14 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     spec.check()
         .map_err(|e| usage::flag_error(e, usage::BENCH_FLAGS))?;
     let to_stderr = a.json.as_deref() == Some("-") || a.json_stream;
+    if a.find_rate {
+        let search = crate::find_rate::Search {
+            ceiling_bps: a.bitrate.unwrap_or(crate::find_rate::CEILING_BPS),
+            probes: a.probes,
+        };
+        let doc = crate::find_rate::run(server, &spec, &search, output::Out::new(to_stderr))?;
+        return finish(&a, &doc);
+    }
     let doc = measure::bench(
         server,
         &spec,
@@ -307,12 +328,16 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     {
         t.remember()?;
     }
-    let doc = doc?;
+    finish(&a, &doc?)
+}
+
+/// Writes the result where asked; an interrupted run exits as one.
+fn finish(a: &BenchArgs, doc: &linerate_result::ResultDoc) -> anyhow::Result<()> {
     if let Some(path) = &a.json {
-        output::write_json(&doc, path)?;
+        output::write_json(doc, path)?;
     }
     if a.json_stream {
-        output::json_line(&doc)?;
+        output::json_line(doc)?;
     }
     if doc.interrupted {
         return Err(signals::Interrupted(match &a.json {

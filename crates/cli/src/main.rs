@@ -7,6 +7,7 @@ mod dataset;
 mod demo_cmd;
 mod detach;
 mod docs_cmd;
+mod find_rate;
 mod keys_cmd;
 mod lab_cmd;
 mod latency_cmd;

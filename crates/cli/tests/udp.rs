@@ -97,3 +97,59 @@ fn a_full_receive_buffer_is_named_with_the_kernels_drop_count() {
         "{v}"
     );
 }
+
+/// `--find-rate`: a ceiling loopback carries passes in one probe; a receive
+/// buffer too small for the ceiling makes the search come down, every probe
+/// recorded, and the verdict says why the next rate up failed.
+#[test]
+fn find_rate_searches_down_from_the_ceiling_to_a_loss_free_rate() {
+    let _alone = alone_with_traffic();
+    let srv = Server::start();
+    let doc = bench_json(
+        &srv.addr(),
+        &["--udp", "--find-rate", "-b", "100M", "-t", "0.5"],
+    );
+    common::assert_matches_schema(&doc);
+    let search = &doc["parameters"]["rate_search"];
+    assert_eq!(search["probes"].as_array().unwrap().len(), 1, "{search}");
+    assert_eq!(search["highest_loss_free_bps"], 100_000_000u64, "{search}");
+    assert_eq!(doc["summary"]["verdict"]["limit"], "application");
+
+    let args = [
+        "--udp",
+        "--find-rate",
+        "-b",
+        "4G",
+        "-t",
+        "0.5",
+        "--probes",
+        "5",
+        "-w",
+        "4K",
+        "--no-gro",
+    ];
+    let doc = bench_json(&srv.addr(), &args);
+    common::assert_matches_schema(&doc);
+    let search = &doc["parameters"]["rate_search"];
+    let probes = search["probes"].as_array().unwrap();
+    assert!(probes.len() > 1 && probes.len() <= 5, "{search}");
+    assert_eq!(probes[0]["passed"], false, "4 KiB at 4 Gbit/s: {search}");
+    let best = search["highest_loss_free_bps"]
+        .as_u64()
+        .expect("a rate passed");
+    for p in probes.iter().filter(|p| p["passed"] == true) {
+        assert_eq!(p["lost"], 0);
+        assert!(p["rate_bps"].as_u64().unwrap() <= best);
+    }
+    let received = doc["summary"]["bits_per_second"].as_f64().unwrap();
+    assert!(received >= 0.95 * best as f64, "{received} for {best}");
+    let v = &doc["summary"]["verdict"];
+    assert!(
+        v["sentence"].as_str().unwrap().contains("it did not"),
+        "{v}"
+    );
+    assert_eq!(
+        v["evidence"]["highest_loss_free_bits_per_second"].as_f64(),
+        Some(best as f64)
+    );
+}

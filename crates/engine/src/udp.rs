@@ -82,14 +82,15 @@ pub(crate) fn send(
 ) -> Outcome {
     let clock = ThreadClock::start();
     let len = plan.datagram_len;
-    let gso = plan.params.gso && sockopt::set_udp_segment(udp, len as u32);
-    let batch = if gso {
-        (GSO_BYTES / len).clamp(1, GSO_SEGMENTS)
-    } else {
-        1
-    };
-    let mut buf = crate::stream::pattern(len * batch);
     let bytes_per_sec = plan.params.rate_bps as f64 / 8.0;
+    // A batch leaves as one burst: at most what the rate sends while the
+    // sender would sleep anyway, so a slow rate is not sent in 64 KiB bursts
+    // that overflow a receiver's buffer at a few Mbit/s.
+    let burst = (bytes_per_sec * SLEEP_ABOVE.as_secs_f64()) as usize / len;
+    let batch = (GSO_BYTES / len).clamp(1, GSO_SEGMENTS).min(burst.max(1));
+    let gso = batch > 1 && plan.params.gso && sockopt::set_udp_segment(udp, len as u32);
+    let batch = if gso { batch } else { 1 };
+    let mut buf = crate::stream::pattern(len * batch);
     let start = Instant::now();
     let (mut seq, mut sent, mut last) = (0u64, 0u64, start);
     let mut error = None;

@@ -21,6 +21,7 @@ use crate::session::{feed, flush, settle};
 use crate::sockopt::StreamOptions;
 use crate::spec::BenchSpec;
 
+pub mod find_rate;
 mod plan;
 
 pub use crate::spec::{Affinity, RxPoll};

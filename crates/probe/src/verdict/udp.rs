@@ -144,6 +144,49 @@ pub fn judge_udp(e: &UdpEvidence) -> Verdict {
     }
 }
 
+/// The verdict of a search for the highest loss-free rate: the best
+/// passing rate, and why the next rate up failed (its probe's verdict).
+pub fn judge_rate_search(
+    best: Option<(u64, f64)>,
+    above: Option<(u64, &Verdict)>,
+    floor_bps: u64,
+) -> Verdict {
+    let (limit, side, why, mut evidence) = match above {
+        Some((rate, v)) => (
+            v.limit,
+            v.side,
+            format!("At {} it did not: {}", fmt_rate(rate as f64), v.sentence),
+            v.evidence.clone(),
+        ),
+        None => (
+            Limit::Application,
+            None,
+            "The highest rate tried passed: raise -b to search higher.".to_string(),
+            BTreeMap::new(),
+        ),
+    };
+    let found = match best {
+        Some((rate, received)) => {
+            evidence.insert("highest_loss_free_bits_per_second".into(), rate as f64);
+            format!(
+                "The highest rate with no datagram lost: {} asked, {} received.",
+                fmt_rate(rate as f64),
+                fmt_rate(received)
+            )
+        }
+        None => format!(
+            "No rate down to {} passed without loss.",
+            fmt_rate(floor_bps as f64)
+        ),
+    };
+    Verdict {
+        limit,
+        side,
+        sentence: format!("{found} {why}"),
+        evidence,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,5 +270,27 @@ mod tests {
         );
         assert_eq!(overflow.evidence["receive_buffer_drops"], 1.0);
         assert_eq!(overflow.evidence["host_udp_rcvbuf_errors"], 1.0);
+    }
+
+    #[test]
+    fn a_search_names_its_best_rate_and_why_the_next_failed() {
+        let overflow = judge(0.3, 0.3, 10, 1, 1e9);
+        let v = judge_rate_search(Some((5e8 as u64, 4.9e8)), Some((1e9 as u64, &overflow)), 1);
+        assert_eq!(v.limit, Limit::ReceiverWindow);
+        assert_eq!(v.evidence["highest_loss_free_bits_per_second"], 5e8);
+        assert!(
+            v.sentence.contains("At 1.00 Gbit/s it did not"),
+            "{}",
+            v.sentence
+        );
+        let open = judge_rate_search(Some((1e9 as u64, 1e9)), None, 1);
+        assert_eq!(open.limit, Limit::Application);
+        assert!(open.sentence.contains("raise -b"), "{}", open.sentence);
+        let none = judge_rate_search(None, Some((1_000_000, &overflow)), 1_000_000);
+        assert!(
+            none.sentence.starts_with("No rate down to"),
+            "{}",
+            none.sentence
+        );
     }
 }
