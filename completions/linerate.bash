@@ -1454,7 +1454,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__latency)
-            opts="-p -P -t -Z -S -4 -6 -B -h --port --connections --sizes --reply-size --bandwidth --window-messages --time --iterations --warmup --busy-poll --load --timeout --cc --tos --bind --json --help"
+            opts="-p -P -u -t -Z -S -4 -6 -B -h --port --connections --sizes --reply-size --bandwidth --udp --window-messages --time --iterations --warmup --busy-poll --load --timeout --cc --tos --bind --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -101,7 +101,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand bench" -l json-stream 
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -s p -l port -d 'Server port (or give HOST:PORT)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -s P -l connections -d 'Connections, each its own ping-pong, all at once' -r
-complete -c linerate -n "__fish_linerate_using_subcommand latency" -l sizes -d 'Request sizes: one (64), a list (1,64,4K) or a sweep of powers of two (1..4M). Default: 1 byte; with --bandwidth, 1..4M' -r
+complete -c linerate -n "__fish_linerate_using_subcommand latency" -l sizes -d 'Request sizes: one (64), a list (1,64,4K) or a sweep of powers of two (1..4M). Default: 1 byte; with --bandwidth, 1..4M; with --udp, 14 bytes (sockperf\'s)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -l reply-size -d 'Reply size. Default: the request\'s size (a ping-pong); 1 byte with --bandwidth' -r
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -l window-messages -d 'Requests outstanding in each window of --bandwidth. Default: 64 (osu_bw\'s), or as many as make 64 KiB for small messages' -r
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -s t -l time -d 'How long each size runs at most. Default: 5 s for one size, 1 s a size in a sweep' -r
@@ -117,6 +117,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand latency" -s S -l tos -
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -s B -l bind -d 'Local address to connect from' -r
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -l json -d 'Write the linerate.result/1 document to FILE (\'-\' for stdout; human output then goes to stderr)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -l bandwidth -d 'Bandwidth against message size (osu_bw style): windows of --window-messages requests back to back, one reply per window'
+complete -c linerate -n "__fish_linerate_using_subcommand latency" -s u -l udp -d 'The ping-pong over UDP: each request and reply one datagram of 12 B (its header: a sequence number and the reply\'s size) to 65,507 B. A reply that takes 4x the slowest round trip so far (at least 20 ms) counts as lost, not timed'
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -s 4 -d 'Use IPv4 only'
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -s 6 -d 'Use IPv6 only'
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -s h -l help -d 'Print help'

@@ -119,7 +119,7 @@ _arguments "${_arguments_options[@]}" : \
 '--port=[Server port (or give HOST\:PORT)]:PORT:_default' \
 '-P+[Connections, each its own ping-pong, all at once]:N:_default' \
 '--connections=[Connections, each its own ping-pong, all at once]:N:_default' \
-'--sizes=[Request sizes\: one (64), a list (1,64,4K) or a sweep of powers of two (1..4M). Default\: 1 byte; with --bandwidth, 1..4M]:SIZES:_default' \
+'--sizes=[Request sizes\: one (64), a list (1,64,4K) or a sweep of powers of two (1..4M). Default\: 1 byte; with --bandwidth, 1..4M; with --udp, 14 bytes (sockperf'\''s)]:SIZES:_default' \
 '--reply-size=[Reply size. Default\: the request'\''s size (a ping-pong); 1 byte with --bandwidth]:BYTES:_default' \
 '--window-messages=[Requests outstanding in each window of --bandwidth. Default\: 64 (osu_bw'\''s), or as many as make 64 KiB for small messages]:N:_default' \
 '-t+[How long each size runs at most. Default\: 5 s for one size, 1 s a size in a sweep]:TIME:_default' \
@@ -137,6 +137,8 @@ _arguments "${_arguments_options[@]}" : \
 '--bind=[Local address to connect from]:ADDR:_default' \
 '--json=[Write the linerate.result/1 document to FILE ('\''-'\'' for stdout; human output then goes to stderr)]:FILE:_default' \
 '--bandwidth[Bandwidth against message size (osu_bw style)\: windows of --window-messages requests back to back, one reply per window]' \
+'(--bandwidth --window-messages)-u[The ping-pong over UDP\: each request and reply one datagram of 12 B (its header\: a sequence number and the reply'\''s size) to 65,507 B. A reply that takes 4x the slowest round trip so far (at least 20 ms) counts as lost, not timed]' \
+'(--bandwidth --window-messages)--udp[The ping-pong over UDP\: each request and reply one datagram of 12 B (its header\: a sequence number and the reply'\''s size) to 65,507 B. A reply that takes 4x the slowest round trip so far (at least 20 ms) counts as lost, not timed]' \
 '(-6)-4[Use IPv4 only]' \
 '-6[Use IPv6 only]' \
 '-h[Print help]' \

@@ -28,6 +28,7 @@ pub enum BusyPollArg {
     linerate latency 10.0.0.2 --sizes 1..4M        round trip against size, osu_latency style\n  \
     linerate latency 10.0.0.2 --bandwidth          bandwidth against size, osu_bw style\n  \
     linerate latency 10.0.0.2 --load 4 -t 10       idle, then beside 4 bulk streams\n  \
+    linerate latency 10.0.0.2 --udp                UDP ping-pong of 14-byte datagrams\n  \
     linerate latency 10.0.0.2 --json lat.json && linerate report lat.json -o lat.html")]
 pub struct LatencyArgs {
     /// Server to measure against: HOST, HOST:PORT or [V6]:PORT.
@@ -39,7 +40,7 @@ pub struct LatencyArgs {
     #[arg(short = 'P', long, value_name = "N", default_value_t = 1, value_parser = parse_connections)]
     pub connections: u16,
     /// Request sizes: one (64), a list (1,64,4K) or a sweep of powers of two (1..4M).
-    /// Default: 1 byte; with --bandwidth, 1..4M.
+    /// Default: 1 byte; with --bandwidth, 1..4M; with --udp, 14 bytes (sockperf's).
     #[arg(long, value_name = "SIZES", value_parser = parse_size_list)]
     pub sizes: Option<Sizes>,
     /// Reply size. Default: the request's size (a ping-pong); 1 byte with --bandwidth.
@@ -49,6 +50,11 @@ pub struct LatencyArgs {
     /// requests back to back, one reply per window.
     #[arg(long)]
     pub bandwidth: bool,
+    /// The ping-pong over UDP: each request and reply one datagram of 12 B (its
+    /// header: a sequence number and the reply's size) to 65,507 B. A reply that takes
+    /// 4x the slowest round trip so far (at least 20 ms) counts as lost, not timed.
+    #[arg(short = 'u', long, conflicts_with_all = ["bandwidth", "window_messages"])]
+    pub udp: bool,
     /// Requests outstanding in each window of --bandwidth. Default: 64 (osu_bw's), or as
     /// many as make 64 KiB for small messages.
     #[arg(long, value_name = "N", value_parser = parse_window)]
@@ -162,14 +168,16 @@ impl LatencyArgs {
         } else {
             linerate_wire::Pattern::PingPong
         };
-        let sizes = self
-            .sizes
-            .clone()
-            .map(|s| s.0)
-            .unwrap_or_else(|| match self.bandwidth {
-                true => units::parse_sizes("1..4M").unwrap_or_default(),
-                false => vec![1],
-            });
+        let sizes =
+            self.sizes
+                .clone()
+                .map(|s| s.0)
+                .unwrap_or_else(|| match (self.bandwidth, self.udp) {
+                    (true, _) => units::parse_sizes("1..4M").unwrap_or_default(),
+                    // sockperf's default, whose header is as long as ours.
+                    (false, true) => vec![14],
+                    (false, false) => vec![1],
+                });
         let step_ms = self
             .time_ms
             .unwrap_or(if sizes.len() > 1 { 1000 } else { 5000 });
@@ -189,6 +197,7 @@ impl LatencyArgs {
             },
             timeout_ms: self.timeout,
             load: self.load,
+            udp: self.udp,
             socket: SocketSpec {
                 congestion: self.congestion.clone(),
                 tos: self.tos,
@@ -248,6 +257,7 @@ pub fn run(a: LatencyArgs) -> anyhow::Result<()> {
 
 fn header(server: std::net::SocketAddr, spec: &LatencySpec) -> String {
     let what = match spec.pattern {
+        linerate_wire::Pattern::PingPong if spec.udp => "UDP ping-pong".to_string(),
         linerate_wire::Pattern::PingPong => "TCP ping-pong".to_string(),
         linerate_wire::Pattern::Window => match spec.window {
             Some(w) => format!("TCP bandwidth, windows of {w} messages"),
@@ -278,11 +288,19 @@ struct Table {
     header: Option<Pattern>,
 }
 
+/// A UDP row's lost rounds, after its columns.
+fn lost(s: &Step) -> String {
+    s.lost_rounds.map_or(String::new(), |n| format!(" {n:>8}"))
+}
+
 impl Table {
     fn row(&mut self, out: &mut output::Out, s: &Step) {
         if self.header != Some(s.pattern) {
             self.header = Some(s.pattern);
             out.line(match s.pattern {
+                Pattern::PingPong if s.lost_rounds.is_some() => {
+                    "phase       size    reply     rounds    p50 us    p90 us    p99 us  p99.9 us p99.99 us    max us    trans/s     lost"
+                }
                 Pattern::PingPong => {
                     "phase       size    reply     rounds    p50 us    p90 us    p99 us  p99.9 us p99.99 us    max us    trans/s"
                 }
@@ -295,7 +313,7 @@ impl Table {
         let p = s.round_trip_us;
         out.line(&match s.pattern {
             Pattern::PingPong => format!(
-                "{phase:<6} {:>9} {:>8} {:>10} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>10.0}",
+                "{phase:<6} {:>9} {:>8} {:>10} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>10.0}{}",
                 fmt_bytes(f64::from(s.request_bytes)),
                 fmt_bytes(f64::from(s.reply_bytes)),
                 s.rounds,
@@ -305,7 +323,8 @@ impl Table {
                 p.p99_9,
                 p.p99_99,
                 p.max,
-                s.transactions_per_second
+                s.transactions_per_second,
+                lost(s)
             ),
             Pattern::Window => format!(
                 "{phase:<6} {:>9} {:>8} {:>10} {:>12} {:>12.0} {:>13.1}",

@@ -767,4 +767,37 @@ fn udp_loss_through_a_lossy_lab_is_measured_within_a_tenth() {
     );
     let v = &doc["summary"]["verdict"];
     assert_eq!(v["limit"], "network", "{v}");
+
+    // The UDP ping-pong through the same lab: lost rounds are counted, not
+    // timed (a round is lost with its request or its reply, so its loss
+    // lies between the one-way loss and twice it).
+    let target = format!("{h2}:5201");
+    let out = lab.exec(
+        "h1",
+        &[
+            linerate(),
+            "latency",
+            &target,
+            "--udp",
+            "-t",
+            "4",
+            "--busy-poll",
+            "off",
+            "--json",
+            "-",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "latency --udp: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("latency JSON");
+    let e = &doc["summary"]["verdict"]["evidence"];
+    let (lost, loss) = (
+        e["lost_rounds"].as_f64().unwrap(),
+        e["round_loss"].as_f64().unwrap(),
+    );
+    assert!(lost >= 50.0, "{e}");
+    assert!((0.005..=0.03).contains(&loss), "round loss {loss}: {e}");
 }

@@ -104,6 +104,64 @@ fn a_ping_pong_reports_ordered_percentiles_and_its_clock() {
     }));
 }
 
+/// The ping-pong over UDP, spinning and blocking: 14-byte datagrams by
+/// default, two sizes and two connections, percentiles in order, no round
+/// lost on loopback, `protocol` udp, the server's answered rounds logged.
+#[test]
+fn a_udp_ping_pong_times_datagrams_and_counts_lost_rounds() {
+    let _alone = alone_with_traffic();
+    let srv = Server::start();
+    for extra in [
+        &["-t", "1"][..],
+        &[
+            "-t",
+            "0.5",
+            "--busy-poll",
+            "off",
+            "--sizes",
+            "12,1400",
+            "-P",
+            "2",
+        ],
+    ] {
+        let mut args = vec!["--udp"];
+        args.extend_from_slice(extra);
+        let doc = latency_json(&srv.addr(), &args);
+        assert_eq!(doc["parameters"]["protocol"], "udp", "{extra:?}");
+        let steps = steps(&doc);
+        let sizes: Vec<u64> = steps
+            .iter()
+            .map(|s| s["request_bytes"].as_u64().unwrap())
+            .collect();
+        assert!(sizes == [14] || sizes == [12, 1400], "{extra:?}: {sizes:?}");
+        for s in steps {
+            assert!(s["rounds"].as_u64().unwrap() > 500, "{extra:?}: {s}");
+            assert_eq!(s["lost_rounds"], 0, "{extra:?}: loopback loses none");
+            assert!(s["tcp"].is_null(), "no TCP_INFO for datagrams");
+            let p = &s["round_trip_us"];
+            let order = ["min", "p50", "p99", "max"].map(|k| f(&p[k]));
+            assert!(order.windows(2).all(|w| w[0] <= w[1]), "{order:?}");
+            assert!(order[0] > 0.0);
+        }
+        assert_eq!(doc["summary"]["verdict"]["evidence"]["lost_rounds"], 0.0);
+    }
+    assert!(srv.wait_log(Duration::from_secs(5), |l| {
+        l.iter()
+            .any(|l| l.contains("latency, 2 connection(s), answered"))
+    }));
+    for bad in [
+        &["--sizes", "11"][..],
+        &["--sizes", "1..64K"],
+        &["--reply-size", "70000"],
+        &["--bandwidth"],
+    ] {
+        let mut args = vec!["latency", "127.0.0.1:9", "--udp"];
+        args.extend_from_slice(bad);
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", text(&out));
+    }
+}
+
 /// A sweep measures every size in order, each with osu's counts when
 /// asked for fewer; larger messages take longer; two connections count
 /// both their rounds.
@@ -235,20 +293,31 @@ fn bad_sizes_and_counts_are_refused_when_parsed() {
 /// ends at its --timeout with an error that says so.
 #[test]
 fn a_server_that_stops_replying_ends_the_run_at_its_timeout() {
+    for udp in [false, true] {
+        stop_the_server_mid_run(udp);
+    }
+}
+
+fn stop_the_server_mid_run(udp: bool) {
     let _alone = alone_with_traffic();
     let srv = Server::start();
+    let addr = srv.addr();
+    let mut args = vec![
+        "latency",
+        &addr,
+        "-t",
+        "20",
+        "--timeout",
+        "1",
+        "--busy-poll",
+        "off",
+    ];
+    if udp {
+        args.push("--udp");
+    }
     let mut client = Guard(
         linerate_cmd()
-            .args([
-                "latency",
-                &srv.addr(),
-                "-t",
-                "20",
-                "--timeout",
-                "1",
-                "--busy-poll",
-                "off",
-            ])
+            .args(&args)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
@@ -263,10 +332,10 @@ fn a_server_that_stops_replying_ends_the_run_at_its_timeout() {
     // SAFETY: as above; the server is killed by its guard afterwards.
     unsafe { libc::kill(pid, libc::SIGCONT) };
     let status = status.expect("the client gave up");
-    assert!(!status.success());
+    assert!(!status.success(), "udp {udp}");
     assert!(
         stopped.elapsed() < Duration::from_secs(4),
-        "ended near its 1 s timeout"
+        "udp {udp}: ended near its 1 s timeout"
     );
     let mut err = String::new();
     use std::io::Read;
@@ -277,5 +346,5 @@ fn a_server_that_stops_replying_ends_the_run_at_its_timeout() {
         .unwrap()
         .read_to_string(&mut err)
         .unwrap();
-    assert!(err.contains("stopped answering"), "{err}");
+    assert!(err.contains("stopped answering"), "udp {udp}: {err}");
 }

@@ -208,6 +208,9 @@ pub struct LatencySpec {
     /// Bulk streams to the same server beside the ping-pong: each size is
     /// measured idle, then loaded.
     pub load: Option<u16>,
+    /// The ping-pong over datagrams (each request and reply one datagram of
+    /// 12 B to 65,507 B) instead of TCP.
+    pub udp: bool,
     pub socket: SocketSpec,
 }
 
@@ -224,6 +227,7 @@ impl Default for LatencySpec {
             step_ms: 5000,
             busy_poll: BusyPoll::Auto,
             timeout_ms: 5000,
+            udp: false,
             load: None,
             socket: SocketSpec::default(),
         }

@@ -70,6 +70,9 @@ pub struct Step {
     pub bits_per_second: f64,
     /// The first connection's TCP_INFO at the end of the step.
     pub tcp: Option<TcpSample>,
+    /// UDP: measured rounds whose reply never came (not in the percentiles).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost_rounds: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]

@@ -53,6 +53,7 @@ pub fn latency_params() -> LatencyParams {
         congestion: None,
         idle_timeout_ms: 5000,
         pin_cores: false,
+        udp: false,
     }
 }
 

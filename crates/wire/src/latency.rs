@@ -17,10 +17,18 @@
 //! round comes the next header, or the end of the connection.
 //!
 //! [`Echo`] is the server's side as a parser: bytes in, replies owed out.
+//!
+//! A UDP latency session (`udp` in its parameters) pairs a datagram socket
+//! with each data connection (as a UDP bench stream does) and plays its
+//! ping-pong over it: each request is one datagram opening with a
+//! [`UdpRound`] (`seq[8] reply_len[4]`), each reply one datagram of
+//! `reply_len` bytes opening with the same `seq`, so a reply that comes
+//! after its round was given up as lost is told apart from the next one's.
 
 use serde::{Deserialize, Serialize};
 
 use crate::WireError;
+use crate::udp::MAX_DATAGRAM_LEN;
 
 pub const RUN_HEADER_LEN: usize = 24;
 /// Largest request or reply: 64 MiB, past any sweep's largest size.
@@ -32,6 +40,7 @@ pub const MAX_ROUND_BYTES: u64 = 1 << 30;
 /// Most connections one latency session may open.
 pub const MAX_LATENCY_CONNECTIONS: u16 = 256;
 const MAX_IDLE_MS: u64 = 3600 * 1000;
+pub const UDP_ROUND_HEADER_LEN: usize = 12;
 
 /// What a latency session runs; the client proposes, the server checks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -51,6 +60,9 @@ pub struct LatencyParams {
     /// spread streams do.
     #[serde(default)]
     pub pin_cores: bool,
+    /// Rounds go over datagrams paired with the data connections.
+    #[serde(default)]
+    pub udp: bool,
 }
 
 impl LatencyParams {
@@ -170,6 +182,52 @@ impl RunHeader {
             return bad("a run of no rounds".into());
         }
         Ok(())
+    }
+}
+
+/// The header of a UDP latency request; a reply opens with its `seq`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UdpRound {
+    pub seq: u64,
+    pub reply_len: u32,
+}
+
+impl UdpRound {
+    /// Writes the header at the start of `datagram` (at least
+    /// [`UDP_ROUND_HEADER_LEN`] bytes).
+    pub fn encode_into(&self, datagram: &mut [u8]) {
+        datagram[..8].copy_from_slice(&self.seq.to_be_bytes());
+        datagram[8..12].copy_from_slice(&self.reply_len.to_be_bytes());
+    }
+
+    /// The header of a request datagram, checked.
+    pub fn decode(datagram: &[u8]) -> Result<UdpRound, WireError> {
+        let malformed = |reason: String| WireError::Malformed {
+            what: "UDP latency request",
+            reason,
+        };
+        let h: &[u8; UDP_ROUND_HEADER_LEN] = datagram
+            .get(..UDP_ROUND_HEADER_LEN)
+            .and_then(|h| h.try_into().ok())
+            .ok_or_else(|| {
+                malformed(format!("{} bytes, shorter than its header", datagram.len()))
+            })?;
+        let round = UdpRound {
+            seq: Self::seq_of(h).unwrap_or_default(),
+            reply_len: u32::from_be_bytes([h[8], h[9], h[10], h[11]]),
+        };
+        if !(UDP_ROUND_HEADER_LEN as u32..=MAX_DATAGRAM_LEN).contains(&round.reply_len) {
+            return Err(malformed(format!(
+                "a reply of {} bytes, outside 12 B to 65507 B",
+                round.reply_len
+            )));
+        }
+        Ok(round)
+    }
+
+    /// The sequence number a datagram (request or reply) opens with.
+    pub fn seq_of(datagram: &[u8]) -> Option<u64> {
+        Some(u64::from_be_bytes(datagram.get(..8)?.try_into().ok()?))
     }
 }
 
@@ -326,6 +384,19 @@ mod tests {
             },
         ] {
             assert!(RunHeader::decode(&bad.encode()).is_err(), "{bad:?}");
+        }
+        let mut datagram = [0u8; 20];
+        let round = UdpRound {
+            seq: 7,
+            reply_len: 14,
+        };
+        round.encode_into(&mut datagram);
+        assert_eq!(UdpRound::decode(&datagram), Ok(round));
+        assert_eq!(UdpRound::seq_of(&datagram), Some(7));
+        assert!(UdpRound::decode(&datagram[..11]).is_err());
+        for reply_len in [0, 11, MAX_DATAGRAM_LEN + 1] {
+            UdpRound { seq: 1, reply_len }.encode_into(&mut datagram);
+            assert!(UdpRound::decode(&datagram).is_err(), "{reply_len}");
         }
         let mut unknown = ping(1, 1, 1).encode();
         unknown[0] = 9;

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 use linerate_result::SideReport;
-use linerate_wire::{Direction, Echo, LatencyParams, Pattern, RUN_HEADER_LEN};
+use linerate_wire::{Direction, Echo, LatencyParams, Pattern, RUN_HEADER_LEN, UdpRound};
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags};
 
@@ -53,8 +53,11 @@ pub(crate) fn serve_all(params: &LatencyParams, sockets: &[StreamSocket]) -> (Si
         &abort,
         &mut |_| {},
         &|s, live| {
-            let (outcome, answered) =
-                answer(&s.stream, live, params.busy_poll, params.pin_cores, timeout);
+            let (outcome, answered) = if params.udp {
+                answer_udp(&s.stream, live, params.busy_poll, timeout)
+            } else {
+                answer(&s.stream, live, params.busy_poll, params.pin_cores, timeout)
+            };
             rounds.fetch_add(answered, Relaxed);
             outcome
         },
@@ -123,6 +126,94 @@ fn answer(
     let tcp = linerate_probe::tcpinfo::read(sock).ok();
     let o = Outcome::finish(live, &clock, tcp, echo.bytes_in(), last, error);
     (o, echo.rounds())
+}
+
+/// One connection's UDP rounds: a reply datagram for every request
+/// datagram, until the client closes the TCP connection beside it.
+fn answer_udp(sock: &TcpStream, live: &Live, busy_poll: bool, timeout: Duration) -> (Outcome, u64) {
+    let clock = ThreadClock::start();
+    let (mut rounds, mut bytes_in, mut last) = (0u64, 0u64, Instant::now());
+    let error = match crate::udp::pair(sock, false) {
+        Err(e) => Some(format!("pairing a UDP socket with the connection: {e}")),
+        Ok(udp) => {
+            if busy_poll {
+                let _ = sockopt::set_busy_poll(&udp);
+            }
+            let mut datagram = vec![0u8; linerate_wire::MAX_DATAGRAM_LEN as usize + 1];
+            let mut reply = vec![0u8; linerate_wire::MAX_DATAGRAM_LEN as usize];
+            loop {
+                let n = match udp_request(&udp, sock, &mut datagram, busy_poll, timeout) {
+                    Ok(Some(n)) => n,
+                    Ok(None) => break None,
+                    Err(e) => break Some(e),
+                };
+                last = Instant::now();
+                bytes_in += n as u64;
+                live.bytes.store(bytes_in, Relaxed);
+                // A datagram that is no request is dropped, as a stray one
+                // would be: the client counts its round lost.
+                let Ok(round) = UdpRound::decode(&datagram[..n]) else {
+                    continue;
+                };
+                round.encode_into(&mut reply);
+                match rustix::net::send(
+                    &udp,
+                    &reply[..round.reply_len as usize],
+                    SendFlags::empty(),
+                ) {
+                    Ok(_) => rounds += 1,
+                    Err(Errno::INTR | Errno::NOBUFS | Errno::AGAIN | Errno::CONNREFUSED) => {}
+                    Err(e) => break Some(format!("sending a reply datagram: {e}")),
+                }
+            }
+        }
+    };
+    let o = Outcome::finish(live, &clock, None, bytes_in, last, error);
+    (o, rounds)
+}
+
+/// The next request datagram's length; `None` once the client has closed
+/// the connection.
+fn udp_request(
+    udp: &std::net::UdpSocket,
+    tcp: &TcpStream,
+    buf: &mut [u8],
+    spin: bool,
+    timeout: Duration,
+) -> Result<Option<usize>, String> {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let since = Instant::now();
+    let wait = if spin { Duration::ZERO } else { timeout };
+    let t = Timespec {
+        tv_sec: wait.as_secs() as i64,
+        tv_nsec: i64::from(wait.subsec_nanos()),
+    };
+    loop {
+        match rustix::net::recv(udp, &mut *buf, RecvFlags::DONTWAIT) {
+            Ok((n, _)) => return Ok(Some(n)),
+            Err(Errno::AGAIN | Errno::INTR | Errno::CONNREFUSED) => {}
+            Err(e) => return Err(format!("reading a request datagram: {e}")),
+        }
+        let mut fds = [
+            PollFd::new(udp, PollFlags::IN),
+            PollFd::new(tcp, PollFlags::IN),
+        ];
+        let _ = poll(&mut fds, Some(&t));
+        if !fds[1].revents().is_empty() {
+            // The client writes nothing more on the connection: readable
+            // means closed.
+            return Ok(None);
+        }
+        if since.elapsed() >= timeout {
+            return Err(format!(
+                "no request datagram within {:.1} s: the client stopped sending",
+                timeout.as_secs_f64()
+            ));
+        }
+        if spin {
+            std::hint::spin_loop();
+        }
+    }
 }
 
 fn prepare(sock: &TcpStream, busy_poll: bool, timeout: Duration) -> Result<(), String> {

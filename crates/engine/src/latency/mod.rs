@@ -28,6 +28,7 @@ use crate::spec::{BenchSpec, BusyPoll, LatencySpec};
 pub(crate) mod echo;
 mod result;
 mod rounds;
+mod udp_rounds;
 
 pub use result::to_result;
 
@@ -72,11 +73,14 @@ impl LatencySpec {
             return Err(EngineError::Failed("no message size to measure".into()));
         }
         for &size in &self.sizes {
-            RunHeader {
+            let header = RunHeader {
                 rounds: 1,
                 ..self.header(size)
+            };
+            header.validate()?;
+            if self.udp {
+                udp_fits(&header)?;
             }
-            .validate()?;
         }
         Ok(())
     }
@@ -89,6 +93,7 @@ impl LatencySpec {
             congestion: self.socket.congestion.clone(),
             idle_timeout_ms: self.timeout_ms,
             pin_cores: false,
+            udp: self.udp,
         }
     }
 
@@ -131,6 +136,25 @@ impl LatencySpec {
             time: Duration::from_millis(self.step_ms),
         }
     }
+}
+
+/// A UDP round is one datagram each way, each opening with its header.
+fn udp_fits(h: &RunHeader) -> Result<()> {
+    let limits = linerate_wire::UDP_ROUND_HEADER_LEN as u32..=linerate_wire::MAX_DATAGRAM_LEN;
+    if h.pattern != Pattern::PingPong {
+        return Err(EngineError::Failed(
+            "over UDP only the ping-pong is measured; bandwidth over UDP is `bench --udp`".into(),
+        ));
+    }
+    for (what, len) in [("request", h.request_len), ("reply", h.reply_len)] {
+        if !limits.contains(&len) {
+            return Err(EngineError::Failed(format!(
+                "a UDP {what} of {len} B: over UDP each message is one datagram of 12 B \
+                 (its header) to 65,507 B"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Runs a latency session; `on_step` sees each step as it ends. When
@@ -212,6 +236,10 @@ pub fn run(
                     .collect::<Result<Vec<_>>>()?;
                 m.streams_open();
                 flush(&mut ctl, &mut m)?;
+                // Paired once the server has every connection and answers each.
+                if params.udp {
+                    conns.iter_mut().try_for_each(Connection::pair_udp)?;
+                }
                 let outcome = run_steps(server, spec, params.pin_cores, &mut conns, &stop, on_step);
                 // Closing the data connections ends the server's echoes.
                 drop(conns);
@@ -386,6 +414,7 @@ fn merge(plan: &StepPlan, phase: Option<String>, measured: &[Measured]) -> doc::
         messages_per_second: messages,
         bits_per_second: messages * f64::from(plan.request_len) * 8.0,
         tcp: measured.first().and_then(|m| m.tcp),
+        lost_rounds: measured.iter().filter_map(|m| m.lost).reduce(|a, b| a + b),
     }
 }
 

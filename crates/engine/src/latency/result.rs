@@ -50,7 +50,7 @@ pub fn to_result(run: &LatencyRun, command_line: Vec<String>) -> ResultDoc {
         "load_streams": spec.load,
         "tos": spec.socket.tos,
         "congestion": spec.socket.congestion,
-        "protocol": "tcp",
+        "protocol": if spec.udp { "udp" } else { "tcp" },
         "encryption": "none",
     });
     let provenance = document::Provenance {

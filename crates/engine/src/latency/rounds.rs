@@ -13,6 +13,7 @@ use linerate_wire::{Pattern, RUN_HEADER_LEN, RunHeader};
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags};
 
+use super::udp_rounds::UdpRounds;
 use crate::error::{EngineError, Result};
 
 /// Round trips up to a minute are kept at three significant digits.
@@ -51,6 +52,8 @@ pub(crate) struct Measured {
     pub warmup: u64,
     pub seconds: f64,
     pub tcp: Option<TcpSample>,
+    /// UDP rounds whose reply never came (TCP loses none).
+    pub lost: Option<u64>,
 }
 
 pub(crate) fn new_histogram() -> Histogram<u64> {
@@ -66,6 +69,8 @@ pub(crate) struct Connection {
     /// A run header's room, then the request bytes.
     request: Vec<u8>,
     scratch: Vec<u8>,
+    /// UDP rounds, when the session plays its ping-pong over datagrams.
+    udp: Option<UdpRounds>,
 }
 
 impl Connection {
@@ -86,7 +91,20 @@ impl Connection {
             timeout,
             request: vec![0x5a; RUN_HEADER_LEN + (largest as usize).min(WRITE_CHUNK)],
             scratch: vec![0; SCRATCH],
+            udp: None,
         })
+    }
+
+    /// Plays the rounds over a datagram socket paired with this connection.
+    pub fn pair_udp(&mut self) -> Result<()> {
+        let udp = crate::udp::pair(&self.sock, true)
+            .map_err(|e| EngineError::io("pairing a UDP socket with a data connection", e))?;
+        self.udp = Some(UdpRounds::new(udp, self.busy_poll, self.timeout));
+        Ok(())
+    }
+
+    fn lost(&self) -> Option<u64> {
+        self.udp.as_ref().map(|u| u.lost)
     }
 
     /// Warms up, then measures rounds until the step's iterations or its
@@ -103,6 +121,7 @@ impl Connection {
             chunk = chunk.saturating_mul(2);
         }
         let t0 = Instant::now();
+        let lost_before = self.lost();
         let per_round = if warm > 0 {
             t0.duration_since(began) / warm as u32
         } else {
@@ -131,7 +150,14 @@ impl Connection {
             rounds,
             warmup: warm,
             seconds: t0.elapsed().as_secs_f64(),
-            tcp: linerate_probe::tcpinfo::read(&self.sock).ok(),
+            tcp: match self.udp {
+                Some(_) => None,
+                None => linerate_probe::tcpinfo::read(&self.sock).ok(),
+            },
+            lost: self
+                .lost()
+                .zip(lost_before)
+                .map(|(after, before)| after - before),
         })
     }
 
@@ -142,6 +168,9 @@ impl Connection {
         rounds: u64,
         mut hist: Option<&mut Histogram<u64>>,
     ) -> Result<()> {
+        if let Some(udp) = self.udp.as_mut() {
+            return udp.run(step.request_len, step.reply_len, rounds, hist);
+        }
         let header = RunHeader {
             pattern: step.pattern,
             request_len: step.request_len,

@@ -17,6 +17,29 @@ pub const QUEUE_MIN_US: f64 = 50.0;
 pub const TAIL_RATIO: f64 = 5.0;
 
 pub fn judge_latency(steps: &[Step], load: Option<&Load>) -> Verdict {
+    let mut v = judge_rounds(steps, load);
+    let counted: Vec<(u64, u64)> = steps
+        .iter()
+        .filter_map(|s| Some((s.lost_rounds?, s.rounds)))
+        .collect();
+    if counted.is_empty() {
+        return v;
+    }
+    let lost: u64 = counted.iter().map(|c| c.0).sum();
+    let tried = lost + counted.iter().map(|c| c.1).sum::<u64>();
+    v.evidence.insert("lost_rounds".into(), lost as f64);
+    v.evidence
+        .insert("round_loss".into(), lost as f64 / tried.max(1) as f64);
+    if lost > 0 {
+        v.sentence.push_str(&format!(
+            " {lost} of {tried} UDP rounds got no reply (a request or reply datagram was lost, \
+             or came after 4x the slowest round trip): counted, not timed."
+        ));
+    }
+    v
+}
+
+fn judge_rounds(steps: &[Step], load: Option<&Load>) -> Verdict {
     let mut evidence = BTreeMap::new();
     let idle = |s: &&Step| s.phase.as_deref() != Some("loaded");
     let loaded = steps.iter().find(|s| s.phase.as_deref() == Some("loaded"));
@@ -201,7 +224,38 @@ mod tests {
             messages_per_second: 1e6 / p50,
             bits_per_second: 8e6 / p50,
             tcp: None,
+            lost_rounds: None,
         }
+    }
+
+    #[test]
+    fn lost_udp_rounds_are_counted_apart_from_the_timed_ones() {
+        let udp = Step {
+            lost_rounds: Some(10),
+            rounds: 990,
+            ..step("idle", 20.0)
+        };
+        let v = judge_latency(std::slice::from_ref(&udp), None);
+        assert_eq!(v.evidence["lost_rounds"], 10.0);
+        assert_eq!(v.evidence["round_loss"], 0.01);
+        assert!(
+            v.sentence.contains("10 of 1000 UDP rounds got no reply"),
+            "{}",
+            v.sentence
+        );
+        let none = judge_latency(
+            &[Step {
+                lost_rounds: Some(0),
+                ..udp
+            }],
+            None,
+        );
+        assert!(!none.sentence.contains("no reply"), "{}", none.sentence);
+        assert!(
+            !judge_latency(&[step("idle", 20.0)], None)
+                .evidence
+                .contains_key("lost_rounds")
+        );
     }
 
     /// Figures of a lab run: 1 Gbit/s, a 1.25 MB queue, 4 cubic streams.
