@@ -20,29 +20,6 @@ fn latency_json(addr: &str, extra: &[&str]) -> serde_json::Value {
     doc
 }
 
-/// The figures `linerate report` draws from `doc`, each checked drawn.
-fn report_kinds(doc: &serde_json::Value, tag: &str) -> Vec<String> {
-    let dir = common::tree::TempDir::new(tag);
-    let input = dir.join("latency.json");
-    std::fs::write(&input, serde_json::to_vec(doc).unwrap()).unwrap();
-    let html = dir.join("report.html");
-    let out = run(&[
-        "report",
-        input.to_str().unwrap(),
-        "-o",
-        html.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "report: {}", text(&out));
-    let page = std::fs::read_to_string(&html).unwrap();
-    common::figures(&page)
-        .into_iter()
-        .map(|(kind, body)| {
-            common::assert_drawn(&kind, &body);
-            kind
-        })
-        .collect()
-}
-
 fn steps(doc: &serde_json::Value) -> &Vec<serde_json::Value> {
     doc["latency"]["steps"].as_array().expect("steps")
 }
@@ -197,7 +174,7 @@ fn a_size_sweep_and_two_connections() {
     assert!(!doc["latency"]["busy_poll"].as_bool().unwrap());
     let p50 = |i: usize| f(&s[i]["round_trip_us"]["p50"]);
     assert!(p50(16) > p50(0), "64 KiB each way takes longer than 1 byte");
-    let kinds = report_kinds(&doc, "lat-sweep");
+    let kinds = common::report_kinds(&doc, "lat-sweep");
     assert!(kinds.contains(&"latency-vs-size".to_string()), "{kinds:?}");
 }
 
@@ -225,7 +202,7 @@ fn bandwidth_against_size_uses_windows() {
         assert!(mps > 0.0 && ((bps / (mps * size * 8.0)) - 1.0).abs() < 1e-6);
     }
     assert!(f(&s[1]["bits_per_second"]) > f(&s[0]["bits_per_second"]));
-    let kinds = report_kinds(&doc, "lat-bw");
+    let kinds = common::report_kinds(&doc, "lat-bw");
     assert!(
         kinds.contains(&"bandwidth-vs-size".to_string()),
         "{kinds:?}"
@@ -255,7 +232,7 @@ fn under_load_each_size_runs_idle_then_loaded() {
     );
     let v = &doc["summary"]["verdict"];
     assert!(v["evidence"]["loaded_p50_us"].as_f64().is_some(), "{v}");
-    let kinds = report_kinds(&doc, "lat-load");
+    let kinds = common::report_kinds(&doc, "lat-load");
     assert!(
         kinds.contains(&"latency-distribution".to_string()),
         "{kinds:?}"

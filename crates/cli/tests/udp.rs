@@ -51,6 +51,10 @@ fn udp_at_a_rate_the_path_carries_loses_nothing() {
         let v = &doc["summary"]["verdict"];
         assert_eq!(v["limit"], "application", "{flags:?}: {v}");
         assert!(v["sentence"].as_str().unwrap().contains("No loss"), "{v}");
+        if flags == ["-R"] {
+            let kinds = common::report_kinds(&doc, "udp-report");
+            assert!(kinds.iter().any(|k| k == "udp-loss-jitter"), "{kinds:?}");
+        }
     }
 }
 

@@ -136,6 +136,21 @@ pub fn tcp_series(
     out
 }
 
+/// One UDP receiver's count over time per stream: `pick` of each
+/// interval's counts, at the interval's end.
+pub fn udp_series(
+    doc: &ResultDoc,
+    pick: impl Fn(&linerate_result::UdpCounts) -> f64,
+) -> BTreeMap<u16, Vec<(f64, f64)>> {
+    let mut out: BTreeMap<u16, Vec<(f64, f64)>> = BTreeMap::new();
+    for i in &doc.intervals {
+        if let Some(u) = &i.udp {
+            out.entry(i.stream).or_default().push((i.end, pick(u)));
+        }
+    }
+    out
+}
+
 pub fn median(v: &[f64]) -> f64 {
     let mut v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
     if v.is_empty() {

@@ -26,6 +26,7 @@ pub enum FigureKind {
     LatencyDistribution,
     OverTime,
     TcpInfo,
+    UdpOverTime,
 }
 
 impl FigureKind {
@@ -33,6 +34,7 @@ impl FigureKind {
         match self {
             FigureKind::OverTime => "over-time",
             FigureKind::TcpInfo => "tcp-info",
+            FigureKind::UdpOverTime => "udp-loss-jitter",
             FigureKind::VsStreams => "vs-streams",
             FigureKind::VsRtt => "vs-rtt",
             FigureKind::VsMessageSize => "vs-message-size",
@@ -155,6 +157,7 @@ pub fn choose(inputs: &[Input]) -> (Vec<Figure>, Vec<String>) {
     };
     over_time(&mut b, &runs);
     tcp_info(&mut b, &runs);
+    udp_over_time(&mut b, &runs);
     vs_streams(&mut b, &runs);
     vs_rtt(&mut b, &runs);
     vs_message_size(&mut b, &runs);
@@ -277,6 +280,63 @@ fn tcp_info(b: &mut Builder, runs: &[Run]) {
             title,
             caption,
             chart::panels("tcp-info", &specs),
+            csv,
+        );
+    }
+}
+
+/// A UDP run's loss and jitter per interval, as its receivers counted them.
+fn udp_over_time(b: &mut Builder, runs: &[Run]) {
+    let chosen = runs
+        .iter()
+        .filter(|r| r.parent.is_none() || r.series == "over-time")
+        .filter(|r| {
+            data::udp_series(r.doc, |_| 0.0)
+                .values()
+                .any(|v| v.len() >= 2)
+        })
+        .take(MAX_PER_RUN_FIGURES);
+    for r in chosen {
+        let to_series = |m: BTreeMap<u16, Vec<(f64, f64)>>| -> Vec<Series> {
+            m.into_iter()
+                .take(MAX_STREAM_LINES)
+                .map(|(n, points)| Series {
+                    name: format!("stream {}", n + 1),
+                    points,
+                })
+                .collect()
+        };
+        let loss = to_series(data::udp_series(r.doc, |u| u.loss * 100.0));
+        let jitter = to_series(data::udp_series(r.doc, |u| u.jitter_us));
+        let panel = |title: &str, y: &str, series: Vec<Series>| Lines {
+            title: title.into(),
+            x_label: "time (s)".into(),
+            y_label: y.into(),
+            series,
+            ..Lines::default()
+        };
+        let specs = vec![
+            panel("Datagrams lost per interval", "% of those sent", loss),
+            panel("Jitter (RFC 3550)", "us", jitter),
+        ];
+        let mut csv = String::from("panel,series,x,y\n");
+        for s in &specs {
+            for line in lines_csv(&s.series).lines().skip(1) {
+                let _ = writeln!(csv, "{},{line}", csv_field(&s.title));
+            }
+        }
+        let title = format!("UDP loss and jitter over time: {}", short(&r.label));
+        let caption = format!(
+            "{}. Counted by the receivers each interval: datagrams missing by their sequence \
+             numbers, and the interarrival jitter at the interval's end. Verdict: {}",
+            r.doc.command_line.join(" "),
+            r.doc.summary.verdict.sentence
+        );
+        b.add(
+            FigureKind::UdpOverTime,
+            title,
+            caption,
+            chart::panels("udp-loss-jitter", &specs),
             csv,
         );
     }

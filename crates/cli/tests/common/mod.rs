@@ -258,6 +258,30 @@ pub fn assert_matches_schema(doc: &serde_json::Value) {
 
 /// Each <figure> of a report page or DOM: (data-kind, inner markup).
 #[allow(dead_code)]
+/// The figures `linerate report` draws from `doc`, each checked drawn.
+pub fn report_kinds(doc: &serde_json::Value, tag: &str) -> Vec<String> {
+    let dir = tree::TempDir::new(tag);
+    let input = dir.join("result.json");
+    std::fs::write(&input, serde_json::to_vec(doc).unwrap()).unwrap();
+    let html = dir.join("report.html");
+    let out = run(&[
+        "report",
+        input.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "report: {}", text(&out));
+    let page = std::fs::read_to_string(&html).unwrap();
+    figures(&page)
+        .into_iter()
+        .map(|(kind, body)| {
+            assert_drawn(&kind, &body);
+            kind
+        })
+        .collect()
+}
+
+#[allow(dead_code)]
 pub fn figures(html: &str) -> Vec<(String, String)> {
     html.split("<figure ")
         .skip(1)
