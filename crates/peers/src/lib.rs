@@ -1,11 +1,14 @@
-//! The peer tools engineers compare against (iperf2, iperf3, nuttcp): how
-//! to start their servers and clients, and parsers that turn their outputs
-//! into `linerate.result/1` documents, so one report can put them side by
-//! side with linerate. Parsers never panic on odd output.
+//! The peer tools engineers compare against (iperf2, iperf3, nuttcp; sockperf,
+//! qperf and iperf2 --bounceback for latency, [`rounds`]; iperf2 and iperf3
+//! over UDP, [`datagrams`]): how to start their servers and clients, and
+//! parsers that turn their outputs into `linerate.result/1` documents, so
+//! one report can put them side by side with linerate. Parsers never panic on odd output.
 
 pub mod convert;
+pub mod datagrams;
 pub mod parse;
 pub mod process;
+pub mod rounds;
 pub mod tool;
 
 pub use parse::{PeerInterval, PeerRun};
