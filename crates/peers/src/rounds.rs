@@ -66,7 +66,7 @@ fn number_after(text: &str, key: &str) -> Option<f64> {
     text.lines().find_map(|l| {
         let rest = &l[l.find(key)? + key.len()..];
         let num: String = rest
-            .trim_start_matches(|c: char| c == ' ' || c == '=')
+            .trim_start_matches([' ', '='])
             .chars()
             .take_while(|c| c.is_ascii_digit() || *c == '.')
             .collect();
@@ -164,7 +164,7 @@ pub fn iperf2_bounceback(text: &str) -> Result<LatencyPeerRun, PeerError> {
                 .collect::<Option<_>>()?;
             (v.len() == 4 && l.contains(" ms")).then_some((cnt, v))
         })
-        .last()
+        .next_back()
         .ok_or_else(|| err(T, "no bounce-back summary (cnt=avg/min/max/stdev ms)"))?;
     let (cnt, v) = row;
     Ok(LatencyPeerRun {
