@@ -454,7 +454,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__compare)
-            opts="-P -t -h --tools --mode --dataset --streams --time --rounds --lab --json --help"
+            opts="-P -t -b -l -h --tools --mode --dataset --streams --time --size --udp --bitrate --len --rounds --lab --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -465,7 +465,7 @@ _linerate() {
                     return 0
                     ;;
                 --mode)
-                    COMPREPLY=($(compgen -W "mem files" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "mem files latency udp" -- "${cur}"))
                     return 0
                     ;;
                 --dataset)
@@ -485,6 +485,26 @@ _linerate() {
                     return 0
                     ;;
                 -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bitrate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -b)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --len)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -l)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

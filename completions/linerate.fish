@@ -275,17 +275,23 @@ complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from help" -f -a "lan" -d 'Bandwidth vs streams, MTU 1500 vs 9000, IPv4 vs IPv6, direct vs through a relay node'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from help" -f -a "tuning" -d 'One stream on a lab WAN before and after `tune plan`\'s settings (applied, then reverted)'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c linerate -n "__fish_linerate_using_subcommand compare" -l tools -d 'Tools to run, in this order in the first round (default: linerate,iperf2,iperf3,nuttcp; files mode: linerate,rsync,scp,lftp,gridftp,wdt, those without an adapter reported as skipped)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand compare" -l tools -d 'Tools to run, in this order in the first round (default: linerate,iperf2,iperf3,nuttcp; files mode: linerate,rsync,scp,lftp,gridftp,wdt, those without an adapter reported as skipped; latency mode: linerate,sockperf,qperf,iperf2; udp mode: linerate,iperf2,iperf3)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand compare" -l mode -r -f -a "mem\t'Memory to memory: linerate bench, iperf2, iperf3, nuttcp'
-files\t'Files from page cache to a directory: linerate send, rsync (daemon)'"
+files\t'Files from page cache to a directory: linerate send, rsync (daemon)'
+latency\t'Ping-pong round trips: linerate latency, sockperf, qperf, iperf2 --bounceback'
+udp\t'UDP at one rate: linerate bench --udp, iperf2 -u, iperf3 -u'"
 complete -c linerate -n "__fish_linerate_using_subcommand compare" -l dataset -d 'Files mode: what to send' -r -f -a "large\t'One 512 MiB file'
 small\t'4000 files of 4 KiB'
 mixed\t'8 files of 32 MiB and 2000 of 4 KiB'"
 complete -c linerate -n "__fish_linerate_using_subcommand compare" -s P -l streams -d 'Stream counts (mem mode; files mode uses the largest for linerate)' -r
-complete -c linerate -n "__fish_linerate_using_subcommand compare" -s t -l time -d 'Seconds per run (mem mode)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand compare" -s t -l time -d 'Seconds per run (mem, latency and udp modes)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand compare" -l size -d 'Latency mode: request and reply size in bytes (64: iperf2 --bounceback\'s client hangs below it; sockperf takes 14 and up)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand compare" -s b -l bitrate -d 'UDP mode: the rate of the one stream, bits/s (e.g. 500M, 2G)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand compare" -s l -l len -d 'UDP mode: datagram payload bytes' -r
 complete -c linerate -n "__fish_linerate_using_subcommand compare" -l rounds -d 'Rounds; the order of the tools rotates each round' -r
 complete -c linerate -n "__fish_linerate_using_subcommand compare" -l lab -d 'Run inside a lab: servers in h2, clients in h1 (root)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand compare" -l json -d 'Where to write the linerate.result/1 document (kind compare)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand compare" -l udp -d 'Latency mode: the ping-pong over UDP (linerate --udp, sockperf, qperf udp_lat)'
 complete -c linerate -n "__fish_linerate_using_subcommand compare" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c linerate -n "__fish_linerate_using_subcommand report" -s o -l out -d 'The HTML page to write' -r -F
 complete -c linerate -n "__fish_linerate_using_subcommand report" -l csv -d 'Also write each figure\'s data as CSV into this folder' -r -F

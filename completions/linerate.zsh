@@ -519,19 +519,27 @@ esac
 ;;
 (compare)
 _arguments "${_arguments_options[@]}" : \
-'*--tools=[Tools to run, in this order in the first round (default\: linerate,iperf2,iperf3,nuttcp; files mode\: linerate,rsync,scp,lftp,gridftp,wdt, those without an adapter reported as skipped)]:TOOLS:_default' \
+'*--tools=[Tools to run, in this order in the first round (default\: linerate,iperf2,iperf3,nuttcp; files mode\: linerate,rsync,scp,lftp,gridftp,wdt, those without an adapter reported as skipped; latency mode\: linerate,sockperf,qperf,iperf2; udp mode\: linerate,iperf2,iperf3)]:TOOLS:_default' \
 '--mode=[]:MODE:((mem\:"Memory to memory\: linerate bench, iperf2, iperf3, nuttcp"
-files\:"Files from page cache to a directory\: linerate send, rsync (daemon)"))' \
+files\:"Files from page cache to a directory\: linerate send, rsync (daemon)"
+latency\:"Ping-pong round trips\: linerate latency, sockperf, qperf, iperf2 --bounceback"
+udp\:"UDP at one rate\: linerate bench --udp, iperf2 -u, iperf3 -u"))' \
 '--dataset=[Files mode\: what to send]:DATASET:((large\:"One 512 MiB file"
 small\:"4000 files of 4 KiB"
 mixed\:"8 files of 32 MiB and 2000 of 4 KiB"))' \
 '*-P+[Stream counts (mem mode; files mode uses the largest for linerate)]:STREAMS:_default' \
 '*--streams=[Stream counts (mem mode; files mode uses the largest for linerate)]:STREAMS:_default' \
-'-t+[Seconds per run (mem mode)]:TIME:_default' \
-'--time=[Seconds per run (mem mode)]:TIME:_default' \
+'-t+[Seconds per run (mem, latency and udp modes)]:TIME:_default' \
+'--time=[Seconds per run (mem, latency and udp modes)]:TIME:_default' \
+'--size=[Latency mode\: request and reply size in bytes (64\: iperf2 --bounceback'\''s client hangs below it; sockperf takes 14 and up)]:SIZE:_default' \
+'-b+[UDP mode\: the rate of the one stream, bits/s (e.g. 500M, 2G)]:RATE:_default' \
+'--bitrate=[UDP mode\: the rate of the one stream, bits/s (e.g. 500M, 2G)]:RATE:_default' \
+'-l+[UDP mode\: datagram payload bytes]:LEN:_default' \
+'--len=[UDP mode\: datagram payload bytes]:LEN:_default' \
 '--rounds=[Rounds; the order of the tools rotates each round]:ROUNDS:_default' \
 '--lab=[Run inside a lab\: servers in h2, clients in h1 (root)]:LAB:_default' \
 '--json=[Where to write the linerate.result/1 document (kind compare)]:JSON:_default' \
+'--udp[Latency mode\: the ping-pong over UDP (linerate --udp, sockperf, qperf udp_lat)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 && ret=0

@@ -13,6 +13,8 @@ use linerate_peers::tool::{Ports, find_on_path, not_runnable};
 use linerate_peers::{Tool, parse};
 use linerate_probe::units::fmt_rate;
 use linerate_result::{ResultDoc, StudyPoint};
+
+use crate::compare_place::{Place, free_port};
 use serde_json::json;
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -21,6 +23,10 @@ pub enum Mode {
     Mem,
     /// Files from page cache to a directory: linerate send, rsync (daemon).
     Files,
+    /// Ping-pong round trips: linerate latency, sockperf, qperf, iperf2 --bounceback.
+    Latency,
+    /// UDP at one rate: linerate bench --udp, iperf2 -u, iperf3 -u.
+    Udp,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -35,12 +41,12 @@ pub enum Dataset {
 
 #[derive(Args)]
 #[command(
-    after_help = "Examples:\n  linerate compare                                   loopback, mem, 1 and 4 streams, 3 rounds\n  linerate compare --tools linerate,iperf2 -P 1,2,4,8 --json cmp.json\n  linerate compare --mode files --dataset small --tools linerate,rsync\n  linerate compare --lab wan                          inside `linerate lab up --name wan` (h1 -> h2)\n\nMissing tools are reported as skipped with the Debian package that provides them."
+    after_help = "Examples:\n  linerate compare                                   loopback, mem, 1 and 4 streams, 3 rounds\n  linerate compare --mode latency --rounds 5          64-byte TCP ping-pong against sockperf, qperf, iperf2\n  linerate compare --mode udp -b 2G                   one UDP stream at 2 Gbit/s against iperf2 -u, iperf3 -u\n  linerate compare --tools linerate,iperf2 -P 1,2,4,8 --json cmp.json\n  linerate compare --mode files --dataset small --tools linerate,rsync\n  linerate compare --lab wan                          inside `linerate lab up --name wan` (h1 -> h2)\n\nMissing tools are reported as skipped with the Debian package that provides them."
 )]
 pub struct CompareArgs {
     /// Tools to run, in this order in the first round (default: linerate,iperf2,iperf3,nuttcp;
     /// files mode: linerate,rsync,scp,lftp,gridftp,wdt, those without an adapter reported as
-    /// skipped).
+    /// skipped; latency mode: linerate,sockperf,qperf,iperf2; udp mode: linerate,iperf2,iperf3).
     #[arg(long, value_delimiter = ',')]
     pub tools: Vec<String>,
     #[arg(long, value_enum, default_value = "mem")]
@@ -51,9 +57,22 @@ pub struct CompareArgs {
     /// Stream counts (mem mode; files mode uses the largest for linerate).
     #[arg(short = 'P', long, value_delimiter = ',', default_value = "1,4")]
     pub streams: Vec<u32>,
-    /// Seconds per run (mem mode).
+    /// Seconds per run (mem, latency and udp modes).
     #[arg(short = 't', long, default_value = "5")]
     pub time: u32,
+    /// Latency mode: request and reply size in bytes (64: iperf2 --bounceback's client hangs
+    /// below it; sockperf takes 14 and up).
+    #[arg(long, default_value = "64", value_parser = clap::value_parser!(u32).range(1..=65507))]
+    pub size: u32,
+    /// Latency mode: the ping-pong over UDP (linerate --udp, sockperf, qperf udp_lat).
+    #[arg(long)]
+    pub udp: bool,
+    /// UDP mode: the rate of the one stream, bits/s (e.g. 500M, 2G).
+    #[arg(short = 'b', long = "bitrate", value_name = "RATE", default_value = "1G", value_parser = crate::units::parse_rate)]
+    pub bitrate: u64,
+    /// UDP mode: datagram payload bytes.
+    #[arg(short = 'l', long = "len", default_value = "1472", value_parser = clap::value_parser!(u32).range(16..=65507))]
+    pub len: u32,
     /// Rounds; the order of the tools rotates each round.
     #[arg(long, default_value = "3")]
     pub rounds: u32,
@@ -63,50 +82,6 @@ pub struct CompareArgs {
     /// Where to write the linerate.result/1 document (kind compare).
     #[arg(long, default_value = "-")]
     pub json: String,
-}
-
-/// Where servers and clients run, and the address clients use.
-struct Place {
-    server_prefix: Vec<String>,
-    client_prefix: Vec<String>,
-    host: String,
-    label: String,
-}
-
-impl Place {
-    fn new(lab: Option<&str>) -> anyhow::Result<Place> {
-        let Some(name) = lab else {
-            return Ok(Place {
-                server_prefix: vec![],
-                client_prefix: vec![],
-                host: "127.0.0.1".into(),
-                label: "loopback".into(),
-            });
-        };
-        crate::lab_cmd::require()?;
-        let l = linerate_lab::Lab::load(name).with_context(|| format!("reading lab {name}"))?;
-        if l.hosts.len() < 2 {
-            bail!("lab {name} has fewer than two hosts");
-        }
-        let exec = |ns: &str| ["ip", "netns", "exec", ns].map(String::from).to_vec();
-        Ok(Place {
-            server_prefix: exec(&l.hosts[1].netns),
-            client_prefix: exec(&l.hosts[0].netns),
-            host: l.hosts[1].v4.to_string(),
-            label: format!("lab {name} (h1 -> h2, backend {})", l.backend.as_str()),
-        })
-    }
-
-    fn wrap(prefix: &[String], argv: Vec<String>) -> Vec<String> {
-        prefix.iter().cloned().chain(argv).collect()
-    }
-}
-
-/// A port nothing listens on now (in this namespace; lab namespaces are
-/// fresh, so it is free there too).
-fn free_port() -> anyhow::Result<u16> {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").context("finding a free port")?;
-    Ok(l.local_addr()?.port())
 }
 
 struct Ready {
@@ -183,12 +158,28 @@ pub fn run(a: CompareArgs) -> anyhow::Result<()> {
     let default: &[&str] = match a.mode {
         Mode::Mem => &["linerate", "iperf2", "iperf3", "nuttcp"],
         Mode::Files => &["linerate", "rsync", "scp", "lftp", "gridftp", "wdt"],
+        Mode::Latency => &["linerate", "sockperf", "qperf", "iperf2"],
+        Mode::Udp => &["linerate", "iperf2", "iperf3"],
     };
     let tools: Vec<String> = if a.tools.is_empty() {
         default.iter().map(|s| s.to_string()).collect()
     } else {
-        a.tools.clone()
+        a.tools.iter().map(|t| t.trim().to_lowercase()).collect()
     };
+    let settings = || crate::compare_rounds::Settings {
+        time: a.time,
+        rounds: a.rounds,
+        size: a.size,
+        udp: a.udp,
+        bitrate: a.bitrate,
+        len: a.len,
+        json: a.json.clone(),
+    };
+    match a.mode {
+        Mode::Latency => return crate::compare_rounds::latency(&settings(), &place, &tools),
+        Mode::Udp => return crate::compare_rounds::udp(&settings(), &place, &tools),
+        Mode::Mem | Mode::Files => {}
+    }
     let (ready, skipped) = resolve(&tools, a.mode)?;
     for s in &skipped {
         eprintln!(
@@ -206,13 +197,13 @@ pub fn run(a: CompareArgs) -> anyhow::Result<()> {
     }
     let started = SystemTime::now();
     let points = match a.mode {
-        Mode::Mem => mem(&a, &place, &ready)?,
         Mode::Files => files::run(&a, &place, &ready)?,
+        _ => mem(&a, &place, &ready)?,
     };
     let (findings, table) = summarise(&points);
     eprintln!("{table}");
     let params = json!({
-        "mode": match a.mode { Mode::Mem => "mem", Mode::Files => "files" },
+        "mode": if a.mode == Mode::Files { "files" } else { "mem" },
         "dataset": match a.dataset { Dataset::Large => "large", Dataset::Small => "small", Dataset::Mixed => "mixed" },
         "tools": ready.iter().map(|r| r.name.clone()).collect::<Vec<_>>(),
         "streams": a.streams, "seconds": a.time, "rounds": a.rounds,

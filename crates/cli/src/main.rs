@@ -3,6 +3,8 @@
 
 mod bench_cmd;
 mod compare_cmd;
+mod compare_place;
+mod compare_rounds;
 mod dataset;
 mod demo_cmd;
 mod detach;

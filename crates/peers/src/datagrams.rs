@@ -149,6 +149,112 @@ pub fn iperf3_udp(text: &str) -> Result<UdpPeerRun, PeerError> {
     })
 }
 
+/// A UDP tool `compare --mode udp` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UdpPeer {
+    Linerate,
+    Iperf2,
+    Iperf3,
+}
+
+impl UdpPeer {
+    pub const ALL: [UdpPeer; 3] = [UdpPeer::Linerate, UdpPeer::Iperf2, UdpPeer::Iperf3];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            UdpPeer::Linerate => "linerate",
+            UdpPeer::Iperf2 => "iperf2",
+            UdpPeer::Iperf3 => "iperf3",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<UdpPeer> {
+        UdpPeer::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    pub fn binary(self) -> &'static str {
+        match self {
+            UdpPeer::Iperf2 => "iperf",
+            other => other.name(),
+        }
+    }
+
+    pub fn package(self) -> &'static str {
+        match self {
+            UdpPeer::Linerate => "linerate (build from source)",
+            UdpPeer::Iperf2 => "iperf",
+            UdpPeer::Iperf3 => "iperf3",
+        }
+    }
+
+    /// Whether each run needs a server of its own: iperf2 2.1.8's UDP
+    /// server crashes (SIGSEGV) when a second client comes.
+    pub fn fresh_server_per_run(self) -> bool {
+        self == UdpPeer::Iperf2
+    }
+
+    /// Whether the server waits on a datagram socket (iperf2 -s -u).
+    pub fn server_is_udp(self) -> bool {
+        self == UdpPeer::Iperf2
+    }
+
+    pub fn server_argv(self, exe: &str, port: u16) -> Vec<String> {
+        let p = port.to_string();
+        let v: Vec<&str> = match self {
+            UdpPeer::Linerate => vec![exe, "serve", "--port", &p],
+            UdpPeer::Iperf2 => vec![exe, "-s", "-u", "-p", &p],
+            UdpPeer::Iperf3 => vec![exe, "-s", "-p", &p],
+        };
+        v.into_iter().map(String::from).collect()
+    }
+
+    /// The client command: one stream of `len`-byte datagrams at
+    /// `rate_bps` for `seconds`.
+    pub fn client_argv(
+        self,
+        exe: &str,
+        host: &str,
+        port: u16,
+        rate_bps: u64,
+        len: u32,
+        seconds: u32,
+    ) -> Vec<String> {
+        let (p, b, l, t) = (
+            port.to_string(),
+            rate_bps.to_string(),
+            len.to_string(),
+            seconds.to_string(),
+        );
+        let target = if host.contains(':') {
+            format!("[{host}]:{port}")
+        } else {
+            format!("{host}:{port}")
+        };
+        let v: Vec<&str> = match self {
+            UdpPeer::Linerate => vec![
+                exe, "bench", &target, "-u", "-b", &b, "-l", &l, "-t", &t, "--json", "-",
+            ],
+            UdpPeer::Iperf2 => vec![
+                exe, "-c", host, "-p", &p, "-u", "-b", &b, "-l", &l, "-t", &t, "-i", "1",
+            ],
+            UdpPeer::Iperf3 => vec![
+                exe, "-c", host, "-p", &p, "-u", "-b", &b, "-l", &l, "-t", &t, "-J",
+            ],
+        };
+        v.into_iter().map(String::from).collect()
+    }
+
+    /// The tool's output, parsed; linerate's is a result document the
+    /// caller reads itself.
+    pub fn parse(self, stdout: &str) -> Result<UdpPeerRun, PeerError> {
+        match self {
+            UdpPeer::Linerate => Err(err("linerate", "a result document, not a peer output")),
+            UdpPeer::Iperf2 => iperf2_udp(stdout),
+            UdpPeer::Iperf3 => iperf3_udp(stdout),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -34,8 +34,19 @@ fn spawn(argv: &[String], out: Stdio, err: Stdio) -> Result<Child, PeerError> {
 }
 
 impl Server {
-    /// Starts `argv` and waits until its process listens on `port`.
+    /// Starts `argv` and waits until its process listens on TCP `port`.
     pub fn start(argv: Vec<String>, port: u16, within: Duration) -> Result<Server, PeerError> {
+        Server::start_on(argv, port, false, within)
+    }
+
+    /// Starts `argv` and waits until its process listens on `port`: a TCP
+    /// listener, or with `udp` a bound datagram socket.
+    pub fn start_on(
+        argv: Vec<String>,
+        port: u16,
+        udp: bool,
+        within: Duration,
+    ) -> Result<Server, PeerError> {
         let child = spawn(&argv, Stdio::null(), Stdio::null())?;
         let mut server = Server { child, argv };
         let deadline = Instant::now() + within;
@@ -46,7 +57,12 @@ impl Server {
                     server.argv.join(" ")
                 )));
             }
-            if listening(server.child.id(), port) {
+            let ready = if udp {
+                bound_udp(server.child.id(), port)
+            } else {
+                listening(server.child.id(), port)
+            };
+            if ready {
                 return Ok(server);
             }
             if Instant::now() > deadline {
@@ -98,6 +114,20 @@ pub fn listening(pid: u32, port: u16) -> bool {
             t.lines().skip(1).any(|l| {
                 let c: Vec<&str> = l.split_whitespace().collect();
                 c.len() > 3 && c[1].ends_with(&want) && c[3] == "0A"
+            })
+        })
+    })
+}
+
+/// Whether process `pid` has a UDP socket bound to `port`, from
+/// /proc/PID/net/udp{,6}.
+pub fn bound_udp(pid: u32, port: u16) -> bool {
+    let want = format!(":{port:04X}");
+    ["udp", "udp6"].iter().any(|f| {
+        std::fs::read_to_string(format!("/proc/{pid}/net/{f}")).is_ok_and(|t| {
+            t.lines().skip(1).any(|l| {
+                let c: Vec<&str> = l.split_whitespace().collect();
+                c.len() > 3 && c[1].ends_with(&want)
             })
         })
     })

@@ -182,6 +182,174 @@ pub fn iperf2_bounceback(text: &str) -> Result<LatencyPeerRun, PeerError> {
     })
 }
 
+/// A latency tool `compare --mode latency` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LatencyPeer {
+    Linerate,
+    Sockperf,
+    Qperf,
+    Iperf2,
+}
+
+/// iperf2 2.1.8's bounce-back client hangs below this size (32 B never
+/// ends; 64 B runs), so `compare` skips it for smaller messages.
+pub const IPERF2_BOUNCEBACK_MIN: u32 = 64;
+
+impl LatencyPeer {
+    pub const ALL: [LatencyPeer; 4] = [
+        LatencyPeer::Linerate,
+        LatencyPeer::Sockperf,
+        LatencyPeer::Qperf,
+        LatencyPeer::Iperf2,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            LatencyPeer::Linerate => "linerate",
+            LatencyPeer::Sockperf => "sockperf",
+            LatencyPeer::Qperf => "qperf",
+            LatencyPeer::Iperf2 => "iperf2",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<LatencyPeer> {
+        LatencyPeer::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    pub fn binary(self) -> &'static str {
+        match self {
+            LatencyPeer::Iperf2 => "iperf",
+            other => other.name(),
+        }
+    }
+
+    pub fn package(self) -> &'static str {
+        match self {
+            LatencyPeer::Linerate => "linerate (build from source)",
+            LatencyPeer::Iperf2 => "iperf",
+            other => other.name(),
+        }
+    }
+
+    /// Why this tool cannot run a ping-pong of `size` bytes (over UDP when
+    /// `udp`), if it cannot.
+    pub fn unable(self, size: u32, udp: bool) -> Option<String> {
+        match self {
+            LatencyPeer::Iperf2 if udp => Some("iperf2's --bounceback runs over TCP only".into()),
+            LatencyPeer::Iperf2 if size < IPERF2_BOUNCEBACK_MIN => Some(format!(
+                "iperf2 --bounceback hangs below {IPERF2_BOUNCEBACK_MIN} B (2.1.8)"
+            )),
+            LatencyPeer::Sockperf if size < 14 => {
+                Some("sockperf's smallest message is 14 B, its header".into())
+            }
+            LatencyPeer::Linerate if udp && size < 12 => {
+                Some("a linerate UDP request is at least 12 B, its header".into())
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the server waits on a datagram socket rather than a TCP
+    /// listener (sockperf's UDP server).
+    pub fn server_is_udp(self, udp: bool) -> bool {
+        udp && self == LatencyPeer::Sockperf
+    }
+
+    /// The server command; `host` is the address it serves on.
+    pub fn server_argv(self, exe: &str, host: &str, port: u16, udp: bool) -> Vec<String> {
+        let p = port.to_string();
+        let v: Vec<&str> = match self {
+            LatencyPeer::Linerate => vec![exe, "serve", "--port", &p],
+            LatencyPeer::Sockperf if udp => vec![exe, "server", "-i", host, "-p", &p],
+            LatencyPeer::Sockperf => vec![exe, "server", "--tcp", "-i", host, "-p", &p],
+            LatencyPeer::Qperf => vec![exe, "-lp", &p],
+            LatencyPeer::Iperf2 => vec![exe, "-s", "-p", &p],
+        };
+        v.into_iter().map(String::from).collect()
+    }
+
+    /// The client command: a ping-pong of `size` bytes for `seconds`, each
+    /// tool with its round trip in full where it can print one.
+    pub fn client_argv(
+        self,
+        exe: &str,
+        host: &str,
+        port: u16,
+        size: u32,
+        seconds: u32,
+        udp: bool,
+    ) -> Vec<String> {
+        let (p, m, t) = (port.to_string(), size.to_string(), seconds.to_string());
+        let target = if host.contains(':') {
+            format!("[{host}]:{port}")
+        } else {
+            format!("{host}:{port}")
+        };
+        let mut v: Vec<&str> = match self {
+            LatencyPeer::Linerate => {
+                vec![
+                    exe, "latency", &target, "--sizes", &m, "-t", &t, "--json", "-",
+                ]
+            }
+            LatencyPeer::Sockperf => vec![
+                exe,
+                "ping-pong",
+                "-i",
+                host,
+                "-p",
+                &p,
+                "-t",
+                &t,
+                "-m",
+                &m,
+                "--full-rtt",
+            ],
+            LatencyPeer::Qperf => vec![
+                exe,
+                "-lp",
+                &p,
+                host,
+                "-t",
+                &t,
+                "-m",
+                &m,
+                if udp { "udp_lat" } else { "tcp_lat" },
+            ],
+            LatencyPeer::Iperf2 => vec![
+                exe,
+                "-c",
+                host,
+                "-p",
+                &p,
+                "--bounceback",
+                "--bounceback-period",
+                "0",
+                "-l",
+                &m,
+                "-t",
+                &t,
+            ],
+        };
+        match (self, udp) {
+            (LatencyPeer::Linerate, true) => v.push("--udp"),
+            (LatencyPeer::Sockperf, false) => v.insert(2, "--tcp"),
+            _ => {}
+        }
+        v.into_iter().map(String::from).collect()
+    }
+
+    /// The tool's output, parsed; linerate's is a result document the
+    /// caller reads itself.
+    pub fn parse(self, stdout: &str) -> Result<LatencyPeerRun, PeerError> {
+        match self {
+            LatencyPeer::Linerate => Err(err("linerate", "a result document, not a peer output")),
+            LatencyPeer::Sockperf => sockperf(stdout),
+            LatencyPeer::Qperf => qperf(stdout),
+            LatencyPeer::Iperf2 => iperf2_bounceback(stdout),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,5 +394,20 @@ mod tests {
         assert!((r.mean_us - 70.0).abs() < 1e-9, "{}", r.mean_us);
         assert!((r.min_us.unwrap() - 18.0).abs() < 1e-9);
         assert!(iperf2_bounceback("[ 1] 0.0-1.0 sec 5=x/y/z/w ms").is_err());
+    }
+
+    #[test]
+    fn each_peer_says_what_it_cannot_run() {
+        assert!(LatencyPeer::Iperf2.unable(32, false).is_some());
+        assert!(LatencyPeer::Iperf2.unable(64, false).is_none());
+        assert!(LatencyPeer::Iperf2.unable(64, true).is_some());
+        assert!(LatencyPeer::Sockperf.unable(1, false).is_some());
+        assert!(LatencyPeer::Qperf.unable(1, true).is_none());
+        let argv = LatencyPeer::Sockperf.client_argv("sockperf", "10.0.0.2", 9, 64, 2, false);
+        assert_eq!(&argv[..3], ["sockperf", "ping-pong", "--tcp"]);
+        assert!(argv.iter().any(|a| a == "--full-rtt"));
+        let argv = LatencyPeer::Linerate.client_argv("lr", "::1", 9, 64, 2, true);
+        assert_eq!(argv[2], "[::1]:9");
+        assert_eq!(argv.last().map(String::as_str), Some("--udp"));
     }
 }

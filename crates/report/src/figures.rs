@@ -492,14 +492,15 @@ fn vs_message_size(b: &mut Builder, runs: &[Run]) {
     b.add_lines(FigureKind::VsMessageSize, caption, &spec);
 }
 
-fn bar_of(label: String, values: &[f64], group: usize) -> Bar {
+/// A bar of the median of `values` in units of `unit`, whiskers min to max.
+fn bar_of(label: String, values: &[f64], group: usize, unit: f64) -> Bar {
     let min = values.iter().copied().fold(f64::INFINITY, f64::min);
     let max = values.iter().copied().fold(0.0, f64::max);
     Bar {
         label,
-        value: data::median(values) / GBIT,
-        min: min / GBIT,
-        max: max / GBIT,
+        value: data::median(values) / unit,
+        min: min / unit,
+        max: max / unit,
         group,
     }
 }
@@ -522,8 +523,8 @@ fn before_after(b: &mut Builder, inputs: &[Input]) {
             continue;
         }
         let bars = vec![
-            bar_of("before".into(), &before, 0),
-            bar_of("after".into(), &after, 1),
+            bar_of("before".into(), &before, 0, GBIT),
+            bar_of("after".into(), &after, 1, GBIT),
         ];
         let gain = study
             .findings
@@ -552,7 +553,16 @@ fn tools(b: &mut Builder, inputs: &[Input]) {
         let Some(study) = &input.doc.study else {
             continue;
         };
-        let files = input.doc.parameters.get("mode").and_then(|m| m.as_str()) == Some("files");
+        let mode = input.doc.parameters.get("mode").and_then(|m| m.as_str());
+        let files = mode == Some("files");
+        // Latency mode compares round trips (each tool's central figure),
+        // the others throughput.
+        let latency = mode == Some("latency");
+        let (unit, y_label) = if latency {
+            (1.0, "round trip (us)")
+        } else {
+            (GBIT, "Gbit/s")
+        };
         let mut tools: Vec<String> = Vec::new();
         let mut by: BTreeMap<(u64, usize), Vec<f64>> = BTreeMap::new();
         for p in &study.points {
@@ -568,8 +578,12 @@ fn tools(b: &mut Builder, inputs: &[Input]) {
                 .get("streams")
                 .and_then(|v| v.as_u64())
                 .unwrap_or(1);
-            let v = data::point_bps(p);
-            by.entry((n, idx)).or_default().push(v);
+            let v = if latency {
+                p.factors.get("rtt_us").and_then(|v| v.as_f64())
+            } else {
+                Some(data::point_bps(p))
+            };
+            by.entry((n, idx)).or_default().extend(v);
         }
         let bars: Vec<Bar> = by
             .iter()
@@ -580,16 +594,17 @@ fn tools(b: &mut Builder, inputs: &[Input]) {
                 } else {
                     format!("P{n}")
                 };
-                bar_of(label, v, idx)
+                bar_of(label, v, idx, unit)
             })
             .collect();
         if bars.is_empty() {
             continue;
         }
-        let title = if files {
-            "Transfer tools side by side"
-        } else {
-            "Memory-to-memory tools side by side"
+        let title = match mode {
+            Some("files") => "Transfer tools side by side",
+            Some("latency") => "Round trips side by side (p50, or the tool's mean)",
+            Some("udp") => "UDP tools side by side: received at one rate",
+            _ => "Memory-to-memory tools side by side",
         }
         .to_string();
         let caption = format!(
@@ -625,7 +640,7 @@ fn tools(b: &mut Builder, inputs: &[Input]) {
             .any(|k| k.0 != by.keys().next().map_or(0, |f| f.0));
         let spec = Bars {
             title: title.clone(),
-            y_label: "Gbit/s".into(),
+            y_label: y_label.into(),
             bars,
             legend: if several { tools.clone() } else { Vec::new() },
         };
