@@ -11,7 +11,7 @@ use linerate_peers::convert::{self, Cpu};
 use linerate_peers::datagrams::UdpPeer;
 use linerate_peers::process::{Server, run_client};
 use linerate_peers::rounds::LatencyPeer;
-use linerate_peers::tool::find_on_path;
+use linerate_peers::tool::{PeerTool, find_on_path};
 use linerate_probe::units::fmt_rate;
 use linerate_report::data::median;
 use linerate_result::{ResultDoc, StudyPoint};
@@ -38,13 +38,44 @@ struct Ready<T> {
     exe: String,
 }
 
-/// The program for `binary`: this linerate, or the first on PATH.
-fn program(is_linerate: bool, binary: &str) -> anyhow::Result<Option<String>> {
-    Ok(if is_linerate {
-        Some(std::env::current_exe()?.to_string_lossy().into_owned())
-    } else {
-        find_on_path(binary).map(|p| p.to_string_lossy().into_owned())
-    })
+/// The named tools that can run here (this linerate, the peers on PATH),
+/// and those skipped with the reason and the package to install.
+fn resolve<T: PeerTool>(
+    names: &[String],
+    unable: &dyn Fn(T) -> Option<String>,
+) -> anyhow::Result<(Vec<Ready<T>>, Vec<Value>)> {
+    let (mut ready, mut skipped) = (Vec::new(), Vec::new());
+    for name in names {
+        let Some(tool) = T::from_name(name) else {
+            let known: Vec<&str> = T::ALL.iter().map(|t| t.name()).collect();
+            bail!(
+                "unknown tool {name:?} for this mode; known: {}",
+                known.join(", ")
+            );
+        };
+        if let Some(why) = unable(tool) {
+            skip(&mut skipped, name, why, None);
+            continue;
+        }
+        let exe = if tool.name() == "linerate" {
+            Some(std::env::current_exe()?.to_string_lossy().into_owned())
+        } else {
+            find_on_path(tool.binary()).map(|p| p.to_string_lossy().into_owned())
+        };
+        match exe {
+            Some(exe) => ready.push(Ready { tool, exe }),
+            None => skip(
+                &mut skipped,
+                name,
+                format!("{} is not installed", tool.binary()),
+                Some(tool.package()),
+            ),
+        }
+    }
+    if ready.is_empty() {
+        bail!("none of the requested tools can run here");
+    }
+    Ok((ready, skipped))
 }
 
 fn skip(skipped: &mut Vec<Value>, tool: &str, reason: String, package: Option<&str>) {
@@ -99,29 +130,7 @@ fn medians(points: &[StudyPoint], key: &str) -> BTreeMap<String, f64> {
 
 pub fn latency(a: &Settings, place: &Place, names: &[String]) -> anyhow::Result<()> {
     let (size, udp) = (a.size, a.udp);
-    let mut skipped = Vec::new();
-    let mut ready = Vec::new();
-    for name in names {
-        let Some(tool) = LatencyPeer::from_name(name) else {
-            bail!("unknown latency tool {name:?}; known: linerate, sockperf, qperf, iperf2");
-        };
-        if let Some(why) = tool.unable(size, udp) {
-            skip(&mut skipped, name, why, None);
-            continue;
-        }
-        match program(tool == LatencyPeer::Linerate, tool.binary())? {
-            Some(exe) => ready.push(Ready { tool, exe }),
-            None => skip(
-                &mut skipped,
-                name,
-                format!("{} is not installed", tool.binary()),
-                Some(tool.package()),
-            ),
-        }
-    }
-    if ready.is_empty() {
-        bail!("none of the requested tools can run here");
-    }
+    let (ready, skipped) = resolve(names, &|t: LatencyPeer| t.unable(size, udp))?;
     let mut servers = Vec::new();
     for r in &ready {
         let port = free_port()?;
@@ -268,25 +277,7 @@ fn linerate_udp(doc: &ResultDoc) -> (f64, f64) {
 
 pub fn udp(a: &Settings, place: &Place, names: &[String]) -> anyhow::Result<()> {
     let (rate, len) = (a.bitrate, a.len);
-    let mut skipped = Vec::new();
-    let mut ready = Vec::new();
-    for name in names {
-        let Some(tool) = UdpPeer::from_name(name) else {
-            bail!("unknown UDP tool {name:?}; known: linerate, iperf2, iperf3");
-        };
-        match program(tool == UdpPeer::Linerate, tool.binary())? {
-            Some(exe) => ready.push(Ready { tool, exe }),
-            None => skip(
-                &mut skipped,
-                name,
-                format!("{} is not installed", tool.binary()),
-                Some(tool.package()),
-            ),
-        }
-    }
-    if ready.is_empty() {
-        bail!("none of the requested tools can run here");
-    }
+    let (ready, skipped) = resolve(names, &|_: UdpPeer| None)?;
     let start = |r: &Ready<UdpPeer>, port: u16| {
         let argv = Place::wrap(&place.server_prefix, r.tool.server_argv(&r.exe, port));
         Server::start_on(argv, port, r.tool.server_is_udp(), Duration::from_secs(5))

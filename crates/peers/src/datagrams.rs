@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::PeerError;
+use crate::tool::PeerTool;
 
 /// One UDP peer run, as its receiver counted it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -157,10 +158,10 @@ pub enum UdpPeer {
     Iperf3,
 }
 
-impl UdpPeer {
-    pub const ALL: [UdpPeer; 3] = [UdpPeer::Linerate, UdpPeer::Iperf2, UdpPeer::Iperf3];
+impl PeerTool for UdpPeer {
+    const ALL: &'static [UdpPeer] = &[UdpPeer::Linerate, UdpPeer::Iperf2, UdpPeer::Iperf3];
 
-    pub fn name(self) -> &'static str {
+    fn name(self) -> &'static str {
         match self {
             UdpPeer::Linerate => "linerate",
             UdpPeer::Iperf2 => "iperf2",
@@ -168,25 +169,23 @@ impl UdpPeer {
         }
     }
 
-    pub fn from_name(name: &str) -> Option<UdpPeer> {
-        UdpPeer::ALL.into_iter().find(|t| t.name() == name)
-    }
-
-    pub fn binary(self) -> &'static str {
+    fn binary(self) -> &'static str {
         match self {
             UdpPeer::Iperf2 => "iperf",
             other => other.name(),
         }
     }
 
-    pub fn package(self) -> &'static str {
+    fn package(self) -> &'static str {
         match self {
             UdpPeer::Linerate => "linerate (build from source)",
             UdpPeer::Iperf2 => "iperf",
             UdpPeer::Iperf3 => "iperf3",
         }
     }
+}
 
+impl UdpPeer {
     /// Whether each run needs a server of its own: iperf2 2.1.8's UDP
     /// server crashes (SIGSEGV) when a second client comes.
     pub fn fresh_server_per_run(self) -> bool {
@@ -225,11 +224,7 @@ impl UdpPeer {
             len.to_string(),
             seconds.to_string(),
         );
-        let target = if host.contains(':') {
-            format!("[{host}]:{port}")
-        } else {
-            format!("{host}:{port}")
-        };
+        let target = crate::tool::join_host(host, port);
         let v: Vec<&str> = match self {
             UdpPeer::Linerate => vec![
                 exe, "bench", &target, "-u", "-b", &b, "-l", &l, "-t", &t, "--json", "-",
@@ -259,9 +254,7 @@ impl UdpPeer {
 mod tests {
     use super::*;
 
-    fn fixture(name: &str) -> String {
-        std::fs::read_to_string(format!("{}/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
-    }
+    use crate::fixture;
 
     #[test]
     fn iperf2_udp_reads_the_servers_report() {

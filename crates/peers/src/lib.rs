@@ -14,6 +14,12 @@ pub mod tool;
 pub use parse::{PeerInterval, PeerRun};
 pub use tool::Tool;
 
+/// A captured output of a peer, from `fixtures/`.
+#[cfg(test)]
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum PeerError {
     #[error("{tool}: {reason}")]

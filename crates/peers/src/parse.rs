@@ -260,9 +260,7 @@ pub fn nuttcp_parse(text: &str, streams: u32) -> Result<PeerRun, PeerError> {
 mod tests {
     use super::*;
 
-    fn fixture(name: &str) -> String {
-        std::fs::read_to_string(format!("{}/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
-    }
+    use crate::fixture;
 
     #[test]
     fn iperf2_csv_from_2_1_8() {

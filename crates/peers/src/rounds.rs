@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 use crate::PeerError;
+use crate::tool::PeerTool;
 
 /// One latency peer's run, in round-trip microseconds.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -195,15 +196,15 @@ pub enum LatencyPeer {
 /// ends; 64 B runs), so `compare` skips it for smaller messages.
 pub const IPERF2_BOUNCEBACK_MIN: u32 = 64;
 
-impl LatencyPeer {
-    pub const ALL: [LatencyPeer; 4] = [
+impl PeerTool for LatencyPeer {
+    const ALL: &'static [LatencyPeer] = &[
         LatencyPeer::Linerate,
         LatencyPeer::Sockperf,
         LatencyPeer::Qperf,
         LatencyPeer::Iperf2,
     ];
 
-    pub fn name(self) -> &'static str {
+    fn name(self) -> &'static str {
         match self {
             LatencyPeer::Linerate => "linerate",
             LatencyPeer::Sockperf => "sockperf",
@@ -212,25 +213,23 @@ impl LatencyPeer {
         }
     }
 
-    pub fn from_name(name: &str) -> Option<LatencyPeer> {
-        LatencyPeer::ALL.into_iter().find(|t| t.name() == name)
-    }
-
-    pub fn binary(self) -> &'static str {
+    fn binary(self) -> &'static str {
         match self {
             LatencyPeer::Iperf2 => "iperf",
             other => other.name(),
         }
     }
 
-    pub fn package(self) -> &'static str {
+    fn package(self) -> &'static str {
         match self {
             LatencyPeer::Linerate => "linerate (build from source)",
             LatencyPeer::Iperf2 => "iperf",
             other => other.name(),
         }
     }
+}
 
+impl LatencyPeer {
     /// Why this tool cannot run a ping-pong of `size` bytes (over UDP when
     /// `udp`), if it cannot.
     pub fn unable(self, size: u32, udp: bool) -> Option<String> {
@@ -280,11 +279,7 @@ impl LatencyPeer {
         udp: bool,
     ) -> Vec<String> {
         let (p, m, t) = (port.to_string(), size.to_string(), seconds.to_string());
-        let target = if host.contains(':') {
-            format!("[{host}]:{port}")
-        } else {
-            format!("{host}:{port}")
-        };
+        let target = crate::tool::join_host(host, port);
         let mut v: Vec<&str> = match self {
             LatencyPeer::Linerate => {
                 vec![
@@ -354,9 +349,7 @@ impl LatencyPeer {
 mod tests {
     use super::*;
 
-    fn fixture(name: &str) -> String {
-        std::fs::read_to_string(format!("{}/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
-    }
+    use crate::fixture;
 
     #[test]
     fn sockperf_3_7_full_rtt_and_half() {

@@ -146,7 +146,23 @@ impl Tool {
     }
 }
 
-fn join_host(host: &str, port: u16) -> String {
+/// What each tool of a comparison mode says about itself.
+pub trait PeerTool: Copy + 'static {
+    /// Every tool of the mode, linerate first.
+    const ALL: &'static [Self];
+    fn name(self) -> &'static str;
+    /// The program to look for on PATH.
+    fn binary(self) -> &'static str;
+    /// The Debian package that provides it.
+    fn package(self) -> &'static str;
+
+    fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|t| t.name() == name)
+    }
+}
+
+/// `host:port`, with an IPv6 address in brackets.
+pub(crate) fn join_host(host: &str, port: u16) -> String {
     if host.contains(':') {
         format!("[{host}]:{port}")
     } else {

@@ -237,39 +237,17 @@ fn tcp_info(b: &mut Builder, runs: &[Run]) {
         })
         .take(MAX_PER_RUN_FIGURES);
     for r in chosen {
-        let name = |n: u16| format!("stream {}", n + 1);
-        let to_series = |m: BTreeMap<u16, Vec<(f64, f64)>>| -> Vec<Series> {
-            m.into_iter()
-                .take(MAX_STREAM_LINES)
-                .map(|(n, points)| Series {
-                    name: name(n),
-                    points,
-                })
-                .collect()
-        };
-        let cwnd = to_series(data::tcp_series(r.doc, |t| {
+        let cwnd = stream_series(data::tcp_series(r.doc, |t| {
             f64::from(t.snd_cwnd) * f64::from(t.snd_mss) / 1_048_576.0
         }));
-        let rtt = to_series(data::tcp_series(r.doc, |t| f64::from(t.rtt_us) / 1000.0));
-        let retrans = to_series(data::tcp_series(r.doc, |t| f64::from(t.total_retrans)));
-        let panel = |title: &str, y: &str, series: Vec<Series>| Lines {
-            title: title.into(),
-            x_label: "time (s)".into(),
-            y_label: y.into(),
-            series,
-            ..Lines::default()
-        };
+        let rtt = stream_series(data::tcp_series(r.doc, |t| f64::from(t.rtt_us) / 1000.0));
+        let retrans = stream_series(data::tcp_series(r.doc, |t| f64::from(t.total_retrans)));
         let specs = vec![
-            panel("Congestion window", "MiB", cwnd),
-            panel("Smoothed RTT", "ms", rtt),
-            panel("Retransmitted segments (cumulative)", "segments", retrans),
+            time_panel("Congestion window", "MiB", cwnd),
+            time_panel("Smoothed RTT", "ms", rtt),
+            time_panel("Retransmitted segments (cumulative)", "segments", retrans),
         ];
-        let mut csv = String::from("panel,series,x,y\n");
-        for s in &specs {
-            for line in lines_csv(&s.series).lines().skip(1) {
-                let _ = writeln!(csv, "{},{line}", csv_field(&s.title));
-            }
-        }
+        let csv = panels_csv(&specs);
         let title = format!("TCP_INFO of the senders: {}", short(&r.label));
         let caption = format!(
             "{}. Sampled by the sending threads each interval.",
@@ -285,6 +263,39 @@ fn tcp_info(b: &mut Builder, runs: &[Run]) {
     }
 }
 
+/// One line per stream (the first few), named from 1.
+fn stream_series(m: BTreeMap<u16, Vec<(f64, f64)>>) -> Vec<Series> {
+    m.into_iter()
+        .take(MAX_STREAM_LINES)
+        .map(|(n, points)| Series {
+            name: format!("stream {}", n + 1),
+            points,
+        })
+        .collect()
+}
+
+/// A panel of lines over a run's time.
+fn time_panel(title: &str, y: &str, series: Vec<Series>) -> Lines {
+    Lines {
+        title: title.into(),
+        x_label: "time (s)".into(),
+        y_label: y.into(),
+        series,
+        ..Lines::default()
+    }
+}
+
+/// Every panel's lines as one CSV, each row led by its panel's title.
+fn panels_csv(specs: &[Lines]) -> String {
+    let mut csv = String::from("panel,series,x,y\n");
+    for s in specs {
+        for line in lines_csv(&s.series).lines().skip(1) {
+            let _ = writeln!(csv, "{},{line}", csv_field(&s.title));
+        }
+    }
+    csv
+}
+
 /// A UDP run's loss and jitter per interval, as its receivers counted them.
 fn udp_over_time(b: &mut Builder, runs: &[Run]) {
     let chosen = runs
@@ -297,34 +308,13 @@ fn udp_over_time(b: &mut Builder, runs: &[Run]) {
         })
         .take(MAX_PER_RUN_FIGURES);
     for r in chosen {
-        let to_series = |m: BTreeMap<u16, Vec<(f64, f64)>>| -> Vec<Series> {
-            m.into_iter()
-                .take(MAX_STREAM_LINES)
-                .map(|(n, points)| Series {
-                    name: format!("stream {}", n + 1),
-                    points,
-                })
-                .collect()
-        };
-        let loss = to_series(data::udp_series(r.doc, |u| u.loss * 100.0));
-        let jitter = to_series(data::udp_series(r.doc, |u| u.jitter_us));
-        let panel = |title: &str, y: &str, series: Vec<Series>| Lines {
-            title: title.into(),
-            x_label: "time (s)".into(),
-            y_label: y.into(),
-            series,
-            ..Lines::default()
-        };
+        let loss = stream_series(data::udp_series(r.doc, |u| u.loss * 100.0));
+        let jitter = stream_series(data::udp_series(r.doc, |u| u.jitter_us));
         let specs = vec![
-            panel("Datagrams lost per interval", "% of those sent", loss),
-            panel("Jitter (RFC 3550)", "us", jitter),
+            time_panel("Datagrams lost per interval", "% of those sent", loss),
+            time_panel("Jitter (RFC 3550)", "us", jitter),
         ];
-        let mut csv = String::from("panel,series,x,y\n");
-        for s in &specs {
-            for line in lines_csv(&s.series).lines().skip(1) {
-                let _ = writeln!(csv, "{},{line}", csv_field(&s.title));
-            }
-        }
+        let csv = panels_csv(&specs);
         let title = format!("UDP loss and jitter over time: {}", short(&r.label));
         let caption = format!(
             "{}. Counted by the receivers each interval: datagrams missing by their sequence \
