@@ -1,0 +1,23 @@
+//! Where the ranks of a many-host run are, as the launcher that started
+//! them says: Slurm (`srun`), Open MPI or MPICH (`mpirun`), or a host list
+//! given for ssh. linerate links no MPI library and runs no cluster manager
+//! of its own: each rank reads its launcher's environment ([`Launch`]),
+//! and rank 0 coordinates. [`hostlist`] expands Slurm's compressed host
+//! lists (`node[01-04,07]`). No I/O: the environment comes in as a lookup.
+
+pub mod hostlist;
+pub mod launch;
+
+pub use launch::{Launch, Launcher};
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FleetError {
+    #[error("host list {list:?}: {reason}")]
+    HostList { list: String, reason: String },
+    #[error("{variable}={value:?}: {reason}")]
+    Environment {
+        variable: &'static str,
+        value: String,
+        reason: String,
+    },
+}
