@@ -1,12 +1,15 @@
-//! Where the ranks of a many-host run are, as the launcher that started
-//! them says: Slurm (`srun`), Open MPI or MPICH (`mpirun`), or a host list
-//! given for ssh. linerate links no MPI library and runs no cluster manager
-//! of its own: each rank reads its launcher's environment ([`Launch`]),
-//! and rank 0 coordinates. [`hostlist`] expands Slurm's compressed host
-//! lists (`node[01-04,07]`). No I/O: the environment comes in as a lookup.
+//! Many-host runs without I/O: where their ranks are, as the launcher that
+//! started them says, and what each rank runs ([`plan`]: incast sweeps,
+//! all-pairs meshes, Jain's fairness index). The launchers are Slurm
+//! (`srun`), Open MPI or MPICH (`mpirun`), or a host list given for ssh:
+//! linerate links no MPI library and runs no cluster manager of its own.
+//! Each rank reads its launcher's environment ([`Launch`]), and rank 0
+//! coordinates. [`hostlist`] expands Slurm's compressed host lists
+//! (`node[01-04,07]`). The environment comes in as a lookup.
 
 pub mod hostlist;
 pub mod launch;
+pub mod plan;
 
 pub use launch::{Launch, Launcher};
 
