@@ -5,8 +5,11 @@
 //! linerate links no MPI library and runs no cluster manager of its own.
 //! Each rank reads its launcher's environment ([`Launch`]), and rank 0
 //! coordinates. [`hostlist`] expands Slurm's compressed host lists
-//! (`node[01-04,07]`). The environment comes in as a lookup.
+//! (`node[01-04,07]`); [`clock`] estimates each agent's clock offset, so
+//! every flow of a step starts at one agreed time. The environment comes in
+//! as a lookup.
 
+pub mod clock;
 pub mod hostlist;
 pub mod launch;
 pub mod plan;
