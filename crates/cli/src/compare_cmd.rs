@@ -14,7 +14,7 @@ use linerate_peers::{Tool, parse};
 use linerate_probe::units::fmt_rate;
 use linerate_result::{ResultDoc, StudyPoint};
 
-use crate::compare_place::{Place, free_port};
+use crate::compare_place::{Place, free_port, run_against};
 use serde_json::json;
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -314,19 +314,8 @@ fn mem(a: &CompareArgs, place: &Place, ready: &[Ready]) -> anyhow::Result<Vec<St
                     &place.client_prefix,
                     tool.client_argv(&r.exe, &place.host, *ports, n, a.time),
                 );
-                let server_cpu0 = server.cpu_seconds();
-                let when = SystemTime::now();
-                let out = run_client(&argv, Duration::from_secs(u64::from(a.time) + 60))?;
-                // Let the server account the end of the session.
-                std::thread::sleep(Duration::from_millis(200));
-                let cpu = Cpu {
-                    client: out.cpu_seconds,
-                    server: server.cpu_seconds() - server_cpu0,
-                };
-                if !out.success {
-                    bail!("{} failed: {}", tool.name(), out.stderr.trim());
-                }
-                let doc = to_doc(tool, &out.stdout, n, argv, when, cpu)?;
+                let run = run_against(tool.name(), &argv, a.time, server)?;
+                let doc = to_doc(tool, &run.stdout, n, argv, run.when, run.cpu)?;
                 done += 1;
                 eprintln!(
                     "  [{done}/{total}] round {} {:<8} P{n:<3} {:>14}",

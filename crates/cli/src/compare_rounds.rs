@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, bail};
-use linerate_peers::convert::{self, Cpu};
+use linerate_peers::convert;
 use linerate_peers::datagrams::UdpPeer;
-use linerate_peers::process::{Server, run_client};
+use linerate_peers::process::Server;
 use linerate_peers::rounds::LatencyPeer;
 use linerate_peers::tool::{PeerTool, find_on_path};
 use linerate_probe::units::fmt_rate;
@@ -17,7 +17,8 @@ use linerate_report::data::median;
 use linerate_result::{ResultDoc, StudyPoint};
 use serde_json::{Value, json};
 
-use crate::compare_place::{Place, free_port};
+use crate::compare_place::{ClientRun, Place, free_port, run_against};
+use crate::find_rate::udp_evidence;
 
 /// What a latency or UDP comparison runs, from `compare`'s flags.
 pub struct Settings {
@@ -88,27 +89,6 @@ fn skip(skipped: &mut Vec<Value>, tool: &str, reason: String, package: Option<&s
     skipped.push(json!({"tool": tool, "reason": reason, "package": package}));
 }
 
-/// Runs one client, bounded, with the server's CPU time around it.
-fn client(
-    argv: Vec<String>,
-    seconds: u32,
-    server: &Server,
-) -> anyhow::Result<(String, Cpu, SystemTime, Vec<String>)> {
-    let cpu0 = server.cpu_seconds();
-    let when = SystemTime::now();
-    let out = run_client(&argv, Duration::from_secs(u64::from(seconds) + 60))?;
-    // Let the server account the end of the session.
-    std::thread::sleep(Duration::from_millis(200));
-    if !out.success {
-        bail!("`{}` failed: {}", argv.join(" "), out.stderr.trim());
-    }
-    let cpu = Cpu {
-        client: out.cpu_seconds,
-        server: server.cpu_seconds() - cpu0,
-    };
-    Ok((out.stdout, cpu, when, argv))
-}
-
 fn point(tool: &str, factors: Value, result: ResultDoc) -> StudyPoint {
     StudyPoint {
         series: tool.into(),
@@ -159,7 +139,7 @@ pub fn latency(a: &Settings, place: &Place, names: &[String]) -> anyhow::Result<
                 r.tool
                     .client_argv(&r.exe, &place.host, *port, size, a.time, udp),
             );
-            let (stdout, _, when, argv) = client(argv, a.time, server)?;
+            let ClientRun { stdout, when, .. } = run_against(name, &argv, a.time, server)?;
             let (doc, central, p99, statistic) = match r.tool {
                 LatencyPeer::Linerate => {
                     let doc: ResultDoc = serde_json::from_str(&stdout)
@@ -261,20 +241,6 @@ pub fn latency(a: &Settings, place: &Place, names: &[String]) -> anyhow::Result<
     )
 }
 
-/// Loss and jitter of a linerate bench --udp document, all receivers.
-fn linerate_udp(doc: &ResultDoc) -> (f64, f64) {
-    let counts: Vec<_> = doc.streams.iter().filter_map(|s| s.udp).collect();
-    let sent: u64 = counts.iter().map(|u| u.sent.unwrap_or(u.datagrams)).sum();
-    let lost: u64 = counts.iter().map(|u| u.lost).sum();
-    let jitter = counts.iter().map(|u| u.jitter_us).fold(0.0, f64::max);
-    let loss = if sent > 0 {
-        lost as f64 / sent as f64
-    } else {
-        0.0
-    };
-    (loss, jitter)
-}
-
 pub fn udp(a: &Settings, place: &Place, names: &[String]) -> anyhow::Result<()> {
     let (rate, len) = (a.bitrate, a.len);
     let (ready, skipped) = resolve(names, &|_: UdpPeer| None)?;
@@ -308,12 +274,13 @@ pub fn udp(a: &Settings, place: &Place, names: &[String]) -> anyhow::Result<()> 
                 r.tool
                     .client_argv(&r.exe, &place.host, port, rate, len, a.time),
             );
-            let (stdout, cpu, when, argv) = client(argv, a.time, server)?;
+            let ClientRun { stdout, cpu, when } = run_against(name, &argv, a.time, server)?;
             let (doc, loss, jitter) = match r.tool {
                 UdpPeer::Linerate => {
                     let doc: ResultDoc = serde_json::from_str(&stdout)
                         .context("linerate bench --udp printed no result")?;
-                    let (loss, jitter) = linerate_udp(&doc);
+                    let loss = udp_evidence(&doc, "loss");
+                    let jitter = udp_evidence(&doc, "jitter_us");
                     (doc, loss, jitter)
                 }
                 tool => {

@@ -26,13 +26,20 @@ pub struct Search {
     pub probes: u32,
 }
 
-/// Datagrams lost over the run, all receivers together.
+/// Datagrams lost over the run, all receivers together, as the UDP
+/// verdict counted them.
 fn lost(doc: &ResultDoc) -> u64 {
-    doc.streams
-        .iter()
-        .filter_map(|s| s.udp.as_ref())
-        .map(|u| u.lost)
-        .sum()
+    udp_evidence(doc, "datagrams_lost") as u64
+}
+
+/// One of a UDP bench verdict's figures (`loss`, `jitter_us`, ...).
+pub fn udp_evidence(doc: &ResultDoc, key: &str) -> f64 {
+    doc.summary
+        .verdict
+        .evidence
+        .get(key)
+        .copied()
+        .unwrap_or(0.0)
 }
 
 pub fn run(

@@ -212,6 +212,29 @@ pub struct ReceivePlan {
     pub yield_when_empty: bool,
 }
 
+/// Spins between two looks at the clock in [`recv_spinning`].
+const SPINS_PER_CHECK: u32 = 4096;
+
+/// A non-blocking receive tried until bytes come or `until` passes
+/// (`AGAIN` then), the clock read only every few thousand tries.
+pub(crate) fn recv_spinning(
+    fd: impl std::os::fd::AsFd,
+    buf: &mut [u8],
+    until: Instant,
+) -> rustix::io::Result<usize> {
+    loop {
+        for _ in 0..SPINS_PER_CHECK {
+            match rustix::net::recv(&fd, &mut *buf, rustix::net::RecvFlags::DONTWAIT) {
+                Err(rustix::io::Errno::AGAIN) => std::hint::spin_loop(),
+                other => return other.map(|(n, _)| n),
+            }
+        }
+        if Instant::now() >= until {
+            return Err(rustix::io::Errno::AGAIN);
+        }
+    }
+}
+
 /// One receive. A polling reader first tries up to [`RX_POLL_SPINS`]
 /// non-blocking receives, yielding the core after each empty one when
 /// `yield_when_empty`, then blocks.

@@ -250,18 +250,21 @@ pub(crate) fn receive(
 
 /// Waits up to `timeout` for datagrams, or for `tcp` to be readable;
 /// whether `tcp` is.
-fn wait_readable(udp: &UdpSocket, tcp: Option<&TcpStream>, timeout: Duration) -> bool {
+pub(crate) fn wait_readable(udp: &UdpSocket, tcp: Option<&TcpStream>, timeout: Duration) -> bool {
     use rustix::event::{PollFd, PollFlags, Timespec, poll};
     let t = Timespec {
         tv_sec: timeout.as_secs() as i64,
         tv_nsec: i64::from(timeout.subsec_nanos()),
     };
-    let mut fds = vec![PollFd::new(udp, PollFlags::IN)];
-    if let Some(tcp) = tcp {
-        fds.push(PollFd::from_borrowed_fd(tcp.as_fd(), PollFlags::IN));
-    }
-    let _ = poll(&mut fds, Some(&t));
-    fds.get(1).is_some_and(|f| !f.revents().is_empty())
+    // No allocation per wait: the TCP entry is left out of the slice
+    // when there is none.
+    let mut fds = [
+        PollFd::new(udp, PollFlags::IN),
+        PollFd::from_borrowed_fd(tcp.map_or(udp.as_fd(), |t| t.as_fd()), PollFlags::IN),
+    ];
+    let n = if tcp.is_some() { 2 } else { 1 };
+    let _ = poll(&mut fds[..n], Some(&t));
+    tcp.is_some() && !fds[1].revents().is_empty()
 }
 
 /// The counts between two readings of a receiver's, as the result keeps them.

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::PeerError;
+use crate::parse::err;
 use crate::tool::PeerTool;
 
 /// One UDP peer run, as its receiver counted it.
@@ -27,13 +28,6 @@ impl UdpPeerRun {
         } else {
             0.0
         }
-    }
-}
-
-fn err(tool: &'static str, reason: impl Into<String>) -> PeerError {
-    PeerError::Parse {
-        tool,
-        reason: reason.into(),
     }
 }
 

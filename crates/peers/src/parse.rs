@@ -36,7 +36,8 @@ pub struct PeerInterval {
     pub retransmits: Option<u32>,
 }
 
-fn err(tool: &'static str, reason: impl Into<String>) -> PeerError {
+/// A parse error of `tool`'s output.
+pub(crate) fn err(tool: &'static str, reason: impl Into<String>) -> PeerError {
     PeerError::Parse {
         tool,
         reason: reason.into(),

@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 use crate::PeerError;
+use crate::parse::err;
 use crate::tool::PeerTool;
 
 /// One latency peer's run, in round-trip microseconds.
@@ -33,13 +34,6 @@ impl LatencyPeerRun {
     /// it gives one, else its mean.
     pub fn central_us(&self) -> f64 {
         self.p50_us.unwrap_or(self.mean_us)
-    }
-}
-
-fn err(tool: &'static str, reason: impl Into<String>) -> PeerError {
-    PeerError::Parse {
-        tool,
-        reason: reason.into(),
     }
 }
 

@@ -181,25 +181,15 @@ fn udp_request(
     spin: bool,
     timeout: Duration,
 ) -> Result<Option<usize>, String> {
-    use rustix::event::{PollFd, PollFlags, Timespec, poll};
     let since = Instant::now();
     let wait = if spin { Duration::ZERO } else { timeout };
-    let t = Timespec {
-        tv_sec: wait.as_secs() as i64,
-        tv_nsec: i64::from(wait.subsec_nanos()),
-    };
     loop {
         match rustix::net::recv(udp, &mut *buf, RecvFlags::DONTWAIT) {
             Ok((n, _)) => return Ok(Some(n)),
             Err(Errno::AGAIN | Errno::INTR | Errno::CONNREFUSED) => {}
             Err(e) => return Err(format!("reading a request datagram: {e}")),
         }
-        let mut fds = [
-            PollFd::new(udp, PollFlags::IN),
-            PollFd::new(tcp, PollFlags::IN),
-        ];
-        let _ = poll(&mut fds, Some(&t));
-        if !fds[1].revents().is_empty() {
+        if crate::udp::wait_readable(udp, Some(tcp), wait) {
             // The client writes nothing more on the connection: readable
             // means closed.
             return Ok(None);

@@ -21,8 +21,6 @@ const HIGHEST_NS: u64 = 60_000_000_000;
 /// How long each run of measured rounds lasts: short, so a step ends near
 /// its time, long enough that one header per run costs nothing.
 const RUN_TARGET: Duration = Duration::from_millis(20);
-/// Spins between two looks at the clock while busy-polling.
-const SPINS_PER_CHECK: u32 = 4096;
 /// Reads of a large reply go through this much at a time.
 const SCRATCH: usize = 256 << 10;
 /// A larger request is written from one buffer of this size, again and
@@ -245,7 +243,8 @@ impl Connection {
         while left > 0 {
             let want = left.min(self.scratch.len());
             let got = if self.busy_poll {
-                self.receive_spinning(want)
+                let until = Instant::now() + self.timeout;
+                crate::stream::recv_spinning(&self.sock, &mut self.scratch[..want], until)
             } else {
                 rustix::net::recv(&self.sock, &mut self.scratch[..want], RecvFlags::empty())
                     .map(|(n, _)| n)
@@ -263,23 +262,6 @@ impl Connection {
             }
         }
         Ok(())
-    }
-
-    /// A non-blocking receive tried until bytes come or the timeout passes.
-    fn receive_spinning(&mut self, want: usize) -> rustix::io::Result<usize> {
-        let since = Instant::now();
-        loop {
-            for _ in 0..SPINS_PER_CHECK {
-                match rustix::net::recv(&self.sock, &mut self.scratch[..want], RecvFlags::DONTWAIT)
-                {
-                    Err(Errno::AGAIN) => std::hint::spin_loop(),
-                    other => return other.map(|(n, _)| n),
-                }
-            }
-            if since.elapsed() >= self.timeout {
-                return Err(Errno::AGAIN);
-            }
-        }
     }
 
     fn silent(&self, what: &str) -> EngineError {

@@ -21,8 +21,6 @@ const LOST_AFTER_SLOWEST: u32 = 4;
 /// ... and never sooner than this: scheduling alone delays a reply by
 /// milliseconds on a busy host.
 const LOST_AFTER_AT_LEAST: Duration = Duration::from_millis(20);
-/// Spins between two looks at the clock while busy-polling.
-const SPINS_PER_CHECK: u32 = 4096;
 
 pub(crate) struct UdpRounds {
     sock: UdpSocket,
@@ -129,7 +127,7 @@ impl UdpRounds {
         let give_up = start + lost_after;
         loop {
             let got = if self.busy_poll {
-                self.receive_spinning(give_up)
+                crate::stream::recv_spinning(&self.sock, &mut self.reply, give_up)
             } else {
                 self.receive_blocking(give_up, lost_after)
             };
@@ -142,20 +140,6 @@ impl UdpRounds {
                 // An ICMP error from an earlier send; the next send says it.
                 Err(Errno::CONNREFUSED) => {}
                 Err(e) => return Err(EngineError::io("reading a reply datagram", e.into())),
-            }
-        }
-    }
-
-    fn receive_spinning(&mut self, until: Instant) -> rustix::io::Result<usize> {
-        loop {
-            for _ in 0..SPINS_PER_CHECK {
-                match rustix::net::recv(&self.sock, &mut self.reply, RecvFlags::DONTWAIT) {
-                    Err(Errno::AGAIN) => std::hint::spin_loop(),
-                    other => return other.map(|(n, _)| n),
-                }
-            }
-            if Instant::now() >= until {
-                return Err(Errno::AGAIN);
             }
         }
     }

@@ -68,12 +68,7 @@ impl Features {
         };
         let busy = sum(&|s| s.tcp.and_then(|t| t.busy_us)) as f64;
         let sent: u64 = senders.iter().map(|s| s.bytes_total).sum();
-        // The busiest thread of a side, as a share of its stream's duration.
-        let worst = |ends: &[&StreamEnd], time: fn(&StreamEnd) -> f64| {
-            ends.iter()
-                .map(|s| ratio(time(s), s.seconds))
-                .fold(0.0, f64::max)
-        };
+        let worst = |ends: &[&StreamEnd], time| busiest(ends.iter().copied(), time);
         let sender_tcp = |f: fn(&linerate_result::TcpSample) -> Option<f64>| {
             median(senders.iter().filter_map(|s| s.tcp.as_ref().and_then(f)))
         };
@@ -172,6 +167,15 @@ impl Features {
         .map(|(k, v)| (k.to_string(), round3(v)))
         .collect()
     }
+}
+
+/// The busiest of `ends`' threads: `time` as a share of its stream's
+/// duration.
+pub(crate) fn busiest<'a>(
+    ends: impl Iterator<Item = &'a StreamEnd>,
+    time: fn(&StreamEnd) -> f64,
+) -> f64 {
+    ends.map(|s| ratio(time(s), s.seconds)).fold(0.0, f64::max)
 }
 
 fn ratio(a: f64, b: f64) -> f64 {

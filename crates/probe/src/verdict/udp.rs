@@ -25,12 +25,11 @@ pub struct UdpEvidence<'a> {
     pub host_rcvbuf_errors: Option<u64>,
 }
 
+/// The busiest thread of `side`: on a core or waiting for one.
 fn busiest(streams: &[StreamEnd], side: Side) -> f64 {
-    streams
-        .iter()
-        .filter(|s| s.side == side && s.seconds > 0.0)
-        .map(|s| (s.cpu_seconds + s.runq_wait_seconds) / s.seconds)
-        .fold(0.0, f64::max)
+    crate::verdict::features::busiest(streams.iter().filter(|s| s.side == side), |s| {
+        s.cpu_seconds + s.runq_wait_seconds
+    })
 }
 
 pub fn judge_udp(e: &UdpEvidence) -> Verdict {
