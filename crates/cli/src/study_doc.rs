@@ -52,6 +52,7 @@ pub fn finish_as(
             findings,
             definitions,
         }),
+        fleet: None,
         interrupted: false,
     };
     output::write_json(&doc, json_path)

@@ -110,6 +110,7 @@ pub(crate) fn document(p: Provenance, ends: Ends, verdict: Verdict) -> ResultDoc
         lab: None,
         latency: None,
         study: None,
+        fleet: None,
         interrupted: false,
     }
 }

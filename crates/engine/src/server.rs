@@ -365,5 +365,9 @@ fn admissible(
             Err((RefusalCode::UnknownSession, "no such session".to_string()))
         }
         (SessionKind::Transfer, Some(_)) => Ok(()),
+        (SessionKind::Agent, _) => Err((
+            RefusalCode::UnknownSession,
+            "this is a server, not a many-host run's coordinator (agents join `linerate incast` or `linerate mesh`)".to_string(),
+        )),
     }
 }

@@ -99,6 +99,7 @@ pub fn to_result(
         lab: None,
         latency: None,
         study: None,
+        fleet: None,
         interrupted: false,
     }
 }

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub mod fleet;
 pub mod latency;
 
 /// Value of the `schema` field; bumped only on incompatible changes.
@@ -40,6 +41,10 @@ pub struct ResultDoc {
     /// For `study.*` kinds: every run and what they show together.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub study: Option<Study>,
+    /// For the many-host kinds (`incast`, `mesh`): the hosts and every
+    /// step's flows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<fleet::Fleet>,
     /// The user ended the run early (Ctrl-C): the figures cover what ran.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,

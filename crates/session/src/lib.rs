@@ -6,17 +6,23 @@
 //!
 //! One file per session kind shows that kind's message order:
 //! [`bench_client`], [`bench_server`], [`transfer_sender`] and
-//! [`transfer_receiver`] (a daemon's or a one-shot receiver's).
+//! [`transfer_receiver`] (a daemon's or a one-shot receiver's), and a
+//! many-host run's [`agent`] and its [`coordinator`] (which drives every
+//! agent's connection at once).
 
 mod core;
 
+pub mod agent;
+pub mod coordinator;
 pub mod bench_client;
 pub mod bench_server;
 pub mod transfer_receiver;
 pub mod transfer_sender;
 
 pub use crate::core::{Session, SessionError};
+pub use agent::Agent;
 pub use bench_client::BenchClient;
+pub use coordinator::Coordinator;
 pub use bench_server::BenchServer;
 pub use transfer_receiver::TransferReceiver;
 pub use transfer_sender::TransferSender;
@@ -42,3 +48,5 @@ pub const PEER_SILENCE: Duration = Duration::from_secs(30);
 pub mod fixtures;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod fleet_tests;

@@ -77,6 +77,8 @@ codes! {
         Bench = 1,
         Transfer = 2,
         Latency = 3,
+        /// A many-host run's agent, joining its coordinator.
+        Agent = 4,
     }
 }
 
@@ -86,6 +88,7 @@ impl SessionKind {
             SessionKind::Bench => "bench",
             SessionKind::Transfer => "transfer",
             SessionKind::Latency => "latency",
+            SessionKind::Agent => "agent",
         }
     }
 }

@@ -6,12 +6,14 @@
 //! connections, the stream index. After the hello, control connections carry
 //! length-prefixed [`Frame`]s whose payloads decode to [`Message`]s; data
 //! connections carry raw payload bytes (bench), [`Record`]s (transfer) or
-//! runs of request and reply rounds (latency, see [`RunHeader`]).
+//! runs of request and reply rounds (latency, see [`RunHeader`]). A
+//! many-host run's agents talk to its coordinator in [`agent`] messages.
 //!
 //! Nothing here performs I/O. Every decoder bounds every length before it
 //! allocates, checks every field, returns a typed [`WireError`] and never panics,
 //! so it can be fed straight from the network (and is fuzzed: see `fuzz/`).
 
+pub mod agent;
 mod codec;
 mod error;
 mod frame;
@@ -22,6 +24,10 @@ mod record;
 mod transfer;
 mod udp;
 
+pub use agent::{
+    AgentJoin, AgentReport, AgentTask, ClockEcho, ClockProbe, MAX_AGENT_FLOWS, MAX_FLOW_INTERVALS,
+    MAX_RANKS, TaskFlow,
+};
 pub use codec::Reader;
 pub use error::WireError;
 pub use frame::{FRAME_HEADER_LEN, Frame, FrameDecoder, MAX_FRAME_LEN};

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
+use crate::agent::{AgentJoin, AgentReport, AgentTask, ClockEcho, ClockProbe};
 use crate::codec::codes;
 use crate::latency::LatencyParams;
 use crate::transfer::{Digests, Entries, Need, NeedEnd, TransferRequest, TransferTotals};
@@ -220,6 +221,27 @@ impl Payload for Join {}
 impl Payload for NeedEnd {}
 impl Payload for Digests {}
 
+impl Payload for ClockProbe {}
+impl Payload for ClockEcho {}
+
+impl Payload for AgentJoin {
+    fn check(&self, _: &'static str) -> Result<(), WireError> {
+        self.validate()
+    }
+}
+
+impl Payload for AgentTask {
+    fn check(&self, _: &'static str) -> Result<(), WireError> {
+        self.validate()
+    }
+}
+
+impl Payload for AgentReport {
+    fn check(&self, _: &'static str) -> Result<(), WireError> {
+        self.validate()
+    }
+}
+
 impl Payload for BenchParams {
     fn check(&self, _: &'static str) -> Result<(), WireError> {
         self.validate()
@@ -402,6 +424,13 @@ messages! {
     15 => Intervals(PeerIntervals), "intervals";
     16 => Join(Join), "join";
     17 => LatencyRequest(LatencyParams), "latency request";
+    18 => AgentJoin(Box<AgentJoin>), "agent join";
+    19 => ClockProbe(ClockProbe), "clock probe";
+    20 => ClockEcho(ClockEcho), "clock echo";
+    21 => AgentTask(AgentTask), "agent task";
+    22 => AgentReport(AgentReport), "agent report";
+    /// Coordinator to agent: the run is over; stop.
+    23 => Dismiss, "dismiss";
 }
 
 impl Message {

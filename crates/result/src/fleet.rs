@@ -1,0 +1,111 @@
+//! The many-host kinds (`incast`, `mesh`): every host that took part and
+//! what became of it, and every step's flows as their senders measured
+//! them. Sizes grow with the hosts and flows, one entry each.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{HostFacts, Limit};
+
+/// A many-host run: who took part, and each step of its plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fleet {
+    /// What started the agents: `ssh`, `slurm`, `openmpi`, `pmi`, `lab`, `local`.
+    pub launcher: String,
+    /// Every rank the plan counted on, joined or not.
+    pub hosts: Vec<FleetHost>,
+    pub steps: Vec<FleetStep>,
+}
+
+impl Fleet {
+    /// The ranks that failed, with why.
+    pub fn failed(&self) -> impl Iterator<Item = &FleetHost> {
+        self.hosts.iter().filter(|h| h.failed.is_some())
+    }
+}
+
+/// One rank: where it ran, its clock against the coordinator's, and why it
+/// failed when it did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct FleetHost {
+    pub rank: u32,
+    /// The name the launcher gave it (a host name, or `rank N`).
+    pub name: String,
+    /// The address its flows were sent to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
+    /// Its clock minus the coordinator's, and the most that can be wrong by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_offset_ns: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_error_ns: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub facts: Option<HostFacts>,
+    /// Why this rank dropped out (never joined, its connection was lost,
+    /// it stopped answering); its flows before then are kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
+}
+
+/// Flows started together, what the step varied, and what they did together.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct FleetStep {
+    /// What the step varies, by name (`senders_per_host`, `source_hosts`,
+    /// `message_bytes`; a mesh's `from` and `to`).
+    pub factors: BTreeMap<String, u64>,
+    pub flows: Vec<FlowResult>,
+    /// Every flow's rate summed.
+    pub aggregate_bits_per_second: f64,
+    /// Jain's fairness index of the flows' rates (1: all equal; 1/n: one
+    /// took everything).
+    pub jain_index: f64,
+    pub retransmits: u64,
+    /// Latest minus earliest flow start, on the coordinator's clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_spread_ms: Option<f64>,
+}
+
+/// One flow: `streams` connections from rank `from` to rank `to`, as its
+/// sender measured it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct FlowResult {
+    pub from: u32,
+    pub to: u32,
+    pub streams: u16,
+    /// Bytes per write.
+    pub message_bytes: u32,
+    /// When its first byte was due, in ns since the Unix epoch on the
+    /// sender's clock.
+    pub started_at_ns: u64,
+    /// Payload the receiver took.
+    pub bytes: u64,
+    pub seconds: f64,
+    pub bits_per_second: f64,
+    pub retransmits: u64,
+    /// Rate of each interval, in order.
+    #[serde(default)]
+    pub interval_bits_per_second: Vec<f64>,
+    /// What limited it, and the sentence saying so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<Limit>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
+    /// Why the flow did not run or did not finish.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl FlowResult {
+    /// Checks what serde cannot: numbers that must be finite and in range.
+    pub fn validate(&self) -> Result<(), String> {
+        let finite = |x: f64| x.is_finite() && x >= 0.0;
+        if !finite(self.seconds) || !finite(self.bits_per_second) {
+            return Err(format!("flow {}->{} has invalid figures", self.from, self.to));
+        }
+        if !self.interval_bits_per_second.iter().all(|&x| finite(x)) {
+            return Err(format!("flow {}->{} has an invalid interval", self.from, self.to));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,348 @@
+//! A coordinator and its agents in memory, with a fake clock on both of
+//! its faces (monotonic and wall): every message goes through the codec;
+//! each agent's wall clock is off by its own offset. Then the faults a
+//! many-host run meets: an agent that never joins, dies mid-step, hangs,
+//! joins twice, and a run stopped mid-step.
+
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr};
+use std::time::Duration;
+
+use linerate_fleet::plan;
+use linerate_result::HostFacts;
+use linerate_result::fleet::FlowResult;
+use linerate_wire::{AgentJoin, AgentReport, ClockEcho, Message};
+
+use crate::agent::{self, Agent};
+use crate::coordinator::{Conn, Coordinator, Event, Now, Outcome, PlannedStep, Settings};
+use crate::core::Session;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Fault {
+    None,
+    NeverJoins,
+    /// Its connection drops when handed this step.
+    DiesAt(u32),
+    /// It never reports this step.
+    HangsAt(u32),
+}
+
+struct SimAgent {
+    machine: Agent,
+    offset_ns: i64,
+    fault: Fault,
+    gone: bool,
+    tasks: Vec<linerate_wire::AgentTask>,
+}
+
+struct Sim {
+    now: Now,
+    coordinator: Coordinator,
+    agents: Vec<SimAgent>,
+    events: Vec<Event>,
+    strays: Vec<(Conn, Message)>,
+}
+
+fn through_codec(msg: Message) -> Message {
+    Message::from_frame(&msg.to_frame()).expect("a message this side encoded")
+}
+
+fn settings(size: u32) -> Settings {
+    Settings {
+        size,
+        join_within: Duration::from_secs(10),
+        probes: 3,
+        answer_within: Duration::from_secs(2),
+        lead: Duration::from_millis(300),
+        duration: Duration::from_secs(5),
+        interval_ms: 1000,
+        report_grace: Duration::from_secs(5),
+    }
+}
+
+impl Sim {
+    fn new(size: u32, faults: &[(u32, Fault)], plan: Vec<PlannedStep>) -> Sim {
+        let now = Now {
+            at: std::time::Instant::now(),
+            wall_ns: 1_700_000_000_000_000_000,
+        };
+        let mut coordinator = Coordinator::new(now, settings(size), HostFacts::default(), plan);
+        let agents = (0..size)
+            .map(|rank| {
+                let fault = faults
+                    .iter()
+                    .find(|(r, _)| *r == rank)
+                    .map_or(Fault::None, |f| f.1);
+                let join = AgentJoin {
+                    rank,
+                    size,
+                    name: format!("h{rank}"),
+                    data_port: 5201,
+                    host: HostFacts::default(),
+                };
+                let machine = Agent::new(now.at, join, Duration::from_secs(60));
+                if fault != Fault::NeverJoins {
+                    coordinator.connected(rank as Conn, IpAddr::V4(Ipv4Addr::new(10, 0, 0, rank as u8)));
+                }
+                SimAgent {
+                    machine,
+                    // Agents' clocks up to a second off, either way.
+                    offset_ns: (i64::from(rank) * 37_000_001) % 1_000_000_000 - 500_000_000,
+                    fault,
+                    gone: fault == Fault::NeverJoins,
+                    tasks: Vec::new(),
+                }
+            })
+            .collect();
+        Sim {
+            now,
+            coordinator,
+            agents,
+            events: Vec::new(),
+            strays: Vec::new(),
+        }
+    }
+
+    fn advance(&mut self, by: Duration) {
+        self.now.at += by;
+        self.now.wall_ns += by.as_nanos() as u64;
+    }
+
+    /// Carries messages both ways once; true if anything moved. Messages
+    /// to connections that are not agents are kept in `strays`.
+    fn pump(&mut self) -> bool {
+        let mut moved = false;
+        while let Some((conn, msg)) = self.coordinator.poll_transmit() {
+            moved = true;
+            match self.agents.get_mut(conn) {
+                Some(agent) if !agent.gone => agent.machine.handle(self.now.at, through_codec(msg)),
+                Some(_) => {}
+                None => self.strays.push((conn, msg)),
+            }
+        }
+        while self.coordinator.poll_close().is_some() {}
+        while let Some(e) = self.coordinator.poll_event() {
+            self.events.push(e);
+        }
+        for conn in 0..self.agents.len() {
+            moved |= self.drive_agent(conn);
+        }
+        moved
+    }
+
+    /// Pumps until nothing moves, then lets time pass to the coordinator's
+    /// next deadline; until the run is over.
+    fn run(&mut self) -> Outcome {
+        for _ in 0..100_000 {
+            let moved = self.pump();
+            if self.coordinator.is_over() {
+                self.pump();
+                return self.coordinator.outcome().expect("an outcome once over");
+            }
+            if !moved {
+                let next = self.coordinator.poll_timeout().expect("a deadline while running");
+                let by = next.saturating_duration_since(self.now.at);
+                self.advance(by + Duration::from_millis(1));
+                self.coordinator.handle_timeout(self.now);
+            }
+        }
+        panic!("the run never ended");
+    }
+
+    /// Pumps until `event` has happened.
+    fn until(&mut self, event: impl Fn(&Event) -> bool) {
+        for _ in 0..1000 {
+            if self.events.iter().any(&event) {
+                return;
+            }
+            self.pump();
+        }
+        panic!("the event never came");
+    }
+
+    /// One agent reacts to what it was sent; true if it sent anything.
+    fn drive_agent(&mut self, conn: Conn) -> bool {
+        let now = self.now;
+        let agent = &mut self.agents[conn];
+        if agent.gone {
+            return false;
+        }
+        let agent_wall = (now.wall_ns as i64 + agent.offset_ns) as u64;
+        while let Some(event) = agent.machine.poll_event() {
+            match event {
+                agent::Event::Probe(p) => agent.machine.echo(ClockEcho {
+                    seq: p.seq,
+                    coordinator_ns: p.coordinator_ns,
+                    agent_received_ns: agent_wall,
+                    agent_sent_ns: agent_wall,
+                }),
+                agent::Event::Task(task) => {
+                    agent.tasks.push(task.clone());
+                    match agent.fault {
+                        Fault::DiesAt(s) if s == task.step => {
+                            agent.gone = true;
+                            self.coordinator.handle_closed(now, conn);
+                            return true;
+                        }
+                        Fault::HangsAt(s) if s == task.step => continue,
+                        _ => {}
+                    }
+                    let flows = task
+                        .flows
+                        .iter()
+                        .map(|f| {
+                            let flow = FlowResult {
+                                streams: f.streams,
+                                message_bytes: f.message_bytes,
+                                started_at_ns: task.start_at_ns,
+                                bytes: 1 << 30,
+                                seconds: 5.0,
+                                bits_per_second: 1e9 * f64::from(conn as u32 + 1),
+                                ..FlowResult::default()
+                            };
+                            (f.flow, flow)
+                        })
+                        .collect();
+                    agent.machine.task_done(
+                        now.at,
+                        AgentReport {
+                            step: task.step,
+                            flows,
+                        },
+                    );
+                }
+            }
+        }
+        let mut sent = false;
+        while let Some(msg) = agent.machine.poll_transmit() {
+            sent = true;
+            self.coordinator.handle(now, conn, through_codec(msg));
+        }
+        sent
+    }
+}
+
+fn incast_plan(ranks: u32, senders: &[u16]) -> Vec<PlannedStep> {
+    let sources: Vec<u32> = (1..ranks).collect();
+    plan::incast(0, &sources, senders, &[ranks - 1], &[1 << 20])
+        .into_iter()
+        .map(|s| PlannedStep {
+            factors: BTreeMap::from([("senders_per_host".into(), u64::from(s.senders_per_host))]),
+            flows: s.flows,
+        })
+        .collect()
+}
+
+#[test]
+fn every_flow_of_each_step_starts_at_one_time_on_every_agents_clock() {
+    let mut sim = Sim::new(4, &[], incast_plan(4, &[1, 2]));
+    let out = sim.run();
+    assert!(out.hosts.iter().all(|h| h.failed.is_none()), "{:?}", out.hosts);
+    assert_eq!(out.steps.len(), 2);
+    assert_eq!(out.steps[1].flows.len(), 6);
+    for step in &out.steps {
+        assert!(step.flows.iter().all(|f| f.error.is_none() && f.to == 0));
+        // Each agent started at the same instant on the coordinator's clock:
+        // its own start time minus its own offset (exact with a fake clock
+        // that carries messages in no time).
+        assert_eq!(step.start_spread_ms, Some(0.0));
+    }
+    // Senders 1, 2, 3 at 2, 3 and 4 Gbit/s: Jain's index of those rates.
+    let expect = plan::jain_index(&[2e9, 3e9, 4e9]);
+    assert!((out.steps[0].jain_index - expect).abs() < 1e-12);
+    assert_eq!(out.steps[0].aggregate_bits_per_second, 9e9);
+    for (rank, host) in out.hosts.iter().enumerate() {
+        let want = sim.agents[rank].offset_ns;
+        assert_eq!(host.clock_offset_ns, Some(want));
+        assert_eq!(host.address.as_deref(), Some(&*format!("10.0.0.{rank}:5201")));
+    }
+    // The receiver sends nothing, so it is given no task.
+    assert!(sim.agents[0].tasks.is_empty());
+    assert!(sim.agents.iter().all(|a| a.machine.is_over()), "every agent dismissed");
+}
+
+#[test]
+fn an_agent_that_never_joins_is_named_and_the_rest_run() {
+    let mut sim = Sim::new(4, &[(2, Fault::NeverJoins)], incast_plan(4, &[1]));
+    let out = sim.run();
+    let failed: Vec<_> = out.hosts.iter().filter(|h| h.failed.is_some()).collect();
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0].rank, 2);
+    assert!(failed[0].failed.as_ref().unwrap().contains("did not join within 10 s"));
+    let flows = &out.steps[0].flows;
+    assert_eq!(flows.iter().filter(|f| f.error.is_none()).count(), 2);
+    let missing = flows.iter().find(|f| f.from == 2).unwrap();
+    assert!(missing.error.as_ref().unwrap().contains("rank 2 failed"));
+}
+
+#[test]
+fn an_agent_lost_mid_step_is_named_its_flows_marked_and_later_steps_run() {
+    let mut sim = Sim::new(4, &[(3, Fault::DiesAt(0))], incast_plan(4, &[1, 2]));
+    let out = sim.run();
+    let host = &out.hosts[3];
+    assert_eq!(host.failed.as_deref(), Some("its connection was lost"));
+    assert_eq!(out.steps.len(), 2);
+    for step in &out.steps {
+        let lost: Vec<_> = step.flows.iter().filter(|f| f.from == 3).collect();
+        assert!(lost.iter().all(|f| f.error.as_ref().unwrap().contains("rank 3 failed")));
+        assert!(step.flows.iter().filter(|f| f.from != 3).all(|f| f.error.is_none()));
+    }
+    // Jain's index over the flows that ran.
+    assert!((out.steps[0].jain_index - plan::jain_index(&[2e9, 3e9])).abs() < 1e-12);
+}
+
+#[test]
+fn a_hung_agent_is_given_up_on_at_the_steps_deadline() {
+    let mut sim = Sim::new(3, &[(1, Fault::HangsAt(0))], incast_plan(3, &[1]));
+    let start = sim.now.at;
+    let out = sim.run();
+    assert!(out.hosts[1].failed.as_ref().unwrap().contains("did not report"));
+    // Lead, duration and grace, no more.
+    let took = sim.now.at - start;
+    assert!(took <= Duration::from_millis(10_400), "{took:?}");
+    assert!(sim.events.iter().any(|e| matches!(e, Event::Failed { rank: 1, .. })));
+}
+
+#[test]
+fn a_second_join_as_the_same_rank_is_refused_and_the_first_kept() {
+    let mut sim = Sim::new(2, &[], incast_plan(2, &[1]));
+    sim.until(|e| matches!(e, Event::Joined { rank: 1, .. }));
+    sim.coordinator.connected(99, IpAddr::V4(Ipv4Addr::LOCALHOST));
+    let stray = AgentJoin {
+        rank: 1,
+        size: 2,
+        name: "stray".into(),
+        data_port: 1,
+        host: HostFacts::default(),
+    };
+    sim.coordinator.handle(sim.now, 99, Message::AgentJoin(Box::new(stray)));
+    let out = sim.run();
+    assert!(out.hosts.iter().all(|h| h.failed.is_none()), "{:?}", out.hosts);
+    assert_eq!(out.hosts[1].name, "h1");
+    assert!(sim.strays.iter().any(|(c, m)| *c == 99 && matches!(m, Message::Refuse(_))));
+}
+
+#[test]
+fn a_stopped_run_keeps_what_ran_and_names_what_did_not() {
+    let mut sim = Sim::new(3, &[(2, Fault::HangsAt(1))], incast_plan(3, &[1, 2]));
+    sim.until(|e| matches!(e, Event::StepStarted { step: 1, .. }));
+    sim.coordinator.stop("interrupted".into());
+    let out = sim.coordinator.outcome().unwrap();
+    assert_eq!(out.stopped.as_deref(), Some("interrupted"));
+    assert_eq!(out.steps.len(), 2);
+    let cut = out.steps[1].flows.iter().find(|f| f.from == 2).unwrap();
+    assert!(cut.error.as_ref().unwrap().contains("stopped"));
+    let dismissed = std::iter::from_fn(|| sim.coordinator.poll_transmit())
+        .filter(|(_, m)| *m == Message::Dismiss)
+        .count();
+    assert_eq!(dismissed, 3);
+}
+
+#[test]
+fn a_thousand_flows_from_128_agents() {
+    let mut sim = Sim::new(128, &[], incast_plan(128, &[8]));
+    let out = sim.run();
+    assert_eq!(out.steps[0].flows.len(), 127 * 8);
+    assert!(out.steps[0].flows.iter().all(|f| f.error.is_none()));
+    assert_eq!(out.hosts.len(), 128);
+}

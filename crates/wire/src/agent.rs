@@ -1,0 +1,144 @@
+//! The messages between a many-host run's coordinator and its agents: an
+//! agent joins with its rank and the port its flows are received on, the
+//! coordinator times a few clock probes, then hands each agent the flows
+//! of every step with the time to start them on the agent's own clock,
+//! and each agent reports what its flows measured. Every count is bounded.
+
+use std::net::SocketAddr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::WireError;
+use linerate_result::HostFacts;
+use linerate_result::fleet::FlowResult;
+
+/// Most ranks one run may have.
+pub const MAX_RANKS: u32 = 65_536;
+/// Most flows one agent runs in one step.
+pub const MAX_AGENT_FLOWS: usize = 4096;
+/// Most intervals one flow reports.
+pub const MAX_FLOW_INTERVALS: usize = 100_000;
+const MAX_NAME: usize = 255;
+const MAX_STEP_MS: u64 = 24 * 3600 * 1000;
+
+/// Agent to coordinator, first: who it is and where its flows arrive.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentJoin {
+    pub rank: u32,
+    /// Ranks in the run, as the agent's launcher counts them.
+    pub size: u32,
+    /// The agent's host name, as its launcher or the host knows it.
+    pub name: String,
+    /// The port of the agent's bench server.
+    pub data_port: u16,
+    pub host: HostFacts,
+}
+
+impl AgentJoin {
+    pub fn validate(&self) -> Result<(), WireError> {
+        if self.size == 0 || self.size > MAX_RANKS || self.rank >= self.size {
+            return WireError::invalid("rank", "must be below a size of 1 to 65536 ranks");
+        }
+        if self.name.len() > MAX_NAME {
+            return WireError::invalid("name", "must be at most 255 bytes");
+        }
+        if self.data_port == 0 {
+            return WireError::invalid("data_port", "must not be 0");
+        }
+        Ok(())
+    }
+}
+
+/// Coordinator to agent: answer with your clock (an NTP-style exchange).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClockProbe {
+    pub seq: u32,
+    /// When it left, ns since the Unix epoch on the coordinator's clock.
+    pub coordinator_ns: u64,
+}
+
+/// Agent to coordinator: the probe, with when it arrived and when this
+/// answer left on the agent's clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClockEcho {
+    pub seq: u32,
+    pub coordinator_ns: u64,
+    pub agent_received_ns: u64,
+    pub agent_sent_ns: u64,
+}
+
+/// One flow an agent sends: `streams` connections to `to`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskFlow {
+    /// The flow's index in the step, echoed in the report.
+    pub flow: u32,
+    pub to: SocketAddr,
+    pub streams: u16,
+    pub message_bytes: u32,
+}
+
+/// Coordinator to agent: the flows of one step, started together.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentTask {
+    pub step: u32,
+    /// When to start, ns since the Unix epoch on the agent's clock.
+    pub start_at_ns: u64,
+    pub duration_ms: u64,
+    pub interval_ms: u64,
+    pub flows: Vec<TaskFlow>,
+}
+
+impl AgentTask {
+    pub fn validate(&self) -> Result<(), WireError> {
+        if self.duration_ms == 0 || self.duration_ms > MAX_STEP_MS {
+            return WireError::invalid("duration_ms", "must be between 1 ms and a day");
+        }
+        if self.interval_ms != 0 && self.interval_ms < 10 {
+            return WireError::invalid("interval_ms", "must be 0 (off) or at least 10 ms");
+        }
+        if self.flows.len() > MAX_AGENT_FLOWS {
+            return WireError::invalid("flows", "at most 4096 a step");
+        }
+        for f in &self.flows {
+            if f.streams == 0 || f.streams > crate::MAX_STREAMS {
+                return WireError::invalid("streams", "must be between 1 and 1024");
+            }
+            if f.message_bytes == 0 || f.message_bytes > 256 << 20 {
+                return WireError::invalid("message_bytes", "must be between 1 byte and 256 MiB");
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Agent to coordinator: what the step's flows measured, one entry each.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentReport {
+    pub step: u32,
+    pub flows: Vec<(u32, FlowResult)>,
+}
+
+impl AgentReport {
+    pub fn validate(&self) -> Result<(), WireError> {
+        if self.flows.len() > MAX_AGENT_FLOWS {
+            return WireError::invalid("flows", "at most 4096 a step");
+        }
+        for (_, f) in &self.flows {
+            if f.interval_bits_per_second.len() > MAX_FLOW_INTERVALS {
+                return WireError::invalid("interval_bits_per_second", "too many intervals");
+            }
+            if let Err(reason) = f.validate() {
+                return Err(WireError::Malformed {
+                    what: "agent report",
+                    reason,
+                });
+            }
+            for text in [&f.verdict, &f.error].into_iter().flatten() {
+                if text.len() > 4096 {
+                    return WireError::invalid("verdict", "must be at most 4096 bytes");
+                }
+            }
+        }
+        Ok(())
+    }
+}
