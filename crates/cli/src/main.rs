@@ -10,6 +10,8 @@ mod demo_cmd;
 mod detach;
 mod docs_cmd;
 mod find_rate;
+mod fleet_cmd;
+mod fleet_launch;
 mod keys_cmd;
 mod lab_cmd;
 mod latency_cmd;
@@ -49,6 +51,12 @@ enum Command {
     Bench(bench_cmd::BenchArgs),
     /// Round-trip percentiles and bandwidth against message size, idle and under load.
     Latency(latency_cmd::LatencyArgs),
+    /// Many senders on many hosts to one receiver, swept over senders x hosts x message size.
+    Incast(fleet_cmd::IncastArgs),
+    /// Every ordered pair of a host list, pair by pair or all at once; the slowest named.
+    Mesh(fleet_cmd::MeshArgs),
+    /// Join a many-host run as one host's agent (what incast's and mesh's launchers start).
+    Agent(fleet_cmd::AgentArgs),
     /// Send files, trees or generated data to `recv` or `serve --root`, in parallel, resumable.
     Send(transfer_cmd::SendArgs),
     /// Receive one transfer into a directory; prints the URL to send to.
@@ -83,6 +91,9 @@ fn main() {
         Command::Serve(a) => serve_cmd::run(a),
         Command::Bench(a) => bench_cmd::run(a),
         Command::Latency(a) => latency_cmd::run(a),
+        Command::Incast(a) => fleet_cmd::run_incast(a),
+        Command::Mesh(a) => fleet_cmd::run_mesh(a),
+        Command::Agent(a) => fleet_cmd::run_agent(a),
         Command::Send(a) => transfer_cmd::run_send(a),
         Command::Recv(a) => transfer_cmd::run_recv(a),
         Command::Keys(c) => keys_cmd::run(c),

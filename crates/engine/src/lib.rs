@@ -9,6 +9,7 @@
 
 pub mod bench;
 pub mod confine;
+pub mod fleet;
 mod document;
 mod door;
 mod end;

@@ -1,0 +1,514 @@
+//! `linerate incast`, `linerate mesh` and `linerate agent`: many-host runs.
+//! Both run commands plan their steps, get their agents from a launcher
+//! ([`crate::fleet_launch`]), coordinate them, and write one result of
+//! their kind; `agent` is what every launcher starts on each host.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, SystemTime};
+
+use anyhow::Context;
+use clap::Args;
+use linerate_engine::fleet::agent::{self, AgentSpec};
+use linerate_engine::fleet::coordinator::Rendezvous;
+use linerate_fleet::plan::{self, Step};
+use linerate_probe::units::{fmt_bytes, fmt_rate};
+use linerate_result::fleet::{Fleet, FleetStep};
+use linerate_result::{CpuPerGb, Hosts, Limit, ResultDoc, SCHEMA, Summary, Verdict};
+use linerate_session::coordinator::{Event, Outcome, PlannedStep, Settings};
+
+use crate::fleet_launch::{self, Children, LaunchArgs, Role, Starter};
+use crate::usage::UsageError;
+use crate::{netns, output, signals, units};
+
+/// How long agents have to join, and to be reached by ssh.
+const JOIN_WITHIN: Duration = Duration::from_secs(30);
+/// From handing out a step to its start.
+const LEAD: Duration = Duration::from_millis(500);
+/// How long after a step's end its reports may take: flows still
+/// connecting, many sessions on few cores.
+const REPORT_GRACE: Duration = Duration::from_secs(20);
+
+#[derive(Args, Clone, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub launch: LaunchArgs,
+    /// Length of each step.
+    #[arg(short = 't', long = "time", value_name = "TIME", default_value = "5", value_parser = parse_step)]
+    pub time_ms: u64,
+    /// Between interval samples of each flow.
+    #[arg(short = 'i', long = "interval", value_name = "TIME", default_value = "1", value_parser = units::parse_duration_ms)]
+    pub interval_ms: u64,
+    /// Give up the whole run after this long (default: the plan's length, with room
+    /// for joining and reporting).
+    #[arg(long, value_name = "TIME", value_parser = units::parse_duration_ms)]
+    pub timeout: Option<u64>,
+    /// Write the linerate.result/1 document to FILE ('-' for stdout; human output then
+    /// goes to stderr).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+}
+
+#[derive(Args, Clone, Debug)]
+#[command(after_help = "Examples:\n  \
+    linerate incast --hosts rx,tx1,tx2,tx3,tx4          over ssh; rx (rank 0) receives\n  \
+    linerate incast --lab lan --senders 1,2,4,8 --sizes 1M\n  \
+    srun -N 5 linerate incast --senders 8 --json incast.json\n  \
+    mpirun -np 5 --host rx,tx1,tx2,tx3,tx4 linerate incast --coordinator rx\n  \
+    linerate incast --local 128 --senders 8 --sizes 1M -t 3   128 agents on loopback")]
+pub struct IncastArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// The rank that receives; every other rank sends.
+    #[arg(long, value_name = "RANK", default_value_t = 0)]
+    pub receiver: u32,
+    /// Sending processes on each source host (one flow of one stream each), swept.
+    #[arg(long, value_name = "LIST", default_value = "1,8", value_parser = parse_counts)]
+    pub senders: Counts,
+    /// Source hosts, swept (default: all of them).
+    #[arg(long, value_name = "LIST", value_parser = parse_counts)]
+    pub source_hosts: Option<Counts>,
+    /// Message sizes (bytes per write), swept: the seed's 8 B, 10 KB and 1 MB by default.
+    #[arg(long, value_name = "LIST", default_value = "8,10K,1M", value_parser = parse_message_sizes)]
+    pub sizes: Counts,
+}
+
+#[derive(Args, Clone, Debug)]
+#[command(after_help = "Examples:\n  \
+    linerate mesh --hosts dtn1,dtn2,dtn3,dtn4       each ordered pair alone, in turn\n  \
+    linerate mesh --lab lan --all-at-once -P 4     every pair at once, 4 streams each\n  \
+    srun -N 8 linerate mesh --json mesh.json")]
+pub struct MeshArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Streams of each pair's flow.
+    #[arg(short = 'P', long, value_name = "N", default_value_t = 1, value_parser = units::parse_streams)]
+    pub streams: u16,
+    /// Every pair at once instead of one pair at a time.
+    #[arg(long)]
+    pub all_at_once: bool,
+}
+
+#[derive(Args, Clone, Debug)]
+pub struct AgentArgs {
+    /// The coordinator to join: HOST:PORT.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub coordinator: String,
+    /// This agent's rank.
+    #[arg(long)]
+    pub rank: u32,
+    /// Ranks in the run.
+    #[arg(long)]
+    pub size: u32,
+    /// The name the result gives this host (default: its host name).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Where this agent's bench server listens for its peers' flows.
+    #[arg(long, value_name = "ADDR:PORT", default_value = "0.0.0.0:0")]
+    pub listen: SocketAddr,
+    /// Leave when the coordinator is silent this long, or unreachable.
+    #[arg(long, value_name = "TIME", default_value = "10m", value_parser = units::parse_duration_ms)]
+    pub timeout: u64,
+}
+
+/// A list of counts, each at least 1.
+#[derive(Clone, Debug)]
+pub struct Counts(Vec<u32>);
+
+fn parse_counts(s: &str) -> Result<Counts, String> {
+    let counts = s
+        .split(',')
+        .map(|t| match t.trim().parse::<u32>() {
+            Ok(n) if (1..=4096).contains(&n) => Ok(n),
+            _ => Err(format!("'{t}': give counts from 1 to 4096, comma-separated")),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Counts(counts))
+}
+
+fn parse_message_sizes(s: &str) -> Result<Counts, String> {
+    units::parse_sizes(s).map(Counts)
+}
+
+fn parse_step(s: &str) -> Result<u64, String> {
+    match units::parse_duration_ms(s)? {
+        ms if (100..=24 * 3600 * 1000).contains(&ms) => Ok(ms),
+        _ => Err(format!("'{s}': each step runs 100 ms to a day")),
+    }
+}
+
+pub fn run_incast(a: IncastArgs) -> anyhow::Result<()> {
+    let plan_for = |size: u32| -> anyhow::Result<Vec<PlannedStep>> {
+        if a.receiver >= size {
+            return Err(UsageError(format!(
+                "--receiver {}: the run has ranks 0 to {}",
+                a.receiver,
+                size.saturating_sub(1)
+            ))
+            .into());
+        }
+        let sources: Vec<u32> = (0..size).filter(|&r| r != a.receiver).collect();
+        let hosts = match &a.source_hosts {
+            Some(c) => c.0.clone(),
+            None => vec![sources.len() as u32],
+        };
+        if let Some(&h) = hosts.iter().find(|&&h| h as usize > sources.len()) {
+            return Err(UsageError(format!(
+                "--source-hosts {h}: the run has {} source hosts",
+                sources.len()
+            ))
+            .into());
+        }
+        let sizes: Vec<u64> = a.sizes.0.iter().map(|&s| u64::from(s)).collect();
+        let senders: Vec<u16> = a.senders.0.iter().map(|&n| n as u16).collect();
+        Ok(plan::incast(a.receiver, &sources, &senders, &hosts, &sizes)
+            .into_iter()
+            .map(|s| planned(&s, true))
+            .collect())
+    };
+    run_fleet("incast", &a.run, &plan_for)
+}
+
+pub fn run_mesh(a: MeshArgs) -> anyhow::Result<()> {
+    let plan_for = |size: u32| -> anyhow::Result<Vec<PlannedStep>> {
+        let ranks: Vec<u32> = (0..size).collect();
+        Ok(plan::mesh(&ranks, a.streams, a.all_at_once)
+            .into_iter()
+            .map(|s| planned(&s, false))
+            .collect())
+    };
+    run_fleet("mesh", &a.run, &plan_for)
+}
+
+pub fn run_agent(a: AgentArgs) -> anyhow::Result<()> {
+    let coordinator = a
+        .coordinator
+        .parse::<SocketAddr>()
+        .or_else(|_| {
+            use std::net::ToSocketAddrs;
+            a.coordinator
+                .to_socket_addrs()
+                .ok()
+                .and_then(|mut x| x.next())
+                .ok_or(())
+        })
+        .map_err(|_| UsageError(format!("--coordinator {}: give HOST:PORT", a.coordinator)))?;
+    if a.rank >= a.size {
+        return Err(UsageError(format!("--rank {}: below --size {}", a.rank, a.size)).into());
+    }
+    let spec = AgentSpec {
+        coordinator,
+        rank: a.rank,
+        size: a.size,
+        name: a.name.unwrap_or_else(host_name),
+        listen: a.listen,
+        join_within: JOIN_WITHIN,
+        silence: Duration::from_millis(a.timeout),
+    };
+    agent::run(&spec, signals::interrupt_flag(), quiet())
+        .with_context(|| format!("agent of rank {} ({})", spec.rank, spec.name))
+}
+
+fn quiet() -> linerate_engine::server::Logger {
+    Arc::new(|_| {})
+}
+
+fn host_name() -> String {
+    linerate_probe::host::collect().hostname
+}
+
+/// A plan step with the factors it varies, by name.
+fn planned(s: &Step, incast: bool) -> PlannedStep {
+    let factors = if incast {
+        BTreeMap::from([
+            ("senders_per_host".into(), u64::from(s.senders_per_host)),
+            ("source_hosts".into(), u64::from(s.source_hosts)),
+            ("message_bytes".into(), s.message_bytes),
+        ])
+    } else if let [f] = s.flows.as_slice() {
+        BTreeMap::from([("from".into(), u64::from(f.from)), ("to".into(), u64::from(f.to))])
+    } else {
+        BTreeMap::new()
+    };
+    // A mesh moves bulk data: the bench's own write size.
+    let flows = s
+        .flows
+        .iter()
+        .map(|f| plan::Flow {
+            message_bytes: if f.message_bytes == 0 { 128 << 10 } else { f.message_bytes },
+            ..*f
+        })
+        .collect();
+    PlannedStep { factors, flows }
+}
+
+type PlanFor<'a> = dyn Fn(u32) -> anyhow::Result<Vec<PlannedStep>> + 'a;
+
+fn run_fleet(kind: &'static str, a: &RunArgs, plan_for: &PlanFor) -> anyhow::Result<()> {
+    let role = fleet_launch::role(&a.launch)?;
+    let stop = signals::interrupt_flag();
+    match role {
+        Role::Agent {
+            launch,
+            coordinator,
+        } => {
+            let spec = AgentSpec {
+                coordinator,
+                rank: launch.rank,
+                size: launch.size,
+                name: host_name(),
+                listen: "0.0.0.0:0".parse()?,
+                join_within: JOIN_WITHIN,
+                silence: Duration::from_millis(a.timeout.unwrap_or(600_000)),
+            };
+            agent::run(&spec, stop, quiet()).with_context(|| format!("rank {}", launch.rank))
+        }
+        Role::RankZero {
+            launch,
+            coordinator,
+        } => {
+            let plan = plan_for(launch.size)?;
+            let timeout = run_timeout(a, plan.len());
+            let listen = SocketAddr::new(unspecified(coordinator), coordinator.port());
+            let rendezvous = Rendezvous::bind(listen)?;
+            let spec = AgentSpec {
+                coordinator,
+                rank: 0,
+                size: launch.size,
+                name: host_name(),
+                listen: "0.0.0.0:0".parse()?,
+                join_within: JOIN_WITHIN,
+                silence: timeout,
+            };
+            let agent_stop = Arc::clone(&stop);
+            let own_agent = std::thread::spawn(move || agent::run(&spec, agent_stop, quiet()));
+            let outcome = coordinate(kind, a, rendezvous, launch.size, plan, timeout, &stop);
+            let _ = own_agent.join();
+            finish(kind, a, launch.launcher.name(), outcome?)
+        }
+        Role::Starter(starter) => {
+            if let Starter::Lab { lab } = &starter {
+                fleet_launch::check_lab(lab)?;
+            }
+            let size = starter.size();
+            let plan = plan_for(size)?;
+            let timeout = run_timeout(a, plan.len());
+            let listen = starter.listen(&a.launch)?;
+            let outcome = netns::run_in(starter.netns(), || {
+                let rendezvous = Rendezvous::bind(listen)?;
+                let children = Children::start(&starter, &a.launch, listen, timeout)?;
+                let outcome = coordinate(kind, a, rendezvous, size, plan, timeout, &stop);
+                children.finish(Duration::from_secs(10));
+                outcome
+            })?;
+            finish(kind, a, starter.launcher(), outcome)
+        }
+    }
+}
+
+fn unspecified(like: SocketAddr) -> std::net::IpAddr {
+    match like {
+        SocketAddr::V4(_) => std::net::Ipv4Addr::UNSPECIFIED.into(),
+        SocketAddr::V6(_) => std::net::Ipv6Addr::UNSPECIFIED.into(),
+    }
+}
+
+/// The run's limit: joining, then every step with its lead and grace.
+fn run_timeout(a: &RunArgs, steps: usize) -> Duration {
+    match a.timeout {
+        Some(ms) => Duration::from_millis(ms),
+        None => {
+            let step = Duration::from_millis(a.time_ms) + LEAD + REPORT_GRACE;
+            JOIN_WITHIN + step * steps as u32 + Duration::from_secs(30)
+        }
+    }
+}
+
+fn coordinate(
+    kind: &str,
+    a: &RunArgs,
+    rendezvous: Rendezvous,
+    size: u32,
+    plan: Vec<PlannedStep>,
+    timeout: Duration,
+    stop: &AtomicBool,
+) -> anyhow::Result<Outcome> {
+    let mut out = output::Out::new(a.json.as_deref() == Some("-"));
+    let flows: usize = plan.iter().map(|s| s.flows.len()).sum();
+    out.line(&format!(
+        "linerate {kind}: {size} ranks, {} step(s) of {:.1} s, {flows} flow(s); agents meet at {}",
+        plan.len(),
+        a.time_ms as f64 / 1000.0,
+        rendezvous.local_addr()?
+    ));
+    let settings = Settings {
+        size,
+        join_within: JOIN_WITHIN,
+        probes: 5,
+        answer_within: Duration::from_secs(5),
+        lead: LEAD,
+        duration: Duration::from_millis(a.time_ms),
+        interval_ms: a.interval_ms,
+        report_grace: REPORT_GRACE,
+    };
+    let steps = plan.clone();
+    let mut joined = 0;
+    let mut show = |e: &Event| match e {
+        Event::Joined { .. } => {
+            joined += 1;
+            if joined == size {
+                out.line(&format!("all {size} agents joined"));
+            }
+        }
+        Event::Failed { rank, reason } => out.line(&format!("rank {rank} failed: {reason}")),
+        Event::StepStarted { .. } => {}
+        Event::StepDone {
+            step,
+            aggregate_bits_per_second,
+        } => out.line(&format!(
+            "step {}/{} {}: {} flow(s), {}",
+            step + 1,
+            steps.len(),
+            describe(&steps[*step].factors),
+            steps[*step].flows.len(),
+            fmt_rate(*aggregate_bits_per_second)
+        )),
+    };
+    Ok(rendezvous.run(settings, plan, timeout, stop, &mut show)?)
+}
+
+fn describe(factors: &BTreeMap<String, u64>) -> String {
+    let get = |k: &str| factors.get(k).copied();
+    match (get("senders_per_host"), get("source_hosts"), get("message_bytes")) {
+        (Some(s), Some(h), Some(m)) => format!("{s} sender(s) x {h} host(s), {} messages", fmt_bytes(m as f64)),
+        _ => match (get("from"), get("to")) {
+            (Some(f), Some(t)) => format!("{f} -> {t}"),
+            _ => "all pairs".into(),
+        },
+    }
+}
+
+/// Prints the steps and writes the result; a stopped run still writes
+/// what ran, then exits as interrupted.
+fn finish(kind: &'static str, a: &RunArgs, launcher: &str, outcome: Outcome) -> anyhow::Result<()> {
+    let mut out = output::Out::new(a.json.as_deref() == Some("-"));
+    let doc = document(kind, launcher, &outcome);
+    if kind == "mesh" {
+        for line in slowest_pairs(&outcome.steps, &outcome) {
+            out.line(&line);
+        }
+    }
+    out.line(&format!("Verdict: {}", doc.summary.verdict.sentence));
+    if let Some(path) = &a.json {
+        output::write_json(&doc, path)?;
+    }
+    if let Some(why) = &outcome.stopped {
+        return Err(signals::Interrupted(format!("{why}; the result covers what ran")).into());
+    }
+    Ok(())
+}
+
+/// The three slowest pairs of a mesh, each with its verdict.
+fn slowest_pairs(steps: &[FleetStep], outcome: &Outcome) -> Vec<String> {
+    let name = |r: u32| outcome.hosts.get(r as usize).map_or(String::new(), |h| h.name.clone());
+    let mut flows: Vec<_> = steps.iter().flat_map(|s| &s.flows).collect();
+    flows.sort_by(|x, y| x.bits_per_second.total_cmp(&y.bits_per_second));
+    flows
+        .iter()
+        .take(3)
+        .map(|f| {
+            let why = f.error.as_deref().or(f.verdict.as_deref()).unwrap_or("");
+            format!(
+                "slow pair {} -> {}: {} ({why})",
+                name(f.from),
+                name(f.to),
+                fmt_rate(f.bits_per_second)
+            )
+        })
+        .collect()
+}
+
+fn document(kind: &'static str, launcher: &str, outcome: &Outcome) -> ResultDoc {
+    let best = outcome
+        .steps
+        .iter()
+        .max_by(|x, y| x.aggregate_bits_per_second.total_cmp(&y.aggregate_bits_per_second));
+    let summary = Summary {
+        bits_per_second: best.map_or(0.0, |s| s.aggregate_bits_per_second),
+        bytes: outcome
+            .steps
+            .iter()
+            .flat_map(|s| &s.flows)
+            .map(|f| f.bytes)
+            .sum(),
+        seconds: best
+            .and_then(|s| s.flows.iter().map(|f| f.seconds).reduce(f64::max))
+            .unwrap_or(0.0),
+        cpu_seconds_per_gb: CpuPerGb::default(),
+        retransmits: outcome.steps.iter().map(|s| s.retransmits).sum(),
+        verdict: verdict(kind, best, outcome),
+    };
+    let fleet = Fleet {
+        launcher: launcher.to_string(),
+        hosts: outcome.hosts.clone(),
+        steps: outcome.steps.clone(),
+    };
+    ResultDoc {
+        schema: SCHEMA.to_string(),
+        kind: kind.to_string(),
+        linerate_version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line: std::env::args().map(|a| linerate_result::redact(&a)).collect(),
+        started_at: SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64()),
+        hosts: Hosts {
+            client: linerate_probe::host::collect(),
+            server: None,
+        },
+        parameters: serde_json::json!({ "launcher": launcher, "ranks": outcome.hosts.len() }),
+        intervals: Vec::new(),
+        streams: Vec::new(),
+        summary,
+        lab: None,
+        latency: None,
+        study: None,
+        fleet: Some(fleet),
+        interrupted: outcome.stopped.is_some(),
+    }
+}
+
+/// The best step in words, and every rank that failed.
+fn verdict(kind: &str, best: Option<&FleetStep>, outcome: &Outcome) -> Verdict {
+    let mut evidence = BTreeMap::new();
+    let mut sentence = match best {
+        Some(s) => {
+            evidence.insert("aggregate_bits_per_second".into(), s.aggregate_bits_per_second);
+            evidence.insert("jain_index".into(), s.jain_index);
+            let ran = s.flows.iter().filter(|f| f.error.is_none()).count();
+            format!(
+                "The {kind} peaked at {} ({}: {ran} flow(s)), Jain's fairness index {:.3}.",
+                fmt_rate(s.aggregate_bits_per_second),
+                describe(&s.factors),
+                s.jain_index
+            )
+        }
+        None => format!("The {kind} ran no step."),
+    };
+    let failed: Vec<String> = outcome
+        .hosts
+        .iter()
+        .filter_map(|h| Some(format!("rank {} ({}): {}", h.rank, h.name, h.failed.as_ref()?)))
+        .collect();
+    evidence.insert("failed_ranks".into(), failed.len() as f64);
+    if !failed.is_empty() {
+        sentence.push_str(&format!(" Failed: {}.", failed.join("; ")));
+    }
+    Verdict {
+        limit: Limit::Unknown,
+        side: None,
+        sentence,
+        evidence,
+    }
+}

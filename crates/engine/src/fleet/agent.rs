@@ -1,0 +1,203 @@
+//! One host's agent: a bench server for the flows sent to it, and a
+//! control connection to the coordinator over which it joins, answers
+//! clock probes and runs each step's flows at the agreed time.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+use linerate_result::fleet::FlowResult;
+use linerate_result::{ResultDoc, Side};
+use linerate_session::agent::{Agent, Event};
+use linerate_session::{Session, SessionError};
+use linerate_wire::{AgentJoin, AgentReport, AgentTask, ClockEcho, SessionKind, TaskFlow};
+
+use super::wall_ns;
+use crate::bench;
+use crate::error::{EngineError, Result};
+use crate::limits::ServerLimits;
+use crate::server::{Logger, Server};
+use crate::session::connect::{Peer, new_session_id, open_control};
+use crate::session::control::Control;
+use crate::session::{feed, settle};
+use crate::spec::{Affinity, BenchSpec, RxPoll};
+
+/// Longest an agent sleeps for a start time: a later one means clocks
+/// that disagree beyond any probe's error.
+const MAX_START_WAIT: Duration = Duration::from_secs(60);
+
+/// Who the agent is and where its coordinator is.
+#[derive(Debug, Clone)]
+pub struct AgentSpec {
+    pub coordinator: SocketAddr,
+    pub rank: u32,
+    pub size: u32,
+    pub name: String,
+    /// Where this agent's bench server listens (port 0: any free one).
+    pub listen: SocketAddr,
+    /// How long to keep trying to reach the coordinator (it may start
+    /// after its agents, under srun or mpirun).
+    pub join_within: Duration,
+    /// How long to wait for the coordinator's next step.
+    pub silence: Duration,
+}
+
+/// Runs the agent until the coordinator dismisses it, goes away, or
+/// `stop` is set.
+pub fn run(spec: &AgentSpec, stop: Arc<AtomicBool>, log: Logger) -> Result<()> {
+    let limits = ServerLimits {
+        sessions: 8192,
+        streams: 16384,
+        ..ServerLimits::default()
+    };
+    let server = Server::bind(spec.listen, log)?.with_limits(limits);
+    let data_port = server.local_addr()?.port();
+    let server_stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let serving = scope.spawn(|| server.run(false, &server_stop));
+        let ended = join_and_work(spec, data_port, &stop);
+        server_stop.store(true, Relaxed);
+        let served = serving
+            .join()
+            .unwrap_or_else(|_| Err(EngineError::Failed("the bench server panicked".into())));
+        ended.and(served)
+    })
+}
+
+fn join_and_work(spec: &AgentSpec, data_port: u16, stop: &Arc<AtomicBool>) -> Result<()> {
+    let mut ctl = reach(spec, stop)?;
+    let join = AgentJoin {
+        rank: spec.rank,
+        size: spec.size,
+        name: spec.name.clone(),
+        data_port,
+        host: linerate_probe::host::collect(),
+    };
+    let mut m = Agent::new(Instant::now(), join, spec.silence);
+    loop {
+        if let Some(end) = settle(&mut ctl, &mut m) {
+            return end;
+        }
+        if stop.load(Relaxed) {
+            m.abort(SessionError::local(
+                linerate_wire::RefusalCode::Internal,
+                "the agent was interrupted",
+            ));
+            continue;
+        }
+        match m.poll_event() {
+            None => feed(&mut ctl, &mut m, Some(Duration::from_millis(200))),
+            Some(Event::Probe(p)) => {
+                let received = wall_ns();
+                m.echo(ClockEcho {
+                    seq: p.seq,
+                    coordinator_ns: p.coordinator_ns,
+                    agent_received_ns: received,
+                    agent_sent_ns: wall_ns(),
+                });
+            }
+            Some(Event::Task(task)) => {
+                let report = run_task(&task, stop);
+                m.task_done(Instant::now(), report);
+            }
+        }
+    }
+}
+
+/// The control connection to the coordinator, retried until it listens.
+fn reach(spec: &AgentSpec, stop: &AtomicBool) -> Result<Control> {
+    let peer = Peer {
+        server: spec.coordinator,
+        bind: None,
+        tls: None,
+        token: None,
+    };
+    let until = Instant::now() + spec.join_within;
+    loop {
+        match open_control(&peer, new_session_id()?, SessionKind::Agent) {
+            Ok(ctl) => return Ok(ctl),
+            Err(e) if Instant::now() >= until || stop.load(Relaxed) => {
+                return Err(EngineError::Failed(format!(
+                    "could not reach the coordinator at {}: {e}",
+                    spec.coordinator
+                )));
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(200)),
+        }
+    }
+}
+
+/// Waits for the task's start time, then runs its flows together.
+fn run_task(task: &AgentTask, stop: &Arc<AtomicBool>) -> AgentReport {
+    let wait = Duration::from_nanos(task.start_at_ns.saturating_sub(wall_ns()));
+    std::thread::sleep(wait.min(MAX_START_WAIT));
+    let flows = std::thread::scope(|scope| {
+        let running: Vec<_> = task
+            .flows
+            .iter()
+            .map(|flow| scope.spawn(move || (flow.flow, run_flow(task, flow, stop))))
+            .collect();
+        running
+            .into_iter()
+            .zip(&task.flows)
+            .map(|(t, flow)| {
+                t.join().unwrap_or_else(|_| {
+                    let mut failed = FlowResult::default();
+                    failed.error = Some("the flow's thread panicked".into());
+                    (flow.flow, failed)
+                })
+            })
+            .collect()
+    });
+    AgentReport {
+        step: task.step,
+        flows,
+    }
+}
+
+fn run_flow(task: &AgentTask, flow: &TaskFlow, stop: &Arc<AtomicBool>) -> FlowResult {
+    let spec = BenchSpec {
+        streams: flow.streams,
+        duration_ms: task.duration_ms,
+        interval_ms: task.interval_ms,
+        write_len: Some(flow.message_bytes),
+        // Many flows share each host's cores: no polling, no pinning.
+        rx_poll: RxPoll::Off,
+        affinity: Affinity::Off,
+        ..BenchSpec::default()
+    };
+    let started_at_ns = wall_ns();
+    let mut result = FlowResult {
+        streams: flow.streams,
+        message_bytes: flow.message_bytes,
+        started_at_ns,
+        ..FlowResult::default()
+    };
+    match bench::run(flow.to, &spec, Some(Arc::clone(stop)), &mut |_, _| {}) {
+        Ok(run) => measured(&mut result, &bench::to_result(&run, Vec::new())),
+        Err(e) => result.error = Some(format!("to {}: {e}", flow.to)),
+    }
+    result
+}
+
+/// A flow's figures from its bench result.
+fn measured(flow: &mut FlowResult, doc: &ResultDoc) {
+    let s = &doc.summary;
+    flow.bytes = s.bytes;
+    flow.seconds = s.seconds;
+    flow.bits_per_second = s.bits_per_second;
+    flow.retransmits = s.retransmits;
+    flow.limit = Some(s.verdict.limit);
+    flow.verdict = Some(s.verdict.sentence.clone());
+    // The senders' samples, streams summed interval by interval.
+    let mut by_interval: Vec<(f64, f64)> = Vec::new();
+    for i in doc.intervals.iter().filter(|i| i.side == Side::Sender) {
+        match by_interval.iter_mut().find(|(end, _)| (end - i.end).abs() < 1e-3) {
+            Some((_, bps)) => *bps += i.bits_per_second,
+            None => by_interval.push((i.end, i.bits_per_second)),
+        }
+    }
+    by_interval.sort_by(|a, b| a.0.total_cmp(&b.0));
+    flow.interval_bits_per_second = by_interval.into_iter().map(|(_, bps)| bps).collect();
+}
