@@ -231,6 +231,7 @@ impl BenchArgs {
                 tos: self.tos,
                 bind: self.bind,
             },
+            start_at: None,
         }
     }
 

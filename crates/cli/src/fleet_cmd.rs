@@ -15,7 +15,7 @@ use linerate_engine::fleet::agent::{self, AgentSpec};
 use linerate_engine::fleet::coordinator::Rendezvous;
 use linerate_fleet::plan::{self, Step};
 use linerate_probe::units::{fmt_bytes, fmt_rate};
-use linerate_result::fleet::{Fleet, FleetStep};
+use linerate_result::fleet::{CoordinatorCost, Fleet, FleetStep};
 use linerate_result::{CpuPerGb, Hosts, Limit, ResultDoc, SCHEMA, Summary, Verdict};
 use linerate_session::coordinator::{Event, Outcome, PlannedStep, Settings};
 
@@ -27,6 +27,9 @@ use crate::{netns, output, signals, units};
 const JOIN_WITHIN: Duration = Duration::from_secs(30);
 /// From handing out a step to its start.
 const LEAD: Duration = Duration::from_millis(500);
+/// More lead for each flow of a step: setting up 1,024 flows into one
+/// receiver took about a second on two cores (docs/guide.md#many-hosts).
+const LEAD_PER_FLOW: Duration = Duration::from_millis(2);
 /// How long after a step's end its reports may take: flows still
 /// connecting, many sessions on few cores.
 const REPORT_GRACE: Duration = Duration::from_secs(20);
@@ -320,7 +323,7 @@ fn run_timeout(a: &RunArgs, steps: usize) -> Duration {
     match a.timeout {
         Some(ms) => Duration::from_millis(ms),
         None => {
-            let step = Duration::from_millis(a.time_ms) + LEAD + REPORT_GRACE;
+            let step = Duration::from_millis(a.time_ms) + LEAD + REPORT_GRACE + LEAD_PER_FLOW * 4096;
             JOIN_WITHIN + step * steps as u32 + Duration::from_secs(30)
         }
     }
@@ -349,6 +352,7 @@ fn coordinate(
         probes: 5,
         answer_within: Duration::from_secs(5),
         lead: LEAD,
+        lead_per_flow: LEAD_PER_FLOW,
         duration: Duration::from_millis(a.time_ms),
         interval_ms: a.interval_ms,
         report_grace: REPORT_GRACE,
@@ -400,12 +404,24 @@ fn finish(kind: &'static str, a: &RunArgs, launcher: &str, outcome: Outcome) -> 
             out.line(&line);
         }
     }
+    if let Some(c) = doc.fleet.as_ref().and_then(|f| f.coordinator) {
+        out.line(&format!(
+            "Coordinator: {:.2} s of CPU, {} peak memory, for {} ranks",
+            c.cpu_seconds,
+            fmt_bytes(c.peak_rss_bytes as f64),
+            c.ranks
+        ));
+    }
     out.line(&format!("Verdict: {}", doc.summary.verdict.sentence));
     if let Some(path) = &a.json {
         output::write_json(&doc, path)?;
     }
     if let Some(why) = &outcome.stopped {
         return Err(signals::Interrupted(format!("{why}; the result covers what ran")).into());
+    }
+    let failed = outcome.hosts.iter().filter(|h| h.failed.is_some()).count();
+    if failed > 0 {
+        anyhow::bail!("{failed} of {} ranks failed; the result covers the rest", outcome.hosts.len());
     }
     Ok(())
 }
@@ -454,6 +470,11 @@ fn document(kind: &'static str, launcher: &str, outcome: &Outcome) -> ResultDoc 
         launcher: launcher.to_string(),
         hosts: outcome.hosts.clone(),
         steps: outcome.steps.clone(),
+        coordinator: Some(CoordinatorCost {
+            cpu_seconds: linerate_probe::cpu::process_seconds(),
+            peak_rss_bytes: linerate_probe::cpu::process_peak_rss_bytes().unwrap_or(0),
+            ranks: outcome.hosts.len() as u32,
+        }),
     };
     ResultDoc {
         schema: SCHEMA.to_string(),

@@ -208,6 +208,12 @@ pub fn agent_args(coordinator: SocketAddr, rank: u32, size: u32, name: &str, tim
     ]
 }
 
+/// Local agent `rank`'s own loopback address (127.77.0.1, 127.77.0.2,
+/// ...), so that each looks like a host of its own to its peers' doors.
+fn local_address(rank: u32) -> Ipv4Addr {
+    Ipv4Addr::new(127, 77, (rank / 250) as u8, (rank % 250 + 1) as u8)
+}
+
 /// The agents this process started, ended by PID if they outlive the run.
 pub struct Children(Vec<(u32, Child)>);
 
@@ -247,7 +253,7 @@ impl Children {
                     let mut cmd = Command::new(&me);
                     let name = format!("local{rank}");
                     cmd.args(agent_args(coordinator, rank, size, &name, timeout));
-                    cmd.args(["--listen", "127.0.0.1:0"]);
+                    cmd.args(["--listen", &format!("{}:0", local_address(rank))]);
                     cmd
                 }
             };

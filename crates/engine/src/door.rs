@@ -46,6 +46,9 @@ pub(crate) struct Door {
     by_source: Mutex<HashMap<IpAddr, usize>>,
     drops: Mutex<Drops>,
     failures: Mutex<HashMap<IpAddr, Failures>>,
+    /// Every threshold times this (0 and 1: as they stand): a many-host
+    /// run's receiver expects its fan-in to connect at once.
+    scale: usize,
 }
 
 /// One address's recent failed handshakes.
@@ -105,6 +108,18 @@ impl Waiting {
 }
 
 impl Door {
+    /// A door whose thresholds are `scale` times the daemon's.
+    pub(crate) fn widened(scale: usize) -> Door {
+        Door {
+            scale,
+            ..Door::default()
+        }
+    }
+
+    fn scale(&self) -> usize {
+        self.scale.max(1)
+    }
+
     /// Lets `peer` in to wait for its hello, or says no (the caller closes
     /// the connection at once).
     pub(crate) fn admit(self: &Arc<Self>, peer: SocketAddr) -> Option<Waiting> {
@@ -117,12 +132,13 @@ impl Door {
         {
             let mut by = lock(&self.by_source);
             let mine = by.entry(source).or_default();
-            if *mine >= MAX_PENDING_PER_SOURCE {
+            let k = self.scale();
+            if *mine >= MAX_PENDING_PER_SOURCE * k {
                 drop(by);
                 self.note_drop(source, false);
                 return None;
             }
-            if waiting >= MAX_PENDING_HANDSHAKES || early_drop(waiting) {
+            if waiting >= MAX_PENDING_HANDSHAKES * k || early_drop(waiting / k) {
                 drop(by);
                 self.note_drop(source, true);
                 return None;
@@ -133,7 +149,7 @@ impl Door {
         Some(Waiting {
             door: Arc::clone(self),
             source,
-            timeout: if waiting >= EARLY_DROP_FROM {
+            timeout: if waiting >= EARLY_DROP_FROM * self.scale() {
                 HELLO_TIMEOUT_UNDER_PRESSURE
             } else {
                 HELLO_TIMEOUT
@@ -302,6 +318,18 @@ mod tests {
         drop(held);
         let line = last.leave().expect("the flood's end is logged");
         assert!(line.starts_with("dropped 2 connection(s)"), "{line}");
+    }
+
+    #[test]
+    fn a_widened_door_holds_its_scale_times_more_from_one_source() {
+        let door = Arc::new(Door::widened(4));
+        let peer: SocketAddr = "192.0.2.7:1".parse().unwrap();
+        let held: Vec<Waiting> = (0..4 * MAX_PENDING_PER_SOURCE)
+            .map(|_| door.admit(peer).expect("within four times the limit"))
+            .collect();
+        assert!(door.admit(peer).is_none());
+        drop(held);
+        assert!(door.admit(peer).is_some());
     }
 
     #[test]

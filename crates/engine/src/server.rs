@@ -77,6 +77,14 @@ impl Server {
         self
     }
 
+    /// Lets `scale` times the usual number of connections wait for their
+    /// hello at once (docs/guide.md#connection-floods): a many-host run's
+    /// receiver is connected to by its whole fan-in together.
+    pub fn with_door_scale(mut self, scale: usize) -> Server {
+        self.door = Arc::new(Door::widened(scale));
+        self
+    }
+
     pub fn bind(addr: SocketAddr, log: Logger) -> Result<Server> {
         let sock = socket2::Socket::new(
             socket2::Domain::for_address(addr),

@@ -55,6 +55,9 @@ pub struct BenchSpec {
     pub tls: Option<ClientTls>,
     /// Datagrams instead of TCP (`bench --udp`); `write_len` is their size.
     pub udp: Option<UdpSpec>,
+    /// Open every connection now, but start the data at this time: many
+    /// flows of a many-host run start together, none before all are set up.
+    pub start_at: Option<std::time::SystemTime>,
 }
 
 /// A UDP bench's rate and offloads.
@@ -98,6 +101,7 @@ impl Default for BenchSpec {
             socket: SocketSpec::default(),
             tls: None,
             udp: None,
+            start_at: None,
         }
     }
 }

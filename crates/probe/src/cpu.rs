@@ -35,6 +35,19 @@ pub fn process_seconds() -> f64 {
     as_secs(clock_gettime(ClockId::ProcessCPUTime))
 }
 
+/// The most resident memory this process has held (VmHWM), in bytes;
+/// None without /proc.
+pub fn process_peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    parse_vm_hwm(&status)
+}
+
+fn parse_vm_hwm(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 /// The aggregate `cpu` line of /proc/stat, in clock ticks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct HostTicks {
@@ -96,6 +109,14 @@ pub fn cpus() -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn peak_memory_is_read_from_vm_hwm() {
+        let status = "Name:\tlinerate\nVmPeak:\t  9000 kB\nVmHWM:\t    4242 kB\n";
+        assert_eq!(parse_vm_hwm(status), Some(4242 * 1024));
+        assert_eq!(parse_vm_hwm("Name: x\n"), None);
+        assert!(process_peak_rss_bytes().is_some_and(|b| b > 0));
+    }
 
     #[test]
     fn parses_proc_stat() {

@@ -16,6 +16,19 @@ pub struct Fleet {
     /// Every rank the plan counted on, joined or not.
     pub hosts: Vec<FleetHost>,
     pub steps: Vec<FleetStep>,
+    /// What coordinating cost the coordinator's process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coordinator: Option<CoordinatorCost>,
+}
+
+/// The coordinator's own CPU time and peak memory over the run (with
+/// srun or mpirun, rank 0's process, which runs an agent too).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct CoordinatorCost {
+    pub cpu_seconds: f64,
+    pub peak_rss_bytes: u64,
+    /// Ranks it coordinated, so the cost per agent reads off directly.
+    pub ranks: u32,
 }
 
 impl Fleet {

@@ -48,6 +48,9 @@ pub struct Settings {
     /// From handing out a step to its start: room for the task to arrive
     /// and the clocks' error.
     pub lead: Duration,
+    /// More lead for each flow of the step: every flow is set up before
+    /// any starts, and a receiver takes its fan-in's connections one by one.
+    pub lead_per_flow: Duration,
     pub duration: Duration,
     pub interval_ms: u64,
     /// How long after a step's end its reports may take.
@@ -465,8 +468,9 @@ impl Coordinator {
         };
         self.phase = Phase::Running { step };
         let s = &self.settings;
-        let start = now.wall_ns + s.lead.as_nanos() as u64;
-        let due = now.at + s.lead + s.duration + s.report_grace;
+        let lead = s.lead + s.lead_per_flow * planned.flows.len().min(1 << 20) as u32;
+        let start = now.wall_ns + lead.as_nanos() as u64;
+        let due = now.at + lead + s.duration + s.report_grace;
         let mut tasks: BTreeMap<u32, Vec<TaskFlow>> = BTreeMap::new();
         self.current = vec![None; planned.flows.len()];
         for (i, flow) in planned.flows.iter().enumerate() {

@@ -54,6 +54,7 @@ fn settings(size: u32) -> Settings {
         probes: 3,
         answer_within: Duration::from_secs(2),
         lead: Duration::from_millis(300),
+        lead_per_flow: Duration::from_millis(1),
         duration: Duration::from_secs(5),
         interval_ms: 1000,
         report_grace: Duration::from_secs(5),
@@ -297,7 +298,7 @@ fn a_hung_agent_is_given_up_on_at_the_steps_deadline() {
     let start = sim.now.at;
     let out = sim.run();
     assert!(out.hosts[1].failed.as_ref().unwrap().contains("did not report"));
-    // Lead, duration and grace, no more.
+    // Lead (300 ms and 1 ms for each of its 2 flows), duration and grace, no more.
     let took = sim.now.at - start;
     assert!(took <= Duration::from_millis(10_400), "{took:?}");
     assert!(sim.events.iter().any(|e| matches!(e, Event::Failed { rank: 1, .. })));

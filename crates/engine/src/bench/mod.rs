@@ -73,7 +73,7 @@ pub fn run(
     let mut server_host = HostFacts::default();
     let mut client = None;
     let mut accepted = false;
-    let started_at = SystemTime::now();
+    let mut started_at = SystemTime::now();
     loop {
         match settle(&mut ctl, &mut m) {
             Some(Ok(server)) => {
@@ -144,6 +144,10 @@ pub fn run(
                         open_data(&peer, &options, hello)
                     })
                     .collect::<Result<Vec<_>>>()?;
+                if let Some(at) = spec.start_at {
+                    std::thread::sleep(at.duration_since(SystemTime::now()).unwrap_or_default());
+                    started_at = SystemTime::now();
+                }
                 m.streams_open();
                 flush(&mut ctl, &mut m)?;
                 let abort = AtomicBool::new(false);

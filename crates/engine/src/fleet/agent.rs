@@ -2,10 +2,10 @@
 //! control connection to the coordinator over which it joins, answers
 //! clock probes and runs each step's flows at the agreed time.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use linerate_result::fleet::FlowResult;
 use linerate_result::{ResultDoc, Side};
@@ -21,11 +21,16 @@ use crate::server::{Logger, Server};
 use crate::session::connect::{Peer, new_session_id, open_control};
 use crate::session::control::Control;
 use crate::session::{feed, settle};
-use crate::spec::{Affinity, BenchSpec, RxPoll};
+use crate::spec::{Affinity, BenchSpec, RxPoll, SocketSpec};
 
 /// Longest an agent sleeps for a start time: a later one means clocks
 /// that disagree beyond any probe's error.
 const MAX_START_WAIT: Duration = Duration::from_secs(60);
+
+/// An incast's receiver is connected to by its whole fan-in at once (up
+/// to 4,096 flows of each sender): its door lets 16 times the daemon's
+/// handshakes wait (1,024 from one address, 16,384 in all).
+const DOOR_SCALE: usize = 16;
 
 /// Who the agent is and where its coordinator is.
 #[derive(Debug, Clone)]
@@ -51,7 +56,9 @@ pub fn run(spec: &AgentSpec, stop: Arc<AtomicBool>, log: Logger) -> Result<()> {
         streams: 16384,
         ..ServerLimits::default()
     };
-    let server = Server::bind(spec.listen, log)?.with_limits(limits);
+    let server = Server::bind(spec.listen, log)?
+        .with_limits(limits)
+        .with_door_scale(DOOR_SCALE);
     let data_port = server.local_addr()?.port();
     let server_stop = AtomicBool::new(false);
     std::thread::scope(|scope| {
@@ -67,6 +74,7 @@ pub fn run(spec: &AgentSpec, stop: Arc<AtomicBool>, log: Logger) -> Result<()> {
 
 fn join_and_work(spec: &AgentSpec, data_port: u16, stop: &Arc<AtomicBool>) -> Result<()> {
     let mut ctl = reach(spec, stop)?;
+    let bind = source_ip(spec);
     let join = AgentJoin {
         rank: spec.rank,
         size: spec.size,
@@ -98,7 +106,7 @@ fn join_and_work(spec: &AgentSpec, data_port: u16, stop: &Arc<AtomicBool>) -> Re
                 });
             }
             Some(Event::Task(task)) => {
-                let report = run_task(&task, stop);
+                let report = run_task(&task, bind, stop);
                 m.task_done(Instant::now(), report);
             }
         }
@@ -109,7 +117,7 @@ fn join_and_work(spec: &AgentSpec, data_port: u16, stop: &Arc<AtomicBool>) -> Re
 fn reach(spec: &AgentSpec, stop: &AtomicBool) -> Result<Control> {
     let peer = Peer {
         server: spec.coordinator,
-        bind: None,
+        bind: source_ip(spec),
         tls: None,
         token: None,
     };
@@ -128,15 +136,20 @@ fn reach(spec: &AgentSpec, stop: &AtomicBool) -> Result<Control> {
     }
 }
 
-/// Waits for the task's start time, then runs its flows together.
-fn run_task(task: &AgentTask, stop: &Arc<AtomicBool>) -> AgentReport {
-    let wait = Duration::from_nanos(task.start_at_ns.saturating_sub(wall_ns()));
-    std::thread::sleep(wait.min(MAX_START_WAIT));
+/// The address this agent's connections leave from: the one it listens
+/// on, when it listens on one (agents sharing a host, each its own address).
+fn source_ip(spec: &AgentSpec) -> Option<IpAddr> {
+    Some(spec.listen.ip()).filter(|ip| !ip.is_unspecified())
+}
+
+/// Sets up the task's flows at once and starts their data together at
+/// its start time.
+fn run_task(task: &AgentTask, bind: Option<IpAddr>, stop: &Arc<AtomicBool>) -> AgentReport {
     let flows = std::thread::scope(|scope| {
         let running: Vec<_> = task
             .flows
             .iter()
-            .map(|flow| scope.spawn(move || (flow.flow, run_flow(task, flow, stop))))
+            .map(|flow| scope.spawn(move || (flow.flow, run_flow(task, flow, bind, stop))))
             .collect();
         running
             .into_iter()
@@ -156,7 +169,12 @@ fn run_task(task: &AgentTask, stop: &Arc<AtomicBool>) -> AgentReport {
     }
 }
 
-fn run_flow(task: &AgentTask, flow: &TaskFlow, stop: &Arc<AtomicBool>) -> FlowResult {
+fn run_flow(
+    task: &AgentTask,
+    flow: &TaskFlow,
+    bind: Option<IpAddr>,
+    stop: &Arc<AtomicBool>,
+) -> FlowResult {
     let spec = BenchSpec {
         streams: flow.streams,
         duration_ms: task.duration_ms,
@@ -165,20 +183,36 @@ fn run_flow(task: &AgentTask, flow: &TaskFlow, stop: &Arc<AtomicBool>) -> FlowRe
         // Many flows share each host's cores: no polling, no pinning.
         rx_poll: RxPoll::Off,
         affinity: Affinity::Off,
+        socket: SocketSpec {
+            bind,
+            ..SocketSpec::default()
+        },
+        start_at: Some(start_time(task.start_at_ns)),
         ..BenchSpec::default()
     };
-    let started_at_ns = wall_ns();
     let mut result = FlowResult {
         streams: flow.streams,
         message_bytes: flow.message_bytes,
-        started_at_ns,
         ..FlowResult::default()
     };
     match bench::run(flow.to, &spec, Some(Arc::clone(stop)), &mut |_, _| {}) {
-        Ok(run) => measured(&mut result, &bench::to_result(&run, Vec::new())),
+        Ok(run) => {
+            result.started_at_ns = run
+                .started_at
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64);
+            measured(&mut result, &bench::to_result(&run, Vec::new()));
+        }
         Err(e) => result.error = Some(format!("to {}: {e}", flow.to)),
     }
     result
+}
+
+/// The task's start on this host's clock, no later than [`MAX_START_WAIT`]
+/// from now.
+fn start_time(start_at_ns: u64) -> SystemTime {
+    let at = SystemTime::UNIX_EPOCH + Duration::from_nanos(start_at_ns);
+    at.min(SystemTime::now() + MAX_START_WAIT)
 }
 
 /// A flow's figures from its bench result.
