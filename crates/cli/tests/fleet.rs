@@ -1,0 +1,251 @@
+//! Many-host runs on loopback: `incast` and `mesh` with local agents (each
+//! a `linerate agent` process on its own 127.77.x.y address), an agent
+//! killed mid-run, and the srun and mpirun environment contracts (every
+//! rank the same command, rank 0 coordinating). Real launchers in real
+//! namespaces are in `launchers.rs` (root).
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Guard, alone_with_traffic, assert_matches_schema, linerate, linerate_cmd};
+
+fn json_of(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "no result ({e}); stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// The PIDs of `pid`'s children.
+fn children(pid: u32) -> Vec<u32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+fn cmdline(pid: u32) -> String {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+        .unwrap_or_default()
+}
+
+#[test]
+fn incast_with_local_agents_measures_every_flow_of_every_step() {
+    let _alone = alone_with_traffic();
+    let out = linerate_cmd()
+        .args(["incast", "--local", "4", "--senders", "1,2", "--sizes", "64K"])
+        .args(["-t", "1", "--json", "-"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = json_of(&out);
+    assert_matches_schema(&doc);
+    assert_eq!(doc["kind"], "incast");
+    let fleet = &doc["fleet"];
+    assert_eq!(fleet["launcher"], "local");
+    let hosts = fleet["hosts"].as_array().unwrap();
+    assert_eq!(hosts.len(), 4);
+    for h in hosts {
+        assert!(h.get("failed").is_none(), "{h}");
+        // Each agent's clock was probed: on one host, the offset is within
+        // its own error bound of zero.
+        let offset = h["clock_offset_ns"].as_i64().unwrap();
+        let bound = h["clock_error_ns"].as_i64().unwrap();
+        assert!(offset.abs() <= bound + 1_000_000, "{h}");
+        assert!(h["address"].as_str().unwrap().starts_with("127.77.0."));
+    }
+    let steps = fleet["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2);
+    for (step, senders) in steps.iter().zip([1, 2]) {
+        assert_eq!(step["factors"]["senders_per_host"], senders);
+        assert_eq!(step["factors"]["source_hosts"], 3);
+        assert_eq!(step["factors"]["message_bytes"], 65536);
+        let flows = step["flows"].as_array().unwrap();
+        assert_eq!(flows.len(), 3 * senders);
+        let mut sum = 0.0;
+        for f in flows {
+            assert!(f.get("error").is_none(), "{f}");
+            assert_eq!(f["to"], 0);
+            assert!(f["bytes"].as_u64().unwrap() > 0);
+            sum += f["bits_per_second"].as_f64().unwrap();
+        }
+        let aggregate = step["aggregate_bits_per_second"].as_f64().unwrap();
+        assert!((aggregate - sum).abs() < 1.0);
+        let jain = step["jain_index"].as_f64().unwrap();
+        assert!((1.0 / flows.len() as f64..=1.0 + 1e-9).contains(&jain), "{jain}");
+    }
+    let cost = &fleet["coordinator"];
+    assert!(cost["cpu_seconds"].as_f64().unwrap() > 0.0);
+    assert!(cost["peak_rss_bytes"].as_u64().unwrap() > 0);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("Jain's fairness index"), "{stderr}");
+}
+
+#[test]
+fn an_agent_killed_mid_run_is_named_and_the_run_ends_in_time() {
+    let _alone = alone_with_traffic();
+    let dir = common::tree::TempDir::new("fleet");
+    let path = dir.0.join("incast.json");
+    let started = Instant::now();
+    let child = linerate_cmd()
+        .args(["incast", "--local", "4", "--senders", "1", "--sizes", "64K"])
+        .args(["-t", "6", "--timeout", "60", "--json"])
+        .arg(&path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut run = Guard(child);
+    let pid = run.0.id();
+    // The agent of rank 2, once the step has begun.
+    let victim = loop {
+        assert!(started.elapsed() < Duration::from_secs(20), "no agents came up");
+        let rank2 = children(pid)
+            .into_iter()
+            .find(|&c| cmdline(c).contains("--rank 2 "));
+        if let Some(v) = rank2
+            && started.elapsed() > Duration::from_secs(3)
+        {
+            break v;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    // SAFETY: kill has no memory preconditions; the PID is a child of the
+    // linerate this test started, still running (we have not reaped it).
+    assert_eq!(unsafe { libc::kill(victim as i32, libc::SIGKILL) }, 0);
+    let status = run.0.wait().unwrap();
+    let took = started.elapsed();
+    assert_eq!(status.code(), Some(1), "a failed rank fails the run");
+    assert!(took < Duration::from_secs(40), "{took:?}");
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("the result is written")).unwrap();
+    let hosts = doc["fleet"]["hosts"].as_array().unwrap();
+    assert_eq!(hosts[2]["failed"], "its connection was lost", "{:?}", hosts);
+    assert!(hosts.iter().filter(|h| h.get("failed").is_some()).count() == 1);
+    let flows = doc["fleet"]["steps"][0]["flows"].as_array().unwrap();
+    let from2 = flows.iter().find(|f| f["from"] == 2).unwrap();
+    assert!(from2["error"].as_str().unwrap().contains("rank 2 failed"));
+    assert!(flows.iter().filter(|f| f["from"] != 2).all(|f| f.get("error").is_none()));
+    assert!(doc["summary"]["verdict"]["sentence"]
+        .as_str()
+        .unwrap()
+        .contains("rank 2 (local2): its connection was lost"));
+}
+
+#[test]
+fn mesh_measures_every_ordered_pair_and_names_the_slowest() {
+    let _alone = alone_with_traffic();
+    let out = linerate_cmd()
+        .args(["mesh", "--local", "3", "-t", "0.5", "--json", "-"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = json_of(&out);
+    assert_matches_schema(&doc);
+    assert_eq!(doc["kind"], "mesh");
+    let steps = doc["fleet"]["steps"].as_array().unwrap();
+    let mut pairs: Vec<(u64, u64)> = steps
+        .iter()
+        .map(|s| {
+            let f = &s["flows"][0];
+            assert!(f.get("error").is_none(), "{f}");
+            assert!(f["verdict"].is_string());
+            (f["from"].as_u64().unwrap(), f["to"].as_u64().unwrap())
+        })
+        .collect();
+    pairs.sort();
+    assert_eq!(pairs, [(0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("slow pair").count(), 3, "{stderr}");
+}
+
+/// Runs `size` ranks of one incast as a launcher would: each with `env`
+/// of its rank, all at once; returns rank 0's result.
+fn ranks_of(size: u32, env: &dyn Fn(u32) -> Vec<(String, String)>) -> serde_json::Value {
+    let dir = common::tree::TempDir::new("fleet");
+    let coordinator = format!("127.0.0.1:{}", free_port());
+    let log = |rank: u32| dir.0.join(format!("rank{rank}.log"));
+    let result = dir.0.join("result.json");
+    let mut ranks: Vec<Guard> = (0..size)
+        .map(|rank| {
+            let mut cmd = Command::new(linerate());
+            cmd.args(["incast", "--senders", "1", "--sizes", "64K", "-t", "1"])
+                .args(["--coordinator", &coordinator])
+                .envs(env(rank))
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(log(rank)).unwrap());
+            if rank == 0 {
+                cmd.arg("--json").arg(&result);
+            }
+            Guard(cmd.spawn().unwrap())
+        })
+        .collect();
+    for (rank, g) in ranks.iter_mut().enumerate() {
+        let status = g.0.wait().unwrap();
+        let said = std::fs::read_to_string(log(rank as u32)).unwrap_or_default();
+        assert!(status.success(), "rank {rank}: {said}");
+    }
+    serde_json::from_slice(&std::fs::read(&result).unwrap()).unwrap()
+}
+
+#[test]
+fn the_ranks_of_srun_and_mpirun_find_rank_zero_and_run_as_one() {
+    let _alone = alone_with_traffic();
+    let slurm = |rank: u32| {
+        vec![
+            ("SLURM_PROCID".into(), rank.to_string()),
+            ("SLURM_NTASKS".into(), "3".into()),
+            ("SLURM_JOB_NODELIST".into(), "localhost".into()),
+        ]
+    };
+    let doc = ranks_of(3, &slurm);
+    assert_eq!(doc["fleet"]["launcher"], "slurm");
+    assert_eq!(doc["fleet"]["hosts"].as_array().unwrap().len(), 3);
+    let flows = doc["fleet"]["steps"][0]["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 2);
+    assert!(flows.iter().all(|f| f.get("error").is_none()), "{flows:?}");
+
+    let mpi = |rank: u32| {
+        vec![
+            ("OMPI_COMM_WORLD_RANK".into(), rank.to_string()),
+            ("OMPI_COMM_WORLD_SIZE".into(), "3".into()),
+        ]
+    };
+    let doc = ranks_of(3, &mpi);
+    assert_eq!(doc["fleet"]["launcher"], "openmpi");
+    assert!(doc["fleet"]["hosts"].as_array().unwrap().iter().all(|h| h.get("failed").is_none()));
+}
+
+#[test]
+fn a_run_without_agents_or_with_a_rank_out_of_range_is_a_usage_error() {
+    let out = linerate_cmd().args(["incast"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--hosts"));
+    let out = linerate_cmd()
+        .args(["incast", "--local", "3", "--receiver", "5"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--receiver 5"));
+    let out = linerate_cmd()
+        .args(["incast"])
+        .env("OMPI_COMM_WORLD_RANK", "1")
+        .env("OMPI_COMM_WORLD_SIZE", "4")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--coordinator"));
+}
