@@ -125,7 +125,9 @@ fn parse_counts(s: &str) -> Result<Counts, String> {
         .split(',')
         .map(|t| match t.trim().parse::<u32>() {
             Ok(n) if (1..=4096).contains(&n) => Ok(n),
-            _ => Err(format!("'{t}': give counts from 1 to 4096, comma-separated")),
+            _ => Err(format!(
+                "'{t}': give counts from 1 to 4096, comma-separated"
+            )),
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Counts(counts))
@@ -231,7 +233,10 @@ fn planned(s: &Step, incast: bool) -> PlannedStep {
             ("message_bytes".into(), s.message_bytes),
         ])
     } else if let [f] = s.flows.as_slice() {
-        BTreeMap::from([("from".into(), u64::from(f.from)), ("to".into(), u64::from(f.to))])
+        BTreeMap::from([
+            ("from".into(), u64::from(f.from)),
+            ("to".into(), u64::from(f.to)),
+        ])
     } else {
         BTreeMap::new()
     };
@@ -240,7 +245,11 @@ fn planned(s: &Step, incast: bool) -> PlannedStep {
         .flows
         .iter()
         .map(|f| plan::Flow {
-            message_bytes: if f.message_bytes == 0 { 128 << 10 } else { f.message_bytes },
+            message_bytes: if f.message_bytes == 0 {
+                128 << 10
+            } else {
+                f.message_bytes
+            },
             ..*f
         })
         .collect();
@@ -301,7 +310,8 @@ fn run_fleet(kind: &'static str, a: &RunArgs, plan_for: &PlanFor) -> anyhow::Res
             let listen = starter.listen(&a.launch)?;
             let outcome = netns::run_in(starter.netns(), || {
                 let rendezvous = Rendezvous::bind(listen)?;
-                let children = Children::start(&starter, &a.launch, listen, timeout)?;
+                let meet = rendezvous.local_addr()?;
+                let children = Children::start(&starter, &a.launch, meet, timeout)?;
                 let outcome = coordinate(kind, a, rendezvous, size, plan, timeout, &stop);
                 children.finish(Duration::from_secs(10));
                 outcome
@@ -323,7 +333,8 @@ fn run_timeout(a: &RunArgs, steps: usize) -> Duration {
     match a.timeout {
         Some(ms) => Duration::from_millis(ms),
         None => {
-            let step = Duration::from_millis(a.time_ms) + LEAD + REPORT_GRACE + LEAD_PER_FLOW * 4096;
+            let step =
+                Duration::from_millis(a.time_ms) + LEAD + REPORT_GRACE + LEAD_PER_FLOW * 4096;
             JOIN_WITHIN + step * steps as u32 + Duration::from_secs(30)
         }
     }
@@ -385,8 +396,15 @@ fn coordinate(
 
 fn describe(factors: &BTreeMap<String, u64>) -> String {
     let get = |k: &str| factors.get(k).copied();
-    match (get("senders_per_host"), get("source_hosts"), get("message_bytes")) {
-        (Some(s), Some(h), Some(m)) => format!("{s} sender(s) x {h} host(s), {} messages", fmt_bytes(m as f64)),
+    match (
+        get("senders_per_host"),
+        get("source_hosts"),
+        get("message_bytes"),
+    ) {
+        (Some(s), Some(h), Some(m)) => format!(
+            "{s} sender(s) x {h} host(s), {} messages",
+            fmt_bytes(m as f64)
+        ),
         _ => match (get("from"), get("to")) {
             (Some(f), Some(t)) => format!("{f} -> {t}"),
             _ => "all pairs".into(),
@@ -421,14 +439,22 @@ fn finish(kind: &'static str, a: &RunArgs, launcher: &str, outcome: Outcome) -> 
     }
     let failed = outcome.hosts.iter().filter(|h| h.failed.is_some()).count();
     if failed > 0 {
-        anyhow::bail!("{failed} of {} ranks failed; the result covers the rest", outcome.hosts.len());
+        anyhow::bail!(
+            "{failed} of {} ranks failed; the result covers the rest",
+            outcome.hosts.len()
+        );
     }
     Ok(())
 }
 
 /// The three slowest pairs of a mesh, each with its verdict.
 fn slowest_pairs(steps: &[FleetStep], outcome: &Outcome) -> Vec<String> {
-    let name = |r: u32| outcome.hosts.get(r as usize).map_or(String::new(), |h| h.name.clone());
+    let name = |r: u32| {
+        outcome
+            .hosts
+            .get(r as usize)
+            .map_or(String::new(), |h| h.name.clone())
+    };
     let mut flows: Vec<_> = steps.iter().flat_map(|s| &s.flows).collect();
     flows.sort_by(|x, y| x.bits_per_second.total_cmp(&y.bits_per_second));
     flows
@@ -447,10 +473,10 @@ fn slowest_pairs(steps: &[FleetStep], outcome: &Outcome) -> Vec<String> {
 }
 
 fn document(kind: &'static str, launcher: &str, outcome: &Outcome) -> ResultDoc {
-    let best = outcome
-        .steps
-        .iter()
-        .max_by(|x, y| x.aggregate_bits_per_second.total_cmp(&y.aggregate_bits_per_second));
+    let best = outcome.steps.iter().max_by(|x, y| {
+        x.aggregate_bits_per_second
+            .total_cmp(&y.aggregate_bits_per_second)
+    });
     let summary = Summary {
         bits_per_second: best.map_or(0.0, |s| s.aggregate_bits_per_second),
         bytes: outcome
@@ -480,7 +506,9 @@ fn document(kind: &'static str, launcher: &str, outcome: &Outcome) -> ResultDoc 
         schema: SCHEMA.to_string(),
         kind: kind.to_string(),
         linerate_version: env!("CARGO_PKG_VERSION").to_string(),
-        command_line: std::env::args().map(|a| linerate_result::redact(&a)).collect(),
+        command_line: std::env::args()
+            .map(|a| linerate_result::redact(&a))
+            .collect(),
         started_at: SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64()),
@@ -505,7 +533,10 @@ fn verdict(kind: &str, best: Option<&FleetStep>, outcome: &Outcome) -> Verdict {
     let mut evidence = BTreeMap::new();
     let mut sentence = match best {
         Some(s) => {
-            evidence.insert("aggregate_bits_per_second".into(), s.aggregate_bits_per_second);
+            evidence.insert(
+                "aggregate_bits_per_second".into(),
+                s.aggregate_bits_per_second,
+            );
             evidence.insert("jain_index".into(), s.jain_index);
             let ran = s.flows.iter().filter(|f| f.error.is_none()).count();
             format!(
@@ -520,7 +551,14 @@ fn verdict(kind: &str, best: Option<&FleetStep>, outcome: &Outcome) -> Verdict {
     let failed: Vec<String> = outcome
         .hosts
         .iter()
-        .filter_map(|h| Some(format!("rank {} ({}): {}", h.rank, h.name, h.failed.as_ref()?)))
+        .filter_map(|h| {
+            Some(format!(
+                "rank {} ({}): {}",
+                h.rank,
+                h.name,
+                h.failed.as_ref()?
+            ))
+        })
         .collect();
     evidence.insert("failed_ranks".into(), failed.len() as f64);
     if !failed.is_empty() {

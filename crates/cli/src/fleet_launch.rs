@@ -45,9 +45,15 @@ pub struct LaunchArgs {
 /// How this process takes part.
 pub enum Role {
     /// A rank of srun or mpirun other than 0: join the coordinator.
-    Agent { launch: Launch, coordinator: SocketAddr },
+    Agent {
+        launch: Launch,
+        coordinator: SocketAddr,
+    },
     /// Rank 0 of srun or mpirun: coordinate, and be an agent too.
-    RankZero { launch: Launch, coordinator: SocketAddr },
+    RankZero {
+        launch: Launch,
+        coordinator: SocketAddr,
+    },
     /// Start the agents here and coordinate them.
     Starter(Starter),
 }
@@ -84,12 +90,14 @@ impl Starter {
         }
     }
 
-    /// The address the coordinator listens on, as the agents reach it.
+    /// The address the coordinator listens on, as the agents reach it:
+    /// any free port unless `--coordinator` names one (agents started here
+    /// are told the port).
     pub fn listen(&self, a: &LaunchArgs) -> anyhow::Result<SocketAddr> {
         if let Some(c) = &a.coordinator {
             return resolve(c);
         }
-        let port = COORDINATOR_PORT;
+        let port = 0;
         Ok(match self {
             Starter::Ssh { hosts } => SocketAddr::new(towards(&hosts[0])?, port),
             Starter::Lab { lab } => SocketAddr::new(IpAddr::V4(lab.hosts[0].v4), port),
@@ -178,7 +186,9 @@ fn towards(host: &str) -> anyhow::Result<IpAddr> {
         .ok()
         .and_then(|mut a| a.next())
         .with_context(|| {
-            format!("cannot resolve {host} to find this host's address towards it; give --coordinator")
+            format!(
+                "cannot resolve {host} to find this host's address towards it; give --coordinator"
+            )
         })?;
     let any = match target {
         SocketAddr::V4(_) => "0.0.0.0:0",
@@ -192,7 +202,13 @@ fn towards(host: &str) -> anyhow::Result<IpAddr> {
 }
 
 /// The `linerate agent` arguments of rank `rank`.
-pub fn agent_args(coordinator: SocketAddr, rank: u32, size: u32, name: &str, timeout: Duration) -> Vec<String> {
+pub fn agent_args(
+    coordinator: SocketAddr,
+    rank: u32,
+    size: u32,
+    name: &str,
+    timeout: Duration,
+) -> Vec<String> {
     vec![
         "agent".into(),
         "--coordinator".into(),
@@ -299,7 +315,10 @@ impl Drop for Children {
 /// Refuses a lab whose hosts cannot reach each other without a router.
 pub fn check_lab(lab: &linerate_lab::Lab) -> anyhow::Result<()> {
     if lab.hosts.len() > 2 && lab.router.is_none() {
-        bail!("lab {} has no router; bring it up with --router", lab.spec.name);
+        bail!(
+            "lab {} has no router; bring it up with --router",
+            lab.spec.name
+        );
     }
     Ok(())
 }

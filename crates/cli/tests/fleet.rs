@@ -46,11 +46,23 @@ fn cmdline(pid: u32) -> String {
 fn incast_with_local_agents_measures_every_flow_of_every_step() {
     let _alone = alone_with_traffic();
     let out = linerate_cmd()
-        .args(["incast", "--local", "4", "--senders", "1,2", "--sizes", "64K"])
+        .args([
+            "incast",
+            "--local",
+            "4",
+            "--senders",
+            "1,2",
+            "--sizes",
+            "64K",
+        ])
         .args(["-t", "1", "--json", "-"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let doc = json_of(&out);
     assert_matches_schema(&doc);
     assert_eq!(doc["kind"], "incast");
@@ -85,7 +97,10 @@ fn incast_with_local_agents_measures_every_flow_of_every_step() {
         let aggregate = step["aggregate_bits_per_second"].as_f64().unwrap();
         assert!((aggregate - sum).abs() < 1.0);
         let jain = step["jain_index"].as_f64().unwrap();
-        assert!((1.0 / flows.len() as f64..=1.0 + 1e-9).contains(&jain), "{jain}");
+        assert!(
+            (1.0 / flows.len() as f64..=1.0 + 1e-9).contains(&jain),
+            "{jain}"
+        );
     }
     let cost = &fleet["coordinator"];
     assert!(cost["cpu_seconds"].as_f64().unwrap() > 0.0);
@@ -112,7 +127,10 @@ fn an_agent_killed_mid_run_is_named_and_the_run_ends_in_time() {
     let pid = run.0.id();
     // The agent of rank 2, once the step has begun.
     let victim = loop {
-        assert!(started.elapsed() < Duration::from_secs(20), "no agents came up");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "no agents came up"
+        );
         let rank2 = children(pid)
             .into_iter()
             .find(|&c| cmdline(c).contains("--rank 2 "));
@@ -138,11 +156,18 @@ fn an_agent_killed_mid_run_is_named_and_the_run_ends_in_time() {
     let flows = doc["fleet"]["steps"][0]["flows"].as_array().unwrap();
     let from2 = flows.iter().find(|f| f["from"] == 2).unwrap();
     assert!(from2["error"].as_str().unwrap().contains("rank 2 failed"));
-    assert!(flows.iter().filter(|f| f["from"] != 2).all(|f| f.get("error").is_none()));
-    assert!(doc["summary"]["verdict"]["sentence"]
-        .as_str()
-        .unwrap()
-        .contains("rank 2 (local2): its connection was lost"));
+    assert!(
+        flows
+            .iter()
+            .filter(|f| f["from"] != 2)
+            .all(|f| f.get("error").is_none())
+    );
+    assert!(
+        doc["summary"]["verdict"]["sentence"]
+            .as_str()
+            .unwrap()
+            .contains("rank 2 (local2): its connection was lost")
+    );
 }
 
 #[test]
@@ -152,7 +177,11 @@ fn mesh_measures_every_ordered_pair_and_names_the_slowest() {
         .args(["mesh", "--local", "3", "-t", "0.5", "--json", "-"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let doc = json_of(&out);
     assert_matches_schema(&doc);
     assert_eq!(doc["kind"], "mesh");
@@ -226,7 +255,13 @@ fn the_ranks_of_srun_and_mpirun_find_rank_zero_and_run_as_one() {
     };
     let doc = ranks_of(3, &mpi);
     assert_eq!(doc["fleet"]["launcher"], "openmpi");
-    assert!(doc["fleet"]["hosts"].as_array().unwrap().iter().all(|h| h.get("failed").is_none()));
+    assert!(
+        doc["fleet"]["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h.get("failed").is_none())
+    );
 }
 
 #[test]

@@ -9,11 +9,11 @@
 
 pub mod bench;
 pub mod confine;
-pub mod fleet;
 mod document;
 mod door;
 mod end;
 mod error;
+pub mod fleet;
 pub mod latency;
 pub mod limits;
 mod measured;

@@ -114,10 +114,16 @@ impl FlowResult {
     pub fn validate(&self) -> Result<(), String> {
         let finite = |x: f64| x.is_finite() && x >= 0.0;
         if !finite(self.seconds) || !finite(self.bits_per_second) {
-            return Err(format!("flow {}->{} has invalid figures", self.from, self.to));
+            return Err(format!(
+                "flow {}->{} has invalid figures",
+                self.from, self.to
+            ));
         }
         if !self.interval_bits_per_second.iter().all(|&x| finite(x)) {
-            return Err(format!("flow {}->{} has an invalid interval", self.from, self.to));
+            return Err(format!(
+                "flow {}->{} has an invalid interval",
+                self.from, self.to
+            ));
         }
         Ok(())
     }

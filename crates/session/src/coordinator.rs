@@ -67,10 +67,22 @@ pub struct PlannedStep {
 /// What the driver may show as the run goes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
-    Joined { rank: u32, name: String },
-    Failed { rank: u32, reason: String },
-    StepStarted { step: usize, flows: usize },
-    StepDone { step: usize, aggregate_bits_per_second: f64 },
+    Joined {
+        rank: u32,
+        name: String,
+    },
+    Failed {
+        rank: u32,
+        reason: String,
+    },
+    StepStarted {
+        step: usize,
+        flows: usize,
+    },
+    StepDone {
+        step: usize,
+        aggregate_bits_per_second: f64,
+    },
 }
 
 /// Every host and every step, as the run left them.
@@ -110,9 +122,13 @@ impl Rank {
 enum Phase {
     /// Ranks joining and answering probes, until every one is ready or
     /// the join deadline.
-    Gathering { until: Instant },
+    Gathering {
+        until: Instant,
+    },
     /// Step `step` runs.
-    Running { step: usize },
+    Running {
+        step: usize,
+    },
     Over,
 }
 
@@ -202,7 +218,11 @@ impl Coordinator {
     pub fn handle_malformed(&mut self, now: Now, conn: Conn, error: linerate_wire::WireError) {
         let rank = self.links.get(&conn).and_then(|l| l.rank);
         self.refuse(conn, RefusalCode::Malformed, error.to_string());
-        self.lost(conn, rank, format!("it sent bytes that do not decode ({error})"));
+        self.lost(
+            conn,
+            rank,
+            format!("it sent bytes that do not decode ({error})"),
+        );
         self.advance(now);
     }
 
@@ -450,7 +470,11 @@ impl Coordinator {
                     self.start_step(now, 0);
                 }
                 Phase::Running { step } => {
-                    if self.ranks.iter().any(|r| r.owes_report && r.failed.is_none()) {
+                    if self
+                        .ranks
+                        .iter()
+                        .any(|r| r.owes_report && r.failed.is_none())
+                    {
                         return;
                     }
                     self.close_step(step, "");

@@ -83,7 +83,10 @@ impl Sim {
                 };
                 let machine = Agent::new(now.at, join, Duration::from_secs(60));
                 if fault != Fault::NeverJoins {
-                    coordinator.connected(rank as Conn, IpAddr::V4(Ipv4Addr::new(10, 0, 0, rank as u8)));
+                    coordinator.connected(
+                        rank as Conn,
+                        IpAddr::V4(Ipv4Addr::new(10, 0, 0, rank as u8)),
+                    );
                 }
                 SimAgent {
                     machine,
@@ -141,7 +144,10 @@ impl Sim {
                 return self.coordinator.outcome().expect("an outcome once over");
             }
             if !moved {
-                let next = self.coordinator.poll_timeout().expect("a deadline while running");
+                let next = self
+                    .coordinator
+                    .poll_timeout()
+                    .expect("a deadline while running");
                 let by = next.saturating_duration_since(self.now.at);
                 self.advance(by + Duration::from_millis(1));
                 self.coordinator.handle_timeout(self.now);
@@ -238,7 +244,11 @@ fn incast_plan(ranks: u32, senders: &[u16]) -> Vec<PlannedStep> {
 fn every_flow_of_each_step_starts_at_one_time_on_every_agents_clock() {
     let mut sim = Sim::new(4, &[], incast_plan(4, &[1, 2]));
     let out = sim.run();
-    assert!(out.hosts.iter().all(|h| h.failed.is_none()), "{:?}", out.hosts);
+    assert!(
+        out.hosts.iter().all(|h| h.failed.is_none()),
+        "{:?}",
+        out.hosts
+    );
     assert_eq!(out.steps.len(), 2);
     assert_eq!(out.steps[1].flows.len(), 6);
     for step in &out.steps {
@@ -255,11 +265,17 @@ fn every_flow_of_each_step_starts_at_one_time_on_every_agents_clock() {
     for (rank, host) in out.hosts.iter().enumerate() {
         let want = sim.agents[rank].offset_ns;
         assert_eq!(host.clock_offset_ns, Some(want));
-        assert_eq!(host.address.as_deref(), Some(&*format!("10.0.0.{rank}:5201")));
+        assert_eq!(
+            host.address.as_deref(),
+            Some(&*format!("10.0.0.{rank}:5201"))
+        );
     }
     // The receiver sends nothing, so it is given no task.
     assert!(sim.agents[0].tasks.is_empty());
-    assert!(sim.agents.iter().all(|a| a.machine.is_over()), "every agent dismissed");
+    assert!(
+        sim.agents.iter().all(|a| a.machine.is_over()),
+        "every agent dismissed"
+    );
 }
 
 #[test]
@@ -269,7 +285,13 @@ fn an_agent_that_never_joins_is_named_and_the_rest_run() {
     let failed: Vec<_> = out.hosts.iter().filter(|h| h.failed.is_some()).collect();
     assert_eq!(failed.len(), 1);
     assert_eq!(failed[0].rank, 2);
-    assert!(failed[0].failed.as_ref().unwrap().contains("did not join within 10 s"));
+    assert!(
+        failed[0]
+            .failed
+            .as_ref()
+            .unwrap()
+            .contains("did not join within 10 s")
+    );
     let flows = &out.steps[0].flows;
     assert_eq!(flows.iter().filter(|f| f.error.is_none()).count(), 2);
     let missing = flows.iter().find(|f| f.from == 2).unwrap();
@@ -285,8 +307,16 @@ fn an_agent_lost_mid_step_is_named_its_flows_marked_and_later_steps_run() {
     assert_eq!(out.steps.len(), 2);
     for step in &out.steps {
         let lost: Vec<_> = step.flows.iter().filter(|f| f.from == 3).collect();
-        assert!(lost.iter().all(|f| f.error.as_ref().unwrap().contains("rank 3 failed")));
-        assert!(step.flows.iter().filter(|f| f.from != 3).all(|f| f.error.is_none()));
+        assert!(
+            lost.iter()
+                .all(|f| f.error.as_ref().unwrap().contains("rank 3 failed"))
+        );
+        assert!(
+            step.flows
+                .iter()
+                .filter(|f| f.from != 3)
+                .all(|f| f.error.is_none())
+        );
     }
     // Jain's index over the flows that ran.
     assert!((out.steps[0].jain_index - plan::jain_index(&[2e9, 3e9])).abs() < 1e-12);
@@ -297,18 +327,29 @@ fn a_hung_agent_is_given_up_on_at_the_steps_deadline() {
     let mut sim = Sim::new(3, &[(1, Fault::HangsAt(0))], incast_plan(3, &[1]));
     let start = sim.now.at;
     let out = sim.run();
-    assert!(out.hosts[1].failed.as_ref().unwrap().contains("did not report"));
+    assert!(
+        out.hosts[1]
+            .failed
+            .as_ref()
+            .unwrap()
+            .contains("did not report")
+    );
     // Lead (300 ms and 1 ms for each of its 2 flows), duration and grace, no more.
     let took = sim.now.at - start;
     assert!(took <= Duration::from_millis(10_400), "{took:?}");
-    assert!(sim.events.iter().any(|e| matches!(e, Event::Failed { rank: 1, .. })));
+    assert!(
+        sim.events
+            .iter()
+            .any(|e| matches!(e, Event::Failed { rank: 1, .. }))
+    );
 }
 
 #[test]
 fn a_second_join_as_the_same_rank_is_refused_and_the_first_kept() {
     let mut sim = Sim::new(2, &[], incast_plan(2, &[1]));
     sim.until(|e| matches!(e, Event::Joined { rank: 1, .. }));
-    sim.coordinator.connected(99, IpAddr::V4(Ipv4Addr::LOCALHOST));
+    sim.coordinator
+        .connected(99, IpAddr::V4(Ipv4Addr::LOCALHOST));
     let stray = AgentJoin {
         rank: 1,
         size: 2,
@@ -316,11 +357,20 @@ fn a_second_join_as_the_same_rank_is_refused_and_the_first_kept() {
         data_port: 1,
         host: HostFacts::default(),
     };
-    sim.coordinator.handle(sim.now, 99, Message::AgentJoin(Box::new(stray)));
+    sim.coordinator
+        .handle(sim.now, 99, Message::AgentJoin(Box::new(stray)));
     let out = sim.run();
-    assert!(out.hosts.iter().all(|h| h.failed.is_none()), "{:?}", out.hosts);
+    assert!(
+        out.hosts.iter().all(|h| h.failed.is_none()),
+        "{:?}",
+        out.hosts
+    );
     assert_eq!(out.hosts[1].name, "h1");
-    assert!(sim.strays.iter().any(|(c, m)| *c == 99 && matches!(m, Message::Refuse(_))));
+    assert!(
+        sim.strays
+            .iter()
+            .any(|(c, m)| *c == 99 && matches!(m, Message::Refuse(_)))
+    );
 }
 
 #[test]

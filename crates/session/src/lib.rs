@@ -13,17 +13,17 @@
 mod core;
 
 pub mod agent;
-pub mod coordinator;
 pub mod bench_client;
 pub mod bench_server;
+pub mod coordinator;
 pub mod transfer_receiver;
 pub mod transfer_sender;
 
 pub use crate::core::{Session, SessionError};
 pub use agent::Agent;
 pub use bench_client::BenchClient;
-pub use coordinator::Coordinator;
 pub use bench_server::BenchServer;
+pub use coordinator::Coordinator;
 pub use transfer_receiver::TransferReceiver;
 pub use transfer_sender::TransferSender;
 
@@ -47,6 +47,6 @@ pub const PEER_SILENCE: Duration = Duration::from_secs(30);
 #[doc(hidden)]
 pub mod fixtures;
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod fleet_tests;
+#[cfg(test)]
+mod tests;

@@ -227,7 +227,10 @@ fn measured(flow: &mut FlowResult, doc: &ResultDoc) {
     // The senders' samples, streams summed interval by interval.
     let mut by_interval: Vec<(f64, f64)> = Vec::new();
     for i in doc.intervals.iter().filter(|i| i.side == Side::Sender) {
-        match by_interval.iter_mut().find(|(end, _)| (end - i.end).abs() < 1e-3) {
+        match by_interval
+            .iter_mut()
+            .find(|(end, _)| (end - i.end).abs() < 1e-3)
+        {
             Some((_, bps)) => *bps += i.bits_per_second,
             None => by_interval.push((i.end, i.bits_per_second)),
         }

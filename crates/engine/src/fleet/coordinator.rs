@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
-use linerate_session::coordinator::{Conn, Coordinator, Event, Now, Outcome, PlannedStep, Settings};
+use linerate_session::coordinator::{
+    Conn, Coordinator, Event, Now, Outcome, PlannedStep, Settings,
+};
 use linerate_wire::{Role, SessionKind};
 
 use super::wall_ns;
