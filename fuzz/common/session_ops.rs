@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use linerate_result::SideReport;
 use linerate_session::Session;
+use linerate_result::fleet::FlowResult;
 use linerate_wire::{
+    AgentJoin, AgentReport, AgentTask, ClockEcho, ClockProbe, TaskFlow,
     Digests, Entries, Entry, EntryKind, FrameDecoder, Message, Need, NeedEnd, NeedFile, PeerIntervals,
     Ready, Refusal, RefusalCode, TransferTotals,
 };
@@ -35,7 +37,7 @@ impl<'a> Ops<'a> {
         head
     }
 
-    fn small(&mut self) -> u64 {
+    pub fn small(&mut self) -> u64 {
         u64::from(self.byte().unwrap_or(0))
     }
 }
@@ -66,9 +68,25 @@ pub fn need(id: u64) -> NeedFile {
     }
 }
 
+/// An agent's join as `rank` of `size`.
+pub fn agent_join(rank: u32, size: u32) -> AgentJoin {
+    AgentJoin {
+        rank,
+        size,
+        name: format!("h{rank}"),
+        data_port: 5201,
+        host: linerate_result::HostFacts::default(),
+    }
+}
+
+/// A message of any type, its fields from the input.
+pub fn any_message(ops: &mut Ops) -> Message {
+    message(ops)
+}
+
 /// A message of any type, its fields from the input.
 fn message(ops: &mut Ops) -> Message {
-    let kind = ops.byte().unwrap_or(0) % 17;
+    let kind = ops.byte().unwrap_or(0) % 23;
     let n = ops.small();
     match kind {
         0 => Message::Accept(accept()),
@@ -100,6 +118,38 @@ fn message(ops: &mut Ops) -> Message {
         13 => Message::TransferReport(Box::new((TransferTotals::default(), SideReport::default()))),
         14 => Message::Intervals(PeerIntervals::default()),
         15 => Message::LatencyRequest(linerate_session::fixtures::latency_params()),
+        16 => Message::AgentJoin(Box::new(agent_join(n as u32 % 5, 4))),
+        17 => Message::ClockProbe(ClockProbe {
+            seq: (n % 6) as u32,
+            coordinator_ns: n << 20,
+        }),
+        18 => Message::ClockEcho(ClockEcho {
+            seq: (n % 6) as u32,
+            coordinator_ns: n << 20,
+            agent_received_ns: (n << 20) + n,
+            agent_sent_ns: (n << 20) + 2 * n,
+        }),
+        19 => Message::AgentTask(AgentTask {
+            step: (n % 3) as u32,
+            start_at_ns: n << 24,
+            duration_ms: 1 + n,
+            interval_ms: 0,
+            flows: (0..n % 3)
+                .map(|i| TaskFlow {
+                    flow: i as u32,
+                    to: "127.0.0.1:5201".parse().unwrap(),
+                    streams: 1,
+                    message_bytes: 1 << 16,
+                })
+                .collect(),
+        }),
+        20 => Message::AgentReport(AgentReport {
+            step: (n % 3) as u32,
+            flows: (0..n % 4)
+                .map(|i| (i as u32, FlowResult::default()))
+                .collect(),
+        }),
+        21 => Message::Dismiss,
         _ => Message::Entries(Entries {
             entries: vec![entry(n)],
         }),
