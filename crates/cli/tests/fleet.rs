@@ -284,3 +284,28 @@ fn a_run_without_agents_or_with_a_rank_out_of_range_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--coordinator"));
 }
+
+#[test]
+fn a_1024_flow_incast_from_128_sending_agents_completes() {
+    let _alone = alone_with_traffic();
+    let dir = common::tree::TempDir::new("fleet-scale");
+    let path = dir.0.join("incast.json");
+    // 129 ranks: the receiver and 128 agents sending 8 flows each.
+    let out = linerate_cmd()
+        .args(["incast", "--local", "129", "--senders", "8", "--sizes", "64K"])
+        .args(["-t", "2", "--json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let fleet = &doc["fleet"];
+    assert_eq!(fleet["hosts"].as_array().unwrap().len(), 129);
+    let flows = fleet["steps"][0]["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 1024);
+    let failed: Vec<_> = flows.iter().filter_map(|f| f.get("error")).collect();
+    assert!(failed.is_empty(), "{} flows failed, e.g. {:?}", failed.len(), failed.first());
+    let cost = &fleet["coordinator"];
+    assert_eq!(cost["ranks"], 129);
+    assert!(cost["cpu_seconds"].as_f64().unwrap() > 0.0);
+}

@@ -397,3 +397,34 @@ fn a_thousand_flows_from_128_agents() {
     assert!(out.steps[0].flows.iter().all(|f| f.error.is_none()));
     assert_eq!(out.hosts.len(), 128);
 }
+
+#[test]
+fn the_plan_and_the_outcome_grow_linearly_with_the_agents() {
+    // Bytes per rank of the tasks handed out (the plan as sent) and of the
+    // serialized outcome, at 16 to 128 ranks sending 8 flows each: the
+    // same at every size, within the rounding of numbers.
+    let spread = |per_rank: &[f64]| {
+        let lo = per_rank.iter().copied().fold(f64::MAX, f64::min);
+        let hi = per_rank.iter().copied().fold(0.0, f64::max);
+        hi / lo
+    };
+    let (plan, outcome): (Vec<f64>, Vec<f64>) = [16u32, 32, 64, 128]
+        .iter()
+        .map(|&n| {
+            let mut sim = Sim::new(n, &[], incast_plan(n, &[8]));
+            let out = sim.run();
+            let tasks: usize = sim
+                .agents
+                .iter()
+                .flat_map(|a| &a.tasks)
+                .map(|t| Message::AgentTask(t.clone()).encode().len())
+                .sum();
+            let hosts = serde_json::to_vec(&out.hosts).unwrap().len();
+            let steps = serde_json::to_vec(&out.steps).unwrap().len();
+            let n = f64::from(n);
+            (tasks as f64 / n, (hosts + steps) as f64 / n)
+        })
+        .unzip();
+    assert!(spread(&plan) < 1.1, "plan bytes per rank {plan:?}");
+    assert!(spread(&outcome) < 1.1, "outcome bytes per rank {outcome:?}");
+}
