@@ -107,6 +107,9 @@ fn incast_with_local_agents_measures_every_flow_of_every_step() {
     assert!(cost["peak_rss_bytes"].as_u64().unwrap() > 0);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("Jain's fairness index"), "{stderr}");
+    let kinds = common::report_kinds(&doc, "incast-report");
+    assert!(kinds.iter().any(|k| k == "incast"), "{kinds:?}");
+    assert!(kinds.iter().any(|k| k == "incast-fairness"), "{kinds:?}");
 }
 
 #[test]
@@ -199,6 +202,8 @@ fn mesh_measures_every_ordered_pair_and_names_the_slowest() {
     assert_eq!(pairs, [(0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1)]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.matches("slow pair").count(), 3, "{stderr}");
+    let kinds = common::report_kinds(&doc, "mesh-report");
+    assert!(kinds.iter().any(|k| k == "mesh"), "{kinds:?}");
 }
 
 /// Runs `size` ranks of one incast as a launcher would: each with `env`
@@ -292,19 +297,36 @@ fn a_1024_flow_incast_from_128_sending_agents_completes() {
     let path = dir.0.join("incast.json");
     // 129 ranks: the receiver and 128 agents sending 8 flows each.
     let out = linerate_cmd()
-        .args(["incast", "--local", "129", "--senders", "8", "--sizes", "64K"])
+        .args([
+            "incast",
+            "--local",
+            "129",
+            "--senders",
+            "8",
+            "--sizes",
+            "64K",
+        ])
         .args(["-t", "2", "--json"])
         .arg(&path)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     let fleet = &doc["fleet"];
     assert_eq!(fleet["hosts"].as_array().unwrap().len(), 129);
     let flows = fleet["steps"][0]["flows"].as_array().unwrap();
     assert_eq!(flows.len(), 1024);
     let failed: Vec<_> = flows.iter().filter_map(|f| f.get("error")).collect();
-    assert!(failed.is_empty(), "{} flows failed, e.g. {:?}", failed.len(), failed.first());
+    assert!(
+        failed.is_empty(),
+        "{} flows failed, e.g. {:?}",
+        failed.len(),
+        failed.first()
+    );
     let cost = &fleet["coordinator"];
     assert_eq!(cost["ranks"], 129);
     assert!(cost["cpu_seconds"].as_f64().unwrap() > 0.0);

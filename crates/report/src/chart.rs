@@ -432,6 +432,91 @@ pub fn bars(id: &str, spec: &Bars) -> Result<String, ReportError> {
     })
 }
 
+/// A square matrix of values (a mesh: rows send, columns receive), each
+/// cell shaded by its value against the largest and labelled with it.
+#[derive(Debug, Clone, Default)]
+pub struct Matrix {
+    pub title: String,
+    /// Row and column names, in order.
+    pub labels: Vec<String>,
+    /// (row, column, value); a missing cell is left blank.
+    pub cells: Vec<(usize, usize, f64)>,
+    /// What the values are, under the matrix.
+    pub unit: String,
+}
+
+pub fn matrix(id: &str, spec: &Matrix) -> Result<String, ReportError> {
+    let n = spec.labels.len();
+    let side = (HEIGHT + 40 * n.saturating_sub(6) as u32).min(900);
+    svg(id, side, |area| {
+        let e = |x: &dyn std::fmt::Display| x.to_string();
+        if n == 0 || spec.cells.is_empty() {
+            return Err("no cells".into());
+        }
+        let top = spec.cells.iter().map(|c| c.2).fold(0.0, f64::max);
+        let top = if top > 0.0 { top } else { 1.0 };
+        let mut chart = ChartBuilder::on(area)
+            .caption(&spec.title, ("sans-serif", 17))
+            .margin(12)
+            .x_label_area_size(44)
+            .y_label_area_size(90)
+            .build_cartesian_2d(0f64..n as f64, 0f64..n as f64)
+            .map_err(|x| e(&x))?;
+        chart
+            .configure_mesh()
+            .disable_mesh()
+            .x_labels(0)
+            .y_labels(0)
+            .x_desc(format!("receiver ({})", spec.unit))
+            .y_desc("sender")
+            .draw()
+            .map_err(|x| e(&x))?;
+        let font = || TextStyle::from(("sans-serif", 12).into_font());
+        for &(row, col, v) in spec.cells.iter().filter(|c| c.0 < n && c.1 < n) {
+            // Rows from the top: sender 0 first.
+            let y = (n - 1 - row) as f64;
+            let x = col as f64;
+            let shade = (v / top).clamp(0.0, 1.0);
+            let fill = RGBColor(
+                (230.0 - 230.0 * shade) as u8,
+                (240.0 - 126.0 * shade) as u8,
+                (250.0 - 72.0 * shade) as u8,
+            );
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(x + 0.02, y + 0.02), (x + 0.98, y + 0.98)],
+                    fill.filled(),
+                )))
+                .map_err(|x| e(&x))?;
+            let ink = if shade > 0.55 { WHITE } else { BLACK };
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    format!("{v:.2}"),
+                    (x + 0.5, y + 0.5),
+                    font().color(&ink).pos(Pos::new(HPos::Center, VPos::Center)),
+                )))
+                .map_err(|x| e(&x))?;
+        }
+        for (i, label) in spec.labels.iter().enumerate() {
+            let (px, py) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
+            area.draw(&Text::new(
+                label.clone(),
+                (px, py + 6),
+                font().pos(Pos::new(HPos::Center, VPos::Top)),
+            ))
+            .map_err(|x| e(&x))?;
+            let (px, py) = chart.backend_coord(&(0.0, (n - 1 - i) as f64 + 0.5));
+            area.draw(&Text::new(
+                label.clone(),
+                (px - 6, py),
+                font().pos(Pos::new(HPos::Right, VPos::Center)),
+            ))
+            .map_err(|x| e(&x))?;
+        }
+        Ok(())
+    })
+}
+
 fn svg(
     id: &str,
     height: u32,
@@ -486,6 +571,23 @@ pub fn human_size(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_matrix_shades_and_labels_every_cell_it_has() {
+        let spec = Matrix {
+            title: "M".into(),
+            labels: vec!["h1".into(), "h2".into(), "h3".into()],
+            cells: vec![(0, 1, 9.5), (1, 0, 4.25), (2, 0, 0.5), (7, 7, 1.0)],
+            unit: "Gbit/s".into(),
+        };
+        let svg = matrix("m", &spec).unwrap();
+        for value in ["9.50", "4.25", "0.50"] {
+            assert!(svg.contains(value), "{value} missing");
+        }
+        // Three cells drawn (the one out of range is not), and the background.
+        assert_eq!(svg.matches("<rect").count(), 3 + 1);
+        assert!(matrix("e", &Matrix::default()).is_err());
+    }
 
     #[test]
     fn draws_lines_and_bars_and_refuses_nothing() {

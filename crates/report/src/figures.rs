@@ -2,15 +2,16 @@
 //! (per stream and summed, with the time to stabilise), TCP_INFO panels,
 //! throughput against streams, RTT and message size, before/after bars,
 //! tool comparison bars with min-max whiskers, and the latency figures
-//! planned by [`crate::latency_figures`].
+//! planned by [`crate::latency_figures`], and the many-host figures (incast
+//! sweeps, mesh matrices) planned by [`crate::fleet_figures`].
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::chart::{self, Bar, Bars, Lines, Series};
 use crate::data::{self, Run};
-use crate::latency_figures;
 use crate::{Input, ReportError, time_to_stabilise};
+use crate::{fleet_figures, latency_figures};
 
 /// In the order a report shows them: comparisons and sweeps first, then
 /// the detail of single runs.
@@ -24,6 +25,9 @@ pub enum FigureKind {
     LatencyVsSize,
     BandwidthVsSize,
     LatencyDistribution,
+    Incast,
+    IncastFairness,
+    Mesh,
     OverTime,
     TcpInfo,
     UdpOverTime,
@@ -43,6 +47,9 @@ impl FigureKind {
             FigureKind::LatencyDistribution => "latency-distribution",
             FigureKind::BeforeAfter => "before-after",
             FigureKind::Tools => "tools",
+            FigureKind::Incast => "incast",
+            FigureKind::IncastFairness => "incast-fairness",
+            FigureKind::Mesh => "mesh",
         }
     }
 }
@@ -78,6 +85,15 @@ fn bars_csv(bars: &[Bar]) -> String {
     let mut s = String::from("label,median,min,max\n");
     for b in bars {
         let _ = writeln!(s, "{},{},{},{}", csv_field(&b.label), b.value, b.min, b.max);
+    }
+    s
+}
+
+fn matrix_csv(m: &chart::Matrix) -> String {
+    let mut s = String::from("sender,receiver,value\n");
+    let name = |i: usize| m.labels.get(i).map_or(String::new(), |l| csv_field(l));
+    for &(row, col, v) in &m.cells {
+        let _ = writeln!(s, "{},{},{v}", name(row), name(col));
     }
     s
 }
@@ -168,6 +184,21 @@ pub fn choose(inputs: &[Input]) -> (Vec<Figure>, Vec<String>) {
             latency_figures::Kind::Distribution => FigureKind::LatencyDistribution,
         };
         b.add_lines(kind, planned.caption, &planned.spec);
+    }
+    for planned in fleet_figures::plan(inputs) {
+        match planned {
+            fleet_figures::Planned::Incast { caption, spec } => {
+                b.add_lines(FigureKind::Incast, caption, &spec)
+            }
+            fleet_figures::Planned::Fairness { caption, spec } => {
+                b.add_lines(FigureKind::IncastFairness, caption, &spec)
+            }
+            fleet_figures::Planned::Mesh { caption, spec } => {
+                let drawn = chart::matrix(FigureKind::Mesh.slug(), &spec);
+                let csv = matrix_csv(&spec);
+                b.add(FigureKind::Mesh, spec.title.clone(), caption, drawn, csv);
+            }
+        }
     }
     before_after(&mut b, inputs);
     tools(&mut b, inputs);

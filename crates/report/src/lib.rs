@@ -6,6 +6,7 @@
 pub mod chart;
 pub mod data;
 pub mod figures;
+mod fleet_figures;
 pub mod html;
 mod latency_figures;
 
