@@ -146,6 +146,61 @@ _arguments "${_arguments_options[@]}" : \
 ':host -- Server to measure against\: HOST, HOST\:PORT or \[V6\]\:PORT:_default' \
 && ret=0
 ;;
+(incast)
+_arguments "${_arguments_options[@]}" : \
+'(--lab --local)*--hosts=[Start one agent on each host over ssh, in rank order (h1,h2,...), with the user'\''s ssh config and keys]:HOSTS:_default' \
+'--ssh=[The ssh command, with any options, that reaches each of --hosts]:CMD:_default' \
+'--remote-path=[linerate'\''s path on the --hosts, when it is not on their PATH]:PATH:_default' \
+'(--local)--lab=[Run one agent in each host namespace of this lab (h1 is rank 0)]:NAME:_default' \
+'--local=[Run N agents as processes on this host'\''s loopback (a scale test)]:N:_default' \
+'--coordinator=[Where agents reach the coordinator\: HOST or HOST\:PORT. Under mpirun, rank 0'\''s host (required); under srun, default the job'\''s first host; with --hosts, default this host'\''s address towards the first of them]:HOST[:PORT]:_default' \
+'-t+[Length of each step]:TIME:_default' \
+'--time=[Length of each step]:TIME:_default' \
+'-i+[Between interval samples of each flow]:TIME:_default' \
+'--interval=[Between interval samples of each flow]:TIME:_default' \
+'--timeout=[Give up the whole run after this long (default\: the plan'\''s length, with room for joining and reporting)]:TIME:_default' \
+'--json=[Write the linerate.result/1 document to FILE ('\''-'\'' for stdout; human output then goes to stderr)]:FILE:_default' \
+'--receiver=[The rank that receives; every other rank sends]:RANK:_default' \
+'--senders=[Sending processes on each source host (one flow of one stream each), swept]:LIST:_default' \
+'--source-hosts=[Source hosts, swept (default\: all of them)]:LIST:_default' \
+'--sizes=[Message sizes (bytes per write), swept\: the seed'\''s 8 B, 10 KB and 1 MB by default]:LIST:_default' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(mesh)
+_arguments "${_arguments_options[@]}" : \
+'(--lab --local)*--hosts=[Start one agent on each host over ssh, in rank order (h1,h2,...), with the user'\''s ssh config and keys]:HOSTS:_default' \
+'--ssh=[The ssh command, with any options, that reaches each of --hosts]:CMD:_default' \
+'--remote-path=[linerate'\''s path on the --hosts, when it is not on their PATH]:PATH:_default' \
+'(--local)--lab=[Run one agent in each host namespace of this lab (h1 is rank 0)]:NAME:_default' \
+'--local=[Run N agents as processes on this host'\''s loopback (a scale test)]:N:_default' \
+'--coordinator=[Where agents reach the coordinator\: HOST or HOST\:PORT. Under mpirun, rank 0'\''s host (required); under srun, default the job'\''s first host; with --hosts, default this host'\''s address towards the first of them]:HOST[:PORT]:_default' \
+'-t+[Length of each step]:TIME:_default' \
+'--time=[Length of each step]:TIME:_default' \
+'-i+[Between interval samples of each flow]:TIME:_default' \
+'--interval=[Between interval samples of each flow]:TIME:_default' \
+'--timeout=[Give up the whole run after this long (default\: the plan'\''s length, with room for joining and reporting)]:TIME:_default' \
+'--json=[Write the linerate.result/1 document to FILE ('\''-'\'' for stdout; human output then goes to stderr)]:FILE:_default' \
+'-P+[Streams of each pair'\''s flow]:N:_default' \
+'--streams=[Streams of each pair'\''s flow]:N:_default' \
+'--all-at-once[Every pair at once instead of one pair at a time]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(agent)
+_arguments "${_arguments_options[@]}" : \
+'--coordinator=[The coordinator to join\: HOST\:PORT]:HOST:PORT:_default' \
+'--rank=[This agent'\''s rank]:RANK:_default' \
+'--size=[Ranks in the run]:SIZE:_default' \
+'--name=[The name the result gives this host (default\: its host name)]:NAME:_default' \
+'--listen=[Where this agent'\''s bench server listens for its peers'\'' flows]:ADDR:PORT:_default' \
+'--timeout=[Leave when the coordinator is silent this long, or unreachable]:TIME:_default' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
 (send)
 _arguments "${_arguments_options[@]}" : \
 '--url-file=[Read the target URL from this file (its first line) instead of the command line, so its secret stays out of \`ps\` and shell history]:FILE:_files' \
@@ -717,6 +772,18 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(incast)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(mesh)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(agent)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (send)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -896,6 +963,9 @@ _linerate_commands() {
 'serve:Answer every kind of session on one TCP port' \
 'bench:Memory-to-memory throughput, one thread per stream, with TCP_INFO and a verdict' \
 'latency:Round-trip percentiles and bandwidth against message size, idle and under load' \
+'incast:Many senders on many hosts to one receiver, swept over senders x hosts x message size' \
+'mesh:Every ordered pair of a host list, pair by pair or all at once; the slowest named' \
+'agent:Join a many-host run as one host'\''s agent (what incast'\''s and mesh'\''s launchers start)' \
 'send:Send files, trees or generated data to \`recv\` or \`serve --root\`, in parallel, resumable' \
 'recv:Receive one transfer into a directory; prints the URL to send to' \
 'keys:This user'\''s client key for daemons (\`serve --root\`)\: make it, print it' \
@@ -910,6 +980,11 @@ _linerate_commands() {
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'linerate commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__agent_commands] )) ||
+_linerate__subcmd__agent_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate agent commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__bench_commands] )) ||
 _linerate__subcmd__bench_commands() {
@@ -937,6 +1012,9 @@ _linerate__subcmd__help_commands() {
 'serve:Answer every kind of session on one TCP port' \
 'bench:Memory-to-memory throughput, one thread per stream, with TCP_INFO and a verdict' \
 'latency:Round-trip percentiles and bandwidth against message size, idle and under load' \
+'incast:Many senders on many hosts to one receiver, swept over senders x hosts x message size' \
+'mesh:Every ordered pair of a host list, pair by pair or all at once; the slowest named' \
+'agent:Join a many-host run as one host'\''s agent (what incast'\''s and mesh'\''s launchers start)' \
 'send:Send files, trees or generated data to \`recv\` or \`serve --root\`, in parallel, resumable' \
 'recv:Receive one transfer into a directory; prints the URL to send to' \
 'keys:This user'\''s client key for daemons (\`serve --root\`)\: make it, print it' \
@@ -951,6 +1029,11 @@ _linerate__subcmd__help_commands() {
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'linerate help commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__agent_commands] )) ||
+_linerate__subcmd__help__subcmd__agent_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help agent commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__help__subcmd__bench_commands] )) ||
 _linerate__subcmd__help__subcmd__bench_commands() {
@@ -976,6 +1059,11 @@ _linerate__subcmd__help__subcmd__demo_commands() {
 _linerate__subcmd__help__subcmd__help_commands() {
     local commands; commands=()
     _describe -t commands 'linerate help help commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__incast_commands] )) ||
+_linerate__subcmd__help__subcmd__incast_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help incast commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__help__subcmd__keys_commands] )) ||
 _linerate__subcmd__help__subcmd__keys_commands() {
@@ -1052,6 +1140,11 @@ _linerate__subcmd__help__subcmd__latency_commands() {
 _linerate__subcmd__help__subcmd__man_commands() {
     local commands; commands=()
     _describe -t commands 'linerate help man commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__mesh_commands] )) ||
+_linerate__subcmd__help__subcmd__mesh_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help mesh commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__help__subcmd__recv_commands] )) ||
 _linerate__subcmd__help__subcmd__recv_commands() {
@@ -1132,6 +1225,11 @@ _linerate__subcmd__help__subcmd__tune__subcmd__plan_commands() {
 _linerate__subcmd__help__subcmd__tune__subcmd__revert_commands() {
     local commands; commands=()
     _describe -t commands 'linerate help tune revert commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__incast_commands] )) ||
+_linerate__subcmd__incast_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate incast commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__keys_commands] )) ||
 _linerate__subcmd__keys_commands() {
@@ -1288,6 +1386,11 @@ _linerate__subcmd__latency_commands() {
 _linerate__subcmd__man_commands() {
     local commands; commands=()
     _describe -t commands 'linerate man commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__mesh_commands] )) ||
+_linerate__subcmd__mesh_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate mesh commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__recv_commands] )) ||
 _linerate__subcmd__recv_commands() {

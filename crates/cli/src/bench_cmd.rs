@@ -402,6 +402,8 @@ mod tests {
             // A TLS configuration is made at run time from --encrypt.
             tls: None,
             udp: None,
+            // Set only by a many-host run's agents, never by a flag.
+            start_at: None,
         };
         assert_eq!(parse(&measure::bench_words(server, &every)), every);
         let udp = BenchSpec {

@@ -156,8 +156,10 @@ fn run_task(task: &AgentTask, bind: Option<IpAddr>, stop: &Arc<AtomicBool>) -> A
             .zip(&task.flows)
             .map(|(t, flow)| {
                 t.join().unwrap_or_else(|_| {
-                    let mut failed = FlowResult::default();
-                    failed.error = Some("the flow's thread panicked".into());
+                    let failed = FlowResult {
+                        error: Some("the flow's thread panicked".into()),
+                        ..FlowResult::default()
+                    };
                     (flow.flow, failed)
                 })
             })
