@@ -331,3 +331,67 @@ fn a_1024_flow_incast_from_128_sending_agents_completes() {
     assert_eq!(cost["ranks"], 129);
     assert!(cost["cpu_seconds"].as_f64().unwrap() > 0.0);
 }
+
+#[test]
+fn ctrl_c_at_the_coordinator_ends_every_agent_and_keeps_what_ran() {
+    let _alone = alone_with_traffic();
+    let dir = common::tree::TempDir::new("fleet-int");
+    let path = dir.0.join("incast.json");
+    let child = linerate_cmd()
+        .args([
+            "incast",
+            "--local",
+            "3",
+            "--senders",
+            "1,2",
+            "--sizes",
+            "64K",
+        ])
+        .args(["-t", "30", "--json"])
+        .arg(&path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut run = Guard(child);
+    let pid = run.0.id();
+    let started = Instant::now();
+    // Into the first step's flows.
+    let agents = loop {
+        let agents = children(pid);
+        if agents.len() == 3 && started.elapsed() > Duration::from_secs(4) {
+            break agents;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "no agents came up"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let interrupted = Instant::now();
+    // SAFETY: kill has no memory preconditions; the PID is the linerate
+    // this test started, not yet reaped.
+    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGINT) }, 0);
+    let status = run.0.wait().unwrap();
+    // The agents left when dismissed, not when ended after the grace.
+    assert!(
+        interrupted.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        interrupted.elapsed()
+    );
+    assert_eq!(status.code(), Some(130));
+    for agent in agents {
+        assert!(
+            !std::path::Path::new(&format!("/proc/{agent}")).exists() || cmdline(agent).is_empty()
+        );
+    }
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(doc["interrupted"], true);
+    let steps = doc["fleet"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 1, "the second step never ran");
+    let cut = &steps[0]["flows"][0]["error"];
+    assert!(
+        cut.as_str().unwrap().contains("stopped (interrupted)"),
+        "{cut}"
+    );
+}

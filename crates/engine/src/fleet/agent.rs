@@ -19,9 +19,12 @@ use crate::error::{EngineError, Result};
 use crate::limits::ServerLimits;
 use crate::server::{Logger, Server};
 use crate::session::connect::{Peer, new_session_id, open_control};
-use crate::session::control::Control;
-use crate::session::{feed, settle};
+use crate::session::control::{Control, Input};
+use crate::session::{apply, feed, settle};
 use crate::spec::{Affinity, BenchSpec, RxPoll, SocketSpec};
+
+/// How often the watch over the coordinator looks at the interrupt flag.
+const WATCH_TICK: Duration = Duration::from_millis(200);
 
 /// Longest an agent sleeps for a start time: a later one means clocks
 /// that disagree beyond any probe's error.
@@ -106,10 +109,63 @@ fn join_and_work(spec: &AgentSpec, data_port: u16, stop: &Arc<AtomicBool>) -> Re
                 });
             }
             Some(Event::Task(task)) => {
-                let report = run_task(&task, bind, stop);
-                m.task_done(Instant::now(), report);
+                let watch = Watch::start(&ctl, stop)?;
+                let report = run_task(&task, bind, &watch.stop);
+                match watch.finish() {
+                    None => m.task_done(Instant::now(), report),
+                    Some(input) => apply(&mut m, input),
+                }
             }
         }
+    }
+}
+
+/// The coordinator's connection, read while a step's flows run: a
+/// dismissal (Ctrl-C at the coordinator, its timeout) or the coordinator
+/// leaving ends the flows at once, as does this agent's own interrupt.
+struct Watch {
+    /// Set to end the step's flows.
+    stop: Arc<AtomicBool>,
+    done: Arc<AtomicBool>,
+    reader: std::thread::JoinHandle<Option<Input>>,
+}
+
+impl Watch {
+    fn start(ctl: &Control, interrupted: &Arc<AtomicBool>) -> Result<Watch> {
+        let mut reader = ctl
+            .try_clone()
+            .map_err(|e| EngineError::io("watching the coordinator", e))?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let done = Arc::new(AtomicBool::new(false));
+        let (flows, over, interrupted) = (
+            Arc::clone(&stop),
+            Arc::clone(&done),
+            Arc::clone(interrupted),
+        );
+        let reader = std::thread::spawn(move || {
+            while !over.load(Relaxed) {
+                if interrupted.load(Relaxed) {
+                    flows.store(true, Relaxed);
+                }
+                match reader.next_input(Some(Instant::now() + WATCH_TICK)) {
+                    Input::Quiet => {}
+                    // Whatever came ends this step's flows: the coordinator
+                    // sends nothing mid-step but a dismissal.
+                    other => {
+                        flows.store(true, Relaxed);
+                        return Some(other);
+                    }
+                }
+            }
+            None
+        });
+        Ok(Watch { stop, done, reader })
+    }
+
+    /// What came from the coordinator while the flows ran, if anything.
+    fn finish(self) -> Option<Input> {
+        self.done.store(true, Relaxed);
+        self.reader.join().unwrap_or(None)
     }
 }
 
