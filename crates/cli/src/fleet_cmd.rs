@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
@@ -15,13 +15,11 @@ use linerate_engine::fleet::agent::{self, AgentSpec};
 use linerate_engine::fleet::coordinator::Rendezvous;
 use linerate_fleet::plan::{self, Step};
 use linerate_probe::units::{fmt_bytes, fmt_rate};
-use linerate_result::fleet::{CoordinatorCost, Fleet, FleetStep};
-use linerate_result::{CpuPerGb, Hosts, Limit, ResultDoc, SCHEMA, Summary, Verdict};
 use linerate_session::coordinator::{Event, Outcome, PlannedStep, Settings};
 
 use crate::fleet_launch::{self, Children, LaunchArgs, Role, Starter};
 use crate::usage::UsageError;
-use crate::{netns, output, signals, units};
+use crate::{fleet_doc, netns, output, signals, units};
 
 /// How long agents have to join, and to be reached by ssh.
 const JOIN_WITHIN: Duration = Duration::from_secs(30);
@@ -386,7 +384,7 @@ fn coordinate(
             "step {}/{} {}: {} flow(s), {}",
             step + 1,
             steps.len(),
-            describe(&steps[*step].factors),
+            fleet_doc::describe(&steps[*step].factors),
             steps[*step].flows.len(),
             fmt_rate(*aggregate_bits_per_second)
         )),
@@ -394,31 +392,13 @@ fn coordinate(
     Ok(rendezvous.run(settings, plan, timeout, stop, &mut show)?)
 }
 
-fn describe(factors: &BTreeMap<String, u64>) -> String {
-    let get = |k: &str| factors.get(k).copied();
-    match (
-        get("senders_per_host"),
-        get("source_hosts"),
-        get("message_bytes"),
-    ) {
-        (Some(s), Some(h), Some(m)) => format!(
-            "{s} sender(s) x {h} host(s), {} messages",
-            fmt_bytes(m as f64)
-        ),
-        _ => match (get("from"), get("to")) {
-            (Some(f), Some(t)) => format!("{f} -> {t}"),
-            _ => "all pairs".into(),
-        },
-    }
-}
-
 /// Prints the steps and writes the result; a stopped run still writes
 /// what ran, then exits as interrupted.
 fn finish(kind: &'static str, a: &RunArgs, launcher: &str, outcome: Outcome) -> anyhow::Result<()> {
     let mut out = output::Out::new(a.json.as_deref() == Some("-"));
-    let doc = document(kind, launcher, &outcome);
+    let doc = fleet_doc::document(kind, launcher, &outcome);
     if kind == "mesh" {
-        for line in slowest_pairs(&outcome.steps, &outcome) {
+        for line in fleet_doc::slowest_pairs(&outcome) {
             out.line(&line);
         }
     }
@@ -445,129 +425,4 @@ fn finish(kind: &'static str, a: &RunArgs, launcher: &str, outcome: Outcome) -> 
         );
     }
     Ok(())
-}
-
-/// The three slowest pairs of a mesh, each with its verdict.
-fn slowest_pairs(steps: &[FleetStep], outcome: &Outcome) -> Vec<String> {
-    let name = |r: u32| {
-        outcome
-            .hosts
-            .get(r as usize)
-            .map_or(String::new(), |h| h.name.clone())
-    };
-    let mut flows: Vec<_> = steps.iter().flat_map(|s| &s.flows).collect();
-    flows.sort_by(|x, y| x.bits_per_second.total_cmp(&y.bits_per_second));
-    flows
-        .iter()
-        .take(3)
-        .map(|f| {
-            let why = f.error.as_deref().or(f.verdict.as_deref()).unwrap_or("");
-            format!(
-                "slow pair {} -> {}: {} ({why})",
-                name(f.from),
-                name(f.to),
-                fmt_rate(f.bits_per_second)
-            )
-        })
-        .collect()
-}
-
-fn document(kind: &'static str, launcher: &str, outcome: &Outcome) -> ResultDoc {
-    let best = outcome.steps.iter().max_by(|x, y| {
-        x.aggregate_bits_per_second
-            .total_cmp(&y.aggregate_bits_per_second)
-    });
-    let summary = Summary {
-        bits_per_second: best.map_or(0.0, |s| s.aggregate_bits_per_second),
-        bytes: outcome
-            .steps
-            .iter()
-            .flat_map(|s| &s.flows)
-            .map(|f| f.bytes)
-            .sum(),
-        seconds: best
-            .and_then(|s| s.flows.iter().map(|f| f.seconds).reduce(f64::max))
-            .unwrap_or(0.0),
-        cpu_seconds_per_gb: CpuPerGb::default(),
-        retransmits: outcome.steps.iter().map(|s| s.retransmits).sum(),
-        verdict: verdict(kind, best, outcome),
-    };
-    let fleet = Fleet {
-        launcher: launcher.to_string(),
-        hosts: outcome.hosts.clone(),
-        steps: outcome.steps.clone(),
-        coordinator: Some(CoordinatorCost {
-            cpu_seconds: linerate_probe::cpu::process_seconds(),
-            peak_rss_bytes: linerate_probe::cpu::process_peak_rss_bytes().unwrap_or(0),
-            ranks: outcome.hosts.len() as u32,
-        }),
-    };
-    ResultDoc {
-        schema: SCHEMA.to_string(),
-        kind: kind.to_string(),
-        linerate_version: env!("CARGO_PKG_VERSION").to_string(),
-        command_line: std::env::args()
-            .map(|a| linerate_result::redact(&a))
-            .collect(),
-        started_at: SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0.0, |d| d.as_secs_f64()),
-        hosts: Hosts {
-            client: linerate_probe::host::collect(),
-            server: None,
-        },
-        parameters: serde_json::json!({ "launcher": launcher, "ranks": outcome.hosts.len() }),
-        intervals: Vec::new(),
-        streams: Vec::new(),
-        summary,
-        lab: None,
-        latency: None,
-        study: None,
-        fleet: Some(fleet),
-        interrupted: outcome.stopped.is_some(),
-    }
-}
-
-/// The best step in words, and every rank that failed.
-fn verdict(kind: &str, best: Option<&FleetStep>, outcome: &Outcome) -> Verdict {
-    let mut evidence = BTreeMap::new();
-    let mut sentence = match best {
-        Some(s) => {
-            evidence.insert(
-                "aggregate_bits_per_second".into(),
-                s.aggregate_bits_per_second,
-            );
-            evidence.insert("jain_index".into(), s.jain_index);
-            let ran = s.flows.iter().filter(|f| f.error.is_none()).count();
-            format!(
-                "The {kind} peaked at {} ({}: {ran} flow(s)), Jain's fairness index {:.3}.",
-                fmt_rate(s.aggregate_bits_per_second),
-                describe(&s.factors),
-                s.jain_index
-            )
-        }
-        None => format!("The {kind} ran no step."),
-    };
-    let failed: Vec<String> = outcome
-        .hosts
-        .iter()
-        .filter_map(|h| {
-            Some(format!(
-                "rank {} ({}): {}",
-                h.rank,
-                h.name,
-                h.failed.as_ref()?
-            ))
-        })
-        .collect();
-    evidence.insert("failed_ranks".into(), failed.len() as f64);
-    if !failed.is_empty() {
-        sentence.push_str(&format!(" Failed: {}.", failed.join("; ")));
-    }
-    Verdict {
-        limit: Limit::Unknown,
-        side: None,
-        sentence,
-        evidence,
-    }
 }

@@ -11,6 +11,7 @@ mod detach;
 mod docs_cmd;
 mod find_rate;
 mod fleet_cmd;
+mod fleet_doc;
 mod fleet_launch;
 mod keys_cmd;
 mod lab_cmd;

@@ -202,6 +202,8 @@ fn mesh_measures_every_ordered_pair_and_names_the_slowest() {
     assert_eq!(pairs, [(0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1)]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.matches("slow pair").count(), 3, "{stderr}");
+    let sentence = doc["summary"]["verdict"]["sentence"].as_str().unwrap();
+    assert!(sentence.starts_with("6 pairs ran at") && sentence.contains("Slowest: "), "{sentence}");
     let kinds = common::report_kinds(&doc, "mesh-report");
     assert!(kinds.iter().any(|k| k == "mesh"), "{kinds:?}");
 }

@@ -1,0 +1,198 @@
+//! The one result of a many-host run (kind `incast` or `mesh`): the
+//! coordinator's outcome as a `linerate.result/1` document, its summary
+//! and its verdict in words.
+
+use std::collections::BTreeMap;
+use std::time::SystemTime;
+
+use linerate_probe::units::{fmt_bytes, fmt_rate};
+use linerate_result::fleet::{CoordinatorCost, Fleet, FleetStep, FlowResult};
+use linerate_result::{CpuPerGb, Hosts, Limit, ResultDoc, SCHEMA, Summary, Verdict};
+use linerate_session::coordinator::Outcome;
+
+/// A step's factors in words.
+pub fn describe(factors: &BTreeMap<String, u64>) -> String {
+    let get = |k: &str| factors.get(k).copied();
+    match (
+        get("senders_per_host"),
+        get("source_hosts"),
+        get("message_bytes"),
+    ) {
+        (Some(s), Some(h), Some(m)) => format!(
+            "{s} sender(s) x {h} host(s), {} messages",
+            fmt_bytes(m as f64)
+        ),
+        _ => match (get("from"), get("to")) {
+            (Some(f), Some(t)) => format!("{f} -> {t}"),
+            _ => "all pairs".into(),
+        },
+    }
+}
+
+/// The three slowest pairs of a mesh, each with why.
+pub fn slowest_pairs(outcome: &Outcome) -> Vec<String> {
+    slowest(outcome, 3)
+        .into_iter()
+        .map(|f| {
+            let why = f.error.as_deref().or(f.verdict.as_deref()).unwrap_or("");
+            format!(
+                "slow pair {} -> {}: {} ({why})",
+                name(outcome, f.from),
+                name(outcome, f.to),
+                fmt_rate(f.bits_per_second)
+            )
+        })
+        .collect()
+}
+
+fn name(outcome: &Outcome, rank: u32) -> String {
+    outcome
+        .hosts
+        .get(rank as usize)
+        .map_or_else(|| format!("rank {rank}"), |h| h.name.clone())
+}
+
+/// The `n` slowest flows of the run, failed ones first.
+fn slowest(outcome: &Outcome, n: usize) -> Vec<&FlowResult> {
+    let mut flows: Vec<&FlowResult> = outcome.steps.iter().flat_map(|s| &s.flows).collect();
+    flows.sort_by(|x, y| {
+        (x.error.is_none(), x.bits_per_second)
+            .partial_cmp(&(y.error.is_none(), y.bits_per_second))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    flows.truncate(n);
+    flows
+}
+
+pub fn document(kind: &'static str, launcher: &str, outcome: &Outcome) -> ResultDoc {
+    let best = outcome.steps.iter().max_by(|x, y| {
+        x.aggregate_bits_per_second
+            .total_cmp(&y.aggregate_bits_per_second)
+    });
+    let flows = || outcome.steps.iter().flat_map(|s| &s.flows);
+    let summary = Summary {
+        bits_per_second: best.map_or(0.0, |s| s.aggregate_bits_per_second),
+        bytes: flows().map(|f| f.bytes).sum(),
+        seconds: best
+            .and_then(|s| s.flows.iter().map(|f| f.seconds).reduce(f64::max))
+            .unwrap_or(0.0),
+        cpu_seconds_per_gb: CpuPerGb::default(),
+        retransmits: outcome.steps.iter().map(|s| s.retransmits).sum(),
+        verdict: verdict(kind, best, outcome),
+    };
+    let fleet = Fleet {
+        launcher: launcher.to_string(),
+        hosts: outcome.hosts.clone(),
+        steps: outcome.steps.clone(),
+        coordinator: Some(CoordinatorCost {
+            cpu_seconds: linerate_probe::cpu::process_seconds(),
+            peak_rss_bytes: linerate_probe::cpu::process_peak_rss_bytes().unwrap_or(0),
+            ranks: outcome.hosts.len() as u32,
+        }),
+    };
+    ResultDoc {
+        schema: SCHEMA.to_string(),
+        kind: kind.to_string(),
+        linerate_version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line: std::env::args()
+            .map(|a| linerate_result::redact(&a))
+            .collect(),
+        started_at: SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64()),
+        hosts: Hosts {
+            client: linerate_probe::host::collect(),
+            server: None,
+        },
+        parameters: serde_json::json!({ "launcher": launcher, "ranks": outcome.hosts.len() }),
+        intervals: Vec::new(),
+        streams: Vec::new(),
+        summary,
+        lab: None,
+        latency: None,
+        study: None,
+        fleet: Some(fleet),
+        interrupted: outcome.stopped.is_some(),
+    }
+}
+
+/// What the run found in words: an incast's best step and its fairness, a
+/// mesh's spread of pair rates and its slowest pair with why; then every
+/// rank that failed.
+fn verdict(kind: &str, best: Option<&FleetStep>, outcome: &Outcome) -> Verdict {
+    let mut evidence = BTreeMap::new();
+    let mut sentence = match (kind, best) {
+        ("mesh", Some(_)) => mesh_sentence(outcome, &mut evidence),
+        (_, Some(s)) => {
+            evidence.insert(
+                "aggregate_bits_per_second".into(),
+                s.aggregate_bits_per_second,
+            );
+            evidence.insert("jain_index".into(), s.jain_index);
+            let ran = s.flows.iter().filter(|f| f.error.is_none()).count();
+            format!(
+                "The {kind} peaked at {} ({}: {ran} flow(s)), Jain's fairness index {:.3}.",
+                fmt_rate(s.aggregate_bits_per_second),
+                describe(&s.factors),
+                s.jain_index
+            )
+        }
+        (_, None) => format!("The {kind} ran no step."),
+    };
+    let failed: Vec<String> = outcome
+        .hosts
+        .iter()
+        .filter_map(|h| {
+            Some(format!(
+                "rank {} ({}): {}",
+                h.rank,
+                h.name,
+                h.failed.as_ref()?
+            ))
+        })
+        .collect();
+    evidence.insert("failed_ranks".into(), failed.len() as f64);
+    if !failed.is_empty() {
+        sentence.push_str(&format!(" Failed: {}.", failed.join("; ")));
+    }
+    Verdict {
+        limit: Limit::Unknown,
+        side: None,
+        sentence,
+        evidence,
+    }
+}
+
+fn mesh_sentence(outcome: &Outcome, evidence: &mut BTreeMap<String, f64>) -> String {
+    let mut rates: Vec<f64> = outcome
+        .steps
+        .iter()
+        .flat_map(|s| &s.flows)
+        .filter(|f| f.error.is_none())
+        .map(|f| f.bits_per_second)
+        .collect();
+    rates.sort_by(f64::total_cmp);
+    let (Some(&lo), Some(&hi)) = (rates.first(), rates.last()) else {
+        return "No pair of the mesh ran.".into();
+    };
+    let median = rates[rates.len() / 2];
+    evidence.insert("slowest_pair_bits_per_second".into(), lo);
+    evidence.insert("median_pair_bits_per_second".into(), median);
+    evidence.insert("fastest_pair_bits_per_second".into(), hi);
+    let mut s = format!(
+        "{} pairs ran at {} to {} (median {}).",
+        rates.len(),
+        fmt_rate(lo),
+        fmt_rate(hi),
+        fmt_rate(median)
+    );
+    if let Some(f) = slowest(outcome, 1).into_iter().find(|f| f.error.is_none()) {
+        let why = f.verdict.as_deref().unwrap_or("no verdict");
+        s.push_str(&format!(
+            " Slowest: {} -> {}: {why}",
+            name(outcome, f.from),
+            name(outcome, f.to)
+        ));
+    }
+    s
+}
