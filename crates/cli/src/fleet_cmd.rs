@@ -12,7 +12,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 use linerate_engine::fleet::agent::{self, AgentSpec};
-use linerate_engine::fleet::coordinator::Rendezvous;
+use linerate_engine::fleet::coordinator::{Hooks, Rendezvous};
 use linerate_fleet::plan::{self, Step};
 use linerate_probe::units::{fmt_bytes, fmt_rate};
 use linerate_session::coordinator::{Event, Outcome, PlannedStep, Settings};
@@ -294,7 +294,12 @@ fn run_fleet(kind: &'static str, a: &RunArgs, plan_for: &PlanFor) -> anyhow::Res
             };
             let agent_stop = Arc::clone(&stop);
             let own_agent = std::thread::spawn(move || agent::run(&spec, agent_stop, quiet()));
-            let outcome = coordinate(kind, a, rendezvous, launch.size, plan, timeout, &stop);
+            let run = Planned {
+                size: launch.size,
+                plan,
+                timeout,
+            };
+            let outcome = coordinate(kind, a, rendezvous, run, &stop, &mut Vec::new);
             let _ = own_agent.join();
             finish(kind, a, launch.launcher.name(), outcome?)
         }
@@ -309,8 +314,14 @@ fn run_fleet(kind: &'static str, a: &RunArgs, plan_for: &PlanFor) -> anyhow::Res
             let outcome = netns::run_in(starter.netns(), || {
                 let rendezvous = Rendezvous::bind(listen)?;
                 let meet = rendezvous.local_addr()?;
-                let children = Children::start(&starter, &a.launch, meet, timeout)?;
-                let outcome = coordinate(kind, a, rendezvous, size, plan, timeout, &stop);
+                let mut children = Children::start(&starter, &a.launch, meet, timeout)?;
+                let run = Planned {
+                    size,
+                    plan,
+                    timeout,
+                };
+                let mut failures = || children.launch_failures();
+                let outcome = coordinate(kind, a, rendezvous, run, &stop, &mut failures);
                 children.finish(Duration::from_secs(10));
                 outcome
             })?;
@@ -338,15 +349,26 @@ fn run_timeout(a: &RunArgs, steps: usize) -> Duration {
     }
 }
 
+/// A run's ranks, steps and time limit.
+struct Planned {
+    size: u32,
+    plan: Vec<PlannedStep>,
+    timeout: Duration,
+}
+
 fn coordinate(
     kind: &str,
     a: &RunArgs,
     rendezvous: Rendezvous,
-    size: u32,
-    plan: Vec<PlannedStep>,
-    timeout: Duration,
+    run: Planned,
     stop: &AtomicBool,
+    launch_failures: &mut dyn FnMut() -> Vec<(u32, String)>,
 ) -> anyhow::Result<Outcome> {
+    let Planned {
+        size,
+        plan,
+        timeout,
+    } = run;
     let mut out = output::Out::new(a.json.as_deref() == Some("-"));
     let flows: usize = plan.iter().map(|s| s.flows.len()).sum();
     out.line(&format!(
@@ -389,7 +411,11 @@ fn coordinate(
             fmt_rate(*aggregate_bits_per_second)
         )),
     };
-    Ok(rendezvous.run(settings, plan, timeout, stop, &mut show)?)
+    let hooks = Hooks {
+        on_event: &mut show,
+        launch_failures,
+    };
+    Ok(rendezvous.run(settings, plan, timeout, stop, hooks)?)
 }
 
 /// Prints the steps and writes the result; a stopped run still writes

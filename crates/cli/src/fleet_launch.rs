@@ -231,7 +231,16 @@ fn local_address(rank: u32) -> Ipv4Addr {
 }
 
 /// The agents this process started, ended by PID if they outlive the run.
-pub struct Children(Vec<(u32, Child)>);
+pub struct Children(Vec<Launched>);
+
+/// One started agent (or the ssh that starts it), and where its stderr goes.
+struct Launched {
+    rank: u32,
+    child: Child,
+    stderr: std::path::PathBuf,
+    /// Its early exit was told to the coordinator.
+    told: bool,
+}
 
 impl Children {
     /// Starts every agent of `starter`.
@@ -273,13 +282,44 @@ impl Children {
                     cmd
                 }
             };
-            cmd.stdin(Stdio::null()).stdout(Stdio::null());
+            let stderr = std::env::temp_dir()
+                .join(format!("linerate-agent-{}-{rank}.err", std::process::id()));
+            let log = std::fs::File::create(&stderr)
+                .with_context(|| format!("creating {}", stderr.display()))?;
+            cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(log);
             let child = cmd
                 .spawn()
                 .with_context(|| format!("starting the agent of rank {rank}"))?;
-            children.0.push((rank, child));
+            children.0.push(Launched {
+                rank,
+                child,
+                stderr,
+                told: false,
+            });
         }
         Ok(children)
+    }
+
+    /// Ranks whose agent (or its ssh) has exited since last asked, with
+    /// what it said: one that never joined cannot be reached.
+    pub fn launch_failures(&mut self) -> Vec<(u32, String)> {
+        let mut out = Vec::new();
+        for l in self.0.iter_mut().filter(|l| !l.told) {
+            let Ok(Some(status)) = l.child.try_wait() else {
+                continue;
+            };
+            l.told = true;
+            let said = std::fs::read_to_string(&l.stderr).unwrap_or_default();
+            let last = said.trim().lines().last().unwrap_or("").chars().take(300);
+            out.push((
+                l.rank,
+                format!(
+                    "its launch ended ({status}) before it joined: {}",
+                    last.collect::<String>()
+                ),
+            ));
+        }
+        out
     }
 
     /// Waits up to `grace` for every agent to leave, then ends the rest.
@@ -289,7 +329,7 @@ impl Children {
             && self
                 .0
                 .iter_mut()
-                .any(|(_, c)| matches!(c.try_wait(), Ok(None)))
+                .any(|l| matches!(l.child.try_wait(), Ok(None)))
         {
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -297,11 +337,12 @@ impl Children {
     }
 
     fn end(&mut self) {
-        for (_, child) in &mut self.0 {
-            if let Ok(None) = child.try_wait() {
-                let _ = child.kill();
-                let _ = child.wait();
+        for l in &mut self.0 {
+            if let Ok(None) = l.child.try_wait() {
+                let _ = l.child.kill();
+                let _ = l.child.wait();
             }
+            let _ = std::fs::remove_file(&l.stderr);
         }
     }
 }

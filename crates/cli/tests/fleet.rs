@@ -203,7 +203,10 @@ fn mesh_measures_every_ordered_pair_and_names_the_slowest() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.matches("slow pair").count(), 3, "{stderr}");
     let sentence = doc["summary"]["verdict"]["sentence"].as_str().unwrap();
-    assert!(sentence.starts_with("6 pairs ran at") && sentence.contains("Slowest: "), "{sentence}");
+    assert!(
+        sentence.starts_with("6 pairs ran at") && sentence.contains("Slowest: "),
+        "{sentence}"
+    );
     let kinds = common::report_kinds(&doc, "mesh-report");
     assert!(kinds.iter().any(|k| k == "mesh"), "{kinds:?}");
 }
@@ -396,4 +399,42 @@ fn ctrl_c_at_the_coordinator_ends_every_agent_and_keeps_what_ran() {
         cut.as_str().unwrap().contains("stopped (interrupted)"),
         "{cut}"
     );
+}
+
+#[test]
+fn hosts_that_ssh_cannot_reach_are_named_at_once() {
+    let dir = common::tree::TempDir::new("fleet-ssh");
+    // An "ssh" that fails as ssh does on an unreachable host.
+    let ssh = dir.0.join("ssh");
+    std::fs::write(
+        &ssh,
+        "#!/bin/sh\necho \"ssh: connect to host $3 port 22: No route to host\" >&2\nexit 255\n",
+    )
+    .unwrap();
+    Command::new("chmod").arg("+x").arg(&ssh).status().unwrap();
+    let started = Instant::now();
+    let out = linerate_cmd()
+        .args([
+            "incast",
+            "--hosts",
+            "127.0.0.1,127.0.0.2",
+            "--coordinator",
+            "127.0.0.1:0",
+        ])
+        .arg("--ssh")
+        .arg(&ssh)
+        .args(["-t", "1", "--json", "-"])
+        .output()
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let doc = json_of(&out);
+    for h in doc["fleet"]["hosts"].as_array().unwrap() {
+        let why = h["failed"].as_str().unwrap();
+        assert!(why.contains("No route to host"), "{why}");
+    }
 }

@@ -262,6 +262,20 @@ impl Coordinator {
         self.advance(now);
     }
 
+    /// Rank `rank` will never join (its launcher said so: ssh could not
+    /// reach its host, its process exited); a rank that joined already is
+    /// left to its connection.
+    pub fn give_up(&mut self, now: Now, rank: u32, reason: String) {
+        if self
+            .ranks
+            .get(rank as usize)
+            .is_some_and(|r| r.join.is_none())
+        {
+            self.fail_rank(rank, reason);
+            self.advance(now);
+        }
+    }
+
     /// Ends the run now (Ctrl-C, its timeout): whatever ran is kept, the
     /// step in flight is recorded with its missing flows named, and every
     /// agent is dismissed.

@@ -54,13 +54,14 @@ impl Rendezvous {
 
     /// Runs the plan with the agents that join; ends when it is done, at
     /// `timeout` or when `stop` is set (what ran is kept either way).
+    /// `launched` names, when asked, the ranks whose launch failed (and why).
     pub fn run(
         self,
         settings: Settings,
         plan: Vec<PlannedStep>,
         timeout: Duration,
         stop: &AtomicBool,
-        on_event: &mut dyn FnMut(&Event),
+        hooks: Hooks,
     ) -> Result<Outcome> {
         let (tx, rx) = mpsc::channel();
         let accepting = Arc::new(AtomicBool::new(true));
@@ -71,7 +72,7 @@ impl Rendezvous {
             let accepting = Arc::clone(&accepting);
             std::thread::spawn(move || accept_agents(&listener, &tx, &accepting))
         };
-        let outcome = drive(&mut m, &rx, Instant::now() + timeout, stop, on_event);
+        let outcome = drive(&mut m, &rx, Instant::now() + timeout, stop, hooks);
         accepting.store(false, Relaxed);
         let _ = acceptor.join();
         outcome
@@ -85,18 +86,28 @@ fn now() -> Now {
     }
 }
 
+/// What the caller sees and tells as the run goes: each event, and ranks
+/// whose launch failed.
+pub struct Hooks<'a> {
+    pub on_event: &'a mut dyn FnMut(&Event),
+    pub launch_failures: &'a mut dyn FnMut() -> Vec<(u32, String)>,
+}
+
 fn drive(
     m: &mut Coordinator,
     rx: &Receiver<Arrival>,
     give_up_at: Instant,
     stop: &AtomicBool,
-    on_event: &mut dyn FnMut(&Event),
+    hooks: Hooks,
 ) -> Result<Outcome> {
     let mut controls: BTreeMap<Conn, Control> = BTreeMap::new();
     loop {
         send_queued(m, &mut controls);
         while let Some(e) = m.poll_event() {
-            on_event(&e);
+            (hooks.on_event)(&e);
+        }
+        for (rank, why) in (hooks.launch_failures)() {
+            m.give_up(now(), rank, why);
         }
         if m.is_over() {
             break;
