@@ -96,6 +96,13 @@ fn incast_with_local_agents_measures_every_flow_of_every_step() {
         }
         let aggregate = step["aggregate_bits_per_second"].as_f64().unwrap();
         assert!((aggregate - sum).abs() < 1.0);
+        // Per host: the receiver took it all, each source sent its share.
+        let hosts = step["hosts"].as_array().unwrap();
+        assert_eq!(hosts.len(), 4);
+        assert_eq!(hosts[0]["rank"], 0);
+        let received = hosts[0]["received_bits_per_second"].as_f64().unwrap();
+        assert!((received - aggregate).abs() < 1.0);
+        assert!(hosts[1..].iter().all(|h| h["flows"] == senders));
         let jain = step["jain_index"].as_f64().unwrap();
         assert!(
             (1.0 / flows.len() as f64..=1.0 + 1e-9).contains(&jain),

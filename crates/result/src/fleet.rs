@@ -77,6 +77,41 @@ pub struct FleetStep {
     /// Latest minus earliest flow start, on the coordinator's clock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_spread_ms: Option<f64>,
+    /// Each rank with a flow in the step: what it sent and received.
+    #[serde(default)]
+    pub hosts: Vec<HostRate>,
+}
+
+/// One rank's share of a step, its flows that ran summed.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct HostRate {
+    pub rank: u32,
+    pub sent_bits_per_second: f64,
+    pub received_bits_per_second: f64,
+    /// Flows from or to it that ran.
+    pub flows: u32,
+}
+
+impl HostRate {
+    /// Every rank's share of `flows` (those that ran), by rank.
+    pub fn of(flows: &[FlowResult]) -> Vec<HostRate> {
+        let mut by: BTreeMap<u32, HostRate> = BTreeMap::new();
+        for f in flows.iter().filter(|f| f.error.is_none()) {
+            let from = by.entry(f.from).or_insert(HostRate {
+                rank: f.from,
+                ..HostRate::default()
+            });
+            from.sent_bits_per_second += f.bits_per_second;
+            from.flows += 1;
+            let to = by.entry(f.to).or_insert(HostRate {
+                rank: f.to,
+                ..HostRate::default()
+            });
+            to.received_bits_per_second += f.bits_per_second;
+            to.flows += 1;
+        }
+        by.into_values().collect()
+    }
 }
 
 /// One flow: `streams` connections from rank `from` to rank `to`, as its

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use linerate_fleet::clock::{self, Exchange, Offset};
 use linerate_fleet::plan::{self, Flow};
 use linerate_result::HostFacts;
-use linerate_result::fleet::{FleetHost, FleetStep, FlowResult};
+use linerate_result::fleet::{FleetHost, FleetStep, FlowResult, HostRate};
 use linerate_wire::{
     Accept, AgentJoin, AgentReport, AgentTask, CAPABILITIES, ClockEcho, ClockProbe, Message,
     Refusal, RefusalCode, TaskFlow,
@@ -605,6 +605,7 @@ impl Coordinator {
             jain_index: plan::jain_index(&rates),
             retransmits: ran.iter().map(|f| f.retransmits).sum(),
             start_spread_ms: spread,
+            hosts: HostRate::of(&flows),
             flows,
         });
     }

@@ -262,6 +262,17 @@ fn every_flow_of_each_step_starts_at_one_time_on_every_agents_clock() {
     let expect = plan::jain_index(&[2e9, 3e9, 4e9]);
     assert!((out.steps[0].jain_index - expect).abs() < 1e-12);
     assert_eq!(out.steps[0].aggregate_bits_per_second, 9e9);
+    // Per host: the receiver took all 9 Gbit/s; sender 3 sent 4.
+    let hosts = &out.steps[0].hosts;
+    assert_eq!(
+        (
+            hosts[0].rank,
+            hosts[0].received_bits_per_second,
+            hosts[0].flows
+        ),
+        (0, 9e9, 3)
+    );
+    assert_eq!((hosts[3].rank, hosts[3].sent_bits_per_second), (3, 4e9));
     for (rank, host) in out.hosts.iter().enumerate() {
         let want = sim.agents[rank].offset_ns;
         assert_eq!(host.clock_offset_ns, Some(want));
