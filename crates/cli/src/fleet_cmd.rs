@@ -300,6 +300,10 @@ fn run_fleet(kind: &'static str, a: &RunArgs, plan_for: &PlanFor) -> anyhow::Res
                 timeout,
             };
             let outcome = coordinate(kind, a, rendezvous, run, &stop, &mut Vec::new);
+            if outcome.is_err() {
+                // No coordinator will come: the own agent stops waiting for it.
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
             let _ = own_agent.join();
             finish(kind, a, launch.launcher.name(), outcome?)
         }
