@@ -238,13 +238,14 @@ fn planned(s: &Step, incast: bool) -> PlannedStep {
     } else {
         BTreeMap::new()
     };
-    // A mesh moves bulk data: the bench's own write size.
+    // A mesh moves bulk data: the bench's write size where many streams
+    // share the cores, as every host's flows do in a mesh.
     let flows = s
         .flows
         .iter()
         .map(|f| plan::Flow {
             message_bytes: if f.message_bytes == 0 {
-                128 << 10
+                u64::from(linerate_engine::bench::WRITE_LEN_SHARED_CORES)
             } else {
                 f.message_bytes
             },
