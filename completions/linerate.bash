@@ -322,7 +322,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__agent)
-            opts="-h --coordinator --rank --size --name --listen --timeout --help"
+            opts="-h --coordinator --rank --size --name --listen --timeout --token-stdin --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -158,6 +158,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand agent" -l size -d 'Ran
 complete -c linerate -n "__fish_linerate_using_subcommand agent" -l name -d 'The name the result gives this host (default: its host name)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand agent" -l listen -d 'Where this agent\'s bench server listens for its peers\' flows' -r
 complete -c linerate -n "__fish_linerate_using_subcommand agent" -l timeout -d 'Leave when the coordinator is silent this long, or unreachable' -r
+complete -c linerate -n "__fish_linerate_using_subcommand agent" -l token-stdin -d 'Read the run\'s token from the first line of stdin (how ssh launches pass it); otherwise it comes from LINERATE_RUN_TOKEN, if set'
 complete -c linerate -n "__fish_linerate_using_subcommand agent" -s h -l help -d 'Print help'
 complete -c linerate -n "__fish_linerate_using_subcommand send" -l url-file -d 'Read the target URL from this file (its first line) instead of the command line, so its secret stays out of `ps` and shell history' -r -F
 complete -c linerate -n "__fish_linerate_using_subcommand send" -l from-memory -d 'Send SIZE bytes generated in memory instead of files (no source disk)' -r

@@ -197,6 +197,7 @@ _arguments "${_arguments_options[@]}" : \
 '--name=[The name the result gives this host (default\: its host name)]:NAME:_default' \
 '--listen=[Where this agent'\''s bench server listens for its peers'\'' flows]:ADDR:PORT:_default' \
 '--timeout=[Leave when the coordinator is silent this long, or unreachable]:TIME:_default' \
+'--token-stdin[Read the run'\''s token from the first line of stdin (how ssh launches pass it); otherwise it comes from LINERATE_RUN_TOKEN, if set]' \
 '-h[Print help]' \
 '--help[Print help]' \
 && ret=0

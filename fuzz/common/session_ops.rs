@@ -76,6 +76,7 @@ pub fn agent_join(rank: u32, size: u32) -> AgentJoin {
         name: format!("h{rank}"),
         data_port: 5201,
         host: linerate_result::HostFacts::default(),
+        token: None,
     }
 }
 

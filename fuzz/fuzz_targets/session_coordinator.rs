@@ -34,6 +34,7 @@ fuzz_target!(|data: &[u8]| {
         duration: Duration::from_secs(1),
         interval_ms: 0,
         report_grace: Duration::from_secs(1),
+        token: None,
     };
     let steps = plan::incast(0, &[1, 2, 3], &[1, 2], &[3], &[8])
         .into_iter()

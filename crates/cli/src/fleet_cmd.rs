@@ -112,6 +112,10 @@ pub struct AgentArgs {
     /// Leave when the coordinator is silent this long, or unreachable.
     #[arg(long, value_name = "TIME", default_value = "10m", value_parser = units::parse_duration_ms)]
     pub timeout: u64,
+    /// Read the run's token from the first line of stdin (how ssh launches
+    /// pass it); otherwise it comes from LINERATE_RUN_TOKEN, if set.
+    #[arg(long)]
+    pub token_stdin: bool,
 }
 
 /// A list of counts, each at least 1.
@@ -201,6 +205,15 @@ pub fn run_agent(a: AgentArgs) -> anyhow::Result<()> {
     if a.rank >= a.size {
         return Err(UsageError(format!("--rank {}: below --size {}", a.rank, a.size)).into());
     }
+    let token = if a.token_stdin {
+        let mut line = String::new();
+        std::io::stdin()
+            .read_line(&mut line)
+            .context("--token-stdin: reading the run's token")?;
+        Some(line.trim().to_string()).filter(|t| !t.is_empty())
+    } else {
+        fleet_launch::run_token()
+    };
     let spec = AgentSpec {
         coordinator,
         rank: a.rank,
@@ -209,6 +222,7 @@ pub fn run_agent(a: AgentArgs) -> anyhow::Result<()> {
         listen: a.listen,
         join_within: JOIN_WITHIN,
         silence: Duration::from_millis(a.timeout),
+        token,
     };
     agent::run(&spec, signals::interrupt_flag(), quiet())
         .with_context(|| format!("agent of rank {} ({})", spec.rank, spec.name))
@@ -273,6 +287,7 @@ fn run_fleet(kind: &'static str, a: &RunArgs, plan_for: &PlanFor) -> anyhow::Res
                 listen: "0.0.0.0:0".parse()?,
                 join_within: JOIN_WITHIN,
                 silence: Duration::from_millis(a.timeout.unwrap_or(600_000)),
+                token: fleet_launch::run_token(),
             };
             agent::run(&spec, stop, quiet()).with_context(|| format!("rank {}", launch.rank))
         }
@@ -292,13 +307,24 @@ fn run_fleet(kind: &'static str, a: &RunArgs, plan_for: &PlanFor) -> anyhow::Res
                 listen: "0.0.0.0:0".parse()?,
                 join_within: JOIN_WITHIN,
                 silence: timeout,
+                token: fleet_launch::run_token(),
             };
             let agent_stop = Arc::clone(&stop);
             let own_agent = std::thread::spawn(move || agent::run(&spec, agent_stop, quiet()));
+            let token = fleet_launch::run_token();
+            if token.is_none() {
+                eprintln!(
+                    "note: no {} in the environment: any host that reaches port {} while the \
+                     agents join can take a rank (export one to every rank to require it)",
+                    fleet_launch::RUN_TOKEN,
+                    coordinator.port()
+                );
+            }
             let run = Planned {
                 size: launch.size,
                 plan,
                 timeout,
+                token,
             };
             let outcome = coordinate(kind, a, rendezvous, run, &stop, &mut Vec::new);
             if outcome.is_err() {
@@ -319,11 +345,13 @@ fn run_fleet(kind: &'static str, a: &RunArgs, plan_for: &PlanFor) -> anyhow::Res
             let outcome = netns::run_in(starter.netns(), || {
                 let rendezvous = Rendezvous::bind(listen)?;
                 let meet = rendezvous.local_addr()?;
-                let mut children = Children::start(&starter, &a.launch, meet, timeout)?;
+                let token = fleet_launch::new_token()?;
+                let mut children = Children::start(&starter, &a.launch, meet, timeout, &token)?;
                 let run = Planned {
                     size,
                     plan,
                     timeout,
+                    token: Some(token),
                 };
                 let mut failures = || children.launch_failures();
                 let outcome = coordinate(kind, a, rendezvous, run, &stop, &mut failures);
@@ -354,11 +382,12 @@ fn run_timeout(a: &RunArgs, steps: usize) -> Duration {
     }
 }
 
-/// A run's ranks, steps and time limit.
+/// A run's ranks, steps, time limit and token.
 struct Planned {
     size: u32,
     plan: Vec<PlannedStep>,
     timeout: Duration,
+    token: Option<String>,
 }
 
 fn coordinate(
@@ -373,6 +402,7 @@ fn coordinate(
         size,
         plan,
         timeout,
+        token,
     } = run;
     let mut out = output::Out::new(a.json.as_deref() == Some("-"));
     let flows: usize = plan.iter().map(|s| s.flows.len()).sum();
@@ -387,6 +417,7 @@ fn coordinate(
         join_within: JOIN_WITHIN,
         probes: 5,
         answer_within: Duration::from_secs(5),
+        token,
         lead: LEAD,
         lead_per_flow: LEAD_PER_FLOW,
         duration: Duration::from_millis(a.time_ms),

@@ -4,6 +4,7 @@
 //! processes. Agents started here are children: waited for after the run,
 //! and ended by PID if they outlive it.
 
+use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs, UdpSocket};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -13,6 +14,23 @@ use clap::Args;
 use linerate_fleet::{Launch, Launcher};
 
 use crate::usage::UsageError;
+
+/// The environment variable that carries a run's token to its ranks.
+pub const RUN_TOKEN: &str = "LINERATE_RUN_TOKEN";
+
+/// The run's token from the environment (srun passes the job's
+/// environment to every rank; mpirun with `-x LINERATE_RUN_TOKEN`).
+pub fn run_token() -> Option<String> {
+    std::env::var(RUN_TOKEN).ok().filter(|t| !t.is_empty())
+}
+
+/// A fresh token for a run whose agents this process starts.
+pub fn new_token() -> anyhow::Result<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| anyhow::anyhow!("no randomness for a run token: {e}"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
 
 /// The coordinator's port unless `--coordinator` names one.
 pub const COORDINATOR_PORT: u16 = 5301;
@@ -243,12 +261,14 @@ struct Launched {
 }
 
 impl Children {
-    /// Starts every agent of `starter`.
+    /// Starts every agent of `starter`, each told the run's `token` where
+    /// no other user can read it: in its environment, or on ssh's stdin.
     pub fn start(
         starter: &Starter,
         a: &LaunchArgs,
         coordinator: SocketAddr,
         timeout: Duration,
+        token: &str,
     ) -> anyhow::Result<Children> {
         let me = std::env::current_exe().context("finding this linerate binary")?;
         let size = starter.size();
@@ -264,7 +284,11 @@ impl Children {
                     let mut cmd = Command::new(ssh);
                     cmd.args(words).args(["-o", "BatchMode=yes", host]);
                     let args = agent_args(coordinator, rank, size, host, timeout);
-                    cmd.arg(format!("{} {}", a.remote_path, args.join(" ")));
+                    cmd.arg(format!(
+                        "{} {} --token-stdin",
+                        a.remote_path,
+                        args.join(" ")
+                    ));
                     cmd
                 }
                 Starter::Lab { lab } => {
@@ -286,10 +310,22 @@ impl Children {
                 .join(format!("linerate-agent-{}-{rank}.err", std::process::id()));
             let log = std::fs::File::create(&stderr)
                 .with_context(|| format!("creating {}", stderr.display()))?;
-            cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(log);
-            let child = cmd
+            let over_ssh = matches!(starter, Starter::Ssh { .. });
+            cmd.env(RUN_TOKEN, token)
+                .stdin(if over_ssh {
+                    Stdio::piped()
+                } else {
+                    Stdio::null()
+                })
+                .stdout(Stdio::null())
+                .stderr(log);
+            let mut child = cmd
                 .spawn()
                 .with_context(|| format!("starting the agent of rank {rank}"))?;
+            if let Some(mut stdin) = child.stdin.take() {
+                // A line the remote agent reads; then end of input.
+                let _ = writeln!(stdin, "{token}");
+            }
             children.0.push(Launched {
                 rank,
                 child,

@@ -225,20 +225,27 @@ fn ranks_of(size: u32, env: &dyn Fn(u32) -> Vec<(String, String)>) -> serde_json
     let coordinator = format!("127.0.0.1:{}", free_port());
     let log = |rank: u32| dir.0.join(format!("rank{rank}.log"));
     let result = dir.0.join("result.json");
-    let mut ranks: Vec<Guard> = (0..size)
-        .map(|rank| {
-            let mut cmd = Command::new(linerate());
-            cmd.args(["incast", "--senders", "1", "--sizes", "64K", "-t", "1"])
-                .args(["--coordinator", &coordinator])
-                .envs(env(rank))
-                .stdout(Stdio::null())
-                .stderr(std::fs::File::create(log(rank)).unwrap());
-            if rank == 0 {
-                cmd.arg("--json").arg(&result);
-            }
-            Guard(cmd.spawn().unwrap())
-        })
-        .collect();
+    let start = |rank: u32| {
+        let mut cmd = Command::new(linerate());
+        cmd.args(["incast", "--senders", "1", "--sizes", "64K", "-t", "1"])
+            .args(["--coordinator", &coordinator])
+            .envs(env(rank))
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(log(rank)).unwrap());
+        if rank == 0 {
+            cmd.arg("--json").arg(&result);
+        }
+        Guard(cmd.spawn().unwrap())
+    };
+    // Rank 0 first, so that no other rank's port (its bench server's, or a
+    // connection to the port not yet listened on) can take the one chosen.
+    let mut ranks = vec![start(0)];
+    let until = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(&coordinator).is_err() {
+        assert!(Instant::now() < until, "rank 0 never listened");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    ranks.extend((1..size).map(start));
     for (rank, g) in ranks.iter_mut().enumerate() {
         let status = g.0.wait().unwrap();
         let said = std::fs::read_to_string(log(rank as u32)).unwrap_or_default();
@@ -444,4 +451,59 @@ fn hosts_that_ssh_cannot_reach_are_named_at_once() {
         let why = h["failed"].as_str().unwrap();
         assert!(why.contains("No route to host"), "{why}");
     }
+}
+
+#[test]
+fn a_run_token_keeps_out_an_agent_without_it() {
+    let _alone = alone_with_traffic();
+    let dir = common::tree::TempDir::new("fleet-token");
+    let port = free_port();
+    let coordinator = format!("127.0.0.1:{port}");
+    let result = dir.0.join("result.json");
+    let rank = |r: u32| {
+        let mut cmd = Command::new(linerate());
+        cmd.args(["incast", "--senders", "1", "--sizes", "64K", "-t", "1"])
+            .args(["--coordinator", &coordinator])
+            .env("SLURM_PROCID", r.to_string())
+            .env("SLURM_NTASKS", "3")
+            .env("SLURM_JOB_NODELIST", "localhost")
+            .env("LINERATE_RUN_TOKEN", "a-secret-the-job-exported")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if r == 0 {
+            cmd.arg("--json").arg(&result);
+        }
+        Guard(cmd.spawn().unwrap())
+    };
+    let mut zero = rank(0);
+    let until = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(&coordinator).is_err() {
+        assert!(Instant::now() < until, "rank 0 never listened");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // A stray agent that knows the port but not the token.
+    let stray = Command::new(linerate())
+        .args([
+            "agent",
+            "--coordinator",
+            &coordinator,
+            "--rank",
+            "1",
+            "--size",
+            "3",
+        ])
+        .env("LINERATE_RUN_TOKEN", "a-guess")
+        .output()
+        .unwrap();
+    assert!(!stray.status.success());
+    let said = String::from_utf8_lossy(&stray.stderr);
+    assert!(said.contains("token"), "{said}");
+    let (mut one, mut two) = (rank(1), rank(2));
+    for g in [&mut zero, &mut one, &mut two] {
+        assert!(g.0.wait().unwrap().success());
+    }
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&result).unwrap()).unwrap();
+    let hosts = doc["fleet"]["hosts"].as_array().unwrap();
+    assert!(hosts.iter().all(|h| h.get("failed").is_none()), "{hosts:?}");
+    assert!(!serde_json::to_string(&doc).unwrap().contains("a-secret"));
 }

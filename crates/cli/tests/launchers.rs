@@ -272,6 +272,9 @@ fn mpirun_places_the_ranks_in_the_namespaces() {
         .args(["--mca", "plm_rsh_agent", agent.to_str().unwrap()])
         .args(["--mca", "oob_tcp_if_include", "10.172.0.0/24"])
         .args(["--mca", "btl", "self,tcp"])
+        // The run's token, exported to every rank as the guide says.
+        .env("LINERATE_RUN_TOKEN", "mpi-job-secret")
+        .args(["-x", "LINERATE_RUN_TOKEN"])
         .arg(linerate())
         .args(INCAST)
         .args(["--coordinator", &hosts.addr(1), "--json"])
@@ -337,6 +340,8 @@ fn srun_runs_the_ranks_on_slurmd_in_each_namespace() {
     let result = dir.0.join("incast.json");
     let mut cmd = Command::new("srun");
     cmd.env("SLURM_CONF", &conf_path)
+        // srun hands the job's environment, the run's token with it, to every rank.
+        .env("LINERATE_RUN_TOKEN", "slurm-job-secret")
         .args(["-N", "4", "-n", "4", "--time", "5"])
         .arg(linerate())
         .args(INCAST)

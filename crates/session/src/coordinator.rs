@@ -45,6 +45,8 @@ pub struct Settings {
     pub probes: u32,
     /// How long an agent has to answer a probe.
     pub answer_within: Duration,
+    /// The token every join must carry, when the run has one.
+    pub token: Option<String>,
     /// From handing out a step to its start: room for the task to arrive
     /// and the clocks' error.
     pub lead: Duration,
@@ -364,8 +366,15 @@ impl Coordinator {
             .ranks
             .get(join.rank as usize)
             .is_none_or(|r| r.join.is_some() || r.failed.is_some());
-        if join.size != size || taken {
-            let why = if join.size != size {
+        let token_ok = match (&self.settings.token, &join.token) {
+            (None, _) => true,
+            (Some(want), Some(got)) => crate::transfer_receiver::same_secret(want, got),
+            (Some(_), None) => false,
+        };
+        if join.size != size || taken || !token_ok {
+            let why = if !token_ok {
+                "this run requires its token (LINERATE_RUN_TOKEN), and the join's is not it".into()
+            } else if join.size != size {
                 format!("this run has {size} ranks, the agent counts {}", join.size)
             } else {
                 format!("rank {} has joined already or was given up on", join.rank)

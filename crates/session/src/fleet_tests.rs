@@ -58,6 +58,7 @@ fn settings(size: u32) -> Settings {
         duration: Duration::from_secs(5),
         interval_ms: 1000,
         report_grace: Duration::from_secs(5),
+        token: None,
     }
 }
 
@@ -80,6 +81,7 @@ impl Sim {
                     name: format!("h{rank}"),
                     data_port: 5201,
                     host: HostFacts::default(),
+                    token: None,
                 };
                 let machine = Agent::new(now.at, join, Duration::from_secs(60));
                 if fault != Fault::NeverJoins {
@@ -367,6 +369,7 @@ fn a_second_join_as_the_same_rank_is_refused_and_the_first_kept() {
         name: "stray".into(),
         data_port: 1,
         host: HostFacts::default(),
+        token: None,
     };
     sim.coordinator
         .handle(sim.now, 99, Message::AgentJoin(Box::new(stray)));
@@ -438,4 +441,51 @@ fn the_plan_and_the_outcome_grow_linearly_with_the_agents() {
         .unzip();
     assert!(spread(&plan) < 1.1, "plan bytes per rank {plan:?}");
     assert!(spread(&outcome) < 1.1, "outcome bytes per rank {outcome:?}");
+}
+
+#[test]
+fn a_run_with_a_token_takes_only_joins_that_show_it() {
+    let mut sim = Sim::new(2, &[], incast_plan(2, &[1]));
+    let mut with_token = settings(2);
+    with_token.token = Some("0123456789abcdef".into());
+    sim.coordinator = Coordinator::new(
+        sim.now,
+        with_token,
+        HostFacts::default(),
+        incast_plan(2, &[1]),
+    );
+    let join = |token: Option<&str>| AgentJoin {
+        rank: 1,
+        size: 2,
+        name: "h1".into(),
+        data_port: 5201,
+        host: HostFacts::default(),
+        token: token.map(str::to_string),
+    };
+    let ip = IpAddr::V4(Ipv4Addr::LOCALHOST);
+    for (conn, token) in [
+        (90, None),
+        (91, Some("0123456789abcdee")),
+        (92, Some("0123")),
+    ] {
+        sim.coordinator.connected(conn, ip);
+        sim.coordinator
+            .handle(sim.now, conn, Message::AgentJoin(Box::new(join(token))));
+    }
+    let refused: Vec<Conn> = std::iter::from_fn(|| sim.coordinator.poll_transmit())
+        .filter(|(_, m)| matches!(m, Message::Refuse(r) if r.message.contains("token")))
+        .map(|(c, _)| c)
+        .collect();
+    assert_eq!(refused, [90, 91, 92]);
+    // Rank 1 is still free for the agent that has the token.
+    sim.coordinator.connected(93, ip);
+    sim.coordinator.handle(
+        sim.now,
+        93,
+        Message::AgentJoin(Box::new(join(Some("0123456789abcdef")))),
+    );
+    assert!(
+        std::iter::from_fn(|| sim.coordinator.poll_event())
+            .any(|e| matches!(e, Event::Joined { rank: 1, .. }))
+    );
 }

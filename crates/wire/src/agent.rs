@@ -32,6 +32,10 @@ pub struct AgentJoin {
     /// The port of the agent's bench server.
     pub data_port: u16,
     pub host: HostFacts,
+    /// The run's token, when the coordinator requires one: a host that
+    /// merely reaches the coordinator's port cannot take a rank.
+    #[serde(default)]
+    pub token: Option<String>,
 }
 
 impl AgentJoin {
@@ -44,6 +48,9 @@ impl AgentJoin {
         }
         if self.data_port == 0 {
             return WireError::invalid("data_port", "must not be 0");
+        }
+        if self.token.as_ref().is_some_and(|t| t.len() > MAX_NAME) {
+            return WireError::invalid("token", "must be at most 255 bytes");
         }
         Ok(())
     }

@@ -49,6 +49,8 @@ pub struct AgentSpec {
     pub join_within: Duration,
     /// How long to wait for the coordinator's next step.
     pub silence: Duration,
+    /// The run's token, shown when joining.
+    pub token: Option<String>,
 }
 
 /// Runs the agent until the coordinator dismisses it, goes away, or
@@ -84,6 +86,7 @@ fn join_and_work(spec: &AgentSpec, data_port: u16, stop: &Arc<AtomicBool>) -> Re
         name: spec.name.clone(),
         data_port,
         host: linerate_probe::host::collect(),
+        token: spec.token.clone(),
     };
     let mut m = Agent::new(Instant::now(), join, spec.silence);
     loop {
