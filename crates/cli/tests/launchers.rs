@@ -386,6 +386,7 @@ fn munge() -> Option<Guard> {
         && Command::new("munge")
             .arg("-n")
             .stdout(Stdio::null())
+            .stderr(Stdio::null())
             .status()
             .is_ok_and(|s| s.success())
     {
