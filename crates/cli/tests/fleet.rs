@@ -216,6 +216,32 @@ fn mesh_measures_every_ordered_pair_and_names_the_slowest() {
     );
     let kinds = common::report_kinds(&doc, "mesh-report");
     assert!(kinds.iter().any(|k| k == "mesh"), "{kinds:?}");
+
+    // Every pair at once: one step of six flows.
+    let out = linerate_cmd()
+        .args([
+            "mesh",
+            "--local",
+            "3",
+            "--all-at-once",
+            "-t",
+            "0.5",
+            "--json",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = json_of(&out);
+    let steps = doc["fleet"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 1);
+    let flows = steps[0]["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 6);
+    assert!(flows.iter().all(|f| f.get("error").is_none()), "{flows:?}");
 }
 
 /// Runs `size` ranks of one incast as a launcher would: each with `env`

@@ -272,6 +272,10 @@ fn mpirun_places_the_ranks_in_the_namespaces() {
         .args(["--mca", "plm_rsh_agent", agent.to_str().unwrap()])
         .args(["--mca", "oob_tcp_if_include", "10.172.0.0/24"])
         .args(["--mca", "btl", "self,tcp"])
+        // Open MPI 4.1's daemons map the hwloc topology into a hole of
+        // their address space, and crashed there once in CI-like runs
+        // (hwloc_shmem_topology_write): without the hole, they do not.
+        .args(["--mca", "rtc_hwloc_vmhole", "none"])
         // The run's token, exported to every rank as the guide says.
         .env("LINERATE_RUN_TOKEN", "mpi-job-secret")
         .args(["-x", "LINERATE_RUN_TOKEN"])
