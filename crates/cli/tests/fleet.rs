@@ -248,13 +248,12 @@ fn mesh_measures_every_ordered_pair_and_names_the_slowest() {
 /// of its rank, all at once; returns rank 0's result.
 fn ranks_of(size: u32, env: &dyn Fn(u32) -> Vec<(String, String)>) -> serde_json::Value {
     let dir = common::tree::TempDir::new("fleet");
-    let coordinator = format!("127.0.0.1:{}", free_port());
     let log = |rank: u32| dir.0.join(format!("rank{rank}.log"));
     let result = dir.0.join("result.json");
-    let start = |rank: u32| {
+    let start = |rank: u32, coordinator: &str| {
         let mut cmd = Command::new(linerate());
         cmd.args(["incast", "--senders", "1", "--sizes", "64K", "-t", "1"])
-            .args(["--coordinator", &coordinator])
+            .args(["--coordinator", coordinator])
             .envs(env(rank))
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(log(rank)).unwrap());
@@ -265,19 +264,45 @@ fn ranks_of(size: u32, env: &dyn Fn(u32) -> Vec<(String, String)>) -> serde_json
     };
     // Rank 0 first, so that no other rank's port (its bench server's, or a
     // connection to the port not yet listened on) can take the one chosen.
-    let mut ranks = vec![start(0)];
-    let until = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(&coordinator).is_err() {
-        assert!(Instant::now() < until, "rank 0 never listened");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    ranks.extend((1..size).map(start));
+    let (zero, coordinator) = rank_zero(&|c| start(0, c), &|| {
+        std::fs::read_to_string(log(0)).unwrap_or_default()
+    });
+    let mut ranks = vec![zero];
+    ranks.extend((1..size).map(|r| start(r, &coordinator)));
     for (rank, g) in ranks.iter_mut().enumerate() {
         let status = g.0.wait().unwrap();
         let said = std::fs::read_to_string(log(rank as u32)).unwrap_or_default();
         assert!(status.success(), "rank {rank}: {said}");
     }
     serde_json::from_slice(&std::fs::read(&result).unwrap()).unwrap()
+}
+
+/// Starts rank 0 on a free port and waits until it listens; returns it
+/// and its address. A port taken between choosing and binding (another
+/// process's ephemeral port) is retried with another; any other failure
+/// fails the test with what rank 0 said.
+fn rank_zero(start: &dyn Fn(&str) -> Guard, said: &dyn Fn() -> String) -> (Guard, String) {
+    for _ in 0..3 {
+        let coordinator = format!("127.0.0.1:{}", free_port());
+        let mut zero = start(&coordinator);
+        let until = Instant::now() + Duration::from_secs(10);
+        loop {
+            if std::net::TcpStream::connect(&coordinator).is_ok() {
+                return (zero, coordinator);
+            }
+            if let Ok(Some(status)) = zero.0.try_wait() {
+                let said = said();
+                assert!(
+                    said.contains("Address already in use"),
+                    "rank 0 {status}: {said}"
+                );
+                break;
+            }
+            assert!(Instant::now() < until, "rank 0 never listened: {}", said());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    panic!("no free port for rank 0 in three tries");
 }
 
 #[test]
@@ -316,6 +341,8 @@ fn the_ranks_of_srun_and_mpirun_find_rank_zero_and_run_as_one() {
 
 #[test]
 fn a_run_without_agents_or_with_a_rank_out_of_range_is_a_usage_error() {
+    // Alone too: its coordinator's port must not race another test's.
+    let _alone = alone_with_traffic();
     let out = linerate_cmd().args(["incast"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--hosts"));
@@ -443,6 +470,8 @@ fn ctrl_c_at_the_coordinator_ends_every_agent_and_keeps_what_ran() {
 
 #[test]
 fn hosts_that_ssh_cannot_reach_are_named_at_once() {
+    // Alone too: its coordinator's port must not race another test's.
+    let _alone = alone_with_traffic();
     let dir = common::tree::TempDir::new("fleet-ssh");
     // An "ssh" that fails as ssh does on an unreachable host.
     let ssh = dir.0.join("ssh");
@@ -483,30 +512,28 @@ fn hosts_that_ssh_cannot_reach_are_named_at_once() {
 fn a_run_token_keeps_out_an_agent_without_it() {
     let _alone = alone_with_traffic();
     let dir = common::tree::TempDir::new("fleet-token");
-    let port = free_port();
-    let coordinator = format!("127.0.0.1:{port}");
     let result = dir.0.join("result.json");
-    let rank = |r: u32| {
+    let log = dir.0.join("rank0.log");
+    let rank = |r: u32, coordinator: &str| {
         let mut cmd = Command::new(linerate());
         cmd.args(["incast", "--senders", "1", "--sizes", "64K", "-t", "1"])
-            .args(["--coordinator", &coordinator])
+            .args(["--coordinator", coordinator])
             .env("SLURM_PROCID", r.to_string())
             .env("SLURM_NTASKS", "3")
             .env("SLURM_JOB_NODELIST", "localhost")
             .env("LINERATE_RUN_TOKEN", "a-secret-the-job-exported")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            .stdout(Stdio::null());
         if r == 0 {
             cmd.arg("--json").arg(&result);
+            cmd.stderr(std::fs::File::create(&log).unwrap());
+        } else {
+            cmd.stderr(Stdio::null());
         }
         Guard(cmd.spawn().unwrap())
     };
-    let mut zero = rank(0);
-    let until = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(&coordinator).is_err() {
-        assert!(Instant::now() < until, "rank 0 never listened");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let (mut zero, coordinator) = rank_zero(&|c| rank(0, c), &|| {
+        std::fs::read_to_string(&log).unwrap_or_default()
+    });
     // A stray agent that knows the port but not the token.
     let stray = Command::new(linerate())
         .args([
@@ -524,7 +551,7 @@ fn a_run_token_keeps_out_an_agent_without_it() {
     assert!(!stray.status.success());
     let said = String::from_utf8_lossy(&stray.stderr);
     assert!(said.contains("token"), "{said}");
-    let (mut one, mut two) = (rank(1), rank(2));
+    let (mut one, mut two) = (rank(1, &coordinator), rank(2, &coordinator));
     for g in [&mut zero, &mut one, &mut two] {
         assert!(g.0.wait().unwrap().success());
     }
