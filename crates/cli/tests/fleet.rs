@@ -9,7 +9,10 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Guard, alone_with_traffic, assert_matches_schema, linerate, linerate_cmd};
+use common::{
+    Guard, agent_of_rank, alone_with_traffic, assert_matches_schema, children, cmdline, linerate,
+    linerate_cmd,
+};
 
 fn json_of(out: &std::process::Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
@@ -25,21 +28,6 @@ fn free_port() -> u16 {
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .expect("a free port")
-}
-
-/// The PIDs of `pid`'s children.
-fn children(pid: u32) -> Vec<u32> {
-    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
-        .unwrap_or_default()
-        .split_whitespace()
-        .filter_map(|p| p.parse().ok())
-        .collect()
-}
-
-fn cmdline(pid: u32) -> String {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
-        .unwrap_or_default()
 }
 
 #[test]
@@ -141,9 +129,7 @@ fn an_agent_killed_mid_run_is_named_and_the_run_ends_in_time() {
             started.elapsed() < Duration::from_secs(20),
             "no agents came up"
         );
-        let rank2 = children(pid)
-            .into_iter()
-            .find(|&c| cmdline(c).contains("--rank 2 "));
+        let rank2 = agent_of_rank(pid, 2);
         if let Some(v) = rank2
             && started.elapsed() > Duration::from_secs(3)
         {

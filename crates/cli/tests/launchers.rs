@@ -520,24 +520,7 @@ fn incast_reaches_a_10_gbit_bottleneck_and_names_an_agent_killed_mid_run() {
             "no agent of rank 2"
         );
         // The agents are children of the thread that entered h1's namespace.
-        let found = std::fs::read_dir(format!("/proc/{pid}/task"))
-            .into_iter()
-            .flatten()
-            .flatten()
-            .flat_map(|t| {
-                std::fs::read_to_string(t.path().join("children"))
-                    .unwrap_or_default()
-                    .split_whitespace()
-                    .filter_map(|p| p.parse::<u32>().ok())
-                    .collect::<Vec<_>>()
-            })
-            .find(|&c| {
-                std::fs::read(format!("/proc/{c}/cmdline")).is_ok_and(|b| {
-                    String::from_utf8_lossy(&b)
-                        .replace('\0', " ")
-                        .contains("--rank 2 ")
-                })
-            });
+        let found = common::agent_of_rank(pid, 2);
         if let Some(v) = found
             && started.elapsed() > Duration::from_secs(4)
         {

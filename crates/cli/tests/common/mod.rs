@@ -467,3 +467,37 @@ pub fn free_port() -> u16 {
         .map(|a| a.port())
         .expect("a free loopback port")
 }
+
+/// The PIDs of `pid`'s children, whichever of its threads started them
+/// (a thread that entered a namespace starts a lab's agents).
+#[allow(dead_code)]
+pub fn children(pid: u32) -> Vec<u32> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flat_map(|t| {
+            std::fs::read_to_string(t.path().join("children"))
+                .unwrap_or_default()
+                .split_whitespace()
+                .filter_map(|p| p.parse::<u32>().ok())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// A process's command line, its arguments joined by spaces.
+#[allow(dead_code)]
+pub fn cmdline(pid: u32) -> String {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+        .unwrap_or_default()
+}
+
+/// The child of `pid` running as rank `rank` of a many-host run.
+#[allow(dead_code)]
+pub fn agent_of_rank(pid: u32, rank: u32) -> Option<u32> {
+    children(pid)
+        .into_iter()
+        .find(|&c| cmdline(c).contains(&format!("--rank {rank} ")))
+}
