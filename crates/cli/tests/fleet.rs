@@ -378,16 +378,16 @@ fn a_1024_flow_incast_from_128_sending_agents_completes() {
     assert_eq!(fleet["hosts"].as_array().unwrap().len(), 129);
     let flows = fleet["steps"][0]["flows"].as_array().unwrap();
     assert_eq!(flows.len(), 1024);
-    // Every flow is accounted for. On two cores shared by 1,153 processes
-    // a starved sender can still be writing when its receiver ends (50 ms
-    // past its deadline on loopback) and see a broken pipe: once in ten
-    // runs here, one flow. More than 1 % would be a fault of the run.
+    // Every flow is accounted for. A full run once saw one flow of 1,024
+    // end in a broken pipe, not reproduced since in 42 runs (16 beside three
+    // busy loops); its likely route, a sender's clock starting after its
+    // server's, is closed in bench::run. More than 1 % would be a fault of
+    // the run; any failure is shown whole.
     let failed: Vec<_> = flows.iter().filter_map(|f| f.get("error")).collect();
     assert!(
         failed.len() <= 10,
-        "{} flows failed, e.g. {:?}",
-        failed.len(),
-        failed.first()
+        "{} flows failed: {failed:?}",
+        failed.len()
     );
     let cost = &fleet["coordinator"];
     assert_eq!(cost["ranks"], 129);

@@ -148,10 +148,14 @@ pub fn run(
                     std::thread::sleep(at.duration_since(SystemTime::now()).unwrap_or_default());
                     started_at = SystemTime::now();
                 }
+                // This end's clock starts before the server can learn to
+                // start its own: the server's deadline, and the cut of its
+                // receivers a grace later, never come before this sender's,
+                // even when this thread waits for a core after the flush.
+                let t0 = Instant::now();
                 m.streams_open();
                 flush(&mut ctl, &mut m)?;
                 let abort = AtomicBool::new(false);
-                let t0 = Instant::now();
                 let report = run_streams(
                     &mut ctl,
                     &mut m,
