@@ -152,7 +152,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand mesh" -l json -d 'Writ
 complete -c linerate -n "__fish_linerate_using_subcommand mesh" -s P -l streams -d 'Streams of each pair\'s flow' -r
 complete -c linerate -n "__fish_linerate_using_subcommand mesh" -l all-at-once -d 'Every pair at once instead of one pair at a time'
 complete -c linerate -n "__fish_linerate_using_subcommand mesh" -s h -l help -d 'Print help'
-complete -c linerate -n "__fish_linerate_using_subcommand agent" -l coordinator -d 'The coordinator to join: HOST:PORT' -r
+complete -c linerate -n "__fish_linerate_using_subcommand agent" -l coordinator -d 'The coordinator to join: HOST[:PORT] (port 5301 by default)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand agent" -l rank -d 'This agent\'s rank' -r
 complete -c linerate -n "__fish_linerate_using_subcommand agent" -l size -d 'Ranks in the run' -r
 complete -c linerate -n "__fish_linerate_using_subcommand agent" -l name -d 'The name the result gives this host (default: its host name)' -r

@@ -191,7 +191,7 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (agent)
 _arguments "${_arguments_options[@]}" : \
-'--coordinator=[The coordinator to join\: HOST\:PORT]:HOST:PORT:_default' \
+'--coordinator=[The coordinator to join\: HOST\[\:PORT\] (port 5301 by default)]:HOST[:PORT]:_default' \
 '--rank=[This agent'\''s rank]:RANK:_default' \
 '--size=[Ranks in the run]:SIZE:_default' \
 '--name=[The name the result gives this host (default\: its host name)]:NAME:_default' \

@@ -94,8 +94,8 @@ pub struct MeshArgs {
 
 #[derive(Args, Clone, Debug)]
 pub struct AgentArgs {
-    /// The coordinator to join: HOST:PORT.
-    #[arg(long, value_name = "HOST:PORT")]
+    /// The coordinator to join: HOST[:PORT] (port 5301 by default).
+    #[arg(long, value_name = "HOST[:PORT]")]
     pub coordinator: String,
     /// This agent's rank.
     #[arg(long)]
@@ -190,18 +190,8 @@ pub fn run_mesh(a: MeshArgs) -> anyhow::Result<()> {
 }
 
 pub fn run_agent(a: AgentArgs) -> anyhow::Result<()> {
-    let coordinator = a
-        .coordinator
-        .parse::<SocketAddr>()
-        .or_else(|_| {
-            use std::net::ToSocketAddrs;
-            a.coordinator
-                .to_socket_addrs()
-                .ok()
-                .and_then(|mut x| x.next())
-                .ok_or(())
-        })
-        .map_err(|_| UsageError(format!("--coordinator {}: give HOST:PORT", a.coordinator)))?;
+    let coordinator = fleet_launch::resolve(&a.coordinator)
+        .map_err(|e| UsageError(format!("--coordinator {}: {e:#}", a.coordinator)))?;
     if a.rank >= a.size {
         return Err(UsageError(format!("--rank {}: below --size {}", a.rank, a.size)).into());
     }

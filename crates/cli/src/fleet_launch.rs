@@ -178,7 +178,7 @@ pub fn role(a: &LaunchArgs) -> anyhow::Result<Role> {
 }
 
 /// HOST or HOST:PORT (the coordinator's port by default) to an address.
-fn resolve(host: &str) -> anyhow::Result<SocketAddr> {
+pub fn resolve(host: &str) -> anyhow::Result<SocketAddr> {
     let bare = host.trim_matches(['[', ']']);
     let with_port = if bare.parse::<IpAddr>().is_ok() {
         SocketAddr::new(bare.parse()?, COORDINATOR_PORT).to_string()

@@ -346,6 +346,25 @@ fn a_run_without_agents_or_with_a_rank_out_of_range_is_a_usage_error() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--coordinator"));
+    // An agent's --coordinator is read as the ranks' is: a name that does
+    // not resolve is named with the flag.
+    let out = linerate_cmd()
+        .args([
+            "agent",
+            "--coordinator",
+            "no-such-host.invalid",
+            "--rank",
+            "1",
+        ])
+        .args(["--size", "2"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("--coordinator no-such-host.invalid"),
+        "{said}"
+    );
 }
 
 #[test]
