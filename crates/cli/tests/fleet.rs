@@ -10,8 +10,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{
-    Guard, agent_of_rank, alone_with_traffic, assert_matches_schema, children, cmdline, linerate,
-    linerate_cmd,
+    Guard, agent_of_rank, alone_with_traffic, assert_matches_schema, children, cmdline, free_port,
+    linerate, linerate_cmd, read_json,
 };
 
 fn json_of(out: &std::process::Output) -> serde_json::Value {
@@ -23,35 +23,28 @@ fn json_of(out: &std::process::Output) -> serde_json::Value {
     })
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
+/// Runs `cmd` (its result on stdout) and requires it to succeed; the
+/// result and what it said on stderr.
+fn succeeded(cmd: &mut Command) -> (serde_json::Value, String) {
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    (json_of(&out), stderr)
+}
+
+/// An incast of `ranks` local agents, `senders` flows of 64 KiB writes a
+/// host; the caller adds its length and where the result goes.
+fn local_incast(ranks: &str, senders: &str) -> Command {
+    let mut cmd = linerate_cmd();
+    cmd.args(["incast", "--local", ranks, "--senders", senders])
+        .args(["--sizes", "64K"]);
+    cmd
 }
 
 #[test]
 fn incast_with_local_agents_measures_every_flow_of_every_step() {
     let _alone = alone_with_traffic();
-    let out = linerate_cmd()
-        .args([
-            "incast",
-            "--local",
-            "4",
-            "--senders",
-            "1,2",
-            "--sizes",
-            "64K",
-        ])
-        .args(["-t", "1", "--json", "-"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc = json_of(&out);
+    let (doc, stderr) = succeeded(local_incast("4", "1,2").args(["-t", "1", "--json", "-"]));
     assert_matches_schema(&doc);
     assert_eq!(doc["kind"], "incast");
     let fleet = &doc["fleet"];
@@ -100,7 +93,6 @@ fn incast_with_local_agents_measures_every_flow_of_every_step() {
     let cost = &fleet["coordinator"];
     assert!(cost["cpu_seconds"].as_f64().unwrap() > 0.0);
     assert!(cost["peak_rss_bytes"].as_u64().unwrap() > 0);
-    let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("Jain's fairness index"), "{stderr}");
     let kinds = common::report_kinds(&doc, "incast-report");
     assert!(kinds.iter().any(|k| k == "incast"), "{kinds:?}");
@@ -113,8 +105,7 @@ fn an_agent_killed_mid_run_is_named_and_the_run_ends_in_time() {
     let dir = common::tree::TempDir::new("fleet");
     let path = dir.0.join("incast.json");
     let started = Instant::now();
-    let child = linerate_cmd()
-        .args(["incast", "--local", "4", "--senders", "1", "--sizes", "64K"])
+    let child = local_incast("4", "1")
         .args(["-t", "6", "--timeout", "60", "--json"])
         .arg(&path)
         .stdout(Stdio::null())
@@ -144,8 +135,7 @@ fn an_agent_killed_mid_run_is_named_and_the_run_ends_in_time() {
     let took = started.elapsed();
     assert_eq!(status.code(), Some(1), "a failed rank fails the run");
     assert!(took < Duration::from_secs(40), "{took:?}");
-    let doc: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&path).expect("the result is written")).unwrap();
+    let doc = read_json(&path);
     let hosts = doc["fleet"]["hosts"].as_array().unwrap();
     assert_eq!(hosts[2]["failed"], "its connection was lost", "{:?}", hosts);
     assert!(hosts.iter().filter(|h| h.get("failed").is_some()).count() == 1);
@@ -169,16 +159,8 @@ fn an_agent_killed_mid_run_is_named_and_the_run_ends_in_time() {
 #[test]
 fn mesh_measures_every_ordered_pair_and_names_the_slowest() {
     let _alone = alone_with_traffic();
-    let out = linerate_cmd()
-        .args(["mesh", "--local", "3", "-t", "0.5", "--json", "-"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc = json_of(&out);
+    let (doc, stderr) =
+        succeeded(linerate_cmd().args(["mesh", "--local", "3", "-t", "0.5", "--json", "-"]));
     assert_matches_schema(&doc);
     assert_eq!(doc["kind"], "mesh");
     let steps = doc["fleet"]["steps"].as_array().unwrap();
@@ -193,7 +175,6 @@ fn mesh_measures_every_ordered_pair_and_names_the_slowest() {
         .collect();
     pairs.sort();
     assert_eq!(pairs, [(0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1)]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.matches("slow pair").count(), 3, "{stderr}");
     let sentence = doc["summary"]["verdict"]["sentence"].as_str().unwrap();
     assert!(
@@ -204,25 +185,11 @@ fn mesh_measures_every_ordered_pair_and_names_the_slowest() {
     assert!(kinds.iter().any(|k| k == "mesh"), "{kinds:?}");
 
     // Every pair at once: one step of six flows.
-    let out = linerate_cmd()
-        .args([
-            "mesh",
-            "--local",
-            "3",
-            "--all-at-once",
-            "-t",
-            "0.5",
-            "--json",
-            "-",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (doc, _) = succeeded(
+        linerate_cmd()
+            .args(["mesh", "--local", "3", "--all-at-once"])
+            .args(["-t", "0.5", "--json", "-"]),
     );
-    let doc = json_of(&out);
     let steps = doc["fleet"]["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 1);
     let flows = steps[0]["flows"].as_array().unwrap();
@@ -231,8 +198,13 @@ fn mesh_measures_every_ordered_pair_and_names_the_slowest() {
 }
 
 /// Runs `size` ranks of one incast as a launcher would: each with `env`
-/// of its rank, all at once; returns rank 0's result.
-fn ranks_of(size: u32, env: &dyn Fn(u32) -> Vec<(String, String)>) -> serde_json::Value {
+/// of its rank, all at once, after `once_listening` is given rank 0's
+/// address; every rank must succeed; returns rank 0's result.
+fn ranks_of(
+    size: u32,
+    env: &dyn Fn(u32) -> Vec<(String, String)>,
+    once_listening: &dyn Fn(&str),
+) -> serde_json::Value {
     let dir = common::tree::TempDir::new("fleet");
     let log = |rank: u32| dir.0.join(format!("rank{rank}.log"));
     let result = dir.0.join("result.json");
@@ -253,6 +225,7 @@ fn ranks_of(size: u32, env: &dyn Fn(u32) -> Vec<(String, String)>) -> serde_json
     let (zero, coordinator) = rank_zero(&|c| start(0, c), &|| {
         std::fs::read_to_string(log(0)).unwrap_or_default()
     });
+    once_listening(&coordinator);
     let mut ranks = vec![zero];
     ranks.extend((1..size).map(|r| start(r, &coordinator)));
     for (rank, g) in ranks.iter_mut().enumerate() {
@@ -260,7 +233,7 @@ fn ranks_of(size: u32, env: &dyn Fn(u32) -> Vec<(String, String)>) -> serde_json
         let said = std::fs::read_to_string(log(rank as u32)).unwrap_or_default();
         assert!(status.success(), "rank {rank}: {said}");
     }
-    serde_json::from_slice(&std::fs::read(&result).unwrap()).unwrap()
+    read_json(&result)
 }
 
 /// Starts rank 0 on a free port and waits until it listens; returns it
@@ -301,7 +274,7 @@ fn the_ranks_of_srun_and_mpirun_find_rank_zero_and_run_as_one() {
             ("SLURM_JOB_NODELIST".into(), "localhost".into()),
         ]
     };
-    let doc = ranks_of(3, &slurm);
+    let doc = ranks_of(3, &slurm, &|_| {});
     assert_eq!(doc["fleet"]["launcher"], "slurm");
     assert_eq!(doc["fleet"]["hosts"].as_array().unwrap().len(), 3);
     let flows = doc["fleet"]["steps"][0]["flows"].as_array().unwrap();
@@ -314,7 +287,7 @@ fn the_ranks_of_srun_and_mpirun_find_rank_zero_and_run_as_one() {
             ("OMPI_COMM_WORLD_SIZE".into(), "3".into()),
         ]
     };
-    let doc = ranks_of(3, &mpi);
+    let doc = ranks_of(3, &mpi, &|_| {});
     assert_eq!(doc["fleet"]["launcher"], "openmpi");
     assert!(
         doc["fleet"]["hosts"]
@@ -373,16 +346,7 @@ fn a_1024_flow_incast_from_128_sending_agents_completes() {
     let dir = common::tree::TempDir::new("fleet-scale");
     let path = dir.0.join("incast.json");
     // 129 ranks: the receiver and 128 agents sending 8 flows each.
-    let out = linerate_cmd()
-        .args([
-            "incast",
-            "--local",
-            "129",
-            "--senders",
-            "8",
-            "--sizes",
-            "64K",
-        ])
+    let out = local_incast("129", "8")
         .args(["-t", "2", "--json"])
         .arg(&path)
         .output()
@@ -392,7 +356,7 @@ fn a_1024_flow_incast_from_128_sending_agents_completes() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let doc = read_json(&path);
     let fleet = &doc["fleet"];
     assert_eq!(fleet["hosts"].as_array().unwrap().len(), 129);
     let flows = fleet["steps"][0]["flows"].as_array().unwrap();
@@ -418,16 +382,7 @@ fn ctrl_c_at_the_coordinator_ends_every_agent_and_keeps_what_ran() {
     let _alone = alone_with_traffic();
     let dir = common::tree::TempDir::new("fleet-int");
     let path = dir.0.join("incast.json");
-    let child = linerate_cmd()
-        .args([
-            "incast",
-            "--local",
-            "3",
-            "--senders",
-            "1,2",
-            "--sizes",
-            "64K",
-        ])
+    let child = local_incast("3", "1,2")
         .args(["-t", "30", "--json"])
         .arg(&path)
         .stdout(Stdio::null())
@@ -466,7 +421,7 @@ fn ctrl_c_at_the_coordinator_ends_every_agent_and_keeps_what_ran() {
             !std::path::Path::new(&format!("/proc/{agent}")).exists() || cmdline(agent).is_empty()
         );
     }
-    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let doc = read_json(&path);
     assert_eq!(doc["interrupted"], true);
     let steps = doc["fleet"]["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 1, "the second step never ran");
@@ -520,51 +475,30 @@ fn hosts_that_ssh_cannot_reach_are_named_at_once() {
 #[test]
 fn a_run_token_keeps_out_an_agent_without_it() {
     let _alone = alone_with_traffic();
-    let dir = common::tree::TempDir::new("fleet-token");
-    let result = dir.0.join("result.json");
-    let log = dir.0.join("rank0.log");
-    let rank = |r: u32, coordinator: &str| {
-        let mut cmd = Command::new(linerate());
-        cmd.args(["incast", "--senders", "1", "--sizes", "64K", "-t", "1"])
-            .args(["--coordinator", coordinator])
-            .env("SLURM_PROCID", r.to_string())
-            .env("SLURM_NTASKS", "3")
-            .env("SLURM_JOB_NODELIST", "localhost")
-            .env("LINERATE_RUN_TOKEN", "a-secret-the-job-exported")
-            .stdout(Stdio::null());
-        if r == 0 {
-            cmd.arg("--json").arg(&result);
-            cmd.stderr(std::fs::File::create(&log).unwrap());
-        } else {
-            cmd.stderr(Stdio::null());
-        }
-        Guard(cmd.spawn().unwrap())
+    let env = |rank: u32| {
+        vec![
+            ("SLURM_PROCID".into(), rank.to_string()),
+            ("SLURM_NTASKS".into(), "3".into()),
+            ("SLURM_JOB_NODELIST".into(), "localhost".into()),
+            (
+                "LINERATE_RUN_TOKEN".into(),
+                "a-secret-the-job-exported".into(),
+            ),
+        ]
     };
-    let (mut zero, coordinator) = rank_zero(&|c| rank(0, c), &|| {
-        std::fs::read_to_string(&log).unwrap_or_default()
-    });
     // A stray agent that knows the port but not the token.
-    let stray = Command::new(linerate())
-        .args([
-            "agent",
-            "--coordinator",
-            &coordinator,
-            "--rank",
-            "1",
-            "--size",
-            "3",
-        ])
-        .env("LINERATE_RUN_TOKEN", "a-guess")
-        .output()
-        .unwrap();
-    assert!(!stray.status.success());
-    let said = String::from_utf8_lossy(&stray.stderr);
-    assert!(said.contains("token"), "{said}");
-    let (mut one, mut two) = (rank(1, &coordinator), rank(2, &coordinator));
-    for g in [&mut zero, &mut one, &mut two] {
-        assert!(g.0.wait().unwrap().success());
-    }
-    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&result).unwrap()).unwrap();
+    let stray = |coordinator: &str| {
+        let stray = Command::new(linerate())
+            .args(["agent", "--coordinator", coordinator])
+            .args(["--rank", "1", "--size", "3"])
+            .env("LINERATE_RUN_TOKEN", "a-guess")
+            .output()
+            .unwrap();
+        assert!(!stray.status.success());
+        let said = String::from_utf8_lossy(&stray.stderr);
+        assert!(said.contains("token"), "{said}");
+    };
+    let doc = ranks_of(3, &env, &stray);
     let hosts = doc["fleet"]["hosts"].as_array().unwrap();
     assert!(hosts.iter().all(|h| h.get("failed").is_none()), "{hosts:?}");
     assert!(!serde_json::to_string(&doc).unwrap().contains("a-secret"));

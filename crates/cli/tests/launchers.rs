@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::tree::TempDir;
-use common::{Guard, alone_with_traffic, linerate, require_root, run};
+use common::{Guard, alone_with_traffic, linerate, read_json, require_root, run};
 
 /// Namespaces `lrs-TAG-n1..` on bridge `lrb-TAG` (10.S.0.1), host i at 10.S.0.(10+i).
 struct Hosts {
@@ -155,10 +155,6 @@ fn check_ranks(doc: &serde_json::Value, launcher: &str, hosts: &Hosts) {
             .iter()
             .all(|f| f.get("error").is_none() && f["bytes"].as_u64() > Some(0))
     );
-}
-
-fn read_json(path: &std::path::Path) -> serde_json::Value {
-    serde_json::from_slice(&std::fs::read(path).expect("a result")).expect("JSON")
 }
 
 /// Runs `cmd` to its end within `limit`; its stderr on failure.
@@ -454,26 +450,17 @@ fn incast_reaches_a_10_gbit_bottleneck_and_names_an_agent_killed_mid_run() {
     .success();
     assert!(up, "lab up");
 
-    // 8 flows: 2 senders on each of 4 source hosts into h1's 10 Gbit/s link.
-    let out = finish(
-        {
-            let mut c = Command::new(linerate());
-            c.args([
-                "incast",
-                "--lab",
-                &lab.0,
-                "--senders",
-                "2",
-                "--sizes",
-                "1M",
-                "-t",
-                "4",
-            ])
-            .args(["--json", "-"]);
-            c
-        },
-        Duration::from_secs(120),
-    );
+    // 2 senders on each of 4 source hosts into h1, of 1 MiB writes.
+    let incast = |secs: &str| {
+        let mut c = Command::new(linerate());
+        c.args(["incast", "--lab", &lab.0, "--senders", "2", "--sizes", "1M"])
+            .args(["-t", secs]);
+        c
+    };
+    // 8 flows into h1's 10 Gbit/s link.
+    let mut eight = incast("4");
+    eight.args(["--json", "-"]);
+    let out = finish(eight, Duration::from_secs(120));
     assert!(
         out.status.success(),
         "{}",
@@ -496,22 +483,11 @@ fn incast_reaches_a_10_gbit_bottleneck_and_names_an_agent_killed_mid_run() {
     let dir = TempDir::new("killed");
     let result = dir.0.join("incast.json");
     let started = Instant::now();
-    let mut c = Command::new(linerate());
-    c.args([
-        "incast",
-        "--lab",
-        &lab.0,
-        "--senders",
-        "2",
-        "--sizes",
-        "1M",
-        "-t",
-        "6",
-    ])
-    .args(["--timeout", "60", "--json"])
-    .arg(&result)
-    .stdout(Stdio::null())
-    .stderr(Stdio::null());
+    let mut c = incast("6");
+    c.args(["--timeout", "60", "--json"])
+        .arg(&result)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
     let mut running = Guard(c.spawn().unwrap());
     let pid = running.0.id();
     let victim = loop {

@@ -101,24 +101,11 @@ pub fn summed(doc: &ResultDoc) -> Vec<(f64, f64)> {
     let Some(side) = counting_side(doc) else {
         return Vec::new();
     };
-    let mut by_start: BTreeMap<u64, (f64, f64, f64)> = BTreeMap::new();
-    for i in doc
-        .intervals
-        .iter()
-        .filter(|i| i.side == side && i.end > i.start)
-    {
-        let e = by_start
-            .entry((i.start * 1000.0).round() as u64)
-            .or_default();
-        e.0 += i.bytes as f64 * 8.0;
-        e.1 = e.1.max(i.end - i.start);
-        e.2 = e.2.max(i.end);
-    }
-    let longest = by_start.values().map(|v| v.1).fold(0.0, f64::max);
-    by_start
-        .values()
-        .filter(|v| v.1 >= 0.9 * longest)
-        .map(|&(bits, len, end)| (end, bits / len))
+    let sums = linerate_result::summed_intervals(&doc.intervals, side);
+    let longest = sums.iter().map(|s| s.seconds).fold(0.0, f64::max);
+    sums.iter()
+        .filter(|s| s.seconds >= 0.9 * longest)
+        .map(|s| (s.end, s.bits_per_second))
         .collect()
 }
 

@@ -236,6 +236,41 @@ pub struct SideReport {
     pub udp_rcvbuf_errors: Option<u64>,
 }
 
+/// Every stream of one side over one interval, summed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IntervalSum {
+    /// Seconds since the start of the measurement.
+    pub end: f64,
+    /// The longest of the streams' intervals.
+    pub seconds: f64,
+    pub bits_per_second: f64,
+}
+
+/// The streams playing `side` summed interval by interval (matched by
+/// their start, to the millisecond), in time order.
+pub fn summed_intervals(intervals: &[IntervalSample], side: Side) -> Vec<IntervalSum> {
+    let mut by_start: BTreeMap<u64, (f64, f64, f64)> = BTreeMap::new();
+    for i in intervals
+        .iter()
+        .filter(|i| i.side == side && i.end > i.start)
+    {
+        let e = by_start
+            .entry((i.start * 1000.0).round() as u64)
+            .or_default();
+        e.0 += i.bytes as f64 * 8.0;
+        e.1 = e.1.max(i.end - i.start);
+        e.2 = e.2.max(i.end);
+    }
+    by_start
+        .into_values()
+        .map(|(bits, seconds, end)| IntervalSum {
+            end,
+            seconds,
+            bits_per_second: bits / seconds,
+        })
+        .collect()
+}
+
 impl SideReport {
     /// "stream N: reason" for every stream that failed.
     pub fn stream_errors(&self) -> Vec<String> {
@@ -347,6 +382,35 @@ pub fn redact(arg: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn sample(side: Side, stream: u16, start: f64, end: f64, bytes: u64) -> IntervalSample {
+        IntervalSample {
+            side,
+            stream,
+            start,
+            end,
+            bytes,
+            bits_per_second: bytes as f64 * 8.0 / (end - start),
+            tcp: None,
+            udp: None,
+        }
+    }
+
+    #[test]
+    fn one_sides_streams_are_summed_interval_by_interval_in_time_order() {
+        let intervals = [
+            sample(Side::Sender, 1, 1.0, 2.0, 300),
+            sample(Side::Sender, 0, 0.0, 1.0, 100),
+            sample(Side::Receiver, 0, 0.0, 1.0, 999),
+            sample(Side::Sender, 1, 0.0001, 1.0, 100),
+            sample(Side::Sender, 0, 1.0, 2.0, 100),
+            sample(Side::Sender, 0, 2.0, 2.0, 5),
+        ];
+        let sums = summed_intervals(&intervals, Side::Sender);
+        let bps: Vec<f64> = sums.iter().map(|s| s.bits_per_second).collect();
+        assert_eq!(bps, [1600.0, 3200.0]);
+        assert_eq!(sums[1].end, 2.0);
+    }
 
     #[test]
     fn a_tokens_secret_is_redacted_wherever_it_stands() {

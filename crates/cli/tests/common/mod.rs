@@ -468,6 +468,12 @@ pub fn free_port() -> u16 {
         .expect("a free loopback port")
 }
 
+/// A JSON document a run wrote to `path`.
+#[allow(dead_code)]
+pub fn read_json(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).expect("a result")).expect("JSON")
+}
+
 /// The PIDs of `pid`'s children, whichever of its threads started them
 /// (a thread that entered a namespace starts a lab's agents).
 #[allow(dead_code)]

@@ -285,17 +285,8 @@ fn measured(flow: &mut FlowResult, doc: &ResultDoc) {
     flow.retransmits = s.retransmits;
     flow.limit = Some(s.verdict.limit);
     flow.verdict = Some(s.verdict.sentence.clone());
-    // The senders' samples, streams summed interval by interval.
-    let mut by_interval: Vec<(f64, f64)> = Vec::new();
-    for i in doc.intervals.iter().filter(|i| i.side == Side::Sender) {
-        match by_interval
-            .iter_mut()
-            .find(|(end, _)| (end - i.end).abs() < 1e-3)
-        {
-            Some((_, bps)) => *bps += i.bits_per_second,
-            None => by_interval.push((i.end, i.bits_per_second)),
-        }
-    }
-    by_interval.sort_by(|a, b| a.0.total_cmp(&b.0));
-    flow.interval_bits_per_second = by_interval.into_iter().map(|(_, bps)| bps).collect();
+    flow.interval_bits_per_second = linerate_result::summed_intervals(&doc.intervals, Side::Sender)
+        .iter()
+        .map(|i| i.bits_per_second)
+        .collect();
 }

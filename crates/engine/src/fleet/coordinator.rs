@@ -132,9 +132,8 @@ fn drive(
             }
             Ok(Arrival::Input(conn, input)) => match input {
                 Input::Message(msg) => m.handle(now(), conn, msg),
-                Input::Closed | Input::Quiet => m.handle_closed(now(), conn),
+                Input::Closed | Input::Quiet | Input::Failed(_) => m.handle_closed(now(), conn),
                 Input::Malformed(e) => m.handle_malformed(now(), conn, e),
-                Input::Failed(_) => m.handle_closed(now(), conn),
             },
             Err(RecvTimeoutError::Timeout) => m.handle_timeout(now()),
             Err(RecvTimeoutError::Disconnected) => {
