@@ -268,16 +268,27 @@ pub fn resolve_target(
 
 /// HOST, HOST:PORT, V6 or [V6]:PORT to one address of the wanted family.
 pub fn resolve_host(host: &str, ipv4: bool, ipv6: bool) -> anyhow::Result<SocketAddr> {
-    let with_port = if host.parse::<IpAddr>().is_ok() {
+    resolve_on(host, DEFAULT_PORT, ipv4, ipv6)
+}
+
+/// [`resolve_host`], with `default_port` where `host` names none.
+pub fn resolve_on(
+    host: &str,
+    default_port: u16,
+    ipv4: bool,
+    ipv6: bool,
+) -> anyhow::Result<SocketAddr> {
+    let bare = host.trim_matches(['[', ']']);
+    let with_port = if let Ok(ip) = bare.parse::<IpAddr>() {
         // A bare IPv6 address has colons of its own.
-        SocketAddr::new(host.parse()?, DEFAULT_PORT).to_string()
+        SocketAddr::new(ip, default_port).to_string()
     } else if host
         .rsplit_once(':')
         .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
     {
         host.to_string()
     } else {
-        format!("{host}:{DEFAULT_PORT}")
+        format!("{host}:{default_port}")
     };
     let addrs = with_port
         .to_socket_addrs()

@@ -179,22 +179,8 @@ pub fn role(a: &LaunchArgs) -> anyhow::Result<Role> {
 
 /// HOST or HOST:PORT (the coordinator's port by default) to an address.
 pub fn resolve(host: &str) -> anyhow::Result<SocketAddr> {
-    let bare = host.trim_matches(['[', ']']);
-    let with_port = if bare.parse::<IpAddr>().is_ok() {
-        SocketAddr::new(bare.parse()?, COORDINATOR_PORT).to_string()
-    } else if host
-        .rsplit_once(':')
-        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
-    {
-        host.to_string()
-    } else {
-        format!("{host}:{COORDINATOR_PORT}")
-    };
-    with_port
-        .to_socket_addrs()
-        .with_context(|| format!("cannot resolve the coordinator '{host}'"))?
-        .next()
-        .with_context(|| format!("the coordinator '{host}' has no address"))
+    crate::bench_cmd::resolve_on(host, COORDINATOR_PORT, false, false)
+        .context("the coordinator's address")
 }
 
 /// This host's address on the route to `host` (no packet is sent).
