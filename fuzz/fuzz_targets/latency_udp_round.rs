@@ -4,13 +4,13 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use linerate_wire::{MAX_DATAGRAM_LEN, UDP_ROUND_HEADER_LEN, UdpRound};
+use linerate_wire::{MAX_DATAGRAM_LEN, UDP_REPLY_MIN_LEN, UDP_ROUND_HEADER_LEN, UdpRound};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(round) = UdpRound::decode(data) else {
         return;
     };
-    assert!((UDP_ROUND_HEADER_LEN as u32..=MAX_DATAGRAM_LEN).contains(&round.reply_len));
+    assert!((UDP_REPLY_MIN_LEN as u32..=MAX_DATAGRAM_LEN).contains(&round.reply_len));
     assert_eq!(UdpRound::seq_of(data), Some(round.seq));
     let mut again = [0u8; UDP_ROUND_HEADER_LEN];
     round.encode_into(&mut again);

@@ -6,6 +6,7 @@ use anyhow::Context;
 use clap::Args;
 use linerate_engine::limits::{ServerLimits, SessionLimits};
 use linerate_engine::server::{Server, ServerTls};
+use linerate_engine::shares::ShareLimits;
 use linerate_engine::transfer::receive::TransferPolicy;
 
 use crate::output::timestamp;
@@ -70,9 +71,13 @@ pub struct ServeArgs {
     /// is removed (with ms/s/m/h).
     #[arg(long, value_name = "TIME", default_value = "24h", value_parser = units::parse_duration_ms)]
     pub partial_ttl: u64,
-    /// Sessions served at once.
+    /// Transfers served at once, from senders that proved a key or token
+    /// (strangers' sessions draw on --max-open-sessions instead, and can
+    /// never take these).
     #[arg(long, value_name = "N", default_value_t = ServerLimits::default().sessions)]
     pub max_sessions: u64,
+    #[command(flatten)]
+    pub shares: SharesArgs,
     /// Data connections of all sessions at once.
     #[arg(long, value_name = "N", default_value_t = ServerLimits::default().streams)]
     pub max_streams: u64,
@@ -84,6 +89,39 @@ pub struct ServeArgs {
 }
 
 pub const DEFAULT_PORT: u16 = 5201;
+
+/// What clients that proved nothing (benches, latency, transfers before
+/// their token or key) may hold of a server (docs/security.md).
+#[derive(Args, Debug, Clone)]
+pub struct SharesArgs {
+    /// Sessions of clients without a key at once, all sources together;
+    /// when full, the source holding the most gives up its oldest.
+    #[arg(long, value_name = "N", default_value_t = ShareLimits::default().open)]
+    pub max_open_sessions: usize,
+    /// Sessions of clients without a key at once from one source (an IPv4
+    /// address, an IPv6 prefix: --ipv6-prefix).
+    #[arg(long, value_name = "N", default_value_t = ShareLimits::default().per_source)]
+    pub max_open_sessions_per_source: usize,
+    /// The longest bench a client without a key may run (with ms/s/m/h);
+    /// a session that moves under 64 KiB in 10 s is ended too.
+    #[arg(long, value_name = "TIME", default_value = "5m", value_parser = units::parse_duration_ms)]
+    pub max_bench_time: u64,
+    /// IPv6 sources are counted by this prefix length (one host usually
+    /// holds a /64).
+    #[arg(long, value_name = "BITS", default_value_t = linerate_engine::door::DEFAULT_V6_PREFIX,
+          value_parser = clap::value_parser!(u8).range(1..=128))]
+    pub ipv6_prefix: u8,
+}
+
+impl SharesArgs {
+    pub fn limits(&self) -> ShareLimits {
+        ShareLimits {
+            open: self.max_open_sessions.max(1),
+            per_source: self.max_open_sessions_per_source.max(1),
+            max_bench_time: std::time::Duration::from_millis(self.max_bench_time),
+        }
+    }
+}
 
 /// How a daemon with --root proves itself and checks its senders.
 #[derive(Args, Debug, Clone)]
@@ -215,7 +253,8 @@ pub fn run(a: ServeArgs) -> anyhow::Result<()> {
     };
     let server = Server::bind(SocketAddr::new(a.bind, a.port), log)
         .context("cannot start the server")?
-        .with_limits(limits);
+        .with_limits(limits)
+        .with_shares(a.shares.limits(), a.shares.ipv6_prefix);
     let log_line = |line: String| eprintln!("{} {line}", timestamp());
     let server = match &a.root {
         // Bench sessions in the clear, or encrypted for clients that ask

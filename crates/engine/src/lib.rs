@@ -10,7 +10,7 @@
 pub mod bench;
 pub mod confine;
 mod document;
-mod door;
+pub mod door;
 mod end;
 mod error;
 pub mod fleet;
@@ -19,6 +19,7 @@ pub mod limits;
 mod measured;
 pub mod server;
 mod session;
+pub mod shares;
 pub mod sockopt;
 pub mod spec;
 mod stream;

@@ -16,6 +16,7 @@ use crate::error::Result;
 use crate::session::control::Control;
 use crate::session::registry::{JoinRule, Registration, Registry};
 use crate::session::{feed, flush, local, settle};
+use crate::shares::Seat;
 use crate::sockopt::StreamOptions;
 
 /// What the client asked to run.
@@ -31,6 +32,7 @@ pub(crate) fn serve(
     accept: Accept,
     reg: &Registry,
     (id, kind): (SessionId, SessionKind),
+    seat: &Seat,
 ) -> Result<String> {
     let mut m = match kind {
         SessionKind::Latency => BenchServer::latency(Instant::now(), accept),
@@ -55,6 +57,13 @@ pub(crate) fn serve(
         };
         let (plan, options, connections) = match event {
             Event::Register(params) => {
+                if let Err(e) = within_time(params.duration_ms, params.bytes, seat) {
+                    m.abort(local(RefusalCode::InvalidParameters, e));
+                    continue;
+                }
+                if params.udp.is_some() {
+                    seat.without_progress_rule();
+                }
                 let options = StreamOptions::from(&params);
                 let n = params.connections();
                 (Plan::Bench(params), options, n)
@@ -69,7 +78,7 @@ pub(crate) fn serve(
                     continue;
                 };
                 summary = match plan {
-                    Plan::Bench(params) => run_bench(params, &sockets, &mut ctl, &mut m),
+                    Plan::Bench(params) => run_bench(params, &sockets, (&mut ctl, &mut m), seat),
                     Plan::Latency(params) => {
                         let (report, rounds) = crate::latency::echo::serve_all(params, &sockets);
                         let mut line = format!(
@@ -95,6 +104,9 @@ pub(crate) fn serve(
         if let Some((r, _)) = registration.as_mut() {
             match r.collect(m.poll_timeout()) {
                 Ok(Some(s)) => {
+                    for socket in &s {
+                        seat.ender.watch(&socket.stream);
+                    }
                     sockets = s;
                     m.streams_connected(Instant::now());
                 }
@@ -109,14 +121,14 @@ pub(crate) fn serve(
 fn run_bench(
     params: &BenchParams,
     sockets: &[crate::session::StreamSocket],
-    ctl: &mut Control,
-    m: &mut BenchServer,
+    (ctl, m): (&mut Control, &mut BenchServer),
+    seat: &Seat,
 ) -> String {
     let t0 = Instant::now();
-    let abort = AtomicBool::new(false);
+    let abort: &AtomicBool = &seat.ender.abort;
     // A client that only receives shows these senders' TCP_INFO;
     // a client gone away ends the run through its streams.
-    let report = end::run(params, false, None, sockets, t0, &abort, &mut |batch| {
+    let report = end::run(params, false, None, sockets, t0, abort, &mut |batch| {
         m.interval(batch);
         let _ = flush(ctl, m);
     });
@@ -128,8 +140,25 @@ fn run_bench(
         report.bytes_total(Side::Sender)
     );
     append_errors(&mut summary, &report);
+    if let Some(why) = seat.ender.ended() {
+        summary.push_str(&format!("; ended by the server: {why}"));
+    }
     m.ran(report);
     summary
+}
+
+/// Whether a client without a key may run this long; a run of a byte
+/// count is bounded by the seat's time instead.
+fn within_time(duration_ms: u64, bytes: Option<u64>, seat: &Seat) -> std::result::Result<(), String> {
+    let most = seat.max_bench_time();
+    if bytes.is_none() && std::time::Duration::from_millis(duration_ms) > most {
+        return Err(format!(
+            "a run of {} s is longer than this server allows ({} s; its --max-bench-time)",
+            duration_ms / 1000,
+            most.as_secs()
+        ));
+    }
+    Ok(())
 }
 
 fn append_errors(summary: &mut String, report: &linerate_result::SideReport) {

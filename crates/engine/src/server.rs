@@ -15,6 +15,7 @@ use linerate_wire::{Accept, CAPABILITIES, Hello, RefusalCode, Role, SessionKind}
 use crate::error::{EngineError, Result};
 use crate::limits::{Held, ServerLimits};
 use crate::measured;
+use crate::shares::{ShareLimits, Shares};
 use crate::session::control::{Control, read_hello, send_refusal};
 use crate::session::link::{Link, accept_tls};
 use crate::session::registry::Registry;
@@ -35,6 +36,8 @@ pub struct Server {
     registry: Arc<Registry>,
     limits: ServerLimits,
     door: Arc<Door>,
+    /// Sessions whose clients proved nothing yet, by source.
+    shares: Arc<Shares>,
     log: Logger,
     transfers: Option<Arc<TransferPolicy>>,
     tls: Option<ServerTls>,
@@ -85,6 +88,15 @@ impl Server {
         self
     }
 
+    /// Sizes the pool of sessions whose clients proved nothing (benches,
+    /// latency, transfers before their token or key), and how IPv6
+    /// sources are grouped (docs/security.md#fair-shares).
+    pub fn with_shares(mut self, limits: ShareLimits, v6_prefix: u8) -> Server {
+        self.shares = Shares::new(limits);
+        self.door = Arc::new(Door::widened(self.door.scale()).with_v6_prefix(v6_prefix));
+        self
+    }
+
     pub fn bind(addr: SocketAddr, log: Logger) -> Result<Server> {
         let sock = socket2::Socket::new(
             socket2::Domain::for_address(addr),
@@ -109,6 +121,7 @@ impl Server {
             registry: Arc::new(Registry::new(&limits)),
             limits,
             door: Arc::default(),
+            shares: Shares::new(ShareLimits::default()),
             log,
             transfers: None,
             tls: None,
@@ -170,7 +183,7 @@ impl Server {
                     continue;
                 }
             };
-            let Some(waiting) = self.door.admit(peer) else {
+            let Some(waiting) = self.door.admit(peer, &conn) else {
                 if let Some(line) = self.door.drops_to_log() {
                     (self.log)(line);
                 }
@@ -182,13 +195,14 @@ impl Server {
             let transfers = self.transfers.clone();
             let tls = self.tls.clone();
             let started = Arc::clone(&self.started);
+            let shares = Arc::clone(&self.shares);
             let spawned = std::thread::Builder::new()
                 .name(format!("conn-{peer}"))
                 .spawn(move || {
                     let served = handle(
                         conn,
                         peer,
-                        (&registry, waiting, &started),
+                        (&registry, &shares, waiting, &started),
                         &log,
                         transfers.as_deref(),
                         tls.as_ref(),
@@ -209,7 +223,7 @@ impl Server {
 fn handle(
     mut conn: TcpStream,
     peer: SocketAddr,
-    (reg, waiting, any_started): (&Registry, Waiting, &AtomicBool),
+    (reg, shares, waiting, any_started): (&Registry, &Arc<Shares>, Waiting, &AtomicBool),
     log: &Logger,
     transfers: Option<&TransferPolicy>,
     tls: Option<&ServerTls>,
@@ -246,18 +260,23 @@ fn handle(
     match hello.role {
         Role::Data => {
             if let Err(e) = reg.attach(link, &hello) {
-                log(format!(
-                    "refused data connection {peer} (session {}): {e}",
-                    hello.session
-                ));
+                log_refusal(shares, &door, peer, log, || {
+                    format!("refused data connection {peer}: {e}")
+                });
             }
             None
         }
         Role::Control => {
             let started = Instant::now();
             let mut accepted = false;
+            let place = Place {
+                reg,
+                shares,
+                door: &door,
+                peer,
+            };
             let outcome =
-                match control_session(link, &hello, reg, transfers, &mut accepted, any_started) {
+                match control_session(link, &hello, place, transfers, &mut accepted, any_started) {
                     Ok(summary) => {
                         log(format!(
                             "session {} from {peer}: {summary} ({:.1} s)",
@@ -266,14 +285,48 @@ fn handle(
                         ));
                         Ok(summary)
                     }
-                    Err(e) => {
+                    Err(e) if accepted => {
                         log(format!("session {} from {peer} failed: {e}", hello.session));
+                        Err(e.to_string())
+                    }
+                    Err(e) => {
+                        log_refusal(shares, &door, peer, log, || {
+                            format!("refused session from {peer}: {e}")
+                        });
                         Err(e.to_string())
                     }
                 };
             accepted.then_some(outcome)
         }
     }
+}
+
+/// Logs a refusal, the first from its source in each period; the rest
+/// are counted and summed up in the next period's first line: a client
+/// refused in a loop must not flood the log.
+fn log_refusal(
+    shares: &Shares,
+    door: &Door,
+    peer: SocketAddr,
+    log: &Logger,
+    line: impl FnOnce() -> String,
+) {
+    let (now, sum) = shares.refused(door.group(peer.ip()));
+    if let Some(sum) = sum {
+        log(sum);
+    }
+    if now {
+        log(line());
+    }
+}
+
+/// Where a control connection is served: the server's registry, pools and
+/// door, and who it is from.
+struct Place<'a> {
+    reg: &'a Registry,
+    shares: &'a Arc<Shares>,
+    door: &'a Door,
+    peer: SocketAddr,
 }
 
 /// The TLS a connection's hello asks for, after its handshake; or why
@@ -306,27 +359,38 @@ fn secure(
 
 /// Answers a control connection's hello: refuses a session this server
 /// does not take, or hands it to its kind's driver; returns its summary.
+/// Until its client proves a token or a key, a session holds a seat of the
+/// unauthenticated pool; a transfer then holds one of `--max-sessions`.
 fn control_session(
     link: Link,
     hello: &Hello,
-    reg: &Registry,
+    place: Place,
     transfers: Option<&TransferPolicy>,
     accepted: &mut bool,
     any_started: &AtomicBool,
 ) -> Result<String> {
+    let Place {
+        reg,
+        shares,
+        door,
+        peer,
+    } = place;
     // Control frames are small and often come in pairs (a transfer's last
     // Need, then NeedEnd): with Nagle the second one waited for the client's
     // delayed ACK, 40 ms on Linux, on every transfer.
     link.stream
         .set_nodelay(true)
         .map_err(|e| EngineError::io("TCP_NODELAY", e))?;
+    let seat = shares.take(door.group(peer.ip()));
+    if let Ok(seat) = &seat {
+        seat.ender.watch(&link.stream);
+    }
     let mut ctl = Control::from_link(link).with_frame_budget(Arc::clone(&reg.frames));
     if let Err((code, msg)) = admissible(hello, transfers) {
         ctl.refuse(code, &msg);
         return Err(EngineError::Failed(msg));
     }
-    let _active = Held::take(&reg.active, 1).map_err(|e| {
-        let msg = format!("server busy: {e}");
+    let seat = seat.map_err(|msg| {
         ctl.refuse(RefusalCode::Busy, &msg);
         EngineError::Failed(msg)
     })?;
@@ -338,9 +402,18 @@ fn control_session(
     match (hello.kind, transfers) {
         (SessionKind::Transfer, Some(policy)) => {
             let admitted = std::cell::Cell::new(false);
-            let admit = || {
+            let seat = std::cell::RefCell::new(Some(seat));
+            let active = std::cell::RefCell::new(None);
+            // The sender showed its token or key: it leaves the
+            // unauthenticated pool for a seat of --max-sessions.
+            let admit = || -> std::result::Result<(), String> {
+                let held = Held::take(&reg.active, 1).map_err(|e| format!("server busy: {e}"))?;
+                *active.borrow_mut() = Some(held);
+                seat.borrow_mut().take();
+                door.proven(peer.ip());
                 admitted.set(true);
                 any_started.store(true, Relaxed);
+                Ok(())
             };
             let ended = transfer::receive::serve(ctl, accept, reg, hello.session, policy, &admit);
             *accepted = admitted.get();
@@ -349,7 +422,7 @@ fn control_session(
         _ => {
             *accepted = true;
             any_started.store(true, Relaxed);
-            measured::serve(ctl, accept, reg, (hello.session, hello.kind))
+            measured::serve(ctl, accept, reg, (hello.session, hello.kind), &seat)
         }
     }
 }

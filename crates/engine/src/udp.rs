@@ -29,6 +29,37 @@ const SLEEP_ABOVE: Duration = Duration::from_micros(200);
 pub(crate) const RCVBUF: u32 = 4 << 20;
 /// How long a receiver blocks in one wait for datagrams or the sender's count.
 const WAIT: Duration = Duration::from_millis(50);
+/// How often a sender checks that its stream's TCP connection still
+/// stands: datagrams stop within this of the receiver leaving, so a bench
+/// cannot go on aiming at an address whose client is gone
+/// (docs/security.md#no-amplification).
+const PEER_CHECK_EVERY: Duration = Duration::from_millis(100);
+
+/// Whether the peer closed or reset the TCP connection (the receiver of a
+/// UDP stream sends nothing on it until the end).
+fn peer_gone(tcp: &TcpStream) -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let mut fds = [PollFd::new(tcp, PollFlags::IN | PollFlags::RDHUP)];
+    let zero = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    match poll(&mut fds, Some(&zero)) {
+        Ok(0) | Err(Errno::INTR) => false,
+        Err(_) => true,
+        Ok(_) => {
+            let ev = fds[0].revents();
+            if ev.intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::RDHUP) {
+                return true;
+            }
+            let mut b = [0u8; 1];
+            matches!(
+                rustix::net::recv(tcp, &mut b, RecvFlags::PEEK | RecvFlags::DONTWAIT),
+                Ok((0, _)) | Err(Errno::CONNRESET | Errno::PIPE | Errno::NOTCONN)
+            )
+        }
+    }
+}
 
 /// Pairs a stream's datagram sockets over its TCP connection: the client
 /// binds a port and says which; the server binds its own port (beside the
@@ -60,6 +91,25 @@ pub(crate) fn pair(tcp: &TcpStream, is_client: bool) -> std::io::Result<UdpSocke
         t.write_all(&[1])?;
         Ok(sock.into())
     }
+}
+
+/// Gives a latency session's client the cookie its request datagrams must
+/// carry, over the data connection the UDP socket was paired on: only the
+/// client at the end of that connection learns it.
+pub(crate) fn give_cookie(tcp: &TcpStream) -> std::io::Result<u64> {
+    let mut c = [0u8; 8];
+    getrandom::fill(&mut c).map_err(|e| std::io::Error::other(e.to_string()))?;
+    let mut t = tcp;
+    t.write_all(&c)?;
+    Ok(u64::from_be_bytes(c))
+}
+
+/// The client's half of [`give_cookie`].
+pub(crate) fn take_cookie(tcp: &TcpStream) -> std::io::Result<u64> {
+    let mut c = [0u8; 8];
+    let mut t = tcp;
+    t.read_exact(&mut c)?;
+    Ok(u64::from_be_bytes(c))
 }
 
 pub(crate) struct UdpSendPlan<'a> {
@@ -95,10 +145,18 @@ pub(crate) fn send(
     let (mut seq, mut sent, mut last) = (0u64, 0u64, start);
     let mut error = None;
     let stopped = || plan.stop.is_some_and(|s| s.load(Relaxed)) || abort.load(Relaxed);
+    let mut checked = start;
     loop {
         let now = Instant::now();
         if plan.deadline.is_some_and(|d| now >= d) || stopped() {
             break;
+        }
+        if now.duration_since(checked) >= PEER_CHECK_EVERY {
+            checked = now;
+            if peer_gone(tcp) {
+                error = Some("the receiver closed its connection".to_string());
+                break;
+            }
         }
         let left = plan.quota.map_or(u64::MAX, |q| q.saturating_sub(sent));
         if left == 0 {

@@ -18,6 +18,19 @@ pub fn read(fd: impl AsFd) -> std::io::Result<TcpSample> {
         .ok_or_else(|| std::io::Error::other("TCP_INFO shorter than its base layout"))
 }
 
+/// Bytes this connection has moved both ways (tcpi_bytes_acked plus
+/// tcpi_bytes_received): whether a session makes progress, whatever its
+/// direction.
+pub fn bytes_moved(fd: impl AsFd) -> std::io::Result<u64> {
+    let mut buf = [0u8; TCP_INFO_MAX];
+    let len = getsockopt_bytes(fd, libc::IPPROTO_TCP, libc::TCP_INFO, &mut buf)?;
+    let b = &buf[..len];
+    match (u64_at(b, 120), u64_at(b, 128)) {
+        (Some(acked), Some(received)) => Ok(acked.saturating_add(received)),
+        _ => Err(std::io::Error::other("TCP_INFO without byte counts")),
+    }
+}
+
 fn getsockopt_bytes(
     fd: impl AsFd,
     level: i32,

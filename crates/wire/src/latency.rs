@@ -21,9 +21,13 @@
 //! A UDP latency session (`udp` in its parameters) pairs a datagram socket
 //! with each data connection (as a UDP bench stream does) and plays its
 //! ping-pong over it: each request is one datagram opening with a
-//! [`UdpRound`] (`seq[8] reply_len[4]`), each reply one datagram of
-//! `reply_len` bytes opening with the same `seq`, so a reply that comes
+//! [`UdpRound`] (`seq[8] reply_len[4] cookie[8]`), each reply one datagram
+//! of `reply_len` bytes opening with the same `seq`, so a reply that comes
 //! after its round was given up as lost is told apart from the next one's.
+//! The cookie is the one the server sent on the data connection when it
+//! paired the sockets: a datagram without it gets no reply, so a forged
+//! source address cannot aim replies (up to 5,000 times the request's
+//! size) at someone else.
 
 use serde::{Deserialize, Serialize};
 
@@ -40,7 +44,9 @@ pub const MAX_ROUND_BYTES: u64 = 1 << 30;
 /// Most connections one latency session may open.
 pub const MAX_LATENCY_CONNECTIONS: u16 = 256;
 const MAX_IDLE_MS: u64 = 3600 * 1000;
-pub const UDP_ROUND_HEADER_LEN: usize = 12;
+pub const UDP_ROUND_HEADER_LEN: usize = 20;
+/// The smallest reply: its `seq` and `reply_len`.
+pub const UDP_REPLY_MIN_LEN: usize = 12;
 
 /// What a latency session runs; the client proposes, the server checks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -190,6 +196,8 @@ impl RunHeader {
 pub struct UdpRound {
     pub seq: u64,
     pub reply_len: u32,
+    /// The session's proof that the datagram comes from its client.
+    pub cookie: u64,
 }
 
 impl UdpRound {
@@ -198,6 +206,7 @@ impl UdpRound {
     pub fn encode_into(&self, datagram: &mut [u8]) {
         datagram[..8].copy_from_slice(&self.seq.to_be_bytes());
         datagram[8..12].copy_from_slice(&self.reply_len.to_be_bytes());
+        datagram[12..20].copy_from_slice(&self.cookie.to_be_bytes());
     }
 
     /// The header of a request datagram, checked.
@@ -215,8 +224,9 @@ impl UdpRound {
         let round = UdpRound {
             seq: Self::seq_of(h).unwrap_or_default(),
             reply_len: u32::from_be_bytes([h[8], h[9], h[10], h[11]]),
+            cookie: u64::from_be_bytes([h[12], h[13], h[14], h[15], h[16], h[17], h[18], h[19]]),
         };
-        if !(UDP_ROUND_HEADER_LEN as u32..=MAX_DATAGRAM_LEN).contains(&round.reply_len) {
+        if !(UDP_REPLY_MIN_LEN as u32..=MAX_DATAGRAM_LEN).contains(&round.reply_len) {
             return Err(malformed(format!(
                 "a reply of {} bytes, outside 12 B to 65507 B",
                 round.reply_len
@@ -389,13 +399,19 @@ mod tests {
         let round = UdpRound {
             seq: 7,
             reply_len: 14,
+            cookie: 0xdead_beef_0102_0304,
         };
         round.encode_into(&mut datagram);
         assert_eq!(UdpRound::decode(&datagram), Ok(round));
         assert_eq!(UdpRound::seq_of(&datagram), Some(7));
-        assert!(UdpRound::decode(&datagram[..11]).is_err());
+        assert!(UdpRound::decode(&datagram[..19]).is_err());
         for reply_len in [0, 11, MAX_DATAGRAM_LEN + 1] {
-            UdpRound { seq: 1, reply_len }.encode_into(&mut datagram);
+            UdpRound {
+                seq: 1,
+                reply_len,
+                cookie: 1,
+            }
+            .encode_into(&mut datagram);
             assert!(UdpRound::decode(&datagram).is_err(), "{reply_len}");
         }
         let mut unknown = ping(1, 1, 1).encode();

@@ -133,9 +133,11 @@ fn answer(
 fn answer_udp(sock: &TcpStream, live: &Live, busy_poll: bool, timeout: Duration) -> (Outcome, u64) {
     let clock = ThreadClock::start();
     let (mut rounds, mut bytes_in, mut last) = (0u64, 0u64, Instant::now());
-    let error = match crate::udp::pair(sock, false) {
+    let paired = crate::udp::pair(sock, false)
+        .and_then(|udp| crate::udp::give_cookie(sock).map(|cookie| (udp, cookie)));
+    let error = match paired {
         Err(e) => Some(format!("pairing a UDP socket with the connection: {e}")),
-        Ok(udp) => {
+        Ok((udp, cookie)) => {
             if busy_poll {
                 let _ = sockopt::set_busy_poll(&udp);
             }
@@ -155,6 +157,11 @@ fn answer_udp(sock: &TcpStream, live: &Live, busy_poll: bool, timeout: Duration)
                 let Ok(round) = UdpRound::decode(&datagram[..n]) else {
                     continue;
                 };
+                // Not from the client that holds the connection (a forged
+                // source address): no reply, whatever its size.
+                if round.cookie != cookie {
+                    continue;
+                }
                 round.encode_into(&mut reply);
                 match rustix::net::send(
                     &udp,

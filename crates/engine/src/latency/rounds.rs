@@ -96,8 +96,9 @@ impl Connection {
     /// Plays the rounds over a datagram socket paired with this connection.
     pub fn pair_udp(&mut self) -> Result<()> {
         let udp = crate::udp::pair(&self.sock, true)
+            .and_then(|udp| crate::udp::take_cookie(&self.sock).map(|c| (udp, c)))
             .map_err(|e| EngineError::io("pairing a UDP socket with a data connection", e))?;
-        self.udp = Some(UdpRounds::new(udp, self.busy_poll, self.timeout));
+        self.udp = Some(UdpRounds::new(udp.0, udp.1, self.busy_poll, self.timeout));
         Ok(())
     }
 

@@ -24,6 +24,8 @@ const LOST_AFTER_AT_LEAST: Duration = Duration::from_millis(20);
 
 pub(crate) struct UdpRounds {
     sock: UdpSocket,
+    /// What the server gave for this connection's requests to carry.
+    cookie: u64,
     busy_poll: bool,
     /// No reply at all for this long: the server is gone.
     timeout: Duration,
@@ -39,13 +41,14 @@ pub(crate) struct UdpRounds {
 }
 
 impl UdpRounds {
-    pub fn new(sock: UdpSocket, busy_poll: bool, timeout: Duration) -> UdpRounds {
+    pub fn new(sock: UdpSocket, cookie: u64, busy_poll: bool, timeout: Duration) -> UdpRounds {
         if busy_poll {
             let _ = crate::sockopt::set_busy_poll(&sock);
         }
         let most = linerate_wire::MAX_DATAGRAM_LEN as usize;
         UdpRounds {
             sock,
+            cookie,
             busy_poll,
             timeout,
             seq: 0,
@@ -75,6 +78,7 @@ impl UdpRounds {
             UdpRound {
                 seq: self.seq,
                 reply_len,
+                cookie: self.cookie,
             }
             .encode_into(&mut self.request);
             self.send(len)?;

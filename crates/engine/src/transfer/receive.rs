@@ -119,7 +119,7 @@ pub(crate) fn serve(
     reg: &Registry,
     id: SessionId,
     policy: &TransferPolicy,
-    admit: &dyn Fn(),
+    admit: &dyn Fn() -> std::result::Result<(), String>,
 ) -> Result<String> {
     let token = policy.token.as_ref().map(|t| t.0.clone());
     let mut m = TransferReceiver::new(Instant::now(), accept, token);
@@ -190,14 +190,18 @@ fn admission<'a>(
     reg: &'a Registry,
     id: SessionId,
     policy: &TransferPolicy,
-    admit: &dyn Fn(),
+    admit: &dyn Fn() -> std::result::Result<(), String>,
 ) -> Option<Admitted<'a>> {
     if policy.is_one_shot() && policy.taken.swap(true, Relaxed) {
         let busy = "this receiver is busy with its one transfer";
         m.abort(local(RefusalCode::Busy, busy));
         return None;
     }
-    admit();
+    if let Err(busy) = admit() {
+        policy.taken.store(false, Relaxed);
+        m.abort(local(RefusalCode::Busy, busy));
+        return None;
+    }
     let dest = match DestRoot::open(&policy.root).and_then(|r| r.subdir(&req.dest)) {
         Ok(d) => d,
         Err(e) => {
