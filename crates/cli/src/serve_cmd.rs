@@ -84,6 +84,12 @@ pub struct ServeArgs {
     /// Memory for control messages still arriving, all sessions together.
     #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = units::parse_size)]
     pub frame_memory: u64,
+    /// Memory for the buffers of every bench and latency session at once:
+    /// each is charged its write length (senders share one pattern) plus
+    /// its read length per receiving stream; past it, new ones are refused
+    /// as busy. The daemon's resident size stays near this plus 64 MiB.
+    #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = units::parse_size)]
+    pub bench_memory: u64,
     #[command(flatten)]
     pub daemon: DaemonArgs,
 }
@@ -249,6 +255,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<()> {
         sessions: a.max_sessions,
         streams: a.max_streams,
         frame_bytes: a.frame_memory,
+        bench_memory: a.bench_memory,
         session: a.receiver.limits(),
     };
     let server = Server::bind(SocketAddr::new(a.bind, a.port), log)

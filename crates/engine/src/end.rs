@@ -183,17 +183,18 @@ pub fn run(
     };
     let deadline = cfg.duration.map(|d| t0 + d);
     let send_buf = if sockets.iter().any(|s| cfg.sends(s.index)) {
-        stream::pattern(p.write_len as usize)
+        stream::shared_pattern(p.write_len as usize)
     } else {
-        Vec::new()
+        Arc::new(Vec::new())
     };
+    let send_buf = &send_buf[..send_buf.len().min(p.write_len as usize)];
     let worker = |s: &StreamSocket, live: &Live| {
         if let Some(udp) = p.udp {
             return udp_stream(p, udp, cfg, s, live, abort, deadline);
         }
         if cfg.sends(s.index) {
             let plan = SendPlan {
-                buf: &send_buf,
+                buf: send_buf,
                 deadline,
                 quota: quota(p, s.index),
                 zerocopy: p.zerocopy,

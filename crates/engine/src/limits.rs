@@ -34,6 +34,10 @@ pub struct ServerLimits {
     pub streams: u64,
     /// Bytes buffered for control frames whose end has not arrived.
     pub frame_bytes: u64,
+    /// Bytes of write and read buffers of every bench and latency session
+    /// at once (each session charged its write length and its read length
+    /// per receiving stream).
+    pub bench_memory: u64,
     pub session: SessionLimits,
 }
 
@@ -43,6 +47,7 @@ impl Default for ServerLimits {
             sessions: 64,
             streams: 4096,
             frame_bytes: 256 << 20,
+            bench_memory: 1 << 30,
             session: SessionLimits::default(),
         }
     }

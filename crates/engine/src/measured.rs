@@ -15,6 +15,7 @@ use crate::end;
 use crate::error::Result;
 use crate::session::control::Control;
 use crate::session::registry::{JoinRule, Registration, Registry};
+use crate::limits::Held;
 use crate::session::{feed, flush, local, settle};
 use crate::shares::Seat;
 use crate::sockopt::StreamOptions;
@@ -45,6 +46,7 @@ pub(crate) fn serve(
         client: ctl.peer_fingerprint(),
     };
     let mut registration = None;
+    let mut _buffers = None;
     let mut sockets = Vec::new();
     let mut summary = String::new();
     loop {
@@ -63,6 +65,13 @@ pub(crate) fn serve(
                 }
                 if params.udp.is_some() {
                     seat.without_progress_rule();
+                }
+                match Held::take(&reg.buffers, buffer_bytes(&params)) {
+                    Ok(h) => _buffers = Some(h),
+                    Err(e) => {
+                        m.abort(local(RefusalCode::Busy, format!("server busy: {e}")));
+                        continue;
+                    }
                 }
                 let options = StreamOptions::from(&params);
                 let n = params.connections();
@@ -145,6 +154,16 @@ fn run_bench(
     }
     m.ran(report);
     summary
+}
+
+/// What a bench's buffers take at the server: its write length once (the
+/// senders share one pattern) and its read length per receiving stream.
+fn buffer_bytes(p: &BenchParams) -> u64 {
+    let receivers = (0..p.connections())
+        .filter(|&i| p.direction.is_forward(i, p.streams))
+        .count() as u64;
+    let sends = receivers < u64::from(p.connections());
+    u64::from(p.read_len) * receivers + if sends { u64::from(p.write_len) } else { 0 }
 }
 
 /// Whether a client without a key may run this long; a run of a byte

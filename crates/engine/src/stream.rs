@@ -407,6 +407,25 @@ fn read_failed(e: &std::io::Error, abort: &AtomicBool) -> Option<String> {
 }
 
 /// A payload pattern that no layer could compress or deduplicate.
+/// The pattern of at least `len` bytes, shared by every bench that sends
+/// at once: a server's senders read it and never write it, so sixteen
+/// sessions asking for 256 MiB writes hold one 256 MiB buffer, not
+/// sixteen (docs/security.md#fair-shares). Every pattern is a prefix of
+/// a longer one, so the longest made so far serves all shorter ones.
+pub(crate) fn shared_pattern(len: usize) -> std::sync::Arc<Vec<u8>> {
+    use std::sync::{Arc, Mutex, Weak};
+    static SHARED: Mutex<Weak<Vec<u8>>> = Mutex::new(Weak::new());
+    let mut held = crate::lock(&SHARED);
+    if let Some(p) = held.upgrade()
+        && p.len() >= len
+    {
+        return p;
+    }
+    let p = Arc::new(pattern(len));
+    *held = Arc::downgrade(&p);
+    p
+}
+
 pub fn pattern(len: usize) -> Vec<u8> {
     let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
     (0..len)

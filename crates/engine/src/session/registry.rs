@@ -50,6 +50,8 @@ pub struct Registry {
     streams: Budget,
     /// Bytes buffered for control frames not yet complete.
     pub(crate) frames: Arc<Budget>,
+    /// Bench and latency sessions' buffers.
+    pub(crate) buffers: Budget,
 }
 
 impl Registry {
@@ -69,6 +71,12 @@ impl Registry {
                 "--frame-memory",
                 true,
             )),
+            buffers: Budget::new(
+                limits.bench_memory,
+                "bench buffers",
+                "--bench-memory",
+                true,
+            ),
         }
     }
 
