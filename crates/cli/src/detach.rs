@@ -33,5 +33,11 @@ pub fn log_to(log: &Path) -> std::io::Result<()> {
 }
 
 fn open_log(log: &Path) -> std::io::Result<std::fs::File> {
-    OpenOptions::new().create(true).append(true).open(log)
+    use std::os::unix::fs::OpenOptionsExt;
+    // The log names peers and sessions: for its owner's eyes only.
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(log)
 }

@@ -1,6 +1,7 @@
 //! The `linerate` command: moves data between hosts at line rate, benchmarks
 //! the network, and says why a link is slow.
 
+mod argv;
 mod bench_cmd;
 mod compare_cmd;
 mod compare_place;
@@ -37,7 +38,7 @@ use clap::{Parser, Subcommand};
     version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("LINERATE_COMMIT"), ")"),
     about = "Move data between hosts at line rate, benchmark the network, and say why a link is slow",
     long_about = None,
-    after_help = "Examples:\n  linerate demo                      everything on loopback, no setup\n  linerate serve                     answer sessions on port 5201\n  linerate bench 10.0.0.2 -P 8 -t 30 eight streams for 30 s, with a verdict\n  linerate send data/ \"$(ssh dtn2 linerate recv /in)\"  parallel, resumable file transfer\n  linerate compare -P 1,4            linerate, iperf2, iperf3, nuttcp side by side\n  linerate tune audit --rate 100G --rtt 44ms   what this host needs for that path\n  linerate report results/ -o report.html      figures from any results"
+    after_help = "Examples:\n  linerate demo                      everything on loopback, no setup\n  linerate serve                     answer sessions on port 5201\n  linerate bench 10.0.0.2 -P 8 -t 30 eight streams for 30 s, with a verdict\n  ssh dtn2 linerate recv /in | linerate send data/ -   parallel, resumable file transfer\n  linerate compare -P 1,4            linerate, iperf2, iperf3, nuttcp side by side\n  linerate tune audit --rate 100G --rtt 44ms   what this host needs for that path\n  linerate report results/ -o report.html      figures from any results"
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]

@@ -28,7 +28,7 @@ use crate::{signals, units, usage};
 #[derive(Args)]
 #[command(after_help = "\
 Examples:
-  linerate send data/ \"$(ssh dtn2 linerate recv /scratch/in)\"    one-shot, over ssh
+  ssh dtn2 linerate recv /scratch/in | linerate send data/ -    one-shot, over ssh
   linerate send big.h5 dtn2:/projects/run7                    to `linerate serve --root` on dtn2
   linerate send --from-memory 100G -P 8 --skip-writes URL       network only: no disks
   linerate send data/ dtn2:/in --verify --json t.json           BLAKE3 end to end, result document
@@ -170,7 +170,7 @@ fn parse_target(t: &str) -> anyhow::Result<Target> {
     if t.starts_with("linerate://") {
         return OneShot::parse(t)
             .map(Target::OneShot)
-            .map_err(|e| anyhow::anyhow!("bad receiver URL '{t}': {e}"));
+            .map_err(|e| anyhow::anyhow!("bad receiver URL: {e}"));
     }
     let Some((host, dest)) = t.split_once(":/") else {
         bail!(
@@ -212,7 +212,15 @@ fn target_and_sources(a: &SendArgs) -> anyhow::Result<(Target, &[String])> {
             .context("reading the URL from standard input")?;
         return Ok((parse_target(&first_line(text, "standard input")?)?, sources));
     }
-    Ok((parse_target(target)?, sources))
+    let parsed = parse_target(target)?;
+    if matches!(parsed, Target::OneShot(_)) && crate::argv::hide_tokens() {
+        eprintln!(
+            "note: the URL's token was on the command line, where other local users can read it \
+             (ps, /proc) until now; hand it over with a pipe instead \
+             (ssh HOST linerate recv DIR | linerate send SRC -) or with --url-file"
+        );
+    }
+    Ok((parsed, sources))
 }
 
 pub fn run_send(a: SendArgs) -> anyhow::Result<()> {
@@ -538,7 +546,7 @@ impl Progress {
 #[command(after_help = "\
 Examples:
   linerate recv /scratch/in                 prints a linerate:// URL, takes one transfer, exits
-  linerate send data/ \"$(ssh dtn2 linerate recv /scratch/in)\"
+  ssh dtn2 linerate recv /scratch/in | linerate send data/ -
 
 The URL carries a random session id and token: only its holder can send.
 The process exits 0 once the transfer is complete, non-zero if it failed.")]
@@ -556,7 +564,7 @@ pub struct RecvArgs {
     #[arg(long)]
     pub advertise: Option<String>,
     /// Stay in the foreground after printing the URL. By default, when stdout
-    /// is not a terminal (as inside "$(ssh host linerate recv DIR)"), the
+    /// is not a terminal (as in `ssh host linerate recv DIR | linerate send SRC -`), the
     /// receiver moves to the background so the command substitution returns.
     #[arg(long)]
     pub foreground: bool,
@@ -622,14 +630,16 @@ pub fn run_recv(a: RecvArgs) -> anyhow::Result<()> {
         });
     }
     let url = OneShot::new(addr, host, session, token, fingerprint);
-    // The URL is the only thing on stdout, so "$(ssh host linerate recv DIR)" captures it.
+    // The URL is the only thing on stdout, so a pipe into `linerate send SRC -` takes it.
     let mut stdout = std::io::stdout();
     let background = !a.foreground && !stdout.is_terminal();
     writeln!(stdout, "{url}").context("printing the URL")?;
     stdout.flush().context("printing the URL")?;
     if background {
+        // Named by the process, not the session: $TMPDIR is world-readable,
+        // and the session id is half of what a sender shows.
         let log = a.log.clone().unwrap_or_else(|| {
-            std::env::temp_dir().join(format!("linerate-recv-{}.log", session.to_hex()))
+            std::env::temp_dir().join(format!("linerate-recv-{}.log", std::process::id()))
         });
         // Nothing but the listening socket exists yet: no threads to lose.
         crate::detach::into_background(&log).context("cannot move to the background")?;

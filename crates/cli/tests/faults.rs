@@ -280,7 +280,17 @@ fn incomplete_frames_share_one_server_wide_budget() {
     let base = TempDir::new("faults");
     let root = base.join("root");
     fs::create_dir_all(&root).unwrap();
-    let mut server = serve(&root, &["--frame-memory", "64M"]);
+    // One source may hold 16 sessions without a key here: the budget under
+    // test is the frames', not the per-source share.
+    let mut server = serve(
+        &root,
+        &[
+            "--frame-memory",
+            "64M",
+            "--max-open-sessions-per-source",
+            "16",
+        ],
+    );
     let pid = server.child.id();
     let before = status_kb(pid, "VmRSS:") / 1024;
     let len: u32 = 32 << 20;
@@ -334,18 +344,22 @@ fn incomplete_frames_share_one_server_wide_budget() {
     answers_bench(&mut server);
 }
 
-/// Failure 3: sessions past --max-sessions are refused at once.
+/// Failure 3: sessions of clients without a key past a source's share are
+/// refused at once, naming the flag.
 #[test]
 fn sessions_past_the_limit_are_refused() {
     let base = TempDir::new("faults");
-    let mut server = serve(base.path(), &["--max-sessions", "2"]);
+    let mut server = serve(base.path(), &["--max-open-sessions-per-source", "2"]);
     let a = Crafted::hello(&server.addr(), session(40), SessionKind::Bench);
     let b = Crafted::hello(&server.addr(), session(41), SessionKind::Bench);
     assert!(matches!(a.1, Some(Message::Accept(_))));
     assert!(matches!(b.1, Some(Message::Accept(_))));
     let (_, third) = Crafted::hello(&server.addr(), session(42), SessionKind::Bench);
     match third {
-        Some(Message::Refuse(r)) => assert!(r.message.contains("--max-sessions"), "{r:?}"),
+        Some(Message::Refuse(r)) => assert!(
+            r.message.contains("--max-open-sessions-per-source"),
+            "{r:?}"
+        ),
         other => panic!("expected a refusal, got {other:?}"),
     }
     drop((a, b));

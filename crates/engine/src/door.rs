@@ -486,7 +486,9 @@ mod tests {
         let short: SocketAddr = format!("10.0.0.{}:2", gave_way[0]).parse().unwrap();
         assert!(door.admit(short, &conns.one()).is_none());
         // A group at its share takes its own oldest's place.
-        let full: SocketAddr = format!("10.0.0.{}:2", (gave_way[0] + 1) % 16).parse().unwrap();
+        let full: SocketAddr = format!("10.0.0.{}:2", (gave_way[0] + 1) % 16)
+            .parse()
+            .unwrap();
         let took = door.admit(full, &conns.one());
         assert!(took.is_some(), "took its own oldest");
         assert_eq!(door.waiting.load(Relaxed), MAX_PENDING_HANDSHAKES);
@@ -523,7 +525,9 @@ mod tests {
         let door = Arc::new(Door::widened(4));
         let mut conns = Conns::new();
         let peer: SocketAddr = "192.0.2.7:1".parse().unwrap();
-        let socks: Vec<TcpStream> = (0..=4 * MAX_PENDING_PER_SOURCE).map(|_| conns.one()).collect();
+        let socks: Vec<TcpStream> = (0..=4 * MAX_PENDING_PER_SOURCE)
+            .map(|_| conns.one())
+            .collect();
         let held: Vec<Waiting> = socks[..4 * MAX_PENDING_PER_SOURCE]
             .iter()
             .map(|s| door.admit(peer, s).expect("within four times the limit"))

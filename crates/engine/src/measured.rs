@@ -13,9 +13,9 @@ use linerate_wire::{Accept, BenchParams, LatencyParams, RefusalCode, SessionId, 
 
 use crate::end;
 use crate::error::Result;
+use crate::limits::Held;
 use crate::session::control::Control;
 use crate::session::registry::{JoinRule, Registration, Registry};
-use crate::limits::Held;
 use crate::session::{feed, flush, local, settle};
 use crate::shares::Seat;
 use crate::sockopt::StreamOptions;
@@ -168,7 +168,11 @@ fn buffer_bytes(p: &BenchParams) -> u64 {
 
 /// Whether a client without a key may run this long; a run of a byte
 /// count is bounded by the seat's time instead.
-fn within_time(duration_ms: u64, bytes: Option<u64>, seat: &Seat) -> std::result::Result<(), String> {
+fn within_time(
+    duration_ms: u64,
+    bytes: Option<u64>,
+    seat: &Seat,
+) -> std::result::Result<(), String> {
     let most = seat.max_bench_time();
     if bytes.is_none() && std::time::Duration::from_millis(duration_ms) > most {
         return Err(format!(

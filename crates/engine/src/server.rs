@@ -15,10 +15,10 @@ use linerate_wire::{Accept, CAPABILITIES, Hello, RefusalCode, Role, SessionKind}
 use crate::error::{EngineError, Result};
 use crate::limits::{Held, ServerLimits};
 use crate::measured;
-use crate::shares::{ShareLimits, Shares};
 use crate::session::control::{Control, read_hello, send_refusal};
 use crate::session::link::{Link, accept_tls};
 use crate::session::registry::Registry;
+use crate::shares::{ShareLimits, Shares};
 use crate::transfer::{self, receive::TransferPolicy};
 
 pub type Logger = Arc<dyn Fn(String) + Send + Sync>;
@@ -270,6 +270,7 @@ fn handle(
             let started = Instant::now();
             let mut accepted = false;
             let place = Place {
+                tls_required: tls.is_some_and(|t| t.required),
                 reg,
                 shares,
                 door: &door,
@@ -323,6 +324,8 @@ fn log_refusal(
 /// Where a control connection is served: the server's registry, pools and
 /// door, and who it is from.
 struct Place<'a> {
+    /// Transfers must come over TLS with a listed client key.
+    tls_required: bool,
     reg: &'a Registry,
     shares: &'a Arc<Shares>,
     door: &'a Door,
@@ -370,6 +373,7 @@ fn control_session(
     any_started: &AtomicBool,
 ) -> Result<String> {
     let Place {
+        tls_required,
         reg,
         shares,
         door,
@@ -381,7 +385,21 @@ fn control_session(
     link.stream
         .set_nodelay(true)
         .map_err(|e| EngineError::io("TCP_NODELAY", e))?;
-    let seat = shares.take(door.group(peer.ip()));
+    // A daemon's sender that showed a listed key in the TLS handshake has
+    // proved itself already: it never waits among strangers.
+    let proven = hello.kind == SessionKind::Transfer
+        && transfers.is_some()
+        && tls_required
+        && link
+            .tls
+            .as_ref()
+            .is_some_and(|t| t.peer_fingerprint().is_some());
+    let seat = if proven {
+        door.proven(peer.ip());
+        Err(String::new())
+    } else {
+        shares.take(door.group(peer.ip()))
+    };
     if let Ok(seat) = &seat {
         seat.ender.watch(&link.stream);
     }
@@ -390,10 +408,14 @@ fn control_session(
         ctl.refuse(code, &msg);
         return Err(EngineError::Failed(msg));
     }
-    let seat = seat.map_err(|msg| {
-        ctl.refuse(RefusalCode::Busy, &msg);
-        EngineError::Failed(msg)
-    })?;
+    let seat = match seat {
+        Ok(seat) => Some(seat),
+        Err(_) if proven => None,
+        Err(msg) => {
+            ctl.refuse(RefusalCode::Busy, &msg);
+            return Err(EngineError::Failed(msg));
+        }
+    };
     let accept = Accept {
         server_version: env!("CARGO_PKG_VERSION").to_string(),
         capabilities: CAPABILITIES.0,
@@ -402,7 +424,7 @@ fn control_session(
     match (hello.kind, transfers) {
         (SessionKind::Transfer, Some(policy)) => {
             let admitted = std::cell::Cell::new(false);
-            let seat = std::cell::RefCell::new(Some(seat));
+            let seat = std::cell::RefCell::new(seat);
             let active = std::cell::RefCell::new(None);
             // The sender showed its token or key: it leaves the
             // unauthenticated pool for a seat of --max-sessions.
@@ -422,6 +444,7 @@ fn control_session(
         _ => {
             *accepted = true;
             any_started.store(true, Relaxed);
+            let seat = seat.ok_or_else(|| EngineError::Failed("a bench without a seat".into()))?;
             measured::serve(ctl, accept, reg, (hello.session, hello.kind), &seat)
         }
     }

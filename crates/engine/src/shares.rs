@@ -179,25 +179,13 @@ impl Shares {
         }
         let total: usize = seats.values().map(Vec::len).sum();
         if total >= self.limits.open {
-            let top = seats
-                .iter()
-                .max_by_key(|(_, v)| v.len())
-                .map(|(s, v)| (*s, v.len()));
-            match top {
-                Some((top, n)) if n > mine + 1 => {
-                    let v = seats.get_mut(&top).expect("the top group");
-                    let oldest = v.remove(0);
-                    oldest.ender.end("its place went to a source holding fewer sessions");
-                    if v.is_empty() {
-                        seats.remove(&top);
-                    }
-                }
-                _ => {
-                    return Err(format!(
-                        "server busy: {total} sessions without a key open (the server's --max-open-sessions)"
-                    ));
-                }
+            let most = seats.values().map(Vec::len).max().unwrap_or(0);
+            if most <= mine {
+                return Err(format!(
+                    "server busy: {total} sessions without a key open (the server's --max-open-sessions)"
+                ));
             }
+            evict(&mut seats, most);
         }
         let id = self.next.fetch_add(1, Relaxed);
         let ender = Arc::new(Ender::default());
@@ -273,6 +261,27 @@ impl Shares {
     }
 }
 
+/// Ends one session of the groups holding `most`: the oldest that moves
+/// no data yet (a session that never runs), else the oldest.
+fn evict(seats: &mut HashMap<SourceGroup, Vec<Tenant>>, most: usize) {
+    let victim = seats
+        .iter()
+        .filter(|(_, v)| v.len() == most)
+        .flat_map(|(s, v)| v.iter().enumerate().map(move |(i, t)| (*s, i, t)))
+        .min_by_key(|(_, _, t)| (t.ender.has_data(), t.since))
+        .map(|(s, i, _)| (s, i));
+    if let Some((source, i)) = victim
+        && let Some(v) = seats.get_mut(&source)
+    {
+        let t = v.remove(i);
+        t.ender
+            .end("its place went to a source holding fewer sessions");
+        if v.is_empty() {
+            seats.remove(&source);
+        }
+    }
+}
+
 fn reap(shares: &Weak<Shares>) {
     loop {
         std::thread::sleep(Duration::from_secs(1));
@@ -293,25 +302,57 @@ mod tests {
     #[test]
     fn a_source_gets_its_share_and_a_full_pool_makes_room_from_the_biggest() {
         let shares = Shares::new(ShareLimits {
-            open: 6,
+            open: 3,
             per_source: 3,
             ..ShareLimits::default()
         });
-        let a: Vec<Seat> = (0..3).map(|_| shares.take(src("10.0.0.1")).unwrap()).collect();
+        let a: Vec<Seat> = (0..3)
+            .map(|_| shares.take(src("10.0.0.1")).unwrap())
+            .collect();
         let e = shares.take(src("10.0.0.1")).err().unwrap();
         assert!(e.contains("--max-open-sessions-per-source"), "{e}");
-        let b: Vec<Seat> = (0..3).map(|_| shares.take(src("10.0.0.2")).unwrap()).collect();
-        // Full: a newcomer from a third source ends the oldest of a biggest group.
-        let c = shares.take(src("10.0.0.3")).expect("room made");
-        let ended = a.iter().chain(&b).filter(|s| s.ender.ended().is_some()).count();
-        assert_eq!(ended, 1);
-        assert!(a[0].ender.abort.load(Relaxed) || b[0].ender.abort.load(Relaxed));
-        // A group holding as many as the biggest gets nothing.
-        let c2 = shares.take(src("10.0.0.3")).expect("2 against 3");
-        let e = shares.take(src("10.0.0.4")).err();
-        assert!(e.is_none() || e.unwrap().contains("--max-open-sessions"));
-        drop((a, b, c, c2));
+        // Full: a newcomer ends the oldest of the biggest group.
+        let b = shares.take(src("10.0.0.2")).expect("room made");
+        assert_eq!(
+            a[0].ender.ended(),
+            Some("its place went to a source holding fewer sessions")
+        );
+        assert!(a[0].ender.abort.load(Relaxed));
+        assert!(a[1].ender.ended().is_none());
+        // 2 against 1: still room from the biggest.
+        let b2 = shares.take(src("10.0.0.2")).expect("2 against 1");
+        assert!(a[1].ender.ended().is_some());
+        // 1 (10.0.0.1) against 2: a group holding as many as the biggest
+        // gets nothing; nor does a new one against a pool of equals.
+        let e = shares.take(src("10.0.0.2")).err().unwrap();
+        assert!(e.contains("--max-open-sessions"), "{e}");
+        drop(a);
+        let c = shares.take(src("10.0.0.3")).expect("room");
+        let e = shares.take(src("10.0.0.4"));
+        assert!(e.is_ok(), "the biggest (2) gives way to a newcomer (0)");
+        drop((b, b2, c, e));
         assert!(lock(&shares.seats).is_empty());
+    }
+
+    #[test]
+    fn a_session_that_moves_data_is_not_the_one_to_go() {
+        let shares = Shares::new(ShareLimits {
+            open: 2,
+            per_source: 1,
+            ..ShareLimits::default()
+        });
+        let running = shares.take(src("10.0.0.1")).unwrap();
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        running.ender.watch(&c);
+        running.ender.watch(&c);
+        let idle = shares.take(src("10.0.0.2")).unwrap();
+        let _new = shares.take(src("10.0.0.3")).expect("room made");
+        assert!(running.ender.ended().is_none(), "the running one stays");
+        assert!(
+            idle.ender.ended().is_some(),
+            "the idle one goes, younger as it is"
+        );
     }
 
     #[test]
@@ -323,7 +364,10 @@ mod tests {
         let s = shares.take(src("2001:db8::1")).unwrap();
         let late = Instant::now() + Duration::from_secs(60);
         assert_eq!(shares.sweep(late), 1);
-        assert_eq!(s.ender.ended(), Some("it ran past the longest bench allowed"));
+        assert_eq!(
+            s.ender.ended(),
+            Some("it ran past the longest bench allowed")
+        );
     }
 
     #[test]

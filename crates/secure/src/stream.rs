@@ -336,7 +336,14 @@ impl TlsStream {
         if self.used == self.incoming.len() {
             return Err(io::Error::other("TLS: receive buffer full"));
         }
-        let n = sock.read(&mut self.incoming[self.used..])?;
+        // A process stopped and continued (SIGSTOP, a debugger) sees EINTR
+        // from a read with a timeout: the connection is fine, read again.
+        let n = loop {
+            match sock.read(&mut self.incoming[self.used..]) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                got => break got?,
+            }
+        };
         if n == 0 {
             return Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,

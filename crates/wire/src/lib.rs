@@ -37,7 +37,8 @@ pub use hello::{
 };
 pub use latency::{
     Echo, Fed, LatencyParams, MAX_LATENCY_CONNECTIONS, MAX_MESSAGE_LEN, MAX_ROUND_BYTES,
-    MAX_WINDOW, Pattern, RUN_HEADER_LEN, RunHeader, UDP_REPLY_MIN_LEN, UDP_ROUND_HEADER_LEN, UdpRound,
+    MAX_WINDOW, Pattern, RUN_HEADER_LEN, RunHeader, UDP_REPLY_MIN_LEN, UDP_ROUND_HEADER_LEN,
+    UdpRound,
 };
 pub use message::{
     Accept, BenchParams, Direction, FrameType, Join, MAX_STREAMS, Message, PeerIntervals,

@@ -263,7 +263,15 @@ pub fn read_hello(stream: &mut TcpStream, timeout: Duration) -> Result<Hello> {
         .map_err(|e| EngineError::io("setting a read timeout", e))?;
     let mut buf = [0u8; HELLO_LEN];
     let mut got = 0;
+    // A deadline, not a timeout per read: a byte every few seconds does
+    // not keep a connection at the door.
+    let deadline = std::time::Instant::now() + timeout;
     while got < HELLO_LEN {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        let _ = stream.set_read_timeout(Some(left));
         match stream.read(&mut buf[got..]) {
             Ok(0) => break,
             Ok(n) => {
@@ -276,6 +284,7 @@ pub fn read_hello(stream: &mut TcpStream, timeout: Duration) -> Result<Hello> {
                 }
             }
             Err(e) if is_timeout(&e) => break,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(EngineError::io("reading the handshake", e)),
         }
     }

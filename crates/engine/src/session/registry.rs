@@ -71,12 +71,7 @@ impl Registry {
                 "--frame-memory",
                 true,
             )),
-            buffers: Budget::new(
-                limits.bench_memory,
-                "bench buffers",
-                "--bench-memory",
-                true,
-            ),
+            buffers: Budget::new(limits.bench_memory, "bench buffers", "--bench-memory", true),
         }
     }
 

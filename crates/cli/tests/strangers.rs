@@ -1,0 +1,756 @@
+//! Root: a daemon that strangers cannot lock, amplify or race. A server
+//! namespace and a client namespace joined by a veth pair; the client side
+//! holds the rightful client's addresses and 50 IPv4 addresses and 50 IPv6
+//! addresses of one /64 for the strangers. Each case runs what an attacker
+//! did against the daemon while the rightful client works, and checks
+//! that it gets through and that the daemon's threads, descriptors and
+//! memory come back. Namespaces and processes go however a test ends.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{IpAddr, SocketAddr, TcpStream};
+use std::os::fd::{AsFd, OwnedFd};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+use common::tree::TempDir;
+use common::{Server, alone_with_traffic, linerate, linerate_cmd, require_root, test_keys, text};
+use linerate_wire::{Hello, Role, SessionId, SessionKind};
+
+const STRANGERS: u8 = 50;
+
+/// The two namespaces and their addresses.
+struct Lab {
+    srv: String,
+    cli: String,
+    x: u32,
+}
+
+impl Lab {
+    fn up(tag: &str) -> Lab {
+        let id = std::process::id() % 100_000;
+        let x = id % 250;
+        let lab = Lab {
+            srv: format!("lrt-{tag}-{id}-s"),
+            cli: format!("lrt-{tag}-{id}-c"),
+            x,
+        };
+        let (vs, vc) = (format!("ls{id}s"), format!("ls{id}c"));
+        let ip = |args: &[&str]| {
+            let st = Command::new("ip").args(args).status().expect("run ip");
+            assert!(st.success(), "ip {args:?} failed");
+        };
+        ip(&["netns", "add", &lab.srv]);
+        ip(&["netns", "add", &lab.cli]);
+        ip(&[
+            "link", "add", &vs, "netns", &lab.srv, "type", "veth", "peer", &vc, "netns", &lab.cli,
+        ]);
+        ip(&[
+            "-n",
+            &lab.srv,
+            "addr",
+            "add",
+            &format!("10.214.{x}.1/24"),
+            "dev",
+            &vs,
+        ]);
+        ip(&[
+            "-n",
+            &lab.srv,
+            "addr",
+            "add",
+            &format!("fd00:214:{x}::1/56"),
+            "dev",
+            &vs,
+            "nodad",
+        ]);
+        ip(&[
+            "-n",
+            &lab.cli,
+            "addr",
+            "add",
+            &format!("10.214.{x}.2/24"),
+            "dev",
+            &vc,
+        ]);
+        ip(&[
+            "-n",
+            &lab.cli,
+            "addr",
+            "add",
+            &format!("fd00:214:{x}::2/56"),
+            "dev",
+            &vc,
+            "nodad",
+        ]);
+        for i in 0..STRANGERS {
+            let v4 = format!("10.214.{x}.{}/24", 100 + u32::from(i));
+            ip(&["-n", &lab.cli, "addr", "add", &v4, "dev", &vc]);
+            let v6 = format!("fd00:214:{x}:1::{:x}/56", 0x100 + u32::from(i));
+            ip(&["-n", &lab.cli, "addr", "add", &v6, "dev", &vc, "nodad"]);
+        }
+        for (n, dev) in [(&lab.srv, &vs), (&lab.cli, &vc)] {
+            ip(&["-n", n, "link", "set", dev, "up"]);
+            ip(&["-n", n, "link", "set", "lo", "up"]);
+        }
+        lab
+    }
+
+    fn server_v4(&self) -> String {
+        format!("10.214.{}.1", self.x)
+    }
+
+    fn stranger(&self, i: u8, v6: bool) -> IpAddr {
+        let s = if v6 {
+            format!("fd00:214:{}:1::{:x}", self.x, 0x100 + u32::from(i))
+        } else {
+            format!("10.214.{}.{}", self.x, 100 + u32::from(i))
+        };
+        s.parse().unwrap()
+    }
+
+    fn exec(&self, ns: &str) -> Vec<String> {
+        let ns = if ns == "srv" { &self.srv } else { &self.cli };
+        vec!["ip".into(), "netns".into(), "exec".into(), ns.clone()]
+    }
+
+    /// Moves the calling thread into the client namespace.
+    fn enter_client(&self) {
+        let f = std::fs::File::open(format!("/run/netns/{}", self.cli)).expect("netns file");
+        rustix::thread::move_into_link_name_space(
+            f.as_fd(),
+            Some(rustix::thread::LinkNameSpaceType::Network),
+        )
+        .expect("setns into the client namespace");
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        for n in [&self.srv, &self.cli] {
+            let _ = Command::new("ip").args(["netns", "del", n]).status();
+        }
+    }
+}
+
+/// A TCP connection from `source` to `to`, non-blocking, or None.
+fn connect_from(source: IpAddr, to: SocketAddr) -> Option<TcpStream> {
+    use rustix::net::{AddressFamily, SocketType, bind, connect, socket};
+    let family = if source.is_ipv6() {
+        AddressFamily::INET6
+    } else {
+        AddressFamily::INET
+    };
+    let fd: OwnedFd = socket(family, SocketType::STREAM, None).ok()?;
+    bind(&fd, &SocketAddr::new(source, 0)).ok()?;
+    connect(&fd, &to).ok()?;
+    let s = TcpStream::from(fd);
+    s.set_nonblocking(true).ok()?;
+    Some(s)
+}
+
+fn closed(s: &mut TcpStream) -> bool {
+    let mut b = [0u8; 4096];
+    loop {
+        match s.read(&mut b) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e) => return e.kind() != std::io::ErrorKind::WouldBlock,
+        }
+    }
+}
+
+/// What the strangers do to a connection once it is open.
+#[derive(Clone, Copy)]
+enum Stranger {
+    /// Nothing: it waits at the door.
+    Idle,
+    /// A bench hello, then a byte every 15 s: a session that never runs.
+    SlowSession,
+}
+
+/// Holds `count` connections of `how` from the strangers' addresses
+/// (IPv4 and IPv6 taking turns), reopening each the server closes, until
+/// `stop`; returns how many it opened.
+fn strangers(
+    lab: &Lab,
+    to_v4: SocketAddr,
+    to_v6: SocketAddr,
+    count: usize,
+    how: Stranger,
+    stop: &AtomicBool,
+) -> usize {
+    lab.enter_client();
+    let mut conns: Vec<(Option<TcpStream>, Instant)> =
+        (0..count).map(|_| (None, Instant::now())).collect();
+    let mut opened = 0;
+    while !stop.load(Relaxed) {
+        for (i, (conn, at)) in conns.iter_mut().enumerate() {
+            if stop.load(Relaxed) {
+                break;
+            }
+            let gone = conn.as_mut().is_none_or(closed);
+            if gone {
+                let v6 = i % 2 == 1;
+                let src = lab.stranger((i / 2 % usize::from(STRANGERS)) as u8, v6);
+                let to = if v6 { to_v6 } else { to_v4 };
+                *conn = connect_from(src, to);
+                *at = Instant::now();
+                opened += 1;
+                if let (Stranger::SlowSession, Some(s)) = (how, conn.as_mut()) {
+                    let hello = Hello::new(
+                        SessionId([i as u8; 16]),
+                        Role::Control,
+                        SessionKind::Bench,
+                        0,
+                    );
+                    let _ = s.write(&hello.encode());
+                }
+            } else if matches!(how, Stranger::SlowSession)
+                && at.elapsed() >= Duration::from_secs(15)
+            {
+                *at = Instant::now();
+                if let Some(s) = conn.as_mut() {
+                    let _ = s.write(&[0]);
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    opened
+}
+
+/// (threads, open descriptors, resident MiB) of process `pid`.
+fn footprint(pid: u32) -> (u64, u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count() as u64);
+    (field("Threads:"), fds, field("VmRSS:") / 1024)
+}
+
+/// Waits until the daemon's footprint is back near `base`.
+fn back_to_baseline(pid: u32, base: (u64, u64, u64)) -> (u64, u64, u64) {
+    let until = Instant::now() + Duration::from_secs(60);
+    loop {
+        let now = footprint(pid);
+        let back = now.0 <= base.0 + 4 && now.1 <= base.1 + 8 && now.2 <= base.2 + 96;
+        if back || Instant::now() >= until {
+            return now;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+fn raise_own_open_files_limit() {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let mut limit = getrlimit(Resource::Nofile);
+    limit.current = limit.maximum;
+    setrlimit(Resource::Nofile, limit).expect("raise the open files limit");
+}
+
+/// The rightful client's work from the client namespace: 10 sends and 10
+/// benches, taking turns; how many of each succeeded, and the first failure.
+fn rightful_client(lab: &Lab, daemon: &str, tag: &str) -> (usize, usize, Option<String>) {
+    let (mut sent, mut benched, mut failure) = (0, 0, None);
+    for i in 0..10 {
+        let mut send = Command::new("ip");
+        send.args(["netns", "exec", &lab.cli, linerate()])
+            .env("LINERATE_CONFIG_DIR", test_keys())
+            .args(["send", "--from-memory", "20M", "-q"])
+            .arg(format!("{daemon}:/{tag}-{i}"));
+        let out = send.output().expect("send");
+        if out.status.success() {
+            sent += 1;
+        } else {
+            failure.get_or_insert(format!("send {i}: {}", text(&out)));
+        }
+        let out = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &lab.cli,
+                linerate(),
+                "bench",
+                daemon,
+                "-t",
+                "1",
+            ])
+            .output()
+            .expect("bench");
+        if out.status.success() {
+            benched += 1;
+        } else {
+            failure.get_or_insert(format!("bench {i}: {}", text(&out)));
+        }
+    }
+    (sent, benched, failure)
+}
+
+#[test]
+fn strangers_cannot_lock_out_a_key_holder_or_a_bench() {
+    if !require_root("strangers_cannot_lock_out_a_key_holder_or_a_bench") {
+        return;
+    }
+    let _alone = alone_with_traffic();
+    raise_own_open_files_limit();
+    let lab = Arc::new(Lab::up("str"));
+    let root = TempDir::new("strangers");
+    let prefix: Vec<String> = lab.exec("srv");
+    let prefix: Vec<&str> = prefix.iter().map(String::as_str).collect();
+    let srv = Server::start_with(
+        &[
+            "serve",
+            "--bind",
+            "::",
+            "--port",
+            "0",
+            "--root",
+            root.path().to_str().unwrap(),
+        ],
+        Some(&prefix),
+    );
+    // The server's process is `ip netns exec`'s child, or `ip` itself
+    // after its exec.
+    let pid = srv.child.id();
+    let to_v4: SocketAddr = format!("{}:{}", lab.server_v4(), srv.port).parse().unwrap();
+    let to_v6: SocketAddr = format!("[fd00:214:{}::1]:{}", lab.x, srv.port)
+        .parse()
+        .unwrap();
+    let daemon = format!("{}:{}", lab.server_v4(), srv.port);
+    // Warm: the first send makes the daemon's threads and buffers once.
+    let (s, b, f) = rightful_client_once(&lab, &daemon);
+    assert!(s && b, "before any stranger: {f:?}");
+    let base = footprint(pid);
+    for (case, slow, flood) in [
+        ("64 slow sessions", 64, 0),
+        ("640 slow sessions", 640, 0),
+        (
+            "3,000 idle connections from 50 IPv4 and 50 IPv6 addresses",
+            0,
+            3000,
+        ),
+    ] {
+        let stop = Arc::new(AtomicBool::new(false));
+        let opened = Arc::new(AtomicUsize::new(0));
+        let mut hands = Vec::new();
+        for (count, how) in [(slow, Stranger::SlowSession), (flood, Stranger::Idle)] {
+            if count == 0 {
+                continue;
+            }
+            let (lab, stop, opened) = (Arc::clone(&lab), Arc::clone(&stop), Arc::clone(&opened));
+            hands.push(std::thread::spawn(move || {
+                let n = strangers(&lab, to_v4, to_v6, count, how, &stop);
+                opened.fetch_add(n, Relaxed);
+            }));
+        }
+        // The strangers hold their places before the rightful client comes.
+        std::thread::sleep(Duration::from_secs(3));
+        let log_before = srv.log_lines().len();
+        let (sent, benched, failure) =
+            rightful_client(&lab, &daemon, &case.replace([' ', ','], "-"));
+        let during = footprint(pid);
+        stop.store(true, Relaxed);
+        for h in hands {
+            h.join().expect("strangers");
+        }
+        let after = back_to_baseline(pid, base);
+        let log_lines = srv.log_lines().len() - log_before;
+        eprintln!(
+            "{case}: {} stranger connections opened; {sent}/10 sends, {benched}/10 benches; \
+             daemon (threads, fds, MiB) before {base:?}, during {during:?}, after {after:?}; \
+             {log_lines} log lines",
+            opened.load(Relaxed)
+        );
+        assert!(
+            sent >= 9,
+            "{case}: {sent}/10 sends got through: {failure:?}"
+        );
+        assert!(
+            benched >= 9,
+            "{case}: {benched}/10 benches got through: {failure:?}"
+        );
+        assert!(
+            opened.load(Relaxed) >= slow.max(flood),
+            "{case}: the strangers held their places"
+        );
+        assert!(during.0 < 400, "{case}: threads bounded: {during:?}");
+        assert!(
+            after.0 <= base.0 + 4 && after.1 <= base.1 + 8,
+            "{case}: back to baseline: {base:?} -> {after:?}"
+        );
+        assert!(
+            log_lines < 400,
+            "{case}: refusals summed up, not a line each ({log_lines})"
+        );
+    }
+}
+
+/// One send and one bench from the rightful client, before the strangers.
+fn rightful_client_once(lab: &Lab, daemon: &str) -> (bool, bool, Option<String>) {
+    let send = Command::new("ip")
+        .args(["netns", "exec", &lab.cli, linerate()])
+        .env("LINERATE_CONFIG_DIR", test_keys())
+        .args(["send", "--from-memory", "20M", "-q"])
+        .arg(format!("{daemon}:/warm"))
+        .output()
+        .expect("send");
+    let bench = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &lab.cli,
+            linerate(),
+            "bench",
+            daemon,
+            "-t",
+            "1",
+        ])
+        .output()
+        .expect("bench");
+    let f = (!send.status.success() || !bench.status.success())
+        .then(|| format!("{}\n{}", text(&send), text(&bench)));
+    (send.status.success(), bench.status.success(), f)
+}
+
+/// A one-shot receiver's URL holders: 64 control connections that show
+/// only the URL's session id (no token) do not make the rightful sender
+/// busy; the receiver's log file name carries no session id.
+#[test]
+fn a_session_id_alone_earns_nothing() {
+    let dir = TempDir::new("sid-alone");
+    let (mut recv, url) = common::oneshot(dir.path());
+    let parsed = linerate_engine::transfer::OneShot::parse(&url).expect("the URL parses");
+    let addr = format!("{}:{}", parsed.host, parsed.port);
+    let mut held = Vec::new();
+    for _ in 0..64 {
+        let Ok(mut s) = TcpStream::connect(&addr) else {
+            continue;
+        };
+        let hello = Hello::new(parsed.session, Role::Control, SessionKind::Transfer, 0);
+        let _ = s.write_all(&hello.encode());
+        held.push(s);
+    }
+    let url_file = dir.path().join("url");
+    std::fs::write(&url_file, &url).unwrap();
+    let src = TempDir::new("sid-alone-src");
+    std::fs::write(src.path().join("f"), vec![7u8; 1 << 20]).unwrap();
+    let out = linerate_cmd()
+        .args([
+            "send",
+            "-q",
+            src.path().join("f").to_str().unwrap(),
+            "--url-file",
+        ])
+        .arg(&url_file)
+        .output()
+        .expect("send");
+    drop(held);
+    assert!(out.status.success(), "the rightful sender: {}", text(&out));
+    assert_eq!(
+        std::fs::read(dir.path().join("f")).unwrap(),
+        vec![7u8; 1 << 20]
+    );
+    assert!(common::wait_exit(&mut recv, Duration::from_secs(20)).is_some_and(|s| s.success()));
+    let hex = parsed.session.to_hex();
+    let named: Vec<String> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.contains(&hex))
+        .collect();
+    assert!(named.is_empty(), "a file names the session: {named:?}");
+}
+
+/// 16 reverse benches asking for the largest write length at once: the
+/// daemon stays within its documented bench memory (1 GiB) plus 64 MiB.
+#[test]
+fn largest_writes_stay_inside_the_daemon_budget() {
+    let _alone = alone_with_traffic();
+    let srv = Server::start();
+    let pid = srv.child.id();
+    let addr = srv.addr();
+    let children: Vec<std::process::Child> = (0..16)
+        .map(|_| {
+            Command::new(linerate())
+                .args(["bench", &addr, "-R", "-l", "256M", "-t", "3"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("bench")
+        })
+        .collect();
+    let mut guards: Vec<common::Guard> = children.into_iter().map(common::Guard).collect();
+    let mut peak = 0;
+    let until = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < until
+        && guards
+            .iter_mut()
+            .any(|g| g.0.try_wait().ok().flatten().is_none())
+    {
+        peak = peak.max(footprint(pid).2);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let ran = guards
+        .iter_mut()
+        .map(|g| g.0.try_wait().ok().flatten().is_some_and(|s| s.success()))
+        .filter(|ok| *ok)
+        .count();
+    eprintln!(
+        "16 reverse benches of 256 MiB writes: {ran} ran, the others refused; daemon peak {peak} MiB"
+    );
+    assert!(ran >= 1, "some ran");
+    assert!(
+        peak <= 1024 + 64,
+        "daemon peak {peak} MiB within --bench-memory 1 GiB + 64 MiB"
+    );
+    let refusals: Vec<String> = guards
+        .iter_mut()
+        .filter_map(|g| {
+            let mut e = String::new();
+            g.0.stderr.take()?.read_to_string(&mut e).ok()?;
+            Some(e)
+        })
+        .filter(|e| e.contains("busy"))
+        .collect();
+    assert_eq!(refusals.len(), 16 - ran, "every other one refused as busy");
+    assert!(
+        refusals.iter().all(|e| e.contains("--bench-memory")),
+        "the refusal names the flag: {refusals:?}"
+    );
+}
+
+/// `bench -R --udp`: once its client's connections are reset, the server
+/// sends no datagram more than a second later.
+#[test]
+fn a_reverse_udp_bench_ends_with_its_client() {
+    if !require_root("a_reverse_udp_bench_ends_with_its_client") {
+        return;
+    }
+    let _alone = alone_with_traffic();
+    let lab = Lab::up("udp");
+    let prefix: Vec<String> = lab.exec("srv");
+    let prefix: Vec<&str> = prefix.iter().map(String::as_str).collect();
+    let srv = Server::start_with(&["serve", "--bind", "::", "--port", "0"], Some(&prefix));
+    let daemon = format!("{}:{}", lab.server_v4(), srv.port);
+    let client = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &lab.cli,
+            linerate(),
+            "bench",
+            &daemon,
+            "-R",
+            "--udp",
+            "-b",
+            "200M",
+            "-t",
+            "60",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("bench");
+    let mut client = common::Guard(client);
+    let out_datagrams = || -> u64 {
+        let out = Command::new("ip")
+            .args(["netns", "exec", &lab.srv, "cat", "/proc/net/snmp"])
+            .output()
+            .expect("snmp");
+        let t = String::from_utf8_lossy(&out.stdout).to_string();
+        let mut udp = t.lines().filter(|l| l.starts_with("Udp:"));
+        let (names, values) = (udp.next().unwrap_or(""), udp.next().unwrap_or(""));
+        names
+            .split_whitespace()
+            .zip(values.split_whitespace())
+            .find(|(n, _)| *n == "OutDatagrams")
+            .and_then(|(_, v)| v.parse().ok())
+            .unwrap_or(0)
+    };
+    // Wait until datagrams flow.
+    let flowing = {
+        let until = Instant::now() + Duration::from_secs(20);
+        let first = out_datagrams();
+        loop {
+            std::thread::sleep(Duration::from_millis(200));
+            if out_datagrams() > first + 1000 {
+                break true;
+            }
+            if Instant::now() > until {
+                break false;
+            }
+        }
+    };
+    assert!(flowing, "the reverse UDP bench sends");
+    // The client stops (its UDP socket stays, so no ICMP tells the server)
+    // and its TCP connections are reset.
+    let pid = client.0.id();
+    let _ = Command::new("kill")
+        .args(["-STOP", &pid.to_string()])
+        .status();
+    let killed = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &lab.cli,
+            "ss",
+            "-K",
+            "-t",
+            "dst",
+            &lab.server_v4(),
+        ])
+        .output()
+        .expect("ss -K");
+    assert!(killed.status.success(), "ss -K: {}", text(&killed));
+    let reset = Instant::now();
+    std::thread::sleep(Duration::from_secs(1));
+    let at_one_second = out_datagrams();
+    std::thread::sleep(Duration::from_secs(2));
+    let later = out_datagrams();
+    let _ = Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status();
+    let _ = client.0.wait();
+    eprintln!(
+        "datagrams sent from 1 s to 3 s after the reset: {} ({:.1} s measured)",
+        later - at_one_second,
+        reset.elapsed().as_secs_f64()
+    );
+    assert!(
+        later - at_one_second < 10,
+        "the server went on sending: {}",
+        later - at_one_second
+    );
+}
+
+/// Ten failed TLS handshakes from an address (a key not listed) do not
+/// shut out a key holder at the same address.
+#[test]
+fn failed_handshakes_do_not_shut_out_a_key_holder() {
+    let root = TempDir::new("penalty");
+    let srv = Server::with_root(root.path());
+    let target = format!("{}:/p", srv.addr());
+    let stranger_keys = TempDir::new("stranger-keys");
+    let made = Command::new(linerate())
+        .args(["keys", "new"])
+        .env("LINERATE_CONFIG_DIR", stranger_keys.path())
+        .output()
+        .expect("keys new");
+    assert!(made.status.success(), "{}", text(&made));
+    let known = test_keys().join("known_servers");
+    if known.exists() {
+        let _ = std::fs::copy(&known, stranger_keys.path().join("known_servers"));
+    }
+    for _ in 0..12 {
+        let out = Command::new(linerate())
+            .args(["send", "--from-memory", "1M", "-q", &target])
+            .env("LINERATE_CONFIG_DIR", stranger_keys.path())
+            .output()
+            .expect("stranger send");
+        assert!(!out.status.success(), "an unlisted key is refused");
+    }
+    assert!(
+        srv.wait_log(Duration::from_secs(5), |l| l
+            .iter()
+            .any(|x| x.contains("failed handshakes"))),
+        "the penalty is logged: {:?}",
+        srv.log_lines()
+    );
+    let out = common::send(&["--from-memory", "1M", "-q", &target]);
+    assert!(
+        out.status.success(),
+        "the key holder at the same address: {}",
+        text(&out)
+    );
+}
+
+/// A receiver and a daemon stopped for 3 s and continued, 20 times each
+/// during transfers: every transfer completes byte-identical, exit 0.
+#[test]
+fn paused_receivers_complete_their_transfers() {
+    let _alone = alone_with_traffic();
+    let src = TempDir::new("pause-src");
+    let data: Vec<u8> = (0..24u32 << 20)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    std::fs::write(src.path().join("big"), &data).unwrap();
+    let file = src.path().join("big");
+    let file = file.to_str().unwrap();
+    let pause = |pid: u32, times: usize, sender: &mut common::Guard| {
+        let mut paused = 0;
+        while paused < times && sender.0.try_wait().ok().flatten().is_none() {
+            std::thread::sleep(Duration::from_millis(300));
+            let _ = Command::new("kill")
+                .args(["-STOP", &pid.to_string()])
+                .status();
+            std::thread::sleep(Duration::from_secs(3));
+            let _ = Command::new("kill")
+                .args(["-CONT", &pid.to_string()])
+                .status();
+            paused += 1;
+        }
+        paused
+    };
+    let mut total = 0;
+    // The one-shot receiver, 4 pauses a transfer, 5 transfers.
+    for round in 0..5 {
+        let dir = TempDir::new("pause-recv");
+        let (mut recv, url) = common::oneshot(dir.path());
+        let url_file = dir.path().join(".url");
+        std::fs::write(&url_file, &url).unwrap();
+        let sender = linerate_cmd()
+            .args(["send", "-q", "--rate", "20M", file, "--url-file"])
+            .arg(&url_file)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("send");
+        let mut sender = common::Guard(sender);
+        total += pause(recv.0.id(), 4, &mut sender);
+        let status = common::wait_exit(&mut sender, Duration::from_secs(120));
+        assert!(
+            status.is_some_and(|s| s.success()),
+            "round {round}: the sender failed"
+        );
+        let r = common::wait_exit(&mut recv, Duration::from_secs(60));
+        assert!(
+            r.is_some_and(|s| s.success()),
+            "round {round}: the receiver failed"
+        );
+        assert!(
+            std::fs::read(dir.path().join("big")).unwrap() == data,
+            "round {round}: identical"
+        );
+    }
+    assert!(total >= 20, "{total} pauses of the receiver");
+    // The daemon, 4 pauses a transfer, 5 transfers.
+    let root = TempDir::new("pause-daemon");
+    let srv = Server::with_root(root.path());
+    let mut daemon_pauses = 0;
+    for round in 0..5 {
+        let target = format!("{}:/r{round}", srv.addr());
+        let sender = linerate_cmd()
+            .args(["send", "-q", "--rate", "20M", file, &target])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("send");
+        let mut sender = common::Guard(sender);
+        daemon_pauses += pause(srv.child.id(), 4, &mut sender);
+        let status = common::wait_exit(&mut sender, Duration::from_secs(120));
+        assert!(
+            status.is_some_and(|s| s.success()),
+            "daemon round {round}: the sender failed"
+        );
+        assert!(std::fs::read(root.path().join(format!("r{round}/big"))).unwrap() == data);
+    }
+    assert!(daemon_pauses >= 20, "{daemon_pauses} pauses of the daemon");
+}
