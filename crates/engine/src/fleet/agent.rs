@@ -59,11 +59,20 @@ pub fn run(spec: &AgentSpec, stop: Arc<AtomicBool>, log: Logger) -> Result<()> {
     let limits = ServerLimits {
         sessions: 8192,
         streams: 16384,
+        bench_memory: 64 << 30,
         ..ServerLimits::default()
+    };
+    // An incast's fan-in comes from few hosts, many flows each, for as
+    // long as the coordinator's steps last.
+    let shares = crate::shares::ShareLimits {
+        open: 8192,
+        per_source: 8192,
+        max_bench_time: Duration::from_secs(7 * 24 * 3600),
     };
     let server = Server::bind(spec.listen, log)?
         .with_limits(limits)
-        .with_door_scale(DOOR_SCALE);
+        .with_door_scale(DOOR_SCALE)
+        .with_shares(shares, crate::door::DEFAULT_V6_PREFIX);
     let data_port = server.local_addr()?.port();
     let server_stop = AtomicBool::new(false);
     std::thread::scope(|scope| {
