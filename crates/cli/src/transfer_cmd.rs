@@ -281,10 +281,11 @@ pub fn run_send(a: SendArgs) -> anyhow::Result<()> {
     );
     let sent = progress.sent;
     progress.finish();
-    // A daemon met for the first time is recorded once it proved its key
-    // (a failed handshake proves nothing).
+    // A daemon met for the first time is recorded once a transfer to it
+    // completed: a man in the middle that finishes TLS and then stalls or
+    // fails the transfer is not trusted from then on.
     if let Some(t) = &daemon_trust
-        && !matches!(run, Err(EngineError::Tls(_)))
+        && run.is_ok()
     {
         t.remember()?;
     }

@@ -365,11 +365,11 @@ fn strangers_cannot_lock_out_a_key_holder_or_a_bench() {
         }
         let after = back_to_baseline(pid, base);
         let log_lines = srv.log_lines().len() - log_before;
-        // Refusals: at most a line and a sum per source group (50 IPv4,
-        // one IPv6 /64, the rightful client) every 10 s, plus each of the
-        // rightful client's 20 runs.
-        let periods = began.elapsed().as_secs() as usize / 10 + 1;
-        let bound = 2 * (usize::from(STRANGERS) + 2) * periods + 3 * 20;
+        // Refusals: at most 5 lines and a sum per source group (50 IPv4,
+        // 50 IPv6 in one /64, the rightful client) every 10 s, plus the
+        // door's sums and each of the rightful client's 20 runs.
+        let periods = began.elapsed().as_secs() as usize / 10 + 2;
+        let bound = 6 * (usize::from(STRANGERS) + 2) * periods + 3 * 20;
         eprintln!(
             "{case}: {} stranger connections opened; {sent}/10 sends, {benched}/10 benches; \
              daemon (threads, fds, MiB) before {base:?}, during {during:?}, after {after:?}; \
@@ -388,14 +388,17 @@ fn strangers_cannot_lock_out_a_key_holder_or_a_bench() {
             opened.load(Relaxed) >= slow.max(flood),
             "{case}: the strangers held their places"
         );
-        assert!(during.0 < 400, "{case}: threads bounded: {during:?}");
+        // A thread for each connection at the door (1,024 at most) and
+        // each seated session.
+        assert!(during.0 < 1200, "{case}: threads bounded: {during:?}");
         assert!(
             after.0 <= base.0 + 4 && after.1 <= base.1 + 8,
             "{case}: back to baseline: {base:?} -> {after:?}"
         );
         assert!(
-            log_lines < 400,
-            "{case}: refusals summed up, not a line each ({log_lines})"
+            log_lines <= bound,
+            "{case}: refusals summed up, not a line each ({log_lines} > {bound}): {:?}",
+            srv.log_lines().iter().rev().take(30).collect::<Vec<_>>()
         );
     }
 }

@@ -245,7 +245,7 @@ fn handle(
             },
         ),
         Err((code, e)) => {
-            log(format!("refused {peer}: {e}"));
+            log_refusal(shares, &door, peer, log, || format!("refused {peer}: {e}"));
             match code {
                 Some(code) => send_refusal(&mut conn, code, &e),
                 None => {
@@ -286,13 +286,16 @@ fn handle(
                         ));
                         Ok(summary)
                     }
-                    Err(e) if accepted => {
+                    // A proven sender's failure is always worth its line;
+                    // a stranger's are counted with its refusals.
+                    Err(e) if accepted && hello.kind == SessionKind::Transfer => {
                         log(format!("session {} from {peer} failed: {e}", hello.session));
                         Err(e.to_string())
                     }
                     Err(e) => {
+                        let what = if accepted { "failed" } else { "refused" };
                         log_refusal(shares, &door, peer, log, || {
-                            format!("refused session from {peer}: {e}")
+                            format!("session {} from {peer} {what}: {e}", hello.session)
                         });
                         Err(e.to_string())
                     }

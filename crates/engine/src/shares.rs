@@ -27,6 +27,15 @@ pub const PROGRESS_WINDOW: Duration = Duration::from_secs(10);
 const END_GRACE: Duration = Duration::from_secs(15);
 /// How often refusals from one source are summed up in the log.
 const REFUSAL_LOG_EVERY: Duration = Duration::from_secs(10);
+/// Refusals from one source shown whole in each period; the rest are summed.
+const REFUSALS_SHOWN: u32 = 5;
+/// Sessions of one source that ended without moving data, within
+/// [`WASTE_WINDOW`], past which its newcomers may no longer end another
+/// source's session to get a seat: a source that only churns the pool
+/// (connects, never runs, reconnects) would otherwise evict a real bench
+/// as soon as it became the oldest.
+const WASTE_LIMIT: u32 = 8;
+const WASTE_WINDOW: Duration = Duration::from_secs(60);
 
 /// The pool's size, per source and in all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,8 +114,16 @@ struct Tenant {
     last: (Instant, u64),
 }
 
+/// One source's recent sessions that ended without moving data.
+struct Waste {
+    count: u32,
+    since: Instant,
+}
+
 #[derive(Default)]
 struct Refusals {
+    /// Shown in full this period.
+    shown: u32,
     count: u64,
     logged: Option<Instant>,
 }
@@ -117,6 +134,7 @@ pub(crate) struct Shares {
     seats: Mutex<HashMap<SourceGroup, Vec<Tenant>>>,
     next: AtomicU64,
     refusals: Mutex<HashMap<SourceGroup, Refusals>>,
+    waste: Mutex<HashMap<SourceGroup, Waste>>,
 }
 
 /// A session's place in the pool, given back when dropped.
@@ -141,6 +159,9 @@ impl Seat {
 
 impl Drop for Seat {
     fn drop(&mut self) {
+        if !self.ender.has_data() {
+            self.shares.wasted(self.source);
+        }
         let mut seats = lock(&self.shares.seats);
         if let Some(v) = seats.get_mut(&self.source) {
             v.retain(|t| t.id != self.id);
@@ -160,6 +181,7 @@ impl Shares {
             seats: Mutex::default(),
             next: AtomicU64::new(0),
             refusals: Mutex::default(),
+            waste: Mutex::default(),
         });
         let weak = Arc::downgrade(&shares);
         let _ = std::thread::Builder::new()
@@ -180,7 +202,7 @@ impl Shares {
         let total: usize = seats.values().map(Vec::len).sum();
         if total >= self.limits.open {
             let most = seats.values().map(Vec::len).max().unwrap_or(0);
-            if most <= mine {
+            if most <= mine || self.wastes(source) {
                 return Err(format!(
                     "server busy: {total} sessions without a key open (the server's --max-open-sessions)"
                 ));
@@ -207,24 +229,48 @@ impl Shares {
         })
     }
 
+    fn wasted(&self, source: SourceGroup) {
+        let now = Instant::now();
+        let mut all = lock(&self.waste);
+        all.retain(|_, w| now.duration_since(w.since) < WASTE_WINDOW);
+        all.entry(source)
+            .or_insert(Waste {
+                count: 0,
+                since: now,
+            })
+            .count += 1;
+    }
+
+    /// Whether `source` has lately only churned the pool.
+    fn wastes(&self, source: SourceGroup) -> bool {
+        lock(&self.waste)
+            .get(&source)
+            .is_some_and(|w| w.count >= WASTE_LIMIT && w.since.elapsed() < WASTE_WINDOW)
+    }
+
     /// Counts a refused session from `source`; whether to log this one
     /// (the first in each period), and a sum of those not logged.
     pub(crate) fn refused(&self, source: SourceGroup) -> (bool, Option<String>) {
         let mut all = lock(&self.refusals);
         let r = all.entry(source).or_default();
-        let due = r.logged.is_none_or(|t| t.elapsed() >= REFUSAL_LOG_EVERY);
-        if !due {
+        let new_period = r.logged.is_none_or(|t| t.elapsed() >= REFUSAL_LOG_EVERY);
+        if !new_period {
+            if r.shown < REFUSALS_SHOWN {
+                r.shown += 1;
+                return (true, None);
+            }
             r.count += 1;
             return (false, None);
         }
         let sum = (r.count > 0).then(|| {
             format!(
-                "refused {} more session(s) from {source} in the last {} s",
+                "refused {} more session(s) or connection(s) from {source} in the last {} s",
                 r.count,
                 REFUSAL_LOG_EVERY.as_secs()
             )
         });
         r.count = 0;
+        r.shown = 1;
         r.logged = Some(Instant::now());
         (true, sum)
     }
@@ -356,6 +402,33 @@ mod tests {
     }
 
     #[test]
+    fn a_source_that_only_churns_may_no_longer_evict() {
+        let shares = Shares::new(ShareLimits {
+            open: 1,
+            per_source: 1,
+            ..ShareLimits::default()
+        });
+        let churner = src("10.0.0.9");
+        let held = shares.take(src("10.0.0.1")).unwrap();
+        for _ in 0..WASTE_LIMIT {
+            drop(
+                shares
+                    .take(churner)
+                    .expect("evicts while its record is clean"),
+            );
+            let _ = shares.take(src("10.0.0.1"));
+        }
+        drop(held);
+        let _other = shares.take(src("10.0.0.2")).unwrap();
+        let e = shares.take(churner).err().expect("no longer evicts");
+        assert!(e.contains("--max-open-sessions"), "{e}");
+        assert!(
+            shares.take(src("10.0.0.3")).is_ok(),
+            "a clean source still does"
+        );
+    }
+
+    #[test]
     fn seats_past_their_time_are_ended() {
         let shares = Shares::new(ShareLimits {
             max_bench_time: Duration::from_secs(1),
@@ -371,10 +444,12 @@ mod tests {
     }
 
     #[test]
-    fn refusals_are_logged_once_a_period_then_summed() {
+    fn refusals_are_logged_a_few_a_period_then_summed() {
         let shares = Shares::new(ShareLimits::default());
         let s = src("192.0.2.9");
-        assert_eq!(shares.refused(s), (true, None));
+        for _ in 0..REFUSALS_SHOWN {
+            assert_eq!(shares.refused(s), (true, None));
+        }
         for _ in 0..1000 {
             assert_eq!(shares.refused(s), (false, None));
         }
@@ -384,7 +459,7 @@ mod tests {
         assert!(log);
         assert_eq!(
             sum.unwrap(),
-            "refused 1000 more session(s) from 192.0.2.9 in the last 10 s"
+            "refused 1000 more session(s) or connection(s) from 192.0.2.9 in the last 10 s"
         );
     }
 }

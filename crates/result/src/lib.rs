@@ -376,6 +376,10 @@ pub fn redact(arg: &str) -> String {
     let end = arg[start..]
         .find(|c: char| !c.is_ascii_hexdigit())
         .map_or(arg.len(), |n| start + n);
+    if end == start {
+        // Nothing secret here (already redacted, or empty): keep it as it is.
+        return format!("{}{}", &arg[..start], redact(&arg[start..]));
+    }
     format!("{}REDACTED{}", &arg[..start], redact(&arg[end..]))
 }
 
@@ -424,5 +428,9 @@ mod tests {
             redact("token=ab&x token=cd"),
             "token=REDACTED&x token=REDACTED"
         );
+        // Redacting twice changes nothing (a report of a stored result).
+        let once = redact(url);
+        assert_eq!(redact(&once), once);
+        assert_eq!(redact("token=&token=ab"), "token=&token=REDACTED");
     }
 }

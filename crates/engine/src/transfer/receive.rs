@@ -114,12 +114,30 @@ struct Admitted<'a> {
 /// driver of [`TransferReceiver`], which holds the message order. Calls
 /// `admit` once the sender has shown its right to send (the token).
 pub(crate) fn serve(
-    mut ctl: Control,
+    ctl: Control,
     accept: Accept,
     reg: &Registry,
     id: SessionId,
     policy: &TransferPolicy,
     admit: &dyn Fn() -> std::result::Result<(), String>,
+) -> Result<String> {
+    let new_dirs = std::cell::RefCell::new(NewDirs::default());
+    let served = serve_admitted(ctl, accept, (reg, id), policy, admit, &new_dirs);
+    if served.is_err() {
+        // A refused or failed transfer leaves none of the directories it
+        // made that are still empty (what it wrote stays, for a resume).
+        new_dirs.borrow().remove_empty();
+    }
+    served
+}
+
+fn serve_admitted(
+    mut ctl: Control,
+    accept: Accept,
+    (reg, id): (&Registry, SessionId),
+    policy: &TransferPolicy,
+    admit: &dyn Fn() -> std::result::Result<(), String>,
+    new_dirs: &std::cell::RefCell<NewDirs>,
 ) -> Result<String> {
     let token = policy.token.as_ref().map(|t| t.0.clone());
     let mut m = TransferReceiver::new(Instant::now(), accept, token);
@@ -134,6 +152,7 @@ pub(crate) fn serve(
         };
         match event {
             ReceiverEvent::Admit(req) => {
+                *new_dirs.borrow_mut() = NewDirs::missing(&policy.root, &req.dest);
                 admitted = admission(&mut ctl, &mut m, req, reg, id, policy, admit);
             }
             ReceiverEvent::Begin => break,
@@ -643,4 +662,33 @@ fn receive_stream(
     let _ = events.send(Event::Closed(s.index, error.clone()));
     let tcp = linerate_probe::tcpinfo::read(&s.stream).ok();
     Outcome::finish(live, &clock, tcp, got, last, error)
+}
+
+/// The directories of a destination that did not exist before a transfer
+/// made them, deepest last.
+#[derive(Default)]
+struct NewDirs(Vec<std::path::PathBuf>);
+
+impl NewDirs {
+    fn missing(root: &std::path::Path, dest: &str) -> NewDirs {
+        let mut path = root.to_path_buf();
+        let mut made = Vec::new();
+        for part in dest.split('/').filter(|p| !p.is_empty() && *p != ".") {
+            path.push(part);
+            if made.is_empty() && std::fs::symlink_metadata(&path).is_ok() {
+                continue;
+            }
+            made.push(path.clone());
+        }
+        NewDirs(made)
+    }
+
+    /// Removes those still empty, deepest first (rmdir refuses any other).
+    fn remove_empty(&self) {
+        for dir in self.0.iter().rev() {
+            if std::fs::remove_dir(dir).is_err() {
+                return;
+            }
+        }
+    }
 }
