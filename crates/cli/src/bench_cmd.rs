@@ -232,6 +232,7 @@ impl BenchArgs {
                 bind: self.bind,
             },
             start_at: None,
+            run_token: None,
         }
     }
 
@@ -415,6 +416,7 @@ mod tests {
             udp: None,
             // Set only by a many-host run's agents, never by a flag.
             start_at: None,
+            run_token: None,
         };
         assert_eq!(parse(&measure::bench_words(server, &every)), every);
         let udp = BenchSpec {

@@ -291,10 +291,14 @@ fn a_daemon_takes_transfers_from_listed_client_keys_only() {
     assert!(!out.status.success());
     assert!(text(&out).contains("--authorized-keys"), "{}", text(&out));
     assert!(!root.join("in").exists(), "nothing written");
-    assert!(server.wait_log(Duration::from_secs(5), |l| {
-        l.iter()
-            .any(|x| x.contains("refused 127.0.0.1") && x.contains("is not in"))
-    }));
+    assert!(
+        server.wait_log(Duration::from_secs(5), |l| {
+            l.iter()
+                .any(|x| x.contains("refused 127.0.0.1") && x.contains("is not in"))
+        }),
+        "{:?}",
+        server.log_lines()
+    );
     // The stranger's transfer failed: a daemon is trusted only once a
     // transfer to it completed, so nothing is recorded.
     assert!(!stranger.join("known_servers").exists());

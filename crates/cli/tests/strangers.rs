@@ -365,11 +365,11 @@ fn strangers_cannot_lock_out_a_key_holder_or_a_bench() {
         }
         let after = back_to_baseline(pid, base);
         let log_lines = srv.log_lines().len() - log_before;
-        // Refusals: at most 5 lines and a sum per source group (50 IPv4,
+        // Refusals: at most 10 lines and a sum per source group (50 IPv4,
         // 50 IPv6 in one /64, the rightful client) every 10 s, plus the
         // door's sums and each of the rightful client's 20 runs.
         let periods = began.elapsed().as_secs() as usize / 10 + 2;
-        let bound = 6 * (usize::from(STRANGERS) + 2) * periods + 3 * 20;
+        let bound = 11 * (usize::from(STRANGERS) + 2) * periods + 3 * 20;
         eprintln!(
             "{case}: {} stranger connections opened; {sent}/10 sends, {benched}/10 benches; \
              daemon (threads, fds, MiB) before {base:?}, during {during:?}, after {after:?}; \
@@ -391,8 +391,9 @@ fn strangers_cannot_lock_out_a_key_holder_or_a_bench() {
         // A thread for each connection at the door (1,024 at most) and
         // each seated session.
         assert!(during.0 < 1200, "{case}: threads bounded: {during:?}");
+        // Resident memory: glibc keeps some freed arenas cached.
         assert!(
-            after.0 <= base.0 + 4 && after.1 <= base.1 + 8,
+            after.0 <= base.0 + 4 && after.1 <= base.1 + 8 && after.2 <= base.2 + 96,
             "{case}: back to baseline: {base:?} -> {after:?}"
         );
         assert!(

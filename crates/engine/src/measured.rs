@@ -33,7 +33,7 @@ pub(crate) fn serve(
     accept: Accept,
     reg: &Registry,
     (id, kind): (SessionId, SessionKind),
-    seat: &Seat,
+    (seat, run_token): (&Seat, Option<&linerate_wire::RunToken>),
 ) -> Result<String> {
     let mut m = match kind {
         SessionKind::Latency => BenchServer::latency(Instant::now(), accept),
@@ -59,6 +59,10 @@ pub(crate) fn serve(
         };
         let (plan, options, connections) = match event {
             Event::Register(params) => {
+                if let Err(e) = of_the_run(params.run_token.as_ref(), run_token) {
+                    m.abort(local(RefusalCode::UnknownSession, e));
+                    continue;
+                }
                 if let Err(e) = within_time(params.duration_ms, params.bytes, seat) {
                     m.abort(local(RefusalCode::InvalidParameters, e));
                     continue;
@@ -78,6 +82,13 @@ pub(crate) fn serve(
                 (Plan::Bench(params), options, n)
             }
             Event::RegisterLatency(params) => {
+                if run_token.is_some() {
+                    m.abort(local(
+                        RefusalCode::UnknownSession,
+                        "this is a many-host run's agent: it takes only its run's flows",
+                    ));
+                    continue;
+                }
                 let options = StreamOptions::for_latency(&params);
                 let n = params.connections;
                 (Plan::Latency(params), options, n)
@@ -164,6 +175,22 @@ fn buffer_bytes(p: &BenchParams) -> u64 {
         .count() as u64;
     let sends = receivers < u64::from(p.connections());
     u64::from(p.read_len) * receivers + if sends { u64::from(p.write_len) } else { 0 }
+}
+
+/// Whether a bench belongs to the run this server serves (when it serves
+/// one): the token it shows, compared in constant time.
+fn of_the_run(
+    shown: Option<&linerate_wire::RunToken>,
+    wanted: Option<&linerate_wire::RunToken>,
+) -> std::result::Result<(), String> {
+    match (wanted, shown) {
+        (None, _) => Ok(()),
+        (Some(w), Some(s)) if linerate_session::transfer_receiver::same_secret(&w.0, &s.0) => Ok(()),
+        (Some(_), _) => Err(
+            "this is a many-host run's agent: it takes only its run's flows (they show the run's token)"
+                .into(),
+        ),
+    }
 }
 
 /// Whether a client without a key may run this long; a run of a byte

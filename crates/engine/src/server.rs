@@ -45,6 +45,8 @@ pub struct Server {
     first_session_within: Option<Duration>,
     /// A session has passed its handshake.
     started: Arc<AtomicBool>,
+    /// Bench sessions must show this (a many-host run's agents).
+    run_token: Option<Arc<linerate_wire::RunToken>>,
 }
 
 /// How a served session ended: its summary line, or why it failed.
@@ -88,6 +90,13 @@ impl Server {
         self
     }
 
+    /// Takes bench sessions only from clients that show `token` (a
+    /// many-host run's own flows), and no latency sessions.
+    pub fn with_run_token(mut self, token: Option<linerate_wire::RunToken>) -> Server {
+        self.run_token = token.map(Arc::new);
+        self
+    }
+
     /// Sizes the pool of sessions whose clients proved nothing (benches,
     /// latency, transfers before their token or key), and how IPv6
     /// sources are grouped (docs/security.md#fair-shares).
@@ -127,6 +136,7 @@ impl Server {
             tls: None,
             first_session_within: None,
             started: Arc::default(),
+            run_token: None,
         })
     }
 
@@ -196,6 +206,7 @@ impl Server {
             let tls = self.tls.clone();
             let started = Arc::clone(&self.started);
             let shares = Arc::clone(&self.shares);
+            let run_token = self.run_token.clone();
             let spawned = std::thread::Builder::new()
                 .name(format!("conn-{peer}"))
                 .spawn(move || {
@@ -205,7 +216,7 @@ impl Server {
                         (&registry, &shares, waiting, &started),
                         &log,
                         transfers.as_deref(),
-                        tls.as_ref(),
+                        (tls.as_ref(), run_token.as_deref()),
                     );
                     if let Some(outcome) = served {
                         lock(&finished).get_or_insert(outcome);
@@ -226,7 +237,7 @@ fn handle(
     (reg, shares, waiting, any_started): (&Registry, &Arc<Shares>, Waiting, &AtomicBool),
     log: &Logger,
     transfers: Option<&TransferPolicy>,
-    tls: Option<&ServerTls>,
+    (tls, run_token): (Option<&ServerTls>, Option<&linerate_wire::RunToken>),
 ) -> Option<SessionEnd> {
     // The TLS handshake is part of the connection's time at the door.
     let hello = read_hello(&mut conn, waiting.timeout)
@@ -271,6 +282,7 @@ fn handle(
             let mut accepted = false;
             let place = Place {
                 tls_required: tls.is_some_and(|t| t.required),
+                run_token,
                 reg,
                 shares,
                 door: &door,
@@ -329,6 +341,8 @@ fn log_refusal(
 struct Place<'a> {
     /// Transfers must come over TLS with a listed client key.
     tls_required: bool,
+    /// Bench sessions must show this.
+    run_token: Option<&'a linerate_wire::RunToken>,
     reg: &'a Registry,
     shares: &'a Arc<Shares>,
     door: &'a Door,
@@ -377,6 +391,7 @@ fn control_session(
 ) -> Result<String> {
     let Place {
         tls_required,
+        run_token,
         reg,
         shares,
         door,
@@ -448,7 +463,13 @@ fn control_session(
             *accepted = true;
             any_started.store(true, Relaxed);
             let seat = seat.ok_or_else(|| EngineError::Failed("a bench without a seat".into()))?;
-            measured::serve(ctl, accept, reg, (hello.session, hello.kind), &seat)
+            measured::serve(
+                ctl,
+                accept,
+                reg,
+                (hello.session, hello.kind),
+                (&seat, run_token),
+            )
         }
     }
 }

@@ -28,7 +28,7 @@ const END_GRACE: Duration = Duration::from_secs(15);
 /// How often refusals from one source are summed up in the log.
 const REFUSAL_LOG_EVERY: Duration = Duration::from_secs(10);
 /// Refusals from one source shown whole in each period; the rest are summed.
-const REFUSALS_SHOWN: u32 = 5;
+const REFUSALS_SHOWN: u32 = 10;
 /// Sessions of one source that ended without moving data, within
 /// [`WASTE_WINDOW`], past which its newcomers may no longer end another
 /// source's session to get a seat: a source that only churns the pool

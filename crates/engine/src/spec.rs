@@ -58,6 +58,8 @@ pub struct BenchSpec {
     /// Open every connection now, but start the data at this time: many
     /// flows of a many-host run start together, none before all are set up.
     pub start_at: Option<std::time::SystemTime>,
+    /// A many-host run's token, shown to the peer agent's bench server.
+    pub run_token: Option<linerate_wire::RunToken>,
 }
 
 /// A UDP bench's rate and offloads.
@@ -102,6 +104,7 @@ impl Default for BenchSpec {
             tls: None,
             udp: None,
             start_at: None,
+            run_token: None,
         }
     }
 }

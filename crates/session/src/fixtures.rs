@@ -42,6 +42,7 @@ pub fn params() -> BenchParams {
         rcvlowat: None,
         peer_intervals: false,
         udp: None,
+        run_token: None,
     }
 }
 

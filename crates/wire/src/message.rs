@@ -127,6 +127,21 @@ pub struct BenchParams {
     /// is the datagram size.
     #[serde(default)]
     pub udp: Option<UdpParams>,
+    /// A many-host run's token: an agent's bench server takes only the
+    /// run's own flows (docs/security.md#fair-shares).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_token: Option<RunToken>,
+}
+
+/// A secret a peer shows: compared, never printed (its Debug hides it).
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RunToken(pub String);
+
+impl std::fmt::Debug for RunToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RunToken(REDACTED)")
+    }
 }
 
 impl BenchParams {
@@ -174,6 +189,9 @@ impl BenchParams {
         }
         if let Some(udp) = &self.udp {
             udp.validate(self.write_len)?;
+        }
+        if self.run_token.as_ref().is_some_and(|t| t.0.len() > 256) {
+            return bad("run_token", "must be at most 256 bytes");
         }
         Ok(())
     }

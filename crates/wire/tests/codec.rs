@@ -63,6 +63,7 @@ fn params() -> impl Strategy<Value = BenchParams> {
                     rcvlowat: buf,
                     peer_intervals: skip,
                     udp: None,
+                    run_token: None,
                 }
             },
         )
@@ -179,6 +180,7 @@ fn invalid_parameters_are_refused_after_decoding() {
         rcvlowat: None,
         peer_intervals: false,
         udp: None,
+        run_token: None,
     };
     let frame = Message::BenchRequest(p.clone()).to_frame();
     assert!(matches!(

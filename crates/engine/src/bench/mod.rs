@@ -294,6 +294,7 @@ fn params_for(spec: &BenchSpec) -> BenchParams {
             gso: u.gso,
             gro: u.gro,
         }),
+        run_token: spec.run_token.clone(),
     }
 }
 

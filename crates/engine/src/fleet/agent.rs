@@ -72,7 +72,8 @@ pub fn run(spec: &AgentSpec, stop: Arc<AtomicBool>, log: Logger) -> Result<()> {
     let server = Server::bind(spec.listen, log)?
         .with_limits(limits)
         .with_door_scale(DOOR_SCALE)
-        .with_shares(shares, crate::door::DEFAULT_V6_PREFIX);
+        .with_shares(shares, crate::door::DEFAULT_V6_PREFIX)
+        .with_run_token(spec.token.clone().map(linerate_wire::RunToken));
     let data_port = server.local_addr()?.port();
     let server_stop = AtomicBool::new(false);
     std::thread::scope(|scope| {
@@ -122,7 +123,7 @@ fn join_and_work(spec: &AgentSpec, data_port: u16, stop: &Arc<AtomicBool>) -> Re
             }
             Some(Event::Task(task)) => {
                 let watch = Watch::start(&ctl, stop)?;
-                let report = run_task(&task, bind, &watch.stop);
+                let report = run_task(&task, (bind, spec.token.as_deref()), &watch.stop);
                 match watch.finish() {
                     None => m.task_done(Instant::now(), report),
                     Some(input) => apply(&mut m, input),
@@ -212,12 +213,16 @@ fn source_ip(spec: &AgentSpec) -> Option<IpAddr> {
 
 /// Sets up the task's flows at once and starts their data together at
 /// its start time.
-fn run_task(task: &AgentTask, bind: Option<IpAddr>, stop: &Arc<AtomicBool>) -> AgentReport {
+fn run_task(
+    task: &AgentTask,
+    (bind, token): (Option<IpAddr>, Option<&str>),
+    stop: &Arc<AtomicBool>,
+) -> AgentReport {
     let flows = std::thread::scope(|scope| {
         let running: Vec<_> = task
             .flows
             .iter()
-            .map(|flow| scope.spawn(move || (flow.flow, run_flow(task, flow, bind, stop))))
+            .map(|flow| scope.spawn(move || (flow.flow, run_flow(task, flow, (bind, token), stop))))
             .collect();
         running
             .into_iter()
@@ -242,7 +247,7 @@ fn run_task(task: &AgentTask, bind: Option<IpAddr>, stop: &Arc<AtomicBool>) -> A
 fn run_flow(
     task: &AgentTask,
     flow: &TaskFlow,
-    bind: Option<IpAddr>,
+    (bind, token): (Option<IpAddr>, Option<&str>),
     stop: &Arc<AtomicBool>,
 ) -> FlowResult {
     let spec = BenchSpec {
@@ -258,6 +263,8 @@ fn run_flow(
             ..SocketSpec::default()
         },
         start_at: Some(start_time(task.start_at_ns)),
+        // The peer agent takes only the run's own flows.
+        run_token: token.map(|t| linerate_wire::RunToken(t.to_string())),
         ..BenchSpec::default()
     };
     let mut result = FlowResult {
