@@ -776,3 +776,201 @@ fn paused_receivers_complete_their_transfers() {
     }
     assert!(daemon_pauses >= 20, "{daemon_pauses} pauses of the daemon");
 }
+
+/// A daemon is recorded in known_servers only once a transfer to it
+/// completed: one that completes TLS and then refuses the transfer (as a
+/// man in the middle would fail it) is not trusted from then on.
+#[test]
+fn a_daemon_is_trusted_only_after_a_transfer_completed() {
+    let keys = TempDir::new("first-contact");
+    std::fs::copy(
+        test_keys().join("client.pem"),
+        keys.path().join("client.pem"),
+    )
+    .unwrap();
+    let send_as = |target: &str| {
+        Command::new(linerate())
+            .args(["send", "--from-memory", "1M", "-q", target])
+            .env("LINERATE_CONFIG_DIR", keys.path())
+            .output()
+            .expect("send")
+    };
+    let root = TempDir::new("first-contact-root");
+    // Takes the TLS handshake, then no transfer at all.
+    let refusing = Server::with_root_and(root.path(), &["--max-sessions", "0"]);
+    let out = send_as(&format!("{}:/x", refusing.addr()));
+    assert!(!out.status.success(), "refused: {}", text(&out));
+    assert!(
+        !keys.path().join("known_servers").exists(),
+        "trusted after a failed transfer: {}",
+        text(&out)
+    );
+    let good = Server::with_root(root.path());
+    let out = send_as(&format!("{}:/y", good.addr()));
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("first contact"), "{}", text(&out));
+    let known = std::fs::read_to_string(keys.path().join("known_servers")).unwrap();
+    assert!(known.starts_with(&good.addr()), "{known}");
+}
+
+/// A transfer refused once its destination was made (more data
+/// connections than the daemon takes) leaves no directory behind.
+#[test]
+fn a_refused_transfer_leaves_nothing_behind() {
+    let root = TempDir::new("refused-leaves");
+    let srv = Server::with_root_and(root.path(), &["--max-streams", "1"]);
+    let out = common::send(&[
+        "--from-memory",
+        "1M",
+        "-P",
+        "4",
+        "-q",
+        &format!("{}:/a/b/c", srv.addr()),
+    ]);
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("--max-streams"), "{}", text(&out));
+    let left: Vec<_> = std::fs::read_dir(root.path()).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+/// One client refused in a loop (2,000 sessions past its share) makes a
+/// few log lines, not one each.
+#[test]
+fn a_client_refused_in_a_loop_does_not_flood_the_log() {
+    let srv = Server::start_with(
+        &[
+            "serve",
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--max-open-sessions-per-source",
+            "1",
+        ],
+        None,
+    );
+    let addr = srv.addr();
+    let hold = |i: u8| {
+        let mut s = TcpStream::connect(&addr).expect("connect");
+        let hello = Hello::new(SessionId([i; 16]), Role::Control, SessionKind::Bench, 0);
+        s.write_all(&hello.encode()).unwrap();
+        s
+    };
+    let _held = hold(1);
+    // Its Accept says it is seated.
+    std::thread::sleep(Duration::from_millis(200));
+    let before = srv.log_lines().len();
+    let mut refused = 0;
+    for i in 0..2000u32 {
+        let mut s = hold((i % 200) as u8 + 2);
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut b = vec![0u8; 4096];
+        let mut got = Vec::new();
+        while let Ok(n) = s.read(&mut b) {
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&b[..n]);
+        }
+        if String::from_utf8_lossy(&got).contains("--max-open-sessions-per-source") {
+            refused += 1;
+        }
+    }
+    let lines = srv.log_lines().len() - before;
+    eprintln!("2,000 sessions from one client: {refused} refused, {lines} log lines");
+    assert!(refused >= 1990, "{refused} refused");
+    assert!(
+        lines <= 12,
+        "{lines} log lines: {:?}",
+        &srv.log_lines()[before..]
+    );
+}
+
+/// The documented hand-over (`recv | send -`) never shows the token in any
+/// process's command line; a URL given as an argument has its token hidden
+/// in the sender's command line once it starts, and the sender says so.
+#[test]
+fn a_token_never_shows_in_a_command_line() {
+    let _alone = alone_with_traffic();
+    let src = TempDir::new("argv-src");
+    std::fs::write(src.path().join("f"), vec![3u8; 64 << 20]).unwrap();
+    let file = src.path().join("f");
+    let dest = TempDir::new("argv-dest");
+    let seen = Arc::new(AtomicUsize::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let watcher = {
+        let (seen, stop) = (Arc::clone(&seen), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            let mut scans = 0u64;
+            while !stop.load(Relaxed) {
+                for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+                    if let Ok(c) = std::fs::read(e.path().join("cmdline"))
+                        && shows_token(&c)
+                    {
+                        seen.fetch_add(1, Relaxed);
+                    }
+                }
+                scans += 1;
+            }
+            scans
+        })
+    };
+    let script = format!(
+        "{lr} recv --bind 127.0.0.1 {d} | {lr} send -q {f} -",
+        lr = linerate(),
+        d = dest.path().display(),
+        f = file.display()
+    );
+    let out = Command::new("sh")
+        .args(["-c", &script])
+        .env("LINERATE_CONFIG_DIR", test_keys())
+        .output()
+        .expect("sh");
+    assert!(out.status.success(), "{}", text(&out));
+    let arrived = dest.path().join("f");
+    let got = (0..300).any(|_| {
+        std::thread::sleep(Duration::from_millis(100));
+        std::fs::metadata(&arrived).is_ok_and(|m| m.len() == 64 << 20)
+    });
+    assert!(got, "the file arrived");
+    stop.store(true, Relaxed);
+    let scans = watcher.join().unwrap();
+    assert!(scans > 10, "the watcher scanned /proc {scans} times");
+    assert_eq!(seen.load(Relaxed), 0, "a token was seen in a command line");
+
+    // As an argument: hidden once the sender runs, and said.
+    let dest2 = TempDir::new("argv-dest2");
+    let (mut recv, url) = common::oneshot(dest2.path());
+    let mut sender = common::Guard(
+        linerate_cmd()
+            .args(["send", "--rate", "50M", file.to_str().unwrap(), &url])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("send"),
+    );
+    let pid = sender.0.id();
+    let hidden = (0..200).any(|_| {
+        std::thread::sleep(Duration::from_millis(20));
+        let c = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        !c.is_empty() && !shows_token(&c) && String::from_utf8_lossy(&c).contains("token=xxxx")
+    });
+    assert!(hidden, "the token stays in the sender's command line");
+    let status = common::wait_exit(&mut sender, Duration::from_secs(60));
+    let mut err = String::new();
+    if let Some(mut e) = sender.0.stderr.take() {
+        let _ = e.read_to_string(&mut err);
+    }
+    assert!(status.is_some_and(|s| s.success()), "{err}");
+    assert!(err.contains("other local users can read it"), "{err}");
+    let _ = common::wait_exit(&mut recv, Duration::from_secs(30));
+}
+
+/// Whether a command line holds a one-shot URL's live token (32 hex digits).
+fn shows_token(cmdline: &[u8]) -> bool {
+    let s = String::from_utf8_lossy(cmdline);
+    s.match_indices("token=").any(|(at, _)| {
+        let rest = &s[at + 6..];
+        rest.len() >= 32 && rest[..32].bytes().all(|b| b.is_ascii_hexdigit())
+    })
+}
