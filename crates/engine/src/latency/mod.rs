@@ -138,9 +138,11 @@ impl LatencySpec {
     }
 }
 
-/// A UDP round is one datagram each way, each opening with its header.
+/// A UDP round is one datagram each way, each opening with its header (a
+/// request shorter than its 20-byte header, with the session's cookie, is
+/// sent as 20 bytes).
 fn udp_fits(h: &RunHeader) -> Result<()> {
-    let limits = linerate_wire::UDP_ROUND_HEADER_LEN as u32..=linerate_wire::MAX_DATAGRAM_LEN;
+    let limits = linerate_wire::UDP_REPLY_MIN_LEN as u32..=linerate_wire::MAX_DATAGRAM_LEN;
     if h.pattern != Pattern::PingPong {
         return Err(EngineError::Failed(
             "over UDP only the ping-pong is measured; bandwidth over UDP is `bench --udp`".into(),
