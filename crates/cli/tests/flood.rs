@@ -8,7 +8,6 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
@@ -17,18 +16,6 @@ use common::tree::TempDir;
 use common::{Server, alone_with_traffic, text};
 
 const FLOOD: usize = 3000;
-
-/// A TCP connection from `source` (any port) to `to`, or None.
-fn connect_from(source: &str, to: SocketAddr) -> Option<TcpStream> {
-    use rustix::net::{AddressFamily, SocketType, bind, connect, socket};
-    let fd: OwnedFd = socket(AddressFamily::INET, SocketType::STREAM, None).ok()?;
-    let from: SocketAddr = format!("{source}:0").parse().ok()?;
-    bind(&fd, &from).ok()?;
-    connect(&fd, &to).ok()?;
-    let s = TcpStream::from(fd);
-    s.set_nonblocking(true).ok()?;
-    Some(s)
-}
 
 /// Whether the server has closed `s` (or reset it).
 fn closed(s: &mut TcpStream) -> bool {
@@ -62,7 +49,7 @@ fn flood(to: SocketAddr, trickle: bool, stop: &AtomicBool) -> usize {
                 Some(s) => closed(s),
             };
             if gone {
-                *conn = connect_from("127.0.0.2", to);
+                *conn = common::connect_from([127, 0, 0, 2].into(), to);
                 *sent = 0;
                 opened += 1;
             } else if trickle_now && let Some(s) = conn.as_mut() {

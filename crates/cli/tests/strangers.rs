@@ -10,7 +10,7 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream};
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
@@ -136,22 +136,6 @@ impl Drop for Lab {
     }
 }
 
-/// A TCP connection from `source` to `to`, non-blocking, or None.
-fn connect_from(source: IpAddr, to: SocketAddr) -> Option<TcpStream> {
-    use rustix::net::{AddressFamily, SocketType, bind, connect, socket};
-    let family = if source.is_ipv6() {
-        AddressFamily::INET6
-    } else {
-        AddressFamily::INET
-    };
-    let fd: OwnedFd = socket(family, SocketType::STREAM, None).ok()?;
-    bind(&fd, &SocketAddr::new(source, 0)).ok()?;
-    connect(&fd, &to).ok()?;
-    let s = TcpStream::from(fd);
-    s.set_nonblocking(true).ok()?;
-    Some(s)
-}
-
 fn closed(s: &mut TcpStream) -> bool {
     let mut b = [0u8; 4096];
     loop {
@@ -197,7 +181,7 @@ fn strangers(
                 let v6 = i % 2 == 1;
                 let src = lab.stranger((i / 2 % usize::from(STRANGERS)) as u8, v6);
                 let to = if v6 { to_v6 } else { to_v4 };
-                *conn = connect_from(src, to);
+                *conn = common::connect_from(src, to);
                 *at = Instant::now();
                 opened += 1;
                 if let (Stranger::SlowSession, Some(s)) = (how, conn.as_mut()) {
@@ -257,35 +241,46 @@ fn raise_own_open_files_limit() {
     setrlimit(Resource::Nofile, limit).expect("raise the open files limit");
 }
 
+/// A send of generated data from the client namespace to `daemon:/dest`.
+fn client_send(lab: &Lab, daemon: &str, dest: &str) -> std::process::Output {
+    Command::new("ip")
+        .args(["netns", "exec", &lab.cli, linerate()])
+        .env("LINERATE_CONFIG_DIR", test_keys())
+        .args(["send", "--from-memory", "20M", "-q"])
+        .arg(format!("{daemon}:/{dest}"))
+        .output()
+        .expect("send")
+}
+
+/// A one-second bench from the client namespace.
+fn client_bench(lab: &Lab, daemon: &str) -> std::process::Output {
+    Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &lab.cli,
+            linerate(),
+            "bench",
+            daemon,
+            "-t",
+            "1",
+        ])
+        .output()
+        .expect("bench")
+}
+
 /// The rightful client's work from the client namespace: 10 sends and 10
 /// benches, taking turns; how many of each succeeded, and the first failure.
 fn rightful_client(lab: &Lab, daemon: &str, tag: &str) -> (usize, usize, Option<String>) {
     let (mut sent, mut benched, mut failure) = (0, 0, None);
     for i in 0..10 {
-        let mut send = Command::new("ip");
-        send.args(["netns", "exec", &lab.cli, linerate()])
-            .env("LINERATE_CONFIG_DIR", test_keys())
-            .args(["send", "--from-memory", "20M", "-q"])
-            .arg(format!("{daemon}:/{tag}-{i}"));
-        let out = send.output().expect("send");
+        let out = client_send(lab, daemon, &format!("{tag}-{i}"));
         if out.status.success() {
             sent += 1;
         } else {
             failure.get_or_insert(format!("send {i}: {}", text(&out)));
         }
-        let out = Command::new("ip")
-            .args([
-                "netns",
-                "exec",
-                &lab.cli,
-                linerate(),
-                "bench",
-                daemon,
-                "-t",
-                "1",
-            ])
-            .output()
-            .expect("bench");
+        let out = client_bench(lab, daemon);
         if out.status.success() {
             benched += 1;
         } else {
@@ -406,26 +401,8 @@ fn strangers_cannot_lock_out_a_key_holder_or_a_bench() {
 
 /// One send and one bench from the rightful client, before the strangers.
 fn rightful_client_once(lab: &Lab, daemon: &str) -> (bool, bool, Option<String>) {
-    let send = Command::new("ip")
-        .args(["netns", "exec", &lab.cli, linerate()])
-        .env("LINERATE_CONFIG_DIR", test_keys())
-        .args(["send", "--from-memory", "20M", "-q"])
-        .arg(format!("{daemon}:/warm"))
-        .output()
-        .expect("send");
-    let bench = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &lab.cli,
-            linerate(),
-            "bench",
-            daemon,
-            "-t",
-            "1",
-        ])
-        .output()
-        .expect("bench");
+    let send = client_send(lab, daemon, "warm");
+    let bench = client_bench(lab, daemon);
     let f = (!send.status.success() || !bench.status.success())
         .then(|| format!("{}\n{}", text(&send), text(&bench)));
     (send.status.success(), bench.status.success(), f)

@@ -166,6 +166,9 @@ impl Server {
             if once && let Some(outcome) = lock(&finished).take() {
                 return outcome.map(drop).map_err(EngineError::Failed);
             }
+            for line in self.shares.refusal_sums_due() {
+                (self.log)(line);
+            }
             if let Some(p) = &self.transfers {
                 let removed = p.sweep();
                 if removed > 0 {
@@ -305,9 +308,8 @@ fn handle(
                         Err(e.to_string())
                     }
                     Err(e) => {
-                        let what = if accepted { "failed" } else { "refused" };
                         log_refusal(shares, &door, peer, log, || {
-                            format!("session {} from {peer} {what}: {e}", hello.session)
+                            format!("session {} from {peer} failed: {e}", hello.session)
                         });
                         Err(e.to_string())
                     }

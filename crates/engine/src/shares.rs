@@ -275,6 +275,25 @@ impl Shares {
         (true, sum)
     }
 
+    /// The sums of refusals whose period is over and that no later
+    /// refusal has logged yet: a flood that stopped is still summed.
+    pub(crate) fn refusal_sums_due(&self) -> Vec<String> {
+        let mut all = lock(&self.refusals);
+        let mut lines = Vec::new();
+        all.retain(|source, r| {
+            let over = r.logged.is_none_or(|t| t.elapsed() >= REFUSAL_LOG_EVERY);
+            if over && r.count > 0 {
+                lines.push(format!(
+                    "refused {} more session(s) or connection(s) from {source} in the last {} s",
+                    r.count,
+                    REFUSAL_LOG_EVERY.as_secs()
+                ));
+            }
+            !over
+        });
+        lines
+    }
+
     /// Ends every seat past its time, or whose data stalled; how many.
     fn sweep(&self, now: Instant) -> usize {
         let over = self.limits.max_bench_time + 2 * linerate_session::SETUP_TIMEOUT + END_GRACE;
@@ -461,5 +480,20 @@ mod tests {
             sum.unwrap(),
             "refused 1000 more session(s) or connection(s) from 192.0.2.9 in the last 10 s"
         );
+        // A flood that stopped is summed once its period is over.
+        for _ in 0..20 {
+            shares.refused(s);
+        }
+        assert!(
+            shares.refusal_sums_due().is_empty(),
+            "not before the period ends"
+        );
+        lock(&shares.refusals).get_mut(&s).unwrap().logged =
+            Some(Instant::now() - REFUSAL_LOG_EVERY);
+        assert_eq!(
+            shares.refusal_sums_due(),
+            ["refused 11 more session(s) or connection(s) from 192.0.2.9 in the last 10 s"]
+        );
+        assert!(shares.refusal_sums_due().is_empty(), "once");
     }
 }

@@ -507,3 +507,22 @@ pub fn agent_of_rank(pid: u32, rank: u32) -> Option<u32> {
         .into_iter()
         .find(|&c| cmdline(c).contains(&format!("--rank {rank} ")))
 }
+
+/// A non-blocking TCP connection from `source` (any port) to `to`, or None.
+pub fn connect_from(
+    source: std::net::IpAddr,
+    to: std::net::SocketAddr,
+) -> Option<std::net::TcpStream> {
+    use rustix::net::{AddressFamily, SocketType, bind, connect, socket};
+    let family = if source.is_ipv6() {
+        AddressFamily::INET6
+    } else {
+        AddressFamily::INET
+    };
+    let fd = socket(family, SocketType::STREAM, None).ok()?;
+    bind(&fd, &std::net::SocketAddr::new(source, 0)).ok()?;
+    connect(&fd, &to).ok()?;
+    let s = std::net::TcpStream::from(fd);
+    s.set_nonblocking(true).ok()?;
+    Some(s)
+}
