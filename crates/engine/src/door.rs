@@ -163,6 +163,14 @@ impl Waiting {
         Arc::clone(&self.door)
     }
 
+    /// Whether the door ended this connection to make room: it is counted
+    /// in the door's summary, and needs no line of its own.
+    pub(crate) fn gave_way(&self) -> bool {
+        lock(&self.door.by_source)
+            .get(&self.source)
+            .is_none_or(|q| q.iter().all(|p| p.id != self.id))
+    }
+
     /// Leaves the door. When the last waiting connection leaves, a flood
     /// is over: its drops not yet logged are summed up now, not whenever
     /// the next one comes.

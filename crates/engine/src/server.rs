@@ -247,6 +247,7 @@ fn handle(
         .map_err(|e| (Some(RefusalCode::Malformed), e.to_string()))
         .and_then(|hello| secure(&mut conn, &hello, tls).map(|t| (hello, t)));
     let door = waiting.door();
+    let gave_way = hello.is_err() && waiting.gave_way();
     if let Some(line) = waiting.leave() {
         log(line);
     }
@@ -258,6 +259,8 @@ fn handle(
                 tls: t,
             },
         ),
+        // Ended by the door to make room: its summary counts it.
+        Err(_) if gave_way => return None,
         Err((code, e)) => {
             log_refusal(shares, &door, peer, log, || format!("refused {peer}: {e}"));
             match code {
