@@ -951,3 +951,155 @@ fn shows_token(cmdline: &[u8]) -> bool {
         rest.len() >= 32 && rest[..32].bytes().all(|b| b.is_ascii_hexdigit())
     })
 }
+
+/// UDP latency requests forged with the client's own address and port
+/// (asking for 65,507-byte replies, to aim them at the client) get no
+/// reply at all: they lack the cookie the server gave on the data
+/// connection. The client is stopped meanwhile, so every datagram the
+/// server sends would be an answer to a forgery.
+#[test]
+fn forged_udp_latency_requests_get_no_reply() {
+    if !require_root("forged_udp_latency_requests_get_no_reply") {
+        return;
+    }
+    let _alone = alone_with_traffic();
+    let lab = Lab::up("spf");
+    let prefix: Vec<String> = lab.exec("srv");
+    let prefix: Vec<&str> = prefix.iter().map(String::as_str).collect();
+    let srv = Server::start_with(&["serve", "--bind", "::", "--port", "0"], Some(&prefix));
+    let daemon = format!("{}:{}", lab.server_v4(), srv.port);
+    let mut client = common::Guard(
+        Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &lab.cli,
+                linerate(),
+                "latency",
+                &daemon,
+                "--udp",
+                "-t",
+                "30",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("latency"),
+    );
+    // The client's paired datagram socket, once the rounds run.
+    let pair = (0..100).find_map(|_| {
+        std::thread::sleep(Duration::from_millis(100));
+        let out = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &lab.cli,
+                "ss",
+                "-Hun",
+                "state",
+                "established",
+            ])
+            .output()
+            .ok()?;
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        text.lines().find_map(|l| {
+            let cols: Vec<&str> = l.split_whitespace().collect();
+            let local: SocketAddr = cols.get(2)?.parse().ok()?;
+            let peer: SocketAddr = cols.get(3)?.parse().ok()?;
+            (peer.port() == srv.port).then_some((local, peer))
+        })
+    });
+    let (client_addr, server_addr) = pair.expect("the client's UDP socket");
+    let _ = Command::new("kill")
+        .args(["-STOP", &client.0.id().to_string()])
+        .status();
+    let udp_counters = || -> (u64, u64) {
+        let out = Command::new("ip")
+            .args(["netns", "exec", &lab.srv, "cat", "/proc/net/snmp"])
+            .output()
+            .expect("snmp");
+        let t = String::from_utf8_lossy(&out.stdout).to_string();
+        let mut udp = t.lines().filter(|l| l.starts_with("Udp:"));
+        let (names, values) = (udp.next().unwrap_or(""), udp.next().unwrap_or(""));
+        let get = |name: &str| {
+            names
+                .split_whitespace()
+                .zip(values.split_whitespace())
+                .find(|(n, _)| *n == name)
+                .and_then(|(_, v)| v.parse().ok())
+                .unwrap_or(0)
+        };
+        (get("InDatagrams"), get("OutDatagrams"))
+    };
+    // Let the last real round's reply leave.
+    std::thread::sleep(Duration::from_millis(300));
+    let (in_before, out_before) = udp_counters();
+    let forged = {
+        let lab_cli = lab.cli.clone();
+        std::thread::spawn(move || forge(&lab_cli, client_addr, server_addr, 200))
+    };
+    let sent = forged.join().expect("forger");
+    std::thread::sleep(Duration::from_millis(500));
+    let (in_after, out_after) = udp_counters();
+    let _ = Command::new("kill")
+        .args(["-KILL", &client.0.id().to_string()])
+        .status();
+    let _ = client.0.wait();
+    eprintln!(
+        "{sent} forged requests: the server took {} datagrams and sent {}",
+        in_after - in_before,
+        out_after - out_before
+    );
+    assert_eq!(sent, 200);
+    assert!(
+        in_after - in_before >= 200,
+        "the forgeries reached the server"
+    );
+    assert_eq!(
+        out_after - out_before,
+        0,
+        "the server answered forged requests"
+    );
+}
+
+/// Sends `count` UDP latency requests from `from` to `to` through a raw
+/// socket in namespace `ns` (the source address and port forged).
+fn forge(ns: &str, from: SocketAddr, to: SocketAddr, count: usize) -> usize {
+    use rustix::net::{AddressFamily, SendFlags, SocketType, ipproto, sendto, socket};
+    let f = std::fs::File::open(format!("/run/netns/{ns}")).expect("netns file");
+    rustix::thread::move_into_link_name_space(
+        f.as_fd(),
+        Some(rustix::thread::LinkNameSpaceType::Network),
+    )
+    .expect("setns");
+    let (SocketAddr::V4(src), SocketAddr::V4(dst)) = (from, to) else {
+        panic!("IPv4 addresses expected");
+    };
+    let raw = socket(AddressFamily::INET, SocketType::RAW, Some(ipproto::RAW)).expect("raw socket");
+    let mut round = [0u8; linerate_wire::UDP_ROUND_HEADER_LEN];
+    let mut sent = 0;
+    for seq in 0..count as u64 {
+        linerate_wire::UdpRound {
+            seq: 1_000_000 + seq,
+            reply_len: linerate_wire::MAX_DATAGRAM_LEN,
+            cookie: 0x5eed ^ seq,
+        }
+        .encode_into(&mut round);
+        let udp_len = (8 + round.len()) as u16;
+        let mut packet = Vec::with_capacity(20 + usize::from(udp_len));
+        // IPv4 header: the kernel fills in the length, id and checksum.
+        packet.extend_from_slice(&[0x45, 0, 0, 0, 0, 0, 0x40, 0, 64, 17, 0, 0]);
+        packet.extend_from_slice(&src.ip().octets());
+        packet.extend_from_slice(&dst.ip().octets());
+        // UDP header, checksum 0 (none, allowed over IPv4).
+        packet.extend_from_slice(&src.port().to_be_bytes());
+        packet.extend_from_slice(&dst.port().to_be_bytes());
+        packet.extend_from_slice(&udp_len.to_be_bytes());
+        packet.extend_from_slice(&[0, 0]);
+        packet.extend_from_slice(&round);
+        if sendto(&raw, &packet, SendFlags::empty(), &SocketAddr::V4(dst)).is_ok() {
+            sent += 1;
+        }
+    }
+    sent
+}
