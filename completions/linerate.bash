@@ -1978,7 +1978,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__serve)
-            opts="-p -D -h --bind --port --once --root --identity --authorized-keys --no-encrypt --session-memory --max-entries --keep-special-bits --partial-ttl --max-sessions --max-streams --frame-memory --daemon --pidfile --logfile --help"
+            opts="-p -D -h --bind --port --once --root --identity --authorized-keys --no-encrypt --session-memory --max-entries --keep-special-bits --partial-ttl --max-sessions --max-open-sessions --max-open-sessions-per-source --max-bench-time --ipv6-prefix --max-streams --frame-memory --bench-memory --daemon --pidfile --logfile --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2024,11 +2024,31 @@ _linerate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-open-sessions)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-open-sessions-per-source)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-bench-time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ipv6-prefix)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --max-streams)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --frame-memory)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bench-memory)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

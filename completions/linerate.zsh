@@ -39,9 +39,14 @@ _arguments "${_arguments_options[@]}" : \
 '--session-memory=[Memory one transfer'\''s manifest and bookkeeping may take, charged at about 430 bytes an entry plus its path\: the default holds about 4 million entries with 100-byte paths]:SIZE:_default' \
 '--max-entries=[Entries (files, directories, links) one transfer may announce]:N:_default' \
 '--partial-ttl=[How long what a cut-short transfer left under --root (partial files, journals, new directories) waits for a rerun to resume it before it is removed (with ms/s/m/h)]:TIME:_default' \
-'--max-sessions=[Sessions served at once]:N:_default' \
+'--max-sessions=[Transfers served at once, from senders that proved a key or token (strangers'\'' sessions draw on --max-open-sessions instead, and can never take these)]:N:_default' \
+'--max-open-sessions=[Sessions of clients without a key at once, all sources together; when full, the source holding the most gives up its oldest]:N:_default' \
+'--max-open-sessions-per-source=[Sessions of clients without a key at once from one source (an IPv4 address, an IPv6 prefix\: --ipv6-prefix)]:N:_default' \
+'--max-bench-time=[The longest bench a client without a key may run (with ms/s/m/h); a session that moves under 64 KiB in 10 s is ended too]:TIME:_default' \
+'--ipv6-prefix=[IPv6 sources are counted by this prefix length (one host usually holds a /64)]:BITS:_default' \
 '--max-streams=[Data connections of all sessions at once]:N:_default' \
 '--frame-memory=[Memory for control messages still arriving, all sessions together]:SIZE:_default' \
+'--bench-memory=[Memory for the buffers of every bench and latency session at once\: each is charged its write length (senders share one pattern) plus its read length per receiving stream; past it, new ones are refused as busy. The daemon'\''s resident size stays near this plus 64 MiB]:SIZE:_default' \
 '--pidfile=[Write the server'\''s process id to FILE, and remove it when the server stops]:FILE:_files' \
 '--logfile=[Append the log to FILE instead of standard error]:FILE:_files' \
 '--once[Exit after the first session ends]' \
@@ -248,7 +253,7 @@ _arguments "${_arguments_options[@]}" : \
 '--wait=[Give up when no sender has connected this long after the URL was printed (s, or with ms/s/m/h; 0\: wait for ever). A receiver in the background whose sender never came would otherwise hold its port for ever]:TIME:_default' \
 '--session-memory=[Memory one transfer'\''s manifest and bookkeeping may take, charged at about 430 bytes an entry plus its path\: the default holds about 4 million entries with 100-byte paths]:SIZE:_default' \
 '--max-entries=[Entries (files, directories, links) one transfer may announce]:N:_default' \
-'--foreground[Stay in the foreground after printing the URL. By default, when stdout is not a terminal (as inside "\$(ssh host linerate recv DIR)"), the receiver moves to the background so the command substitution returns]' \
+'--foreground[Stay in the foreground after printing the URL. By default, when stdout is not a terminal (as in \`ssh host linerate recv DIR | linerate send SRC -\`), the receiver moves to the background so the command substitution returns]' \
 '--no-encrypt[Take the transfer in the clear\: the URL then has no fp= and the sender must pass --no-encrypt too. By default the receiver makes a certificate for this session, puts its fingerprint in the URL, and refuses senders that do not encrypt]' \
 '--keep-special-bits[Apply setuid, setgid and sticky bits as senders send them. Off, they are dropped and the umask applies. Only for trusted senders\: as root, a sender could otherwise plant a setuid-root program]' \
 '-h[Print help]' \
