@@ -373,8 +373,10 @@ pub fn redact(arg: &str) -> String {
         return arg.to_string();
     };
     let start = at + "token=".len();
+    // Hex digits, or the x's a sender writes over its own command line's
+    // token (cli/src/argv.rs).
     let end = arg[start..]
-        .find(|c: char| !c.is_ascii_hexdigit())
+        .find(|c: char| !c.is_ascii_hexdigit() && c != 'x')
         .map_or(arg.len(), |n| start + n);
     if end == start {
         // Nothing secret here (already redacted, or empty): keep it as it is.
@@ -432,5 +434,6 @@ mod tests {
         let once = redact(url);
         assert_eq!(redact(&once), once);
         assert_eq!(redact("token=&token=ab"), "token=&token=REDACTED");
+        assert_eq!(redact("token=xxxxxxxx&fp=1"), "token=REDACTED&fp=1");
     }
 }
