@@ -200,13 +200,15 @@ impl Sim {
                         .flows
                         .iter()
                         .map(|f| {
+                            // Figures that agree, as a measuring agent's do.
+                            let bits_per_second = 1e9 * f64::from(conn as u32 + 1);
                             let flow = FlowResult {
                                 streams: f.streams,
                                 message_bytes: f.message_bytes,
                                 started_at_ns: task.start_at_ns,
-                                bytes: 1 << 30,
+                                bytes: (bits_per_second * 5.0 / 8.0) as u64,
                                 seconds: 5.0,
-                                bits_per_second: 1e9 * f64::from(conn as u32 + 1),
+                                bits_per_second,
                                 ..FlowResult::default()
                             };
                             (f.flow, flow)
