@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -16,16 +16,6 @@ use common::tree::TempDir;
 use common::{Server, alone_with_traffic, text};
 
 const FLOOD: usize = 3000;
-
-/// Whether the server has closed `s` (or reset it).
-fn closed(s: &mut TcpStream) -> bool {
-    let mut b = [0u8; 64];
-    match s.read(&mut b) {
-        Ok(0) => true,
-        Ok(_) => true,
-        Err(e) => e.kind() != std::io::ErrorKind::WouldBlock,
-    }
-}
 
 /// Holds `FLOOD` connections from 127.0.0.2 open against `to`, reopening
 /// each the server closes; with `trickle`, each sends the next byte of a
@@ -46,7 +36,7 @@ fn flood(to: SocketAddr, trickle: bool, stop: &AtomicBool) -> usize {
             }
             let gone = match conn.as_mut() {
                 None => true,
-                Some(s) => closed(s),
+                Some(s) => common::closed(s),
             };
             if gone {
                 *conn = common::connect_from([127, 0, 0, 2].into(), to);

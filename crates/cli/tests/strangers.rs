@@ -136,17 +136,6 @@ impl Drop for Lab {
     }
 }
 
-fn closed(s: &mut TcpStream) -> bool {
-    let mut b = [0u8; 4096];
-    loop {
-        match s.read(&mut b) {
-            Ok(0) => return true,
-            Ok(_) => {}
-            Err(e) => return e.kind() != std::io::ErrorKind::WouldBlock,
-        }
-    }
-}
-
 /// What the strangers do to a connection once it is open.
 #[derive(Clone, Copy)]
 enum Stranger {
@@ -176,7 +165,7 @@ fn strangers(
             if stop.load(Relaxed) {
                 break;
             }
-            let gone = conn.as_mut().is_none_or(closed);
+            let gone = conn.as_mut().is_none_or(common::closed);
             if gone {
                 let v6 = i % 2 == 1;
                 let src = lab.stranger((i / 2 % usize::from(STRANGERS)) as u8, v6);
@@ -348,7 +337,8 @@ fn strangers_cannot_lock_out_a_key_holder_or_a_bench() {
             }));
         }
         // The strangers hold their places before the rightful client comes.
-        std::thread::sleep(Duration::from_secs(3));
+        let held = wait_for(Duration::from_secs(30), || footprint(pid).1 >= base.1 + 30);
+        assert!(held, "{case}: the strangers reached the daemon");
         let log_before = srv.log_lines().len();
         let began = Instant::now();
         let (sent, benched, failure) =
@@ -559,21 +549,7 @@ fn a_reverse_udp_bench_ends_with_its_client() {
         .spawn()
         .expect("bench");
     let mut client = common::Guard(client);
-    let out_datagrams = || -> u64 {
-        let out = Command::new("ip")
-            .args(["netns", "exec", &lab.srv, "cat", "/proc/net/snmp"])
-            .output()
-            .expect("snmp");
-        let t = String::from_utf8_lossy(&out.stdout).to_string();
-        let mut udp = t.lines().filter(|l| l.starts_with("Udp:"));
-        let (names, values) = (udp.next().unwrap_or(""), udp.next().unwrap_or(""));
-        names
-            .split_whitespace()
-            .zip(values.split_whitespace())
-            .find(|(n, _)| *n == "OutDatagrams")
-            .and_then(|(_, v)| v.parse().ok())
-            .unwrap_or(0)
-    };
+    let out_datagrams = || udp_counter(&lab.srv, "OutDatagrams");
     // Wait until datagrams flow.
     let flowing = {
         let until = Instant::now() + Duration::from_secs(20);
@@ -833,9 +809,11 @@ fn a_client_refused_in_a_loop_does_not_flood_the_log() {
         s.write_all(&hello.encode()).unwrap();
         s
     };
-    let _held = hold(1);
-    // Its Accept says it is seated.
-    std::thread::sleep(Duration::from_millis(200));
+    let mut held = hold(1);
+    // Its first answer (the Accept) says it is seated.
+    held.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    assert!(held.read(&mut [0u8; 512]).is_ok_and(|n| n > 0), "seated");
     let before = srv.log_lines().len();
     let mut refused = 0;
     for i in 0..2000u32 {
@@ -1013,33 +991,28 @@ fn forged_udp_latency_requests_get_no_reply() {
     let _ = Command::new("kill")
         .args(["-STOP", &client.0.id().to_string()])
         .status();
-    let udp_counters = || -> (u64, u64) {
-        let out = Command::new("ip")
-            .args(["netns", "exec", &lab.srv, "cat", "/proc/net/snmp"])
-            .output()
-            .expect("snmp");
-        let t = String::from_utf8_lossy(&out.stdout).to_string();
-        let mut udp = t.lines().filter(|l| l.starts_with("Udp:"));
-        let (names, values) = (udp.next().unwrap_or(""), udp.next().unwrap_or(""));
-        let get = |name: &str| {
-            names
-                .split_whitespace()
-                .zip(values.split_whitespace())
-                .find(|(n, _)| *n == name)
-                .and_then(|(_, v)| v.parse().ok())
-                .unwrap_or(0)
-        };
-        (get("InDatagrams"), get("OutDatagrams"))
+    let udp_counters = || {
+        (
+            udp_counter(&lab.srv, "InDatagrams"),
+            udp_counter(&lab.srv, "OutDatagrams"),
+        )
     };
-    // Let the last real round's reply leave.
-    std::thread::sleep(Duration::from_millis(300));
+    // The last real round's reply has left once the count stands still.
+    let mut last = udp_counters();
+    let settled = wait_for(Duration::from_secs(10), || {
+        let now = udp_counters();
+        std::mem::replace(&mut last, now) == now
+    });
+    assert!(settled, "the stopped client's rounds ended");
     let (in_before, out_before) = udp_counters();
     let forged = {
         let lab_cli = lab.cli.clone();
         std::thread::spawn(move || forge(&lab_cli, client_addr, server_addr, 200))
     };
     let sent = forged.join().expect("forger");
-    std::thread::sleep(Duration::from_millis(500));
+    wait_for(Duration::from_secs(10), || {
+        udp_counters().0 >= in_before + 200
+    });
     let (in_after, out_after) = udp_counters();
     let _ = Command::new("kill")
         .args(["-KILL", &client.0.id().to_string()])
@@ -1060,6 +1033,37 @@ fn forged_udp_latency_requests_get_no_reply() {
         0,
         "the server answered forged requests"
     );
+}
+
+/// One of the UDP counters of /proc/net/snmp in namespace `ns`.
+fn udp_counter(ns: &str, name: &str) -> u64 {
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns, "cat", "/proc/net/snmp"])
+        .output()
+        .expect("snmp");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let mut udp = text.lines().filter(|l| l.starts_with("Udp:"));
+    let (names, values) = (udp.next().unwrap_or(""), udp.next().unwrap_or(""));
+    names
+        .split_whitespace()
+        .zip(values.split_whitespace())
+        .find(|(n, _)| *n == name)
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Waits until `ready` holds, at most `within`; whether it did.
+fn wait_for(within: Duration, mut ready: impl FnMut() -> bool) -> bool {
+    let until = Instant::now() + within;
+    loop {
+        if ready() {
+            return true;
+        }
+        if Instant::now() >= until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// Sends `count` UDP latency requests from `from` to `to` through a raw

@@ -526,3 +526,17 @@ pub fn connect_from(
     s.set_nonblocking(true).ok()?;
     Some(s)
 }
+
+/// Whether the server has closed or reset non-blocking `s` (what it sent
+/// meanwhile is read and dropped).
+pub fn closed(s: &mut std::net::TcpStream) -> bool {
+    use std::io::Read;
+    let mut b = [0u8; 4096];
+    loop {
+        match s.read(&mut b) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e) => return e.kind() != std::io::ErrorKind::WouldBlock,
+        }
+    }
+}
