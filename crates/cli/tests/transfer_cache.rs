@@ -164,3 +164,31 @@ fn direct_io_needs_whole_page_blocks() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("multiple of 4 KiB"), "{err}");
 }
+
+#[test]
+fn synced_data_leaves_the_page_cache_by_default() {
+    // A file of several sync batches (64 MiB each), synced off the streams
+    // by the syncer, and the tree's smaller files, synced before their rename.
+    let t = disk_dir("synced");
+    let (src, dst) = (t.join("src"), t.join("dst"));
+    tree(&src);
+    random_file(&src.join("batches"), 150 * MIB + 11, 8);
+    let doc = sent(&src, &dst, &[], &t.join("r.json"));
+    assert_eq!(doc["parameters"]["fsync"], true);
+    for rel in ["batches", "big", "sub/three"] {
+        assert_eq!(
+            resident(&dst.join("src").join(rel)),
+            0,
+            "destination {rel} still cached after its sync"
+        );
+    }
+    assert_eq!(differences(&src, &dst.join("src")), Vec::<String>::new());
+    // Without syncs, what is written stays in the cache, dirty, for the
+    // kernel's writeback: nothing is dropped.
+    let scratch = t.join("scratch");
+    sent(&src, &scratch, &["--no-fsync"], &t.join("r2.json"));
+    assert!(
+        resident(&scratch.join("src/batches")) > 0,
+        "--no-fsync dropped unsynced data"
+    );
+}

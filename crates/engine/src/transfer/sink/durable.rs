@@ -6,12 +6,20 @@
 //!   synced (fdatasync) past it. Blocks are journaled in batches of
 //!   [`SYNC_BATCH_BYTES`], so a large file pays one sync per batch, not one
 //!   per block; a block lost from an unsynced batch is only sent again.
+//!   A thread of its own (the [`Syncer`]) syncs the batches, so streams
+//!   go on receiving while the disk catches up.
 //! - A file's data is synced before it is renamed (or linked) into place;
 //!   whole small files inside a new directory's stage, by one sync of the
 //!   file system before the stages are renamed (one journal commit instead
 //!   of one per file).
 //! - Every directory that gained a name is synced before the receiver
 //!   reports the transfer complete.
+//!
+//! - Synced data leaves the page cache (as WDT's receiver does after each
+//!   block): its pages go back to the allocator while they are still
+//!   backed, and the next blocks are written into them instead of into
+//!   fresh memory, which costs more than the copy on a VM whose balloon
+//!   reports free pages (docs/defaults.md#synced-data-leaves-the-cache).
 //!
 //! `--no-fsync` turns all of it off, for scratch data. The cost is measured
 //! in docs/defaults.md#durability.
@@ -25,11 +33,87 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use rustix::fs::{Mode, OFlags};
 
-use super::slot::{OpenFile, Unsynced};
+use std::sync::Mutex;
+use std::sync::mpsc::{self, SyncSender};
+use std::thread::JoinHandle;
+
+use super::slot::OpenFile;
 use super::{Sink, SinkError, io_err, lock};
+use crate::transfer::direct;
 
 /// Bytes of a file written between two syncs that journal its blocks.
 pub(super) const SYNC_BATCH_BYTES: u64 = 64 << 20;
+
+/// Batches of a file's blocks queued for the syncer at most, besides the
+/// one it syncs: a stream that gets further ahead of the disk waits.
+const SYNC_QUEUE: usize = 2;
+
+/// Blocks of one file written since its last sync, handed to the syncer.
+struct SyncJob {
+    of: Arc<OpenFile>,
+    blocks: Vec<u64>,
+    path: String,
+}
+
+/// Syncs batches of blocks, drops them from the cache and journals them
+/// on a thread of its own, so a stream goes on receiving while the disk
+/// catches up, as WDT's background `sync_file_range` does
+/// (docs/defaults.md#synced-data-leaves-the-cache).
+pub(super) struct Syncer {
+    jobs: Option<SyncSender<SyncJob>>,
+    thread: Option<JoinHandle<()>>,
+    /// The first batch that failed to sync; the next block reports it.
+    failed: Arc<Mutex<Option<SinkError>>>,
+}
+
+impl Syncer {
+    pub(super) fn start(block_len: u32) -> std::io::Result<Syncer> {
+        let (jobs, queue) = mpsc::sync_channel::<SyncJob>(SYNC_QUEUE);
+        let failed = Arc::new(Mutex::new(None));
+        let first_error = Arc::clone(&failed);
+        let thread = std::thread::Builder::new()
+            .name("syncer".into())
+            .spawn(move || {
+                for job in queue {
+                    if let Err(e) = sync_batch(&job.of, &job.blocks, block_len, &job.path) {
+                        lock(&first_error).get_or_insert(e);
+                    }
+                }
+            })?;
+        Ok(Syncer {
+            jobs: Some(jobs),
+            thread: Some(thread),
+            failed,
+        })
+    }
+}
+
+impl Drop for Syncer {
+    /// Finishes the queued batches, so their blocks are journaled before
+    /// the receiver's process can end.
+    fn drop(&mut self) {
+        drop(self.jobs.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Syncs a file's data, drops `blocks` from the cache, then journals them.
+fn sync_batch(of: &OpenFile, blocks: &[u64], block_len: u32, path: &str) -> Result<(), SinkError> {
+    let Some(mut journal) = of.journal.as_ref() else {
+        return Ok(());
+    };
+    rustix::fs::fdatasync(&of.file).map_err(|x| io_err("syncing", path, x))?;
+    let block_len = u64::from(block_len);
+    for &b in blocks {
+        direct::evict(&of.file, b * block_len, block_len);
+    }
+    let record: Vec<u8> = blocks.iter().flat_map(|b| b.to_le_bytes()).collect();
+    journal
+        .write_all(&record)
+        .map_err(|x| io_err("journaling", path, x))
+}
 
 impl Sink {
     /// Records block `index` (`len` bytes) of file `id` as done in its
@@ -38,7 +122,7 @@ impl Sink {
     pub(super) fn journal_block(
         &self,
         id: usize,
-        of: &OpenFile,
+        of: &Arc<OpenFile>,
         index: u64,
         len: u64,
     ) -> Result<(), SinkError> {
@@ -51,45 +135,52 @@ impl Sink {
                 .write_all(&index.to_le_bytes())
                 .map_err(|x| io_err("journaling", path, x));
         }
-        let mut unsynced = lock(&of.unsynced);
-        unsynced.blocks.push(index);
-        unsynced.bytes += len;
-        if unsynced.bytes < SYNC_BATCH_BYTES {
-            return Ok(());
+        let blocks = {
+            let mut unsynced = lock(&of.unsynced);
+            unsynced.blocks.push(index);
+            unsynced.bytes += len;
+            if unsynced.bytes < SYNC_BATCH_BYTES {
+                return Ok(());
+            }
+            unsynced.bytes = 0;
+            std::mem::take(&mut unsynced.blocks)
+        };
+        let Some(syncer) = self.syncer.as_ref() else {
+            return sync_batch(of, &blocks, self.block_len, path);
+        };
+        if let Some(e) = lock(&syncer.failed).take() {
+            return Err(e);
         }
-        self.sync_and_journal(of, &mut unsynced, path)
+        let job = SyncJob {
+            of: Arc::clone(of),
+            blocks,
+            path: path.clone(),
+        };
+        // Waiting for the syncer is waiting for the disk: writing time.
+        let queued = self.writing(|| syncer.jobs.as_ref().map(|j| j.send(job)));
+        match queued {
+            Some(Ok(())) => Ok(()),
+            _ => Err(io_err(
+                "syncing",
+                path,
+                std::io::Error::other("the syncer stopped"),
+            )),
+        }
     }
 
     /// Journals the blocks of a transfer cut short that wait for a sync,
     /// after syncing them: the rerun resumes from them instead of sending
     /// them again.
     pub(super) fn journal_unsynced(&self, of: &OpenFile, path: &str) -> Result<(), SinkError> {
-        let mut unsynced = lock(&of.unsynced);
-        if !self.durable || unsynced.blocks.is_empty() {
-            return Ok(());
-        }
-        self.sync_and_journal(of, &mut unsynced, path)
-    }
-
-    fn sync_and_journal(
-        &self,
-        of: &OpenFile,
-        unsynced: &mut Unsynced,
-        path: &str,
-    ) -> Result<(), SinkError> {
-        let Some(mut journal) = of.journal.as_ref() else {
-            return Ok(());
+        let blocks = {
+            let mut unsynced = lock(&of.unsynced);
+            if !self.durable || unsynced.blocks.is_empty() {
+                return Ok(());
+            }
+            unsynced.bytes = 0;
+            std::mem::take(&mut unsynced.blocks)
         };
-        self.sync_data(&of.file, path)?;
-        let record: Vec<u8> = unsynced
-            .blocks
-            .drain(..)
-            .flat_map(|b| b.to_le_bytes())
-            .collect();
-        unsynced.bytes = 0;
-        journal
-            .write_all(&record)
-            .map_err(|x| io_err("journaling", path, x))
+        self.writing(|| sync_batch(of, &blocks, self.block_len, path))
     }
 
     /// Syncs a file's data (not its times: those go with the rename's
@@ -101,6 +192,15 @@ impl Sink {
         }
         self.writing(|| rustix::fs::fdatasync(file))
             .map_err(|x| io_err("syncing", path, x))
+    }
+
+    /// Syncs a complete file's data, then drops it from the page cache.
+    pub(super) fn sync_and_drop(&self, file: &File, path: &str) -> Result<(), SinkError> {
+        self.sync_data(file, path)?;
+        if self.durable {
+            direct::evict(file, 0, 0);
+        }
+        Ok(())
     }
 
     /// Notes that a file was written inside a stage without its own sync.

@@ -168,6 +168,8 @@ pub struct Sink {
     changed_dirs: Mutex<std::collections::BTreeMap<String, Arc<OwnedFd>>>,
     /// A stage holds files written without their own sync.
     stage_unsynced: std::sync::atomic::AtomicBool,
+    /// Syncs full batches of blocks off the stream threads (durable only).
+    syncer: Option<durable::Syncer>,
 }
 
 /// Whether a staging file found in the destination can be one this
@@ -217,6 +219,13 @@ pub enum Accepted {
 
 impl Sink {
     pub fn new(root: Option<DestRoot>, o: SinkOptions) -> Sink {
+        // Nothing in memory survives a crash: there is nothing to sync,
+        // and syncing tmpfs still walks every page.
+        let durable = o.durable && root.as_ref().is_some_and(|r| !r.in_memory());
+        // Without a thread of its own, a stream syncs its batches itself.
+        let syncer = durable
+            .then(|| durable::Syncer::start(o.block_len).ok())
+            .flatten();
         Sink {
             block_len: o.block_len,
             overwrite: o.overwrite,
@@ -239,9 +248,8 @@ impl Sink {
             stages: Mutex::default(),
             umask: current_umask(),
             counters: Counters::default(),
-            // Nothing in memory survives a crash: there is nothing to sync,
-            // and syncing tmpfs still walks every page.
-            durable: o.durable && !root.as_ref().is_some_and(DestRoot::in_memory),
+            durable,
+            syncer,
             changed_dirs: Mutex::default(),
             stage_unsynced: Default::default(),
             root,
@@ -807,7 +815,7 @@ impl Sink {
         let (parent, name) = split(&e.path);
         let dir = self.dir(parent)?;
         if let Some(of) = of {
-            self.sync_data(&of.file, &e.path)?;
+            self.sync_and_drop(&of.file, &e.path)?;
             rustix::fs::fchmod(of.file.as_fd(), Mode::from_raw_mode(self.mode_of(e.mode)))
                 .map_err(|x| io_err("setting mode of", &e.path, x))?;
             rustix::fs::futimens(of.file.as_fd(), &timestamps(e.mtime_ns))
