@@ -10,6 +10,11 @@ destination is a fresh tmpfs directory, removed after each run:
   small-4k      20,000 x 4 KiB
   mixed         a tree of large, medium and small files, links and empty directories
 
+With --dest-dir the destinations are made there instead (a directory on a
+disk, to measure writes that must reach it: linerate syncs by default), and
+`cp` (cp -r, then a sync of the destination's file system) is the local
+floor: what copying the same data on this host costs without any network.
+
 Next to the tools, `floor` (bench/kernel_floor.py --mode write) moves the two
 large sets with bare pread/send and recv/pwrite and nothing else: what the
 kernel allows on this host, and so what no tool can beat. Its rate is over its
@@ -22,6 +27,8 @@ included) and of files/s; ratios of linerate to each peer. JSON and a table.
   bench/transfer.py                         # everything, 3 rounds
   bench/transfer.py --sets one-4g --tools linerate,scp --rounds 5
   bench/transfer.py --scale 0.25            # quarter-size data sets, for a quick look
+  bench/transfer.py --sets one-4g,many-40m --tools linerate,cp --dest-dir /var/tmp \
+      --variant clear=--no-encrypt          # to ext4: encrypted, clear and cp+sync
 
 Every daemon (sshd, rsync, proftpd, gridftp) is started by this script on a
 free port with a configuration in a temporary directory, and ended by PID.
@@ -250,6 +257,8 @@ def main():
     ap.add_argument("--linerate", default=str(ROOT / "target/release/linerate"))
     ap.add_argument("--variant", action="append", default=[], metavar="NAME=FLAGS",
                     help="also run linerate send with extra flags")
+    ap.add_argument("--dest-dir", default=None,
+                    help="make destinations in this directory (default: tmpfs, next to the data)")
     ap.add_argument("--out", default=str(ROOT / "bench/results/transfer-loopback.json"))
     a = ap.parse_args()
 
@@ -267,8 +276,12 @@ def main():
     try:
         print(f"generating data sets in {work} ...", flush=True)
         sets = make_sets(work / "src", a.scale, names)
-        dest_parent = work / "dst"
-        dest_parent.mkdir()
+        if a.dest_dir:
+            dest_parent = Path(tempfile.mkdtemp(prefix="linerate-bench-dst-", dir=a.dest_dir))
+            dest_parent.chmod(0o755)
+        else:
+            dest_parent = work / "dst"
+            dest_parent.mkdir()
         # A VM backs guest memory on first touch and may take freed pages back
         # within seconds, which makes writes into fresh tmpfs pages several
         # times slower and the order of runs matter. Every run that writes, of any tool,
@@ -293,6 +306,14 @@ def main():
             name, _, flags = v.partition("=")
             lv = Linerate(a.linerate, a.streams, flags.split())
             runners[f"linerate[{name}]"] = lambda s, src, lv=lv: lv.run(src, dst_dir())
+        if "cp" in wanted:
+            def run_cp(s, src):
+                d = dst_dir()
+                t = time.monotonic()
+                subprocess.run(["cp", "-r", str(src), str(d)], check=True, timeout=900)
+                subprocess.run(["sync", "--file-system", str(d)], check=True, timeout=900)
+                return time.monotonic() - t
+            runners["cp"] = run_cp
         if "floor" in wanted:
             def run_floor(s, src):
                 _, size = tree_stats(src)
@@ -345,7 +366,7 @@ def main():
                 runners["lftp"] = run_lftp
             else:
                 skipped["lftp"] = "lftp or proftpd not installed (Debian lftp, proftpd-basic)"
-        if "gridftp" in wanted:
+        if "gridftp" in wanted or "gridftp-cc4" in wanted:
             if shutil.which("globus-url-copy") and daemons.gridftp():
                 def run_gridftp(s, src):
                     d = dst_dir()
@@ -353,7 +374,17 @@ def main():
                     url = f"ftp://127.0.0.1:{daemons.gridftp_port}{d}/{src.name}/"
                     return timed(["globus-url-copy", "-p", str(a.streams), "-fast", "-r", "-cd",
                                   f"file://{src}/", url])
-                runners["gridftp"] = run_gridftp
+                if "gridftp" in wanted:
+                    runners["gridftp"] = run_gridftp
+                if "gridftp-cc4" in wanted:
+                    # Four files at once, each over one connection.
+                    def run_gridftp_cc(s, src):
+                        d = dst_dir()
+                        d.chmod(0o777)
+                        url = f"ftp://127.0.0.1:{daemons.gridftp_port}{d}/{src.name}/"
+                        return timed(["globus-url-copy", "-cc", "4", "-fast", "-r", "-cd",
+                                      f"file://{src}/", url])
+                    runners["gridftp-cc4"] = run_gridftp_cc
             else:
                 skipped["gridftp"] = "globus-url-copy or globus-gridftp-server not installed"
 
@@ -414,6 +445,8 @@ def main():
     finally:
         daemons.stop()
         shutil.rmtree(work, ignore_errors=True)
+        if a.dest_dir:
+            shutil.rmtree(dest_parent, ignore_errors=True)
         shutil.rmtree(tmp, ignore_errors=True)
     yardstick.finish(readings)
 
@@ -421,13 +454,15 @@ def main():
         "schema": "linerate.bench/1", "bench": "transfer", "mode": "loopback",
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "rounds": a.rounds, "streams": a.streams, "scale": a.scale,
+        "destination": a.dest_dir or "tmpfs",
         "host": {"kernel": platform.release(), "cpus": os.cpu_count()},
         "yardstick": readings,
         "skipped": skipped, "results": results,
     }
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(doc, indent=1) + "\n")
-    print(f"\nloopback, {a.rounds} rounds, linerate -P {a.streams}; medians (Gbit/s, files/s)")
+    print(f"\nloopback to {a.dest_dir or 'tmpfs'}, {a.rounds} rounds, linerate -P {a.streams};"
+          " medians (Gbit/s, files/s)")
     for s, e in results.items():
         print(f"{s} ({e['files']} files, {e['bytes'] / 2**30:.2f} GiB)")
         for t, v in e["tools"].items():

@@ -86,6 +86,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand bench" -s B -l bind -d
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l server-fingerprint -d 'The fingerprint of the server\'s certificate (`linerate serve` logs it)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l probes -d 'With --find-rate: at most this many probes; the search also ends once the passing and failing rates are within 2 %' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l rcvlowat -d 'Wake receivers only once this many bytes are queued (SO_RCVLOWAT; 1 wakes them for any data). Default: 128K between namespaces of one host, else off (see docs/defaults.md)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -l threads -d 'Threads each end runs its TCP streams on: with fewer threads than streams, each thread runs one epoll loop for its share of the senders or of the receivers. Default: a thread a stream, which measured faster (see docs/defaults.md#stream-threads). Not for --udp, --encrypt or --zerocopy, whose streams always have a thread each' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l affinity -d 'Where stream threads run (CPU affinity at both ends)' -r -f -a "auto\t'Pin only where it measured faster: polling receivers on one host get a core per thread at up to one thread per core, a core per stream at up to four'
 off\t''
 spread\t'One core per stream thread: client stream i on the 2i-th usable CPU, server on the next'

@@ -91,6 +91,7 @@ _arguments "${_arguments_options[@]}" : \
 '--server-fingerprint=[The fingerprint of the server'\''s certificate (\`linerate serve\` logs it)]:SHA256:_default' \
 '--probes=[With --find-rate\: at most this many probes; the search also ends once the passing and failing rates are within 2 %]:N:_default' \
 '--rcvlowat=[Wake receivers only once this many bytes are queued (SO_RCVLOWAT; 1 wakes them for any data). Default\: 128K between namespaces of one host, else off (see docs/defaults.md)]:RCVLOWAT:_default' \
+'(-u --udp --encrypt --zerocopy)--threads=[Threads each end runs its TCP streams on\: with fewer threads than streams, each thread runs one epoll loop for its share of the senders or of the receivers. Default\: a thread a stream, which measured faster (see docs/defaults.md#stream-threads). Not for --udp, --encrypt or --zerocopy, whose streams always have a thread each]:N:_default' \
 '--affinity=[Where stream threads run (CPU affinity at both ends)]:AFFINITY:((auto\:"Pin only where it measured faster\: polling receivers on one host get a core per thread at up to one thread per core, a core per stream at up to four"
 off\:""
 spread\:"One core per stream thread\: client stream i on the 2i-th usable CPU, server on the next"

@@ -152,6 +152,13 @@ pub struct BenchArgs {
     /// data). Default: 128K between namespaces of one host, else off (see docs/defaults.md).
     #[arg(long, value_parser = units::parse_size_u32)]
     pub rcvlowat: Option<u32>,
+    /// Threads each end runs its TCP streams on: with fewer threads than streams, each thread
+    /// runs one epoll loop for its share of the senders or of the receivers. Default: a thread a
+    /// stream, which measured faster (see docs/defaults.md#stream-threads). Not for --udp,
+    /// --encrypt or --zerocopy, whose streams always have a thread each
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024),
+          conflicts_with_all = ["udp", "encrypt", "zerocopy"])]
+    pub threads: Option<u16>,
     /// Where stream threads run (CPU affinity at both ends).
     #[arg(long, value_enum, default_value = "auto")]
     pub affinity: AffinityArg,
@@ -233,6 +240,7 @@ impl BenchArgs {
             },
             start_at: None,
             run_token: None,
+            threads: self.threads,
         }
     }
 
@@ -417,6 +425,7 @@ mod tests {
             // Set only by a many-host run's agents, never by a flag.
             start_at: None,
             run_token: None,
+            threads: Some(3),
         };
         assert_eq!(parse(&measure::bench_words(server, &every)), every);
         let udp = BenchSpec {

@@ -125,6 +125,9 @@ pub fn bench_words(server: SocketAddr, spec: &BenchSpec) -> Vec<String> {
     if spec.rx_poll != d.rx_poll {
         flag("--rx-poll", rx_poll(spec.rx_poll).into());
     }
+    if let Some(t) = spec.threads {
+        flag("--threads", t.to_string());
+    }
     match spec.direction {
         Direction::Forward => {}
         Direction::Reverse => w.push("-R".into()),

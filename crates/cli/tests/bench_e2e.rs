@@ -172,3 +172,59 @@ fn zerocopy_and_skip_rx_copy_move_the_bytes_asked_for() {
         );
     }
 }
+
+#[test]
+fn threads_multiplex_streams_onto_fewer_loops_and_say_so() {
+    let _alone = alone_with_traffic();
+    let srv = Server::start();
+    let threads = |doc: &serde_json::Value| {
+        let t = &doc["parameters"]["stream_threads"];
+        (t["client"].as_u64(), t["server"].as_u64())
+    };
+    // Six streams on two loops at each end: every stream carries exactly
+    // its share, every receiver takes all of it.
+    let counted = bench_json(
+        &srv.addr(),
+        &["-n", "60M", "-P", "6", "--threads", "2", "-i", "0"],
+    );
+    assert_eq!(threads(&counted), (Some(2), Some(2)));
+    assert_eq!(counted["summary"]["bytes"].as_u64(), Some(60 << 20));
+    let streams = counted["streams"].as_array().unwrap();
+    assert_eq!(streams.len(), 12, "six streams, two ends each");
+    for s in streams {
+        assert_eq!(s["bytes"].as_u64(), Some(10 << 20), "{s}");
+        assert!(s["error"].is_null(), "{s}");
+        assert!(s["cpu_seconds"].as_f64().unwrap() >= 0.0);
+    }
+    // A timed run ends at its deadline without an error, both ways at once:
+    // the senders and the receivers of each end on loops of their own.
+    let timed = bench_json(
+        &srv.addr(),
+        &[
+            "-t",
+            "1",
+            "-P",
+            "4",
+            "--bidir",
+            "--threads",
+            "1",
+            "-i",
+            "0.5",
+        ],
+    );
+    assert_eq!(threads(&timed), (Some(2), Some(2)));
+    for s in timed["streams"].as_array().unwrap() {
+        assert!(
+            s["bytes"].as_u64().unwrap() > 0 && s["error"].is_null(),
+            "{s}"
+        );
+    }
+    assert!(!timed["intervals"].as_array().unwrap().is_empty());
+    // The default is a thread a stream.
+    let default = bench_json(&srv.addr(), &["-t", "1", "-P", "3", "-i", "0"]);
+    assert_eq!(threads(&default), (Some(3), Some(3)));
+    // UDP and TLS streams keep a thread each: the flag is refused there.
+    let out = common::run(&["bench", &srv.addr(), "--udp", "--threads", "2"]);
+    assert_eq!(out.status.code(), Some(2), "{}", common::text(&out));
+    assert!(common::text(&out).contains("--threads"));
+}

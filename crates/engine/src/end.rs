@@ -10,6 +10,9 @@ use linerate_probe::{cpu, tcpinfo};
 use linerate_result::{Flow, HostCpu, IntervalSample, Side, SideReport, StreamEnd};
 use linerate_wire::{BenchParams, Direction};
 
+use std::net::TcpStream;
+
+use crate::multiplex;
 use crate::session::StreamSocket;
 use crate::sockopt;
 use crate::stream::{self, Live, Outcome, ReceivePlan, SendPlan};
@@ -222,7 +225,55 @@ pub fn run(
             stream::receive(&s.stream, &mut buf, &plan, live, abort)
         }
     };
-    run_with(cfg, sockets, t0, abort, on_interval, &worker)
+    let Some(threads) = loop_threads(p, sockets) else {
+        return run_with(cfg, sockets, t0, abort, on_interval, &worker);
+    };
+    let grouped = |group: &[(&StreamSocket, &Live)]| {
+        let members: Vec<(&TcpStream, &Live)> =
+            group.iter().map(|(s, l)| (&s.stream, *l)).collect();
+        if group.first().is_some_and(|(s, _)| cfg.sends(s.index)) {
+            let plan = SendPlan {
+                buf: send_buf,
+                deadline,
+                quota: None,
+                zerocopy: false,
+                stop: cfg.stop.as_deref(),
+            };
+            let quotas: Vec<Option<u64>> = group.iter().map(|(s, _)| quota(p, s.index)).collect();
+            multiplex::send_many(&members, &quotas, &plan, abort)
+        } else {
+            // Every arrival on a socket of an epoll set runs the set's
+            // callback: a low-water mark lets TCP skip those of small ones.
+            let lowat = p.rcvlowat.unwrap_or(LOOP_RCVLOWAT.min(p.read_len));
+            for (s, _) in group {
+                let _ = sockopt::set_rcvlowat(&s.stream, lowat);
+            }
+            let mut buf = vec![0u8; p.read_len as usize];
+            multiplex::receive_many(&members, &mut buf, p.skip_rx_copy, abort)
+        }
+    };
+    let loops = Loops::Grouped {
+        threads,
+        worker: &grouped,
+    };
+    run_loops(cfg, sockets, t0, abort, on_interval, loops)
+}
+
+/// SO_RCVLOWAT of a multiplexed receiver's sockets unless `--rcvlowat`
+/// says otherwise (docs/defaults.md#stream-threads).
+const LOOP_RCVLOWAT: u32 = 128 << 10;
+
+/// Threads for this end's TCP streams when `--threads` asks for fewer
+/// than one a stream. None: a thread a stream, the default, which
+/// measured faster and cheaper per byte even with streams far
+/// outnumbering cores (docs/defaults.md#stream-threads), and always for
+/// UDP, TLS and zerocopy streams, whose loops block on their own.
+fn loop_threads(p: &BenchParams, sockets: &[StreamSocket]) -> Option<usize> {
+    if p.udp.is_some() || p.zerocopy || sockets.iter().any(|s| s.tls.is_some()) {
+        return None;
+    }
+    let threads = usize::from(p.threads?).max(1);
+    (threads < sockets.len()).then_some(threads)
 }
 
 /// One UDP stream of a bench at this end: its datagram socket paired over
@@ -271,6 +322,22 @@ fn udp_stream(
     }
 }
 
+/// Runs a group of streams on one thread; their outcomes in its order.
+pub type GroupWorker<'a> = dyn Fn(&[(&StreamSocket, &Live)]) -> Vec<Outcome> + Sync + 'a;
+
+/// How the streams of an end map onto threads.
+pub enum Loops<'a> {
+    /// A thread a stream, running `worker`.
+    PerStream(&'a (dyn Fn(&StreamSocket, &Live) -> Outcome + Sync)),
+    /// The senders, and the receivers, each split into up to `threads`
+    /// groups, a thread a group: `worker` runs a group's streams at once
+    /// and returns their outcomes in its order.
+    Grouped {
+        threads: usize,
+        worker: &'a GroupWorker<'a>,
+    },
+}
+
 /// Runs `worker` on every stream of this end, one thread each, from `t0`
 /// until they end, and samples their [`Live`] counters and TCP_INFO.
 pub fn run_with(
@@ -280,6 +347,43 @@ pub fn run_with(
     abort: &AtomicBool,
     on_interval: &mut dyn FnMut(&[IntervalSample]),
     worker: &(dyn Fn(&StreamSocket, &Live) -> Outcome + Sync),
+) -> SideReport {
+    run_loops(
+        cfg,
+        sockets,
+        t0,
+        abort,
+        on_interval,
+        Loops::PerStream(worker),
+    )
+}
+
+/// The streams' places, split into the groups that share a thread: senders
+/// (`sending[i]`) and receivers apart, each dealt round robin into up to
+/// `threads` groups.
+fn groups(sending: &[bool], threads: usize) -> Vec<Vec<usize>> {
+    let mut out = Vec::new();
+    for role in [true, false] {
+        let class: Vec<usize> = (0..sending.len()).filter(|&i| sending[i] == role).collect();
+        let n = threads.clamp(1, class.len().max(1));
+        let mut g: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (k, i) in class.into_iter().enumerate() {
+            g[k % n].push(i);
+        }
+        out.extend(g.into_iter().filter(|g| !g.is_empty()));
+    }
+    out
+}
+
+/// Runs the streams of this end as `loops` says, from `t0` until they end,
+/// and samples their [`Live`] counters and TCP_INFO.
+pub fn run_loops(
+    cfg: &EndConfig,
+    sockets: &[StreamSocket],
+    t0: Instant,
+    abort: &AtomicBool,
+    on_interval: &mut dyn FnMut(&[IntervalSample]),
+    loops: Loops,
 ) -> SideReport {
     let host = HostUse::start();
     let rcvbuf_errors = cfg
@@ -291,32 +395,56 @@ pub fn run_with(
     let omit = cfg.omit;
     let mut intervals = Vec::new();
     let mut at_omit = vec![0u64; sockets.len()];
+    let pin = |slot: usize, index: u16| match cfg.pin {
+        Pin::Pairs => pin_to_core(slot),
+        Pin::Spread => pin_to_core(2 * usize::from(index) + usize::from(!cfg.is_client)),
+        Pin::None => {}
+    };
 
     // The sampler sleeps between ticks; a stream that ends wakes it, so the
     // run ends when its last stream does and not up to a tick later.
     let sampler = std::thread::current();
-    let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
-        let handles: Vec<_> = sockets
-            .iter()
-            .zip(&lives)
-            .map(|(s, live)| {
-                let sampler = sampler.clone();
-                std::thread::Builder::new()
-                    .name(format!("stream-{}", s.index))
-                    .spawn_scoped(scope, move || {
-                        match cfg.pin {
-                            Pin::Pairs => pin_to_core(usize::from(s.index)),
-                            Pin::Spread => {
-                                pin_to_core(2 * usize::from(s.index) + usize::from(!cfg.is_client))
-                            }
-                            Pin::None => {}
-                        }
-                        let outcome = worker(s, live);
-                        sampler.unpark();
-                        outcome
+    let (outcomes, threads): (Vec<Outcome>, usize) = std::thread::scope(|scope| {
+        let handles: Vec<_> = match &loops {
+            Loops::PerStream(worker) => sockets
+                .iter()
+                .zip(&lives)
+                .enumerate()
+                .map(|(i, (s, live))| {
+                    let sampler = sampler.clone();
+                    std::thread::Builder::new()
+                        .name(format!("stream-{}", s.index))
+                        .spawn_scoped(scope, move || {
+                            pin(usize::from(s.index), s.index);
+                            let outcome = worker(s, live);
+                            sampler.unpark();
+                            vec![(i, outcome)]
+                        })
+                })
+                .collect(),
+            Loops::Grouped { threads, worker } => {
+                let sending: Vec<bool> = sockets.iter().map(|s| cfg.sends(s.index)).collect();
+                groups(&sending, *threads)
+                    .into_iter()
+                    .enumerate()
+                    .map(|(g, members)| {
+                        let sampler = sampler.clone();
+                        let lives = &lives;
+                        std::thread::Builder::new()
+                            .name(format!("streams-{g}"))
+                            .spawn_scoped(scope, move || {
+                                pin(g, sockets[members[0]].index);
+                                let group: Vec<(&StreamSocket, &Live)> =
+                                    members.iter().map(|&i| (&sockets[i], &lives[i])).collect();
+                                let outs = worker(&group);
+                                sampler.unpark();
+                                members.into_iter().zip(outs).collect::<Vec<_>>()
+                            })
                     })
-            })
-            .collect();
+                    .collect()
+            }
+        };
+        let threads = handles.len();
 
         let deadline = deadline.map(|d| d - t0);
         sample(
@@ -332,15 +460,23 @@ pub fn run_with(
             on_interval,
         );
 
-        handles
+        let mut slots: Vec<Option<Outcome>> = sockets.iter().map(|_| None).collect();
+        for h in handles {
+            let done = match h {
+                Ok(h) => h.join().unwrap_or_default(),
+                Err(_) => Vec::new(),
+            };
+            for (i, o) in done {
+                slots[i] = Some(o);
+            }
+        }
+        let outcomes = slots
             .into_iter()
-            .map(|h| match h {
-                Ok(h) => h
-                    .join()
-                    .unwrap_or_else(|_| failed_outcome("stream thread panicked")),
-                Err(e) => failed_outcome(&format!("could not start a stream thread: {e}")),
+            .map(|o| {
+                o.unwrap_or_else(|| failed_outcome("its stream thread failed to start or panicked"))
             })
-            .collect()
+            .collect();
+        (outcomes, threads)
     });
 
     let start = t0 + omit;
@@ -386,6 +522,7 @@ pub fn run_with(
         udp_rcvbuf_errors: rcvbuf_errors.and_then(|before| {
             Some(linerate_probe::snmp::udp_rcvbuf_errors()?.saturating_sub(before))
         }),
+        stream_threads: Some(threads as u32),
     }
 }
 
@@ -585,5 +722,25 @@ fn sample(
         }
         let sleep = wake.saturating_sub(t0.elapsed()).min(SAMPLER_TICK);
         std::thread::park_timeout(sleep.max(Duration::from_millis(1)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::groups;
+
+    #[test]
+    fn loops_split_senders_and_receivers_apart_and_round_robin() {
+        // Bidir: the first three send, the last three receive.
+        let sending = [true, true, true, false, false, false];
+        assert_eq!(
+            groups(&sending, 2),
+            vec![vec![0, 2], vec![1], vec![3, 5], vec![4]]
+        );
+        // More threads than streams of a role: one a stream, none empty.
+        assert_eq!(groups(&[false, false], 8), vec![vec![0], vec![1]]);
+        // No thread count below one.
+        assert_eq!(groups(&[true, true, true], 0), vec![vec![0, 1, 2]]);
+        assert!(groups(&[], 4).is_empty());
     }
 }

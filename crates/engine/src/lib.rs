@@ -17,6 +17,7 @@ pub mod fleet;
 pub mod latency;
 pub mod limits;
 mod measured;
+mod multiplex;
 pub mod server;
 mod session;
 pub mod shares;

@@ -60,6 +60,8 @@ pub struct BenchSpec {
     pub start_at: Option<std::time::SystemTime>,
     /// A many-host run's token, shown to the peer agent's bench server.
     pub run_token: Option<linerate_wire::RunToken>,
+    /// Threads each end runs its streams on (`--threads`); None: automatic.
+    pub threads: Option<u16>,
 }
 
 /// A UDP bench's rate and offloads.
@@ -105,6 +107,7 @@ impl Default for BenchSpec {
             udp: None,
             start_at: None,
             run_token: None,
+            threads: None,
         }
     }
 }

@@ -382,7 +382,11 @@ pub fn receive_tls(
 
 /// Why a stream's write failed, or None when it only ended a run at its
 /// deadline (the sampler shut the socket down to end a blocked write).
-fn write_failed(e: &std::io::Error, at_deadline: bool, abort: &AtomicBool) -> Option<String> {
+pub(crate) fn write_failed(
+    e: &std::io::Error,
+    at_deadline: bool,
+    abort: &AtomicBool,
+) -> Option<String> {
     if at_deadline {
         return None;
     }
@@ -395,7 +399,7 @@ fn write_failed(e: &std::io::Error, at_deadline: bool, abort: &AtomicBool) -> Op
 }
 
 /// Why a stream's read failed, or None when the run was already ending.
-fn read_failed(e: &std::io::Error, abort: &AtomicBool) -> Option<String> {
+pub(crate) fn read_failed(e: &std::io::Error, abort: &AtomicBool) -> Option<String> {
     if abort.load(Relaxed) {
         return None;
     }

@@ -234,6 +234,10 @@ pub struct SideReport {
     /// RcvbufErrors, IPv4 and IPv6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp_rcvbuf_errors: Option<u64>,
+    /// Threads that ran this end's streams: one a stream, or fewer when
+    /// streams were multiplexed onto one loop a core (`--threads`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_threads: Option<u32>,
 }
 
 /// Every stream of one side over one interval, summed.

@@ -43,6 +43,7 @@ pub fn params() -> BenchParams {
         peer_intervals: false,
         udp: None,
         run_token: None,
+        threads: None,
     }
 }
 

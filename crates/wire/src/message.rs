@@ -131,6 +131,10 @@ pub struct BenchParams {
     /// run's own flows (docs/security.md#fair-shares).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_token: Option<RunToken>,
+    /// Threads each end runs its TCP streams on (`--threads`); None: a
+    /// thread a stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u16>,
 }
 
 /// A secret a peer shows: compared, never printed (its Debug hides it).

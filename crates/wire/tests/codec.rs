@@ -64,6 +64,7 @@ fn params() -> impl Strategy<Value = BenchParams> {
                     peer_intervals: skip,
                     udp: None,
                     run_token: None,
+                    threads: None,
                 }
             },
         )
@@ -181,6 +182,7 @@ fn invalid_parameters_are_refused_after_decoding() {
         peer_intervals: false,
         udp: None,
         run_token: None,
+        threads: None,
     };
     let frame = Message::BenchRequest(p.clone()).to_frame();
     assert!(matches!(

@@ -295,6 +295,7 @@ fn params_for(spec: &BenchSpec) -> BenchParams {
             gro: u.gro,
         }),
         run_token: spec.run_token.clone(),
+        threads: spec.threads,
     }
 }
 
@@ -414,6 +415,14 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
         map.insert(
             "protocol".into(),
             if params.udp.is_some() { "udp" } else { "tcp" }.into(),
+        );
+        // What each end ran its streams on: a thread each, or fewer loops.
+        map.insert(
+            "stream_threads".into(),
+            serde_json::json!({
+                "client": run.client.stream_threads,
+                "server": run.server.stream_threads,
+            }),
         );
     }
     let provenance = document::Provenance {
