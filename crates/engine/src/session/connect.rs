@@ -69,6 +69,11 @@ pub(crate) fn open_data(
     hello: Hello,
 ) -> Result<StreamSocket> {
     let stream = connect(peer.server, peer.bind, Some(options))?;
+    // The join follows the TLS handshake's last flight: with Nagle it waited
+    // for the server's delayed ACK, 40 ms on every encrypted connection.
+    stream
+        .set_nodelay(true)
+        .map_err(|e| EngineError::io("TCP_NODELAY", e))?;
     let mut data = Control::from_link(greet(peer, stream, hello)?);
     if peer.tls.is_some() {
         data.send(&Message::Join(Join {
@@ -86,6 +91,10 @@ pub(crate) fn open_data(
         }
     }
     let link = data.into_link();
+    // Data goes with Nagle on (docs/defaults.md).
+    link.stream
+        .set_nodelay(false)
+        .map_err(|e| EngineError::io("TCP_NODELAY", e))?;
     options
         .apply_connected(&link.stream, false)
         .map_err(|e| EngineError::io("applying socket options", e))?;
