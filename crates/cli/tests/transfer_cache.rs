@@ -183,12 +183,12 @@ fn synced_data_leaves_the_page_cache_by_default() {
         );
     }
     assert_eq!(differences(&src, &dst.join("src")), Vec::<String>::new());
-    // Without syncs, what is written stays in the cache, dirty, for the
-    // kernel's writeback: nothing is dropped.
+    // Without syncs nothing waits for the disk: the last blocks written
+    // stay in the cache, dirty or being written back.
     let scratch = t.join("scratch");
     sent(&src, &scratch, &["--no-fsync"], &t.join("r2.json"));
     assert!(
         resident(&scratch.join("src/batches")) > 0,
-        "--no-fsync dropped unsynced data"
+        "--no-fsync dropped data the kernel had not written"
     );
 }

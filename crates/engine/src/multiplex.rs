@@ -82,6 +82,22 @@ fn register(
     Ok(ep)
 }
 
+/// [`register`], or every member ended with the reason it could not be.
+fn watch(
+    members: &mut [Member],
+    interest: epoll::EventFlags,
+    shut_write: bool,
+) -> Option<rustix::fd::OwnedFd> {
+    match register(members, interest) {
+        Ok(ep) => Some(ep),
+        Err(e) => {
+            let why = format!("could not watch the streams: {e}");
+            end_all(members, Some(&why), shut_write);
+            None
+        }
+    }
+}
+
 /// The indexes of the members ready now, waiting up to `timeout`.
 fn ready(
     ep: &rustix::fd::OwnedFd,
@@ -163,16 +179,8 @@ pub(crate) fn send_many(
             ..Member::new(s, l, now)
         })
         .collect();
-    let ep = match register(&members, epoll::EventFlags::OUT) {
-        Ok(ep) => ep,
-        Err(e) => {
-            end_all(
-                &mut members,
-                Some(&format!("could not watch the streams: {e}")),
-                true,
-            );
-            return outcomes(members, &clock);
-        }
+    let Some(ep) = watch(&mut members, epoll::EventFlags::OUT, true) else {
+        return outcomes(members, &clock);
     };
     let stopped = || plan.stop.is_some_and(|s| s.load(Relaxed));
     let mut events = Vec::with_capacity(members.len());
@@ -248,16 +256,8 @@ pub(crate) fn receive_many(
     let clock = ThreadClock::start();
     let now = Instant::now();
     let mut members: Vec<Member> = group.iter().map(|&(s, l)| Member::new(s, l, now)).collect();
-    let ep = match register(&members, epoll::EventFlags::IN | epoll::EventFlags::RDHUP) {
-        Ok(ep) => ep,
-        Err(e) => {
-            end_all(
-                &mut members,
-                Some(&format!("could not watch the streams: {e}")),
-                false,
-            );
-            return outcomes(members, &clock);
-        }
+    let Some(ep) = watch(&mut members, epoll::EventFlags::IN | epoll::EventFlags::RDHUP, false) else {
+        return outcomes(members, &clock);
     };
     // With MSG_TRUNC, TCP discards the bytes in the kernel: no copy out.
     let flags = RecvFlags::DONTWAIT

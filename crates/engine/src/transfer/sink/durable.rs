@@ -22,7 +22,11 @@
 //!   reports free pages (docs/defaults.md#synced-data-leaves-the-cache).
 //!
 //! `--no-fsync` turns all of it off, for scratch data. The cost is measured
-//! in docs/defaults.md#durability.
+//! in docs/defaults.md#durability. Scratch data on a disk still has its
+//! writeback started as each block is written, and what lies
+//! [`WRITTEN_BEHIND`] before the block just written leaves the cache once
+//! the kernel wrote it: nothing waits, and the writes still land in memory
+//! just freed.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -43,6 +47,12 @@ use crate::transfer::direct;
 
 /// Bytes of a file written between two syncs that journal its blocks.
 pub(super) const SYNC_BATCH_BYTES: u64 = 64 << 20;
+
+/// Without syncs, how far behind the block just written a block of the
+/// same file is dropped from the cache: by then its writeback, started
+/// when it was written, has most likely ended (pages still dirty or under
+/// writeback stay).
+const WRITTEN_BEHIND: u64 = 2 * SYNC_BATCH_BYTES;
 
 /// Batches of a file's blocks queued for the syncer at most, besides the
 /// one it syncs: a stream that gets further ahead of the disk waits.
@@ -165,6 +175,14 @@ impl Sink {
                 path,
                 std::io::Error::other("the syncer stopped"),
             )),
+        }
+    }
+
+    /// Scratch data (`--no-fsync`) on a disk: drops the span of `len`
+    /// bytes [`WRITTEN_BEHIND`] before `at` where the kernel wrote it.
+    pub(super) fn drop_written_behind(&self, file: &File, at: u64, len: u64) {
+        if let Some(behind) = at.checked_sub(WRITTEN_BEHIND) {
+            direct::evict(file, behind, len);
         }
     }
 

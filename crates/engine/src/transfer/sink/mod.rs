@@ -168,6 +168,8 @@ pub struct Sink {
     changed_dirs: Mutex<std::collections::BTreeMap<String, Arc<OwnedFd>>>,
     /// A stage holds files written without their own sync.
     stage_unsynced: std::sync::atomic::AtomicBool,
+    /// The destination is on a disk, not in memory (tmpfs).
+    on_disk: bool,
     /// Syncs full batches of blocks off the stream threads (durable only).
     syncer: Option<durable::Syncer>,
 }
@@ -221,7 +223,8 @@ impl Sink {
     pub fn new(root: Option<DestRoot>, o: SinkOptions) -> Sink {
         // Nothing in memory survives a crash: there is nothing to sync,
         // and syncing tmpfs still walks every page.
-        let durable = o.durable && root.as_ref().is_some_and(|r| !r.in_memory());
+        let on_disk = root.as_ref().is_some_and(|r| !r.in_memory());
+        let durable = o.durable && on_disk;
         // Without a thread of its own, a stream syncs its batches itself.
         let syncer = durable
             .then(|| durable::Syncer::start(o.block_len).ok())
@@ -249,6 +252,7 @@ impl Sink {
             umask: current_umask(),
             counters: Counters::default(),
             durable,
+            on_disk,
             syncer,
             changed_dirs: Mutex::default(),
             stage_unsynced: Default::default(),
@@ -715,10 +719,13 @@ impl Sink {
             }
             let (at, len) = block_span(slot.size, self.block_len, index)
                 .map_or((0, 0), |(at, l)| (at, u64::from(l)));
-            if self.durable && !self.cache.evict {
+            if self.on_disk && !self.cache.evict {
                 // Evicting flushed it already; else the disk starts now,
                 // not at the batch's sync.
                 let _ = direct::start_writeback(&of.file, at, len);
+            }
+            if !self.durable && self.on_disk && !self.cache.evict {
+                self.drop_written_behind(&of.file, at, len);
             }
             self.journal_block(id, &of, index, len)?;
         }
