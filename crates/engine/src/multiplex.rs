@@ -256,7 +256,11 @@ pub(crate) fn receive_many(
     let clock = ThreadClock::start();
     let now = Instant::now();
     let mut members: Vec<Member> = group.iter().map(|&(s, l)| Member::new(s, l, now)).collect();
-    let Some(ep) = watch(&mut members, epoll::EventFlags::IN | epoll::EventFlags::RDHUP, false) else {
+    let Some(ep) = watch(
+        &mut members,
+        epoll::EventFlags::IN | epoll::EventFlags::RDHUP,
+        false,
+    ) else {
         return outcomes(members, &clock);
     };
     // With MSG_TRUNC, TCP discards the bytes in the kernel: no copy out.
