@@ -425,9 +425,16 @@ mod tests {
             // Set only by a many-host run's agents, never by a flag.
             start_at: None,
             run_token: None,
-            threads: Some(3),
+            // With --zerocopy every stream keeps a thread of its own.
+            threads: None,
         };
         assert_eq!(parse(&measure::bench_words(server, &every)), every);
+        let looped = BenchSpec {
+            streams: 64,
+            threads: Some(3),
+            ..BenchSpec::default()
+        };
+        assert_eq!(parse(&measure::bench_words(server, &looped)), looped);
         let udp = BenchSpec {
             write_len: Some(9000),
             udp: Some(UdpSpec {

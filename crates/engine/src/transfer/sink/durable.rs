@@ -14,7 +14,6 @@
 //!   of one per file).
 //! - Every directory that gained a name is synced before the receiver
 //!   reports the transfer complete.
-//!
 //! - Synced data leaves the page cache (as WDT's receiver does after each
 //!   block): its pages go back to the allocator while they are still
 //!   backed, and the next blocks are written into them instead of into
