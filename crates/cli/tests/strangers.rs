@@ -117,6 +117,30 @@ impl Lab {
         vec!["ip".into(), "netns".into(), "exec".into(), ns.clone()]
     }
 
+    /// A daemon in the server namespace (`serve --bind :: --port 0` and
+    /// `extra`), and its IPv4 address and port as a client names it.
+    fn daemon(&self, extra: &[&str]) -> (Server, String) {
+        let prefix = self.exec("srv");
+        let prefix: Vec<&str> = prefix.iter().map(String::as_str).collect();
+        let mut args = vec!["serve", "--bind", "::", "--port", "0"];
+        args.extend_from_slice(extra);
+        let srv = Server::start_with(&args, Some(&prefix));
+        let at = format!("{}:{}", self.server_v4(), srv.port);
+        (srv, at)
+    }
+
+    /// `linerate ARGS` in the client namespace, quiet, ended when dropped.
+    fn client(&self, args: &[&str]) -> common::Guard {
+        let child = Command::new("ip")
+            .args(["netns", "exec", &self.cli, linerate()])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("linerate in the client namespace");
+        common::Guard(child)
+    }
+
     /// Moves the calling thread into the client namespace.
     fn enter_client(&self) {
         let f = std::fs::File::open(format!("/run/netns/{}", self.cli)).expect("netns file");
@@ -288,20 +312,7 @@ fn strangers_cannot_lock_out_a_key_holder_or_a_bench() {
     raise_own_open_files_limit();
     let lab = Arc::new(Lab::up("str"));
     let root = TempDir::new("strangers");
-    let prefix: Vec<String> = lab.exec("srv");
-    let prefix: Vec<&str> = prefix.iter().map(String::as_str).collect();
-    let srv = Server::start_with(
-        &[
-            "serve",
-            "--bind",
-            "::",
-            "--port",
-            "0",
-            "--root",
-            root.path().to_str().unwrap(),
-        ],
-        Some(&prefix),
-    );
+    let (srv, daemon) = lab.daemon(&["--root", root.path().to_str().unwrap()]);
     // The server's process is `ip netns exec`'s child, or `ip` itself
     // after its exec.
     let pid = srv.child.id();
@@ -309,7 +320,6 @@ fn strangers_cannot_lock_out_a_key_holder_or_a_bench() {
     let to_v6: SocketAddr = format!("[fd00:214:{}::1]:{}", lab.x, srv.port)
         .parse()
         .unwrap();
-    let daemon = format!("{}:{}", lab.server_v4(), srv.port);
     // Warm: the first send makes the daemon's threads and buffers once.
     let (s, b, f) = rightful_client_once(&lab, &daemon);
     assert!(s && b, "before any stranger: {f:?}");
@@ -525,30 +535,8 @@ fn a_reverse_udp_bench_ends_with_its_client() {
     }
     let _alone = alone_with_traffic();
     let lab = Lab::up("udp");
-    let prefix: Vec<String> = lab.exec("srv");
-    let prefix: Vec<&str> = prefix.iter().map(String::as_str).collect();
-    let srv = Server::start_with(&["serve", "--bind", "::", "--port", "0"], Some(&prefix));
-    let daemon = format!("{}:{}", lab.server_v4(), srv.port);
-    let client = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &lab.cli,
-            linerate(),
-            "bench",
-            &daemon,
-            "-R",
-            "--udp",
-            "-b",
-            "200M",
-            "-t",
-            "60",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("bench");
-    let mut client = common::Guard(client);
+    let (_srv, daemon) = lab.daemon(&[]);
+    let mut client = lab.client(&["bench", &daemon, "-R", "--udp", "-b", "200M", "-t", "60"]);
     let out_datagrams = || udp_counter(&lab.srv, "OutDatagrams");
     // Wait until datagrams flow.
     let flowing = {
@@ -942,28 +930,8 @@ fn forged_udp_latency_requests_get_no_reply() {
     }
     let _alone = alone_with_traffic();
     let lab = Lab::up("spf");
-    let prefix: Vec<String> = lab.exec("srv");
-    let prefix: Vec<&str> = prefix.iter().map(String::as_str).collect();
-    let srv = Server::start_with(&["serve", "--bind", "::", "--port", "0"], Some(&prefix));
-    let daemon = format!("{}:{}", lab.server_v4(), srv.port);
-    let mut client = common::Guard(
-        Command::new("ip")
-            .args([
-                "netns",
-                "exec",
-                &lab.cli,
-                linerate(),
-                "latency",
-                &daemon,
-                "--udp",
-                "-t",
-                "30",
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("latency"),
-    );
+    let (srv, daemon) = lab.daemon(&[]);
+    let mut client = lab.client(&["latency", &daemon, "--udp", "-t", "30"]);
     // The client's paired datagram socket, once the rounds run.
     let pair = (0..100).find_map(|_| {
         std::thread::sleep(Duration::from_millis(100));
