@@ -462,18 +462,7 @@ fn a_session_id_alone_earns_nothing() {
 fn largest_writes_stay_inside_the_daemon_budget() {
     let _alone = alone_with_traffic();
     // One source may hold all 16: the limit under test is the memory's.
-    let srv = Server::start_with(
-        &[
-            "serve",
-            "--bind",
-            "127.0.0.1",
-            "--port",
-            "0",
-            "--max-open-sessions-per-source",
-            "16",
-        ],
-        None,
-    );
+    let srv = loopback_daemon_with_share("16");
     let pid = srv.child.id();
     let addr = srv.addr();
     let children: Vec<std::process::Child> = (0..16)
@@ -774,22 +763,18 @@ fn a_refused_transfer_leaves_nothing_behind() {
     assert!(left.is_empty(), "left behind: {left:?}");
 }
 
+/// A daemon on loopback whose one source may hold `share` sessions.
+fn loopback_daemon_with_share(share: &str) -> Server {
+    let args = ["serve", "--bind", "127.0.0.1", "--port", "0"];
+    let share = ["--max-open-sessions-per-source", share];
+    Server::start_with(&[&args[..], &share[..]].concat(), None)
+}
+
 /// One client refused in a loop (2,000 sessions past its share) makes a
 /// few log lines, not one each.
 #[test]
 fn a_client_refused_in_a_loop_does_not_flood_the_log() {
-    let srv = Server::start_with(
-        &[
-            "serve",
-            "--bind",
-            "127.0.0.1",
-            "--port",
-            "0",
-            "--max-open-sessions-per-source",
-            "1",
-        ],
-        None,
-    );
+    let srv = loopback_daemon_with_share("1");
     let addr = srv.addr();
     let hold = |i: u8| {
         let mut s = TcpStream::connect(&addr).expect("connect");
