@@ -98,21 +98,23 @@ fn watch(
     }
 }
 
-/// The indexes of the members ready now, waiting up to `timeout`.
-fn ready(
+/// The indexes of the members ready now, waiting up to `timeout`; kept in
+/// `ready` (reused, so a wake allocates nothing).
+fn wait_ready(
     ep: &rustix::fd::OwnedFd,
     events: &mut Vec<epoll::Event>,
+    ready: &mut Vec<usize>,
     timeout: Duration,
-) -> Vec<usize> {
+) {
     events.clear();
+    ready.clear();
     let ts = Timespec {
         tv_sec: timeout.as_secs() as i64,
         tv_nsec: i64::from(timeout.subsec_nanos()),
     };
-    match epoll::wait(ep, spare_capacity(events), Some(&ts)) {
-        Ok(_) => events.iter().map(|e| e.data.u64() as usize).collect(),
-        // EINTR and the like: the caller looks again.
-        Err(_) => Vec::new(),
+    // EINTR and the like: nothing is ready, the caller looks again.
+    if epoll::wait(ep, spare_capacity(events), Some(&ts)).is_ok() {
+        ready.extend(events.iter().map(|e| e.data.u64() as usize));
     }
 }
 
@@ -184,6 +186,7 @@ pub(crate) fn send_many(
     };
     let stopped = || plan.stop.is_some_and(|s| s.load(Relaxed));
     let mut events = Vec::with_capacity(members.len());
+    let mut ready = Vec::with_capacity(members.len());
     while members.iter().any(|m| !m.done) {
         let now = Instant::now();
         if abort.load(Relaxed) || stopped() || plan.deadline.is_some_and(|d| now >= d) {
@@ -193,7 +196,8 @@ pub(crate) fn send_many(
         let timeout = plan
             .deadline
             .map_or(TICK, |d| d.saturating_duration_since(now).min(TICK));
-        for i in ready(&ep, &mut events, timeout) {
+        wait_ready(&ep, &mut events, &mut ready, timeout);
+        for &i in &ready {
             let Some(m) = members.get_mut(i).filter(|m| !m.done) else {
                 continue;
             };
@@ -271,8 +275,10 @@ pub(crate) fn receive_many(
             RecvFlags::empty()
         };
     let mut events = Vec::with_capacity(members.len());
+    let mut ready = Vec::with_capacity(members.len());
     while members.iter().any(|m| !m.done) {
-        for i in ready(&ep, &mut events, TICK) {
+        wait_ready(&ep, &mut events, &mut ready, TICK);
+        for &i in &ready {
             let Some(m) = members.get_mut(i).filter(|m| !m.done) else {
                 continue;
             };
