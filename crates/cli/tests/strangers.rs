@@ -759,7 +759,16 @@ fn a_refused_transfer_leaves_nothing_behind() {
     ]);
     assert!(!out.status.success(), "{}", text(&out));
     assert!(text(&out).contains("--max-streams"), "{}", text(&out));
-    let left: Vec<_> = std::fs::read_dir(root.path()).unwrap().collect();
+    // The daemon removes them as its session ends, which may be just
+    // after the sender read the refusal and exited.
+    let until = Instant::now() + Duration::from_secs(10);
+    let left = loop {
+        let left: Vec<_> = std::fs::read_dir(root.path()).unwrap().collect();
+        if left.is_empty() || Instant::now() >= until {
+            break left;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     assert!(left.is_empty(), "left behind: {left:?}");
 }
 
