@@ -723,9 +723,9 @@ impl Sink {
                 // Evicting flushed it already; else the disk starts now,
                 // not at the batch's sync.
                 let _ = direct::start_writeback(&of.file, at, len);
-            }
-            if !self.durable && self.on_disk && !self.cache.evict {
-                self.drop_written_behind(&of.file, at, len);
+                if !self.durable {
+                    self.drop_written_behind(&of.file, at, len);
+                }
             }
             self.journal_block(id, &of, index, len)?;
         }
