@@ -99,6 +99,65 @@ fn incast_with_local_agents_measures_every_flow_of_every_step() {
     assert!(kinds.iter().any(|k| k == "incast-fairness"), "{kinds:?}");
 }
 
+/// The names of a process's threads.
+fn thread_names(pid: u32) -> Vec<String> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
+        .map(|c| c.trim().to_string())
+        .collect()
+}
+
+#[test]
+fn an_incast_receiver_takes_its_flows_on_a_loop_a_core_not_a_thread_a_flow() {
+    let _alone = alone_with_traffic();
+    let dir = common::tree::TempDir::new("fleet-pool");
+    let path = dir.0.join("incast.json");
+    let started = Instant::now();
+    let child = local_incast("3", "16")
+        .args(["-t", "2", "--json"])
+        .arg(&path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut run = Guard(child);
+    let pid = run.0.id();
+    // Thread names of the receiving agent (rank 0) for as long as it runs:
+    // its sessions ("conn-..."), its receive loops, any thread of a stream.
+    let (mut sessions, mut loops, mut stream_threads) = (0, 0, 0);
+    while run.0.try_wait().unwrap().is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the incast did not end"
+        );
+        if let Some(rx) = agent_of_rank(pid, 0) {
+            let names = thread_names(rx);
+            let count = |prefix: &str| names.iter().filter(|n| n.starts_with(prefix)).count();
+            sessions = sessions.max(count("conn-"));
+            loops = loops.max(count("receive-"));
+            stream_threads = stream_threads.max(count("stream"));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(run.0.wait().unwrap().success());
+    let doc = read_json(&path);
+    let flows = doc["fleet"]["steps"][0]["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 32);
+    assert!(
+        flows.iter().all(|f| f["bytes"].as_u64().unwrap() > 0),
+        "{flows:?}"
+    );
+    // All 32 flows were in session at the receiver at once, and their
+    // streams ran on its loops, one a core, with no thread of their own.
+    assert!(sessions >= 32, "{sessions} sessions seen");
+    let cores = std::thread::available_parallelism().unwrap().get();
+    assert_eq!(loops, cores);
+    assert_eq!(stream_threads, 0);
+}
+
 #[test]
 fn an_agent_killed_mid_run_is_named_and_the_run_ends_in_time() {
     let _alone = alone_with_traffic();

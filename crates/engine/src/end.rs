@@ -2,8 +2,8 @@
 //! their counters and TCP_INFO into interval samples.
 
 use crate::lock;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use linerate_probe::{cpu, tcpinfo};
@@ -13,6 +13,7 @@ use linerate_wire::{BenchParams, Direction};
 use std::net::TcpStream;
 
 use crate::multiplex;
+use crate::pool::{Job, ReceivePool};
 use crate::session::StreamSocket;
 use crate::sockopt;
 use crate::stream::{self, Live, Outcome, ReceivePlan, SendPlan};
@@ -259,6 +260,38 @@ pub fn run(
     run_loops(cfg, sockets, t0, abort, on_interval, loops)
 }
 
+/// Runs a bench's streams at a server whose receive loops are shared
+/// (`pool`): when every stream of this end receives over plain TCP, they
+/// join the pool; otherwise as [`run`] does.
+pub(crate) fn run_pooled(
+    p: &BenchParams,
+    pool: &ReceivePool,
+    sockets: &[StreamSocket],
+    t0: Instant,
+    abort: &AtomicBool,
+    on_interval: &mut dyn FnMut(&[IntervalSample]),
+) -> SideReport {
+    let cfg = EndConfig::bench(p, false);
+    let plain_receivers = p.udp.is_none()
+        && !p.rx_poll
+        && sockets
+            .iter()
+            .all(|s| s.tls.is_none() && !cfg.sends(s.index));
+    if !plain_receivers {
+        return run(p, false, None, sockets, t0, abort, on_interval);
+    }
+    let lowat = p.rcvlowat.unwrap_or(LOOP_RCVLOWAT.min(p.read_len));
+    for s in sockets {
+        let _ = sockopt::set_rcvlowat(&s.stream, lowat);
+    }
+    let loops = Loops::Pooled {
+        pool,
+        read_len: p.read_len as usize,
+        skip_copy: p.skip_rx_copy,
+    };
+    run_loops(&cfg, sockets, t0, abort, on_interval, loops)
+}
+
 /// SO_RCVLOWAT of a multiplexed receiver's sockets unless `--rcvlowat`
 /// says otherwise (docs/defaults.md#stream-threads).
 const LOOP_RCVLOWAT: u32 = 128 << 10;
@@ -336,6 +369,13 @@ pub enum Loops<'a> {
         threads: usize,
         worker: &'a GroupWorker<'a>,
     },
+    /// Every stream (each receiving over plain TCP) handed to a server's
+    /// shared receive loops.
+    Pooled {
+        pool: &'a ReceivePool,
+        read_len: usize,
+        skip_copy: bool,
+    },
 }
 
 /// Runs `worker` on every stream of this end, one thread each, from `t0`
@@ -390,7 +430,7 @@ pub fn run_loops(
         .udp
         .then(linerate_probe::snmp::udp_rcvbuf_errors)
         .flatten();
-    let lives: Vec<Live> = sockets.iter().map(|_| Live::default()).collect();
+    let lives: Vec<Arc<Live>> = sockets.iter().map(|_| Arc::default()).collect();
     let deadline = cfg.duration.map(|d| t0 + d);
     let omit = cfg.omit;
     let mut intervals = Vec::new();
@@ -405,6 +445,7 @@ pub fn run_loops(
     // run ends when its last stream does and not up to a tick later.
     let sampler = std::thread::current();
     let (outcomes, threads): (Vec<Outcome>, usize) = std::thread::scope(|scope| {
+        let mut pooled = None;
         let handles: Vec<_> = match &loops {
             Loops::PerStream(worker) => sockets
                 .iter()
@@ -435,7 +476,7 @@ pub fn run_loops(
                             .spawn_scoped(scope, move || {
                                 pin(g, sockets[members[0]].index);
                                 let group: Vec<(&StreamSocket, &Live)> =
-                                    members.iter().map(|&i| (&sockets[i], &lives[i])).collect();
+                                    members.iter().map(|&i| (&sockets[i], &*lives[i])).collect();
                                 let outs = worker(&group);
                                 sampler.unpark();
                                 members.into_iter().zip(outs).collect::<Vec<_>>()
@@ -443,8 +484,19 @@ pub fn run_loops(
                     })
                     .collect()
             }
+            Loops::Pooled {
+                pool,
+                read_len,
+                skip_copy,
+            } => {
+                pooled = Some(hand_to_pool(pool, sockets, &lives, (*read_len, *skip_copy)));
+                Vec::new()
+            }
         };
-        let threads = handles.len();
+        let threads = match &loops {
+            Loops::Pooled { pool, .. } => pool.loops(),
+            _ => handles.len(),
+        };
 
         let deadline = deadline.map(|d| d - t0);
         sample(
@@ -461,6 +513,15 @@ pub fn run_loops(
         );
 
         let mut slots: Vec<Option<Outcome>> = sockets.iter().map(|_| None).collect();
+        if let Some((done, stalled)) = pooled {
+            // Every job holds a sender: the channel ends with the last stream.
+            for (i, o) in done {
+                slots[i] = Some(o);
+            }
+            if stalled.load(Relaxed) {
+                abort.store(true, Relaxed);
+            }
+        }
         for h in handles {
             let done = match h {
                 Ok(h) => h.join().unwrap_or_default(),
@@ -526,6 +587,38 @@ pub fn run_loops(
     }
 }
 
+/// Hands every stream of this end to the pool; the channel their
+/// outcomes come back on and the flag set when one of them stalled.
+fn hand_to_pool(
+    pool: &ReceivePool,
+    sockets: &[StreamSocket],
+    lives: &[Arc<Live>],
+    (read_len, skip_copy): (usize, bool),
+) -> (mpsc::Receiver<(usize, Outcome)>, Arc<AtomicBool>) {
+    let (tx, rx) = mpsc::channel();
+    let stalled = Arc::new(AtomicBool::new(false));
+    for (i, (s, live)) in sockets.iter().zip(lives).enumerate() {
+        match s.stream.try_clone() {
+            Ok(sock) => pool.submit(Job {
+                sock,
+                live: Arc::clone(live),
+                read_len,
+                skip_copy,
+                abort: Arc::clone(&stalled),
+                index: i,
+                done: tx.clone(),
+                sampler: std::thread::current(),
+            }),
+            Err(e) => {
+                live.done.store(true, Relaxed);
+                let why = format!("could not hand the stream to a receive loop: {e}");
+                let _ = tx.send((i, failed_outcome(&why)));
+            }
+        }
+    }
+    (rx, stalled)
+}
+
 /// The host's CPU use from a moment on: its busy and softirq shares and
 /// this process's CPU time.
 pub(crate) struct HostUse {
@@ -587,7 +680,7 @@ fn failed_outcome(msg: &str) -> Outcome {
 fn sample(
     cfg: &EndConfig,
     sockets: &[StreamSocket],
-    lives: &[Live],
+    lives: &[Arc<Live>],
     t0: Instant,
     omit: Duration,
     mut deadline: Option<Duration>,

@@ -2,7 +2,8 @@
 //!
 //! One OS thread and one blocking socket per stream, one large buffer per
 //! stream reused for every write or read, byte counters that the sampler reads
-//! without locks. [`server`] answers every session on one port; [`bench`](mod@bench) is the
+//! without locks; a many-host agent's receiving streams share a loop a core
+//! instead ([`pool`]). [`server`] answers every session on one port; [`bench`](mod@bench) is the
 //! client side of a memory-to-memory measurement, [`latency`](mod@latency) of
 //! round trips and bandwidth against message size; [`confine`] keeps paths
 //! received from a peer under the destination root (for file transfer).
@@ -18,6 +19,7 @@ pub mod latency;
 pub mod limits;
 mod measured;
 mod multiplex;
+pub mod pool;
 pub mod server;
 mod session;
 pub mod shares;

@@ -14,6 +14,7 @@ use linerate_wire::{Accept, BenchParams, LatencyParams, RefusalCode, SessionId, 
 use crate::end;
 use crate::error::Result;
 use crate::limits::Held;
+use crate::pool::ReceivePool;
 use crate::session::control::Control;
 use crate::session::registry::{JoinRule, Registration, Registry};
 use crate::session::{feed, flush, local, settle};
@@ -33,7 +34,11 @@ pub(crate) fn serve(
     accept: Accept,
     reg: &Registry,
     (id, kind): (SessionId, SessionKind),
-    (seat, run_token): (&Seat, Option<&linerate_wire::RunToken>),
+    (seat, run_token, pool): (
+        &Seat,
+        Option<&linerate_wire::RunToken>,
+        Option<&ReceivePool>,
+    ),
 ) -> Result<String> {
     let mut m = match kind {
         SessionKind::Latency => BenchServer::latency(Instant::now(), accept),
@@ -98,7 +103,9 @@ pub(crate) fn serve(
                     continue;
                 };
                 summary = match plan {
-                    Plan::Bench(params) => run_bench(params, &sockets, (&mut ctl, &mut m), seat),
+                    Plan::Bench(params) => {
+                        run_bench(params, &sockets, (&mut ctl, &mut m), (seat, pool))
+                    }
                     Plan::Latency(params) => {
                         let (report, rounds) = crate::latency::echo::serve_all(params, &sockets);
                         let mut line = format!(
@@ -142,16 +149,20 @@ fn run_bench(
     params: &BenchParams,
     sockets: &[crate::session::StreamSocket],
     (ctl, m): (&mut Control, &mut BenchServer),
-    seat: &Seat,
+    (seat, pool): (&Seat, Option<&ReceivePool>),
 ) -> String {
     let t0 = Instant::now();
     let abort: &AtomicBool = &seat.ender.abort;
     // A client that only receives shows these senders' TCP_INFO;
     // a client gone away ends the run through its streams.
-    let report = end::run(params, false, None, sockets, t0, abort, &mut |batch| {
+    let on_interval = &mut |batch: &[linerate_result::IntervalSample]| {
         m.interval(batch);
         let _ = flush(ctl, m);
-    });
+    };
+    let report = match pool {
+        Some(pool) => end::run_pooled(params, pool, sockets, t0, abort, on_interval),
+        None => end::run(params, false, None, sockets, t0, abort, on_interval),
+    };
     let mut summary = format!(
         "bench, {} stream(s) {:?}, received {} B, sent {} B",
         params.streams,

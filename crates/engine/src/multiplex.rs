@@ -10,6 +10,7 @@
 //! stream's [`Live`] counter updated as its bytes move. A thread's CPU and
 //! run-queue time are shared among its streams by the bytes each moved.
 
+use std::borrow::Borrow;
 use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
@@ -26,27 +27,35 @@ use crate::stream::{self, Live, Outcome, SendPlan, ThreadClock};
 
 /// Longest wait for readiness: how soon a loop notices a stop, an abort
 /// or a stalled stream when nothing else happens.
-const TICK: Duration = Duration::from_millis(50);
+pub(crate) const TICK: Duration = Duration::from_millis(50);
 /// Reads or writes on one ready socket before the loop moves on to the
-/// next, so one fast stream cannot starve the others of the thread.
-const TURNS_PER_WAKE: u32 = 4;
+/// next: enough to empty or fill its buffer, so a wake is not spent on a
+/// sliver (4 a wake cost a loop twice the CPU per byte of 64,
+/// docs/defaults.md#receive-pool); the socket's buffer bounds a turn, so
+/// one fast stream cannot starve the others of the thread.
+const TURNS_PER_WAKE: u32 = 64;
 
-/// One stream of a loop: its socket and what it moved so far.
-struct Member<'a> {
-    sock: &'a TcpStream,
-    live: &'a Live,
-    bytes: u64,
-    last_byte: Instant,
-    last_progress: Instant,
+/// One stream of a loop: its socket and what it moved so far. A bench's
+/// own loops borrow the socket and counter; the server's receive pool
+/// ([`crate::pool`]) owns them.
+pub(crate) struct Member<S: Borrow<TcpStream>, L: Borrow<Live>> {
+    pub(crate) sock: S,
+    live: L,
+    pub(crate) bytes: u64,
+    pub(crate) last_byte: Instant,
+    pub(crate) last_progress: Instant,
     /// Bytes to send in all (a byte-count run); None: until the deadline.
     quota: Option<u64>,
-    tcp: Option<linerate_result::TcpSample>,
-    error: Option<String>,
-    done: bool,
+    pub(crate) tcp: Option<linerate_result::TcpSample>,
+    pub(crate) error: Option<String>,
+    pub(crate) done: bool,
 }
 
-impl<'a> Member<'a> {
-    fn new(sock: &'a TcpStream, live: &'a Live, now: Instant) -> Self {
+/// A member of a bench's own loop.
+type Borrowed<'a> = Member<&'a TcpStream, &'a Live>;
+
+impl<S: Borrow<TcpStream>, L: Borrow<Live>> Member<S, L> {
+    pub(crate) fn new(sock: S, live: L, now: Instant) -> Self {
         Member {
             sock,
             live,
@@ -64,14 +73,14 @@ impl<'a> Member<'a> {
         self.bytes += n as u64;
         self.last_byte = now;
         self.last_progress = now;
-        self.live.bytes.store(self.bytes, Relaxed);
+        self.live.borrow().bytes.store(self.bytes, Relaxed);
     }
 }
 
 /// The epoll set of a group, each socket non-blocking and known by its
 /// place in the group.
 fn register(
-    members: &[Member],
+    members: &[Borrowed],
     interest: epoll::EventFlags,
 ) -> std::io::Result<rustix::fd::OwnedFd> {
     let ep = epoll::create(epoll::CreateFlags::CLOEXEC)?;
@@ -84,7 +93,7 @@ fn register(
 
 /// [`register`], or every member ended with the reason it could not be.
 fn watch(
-    members: &mut [Member],
+    members: &mut [Borrowed],
     interest: epoll::EventFlags,
     shut_write: bool,
 ) -> Option<rustix::fd::OwnedFd> {
@@ -100,7 +109,7 @@ fn watch(
 
 /// The indexes of the members ready now, waiting up to `timeout`; kept in
 /// `ready` (reused, so a wake allocates nothing).
-fn wait_ready(
+pub(crate) fn wait_ready(
     ep: &rustix::fd::OwnedFd,
     events: &mut Vec<epoll::Event>,
     ready: &mut Vec<usize>,
@@ -119,25 +128,30 @@ fn wait_ready(
 }
 
 /// Ends every member still running with `error` (None: a normal end).
-fn end_all(members: &mut [Member], error: Option<&str>, shut_write: bool) {
+fn end_all(members: &mut [Borrowed], error: Option<&str>, shut_write: bool) {
     for m in members.iter_mut().filter(|m| !m.done) {
         finish(m, error.map(str::to_string), shut_write);
     }
 }
 
-fn finish(m: &mut Member, error: Option<String>, shut_write: bool) {
-    m.tcp = tcpinfo::read(m.sock).ok();
+pub(crate) fn finish<S: Borrow<TcpStream>, L: Borrow<Live>>(
+    m: &mut Member<S, L>,
+    error: Option<String>,
+    shut_write: bool,
+) {
+    let sock = m.sock.borrow();
+    m.tcp = tcpinfo::read(sock).ok();
     if shut_write {
-        let _ = m.sock.shutdown(Shutdown::Write);
+        let _ = sock.shutdown(Shutdown::Write);
     }
     m.error = error;
     m.done = true;
-    m.live.done.store(true, Relaxed);
+    m.live.borrow().done.store(true, Relaxed);
 }
 
 /// Each member's outcome, the thread's CPU and run-queue time shared by
 /// the bytes each moved (evenly when none moved any).
-fn outcomes(members: Vec<Member>, clock: &ThreadClock) -> Vec<Outcome> {
+fn outcomes(members: Vec<Borrowed>, clock: &ThreadClock) -> Vec<Outcome> {
     let (cpu, wait) = clock.elapsed();
     let total: u64 = members.iter().map(|m| m.bytes).sum();
     let count = members.len().max(1) as f64;
@@ -173,7 +187,7 @@ pub(crate) fn send_many(
 ) -> Vec<Outcome> {
     let clock = ThreadClock::start();
     let now = Instant::now();
-    let mut members: Vec<Member> = group
+    let mut members: Vec<Borrowed> = group
         .iter()
         .zip(quotas)
         .map(|(&(s, l), &quota)| Member {
@@ -218,7 +232,7 @@ pub(crate) fn send_many(
 }
 
 /// Up to [`TURNS_PER_WAKE`] writes on a ready socket.
-fn send_turns(m: &mut Member, plan: &SendPlan, abort: &AtomicBool) {
+fn send_turns(m: &mut Borrowed, plan: &SendPlan, abort: &AtomicBool) {
     for _ in 0..TURNS_PER_WAKE {
         let len = match m.quota {
             Some(q) => (q - m.bytes).min(plan.buf.len() as u64) as usize,
@@ -259,7 +273,7 @@ pub(crate) fn receive_many(
 ) -> Vec<Outcome> {
     let clock = ThreadClock::start();
     let now = Instant::now();
-    let mut members: Vec<Member> = group.iter().map(|&(s, l)| Member::new(s, l, now)).collect();
+    let mut members: Vec<Borrowed> = group.iter().map(|&(s, l)| Member::new(s, l, now)).collect();
     let Some(ep) = watch(
         &mut members,
         epoll::EventFlags::IN | epoll::EventFlags::RDHUP,
@@ -267,13 +281,7 @@ pub(crate) fn receive_many(
     ) else {
         return outcomes(members, &clock);
     };
-    // With MSG_TRUNC, TCP discards the bytes in the kernel: no copy out.
-    let flags = RecvFlags::DONTWAIT
-        | if skip_copy {
-            RecvFlags::TRUNC
-        } else {
-            RecvFlags::empty()
-        };
+    let flags = receive_flags(skip_copy);
     let mut events = Vec::with_capacity(members.len());
     let mut ready = Vec::with_capacity(members.len());
     while members.iter().any(|m| !m.done) {
@@ -304,10 +312,26 @@ pub(crate) fn receive_many(
     outcomes(members, &clock)
 }
 
+/// A loop's receive flags: with MSG_TRUNC, TCP discards the bytes in the
+/// kernel, no copy out.
+pub(crate) fn receive_flags(skip_copy: bool) -> RecvFlags {
+    RecvFlags::DONTWAIT
+        | if skip_copy {
+            RecvFlags::TRUNC
+        } else {
+            RecvFlags::empty()
+        }
+}
+
 /// Up to [`TURNS_PER_WAKE`] reads on a ready socket.
-fn receive_turns(m: &mut Member, buf: &mut [u8], flags: RecvFlags, abort: &AtomicBool) {
+pub(crate) fn receive_turns<S: Borrow<TcpStream>, L: Borrow<Live>>(
+    m: &mut Member<S, L>,
+    buf: &mut [u8],
+    flags: RecvFlags,
+    abort: &AtomicBool,
+) {
     for _ in 0..TURNS_PER_WAKE {
-        match rustix::net::recv(m.sock, &mut *buf, flags) {
+        match rustix::net::recv(m.sock.borrow(), &mut *buf, flags) {
             Ok((0, _)) => {
                 finish(m, None, false);
                 return;

@@ -15,6 +15,7 @@ use linerate_wire::{Accept, CAPABILITIES, Hello, RefusalCode, Role, SessionKind}
 use crate::error::{EngineError, Result};
 use crate::limits::{Held, ServerLimits};
 use crate::measured;
+use crate::pool::ReceivePool;
 use crate::session::control::{Control, read_hello, send_refusal};
 use crate::session::link::{Link, accept_tls};
 use crate::session::registry::Registry;
@@ -47,6 +48,8 @@ pub struct Server {
     started: Arc<AtomicBool>,
     /// Bench sessions must show this (a many-host run's agents).
     run_token: Option<Arc<linerate_wire::RunToken>>,
+    /// Receive loops shared by every bench session (an agent's server).
+    receive_pool: Option<Arc<ReceivePool>>,
 }
 
 /// How a served session ended: its summary line, or why it failed.
@@ -68,6 +71,13 @@ impl Server {
     }
 
     /// Replaces the default limits (set before `with_transfers`).
+    /// Receives every bench session's plain TCP streams on `pool`'s loops
+    /// rather than a thread a stream (docs/defaults.md#receive-pool).
+    pub fn with_receive_pool(mut self, pool: ReceivePool) -> Server {
+        self.receive_pool = Some(Arc::new(pool));
+        self
+    }
+
     pub fn with_limits(mut self, limits: ServerLimits) -> Server {
         self.registry = Arc::new(Registry::new(&limits));
         self.limits = limits;
@@ -137,6 +147,7 @@ impl Server {
             first_session_within: None,
             started: Arc::default(),
             run_token: None,
+            receive_pool: None,
         })
     }
 
@@ -210,6 +221,7 @@ impl Server {
             let started = Arc::clone(&self.started);
             let shares = Arc::clone(&self.shares);
             let run_token = self.run_token.clone();
+            let pool = self.receive_pool.clone();
             let spawned = std::thread::Builder::new()
                 .name(format!("conn-{peer}"))
                 .spawn(move || {
@@ -219,7 +231,7 @@ impl Server {
                         (&registry, &shares, waiting, &started),
                         &log,
                         transfers.as_deref(),
-                        (tls.as_ref(), run_token.as_deref()),
+                        (tls.as_ref(), run_token.as_deref(), pool.as_deref()),
                     );
                     if let Some(outcome) = served {
                         lock(&finished).get_or_insert(outcome);
@@ -240,7 +252,11 @@ fn handle(
     (reg, shares, waiting, any_started): (&Registry, &Arc<Shares>, Waiting, &AtomicBool),
     log: &Logger,
     transfers: Option<&TransferPolicy>,
-    (tls, run_token): (Option<&ServerTls>, Option<&linerate_wire::RunToken>),
+    (tls, run_token, pool): (
+        Option<&ServerTls>,
+        Option<&linerate_wire::RunToken>,
+        Option<&ReceivePool>,
+    ),
 ) -> Option<SessionEnd> {
     // The TLS handshake is part of the connection's time at the door.
     let hello = read_hello(&mut conn, waiting.timeout)
@@ -289,6 +305,7 @@ fn handle(
             let place = Place {
                 tls_required: tls.is_some_and(|t| t.required),
                 run_token,
+                pool,
                 reg,
                 shares,
                 door: &door,
@@ -348,6 +365,7 @@ struct Place<'a> {
     tls_required: bool,
     /// Bench sessions must show this.
     run_token: Option<&'a linerate_wire::RunToken>,
+    pool: Option<&'a ReceivePool>,
     reg: &'a Registry,
     shares: &'a Arc<Shares>,
     door: &'a Door,
@@ -397,6 +415,7 @@ fn control_session(
     let Place {
         tls_required,
         run_token,
+        pool,
         reg,
         shares,
         door,
@@ -473,7 +492,7 @@ fn control_session(
                 accept,
                 reg,
                 (hello.session, hello.kind),
-                (&seat, run_token),
+                (&seat, run_token, pool),
             )
         }
     }

@@ -17,6 +17,7 @@ use super::wall_ns;
 use crate::bench;
 use crate::error::{EngineError, Result};
 use crate::limits::ServerLimits;
+use crate::pool::ReceivePool;
 use crate::server::{Logger, Server};
 use crate::session::connect::{Peer, new_session_id, open_control};
 use crate::session::control::{Control, Input};
@@ -73,7 +74,13 @@ pub fn run(spec: &AgentSpec, stop: Arc<AtomicBool>, log: Logger) -> Result<()> {
         .with_limits(limits)
         .with_door_scale(DOOR_SCALE)
         .with_shares(shares, crate::door::DEFAULT_V6_PREFIX)
-        .with_run_token(spec.token.clone().map(linerate_wire::RunToken));
+        .with_run_token(spec.token.clone().map(linerate_wire::RunToken))
+        // Many flows share the host's cores: they are received on one
+        // loop a core, not a thread a flow (docs/defaults.md#receive-pool).
+        .with_receive_pool(
+            ReceivePool::start(host_cores())
+                .map_err(|e| EngineError::io("starting the receive loops", e))?,
+        );
     let data_port = server.local_addr()?.port();
     let server_stop = AtomicBool::new(false);
     std::thread::scope(|scope| {
@@ -203,6 +210,11 @@ fn reach(spec: &AgentSpec, stop: &AtomicBool) -> Result<Control> {
             Err(_) => std::thread::sleep(Duration::from_millis(200)),
         }
     }
+}
+
+/// The cores this process may run on.
+fn host_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
 }
 
 /// The address this agent's connections leave from: the one it listens
