@@ -258,6 +258,11 @@ fn handle(
         Option<&ReceivePool>,
     ),
 ) -> Option<SessionEnd> {
+    // The TLS handshake's flights follow small writes of its own (the
+    // compatibility ChangeCipherSpec): with Nagle each waited for the
+    // client's delayed ACK, 40 ms on a data connection. A data connection
+    // goes back to Nagle once it has joined (`Registry::attach`).
+    let _ = conn.set_nodelay(true);
     // The TLS handshake is part of the connection's time at the door.
     let hello = read_hello(&mut conn, waiting.timeout)
         .map_err(|e| (Some(RefusalCode::Malformed), e.to_string()))

@@ -123,6 +123,10 @@ impl Registry {
             .map_err(|e| EngineError::io("setting socket timeouts", e))?;
         link.send(&Message::Ready(Ready {}))
             .map_err(|e| EngineError::io("sending ready", e))?;
+        // Data goes with Nagle on (docs/defaults.md), as at the client.
+        link.stream
+            .set_nodelay(false)
+            .map_err(|e| EngineError::io("TCP_NODELAY", e))?;
         tx.send(StreamSocket::new(hello.stream_index, link))
             .map_err(|_| {
                 EngineError::Failed("session ended before its data connection arrived".into())
