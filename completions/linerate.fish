@@ -80,6 +80,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand bench" -l sndbuf -d 'S
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s Z -l cc -d 'Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l fq-rate -d 'Pacing cap per stream (SO_MAX_PACING_RATE), in bits/s, e.g. 9G' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s b -l bitrate -d 'Total rate cap of each direction, bits/s (e.g. 2G), split evenly over its streams, each paced (SO_MAX_PACING_RATE). iperf3\'s -b caps each stream instead' -r
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -l capacity -d 'The path\'s capacity where you know it (e.g. 10G, a NIC\'s or a circuit\'s rate): the verdict gives the run\'s share of it, and a run at 90 % of it or more is a full path. Default: a lab\'s --rate when run in one of its hosts (`lab exec`)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s M -l mss -d 'TCP maximum segment size (TCP_MAXSEG)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s S -l tos -d 'IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s B -l bind -d 'Local address to send from' -r

@@ -82,6 +82,7 @@ _arguments "${_arguments_options[@]}" : \
 '--fq-rate=[Pacing cap per stream (SO_MAX_PACING_RATE), in bits/s, e.g. 9G]:RATE:_default' \
 '(--fq-rate)-b+[Total rate cap of each direction, bits/s (e.g. 2G), split evenly over its streams, each paced (SO_MAX_PACING_RATE). iperf3'\''s -b caps each stream instead]:RATE:_default' \
 '(--fq-rate)--bitrate=[Total rate cap of each direction, bits/s (e.g. 2G), split evenly over its streams, each paced (SO_MAX_PACING_RATE). iperf3'\''s -b caps each stream instead]:RATE:_default' \
+'--capacity=[The path'\''s capacity where you know it (e.g. 10G, a NIC'\''s or a circuit'\''s rate)\: the verdict gives the run'\''s share of it, and a run at 90 % of it or more is a full path. Default\: a lab'\''s --rate when run in one of its hosts (\`lab exec\`)]:RATE:_default' \
 '-M+[TCP maximum segment size (TCP_MAXSEG)]:MSS:_default' \
 '--mss=[TCP maximum segment size (TCP_MAXSEG)]:MSS:_default' \
 '-S+[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \

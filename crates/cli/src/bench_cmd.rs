@@ -7,6 +7,7 @@ use linerate_engine::spec::{Affinity, BenchSpec, RxPoll, SocketSpec, UdpSpec};
 /// `bench --udp` without -b: iperf2's 1 Mbit/s default says nothing about
 /// a path of today.
 const UDP_DEFAULT_RATE: u64 = 1_000_000_000;
+use linerate_probe::verdict::Capacity;
 use linerate_wire::Direction;
 
 use crate::serve_cmd::DEFAULT_PORT;
@@ -98,6 +99,11 @@ pub struct BenchArgs {
     /// paced (SO_MAX_PACING_RATE). iperf3's -b caps each stream instead.
     #[arg(short = 'b', long = "bitrate", value_name = "RATE", value_parser = units::parse_rate, conflicts_with = "fq_rate")]
     pub bitrate: Option<u64>,
+    /// The path's capacity where you know it (e.g. 10G, a NIC's or a circuit's rate): the
+    /// verdict gives the run's share of it, and a run at 90 % of it or more is a full path.
+    /// Default: a lab's --rate when run in one of its hosts (`lab exec`).
+    #[arg(long, value_name = "RATE", value_parser = units::parse_rate)]
+    pub capacity: Option<u64>,
     /// TCP maximum segment size (TCP_MAXSEG).
     #[arg(short = 'M', long, value_parser = units::parse_size_u32)]
     pub mss: Option<u32>,
@@ -185,6 +191,21 @@ pub fn parse_tos(s: &str) -> Result<u8, String> {
 }
 
 impl BenchArgs {
+    /// The path's capacity: `--capacity`, else the rate of the lab this
+    /// runs in.
+    fn capacity(&self) -> Option<Capacity> {
+        match self.capacity {
+            Some(bps) => Some(Capacity {
+                bits_per_second: bps as f64,
+                source: "--capacity",
+            }),
+            None => crate::netns::lab_rate_here().map(|bps| Capacity {
+                bits_per_second: bps as f64,
+                source: "the lab's --rate",
+            }),
+        }
+    }
+
     /// What the flags ask the engine for; what they leave unset is decided
     /// at run time.
     pub fn spec(&self) -> BenchSpec {
@@ -196,6 +217,7 @@ impl BenchArgs {
                 10_000
             }),
             bytes: self.bytes,
+            capacity: self.capacity(),
             direction: if self.bidir {
                 Direction::Bidir
             } else if self.reverse {
@@ -397,6 +419,7 @@ mod tests {
         assert_eq!(measure::bench_words(server, &plain), vec!["10.0.0.2:5301"]);
         assert_eq!(parse(&measure::bench_words(server, &plain)), plain);
         let every = BenchSpec {
+            capacity: None,
             streams: 4,
             duration_ms: 1500,
             bytes: None,

@@ -33,3 +33,22 @@ pub fn run_in<T: Send>(
         .map_err(|_| anyhow::anyhow!("the thread working in namespace {ns} panicked"))?
     })
 }
+
+/// The bottleneck rate (`--rate`) of the lab whose host namespace this
+/// thread runs in (under `lab exec`), if it has one: the path's capacity.
+pub fn lab_rate_here() -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    let id = |path: &str| std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
+    let here = id("/proc/thread-self/ns/net")?;
+    linerate_lab::state::names()
+        .iter()
+        .filter_map(|name| linerate_lab::Lab::load(name).ok())
+        .find(|lab| {
+            lab.hosts
+                .iter()
+                .any(|h| id(&format!("/run/netns/{}", h.netns)) == Some(here))
+        })?
+        .spec
+        .conditions
+        .rate_bps
+}

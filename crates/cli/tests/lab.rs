@@ -338,13 +338,15 @@ fn lab_limits_are_named_on_a_quiet_and_on_a_busy_host() {
     let _srv = server_in(&lab, "h2");
     let h2 = lab.addr("h2", false);
     type Case<'a> = (&'a [&'a str], &'a str, &'a str);
+    // With buffers to spare the stream fills the path; the ramp's
+    // retransmits (slow start overshooting the queue) are omitted.
     let clean: [Case; 3] = [
         (&["--sndbuf", "4M"], "send_buffer", "--sndbuf"),
         (&["--window", "64K"], "receiver_window", "--window"),
         (
             &["--sndbuf", "16M", "--window", "16M"],
-            "network",
-            "retransmits",
+            "path_full",
+            "the lab's --rate",
         ),
     ];
     let lossy: [Case; 1] = [(
@@ -379,6 +381,106 @@ fn lab_limits_are_named_on_a_quiet_and_on_a_busy_host() {
     judge(&clean);
     lab.set(&["--rtt", "44ms", "--rate", "1G", "--loss", "0.5%"]);
     judge(&lossy);
+}
+
+/// A full path, named so with its queue, its share of the lab's rate and,
+/// for many streams, how fairly they shared it: TBF at 2 Gbit/s with no
+/// delay, and the emulator at 1 Gbit/s and 44 ms with buffers to spare;
+/// cubic and bbr, 1 and 8 streams, on a quiet and on a busy host. Then
+/// `--omit`: slow start's retransmits in the omitted seconds count nowhere.
+#[test]
+fn a_full_path_is_named_with_its_share_and_its_streams_fairness() {
+    if !require_root("a_full_path_is_named_with_its_share_and_its_streams_fairness") {
+        return;
+    }
+    let _alone = alone_with_traffic();
+    let paths: [(&str, &[&str], &str, &[&str]); 2] = [
+        (
+            "ftbf",
+            &["--backend", "veth", "--rate", "2G"],
+            "2.00 Gbit/s",
+            &[],
+        ),
+        (
+            "fwan",
+            &["--backend", "emulator", "--rtt", "44ms", "--rate", "1G"],
+            "1.00 Gbit/s",
+            &["--sndbuf", "16M", "--window", "16M"],
+        ),
+    ];
+    for (tag, lab_flags, rate, buffers) in paths {
+        let lab = TestLab::up(tag, lab_flags);
+        let _srv = server_in(&lab, "h2");
+        let h2 = lab.addr("h2", false);
+        for host in ["quiet", "busy"] {
+            let _busy = (host == "busy").then(BusyCores::start);
+            for cc in ["cubic", "bbr"] {
+                for streams in ["1", "8"] {
+                    let mut args = vec!["-t", "4", "--cc", cc, "-P", streams];
+                    args.extend_from_slice(buffers);
+                    let doc = bench(&lab, &h2, &args);
+                    let v = &doc["summary"]["verdict"];
+                    let case = format!("{tag}, {host} host, {cc}, -P {streams}: {v}");
+                    assert_eq!(v["limit"], "path_full", "{case}");
+                    let sentence = v["sentence"].as_str().unwrap();
+                    assert!(
+                        sentence.contains(&format!("of {rate}, the lab's --rate)")),
+                        "{case}"
+                    );
+                    let share = v["evidence"]["capacity_share"].as_f64().unwrap();
+                    assert!(share >= 0.9, "{case}");
+                    assert_eq!(streams == "8", sentence.contains("Jain's index"), "{case}");
+                }
+            }
+        }
+        if tag == "fwan" {
+            omitted_seconds_count_nowhere(&lab, &h2);
+        }
+    }
+}
+
+/// Eight cubic streams at 44 ms overshoot the queue in slow start: with
+/// `--omit 2` those retransmits are in no figure, and no interval of the
+/// result lies in the omitted time.
+fn omitted_seconds_count_nowhere(lab: &TestLab, h2: &str) {
+    let flags = ["-t", "4", "--cc", "cubic", "-P", "8"];
+    let all = bench(lab, h2, &flags);
+    let whole = all["summary"]["retransmits"].as_u64().unwrap();
+    assert!(
+        whole > 0,
+        "slow start lost nothing to omit: {}",
+        all["summary"]
+    );
+    let mut omitting = flags.to_vec();
+    omitting.extend_from_slice(&["--omit", "2"]);
+    let doc = bench(lab, h2, &omitting);
+    let summary = &doc["summary"];
+    let counted = summary["retransmits"].as_u64().unwrap();
+    assert!(
+        counted < whole,
+        "{counted} of {whole} retransmits counted with --omit 2"
+    );
+    let per_stream: u64 = doc["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["side"] == "sender")
+        .map(|s| s["tcp"]["total_retrans"].as_u64().unwrap())
+        .sum();
+    assert_eq!(per_stream, counted);
+    let ramp = summary["verdict"]["evidence"]["ramp_retransmits"]
+        .as_f64()
+        .unwrap();
+    let steady = summary["verdict"]["evidence"]["retransmits"]
+        .as_f64()
+        .unwrap();
+    assert!(ramp + steady <= counted as f64, "{summary}");
+    for i in doc["intervals"].as_array().unwrap() {
+        assert!(
+            i["start"].as_f64().unwrap() >= 1.9,
+            "an omitted interval: {i}"
+        );
+    }
 }
 
 /// This VM's vCPUs at times wake late for seconds on end (on such a day,

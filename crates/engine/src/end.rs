@@ -434,7 +434,7 @@ pub fn run_loops(
     let deadline = cfg.duration.map(|d| t0 + d);
     let omit = cfg.omit;
     let mut intervals = Vec::new();
-    let mut at_omit = vec![0u64; sockets.len()];
+    let mut at_omit = vec![AtOmit::default(); sockets.len()];
     let pin = |slot: usize, index: u16| match cfg.pin {
         Pin::Pairs => pin_to_core(slot),
         Pin::Spread => pin_to_core(2 * usize::from(index) + usize::from(!cfg.is_client)),
@@ -545,7 +545,7 @@ pub fn run_loops(
         .iter()
         .zip(outcomes)
         .zip(&at_omit)
-        .map(|((s, o), &skipped)| {
+        .map(|((s, o), skipped)| {
             (
                 s,
                 o,
@@ -561,13 +561,13 @@ pub fn run_loops(
             } else {
                 Flow::ServerToClient
             },
-            bytes: o.bytes.saturating_sub(skipped),
+            bytes: o.bytes.saturating_sub(skipped.bytes),
             bytes_total: o.bytes,
             seconds: o.last_byte.saturating_duration_since(start).as_secs_f64(),
             cpu_seconds: o.cpu_seconds,
             runq_wait_seconds: o.runq_wait_seconds,
             tls_seconds: s.tls.as_ref().map_or(0.0, |t| lock(t).busy_seconds()),
-            tcp: o.tcp,
+            tcp: o.tcp.map(|t| since_omit(t, skipped.tcp)),
             // Read at the end: autotuning has grown them by then.
             sndbuf: buffers.sndbuf,
             rcvbuf: buffers.rcvbuf,
@@ -617,6 +617,35 @@ fn hand_to_pool(
         }
     }
     (rx, stalled)
+}
+
+/// A stream's counters when the omitted time (`--omit`) ended.
+#[derive(Clone, Copy, Default)]
+struct AtOmit {
+    bytes: u64,
+    tcp: Option<linerate_result::TcpSample>,
+}
+
+/// A stream's last TCP_INFO with the counters it had at the end of the
+/// omitted time taken off: retransmits and limited time there count
+/// nowhere, as in iperf3.
+fn since_omit(
+    end: linerate_result::TcpSample,
+    at: Option<linerate_result::TcpSample>,
+) -> linerate_result::TcpSample {
+    let Some(at) = at else { return end };
+    let less = |a: Option<u64>, b: Option<u64>| match (a, b) {
+        (Some(a), Some(b)) => Some(a.saturating_sub(b)),
+        (a, _) => a,
+    };
+    linerate_result::TcpSample {
+        total_retrans: end.total_retrans.saturating_sub(at.total_retrans),
+        busy_us: less(end.busy_us, at.busy_us),
+        rwnd_limited_us: less(end.rwnd_limited_us, at.rwnd_limited_us),
+        sndbuf_limited_us: less(end.sndbuf_limited_us, at.sndbuf_limited_us),
+        bytes_retrans: less(end.bytes_retrans, at.bytes_retrans),
+        ..end
+    }
 }
 
 /// The host's CPU use from a moment on: its busy and softirq shares and
@@ -686,7 +715,7 @@ fn sample(
     mut deadline: Option<Duration>,
     abort: &AtomicBool,
     intervals: &mut Vec<IntervalSample>,
-    at_omit: &mut [u64],
+    at_omit: &mut [AtOmit],
     on_interval: &mut dyn FnMut(&[IntervalSample]),
 ) {
     let interval = Duration::from_millis(cfg.interval_ms);
@@ -747,8 +776,9 @@ fn sample(
         }
         if !omit_taken && (now >= omit || all_done) {
             omit_taken = true;
-            for (slot, l) in at_omit.iter_mut().zip(lives) {
-                *slot = l.bytes.load(Relaxed);
+            for ((slot, l), s) in at_omit.iter_mut().zip(lives).zip(sockets) {
+                slot.bytes = l.bytes.load(Relaxed);
+                slot.tcp = (!cfg.udp).then(|| tcpinfo::read(&s.stream).ok()).flatten();
             }
         }
         if now >= next_tick || all_done {
@@ -792,7 +822,11 @@ fn sample(
             let keep = now >= next_tick || sliver_counts;
             if keep && !interval.is_zero() {
                 on_interval(&batch);
-                intervals.extend(batch);
+                // The console marks omitted rows; the result leaves out
+                // those that lay mostly in the omitted time.
+                if prev_t + now > omit * 2 {
+                    intervals.extend(batch);
+                }
             }
             prev_t = now;
             while next_tick <= now {

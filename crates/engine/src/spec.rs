@@ -62,6 +62,9 @@ pub struct BenchSpec {
     pub run_token: Option<linerate_wire::RunToken>,
     /// Threads each end runs its streams on (`--threads`); None: automatic.
     pub threads: Option<u16>,
+    /// The path's capacity where it is known (`--capacity`, a lab's
+    /// `--rate`): the verdict gives the run's share of it.
+    pub capacity: Option<linerate_probe::verdict::Capacity>,
 }
 
 /// A UDP bench's rate and offloads.
@@ -108,6 +111,7 @@ impl Default for BenchSpec {
             start_at: None,
             run_token: None,
             threads: None,
+            capacity: None,
         }
     }
 }

@@ -333,6 +333,9 @@ pub struct CpuPerGb {
 pub enum Limit {
     ReceiverWindow,
     SendBuffer,
+    /// The path carried all it could: a bottleneck at its capacity, with
+    /// nothing at either end holding the senders back.
+    PathFull,
     Network,
     Cpu,
     Application,

@@ -40,6 +40,8 @@ pub struct BenchRun {
     pub interrupted: bool,
     /// The cipher and key exchange, when the run was encrypted.
     pub encryption: Option<linerate_secure::Negotiated>,
+    /// The path's capacity where it is known.
+    pub capacity: Option<linerate_probe::verdict::Capacity>,
 }
 
 /// This end's samples of an interval and the server's latest, as the run
@@ -96,6 +98,7 @@ pub fn run(
                     server_host,
                     interrupted: stopped(),
                     encryption,
+                    capacity: spec.capacity,
                 });
             }
             // Ended by the user before the server could report (its
@@ -111,6 +114,7 @@ pub fn run(
                     server_host,
                     interrupted: true,
                     encryption,
+                    capacity: spec.capacity,
                 });
             }
             Some(Err(e)) if !accepted => return Err(before_accept(server, &ctl, e)),
@@ -394,6 +398,8 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
             pacing_rate: params.pacing_rate,
             congestion,
             cipher: run.encryption.as_ref().map(|n| n.cipher.as_str()),
+            intervals: &ends.intervals,
+            capacity: run.capacity,
         }),
     };
     let mut parameters = serde_json::to_value(params).unwrap_or_default();

@@ -6,7 +6,10 @@ use std::collections::BTreeMap;
 
 use linerate_result::{Side, StreamEnd};
 
-use super::{Evidence, HOST_SATURATED, OWN_THREADS_BUSY, STARVED_SHARE};
+use super::steady::Steady;
+use super::{
+    Evidence, HOST_SATURATED, OWN_THREADS_BUSY, QUEUE_FLOOR_US, QUEUE_SHARE, STARVED_SHARE,
+};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Features {
@@ -17,9 +20,18 @@ pub struct Features {
     /// Shares of that time limited by the receive window and the send buffer.
     pub rwnd_share: f64,
     pub sndbuf_share: f64,
-    /// Retransmitted share of the bytes sent, and the count of retransmits.
+    /// Retransmitted share of the bytes sent, and the count of retransmits,
+    /// after the ramp (the whole run's when it had too few intervals).
     pub retrans_share: f64,
     pub retransmits: u64,
+    /// When the ramp (the first interval) ended, seconds into the run (0:
+    /// not told apart), and the retransmits in it: slow start overshooting.
+    pub ramp_seconds: f64,
+    pub ramp_retransmits: u64,
+    /// The summed rate's coefficient of variation after the ramp, and its
+    /// mean (the whole run's where no ramp was told apart).
+    pub rate_variation: Option<f64>,
+    pub steady_bps: f64,
     pub rtt_us: f64,
     /// The busiest thread of each side, as a share of its stream's time:
     /// on a core, and waiting for one.
@@ -38,6 +50,24 @@ pub struct Features {
     /// The window the receivers advertised, as the senders last saw it.
     pub peer_window: f64,
     pub per_stream_bps: f64,
+    /// The run's received rate, all streams.
+    pub bits_per_second: f64,
+    /// The senders' lowest round trip (median over streams), µs; 0 when
+    /// the kernel does not tell it.
+    pub min_rtt_us: f64,
+    /// How far the smoothed round trip sat above the lowest: the queue the
+    /// streams kept standing somewhere on the path, µs.
+    pub queue_us: f64,
+    /// Share of the run the senders had data waiting to go (TCP's busy
+    /// time, the median stream): below 1, the application paused.
+    pub busy_share: f64,
+    /// Jain's fairness index of the streams' received rates, and the
+    /// slowest and fastest stream's rate.
+    pub jain_index: f64,
+    pub stream_min_bps: f64,
+    pub stream_max_bps: f64,
+    /// The path's capacity, where it is known.
+    pub capacity: Option<super::Capacity>,
     /// Shares of each side's stream-thread CPU time spent sealing and
     /// opening TLS records (0 in the clear).
     pub sender_tls_share: f64,
@@ -72,20 +102,54 @@ impl Features {
         let sender_tcp = |f: fn(&linerate_result::TcpSample) -> Option<f64>| {
             median(senders.iter().filter_map(|s| s.tcp.as_ref().and_then(f)))
         };
-        Features {
-            senders: senders.len(),
-            busy_us: busy,
-            rwnd_share: ratio(sum(&|s| s.tcp.and_then(|t| t.rwnd_limited_us)) as f64, busy),
-            sndbuf_share: ratio(
-                sum(&|s| s.tcp.and_then(|t| t.sndbuf_limited_us)) as f64,
-                busy,
-            ),
+        let rtt_us = sender_tcp(|t| Some(f64::from(t.rtt_us)));
+        let min_rtt_us = sender_tcp(|t| t.min_rtt_us.map(f64::from));
+        let whole = Steady {
+            ramp_seconds: 0.0,
+            retransmits: sum(&|s| s.tcp.map(|t| u64::from(t.total_retrans))),
             retrans_share: ratio(
                 sum(&|s| s.tcp.and_then(|t| t.bytes_retrans)) as f64,
                 sent as f64,
             ),
-            retransmits: sum(&|s| s.tcp.map(|t| u64::from(t.total_retrans))),
-            rtt_us: sender_tcp(|t| Some(f64::from(t.rtt_us))),
+            variation: None,
+            bits_per_second: None,
+        };
+        let steady = Steady::of(e.intervals).unwrap_or(whole);
+        let rates: Vec<f64> = receivers
+            .iter()
+            .map(|s| ratio(s.bytes as f64 * 8.0, s.seconds))
+            .collect();
+        Features {
+            senders: senders.len(),
+            busy_us: busy,
+            rwnd_share: ratio(sum(&|s| s.tcp.and_then(|t| t.rwnd_limited_us)) as f64, busy),
+            retrans_share: steady.retrans_share,
+            retransmits: steady.retransmits,
+            ramp_seconds: steady.ramp_seconds,
+            ramp_retransmits: whole.retransmits.saturating_sub(steady.retransmits),
+            rate_variation: steady.variation,
+            steady_bps: steady.bits_per_second.unwrap_or(e.bits_per_second),
+            sndbuf_share: ratio(
+                sum(&|s| s.tcp.and_then(|t| t.sndbuf_limited_us)) as f64,
+                busy,
+            ),
+            rtt_us,
+            min_rtt_us,
+            queue_us: if min_rtt_us > 0.0 {
+                (rtt_us - min_rtt_us).max(0.0)
+            } else {
+                0.0
+            },
+            busy_share: median(
+                senders
+                    .iter()
+                    .filter_map(|s| Some(ratio(s.tcp?.busy_us? as f64 / 1e6, s.seconds))),
+            )
+            .min(1.0),
+            jain_index: jain(&rates),
+            stream_min_bps: rates.iter().copied().reduce(f64::min).unwrap_or(0.0),
+            stream_max_bps: rates.iter().copied().fold(0.0, f64::max),
+            capacity: e.capacity,
             sender_util: worst(&senders, |s| s.cpu_seconds),
             receiver_util: worst(&receivers, |s| s.cpu_seconds),
             sender_wait: worst(&senders, |s| s.runq_wait_seconds),
@@ -99,9 +163,33 @@ impl Features {
             cwnd_bytes: sender_tcp(|t| Some(f64::from(t.snd_cwnd) * f64::from(t.snd_mss))),
             peer_window: sender_tcp(|t| t.snd_wnd.map(f64::from)),
             per_stream_bps: e.bits_per_second / senders.len().max(1) as f64,
+            bits_per_second: e.bits_per_second,
             sender_tls_share: tls_share(&senders),
             receiver_tls_share: tls_share(&receivers),
         }
+    }
+
+    /// What the path itself holds of the congestion window: the window
+    /// less the share that sat in a queue (cwnd x min RTT / RTT). A buffer
+    /// or window below the congestion window but above this only kept a
+    /// queue shorter, not the rate lower.
+    pub fn pipe_bytes(&self) -> f64 {
+        if self.standing_queue() {
+            self.cwnd_bytes * self.min_rtt_us / self.rtt_us
+        } else {
+            self.cwnd_bytes
+        }
+    }
+
+    /// The round trip sat above its minimum by a queue that stood, and the
+    /// senders could hold that much in flight (rate x RTT within their send
+    /// buffer): a round trip stretched by delayed ACKs behind a tiny buffer
+    /// is no queue.
+    pub fn standing_queue(&self) -> bool {
+        let in_flight = self.per_stream_bps / 8.0 * self.rtt_us / 1e6;
+        self.min_rtt_us > 0.0
+            && self.queue_us >= QUEUE_FLOOR_US.max(QUEUE_SHARE * self.min_rtt_us)
+            && (self.min_sndbuf == 0 || in_flight <= f64::from(self.min_sndbuf))
     }
 
     pub fn sender_starved(&self) -> bool {
@@ -162,8 +250,16 @@ impl Features {
             ("sender_sndbuf_bytes", f64::from(self.min_sndbuf)),
             ("cwnd_bytes", self.cwnd_bytes),
             ("peer_window_bytes", self.peer_window),
+            ("min_rtt_us", self.min_rtt_us),
+            ("queue_us", self.queue_us),
+            ("sender_busy_share", self.busy_share),
+            ("ramp_seconds", self.ramp_seconds),
+            ("ramp_retransmits", self.ramp_retransmits as f64),
+            ("steady_bits_per_second", self.steady_bps),
+            ("jain_index", self.jain_index),
         ]
         .into_iter()
+        .chain(self.rate_variation.map(|v| ("rate_variation", v)))
         .map(|(k, v)| (k.to_string(), round3(v)))
         .collect()
     }
@@ -178,7 +274,18 @@ pub(crate) fn busiest<'a>(
     ends.map(|s| ratio(time(s), s.seconds)).fold(0.0, f64::max)
 }
 
-fn ratio(a: f64, b: f64) -> f64 {
+/// Jain's fairness index: 1 when every rate is equal, 1/n when one has all.
+pub(crate) fn jain(rates: &[f64]) -> f64 {
+    let sum: f64 = rates.iter().sum();
+    let squares: f64 = rates.iter().map(|r| r * r).sum();
+    if squares > 0.0 {
+        sum * sum / (rates.len() as f64 * squares)
+    } else {
+        1.0
+    }
+}
+
+pub(crate) fn ratio(a: f64, b: f64) -> f64 {
     if b > 0.0 && a.is_finite() { a / b } else { 0.0 }
 }
 
@@ -186,7 +293,7 @@ fn round3(v: f64) -> f64 {
     (v * 1000.0).round() / 1000.0
 }
 
-fn median(values: impl Iterator<Item = f64>) -> f64 {
+pub(crate) fn median(values: impl Iterator<Item = f64>) -> f64 {
     let mut v: Vec<f64> = values.collect();
     if v.is_empty() {
         return 0.0;

@@ -10,11 +10,12 @@ pub mod features;
 pub mod latency;
 pub mod rules;
 pub mod sentences;
+pub mod steady;
 pub mod udp;
 
 use std::collections::BTreeMap;
 
-use linerate_result::{HostCpu, StreamEnd, Verdict};
+use linerate_result::{HostCpu, IntervalSample, StreamEnd, Verdict};
 
 pub use features::Features;
 pub use rules::{CpuCause, Finding};
@@ -30,6 +31,11 @@ pub const HOST_SATURATED: f64 = 0.90;
 pub const OWN_THREADS_BUSY: f64 = 0.5;
 /// A stream thread that waited this share of the run for a CPU was starved.
 pub const STARVED_SHARE: f64 = 0.25;
+/// A standing queue: the smoothed round trip this far above the lowest,
+/// in µs and as a share of the lowest, whichever is larger. Delayed ACKs
+/// and a busy host add well under a millisecond on a short path.
+pub const QUEUE_FLOOR_US: f64 = 1000.0;
+pub const QUEUE_SHARE: f64 = 0.1;
 /// Retransmitted share of bytes above which the network is losing packets.
 pub const LOSSY_SHARE: f64 = 1e-4;
 
@@ -49,6 +55,19 @@ pub struct Evidence<'a> {
     /// The TLS cipher, when the run was encrypted: a CPU verdict names it
     /// with its share of the stream threads' time.
     pub cipher: Option<&'a str>,
+    /// The run's interval samples, both sides: the steady state after the
+    /// ramp is judged on them.
+    pub intervals: &'a [IntervalSample],
+    /// The path's capacity, where it is known.
+    pub capacity: Option<Capacity>,
+}
+
+/// A path's capacity where it is known, and from where, in the words a
+/// sentence gives it ("the lab's --rate").
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Capacity {
+    pub bits_per_second: f64,
+    pub source: &'static str,
 }
 
 /// What a transfer adds: the share of the stream threads' time spent on
@@ -67,7 +86,7 @@ pub struct DiskTime {
 pub fn judge(e: &Evidence) -> Verdict {
     let f = Features::measure(e);
     let found = rules::decide(&f, pacing_bps(e));
-    let v = verdict(&f, found, f.evidence(), Speaker::bench(e.congestion));
+    let v = verdict(&f, found, evidence_of(&f), Speaker::bench(e.congestion));
     with_cipher(v, &f, e, Command::Bench)
 }
 
@@ -141,7 +160,7 @@ pub fn judge_transfer(e: &Evidence, disks: DiskTime) -> Verdict {
 
 fn transfer_verdict(f: &Features, found: Finding, disks: DiskTime) -> Verdict {
     let found = rules::disk(f, found, &disks);
-    let mut evidence = f.evidence();
+    let mut evidence = evidence_of(f);
     evidence.insert("source_read_share".into(), disks.read_share);
     evidence.insert("destination_write_share".into(), disks.write_share);
     evidence.insert(
@@ -149,6 +168,18 @@ fn transfer_verdict(f: &Features, found: Finding, disks: DiskTime) -> Verdict {
         if disks.dest_in_memory { 1.0 } else { 0.0 },
     );
     verdict(f, found, evidence, Speaker::send())
+}
+
+/// The features as evidence, with the path's capacity and its share where
+/// it is known.
+fn evidence_of(f: &Features) -> BTreeMap<String, f64> {
+    let mut evidence = f.evidence();
+    if let Some(c) = f.capacity {
+        evidence.insert("capacity_bits_per_second".into(), c.bits_per_second);
+        let share = features::ratio(f.steady_bps, c.bits_per_second);
+        evidence.insert("capacity_share".into(), (share * 1000.0).round() / 1000.0);
+    }
+    evidence
 }
 
 fn pacing_bps(e: &Evidence) -> Option<f64> {
@@ -211,6 +242,8 @@ mod tests {
             pacing_rate: None,
             congestion: None,
             cipher: None,
+            intervals: &[],
+            capacity: None,
         })
     }
 
@@ -255,6 +288,8 @@ mod tests {
             pacing_rate: None,
             congestion: None,
             cipher,
+            intervals: &[],
+            capacity: None,
         };
         let v = judge(&e(Some("TLS13_AES_128_GCM_SHA256")));
         assert_eq!((v.limit, v.side), (Limit::Cpu, Some(Side::Sender)));
@@ -657,6 +692,163 @@ mod tests {
                 side: Side::Sender,
                 cause: CpuCause::Starved
             }
+        );
+    }
+
+    /// 1 or 8 cubic streams through a 2 Gbit/s bottleneck with a 5 ms
+    /// queue at 0.1 ms, as a lab measures them.
+    fn full_path(senders: usize) -> Features {
+        Features {
+            senders,
+            busy_us: 4e6,
+            busy_share: 0.99,
+            rtt_us: 5300.0,
+            min_rtt_us: 100.0,
+            queue_us: 5200.0,
+            bits_per_second: 1.9e9,
+            steady_bps: 1.9e9,
+            per_stream_bps: 1.9e9 / senders as f64,
+            stream_min_bps: 0.22e9,
+            stream_max_bps: 0.26e9,
+            jain_index: 0.99,
+            rate_variation: Some(0.02),
+            sender_util: 0.2,
+            receiver_util: 0.1,
+            host_busy: 0.3,
+            min_rcvbuf: 6 << 20,
+            min_sndbuf: 4 << 20,
+            cwnd_bytes: 1.3e6,
+            ..Features::default()
+        }
+    }
+
+    fn said(f: &Features) -> Verdict {
+        verdict(
+            f,
+            rules::decide(f, None),
+            f.evidence(),
+            Speaker::bench(Some("cubic")),
+        )
+    }
+
+    #[test]
+    fn a_path_at_its_capacity_is_full_with_its_queue_and_its_shares() {
+        let v = said(&full_path(1));
+        assert_eq!((v.limit, v.side), (Limit::PathFull, None));
+        assert!(v.sentence.starts_with("Path full: the path is full at 1.90 Gbit/s: the round trip grew from 100 us to 5.30 ms (a 5.20 ms standing queue)"), "{}", v.sentence);
+        assert!(!v.sentence.contains("streams shared"), "{}", v.sentence);
+        let v = said(&full_path(8));
+        assert!(
+            v.sentence.contains(
+                "8 streams shared it at 220.0 Mbit/s to 260.0 Mbit/s each (Jain's index 0.99)"
+            ),
+            "{}",
+            v.sentence
+        );
+        // Slow start's losses in the first second are named as such.
+        let ramp = Features {
+            ramp_retransmits: 7110,
+            ramp_seconds: 1.0,
+            ..full_path(1)
+        };
+        let v = said(&ramp);
+        assert_eq!(v.limit, Limit::PathFull);
+        assert!(
+            v.sentence
+                .contains("The 7110 retransmits in the first 1.0 s were slow start overshooting"),
+            "{}",
+            v.sentence
+        );
+        // A known capacity gives the share; at it, no queue is needed.
+        let known = Features {
+            queue_us: 200.0,
+            capacity: Some(Capacity {
+                bits_per_second: 2e9,
+                source: "the lab's --rate",
+            }),
+            ..full_path(1)
+        };
+        let v = said(&known);
+        assert_eq!(v.limit, Limit::PathFull);
+        assert!(v.sentence.contains("full at 1.90 Gbit/s (95 % of 2.00 Gbit/s, the lab's --rate): the round trip stayed near 5.30 ms"), "{}", v.sentence);
+    }
+
+    #[test]
+    fn a_path_is_full_only_when_no_end_held_the_senders() {
+        // No queue and no known capacity: nothing says the path was full.
+        let short = Features {
+            queue_us: 200.0,
+            ..full_path(1)
+        };
+        assert_eq!(rules::decide(&short, None), Finding::Application);
+        // Far below a known capacity: not full, whatever the queue.
+        let below = Features {
+            queue_us: 200.0,
+            capacity: Some(Capacity {
+                bits_per_second: 10e9,
+                source: "--capacity",
+            }),
+            ..full_path(1)
+        };
+        assert_eq!(rules::decide(&below, None), Finding::Application);
+        // Senders that paused, a rate that swung, a thread at its core's limit.
+        let paused = Features {
+            busy_share: 0.5,
+            ..full_path(1)
+        };
+        assert_eq!(rules::decide(&paused, None), Finding::Application);
+        let swinging = Features {
+            rate_variation: Some(0.4),
+            ..full_path(1)
+        };
+        assert_eq!(rules::decide(&swinging, None), Finding::Application);
+        let saturated = Features {
+            sender_util: 0.95,
+            ..full_path(1)
+        };
+        assert!(matches!(
+            rules::decide(&saturated, None),
+            Finding::Cpu { .. }
+        ));
+        // At a known capacity a busy CPU limited nothing (polling receivers).
+        let polling = Features {
+            receiver_util: 0.99,
+            capacity: Some(Capacity {
+                bits_per_second: 2e9,
+                source: "the lab's --rate",
+            }),
+            ..full_path(1)
+        };
+        assert_eq!(rules::decide(&polling, None), Finding::PathFull);
+        // A small send buffer is named before the path.
+        let buffer = Features {
+            sndbuf_share: 0.8,
+            ..full_path(1)
+        };
+        assert_eq!(rules::decide(&buffer, None), Finding::SendBuffer);
+        // Loss after the ramp with no queue and a rate far below capacity:
+        // a lossy path.
+        let lossy = Features {
+            queue_us: 300.0,
+            retrans_share: 0.001,
+            retransmits: 900,
+            ramp_seconds: 1.0,
+            bits_per_second: 4e7,
+            steady_bps: 4e7,
+            per_stream_bps: 4e7,
+            capacity: Some(Capacity {
+                bits_per_second: 1e9,
+                source: "the lab's --rate",
+            }),
+            ..full_path(1)
+        };
+        let v = said(&lossy);
+        assert_eq!(v.limit, Limit::Network);
+        assert!(
+            v.sentence
+                .contains("900 retransmits (0.100 % of bytes) after the first 1.0 s"),
+            "{}",
+            v.sentence
         );
     }
 }

@@ -40,6 +40,10 @@ pub enum Finding {
     },
     ReceiverWindow,
     SendBuffer,
+    /// The path carried all it could: a steady rate, a standing queue or
+    /// the rate of its known capacity, and nothing at either end holding
+    /// the senders back.
+    PathFull,
     Network,
     Cpu {
         side: Side,
@@ -70,6 +74,7 @@ impl Finding {
             Finding::Paced { .. } | Finding::Application => Limit::Application,
             Finding::ReceiverWindow => Limit::ReceiverWindow,
             Finding::SendBuffer => Limit::SendBuffer,
+            Finding::PathFull => Limit::PathFull,
             Finding::Network => Limit::Network,
             Finding::Cpu { .. } => Limit::Cpu,
             Finding::Mixed { .. } => Limit::Mixed,
@@ -86,6 +91,7 @@ impl Finding {
             Finding::ReceiverWindow => Some(Side::Receiver),
             Finding::Cpu { side, .. } | Finding::Disk { side, .. } => Some(*side),
             Finding::NoTcpInfo
+            | Finding::PathFull
             | Finding::Network
             | Finding::Application
             | Finding::Mixed { .. } => None,
@@ -96,11 +102,12 @@ impl Finding {
 /// The first finding of the bench rules; `pacing_bps` is the user's cap
 /// per stream, if any.
 pub fn decide(f: &Features, pacing_bps: Option<f64>) -> Finding {
-    let rules: [&dyn Fn() -> Option<Finding>; 6] = [
+    let rules: [&dyn Fn() -> Option<Finding>; 7] = [
         &|| no_tcp_info(f),
         &|| paced(f, pacing_bps),
         &|| receive_window(f),
         &|| send_buffer(f),
+        &|| path_full(f),
         &|| network(f),
         &|| cpu(f),
     ];
@@ -168,7 +175,7 @@ fn paced(f: &Features, cap_bps: Option<f64>) -> Option<Finding> {
 /// window would only fill too. A tiny buffer makes its reader busy by itself.
 fn receive_window(f: &Features) -> Option<Finding> {
     let window_below_cwnd =
-        f.peer_window > 0.0 && f.peer_window < 0.9 * f.cwnd_bytes && f.sender_util < 0.5;
+        f.peer_window > 0.0 && f.peer_window < 0.9 * f.pipe_bytes() && f.sender_util < 0.5;
     if f.rwnd_share < LIMITED_SHARE && !window_below_cwnd {
         return None;
     }
@@ -197,7 +204,7 @@ fn receive_window(f: &Features) -> Option<Finding> {
 fn send_buffer(f: &Features) -> Option<Finding> {
     let receiver_behind = f.receiver_util >= THREAD_SATURATED || f.receiver_starved();
     let buffer_below_cwnd =
-        f64::from(f.min_sndbuf) < f.cwnd_bytes && f.sender_util < 0.5 && !receiver_behind;
+        f64::from(f.min_sndbuf) < f.pipe_bytes() && f.sender_util < 0.5 && !receiver_behind;
     let limited = f.sndbuf_share >= LIMITED_SHARE || (buffer_below_cwnd && !f.sender_starved());
     if !limited {
         return None;
@@ -225,6 +232,33 @@ fn cpu_bound(f: &Features) -> bool {
         || f.cpu_scarce()
 }
 
+/// Senders with data waiting this share of the run or more never paused:
+/// only the path or an end can have set their rate.
+pub const ALWAYS_SENDING: f64 = 0.9;
+/// A summed rate that varies less than this (coefficient of variation,
+/// interval to interval after the ramp) is flat.
+pub const FLAT_VARIATION: f64 = 0.1;
+/// A rate this share of the known capacity or more has filled the path.
+pub const AT_CAPACITY: f64 = 0.9;
+
+/// The path is full when the senders always had data waiting, the rate
+/// was flat after the ramp, no window or buffer held them (the rules
+/// before this one), and either the rate reached the path's known
+/// capacity, or a standing queue built (the round trip sat above its
+/// minimum) with no CPU short. At the capacity a busy CPU limited nothing:
+/// receivers that poll keep their cores busy at any rate.
+fn path_full(f: &Features) -> Option<Finding> {
+    let steady =
+        f.busy_share >= ALWAYS_SENDING && f.rate_variation.is_none_or(|v| v <= FLAT_VARIATION);
+    let at_capacity = f
+        .capacity
+        .is_some_and(|c| f.steady_bps >= AT_CAPACITY * c.bits_per_second);
+    let queue = f.standing_queue() && !cpu_bound(f);
+    (steady && (at_capacity || queue)).then_some(Finding::PathFull)
+}
+
+/// Loss after the ramp: retransmits while slow start overshot a queue in
+/// the first interval say nothing of the path.
 fn network(f: &Features) -> Option<Finding> {
     (f.retrans_share >= LOSSY_SHARE && !cpu_bound(f)).then_some(Finding::Network)
 }

@@ -43,11 +43,17 @@ pub fn sentence(found: &Finding, f: &Features, to: Speaker) -> String {
             fmt_us(f.rtt_us),
             fmt_bytes(10e9 / 8.0 * f.rtt_us / 1e6)
         ),
+        Finding::PathFull => path_full(f, command),
         Finding::Network => format!(
-            "Network: {} retransmits ({:.3} % of bytes) kept the congestion window down; \
+            "Network: {} retransmits ({:.3} % of bytes){} kept the congestion window down; \
              the path drops or reorders packets (check queues, MTU and links{}).",
             f.retransmits,
             f.retrans_share * 100.0,
+            if f.ramp_seconds > 0.0 {
+                format!(" after the first {:.1} s", f.ramp_seconds)
+            } else {
+                String::new()
+            },
             if to.may_suggest_bbr() {
                 "; try --cc bbr"
             } else {
@@ -104,6 +110,70 @@ pub fn sentence(found: &Finding, f: &Features, to: Speaker) -> String {
             )
         }
     }
+}
+
+/// The path at its capacity: the queue it built or the capacity it
+/// reached, how the streams shared it, what the retransmits were.
+fn path_full(f: &Features, command: Command) -> String {
+    let share = f.capacity.map_or(String::new(), |c| {
+        format!(
+            " ({:.0} % of {}, {})",
+            100.0 * f.steady_bps / c.bits_per_second,
+            fmt_rate(c.bits_per_second),
+            c.source
+        )
+    });
+    let queue = if f.standing_queue() {
+        format!(
+            "the round trip grew from {} to {} (a {} standing queue)",
+            fmt_us(f.min_rtt_us),
+            fmt_us(f.rtt_us),
+            fmt_us(f.queue_us)
+        )
+    } else {
+        format!(
+            "the round trip stayed near {} (the senders kept the queue short)",
+            fmt_us(f.rtt_us.max(f.min_rtt_us))
+        )
+    };
+    let mut s = format!(
+        "Path full: the path is full at {}{share}{}: {queue}; no window, buffer or CPU held the senders back.",
+        fmt_rate(f.steady_bps),
+        if f.ramp_seconds > 0.0 {
+            format!(" after the first {:.1} s", f.ramp_seconds)
+        } else {
+            String::new()
+        }
+    );
+    if f.senders > 1 {
+        s.push_str(&format!(
+            " {} streams shared it at {} to {} each (Jain's index {:.2}).",
+            f.senders,
+            fmt_rate(f.stream_min_bps),
+            fmt_rate(f.stream_max_bps),
+            f.jain_index
+        ));
+    }
+    if f.retransmits > 0 {
+        s.push_str(&format!(
+            " {} retransmits after the ramp ({:.3} % of bytes): the queue overflowed as the senders probed for more.",
+            f.retransmits,
+            f.retrans_share * 100.0
+        ));
+    } else if f.ramp_retransmits > 0 {
+        s.push_str(&format!(
+            " The {} retransmits in the first {:.1} s were slow start overshooting the queue, not loss on the path.",
+            f.ramp_retransmits, f.ramp_seconds
+        ));
+    }
+    let pace = match command {
+        Command::Bench => "--fq-rate",
+        Command::Send => "--rate",
+    };
+    s.push_str(&format!(
+        " Only a faster path, or fewer flows sharing it, raises the rate; pacing just below it ({pace}) or a smaller queue (AQM) removes the queue's delay."
+    ));
+    s
 }
 
 /// One part of a mixed verdict: what held the senders, and how long.

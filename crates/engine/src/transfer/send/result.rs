@@ -10,7 +10,7 @@ use crate::document;
 /// Merges both ends into one `linerate.result/1` document of kind `transfer`.
 pub fn to_result(run: &TransferRun, command_line: Vec<String>) -> ResultDoc {
     let ends = document::merge(&run.client, &run.server);
-    let verdict = judge(run, &ends.streams, ends.bits_per_second, ends.seconds);
+    let verdict = judge(run, &ends, ends.bits_per_second, ends.seconds);
     let mut parameters = serde_json::to_value(&run.request).unwrap_or_default();
     if let Some(map) = parameters.as_object_mut() {
         map.remove("token");
@@ -51,12 +51,8 @@ pub const MIN_JUDGED_BYTES: u64 = 16 << 20;
 /// Names the limit of a transfer: a disk when the stream threads spent most
 /// of their time reading the source or writing the destination, otherwise
 /// what the bench verdict finds in TCP_INFO and the CPU figures.
-fn judge(
-    run: &TransferRun,
-    streams: &[linerate_result::StreamEnd],
-    bps: f64,
-    seconds: f64,
-) -> Verdict {
+fn judge(run: &TransferRun, ends: &document::Ends, bps: f64, seconds: f64) -> Verdict {
+    let streams = &ends.streams;
     let moved: u64 = streams
         .iter()
         .filter(|s| s.side == Side::Receiver)
@@ -88,6 +84,8 @@ fn judge(
         pacing_rate: run.pacing_rate,
         congestion: None,
         cipher: run.encryption.as_ref().map(|n| n.cipher.as_str()),
+        intervals: &ends.intervals,
+        capacity: None,
     };
     let disks = verdict::DiskTime {
         read_share: share(run.read_seconds),
