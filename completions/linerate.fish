@@ -370,7 +370,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_
 complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from plan" -l script-out -d 'Write the NIC, qdisc and CPU commands as a shell script' -r -F
 complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from plan" -l json -d 'Print the plan as JSON (`-`) or write it to FILE' -r
 complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from plan" -l cores -d 'Cores of the end with fewer (default: this host\'s online CPUs)' -r
-complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from plan" -l per-core-rate -d 'What one stream on one core carried, bits/s, as `linerate bench -P 1` measured it (e.g. 25G): the plan then says when the cores, not the window, bound it' -r
+complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from plan" -l per-core-rate -d 'What one stream on one core carries, bits/s, as `linerate bench -P 1` measured it between the hosts (e.g. 25G). Default: measured here, one stream on loopback for 1 s (not with --root). The plan takes a stream a core up to the target, and says when the cores, not the window, bound it' -r
 complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from plan" -s h -l help -d 'Print help'
 complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from apply" -l plan -d 'A plan written by `tune plan -o`' -r -F
 complete -c linerate -n "__fish_linerate_using_subcommand tune; and __fish_seen_subcommand_from apply" -l profile -d 'A built-in target, planned against this host' -r

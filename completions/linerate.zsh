@@ -662,7 +662,7 @@ _arguments "${_arguments_options[@]}" : \
 '--script-out=[Write the NIC, qdisc and CPU commands as a shell script]:SCRIPT_OUT:_files' \
 '--json=[Print the plan as JSON (\`-\`) or write it to FILE]:JSON:_default' \
 '--cores=[Cores of the end with fewer (default\: this host'\''s online CPUs)]:N:_default' \
-'--per-core-rate=[What one stream on one core carried, bits/s, as \`linerate bench -P 1\` measured it (e.g. 25G)\: the plan then says when the cores, not the window, bound it]:RATE:_default' \
+'--per-core-rate=[What one stream on one core carries, bits/s, as \`linerate bench -P 1\` measured it between the hosts (e.g. 25G). Default\: measured here, one stream on loopback for 1 s (not with --root). The plan takes a stream a core up to the target, and says when the cores, not the window, bound it]:RATE:_default' \
 '-h[Print help]' \
 '--help[Print help]' \
 && ret=0

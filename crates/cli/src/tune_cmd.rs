@@ -94,8 +94,10 @@ pub struct PlanArgs {
     /// Cores of the end with fewer (default: this host's online CPUs).
     #[arg(long, value_name = "N")]
     pub cores: Option<u32>,
-    /// What one stream on one core carried, bits/s, as `linerate bench -P 1` measured it
-    /// (e.g. 25G): the plan then says when the cores, not the window, bound it.
+    /// What one stream on one core carries, bits/s, as `linerate bench -P 1` measured it
+    /// between the hosts (e.g. 25G). Default: measured here, one stream on loopback for 1 s
+    /// (not with --root). The plan takes a stream a core up to the target, and says when the
+    /// cores, not the window, bound it.
     #[arg(long, value_name = "RATE", value_parser = units::parse_rate)]
     pub per_core_rate: Option<u64>,
 }
@@ -284,7 +286,18 @@ fn plan_cmd(a: PlanArgs) -> anyhow::Result<()> {
     if let Some(n) = a.cores {
         cpus.cores = n.max(1);
     }
-    cpus.per_core_bps = a.per_core_rate.map(|r| r as f64);
+    cpus.per_core_bps = match (a.per_core_rate, &a.source.root) {
+        (Some(r), _) => Some(r as f64),
+        (None, Some(_)) => None,
+        (None, None) => {
+            let measured = per_core_here().context("measuring what one core carries")?;
+            eprintln!(
+                "one core carried {} here (one stream on loopback for 1 s; --per-core-rate to give the rate between the hosts)",
+                fmt_rate(measured)
+            );
+            Some(measured)
+        }
+    };
     let p = plan::make_for(&facts, t, cpus);
     let header = format!(
         "linerate {} tune plan: {}",
@@ -312,6 +325,34 @@ fn plan_cmd(a: PlanArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What one stream on one core carries on this host: one stream on
+/// loopback for a second, each end on a core of its own where there are
+/// two (the bench's own choice).
+fn per_core_here() -> anyhow::Result<f64> {
+    use std::net::{Ipv4Addr, SocketAddr};
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    let log: linerate_engine::server::Logger = std::sync::Arc::new(|_| {});
+    let server =
+        linerate_engine::server::Server::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)), log)?;
+    let addr = server.local_addr()?;
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let serving = s.spawn(|| server.run(false, &stop));
+        let spec = linerate_engine::spec::BenchSpec {
+            streams: 1,
+            duration_ms: 1000,
+            interval_ms: 0,
+            ..Default::default()
+        };
+        let run = linerate_engine::bench::run(addr, &spec, None, &mut |_, _| {});
+        stop.store(true, Relaxed);
+        let _ = serving.join();
+        Ok(linerate_engine::bench::to_result(&run?, Vec::new())
+            .summary
+            .bits_per_second)
+    })
+}
+
 fn print_plan(p: &Plan, header: &str) {
     println!("{header}");
     println!(
@@ -333,7 +374,7 @@ fn print_plan(p: &Plan, header: &str) {
         "  one stream planned       about {}{}",
         fmt_rate(p.planned_per_stream_bps),
         match p.per_core_bps {
-            Some(_) => " (window, loss and one core's measured rate)",
+            Some(_) => " (window, loss and one core's rate)",
             None => " (window and loss only: no core's rate was given)",
         }
     );

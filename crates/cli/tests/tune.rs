@@ -413,3 +413,36 @@ fn tuning_study_raises_one_stream_at_least_threefold_at_44ms() {
     assert!(points.iter().any(|p| p["series"] == "before"));
     assert!(points.iter().any(|p| p["series"] == "after"));
 }
+
+/// On this host, a 100 Gbit/s plan at 44 ms takes a stream a core (what
+/// one core carries was measured, no host here carries 100 Gbit/s on one),
+/// sizes each stream's buffer for its share, and states the ceiling.
+#[test]
+fn a_plan_beyond_one_core_takes_a_stream_a_core_and_states_the_ceiling() {
+    let out = Command::new(env!("CARGO_BIN_EXE_linerate"))
+        .args([
+            "tune", "plan", "--rate", "100G", "--rtt", "44ms", "--json", "-",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cores = std::thread::available_parallelism().unwrap().get() as f64;
+    let per_core = plan["per_core_bps"]
+        .as_f64()
+        .expect("measured per-core rate");
+    let want = (100e9 / per_core).ceil().min(cores);
+    assert_eq!(plan["streams"].as_f64().unwrap(), want, "{plan}");
+    // Each buffer holds its stream's share at 44 ms, twice over (autotuning's
+    // overhead), not the whole 524 MiB BDP.
+    let share = (100e9 / want).min(per_core) / 8.0 * 0.044;
+    let buffer = plan["buffer_bytes"].as_f64().unwrap();
+    assert!(
+        buffer >= share && buffer <= 4.0 * share,
+        "{buffer} for {share}"
+    );
+    if per_core * want < 100e9 {
+        let notes = plan["notes"].to_string();
+        assert!(notes.contains("this host's ceiling"), "{notes}");
+    }
+}

@@ -150,6 +150,30 @@ fn a_tmpfs_destination_is_named_as_memory_never_as_a_disk() {
             "{host} host: {v}"
         );
         assert!(!sentence.contains("by the disk"), "{host} host: {sentence}");
+        // Under its own rate cap, writing into memory: the cap is the limit.
+        let capped = format!("{}:/{host}-capped", srv.addr());
+        let out = common::run(&[
+            "send",
+            "--from-memory",
+            "300M",
+            "--rate",
+            "1G",
+            "--json",
+            "-",
+            "-q",
+            &capped,
+        ]);
+        assert!(out.status.success(), "{host}: {}", text(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("send JSON");
+        let (capped_limit, capped_sentence) = verdict(&doc);
+        assert_eq!(
+            capped_limit, "application",
+            "{host} host: {capped_sentence}"
+        );
+        assert!(
+            capped_sentence.contains("--rate"),
+            "{host} host: {capped_sentence}"
+        );
         if limit == "destination_disk" {
             assert!(
                 sentence.contains("in memory (tmpfs)"),

@@ -771,7 +771,7 @@ fn sample(
             // its payload-to-truesize ratio moves; asserting it again each
             // tick keeps `--window` the window the receiver advertises.
             for s in sockets.iter().filter(|s| !cfg.sends(s.index)) {
-                let _ = sockopt::set_window_clamp(&s.stream, window);
+                let _ = sockopt::clamp_window(&s.stream, window);
             }
         }
         if !omit_taken && (now >= omit || all_done) {

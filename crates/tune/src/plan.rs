@@ -104,6 +104,10 @@ pub fn make_for(facts: &Facts, target: Target, cpus: Cpus) -> Plan {
         bdp,
         buffer,
     } = bounds::size(facts, &target);
+    let (streams, buffer) = match target.streams {
+        Some(_) => (streams, buffer),
+        None => on_cores(&target, streams, bdp, cpus),
+    };
     let current = match (
         facts.sysctl_max("net.ipv4.tcp_rmem"),
         facts.sysctl_max("net.ipv4.tcp_wmem"),
@@ -178,6 +182,26 @@ pub fn make_for(facts: &Facts, target: Target, cpus: Cpus) -> Plan {
     }
 }
 
+/// The streams and buffer once the cores have their say (the user gave no
+/// `-P`): a stream runs on a core, so a target above what one core
+/// carries takes a stream a core, up to the cores there are (more would
+/// share them); each stream's buffer is what its share of the rate needs
+/// at the RTT, not the whole target's. Streams the window or loss call
+/// for (`window_streams`) stay.
+fn on_cores(t: &Target, window_streams: u32, bdp: u64, cpus: Cpus) -> (u32, u64) {
+    let cores = cpus.cores.max(1);
+    let cpu_streams = match cpus.per_core_bps {
+        Some(core) if core > 0.0 => ((t.rate_bps / core).ceil() as u32).clamp(1, cores),
+        // No core's rate known: the window's streams (the notes ask for it).
+        _ => 1,
+    };
+    let streams = window_streams.max(cpu_streams);
+    let per_stream =
+        (t.rate_bps / f64::from(streams)).min(cpus.per_core_bps.unwrap_or(f64::INFINITY));
+    let need = bounds::bdp_bytes(per_stream, t.rtt_s).min(bdp.div_ceil(u64::from(streams)));
+    (streams, bounds::buffer_for(need))
+}
+
 /// Where the cores, not the window, bound the plan: more streams than
 /// cores share them; with a measured per-core rate, the cores' sum below
 /// the target; without one, a per-stream rate no core is known to carry.
@@ -193,8 +217,8 @@ fn cpu_notes(t: &Target, streams: u32, per_stream: f64, cpus: Cpus) -> Vec<Strin
     let used = streams.min(cores);
     match cpus.per_core_bps {
         Some(core) if f64::from(used) * core < t.rate_bps => notes.push(format!(
-            "the CPU, not the window, bounds this plan: {used} core(s) at {} each carry about {}, \
-             under the {} target",
+            "the CPU, not the window, bounds this plan: {used} core(s) at {} each carry at most {} \
+             (this host's ceiling), under the {} target",
             fmt_rate(core),
             fmt_rate(f64::from(used) * core),
             fmt_rate(t.rate_bps)

@@ -49,6 +49,8 @@ pub struct Features {
     pub cwnd_bytes: f64,
     /// The window the receivers advertised, as the senders last saw it.
     pub peer_window: f64,
+    /// The senders' segment size (median stream).
+    pub snd_mss: f64,
     pub per_stream_bps: f64,
     /// The run's received rate, all streams.
     pub bits_per_second: f64,
@@ -162,6 +164,7 @@ impl Features {
             min_sndbuf: senders.iter().map(|s| s.sndbuf).min().unwrap_or(0),
             cwnd_bytes: sender_tcp(|t| Some(f64::from(t.snd_cwnd) * f64::from(t.snd_mss))),
             peer_window: sender_tcp(|t| t.snd_wnd.map(f64::from)),
+            snd_mss: sender_tcp(|t| Some(f64::from(t.snd_mss))),
             per_stream_bps: e.bits_per_second / senders.len().max(1) as f64,
             bits_per_second: e.bits_per_second,
             sender_tls_share: tls_share(&senders),
@@ -179,6 +182,18 @@ impl Features {
         } else {
             self.cwnd_bytes
         }
+    }
+
+    /// A receive buffer of a few small segments (under 8 KiB, as a tiny
+    /// `--window` makes them): TCP's cost per byte climbs; whatever else is
+    /// busy, the window is why. The buffer, not the last advertised window,
+    /// which a reader that fell behind closes too; and small segments, since
+    /// loopback's 64 KiB ones fill any autotuned buffer in a few.
+    pub fn tiny_window(&self) -> bool {
+        self.min_rcvbuf > 0
+            && self.snd_mss > 0.0
+            && self.snd_mss < 8192.0
+            && f64::from(self.min_rcvbuf) <= 16.0 * self.snd_mss
     }
 
     /// The round trip sat above its minimum by a queue that stood, and the

@@ -851,4 +851,35 @@ mod tests {
             v.sentence
         );
     }
+
+    #[test]
+    fn a_window_of_a_few_small_segments_is_the_window_whatever_the_cpu() {
+        // `--window 4K` on loopback: 1012-byte segments, both ends busy.
+        let tiny = Features {
+            senders: 1,
+            busy_us: 2e6,
+            sender_util: 0.87,
+            receiver_util: 0.99,
+            host_busy: 0.99,
+            min_rcvbuf: 8192,
+            snd_mss: 1012.0,
+            ..Features::default()
+        };
+        let v = said(&tiny);
+        assert_eq!(v.limit, Limit::ReceiverWindow);
+        assert!(
+            v.sentence.contains("8 segments of 1012 B"),
+            "{}",
+            v.sentence
+        );
+        // A reader behind on loopback: a few 64 KiB segments fill an
+        // autotuned buffer; that is the reader's CPU, not a tiny window.
+        let behind = Features {
+            min_rcvbuf: 353 << 10,
+            snd_mss: 65483.0,
+            rwnd_share: 0.96,
+            ..tiny
+        };
+        assert!(matches!(rules::decide(&behind, None), Finding::Cpu { .. }));
+    }
 }

@@ -176,6 +176,9 @@ fn paced(f: &Features, cap_bps: Option<f64>) -> Option<Finding> {
 fn receive_window(f: &Features) -> Option<Finding> {
     let window_below_cwnd =
         f.peer_window > 0.0 && f.peer_window < 0.9 * f.pipe_bytes() && f.sender_util < 0.5;
+    if f.tiny_window() {
+        return Some(Finding::ReceiverWindow);
+    }
     if f.rwnd_share < LIMITED_SHARE && !window_below_cwnd {
         return None;
     }

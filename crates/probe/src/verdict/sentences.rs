@@ -24,24 +24,28 @@ pub fn sentence(found: &Finding, f: &Features, to: Speaker) -> String {
             }
         ),
         Finding::ReceiverWindow => format!(
-            "Receiver window: the senders waited for window {:.0} % of the time; the receiver's buffer was {}. \
-             At the measured RTT of {} a stream needs {} of window for 10 Gbit/s and {} for 100 Gbit/s \
-             (raise --window or net.ipv4.tcp_rmem / net.core.rmem_max).",
+            "Receiver window: the senders waited for window {:.0} % of the time; the receiver's buffer was {}{}. \
+             {} of window (raise --window or net.ipv4.tcp_rmem / net.core.rmem_max).",
             f.rwnd_share * 100.0,
             fmt_bytes(f64::from(f.min_rcvbuf)),
-            fmt_us(f.rtt_us),
-            fmt_bytes(10e9 / 8.0 * f.rtt_us / 1e6),
-            fmt_bytes(100e9 / 8.0 * f.rtt_us / 1e6)
+            if f.tiny_window() {
+                format!(
+                    ", {:.0} segments of {}: TCP sends small segments and spends its CPU on them",
+                    f64::from(f.min_rcvbuf) / f.snd_mss,
+                    fmt_bytes(f.snd_mss)
+                )
+            } else {
+                String::new()
+            },
+            in_flight_needed(f, f.peer_window.max(f64::from(f.min_rcvbuf) / 2.0))
         ),
         Finding::SendBuffer => format!(
             "Send buffer: the senders' socket buffer ({}) held less than the congestion window ({}), \
-             or was full {:.0} % of the time. At the measured RTT of {} a stream needs {} in flight for 10 Gbit/s \
-             (raise --sndbuf or net.ipv4.tcp_wmem / net.core.wmem_max).",
+             or was full {:.0} % of the time. {} in flight (raise --sndbuf or net.ipv4.tcp_wmem / net.core.wmem_max).",
             fmt_bytes(f64::from(f.min_sndbuf)),
             fmt_bytes(f.cwnd_bytes),
             f.sndbuf_share * 100.0,
-            fmt_us(f.rtt_us),
-            fmt_bytes(10e9 / 8.0 * f.rtt_us / 1e6)
+            in_flight_needed(f, f64::from(f.min_sndbuf))
         ),
         Finding::PathFull => path_full(f, command),
         Finding::Network => format!(
@@ -109,6 +113,43 @@ pub fn sentence(found: &Finding, f: &Features, to: Speaker) -> String {
                 share * 100.0
             )
         }
+    }
+}
+
+/// What a stream needs in flight, sized by the path's lowest round trip
+/// (not one stretched by delayed ACKs or a queue): for the path's known
+/// capacity, shared by the streams; otherwise what `have` bytes in flight
+/// carry at most, and what 10 Gbit/s needs.
+fn in_flight_needed(f: &Features, have: f64) -> String {
+    let rtt_us = if f.min_rtt_us > 0.0 {
+        f.min_rtt_us
+    } else {
+        f.rtt_us
+    };
+    let which = if f.min_rtt_us > 0.0 {
+        "lowest round trip"
+    } else {
+        "round trip"
+    };
+    match f.capacity {
+        Some(c) => {
+            let share = c.bits_per_second / f.senders.max(1) as f64;
+            format!(
+                "To fill {} ({}) at the {which} of {}, each of {} stream(s) needs {}",
+                fmt_rate(c.bits_per_second),
+                c.source,
+                fmt_us(rtt_us),
+                f.senders.max(1),
+                fmt_bytes(share / 8.0 * rtt_us / 1e6)
+            )
+        }
+        None => format!(
+            "At the {which} of {}, {} carries at most {} a stream; 10 Gbit/s needs {}",
+            fmt_us(rtt_us),
+            fmt_bytes(have),
+            fmt_rate(have * 8.0 / (rtt_us / 1e6)),
+            fmt_bytes(10e9 / 8.0 * rtt_us / 1e6)
+        ),
     }
 }
 
