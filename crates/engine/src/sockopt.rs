@@ -126,11 +126,11 @@ impl StreamOptions {
             sockopt::set_socket_send_buffer_size(&fd, b as usize)
                 .map_err(|e| ctx("SO_SNDBUF")(e.into()))?;
         }
-        if let Some(b) = self.socket.rcvbuf {
-            if setsockopt_int(&fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, clamp_int(b)).is_err() {
-                sockopt::set_socket_recv_buffer_size(&fd, b as usize)
-                    .map_err(|e| ctx("SO_RCVBUF")(e.into()))?;
-            }
+        if let Some(b) = self.socket.rcvbuf
+            && setsockopt_int(&fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, clamp_int(b)).is_err()
+        {
+            sockopt::set_socket_recv_buffer_size(&fd, b as usize)
+                .map_err(|e| ctx("SO_RCVBUF")(e.into()))?;
         }
         Ok(())
     }
