@@ -40,11 +40,21 @@ pub fn sentence(found: &Finding, f: &Features, to: Speaker) -> String {
             in_flight_needed(f, f.peer_window.max(f64::from(f.min_rcvbuf) / 2.0))
         ),
         Finding::SendBuffer => format!(
-            "Send buffer: the senders' socket buffer ({}) held less than the congestion window ({}), \
-             or was full {:.0} % of the time. {} in flight (raise --sndbuf or net.ipv4.tcp_wmem / net.core.wmem_max).",
+            "Send buffer: the senders' socket buffer ({}) {}. {} in flight (raise --sndbuf or net.ipv4.tcp_wmem / net.core.wmem_max).",
             fmt_bytes(f64::from(f.min_sndbuf)),
-            fmt_bytes(f.cwnd_bytes),
-            f.sndbuf_share * 100.0,
+            // Say what was measured: the kernel's full-buffer time where it
+            // counted some, else the buffer against the congestion window.
+            if f.sndbuf_share >= 0.005 {
+                format!(
+                    "was full {:.0} % of the senders' busy time",
+                    f.sndbuf_share * 100.0
+                )
+            } else {
+                format!(
+                    "held less than the congestion window ({})",
+                    fmt_bytes(f.cwnd_bytes)
+                )
+            },
             in_flight_needed(f, f64::from(f.min_sndbuf))
         ),
         Finding::PathFull => path_full(f, command),
