@@ -144,3 +144,29 @@ fn tuned_400g_host_passes_at_its_design_point() {
     let longer = audit(&f, &Target { rtt_s: 0.088, ..t });
     assert!(!find(&longer, "host", "net.ipv4.tcp_rmem").satisfied);
 }
+
+/// The same 100G host behind an overlay (MTU 1450): jumbo frames are the
+/// underlay's to set, so no `mtu 9000` fix is offered for it.
+#[test]
+fn an_overlay_interface_is_not_told_to_take_jumbo_frames() {
+    let src = format!("{}/fixtures/cx6-100g", env!("CARGO_MANIFEST_DIR"));
+    let dir = std::env::temp_dir().join(format!("linerate-overlay-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let copied = std::process::Command::new("cp")
+        .args(["-r", &src])
+        .arg(&dir)
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    std::fs::write(dir.join("sys/class/net/ens1f0np0/mtu"), "1450\n").unwrap();
+    let f = facts::collect(&SysRoot::fixture(dir.to_string_lossy().into_owned()), None);
+    let a = audit(&f, &target(100e9, 44.0));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mtu = find(&a, "ens1f0np0", "mtu");
+    assert!(mtu.satisfied, "{mtu:?}");
+    assert!(mtu.fix.is_none(), "{mtu:?}");
+    assert!(mtu.why.contains("overlay"), "{mtu:?}");
+    let native = audit(&fixture("cx6-100g"), &target(100e9, 44.0));
+    let jumbo = find(&native, "ens1f0np0", "mtu");
+    assert!(matches!(jumbo.fix, Some(Fix::Command(ref c)) if c.contains("mtu 9000")));
+}

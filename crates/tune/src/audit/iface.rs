@@ -36,6 +36,24 @@ pub(super) fn rules(r: &mut Rules, i: &Iface, f: &Features) {
     if i.physical
         && fast
         && let Some(mtu) = i.mtu
+        && mtu < 1500
+    {
+        // Below Ethernet's 1500, something under this interface takes its
+        // share of each frame (a VXLAN or cloud overlay): its MTU is the
+        // underlay's to raise, not this host's.
+        r.push(
+            n,
+            "mtu",
+            Some(mtu.to_string()),
+            "the underlay's".into(),
+            true,
+            Severity::Info,
+            "an MTU under 1500 is an overlay or a tunnel: jumbo frames are set on the network beneath it, not here",
+            None,
+        );
+    } else if i.physical
+        && fast
+        && let Some(mtu) = i.mtu
     {
         r.push(
             n,
