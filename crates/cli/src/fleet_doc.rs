@@ -121,6 +121,7 @@ pub fn document(kind: &'static str, launcher: &str, outcome: &Outcome) -> Result
 /// rank that failed.
 fn verdict(kind: &str, best: Option<&FleetStep>, outcome: &Outcome) -> Verdict {
     let mut evidence = BTreeMap::new();
+    let mut limit = Limit::Unknown;
     let mut sentence = match (kind, best) {
         ("mesh", Some(_)) => mesh_sentence(outcome, &mut evidence),
         (_, Some(s)) => {
@@ -130,12 +131,17 @@ fn verdict(kind: &str, best: Option<&FleetStep>, outcome: &Outcome) -> Verdict {
             );
             evidence.insert("jain_index".into(), s.jain_index);
             let ran = s.flows.iter().filter(|f| f.error.is_none()).count();
-            format!(
+            let mut said = format!(
                 "The {kind} peaked at {} ({}: {ran} flow(s)), Jain's fairness index {:.3}.",
                 fmt_rate(s.aggregate_bits_per_second),
                 describe(&s.factors),
                 s.jain_index
-            )
+            );
+            if let Some(shared) = shared_full_path(s) {
+                limit = Limit::PathFull;
+                said.push_str(&shared);
+            }
+            said
         }
         (_, None) => format!("The {kind} ran no step."),
     };
@@ -156,11 +162,34 @@ fn verdict(kind: &str, best: Option<&FleetStep>, outcome: &Outcome) -> Verdict {
         sentence.push_str(&format!(" Failed: {}.", failed.join("; ")));
     }
     Verdict {
-        limit: Limit::Unknown,
+        limit,
         side: None,
         sentence,
         evidence,
     }
+}
+
+/// One shared bottleneck, named once: when most of a step's flows found
+/// the path full, they shared one full path, not each its own limit.
+fn shared_full_path(s: &FleetStep) -> Option<String> {
+    let ran: Vec<_> = s.flows.iter().filter(|f| f.error.is_none()).collect();
+    let full = ran
+        .iter()
+        .filter(|f| f.limit == Some(Limit::PathFull))
+        .count();
+    if ran.len() < 2 || 2 * full < ran.len() {
+        return None;
+    }
+    let rate = |f: &&linerate_result::fleet::FlowResult| f.bits_per_second;
+    let lo = ran.iter().map(rate).fold(f64::INFINITY, f64::min);
+    let hi = ran.iter().map(rate).fold(0.0, f64::max);
+    Some(format!(
+        " Path full: one bottleneck they share was full ({full} of {} flows found it full, \
+         with the queue it built); each flow carried {} to {}.",
+        ran.len(),
+        fmt_rate(lo),
+        fmt_rate(hi)
+    ))
 }
 
 fn mesh_sentence(outcome: &Outcome, evidence: &mut BTreeMap<String, f64>) -> String {

@@ -426,6 +426,72 @@ impl Drop for TestLab {
     }
 }
 
+/// Eight flows from four hosts into a 2 Gbit/s bottleneck: each flow's
+/// verdict finds the path full, and the run names that one shared
+/// bottleneck once, with the flows' range and Jain's index.
+#[test]
+fn an_incast_into_a_full_bottleneck_names_it_once() {
+    if !require_root("an_incast_into_a_full_bottleneck_names_it_once") {
+        return;
+    }
+    let _alone = alone_with_traffic();
+    let lab = TestLab(format!("inf{}", std::process::id() % 1000));
+    let up = run(&[
+        "lab",
+        "up",
+        "--name",
+        &lab.0,
+        "--hosts",
+        "5",
+        "--router",
+        "--backend",
+        "veth",
+        "--rate",
+        "2G",
+    ]);
+    assert!(
+        up.status.success(),
+        "lab up: {}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    let mut incast = Command::new(linerate());
+    incast
+        .args([
+            "incast",
+            "--lab",
+            &lab.0,
+            "--senders",
+            "2",
+            "--sizes",
+            "1M",
+            "-t",
+            "4",
+        ])
+        .args(["--json", "-"]);
+    let out = finish(incast, Duration::from_secs(120));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let flows = doc["fleet"]["steps"][0]["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 8);
+    let full = flows.iter().filter(|f| f["limit"] == "path_full").count();
+    let v = &doc["summary"]["verdict"];
+    assert!(
+        2 * full >= flows.len(),
+        "{full} of 8 flows found the path full: {flows:?}"
+    );
+    assert_eq!(v["limit"], "path_full", "{v}");
+    let sentence = v["sentence"].as_str().unwrap();
+    assert!(
+        sentence.contains("one bottleneck they share was full"),
+        "{sentence}"
+    );
+    assert!(sentence.contains("Jain's fairness index"), "{sentence}");
+}
+
 #[test]
 fn incast_reaches_a_10_gbit_bottleneck_and_names_an_agent_killed_mid_run() {
     if !require_root("incast_reaches_a_10_gbit_bottleneck_and_names_an_agent_killed_mid_run") {
