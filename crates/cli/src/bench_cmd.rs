@@ -193,7 +193,7 @@ pub fn parse_tos(s: &str) -> Result<u8, String> {
 impl BenchArgs {
     /// The path's capacity: `--capacity`, else the rate of the lab this
     /// runs in.
-    fn capacity(&self) -> Option<Capacity> {
+    fn path_capacity(&self) -> Option<Capacity> {
         match self.capacity {
             Some(bps) => Some(Capacity {
                 bits_per_second: bps as f64,
@@ -217,7 +217,7 @@ impl BenchArgs {
                 10_000
             }),
             bytes: self.bytes,
-            capacity: self.capacity(),
+            capacity: self.path_capacity(),
             direction: if self.bidir {
                 Direction::Bidir
             } else if self.reverse {

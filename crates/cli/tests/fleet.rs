@@ -6,6 +6,7 @@
 
 mod common;
 
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -39,6 +40,20 @@ fn local_incast(ranks: &str, senders: &str) -> Command {
     cmd.args(["incast", "--local", ranks, "--senders", senders])
         .args(["--sizes", "64K"]);
     cmd
+}
+
+/// [`local_incast`] started in the background with `flags`, its result
+/// written to `result`.
+fn spawned_incast(ranks: &str, senders: &str, flags: &[&str], result: &Path) -> Guard {
+    let child = local_incast(ranks, senders)
+        .args(flags)
+        .arg("--json")
+        .arg(result)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    Guard(child)
 }
 
 #[test]
@@ -116,14 +131,7 @@ fn an_incast_receiver_takes_its_flows_on_a_loop_a_core_not_a_thread_a_flow() {
     let dir = common::tree::TempDir::new("fleet-pool");
     let path = dir.0.join("incast.json");
     let started = Instant::now();
-    let child = local_incast("3", "16")
-        .args(["-t", "2", "--json"])
-        .arg(&path)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut run = Guard(child);
+    let mut run = spawned_incast("3", "16", &["-t", "2"], &path);
     let pid = run.0.id();
     // Thread names of the receiving agent (rank 0) for as long as it runs:
     // its sessions ("conn-..."), its receive loops, any thread of a stream.
@@ -164,14 +172,7 @@ fn an_agent_killed_mid_run_is_named_and_the_run_ends_in_time() {
     let dir = common::tree::TempDir::new("fleet");
     let path = dir.0.join("incast.json");
     let started = Instant::now();
-    let child = local_incast("4", "1")
-        .args(["-t", "6", "--timeout", "60", "--json"])
-        .arg(&path)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut run = Guard(child);
+    let mut run = spawned_incast("4", "1", &["-t", "6", "--timeout", "60"], &path);
     let pid = run.0.id();
     // The agent of rank 2, once the step has begun.
     let victim = loop {
@@ -441,14 +442,7 @@ fn ctrl_c_at_the_coordinator_ends_every_agent_and_keeps_what_ran() {
     let _alone = alone_with_traffic();
     let dir = common::tree::TempDir::new("fleet-int");
     let path = dir.0.join("incast.json");
-    let child = local_incast("3", "1,2")
-        .args(["-t", "30", "--json"])
-        .arg(&path)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut run = Guard(child);
+    let mut run = spawned_incast("3", "1,2", &["-t", "30"], &path);
     let pid = run.0.id();
     let started = Instant::now();
     // Into the first step's flows.

@@ -86,8 +86,8 @@ fn no_interval_of_a_few_milliseconds_ends_a_run() {
     }
 }
 
-#[test]
-fn an_iperf3_server_is_named_as_such() {
+/// A real iperf3 server on a free loopback port, once it listens.
+fn iperf3_server() -> (Guard, u16) {
     let port = common::free_port();
     let iperf3 = Command::new("iperf3")
         .args(["-s", "-p", &port.to_string()])
@@ -95,24 +95,25 @@ fn an_iperf3_server_is_named_as_such() {
         .stderr(Stdio::null())
         .spawn()
         .expect("iperf3 is installed (.ci/run installs it)");
-    let _iperf3 = Guard(iperf3);
-    std::thread::sleep(Duration::from_millis(500));
-    let out = run(&["bench", &format!("127.0.0.1:{port}"), "-t", "1"]);
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("answers like an iperf3 server"), "{err}");
-}
-
-/// Waits (bounded) until something listens on loopback `port`.
-fn listening(port: u16) {
+    let guard = Guard(iperf3);
     let started = std::time::Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(
             started.elapsed() < Duration::from_secs(10),
-            "nothing listens on {port}"
+            "iperf3 never listened on {port}"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    (guard, port)
+}
+
+#[test]
+fn an_iperf3_server_is_named_as_such() {
+    let (_iperf3, port) = iperf3_server();
+    let out = run(&["bench", &format!("127.0.0.1:{port}"), "-t", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("answers like an iperf3 server"), "{err}");
 }
 
 /// `-w` is the socket buffer, as iperf3 users know it: a window below a
@@ -122,15 +123,7 @@ fn listening(port: u16) {
 #[test]
 fn a_tiny_window_is_a_buffer_as_iperf3s_w_is() {
     let _alone = alone_with_traffic();
-    let port = common::free_port();
-    let iperf3 = Command::new("iperf3")
-        .args(["-s", "-p", &port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("iperf3 is installed (.ci/run installs it)");
-    let _iperf3 = Guard(iperf3);
-    listening(port);
+    let (_iperf3, port) = iperf3_server();
     let srv = Server::start();
     let mut tries = Vec::new();
     for _ in 0..3 {

@@ -420,10 +420,63 @@ fn munge() -> Option<Guard> {
 /// A lab taken down however the test ends.
 struct TestLab(String);
 
+impl TestLab {
+    /// Five hosts behind a router whose links to them are TBF-limited to
+    /// `rate` (plain veth); named `tag` and this process's id.
+    fn five_hosts(tag: &str, rate: &str) -> TestLab {
+        let lab = TestLab(format!("{tag}{}", std::process::id() % 1000));
+        let up = run(&[
+            "lab",
+            "up",
+            "--name",
+            &lab.0,
+            "--hosts",
+            "5",
+            "--router",
+            "--backend",
+            "veth",
+            "--rate",
+            rate,
+        ]);
+        assert!(
+            up.status.success(),
+            "lab up: {}",
+            String::from_utf8_lossy(&up.stderr)
+        );
+        lab
+    }
+
+    /// An incast of the lab's agents into h1: 2 senders on each of its 4
+    /// other hosts, of 1 MiB writes, each step `secs` long.
+    fn incast(&self, secs: &str) -> Command {
+        let mut c = Command::new(linerate());
+        c.args([
+            "incast",
+            "--lab",
+            &self.0,
+            "--senders",
+            "2",
+            "--sizes",
+            "1M",
+        ])
+        .args(["-t", secs]);
+        c
+    }
+}
+
 impl Drop for TestLab {
     fn drop(&mut self) {
         let _ = run(&["lab", "down", "--name", &self.0]);
     }
+}
+
+/// Runs `incast` with its result on stdout; the result, once it succeeded.
+fn incast_result(mut incast: Command) -> (serde_json::Value, String) {
+    incast.args(["--json", "-"]);
+    let out = finish(incast, Duration::from_secs(120));
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    (serde_json::from_slice(&out.stdout).unwrap(), stderr)
 }
 
 /// Eight flows from four hosts into a 2 Gbit/s bottleneck: each flow's
@@ -435,46 +488,8 @@ fn an_incast_into_a_full_bottleneck_names_it_once() {
         return;
     }
     let _alone = alone_with_traffic();
-    let lab = TestLab(format!("inf{}", std::process::id() % 1000));
-    let up = run(&[
-        "lab",
-        "up",
-        "--name",
-        &lab.0,
-        "--hosts",
-        "5",
-        "--router",
-        "--backend",
-        "veth",
-        "--rate",
-        "2G",
-    ]);
-    assert!(
-        up.status.success(),
-        "lab up: {}",
-        String::from_utf8_lossy(&up.stderr)
-    );
-    let mut incast = Command::new(linerate());
-    incast
-        .args([
-            "incast",
-            "--lab",
-            &lab.0,
-            "--senders",
-            "2",
-            "--sizes",
-            "1M",
-            "-t",
-            "4",
-        ])
-        .args(["--json", "-"]);
-    let out = finish(incast, Duration::from_secs(120));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let lab = TestLab::five_hosts("inf", "2G");
+    let (doc, _) = incast_result(lab.incast("4"));
     let flows = doc["fleet"]["steps"][0]["flows"].as_array().unwrap();
     assert_eq!(flows.len(), 8);
     let full = flows.iter().filter(|f| f["limit"] == "path_full").count();
@@ -498,41 +513,9 @@ fn incast_reaches_a_10_gbit_bottleneck_and_names_an_agent_killed_mid_run() {
         return;
     }
     let _alone = alone_with_traffic();
-    let lab = TestLab(format!("inc{}", std::process::id() % 1000));
-    let up = run(&[
-        "lab",
-        "up",
-        "--name",
-        &lab.0,
-        "--hosts",
-        "5",
-        "--router",
-        "--backend",
-        "veth",
-        "--rate",
-        "10G",
-    ])
-    .status
-    .success();
-    assert!(up, "lab up");
-
-    // 2 senders on each of 4 source hosts into h1, of 1 MiB writes.
-    let incast = |secs: &str| {
-        let mut c = Command::new(linerate());
-        c.args(["incast", "--lab", &lab.0, "--senders", "2", "--sizes", "1M"])
-            .args(["-t", secs]);
-        c
-    };
+    let lab = TestLab::five_hosts("inc", "10G");
     // 8 flows into h1's 10 Gbit/s link.
-    let mut eight = incast("4");
-    eight.args(["--json", "-"]);
-    let out = finish(eight, Duration::from_secs(120));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (doc, stderr) = incast_result(lab.incast("4"));
     assert_eq!(doc["fleet"]["launcher"], "lab");
     let step = &doc["fleet"]["steps"][0];
     assert_eq!(step["flows"].as_array().unwrap().len(), 8);
@@ -543,13 +526,13 @@ fn incast_reaches_a_10_gbit_bottleneck_and_names_an_agent_killed_mid_run() {
     );
     let jain = step["jain_index"].as_f64().unwrap();
     assert!((0.125..=1.0 + 1e-9).contains(&jain));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("Jain's fairness index"));
+    assert!(stderr.contains("Jain's fairness index"));
 
     // The agent of h3 (rank 2) killed mid-step: named, and the run ends in time.
     let dir = TempDir::new("killed");
     let result = dir.0.join("incast.json");
     let started = Instant::now();
-    let mut c = incast("6");
+    let mut c = lab.incast("6");
     c.args(["--timeout", "60", "--json"])
         .arg(&result)
         .stdout(Stdio::null())

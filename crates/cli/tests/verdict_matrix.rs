@@ -42,27 +42,25 @@ fn bench_limits_are_named_on_a_quiet_and_on_a_busy_host() {
     });
 }
 
+/// `send --from-memory 300M --rate 1G` to `target` with `extra`, run on
+/// a `host` host; its verdict.
+fn capped_send(host: &str, target: &str, extra: &[&str]) -> (String, String) {
+    let mut args = vec!["send", "--from-memory", "300M", "--rate", "1G"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--json", "-", "-q", target]);
+    let out = common::run(&args);
+    assert!(out.status.success(), "{host}: {}", text(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("send JSON");
+    verdict(&doc)
+}
+
 #[test]
 fn a_send_under_its_own_rate_cap_is_named_so_and_suggests_only_send_flags() {
     let dir = TempDir::new("verdict");
     let srv = Server::with_root(dir.path());
     let target = format!("{}:/in", srv.addr());
     quiet_and_busy(&|host| {
-        let out = common::run(&[
-            "send",
-            "--from-memory",
-            "300M",
-            "--rate",
-            "1G",
-            "--skip-writes",
-            "--json",
-            "-",
-            "-q",
-            &target,
-        ]);
-        assert!(out.status.success(), "{host}: {}", text(&out));
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("send JSON");
-        let (limit, sentence) = verdict(&doc);
+        let (limit, sentence) = capped_send(host, &target, &["--skip-writes"]);
         assert_eq!(limit, "application", "{host} host: {sentence}");
         assert!(sentence.contains("--rate"), "{host} host: {sentence}");
         for bench_only in ["--skip-rx-copy", "--fq-rate", "--cc"] {
@@ -152,20 +150,7 @@ fn a_tmpfs_destination_is_named_as_memory_never_as_a_disk() {
         assert!(!sentence.contains("by the disk"), "{host} host: {sentence}");
         // Under its own rate cap, writing into memory: the cap is the limit.
         let capped = format!("{}:/{host}-capped", srv.addr());
-        let out = common::run(&[
-            "send",
-            "--from-memory",
-            "300M",
-            "--rate",
-            "1G",
-            "--json",
-            "-",
-            "-q",
-            &capped,
-        ]);
-        assert!(out.status.success(), "{host}: {}", text(&out));
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("send JSON");
-        let (capped_limit, capped_sentence) = verdict(&doc);
+        let (capped_limit, capped_sentence) = capped_send(host, &capped, &[]);
         assert_eq!(
             capped_limit, "application",
             "{host} host: {capped_sentence}"

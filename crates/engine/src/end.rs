@@ -243,12 +243,7 @@ pub fn run(
             let quotas: Vec<Option<u64>> = group.iter().map(|(s, _)| quota(p, s.index)).collect();
             multiplex::send_many(&members, &quotas, &plan, abort)
         } else {
-            // Every arrival on a socket of an epoll set runs the set's
-            // callback: a low-water mark lets TCP skip those of small ones.
-            let lowat = p.rcvlowat.unwrap_or(LOOP_RCVLOWAT.min(p.read_len));
-            for (s, _) in group {
-                let _ = sockopt::set_rcvlowat(&s.stream, lowat);
-            }
+            set_loop_rcvlowat(p, group.iter().map(|(s, _)| *s));
             let mut buf = vec![0u8; p.read_len as usize];
             multiplex::receive_many(&members, &mut buf, p.skip_rx_copy, abort)
         }
@@ -280,10 +275,7 @@ pub(crate) fn run_pooled(
     if !plain_receivers {
         return run(p, false, None, sockets, t0, abort, on_interval);
     }
-    let lowat = p.rcvlowat.unwrap_or(LOOP_RCVLOWAT.min(p.read_len));
-    for s in sockets {
-        let _ = sockopt::set_rcvlowat(&s.stream, lowat);
-    }
+    set_loop_rcvlowat(p, sockets);
     let loops = Loops::Pooled {
         pool,
         read_len: p.read_len as usize,
@@ -295,6 +287,15 @@ pub(crate) fn run_pooled(
 /// SO_RCVLOWAT of a multiplexed receiver's sockets unless `--rcvlowat`
 /// says otherwise (docs/defaults.md#stream-threads).
 const LOOP_RCVLOWAT: u32 = 128 << 10;
+
+/// Every arrival on a socket of an epoll set runs the set's callback: a
+/// low-water mark lets TCP skip those of small ones. Best effort.
+fn set_loop_rcvlowat<'a>(p: &BenchParams, sockets: impl IntoIterator<Item = &'a StreamSocket>) {
+    let lowat = p.rcvlowat.unwrap_or(LOOP_RCVLOWAT.min(p.read_len));
+    for s in sockets {
+        let _ = sockopt::set_rcvlowat(&s.stream, lowat);
+    }
+}
 
 /// Threads for this end's TCP streams when `--threads` asks for fewer
 /// than one a stream. None: a thread a stream, the default, which

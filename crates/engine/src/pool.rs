@@ -147,14 +147,15 @@ fn run(lp: &Loop, ep: &OwnedFd, closing: &AtomicBool) {
     let mut events = Vec::with_capacity(64);
     let mut ready = Vec::with_capacity(64);
     let mut clock = ThreadClock::start();
-    let mut last_share = Instant::now();
+    let mut last_tick = Instant::now();
     loop {
         multiplex::wait_ready(ep, &mut events, &mut ready, TICK);
+        let mut ended = false;
         for &i in &ready {
             if i as u64 == WAKE {
                 let mut count = [0u8; 8];
                 let _ = rustix::io::read(&lp.wake, &mut count);
-                take_jobs(lp, ep, &mut slots);
+                ended |= take_jobs(lp, ep, &mut slots);
                 continue;
             }
             let Some(p) = slots.get_mut(i).and_then(Option::as_mut) else {
@@ -165,23 +166,18 @@ fn run(lp: &Loop, ep: &OwnedFd, closing: &AtomicBool) {
             }
             let flags = multiplex::receive_flags(p.job.skip_copy);
             multiplex::receive_turns(&mut p.m, &mut buf[..p.job.read_len], flags, &p.job.abort);
+            ended |= p.m.done;
         }
         let now = Instant::now();
-        for p in slots.iter_mut().flatten().filter(|p| !p.m.done) {
-            if p.job.abort.load(Relaxed) {
-                multiplex::finish(&mut p.m, None, false);
-            } else if now.duration_since(p.m.last_progress) >= IDLE_TIMEOUT {
-                p.job.abort.store(true, Relaxed);
-                let why = "no data from the sender for too long".to_string();
-                multiplex::finish(&mut p.m, Some(why), false);
-            }
+        let tick = now.duration_since(last_tick) >= TICK;
+        if tick {
+            ended |= end_stalled(&mut slots, now);
         }
-        let any_done = slots.iter().flatten().any(|p| p.m.done);
-        if any_done || now.duration_since(last_share) >= TICK {
+        if ended || tick {
             share_clocks(&mut slots, &mut clock);
-            last_share = now;
+            last_tick = now;
         }
-        if any_done {
+        if ended {
             end_done(ep, &mut slots);
         }
         if closing.load(Relaxed) && slots.iter().all(Option::is_none) {
@@ -190,8 +186,10 @@ fn run(lp: &Loop, ep: &OwnedFd, closing: &AtomicBool) {
     }
 }
 
-/// Moves the queued jobs into the loop's slots and its epoll set.
-fn take_jobs(lp: &Loop, ep: &OwnedFd, slots: &mut Vec<Option<Pooled>>) {
+/// Moves the queued jobs into the loop's slots and its epoll set;
+/// whether one of them could not be watched (and so ended).
+fn take_jobs(lp: &Loop, ep: &OwnedFd, slots: &mut Vec<Option<Pooled>>) -> bool {
+    let mut ended = false;
     let jobs = std::mem::take(&mut *lock(&lp.jobs));
     for job in jobs {
         let slot = match slots.iter().position(Option::is_none) {
@@ -232,9 +230,29 @@ fn take_jobs(lp: &Loop, ep: &OwnedFd, slots: &mut Vec<Option<Pooled>>) {
                 Some(format!("could not watch the stream: {e}")),
                 false,
             );
+            ended = true;
         }
         slots[slot] = Some(p);
     }
+    ended
+}
+
+/// Ends, once a tick, each stream whose session gave up (another of its
+/// streams stalled) or that had no data for [`IDLE_TIMEOUT`], which also
+/// gives up its session; whether any ended.
+fn end_stalled(slots: &mut [Option<Pooled>], now: Instant) -> bool {
+    let mut ended = false;
+    for p in slots.iter_mut().flatten().filter(|p| !p.m.done) {
+        if p.job.abort.load(Relaxed) {
+            multiplex::finish(&mut p.m, None, false);
+        } else if now.duration_since(p.m.last_progress) >= IDLE_TIMEOUT {
+            p.job.abort.store(true, Relaxed);
+            let why = "no data from the sender for too long".to_string();
+            multiplex::finish(&mut p.m, Some(why), false);
+        }
+        ended |= p.m.done;
+    }
+    ended
 }
 
 /// Shares the loop's CPU and run-queue time since the last share-out
@@ -242,10 +260,13 @@ fn take_jobs(lp: &Loop, ep: &OwnedFd, slots: &mut Vec<Option<Pooled>>) {
 fn share_clocks(slots: &mut [Option<Pooled>], clock: &mut ThreadClock) {
     let (cpu, wait) = clock.elapsed();
     *clock = ThreadClock::start();
-    let streams: Vec<&mut Pooled> = slots.iter_mut().flatten().collect();
-    let moved: u64 = streams.iter().map(|p| p.m.bytes - p.bytes_shared).sum();
-    let count = streams.len().max(1) as f64;
-    for p in streams {
+    let moved: u64 = slots
+        .iter()
+        .flatten()
+        .map(|p| p.m.bytes - p.bytes_shared)
+        .sum();
+    let count = slots.iter().flatten().count().max(1) as f64;
+    for p in slots.iter_mut().flatten() {
         let share = if moved == 0 {
             1.0 / count
         } else {

@@ -258,10 +258,12 @@ fn handle(
         Option<&ReceivePool>,
     ),
 ) -> Option<SessionEnd> {
-    // The TLS handshake's flights follow small writes of its own (the
-    // compatibility ChangeCipherSpec): with Nagle each waited for the
-    // client's delayed ACK, 40 ms on a data connection. A data connection
-    // goes back to Nagle once it has joined (`Registry::attach`).
+    // Every connection starts without Nagle. The TLS handshake's flights
+    // follow small writes of its own (the compatibility ChangeCipherSpec),
+    // and control frames often come in pairs (a transfer's last Need, then
+    // NeedEnd): with Nagle each second one waited for the client's delayed
+    // ACK, 40 ms on Linux. A data connection goes back to Nagle once it has
+    // joined (`Registry::attach`); a control connection keeps it off.
     let _ = conn.set_nodelay(true);
     // The TLS handshake is part of the connection's time at the door.
     let hello = read_hello(&mut conn, waiting.timeout)
@@ -426,12 +428,6 @@ fn control_session(
         door,
         peer,
     } = place;
-    // Control frames are small and often come in pairs (a transfer's last
-    // Need, then NeedEnd): with Nagle the second one waited for the client's
-    // delayed ACK, 40 ms on Linux, on every transfer.
-    link.stream
-        .set_nodelay(true)
-        .map_err(|e| EngineError::io("TCP_NODELAY", e))?;
     // A daemon's sender that showed a listed key in the TLS handshake has
     // proved itself already: it never waits among strangers.
     let proven = hello.kind == SessionKind::Transfer

@@ -148,7 +148,7 @@ impl Features {
                     .filter_map(|s| Some(ratio(s.tcp?.busy_us? as f64 / 1e6, s.seconds))),
             )
             .min(1.0),
-            jain_index: jain(&rates),
+            jain_index: linerate_fleet::plan::jain_index(&rates),
             stream_min_bps: rates.iter().copied().reduce(f64::min).unwrap_or(0.0),
             stream_max_bps: rates.iter().copied().fold(0.0, f64::max),
             capacity: e.capacity,
@@ -287,17 +287,6 @@ pub(crate) fn busiest<'a>(
     time: fn(&StreamEnd) -> f64,
 ) -> f64 {
     ends.map(|s| ratio(time(s), s.seconds)).fold(0.0, f64::max)
-}
-
-/// Jain's fairness index: 1 when every rate is equal, 1/n when one has all.
-pub(crate) fn jain(rates: &[f64]) -> f64 {
-    let sum: f64 = rates.iter().sum();
-    let squares: f64 = rates.iter().map(|r| r * r).sum();
-    if squares > 0.0 {
-        sum * sum / (rates.len() as f64 * squares)
-    } else {
-        1.0
-    }
 }
 
 pub(crate) fn ratio(a: f64, b: f64) -> f64 {

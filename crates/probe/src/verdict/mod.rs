@@ -695,6 +695,14 @@ mod tests {
         );
     }
 
+    /// A lab's `--rate` of `bps` as the path's capacity.
+    fn lab_rate(bps: f64) -> Option<Capacity> {
+        Some(Capacity {
+            bits_per_second: bps,
+            source: "the lab's --rate",
+        })
+    }
+
     /// 1 or 8 cubic streams through a 2 Gbit/s bottleneck with a 5 ms
     /// queue at 0.1 ms, as a lab measures them.
     fn full_path(senders: usize) -> Features {
@@ -762,10 +770,7 @@ mod tests {
         // A known capacity gives the share; at it, no queue is needed.
         let known = Features {
             queue_us: 200.0,
-            capacity: Some(Capacity {
-                bits_per_second: 2e9,
-                source: "the lab's --rate",
-            }),
+            capacity: lab_rate(2e9),
             ..full_path(1)
         };
         let v = said(&known);
@@ -813,10 +818,7 @@ mod tests {
         // At a known capacity a busy CPU limited nothing (polling receivers).
         let polling = Features {
             receiver_util: 0.99,
-            capacity: Some(Capacity {
-                bits_per_second: 2e9,
-                source: "the lab's --rate",
-            }),
+            capacity: lab_rate(2e9),
             ..full_path(1)
         };
         assert_eq!(rules::decide(&polling, None), Finding::PathFull);
@@ -836,10 +838,7 @@ mod tests {
             bits_per_second: 4e7,
             steady_bps: 4e7,
             per_stream_bps: 4e7,
-            capacity: Some(Capacity {
-                bits_per_second: 1e9,
-                source: "the lab's --rate",
-            }),
+            capacity: lab_rate(1e9),
             ..full_path(1)
         };
         let v = said(&lossy);
