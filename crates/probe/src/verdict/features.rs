@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use linerate_result::{Side, StreamEnd};
 
+use super::arith::ratio;
 use super::steady::Steady;
 use super::{
     Evidence, HOST_SATURATED, OWN_THREADS_BUSY, QUEUE_FLOOR_US, QUEUE_SHARE, STARVED_SHARE,
@@ -287,10 +288,6 @@ pub(crate) fn busiest<'a>(
     time: fn(&StreamEnd) -> f64,
 ) -> f64 {
     ends.map(|s| ratio(time(s), s.seconds)).fold(0.0, f64::max)
-}
-
-pub(crate) fn ratio(a: f64, b: f64) -> f64 {
-    if b > 0.0 && a.is_finite() { a / b } else { 0.0 }
 }
 
 fn round3(v: f64) -> f64 {

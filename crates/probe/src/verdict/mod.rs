@@ -6,6 +6,7 @@
 //! [`features`], ordered [`rules`] turn those into one finding, and
 //! `sentences` say it in plain words.
 
+mod arith;
 pub mod features;
 pub mod latency;
 pub mod rules;
@@ -176,7 +177,7 @@ fn evidence_of(f: &Features) -> BTreeMap<String, f64> {
     let mut evidence = f.evidence();
     if let Some(c) = f.capacity {
         evidence.insert("capacity_bits_per_second".into(), c.bits_per_second);
-        let share = features::ratio(f.steady_bps, c.bits_per_second);
+        let share = arith::ratio(f.steady_bps, c.bits_per_second);
         evidence.insert("capacity_share".into(), (share * 1000.0).round() / 1000.0);
     }
     evidence

@@ -5,7 +5,7 @@
 
 use linerate_result::{IntervalSample, Side};
 
-use super::features::ratio;
+use super::arith::ratio;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Steady {
