@@ -117,7 +117,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand latency" -l window-mes
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -s t -l time -d 'How long each size runs at most. Default: 5 s for one size, 1 s a size in a sweep' -r
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -l iterations -d 'Most measured rounds of each size per connection. Default: none for one size (it runs for -t); in a sweep osu\'s 10,000 (1,000 above 8 KiB; 100 and 20 with --bandwidth)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -l warmup -d 'Rounds left out before each size is measured. Default: osu\'s 1,000 (100 above 8 KiB; 10 and 2 with --bandwidth), within a tenth of -t' -r
-complete -c linerate -n "__fish_linerate_using_subcommand latency" -l busy-poll -d 'Both ends spin on non-blocking receives (and set SO_BUSY_POLL) instead of sleeping in them: lower latency for a core kept busy at each end. auto spins where every spinning thread has a core and no --load needs them' -r -f -a "auto\t''
+complete -c linerate -n "__fish_linerate_using_subcommand latency" -l busy-poll -d 'Both ends spin on non-blocking receives (and set SO_BUSY_POLL) instead of sleeping in them: lower latency for a core kept busy at each end. auto spins where every spinning thread finds an idle core and no --load needs them, and each end blocks from the moment it waits for its core (the result says which)' -r -f -a "auto\t''
 on\t''
 off\t''"
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -l load -d 'Measure each size idle, then again beside N bulk streams to the same server (latency under load: the queue they build)' -r

@@ -133,7 +133,7 @@ _arguments "${_arguments_options[@]}" : \
 '--time=[How long each size runs at most. Default\: 5 s for one size, 1 s a size in a sweep]:TIME:_default' \
 '--iterations=[Most measured rounds of each size per connection. Default\: none for one size (it runs for -t); in a sweep osu'\''s 10,000 (1,000 above 8 KiB; 100 and 20 with --bandwidth)]:N:_default' \
 '--warmup=[Rounds left out before each size is measured. Default\: osu'\''s 1,000 (100 above 8 KiB; 10 and 2 with --bandwidth), within a tenth of -t]:N:_default' \
-'--busy-poll=[Both ends spin on non-blocking receives (and set SO_BUSY_POLL) instead of sleeping in them\: lower latency for a core kept busy at each end. auto spins where every spinning thread has a core and no --load needs them]::WHEN:(auto on off)' \
+'--busy-poll=[Both ends spin on non-blocking receives (and set SO_BUSY_POLL) instead of sleeping in them\: lower latency for a core kept busy at each end. auto spins where every spinning thread finds an idle core and no --load needs them, and each end blocks from the moment it waits for its core (the result says which)]::WHEN:(auto on off)' \
 '--load=[Measure each size idle, then again beside N bulk streams to the same server (latency under load\: the queue they build)]:N:_default' \
 '--timeout=[Give up when the server sends no reply for this long]:TIME:_default' \
 '-Z+[Congestion control of the connections (TCP_CONGESTION)]:NAME:_default' \

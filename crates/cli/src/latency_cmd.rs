@@ -73,7 +73,8 @@ pub struct LatencyArgs {
     pub warmup: Option<u64>,
     /// Both ends spin on non-blocking receives (and set SO_BUSY_POLL) instead of
     /// sleeping in them: lower latency for a core kept busy at each end. auto spins
-    /// where every spinning thread has a core and no --load needs them.
+    /// where every spinning thread finds an idle core and no --load needs them, and
+    /// each end blocks from the moment it waits for its core (the result says which).
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto", num_args = 0..=1, default_missing_value = "on")]
     pub busy_poll: BusyPollArg,
     /// Measure each size idle, then again beside N bulk streams to the same server
@@ -224,13 +225,14 @@ pub fn run(a: LatencyArgs) -> anyhow::Result<()> {
     .with_context(|| format!("latency against {server} failed"))?;
     let doc = latency::to_result(&run, std::env::args().collect());
     if let Some(l) = &doc.latency {
+        let how = if l.busy_poll {
+            "spinning (busy-poll)"
+        } else {
+            "blocking"
+        };
         out.line(&format!(
             "Receives: {}",
-            if l.busy_poll {
-                "spinning (busy-poll)"
-            } else {
-                "blocking"
-            }
+            l.busy_poll_choice.as_deref().unwrap_or(how)
         ));
         out.line(&format!(
             "Clock: {}, {:.0} ns a reading (not taken off the round trips).",

@@ -332,3 +332,91 @@ fn stop_the_server_mid_run(udp: bool) {
         .unwrap();
     assert!(err.contains("stopped answering"), "udp {udp}: {err}");
 }
+
+/// `--busy-poll auto` spins only where every spinning thread has a core:
+/// on a host whose cores other jobs keep busy it blocks from the start and
+/// says why, and the verdict states the p99.9.
+#[test]
+fn busy_poll_auto_blocks_on_a_host_without_an_idle_core() {
+    let _alone = alone_with_traffic();
+    let srv = Server::start();
+    let _busy = common::BusyCores::at_nice("0");
+    let doc = latency_json(&srv.addr(), &["-t", "1"]);
+    let l = &doc["latency"];
+    let choice = l["busy_poll_choice"].as_str().unwrap();
+    assert!(!l["busy_poll"].as_bool().unwrap(), "{choice}");
+    assert!(choice.starts_with("blocking: "), "{choice}");
+    assert!(choice.contains("idle cores"), "{choice}");
+    assert!(steps(&doc)[0].get("spinning").is_none(), "{l}");
+    let v = &doc["summary"]["verdict"];
+    assert!(v["sentence"].as_str().unwrap().contains("p99.9 "), "{v}");
+    assert!(v["evidence"]["p99_9_us"].as_f64().unwrap() > 0.0, "{v}");
+}
+
+/// Load that arrives after an auto run began to spin: each spinning end
+/// finds itself waiting for its core and blocks from then on; the step
+/// says it no longer spun and the verdict names it. The run must start on
+/// an idle host, so a start that found the cores busy (CI's other work)
+/// is tried again, a bounded number of times.
+#[test]
+fn busy_poll_auto_stops_spinning_when_other_work_takes_the_cores() {
+    let _alone = alone_with_traffic();
+    let srv = Server::start();
+    for attempt in 1..=4 {
+        let mut child = linerate_cmd()
+            .args(["latency", &srv.addr(), "-t", "4", "--json", "-"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn latency");
+        // No guard: the run ends by itself after its 4 s.
+        // Spinning ends use a core each: wait until the client has used
+        // half a CPU second (or ended), then take the cores.
+        let began = Instant::now();
+        while cpu_seconds(child.id()) < 0.5
+            && child.try_wait().unwrap().is_none()
+            && began.elapsed() < Duration::from_secs(10)
+        {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let busy = common::BusyCores::at_nice("0");
+        let out = child.wait_with_output().unwrap();
+        drop(busy);
+        assert!(out.status.success(), "{}", text(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let l = &doc["latency"];
+        if !l["busy_poll"].as_bool().unwrap() {
+            eprintln!(
+                "attempt {attempt}: started blocking: {}",
+                l["busy_poll_choice"]
+            );
+            continue;
+        }
+        assert_eq!(steps(&doc)[0]["spinning"], false, "{l}");
+        let v = &doc["summary"]["verdict"];
+        assert!(
+            v["sentence"]
+                .as_str()
+                .unwrap()
+                .contains("stopped spinning in step 1 of 1"),
+            "{v}"
+        );
+        return;
+    }
+    panic!("four runs on an idle host never began to spin");
+}
+
+/// User and system CPU seconds of process `pid` so far.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the parenthesised name: utime and stime are the 12th and 13th.
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let f: Vec<f64> = after
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    match (f.get(11), f.get(12)) {
+        (Some(u), Some(s)) => (u + s) / 100.0,
+        _ => 0.0,
+    }
+}

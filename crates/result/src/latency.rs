@@ -12,6 +12,9 @@ pub struct Latency {
     pub clock: Clock,
     /// Both ends spun on non-blocking receives instead of sleeping.
     pub busy_poll: bool,
+    /// Why they spun or blocked (`--busy-poll`), in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_poll_choice: Option<String>,
     /// Data connections, each its own ping-pong.
     pub connections: u16,
     /// One entry per measured step: each size of a sweep, or the idle and
@@ -73,6 +76,11 @@ pub struct Step {
     /// UDP: measured rounds whose reply never came (not in the percentiles).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lost_rounds: Option<u64>,
+    /// The client's connections still spun at the step's end: false once
+    /// one found itself waiting for its core and blocked from then on;
+    /// absent where they never spun.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spinning: Option<bool>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]

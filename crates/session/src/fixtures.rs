@@ -55,6 +55,7 @@ pub fn latency_params() -> LatencyParams {
         congestion: None,
         idle_timeout_ms: 5000,
         pin_cores: false,
+        busy_poll_yields: false,
         udp: false,
     }
 }

@@ -66,6 +66,10 @@ pub struct LatencyParams {
     /// spread streams do.
     #[serde(default)]
     pub pin_cores: bool,
+    /// A spinning end blocks from the moment it finds itself waiting for
+    /// its core (`--busy-poll auto`): other work wants the host's cores.
+    #[serde(default)]
+    pub busy_poll_yields: bool,
     /// Rounds go over datagrams paired with the data connections.
     #[serde(default)]
     pub udp: bool,

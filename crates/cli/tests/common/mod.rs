@@ -422,13 +422,20 @@ impl Drop for SmallFs {
 pub struct BusyCores(Vec<std::process::Child>);
 
 impl BusyCores {
+    /// A spinner per core at the lowest priority, as a batch job would be.
     pub fn start() -> BusyCores {
+        BusyCores::at_nice("19")
+    }
+
+    /// A spinner per core at priority `nice` ("0": as much right to the
+    /// cores as the test's own threads).
+    pub fn at_nice(nice: &str) -> BusyCores {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         let busy = BusyCores(
             (0..cores)
                 .map(|_| {
                     std::process::Command::new("nice")
-                        .args(["-n", "19", "sh", "-c", "while :; do :; done"])
+                        .args(["-n", nice, "sh", "-c", "while :; do :; done"])
                         .stdout(std::process::Stdio::null())
                         .spawn()
                         .expect("nice and sh are installed")

@@ -14,6 +14,7 @@ use linerate_wire::{Direction, Echo, LatencyParams, Pattern, RUN_HEADER_LEN, Udp
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags};
 
+use super::spin::SpinWatch;
 use crate::end::{self, EndConfig, Pin};
 use crate::session::StreamSocket;
 use crate::sockopt;
@@ -53,10 +54,11 @@ pub(crate) fn serve_all(params: &LatencyParams, sockets: &[StreamSocket]) -> (Si
         &abort,
         &mut |_| {},
         &|s, live| {
+            let spin = SpinWatch::new(params.busy_poll, params.busy_poll_yields);
             let (outcome, answered) = if params.udp {
-                answer_udp(&s.stream, live, params.busy_poll, timeout)
+                answer_udp(&s.stream, live, spin, timeout)
             } else {
-                answer(&s.stream, live, params.busy_poll, params.pin_cores, timeout)
+                answer(&s.stream, live, spin, params.pin_cores, timeout)
             };
             rounds.fetch_add(answered, Relaxed);
             outcome
@@ -70,15 +72,16 @@ pub(crate) fn serve_all(params: &LatencyParams, sockets: &[StreamSocket]) -> (Si
 fn answer(
     sock: &TcpStream,
     live: &Live,
-    busy_poll: bool,
+    mut spin: SpinWatch,
     pinned: bool,
     timeout: Duration,
 ) -> (Outcome, u64) {
     let clock = ThreadClock::start();
+    spin.begin();
     let mut echo = Echo::new();
     let mut buf = vec![0u8; BUF];
     let mut last = Instant::now();
-    let error = prepare(sock, busy_poll, timeout).err().or_else(|| {
+    let error = prepare(sock, spin.spinning(), timeout).err().or_else(|| {
         loop {
             // Between runs, read the header alone, so it is never mixed with
             // a request this loop must not read ahead of its reply.
@@ -88,9 +91,10 @@ fn answer(
                 RUN_HEADER_LEN
             };
             let in_window = echo.run().is_some_and(|r| r.pattern == Pattern::Window);
+            let spinning = spin.spinning();
             let poll = Poll {
-                spin: busy_poll && !in_window,
-                poll: busy_poll,
+                spin: spinning && !in_window,
+                poll: spinning,
                 // A pinned reader has its core to itself: a yield would only
                 // hand it to other work (bench's receivers do the same).
                 yield_when_empty: !pinned,
@@ -130,21 +134,27 @@ fn answer(
 
 /// One connection's UDP rounds: a reply datagram for every request
 /// datagram, until the client closes the TCP connection beside it.
-fn answer_udp(sock: &TcpStream, live: &Live, busy_poll: bool, timeout: Duration) -> (Outcome, u64) {
+fn answer_udp(
+    sock: &TcpStream,
+    live: &Live,
+    mut spin: SpinWatch,
+    timeout: Duration,
+) -> (Outcome, u64) {
     let clock = ThreadClock::start();
+    spin.begin();
     let (mut rounds, mut bytes_in, mut last) = (0u64, 0u64, Instant::now());
     let paired = crate::udp::pair(sock, false)
         .and_then(|udp| crate::udp::give_cookie(sock).map(|cookie| (udp, cookie)));
     let error = match paired {
         Err(e) => Some(format!("pairing a UDP socket with the connection: {e}")),
         Ok((udp, cookie)) => {
-            if busy_poll {
+            if spin.spinning() {
                 let _ = sockopt::set_busy_poll(&udp);
             }
             let mut datagram = vec![0u8; linerate_wire::MAX_DATAGRAM_LEN as usize + 1];
             let mut reply = vec![0u8; linerate_wire::MAX_DATAGRAM_LEN as usize];
             loop {
-                let n = match udp_request(&udp, sock, &mut datagram, busy_poll, timeout) {
+                let n = match udp_request(&udp, sock, &mut datagram, spin.spinning(), timeout) {
                     Ok(Some(n)) => n,
                     Ok(None) => break None,
                     Err(e) => break Some(e),

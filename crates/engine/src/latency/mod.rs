@@ -28,11 +28,13 @@ use crate::spec::{BenchSpec, BusyPoll, LatencySpec};
 pub(crate) mod echo;
 mod result;
 mod rounds;
+mod spin;
 mod udp_rounds;
 
 pub use result::to_result;
 
 use rounds::{Connection, Measured, StepPlan};
+use spin::SpinWatch;
 
 /// Sizes at or below this are small, as osu_latency counts them: more
 /// rounds are measured and warmed up.
@@ -62,6 +64,8 @@ pub struct LatencyRun {
     pub server_host: HostFacts,
     /// The bulk streams' run, when the spec asked for load.
     pub load: Option<BenchRun>,
+    /// Whether the receivers spun, and why (`--busy-poll`).
+    pub busy_poll_choice: String,
     pub interrupted: bool,
 }
 
@@ -93,6 +97,7 @@ impl LatencySpec {
             congestion: self.socket.congestion.clone(),
             idle_timeout_ms: self.timeout_ms,
             pin_cores: false,
+            busy_poll_yields: self.busy_poll == BusyPoll::Auto,
             udp: self.udp,
         }
     }
@@ -186,6 +191,7 @@ pub fn run(
     let clock_overhead_ns = rounds::clock_overhead_ns();
     let mut accepted = false;
     let mut ran = None;
+    let mut busy_poll_choice = None;
     loop {
         match settle(&mut ctl, &mut m) {
             Some(Ok(server_report)) => {
@@ -201,6 +207,7 @@ pub fn run(
                     client_host,
                     server_host,
                     load,
+                    busy_poll_choice: busy_poll_choice.take().unwrap_or_default(),
                     interrupted: stop.load(Relaxed),
                 });
             }
@@ -216,7 +223,9 @@ pub fn run(
             Event::Accepted(accept) => {
                 accepted = true;
                 server_host = accept.host;
-                params.busy_poll = spins(spec, &client_host, &server_host);
+                let choice = spins(spec, &client_host, &server_host);
+                params.busy_poll = choice.spin;
+                busy_poll_choice = Some(choice.why);
                 // Windows between spinning ends on one host run pinned, a
                 // core each, as bench's polling streams do; a ping-pong ran
                 // slower pinned (docs/defaults.md#busy-poll).
@@ -233,7 +242,8 @@ pub fn run(
                         let hello = Hello::new(session, Role::Data, SessionKind::Latency, index);
                         let s = open_data(&peer, &options, hello)?;
                         let timeout = Duration::from_millis(spec.timeout_ms);
-                        Connection::new(s.stream, params.busy_poll, timeout, largest)
+                        let spin = SpinWatch::new(params.busy_poll, params.busy_poll_yields);
+                        Connection::new(s.stream, spin, timeout, largest)
                     })
                     .collect::<Result<Vec<_>>>()?;
                 m.streams_open();
@@ -253,19 +263,57 @@ pub fn run(
     }
 }
 
+/// Whether the receivers spin, and why, in words for the result.
+pub(crate) struct SpinChoice {
+    pub spin: bool,
+    pub why: String,
+}
+
 /// Whether the receivers spin: as asked, or, left to the run, where each
-/// spinning thread has a core of its own (both ends' threads count when
-/// they share a host) and no bulk streams need the cores. Spinning took
-/// the loopback median from 54 to 7 us here (docs/defaults.md#busy-poll).
-fn spins(spec: &LatencySpec, client: &HostFacts, server: &HostFacts) -> bool {
+/// spinning thread finds a core of its own that is idle now (both ends'
+/// threads count when they share a host) and no bulk streams need the
+/// cores; each end then stops spinning once it waits for its core.
+/// Spinning took the loopback median from 54 to 7 us here
+/// (docs/defaults.md#busy-poll).
+fn spins(spec: &LatencySpec, client: &HostFacts, server: &HostFacts) -> SpinChoice {
+    let said = |spin: bool, why: &str| SpinChoice {
+        spin,
+        why: why.to_string(),
+    };
     match spec.busy_poll {
-        BusyPoll::On => true,
-        BusyPoll::Off => false,
+        BusyPoll::On => said(true, "spinning (--busy-poll on)"),
+        BusyPoll::Off => said(false, "blocking (--busy-poll off)"),
+        BusyPoll::Auto if spec.load.is_some() => {
+            said(false, "blocking: the bulk streams (--load) need the cores")
+        }
         BusyPoll::Auto => {
             let same_host = same_host(client, server);
             let threads = u32::from(spec.connections) * if same_host { 2 } else { 1 };
             let cores = client.cpus.min(server.cpus);
-            spec.load.is_none() && threads <= cores
+            if threads > cores {
+                return said(
+                    false,
+                    &format!("blocking: {threads} spinning threads would not fit {cores} cores"),
+                );
+            }
+            let free = spin::free_cores(client.cpus);
+            if spin::room_for(threads, free) {
+                said(
+                    true,
+                    &format!(
+                        "spinning (busy-poll): {free:.1} idle cores for {threads} spinning thread(s); \
+                         each blocks once it waits for its core"
+                    ),
+                )
+            } else {
+                said(
+                    false,
+                    &format!(
+                        "blocking: {free:.1} idle cores on this host for {threads} spinning \
+                         thread(s); other work needs the cores"
+                    ),
+                )
+            }
         }
     }
 }
@@ -417,6 +465,7 @@ fn merge(plan: &StepPlan, phase: Option<String>, measured: &[Measured]) -> doc::
         bits_per_second: messages * f64::from(plan.request_len) * 8.0,
         tcp: measured.first().and_then(|m| m.tcp),
         lost_rounds: measured.iter().filter_map(|m| m.lost).reduce(|a, b| a + b),
+        spinning: measured.iter().filter_map(|m| m.spun).reduce(|a, b| a && b),
     }
 }
 

@@ -68,6 +68,7 @@ pub fn to_result(run: &LatencyRun, command_line: Vec<String>) -> ResultDoc {
             overhead_ns: run.clock_overhead_ns,
         },
         busy_poll: run.params.busy_poll,
+        busy_poll_choice: Some(run.busy_poll_choice.clone()).filter(|w| !w.is_empty()),
         connections: spec.connections,
         steps: run.steps.clone(),
         load,

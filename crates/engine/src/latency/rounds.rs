@@ -13,6 +13,7 @@ use linerate_wire::{Pattern, RUN_HEADER_LEN, RunHeader};
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags};
 
+use super::spin::SpinWatch;
 use super::udp_rounds::UdpRounds;
 use crate::error::{EngineError, Result};
 
@@ -52,6 +53,8 @@ pub(crate) struct Measured {
     pub tcp: Option<TcpSample>,
     /// UDP rounds whose reply never came (TCP loses none).
     pub lost: Option<u64>,
+    /// The connection still spun at the step's end; None if it never did.
+    pub spun: Option<bool>,
 }
 
 pub(crate) fn new_histogram() -> Histogram<u64> {
@@ -62,7 +65,7 @@ pub(crate) fn new_histogram() -> Histogram<u64> {
 /// A data connection at the client, with the buffers of its largest step.
 pub(crate) struct Connection {
     pub sock: TcpStream,
-    busy_poll: bool,
+    spin: SpinWatch,
     timeout: Duration,
     /// A run header's room, then the request bytes.
     request: Vec<u8>,
@@ -72,7 +75,7 @@ pub(crate) struct Connection {
 }
 
 impl Connection {
-    pub fn new(sock: TcpStream, busy_poll: bool, timeout: Duration, largest: u32) -> Result<Self> {
+    pub fn new(sock: TcpStream, spin: SpinWatch, timeout: Duration, largest: u32) -> Result<Self> {
         sock.set_nodelay(true)
             .map_err(|e| EngineError::io("TCP_NODELAY", e))?;
         // A blocking receive that waits this long has lost its peer; a
@@ -80,12 +83,12 @@ impl Connection {
         sock.set_read_timeout(Some(timeout))
             .and_then(|()| sock.set_write_timeout(Some(timeout)))
             .map_err(|e| EngineError::io("setting the reply timeout", e))?;
-        if busy_poll {
+        if spin.spins() {
             let _ = crate::sockopt::set_busy_poll(&sock);
         }
         Ok(Connection {
             sock,
-            busy_poll,
+            spin,
             timeout,
             request: vec![0x5a; RUN_HEADER_LEN + (largest as usize).min(WRITE_CHUNK)],
             scratch: vec![0; SCRATCH],
@@ -98,8 +101,21 @@ impl Connection {
         let udp = crate::udp::pair(&self.sock, true)
             .and_then(|udp| crate::udp::take_cookie(&self.sock).map(|c| (udp, c)))
             .map_err(|e| EngineError::io("pairing a UDP socket with a data connection", e))?;
-        self.udp = Some(UdpRounds::new(udp.0, udp.1, self.busy_poll, self.timeout));
+        self.udp = Some(UdpRounds::new(
+            udp.0,
+            udp.1,
+            self.spin.clone(),
+            self.timeout,
+        ));
         Ok(())
+    }
+
+    /// The watch of whichever rounds this connection plays.
+    fn spin_watch(&mut self) -> &mut SpinWatch {
+        match self.udp.as_mut() {
+            Some(u) => &mut u.spin,
+            None => &mut self.spin,
+        }
     }
 
     fn lost(&self) -> Option<u64> {
@@ -110,6 +126,7 @@ impl Connection {
     /// time are done (or `stop` is set).
     pub fn measure(&mut self, step: &StepPlan, stop: &AtomicBool) -> Result<Measured> {
         let mut hist = new_histogram();
+        self.spin_watch().begin();
         let began = Instant::now();
         let warm_until = began + step.time / 10;
         let (mut warm, mut chunk) = (0u64, 1u64);
@@ -153,6 +170,7 @@ impl Connection {
                 Some(_) => None,
                 None => linerate_probe::tcpinfo::read(&self.sock).ok(),
             },
+            spun: self.spin_watch().state(),
             lost: self
                 .lost()
                 .zip(lost_before)
@@ -243,7 +261,7 @@ impl Connection {
         let mut left = len;
         while left > 0 {
             let want = left.min(self.scratch.len());
-            let got = if self.busy_poll {
+            let got = if self.spin.spinning() {
                 let until = Instant::now() + self.timeout;
                 crate::stream::recv_spinning(&self.sock, &mut self.scratch[..want], until)
             } else {

@@ -12,6 +12,7 @@ use linerate_wire::{UDP_ROUND_HEADER_LEN, UdpRound};
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags};
 
+use super::spin::SpinWatch;
 use crate::error::{EngineError, Result};
 
 /// A round is lost when its reply takes this many times the slowest round
@@ -26,7 +27,7 @@ pub(crate) struct UdpRounds {
     sock: UdpSocket,
     /// What the server gave for this connection's requests to carry.
     cookie: u64,
-    busy_poll: bool,
+    pub(crate) spin: SpinWatch,
     /// No reply at all for this long: the server is gone.
     timeout: Duration,
     seq: u64,
@@ -41,15 +42,15 @@ pub(crate) struct UdpRounds {
 }
 
 impl UdpRounds {
-    pub fn new(sock: UdpSocket, cookie: u64, busy_poll: bool, timeout: Duration) -> UdpRounds {
-        if busy_poll {
+    pub fn new(sock: UdpSocket, cookie: u64, spin: SpinWatch, timeout: Duration) -> UdpRounds {
+        if spin.spins() {
             let _ = crate::sockopt::set_busy_poll(&sock);
         }
         let most = linerate_wire::MAX_DATAGRAM_LEN as usize;
         UdpRounds {
             sock,
             cookie,
-            busy_poll,
+            spin,
             timeout,
             seq: 0,
             request: vec![0x5a; most],
@@ -130,7 +131,7 @@ impl UdpRounds {
             .min(self.timeout);
         let give_up = start + lost_after;
         loop {
-            let got = if self.busy_poll {
+            let got = if self.spin.spinning() {
                 crate::stream::recv_spinning(&self.sock, &mut self.reply, give_up)
             } else {
                 self.receive_blocking(give_up, lost_after)

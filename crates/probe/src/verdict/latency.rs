@@ -16,9 +16,23 @@ pub const QUEUE_SHARE: f64 = 0.1;
 pub const QUEUE_MIN_US: f64 = 50.0;
 /// A p99 this many times the median is a tail worth naming.
 pub const TAIL_RATIO: f64 = 5.0;
+/// A p99.9 this many times the median is a rare tail worth naming: one
+/// round in a thousand waiting a scheduler's time slice.
+pub const RARE_TAIL_RATIO: f64 = 20.0;
 
 pub fn judge_latency(steps: &[Step], load: Option<&Load>) -> Verdict {
     let mut v = judge_rounds(steps, load);
+    if let Some(at) = steps.iter().position(|s| s.spinning == Some(false)) {
+        v.sentence.push_str(&format!(
+            " The receivers stopped spinning in step {} of {}: a spinning thread found itself \
+             waiting for its core (other work wanted the host's cores) and blocked from then \
+             on; --busy-poll off measures the blocking path from the start.",
+            at + 1,
+            steps.len()
+        ));
+        v.evidence
+            .insert("spinning_stopped_step".into(), (at + 1) as f64);
+    }
     let counted: Vec<(u64, u64)> = steps
         .iter()
         .filter_map(|s| Some((s.lost_rounds?, s.rounds)))
@@ -69,6 +83,7 @@ fn judge_rounds(steps: &[Step], load: Option<&Load>) -> Verdict {
     let p = first.round_trip_us;
     evidence.insert("p50_us".into(), p.p50);
     evidence.insert("p99_us".into(), p.p99);
+    evidence.insert("p99_9_us".into(), p.p99_9);
     evidence.insert(
         "transactions_per_second".into(),
         first.transactions_per_second,
@@ -149,18 +164,26 @@ fn latency_sentence(steps: &[&Step]) -> String {
     let first = steps[0];
     let p = first.round_trip_us;
     let mut s = format!(
-        "A {} request's round trip: median {}, p99 {}, p99.99 {} ({:.0} transactions/s).",
+        "A {} request's round trip: median {}, p99 {}, p99.9 {}, p99.99 {} ({:.0} \
+         transactions/s).",
         fmt_bytes(f64::from(first.request_bytes)),
         fmt_us(p.p50),
         fmt_us(p.p99),
+        fmt_us(p.p99_9),
         fmt_us(p.p99_99),
         first.transactions_per_second,
     );
-    if p.p50 > 0.0 && p.p99 >= TAIL_RATIO * p.p50 {
+    let tail = [
+        ("p99", p.p99, TAIL_RATIO),
+        ("p99.9", p.p99_9, RARE_TAIL_RATIO),
+    ]
+    .into_iter()
+    .find(|&(_, at, ratio)| p.p50 > 0.0 && at >= ratio * p.p50);
+    if let Some((name, at, _)) = tail {
         s.push_str(&format!(
-            " The p99 is {:.0} times the median: at times the ends waited for a core \
+            " The {name} is {:.0} times the median: at times the ends waited for a core \
              (another process, an interrupt) or the path queued.",
-            p.p99 / p.p50
+            at / p.p50
         ));
     }
     if let Some(last) = steps
@@ -227,6 +250,7 @@ mod tests {
             bits_per_second: 8e6 / p50,
             tcp: None,
             lost_rounds: None,
+            spinning: None,
         }
     }
 
@@ -301,8 +325,42 @@ mod tests {
         let v = judge_latency(std::slice::from_ref(&s), None);
         assert!(v.sentence.contains("median 20"), "{}", v.sentence);
         assert!(!v.sentence.contains("times the median"));
+        s.round_trip_us.p99_9 = 12_000.0;
+        let v = judge_latency(std::slice::from_ref(&s), None);
+        assert!(v.sentence.contains("p99.9 12.00 ms"), "{}", v.sentence);
+        assert!(
+            v.sentence.contains("p99.9 is 600 times the median"),
+            "{}",
+            v.sentence
+        );
+        assert_eq!(v.evidence["p99_9_us"], 12_000.0);
         s.round_trip_us.p99 = 200.0;
         let v = judge_latency(&[s], None);
-        assert!(v.sentence.contains("10 times the median"), "{}", v.sentence);
+        assert!(
+            v.sentence.contains("p99 is 10 times the median"),
+            "{}",
+            v.sentence
+        );
+    }
+
+    #[test]
+    fn receivers_that_stopped_spinning_are_named_with_the_step() {
+        let spun = Step {
+            spinning: Some(true),
+            ..step("idle", 7.0)
+        };
+        let gave_up = Step {
+            spinning: Some(false),
+            ..step("idle", 12.0)
+        };
+        let v = judge_latency(&[spun.clone(), gave_up], None);
+        assert!(
+            v.sentence.contains("stopped spinning in step 2 of 2"),
+            "{}",
+            v.sentence
+        );
+        assert_eq!(v.evidence["spinning_stopped_step"], 2.0);
+        let v = judge_latency(&[spun], None);
+        assert!(!v.sentence.contains("stopped spinning"), "{}", v.sentence);
     }
 }
