@@ -1520,7 +1520,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__lab__subcmd__set)
-            opts="-h --name --rtt --jitter --loss --loss-burst --reorder --duplicate --rate --queue --seed --help"
+            opts="-h --name --rtt --jitter --loss --loss-burst --reorder --reorder-model --reorder-depth --duplicate --rate --queue --seed --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1547,6 +1547,14 @@ _linerate() {
                     return 0
                     ;;
                 --reorder)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reorder-model)
+                    COMPREPLY=($(compgen -W "displace netem" -- "${cur}"))
+                    return 0
+                    ;;
+                --reorder-depth)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1592,7 +1600,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__lab__subcmd__up)
-            opts="-h --name --hosts --router --mtu --backend --rtt --jitter --loss --loss-burst --reorder --duplicate --rate --queue --seed --dry-run --help"
+            opts="-h --name --hosts --router --mtu --backend --rtt --jitter --loss --loss-burst --reorder --reorder-model --reorder-depth --duplicate --rate --queue --seed --dry-run --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1631,6 +1639,14 @@ _linerate() {
                     return 0
                     ;;
                 --reorder)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reorder-model)
+                    COMPREPLY=($(compgen -W "displace netem" -- "${cur}"))
+                    return 0
+                    ;;
+                --reorder-depth)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -239,7 +239,10 @@ complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_s
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l jitter -d 'Delay variation each way, plus or minus (packets keep their order)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l loss -d 'Packet loss (e.g. 0.1%)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l loss-burst -d 'Mean length of loss bursts in packets (Gilbert-Elliott); 1 = independent' -r
-complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l reorder -d 'Packets that skip the delay and overtake those ahead (netem\'s reorder), e.g. 0.02%' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l reorder -d 'Packets reordered, e.g. 0.02%: each overtakes the few packets queued just before it (--reorder-depth), as on a path with parallel lanes' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l reorder-model -d 'How a reordered packet overtakes others. displace (default): it crosses the link\'s rate and delay as every packet does and leaves ahead of the last --reorder-depth packets. netem: it skips the delay line and leaves at once, as netem\'s reorder does; on a long delay its round trip is near zero, which bbr takes for the path\'s and throttles itself to (the verdict calls such a run invalid)' -r -f -a "displace\t'Ahead of the last few packets queued (--reorder-depth)'
+netem\t'Past the whole delay line, at once (netem\'s reorder)'"
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l reorder-depth -d 'Packets a reordered one overtakes with --reorder-model displace (default 3)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l duplicate -d 'Packets delivered twice' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l rate -d 'Bottleneck rate (e.g. 10gbit, 1G); `none` removes it' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l queue -d 'Bottleneck queue in bytes (default: one RTT of the rate, at least 10 ms)' -r
@@ -252,12 +255,15 @@ complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_s
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l jitter -d 'Delay variation each way, plus or minus (packets keep their order)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l loss -d 'Packet loss (e.g. 0.1%)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l loss-burst -d 'Mean length of loss bursts in packets (Gilbert-Elliott); 1 = independent' -r
-complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l reorder -d 'Packets that skip the delay and overtake those ahead (netem\'s reorder), e.g. 0.02%' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l reorder -d 'Packets reordered, e.g. 0.02%: each overtakes the few packets queued just before it (--reorder-depth), as on a path with parallel lanes' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l reorder-model -d 'How a reordered packet overtakes others. displace (default): it crosses the link\'s rate and delay as every packet does and leaves ahead of the last --reorder-depth packets. netem: it skips the delay line and leaves at once, as netem\'s reorder does; on a long delay its round trip is near zero, which bbr takes for the path\'s and throttles itself to (the verdict calls such a run invalid)' -r -f -a "displace\t'Ahead of the last few packets queued (--reorder-depth)'
+netem\t'Past the whole delay line, at once (netem\'s reorder)'"
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l reorder-depth -d 'Packets a reordered one overtakes with --reorder-model displace (default 3)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l duplicate -d 'Packets delivered twice' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l rate -d 'Bottleneck rate (e.g. 10gbit, 1G); `none` removes it' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l queue -d 'Bottleneck queue in bytes (default: one RTT of the rate, at least 10 ms)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l seed -d 'Seed of the random decisions (same seed, same fates)' -r
-complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from status" -l name -d 'One lab (default: all)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from status" -l json -d 'Print JSON'
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help'

@@ -359,7 +359,10 @@ veth\:"Plain veth (and TBF for --rate)\: no delay or loss"))' \
 '--jitter=[Delay variation each way, plus or minus (packets keep their order)]:JITTER:_default' \
 '--loss=[Packet loss (e.g. 0.1%)]:LOSS:_default' \
 '--loss-burst=[Mean length of loss bursts in packets (Gilbert-Elliott); 1 = independent]:PACKETS:_default' \
-'--reorder=[Packets that skip the delay and overtake those ahead (netem'\''s reorder), e.g. 0.02%]:REORDER:_default' \
+'--reorder=[Packets reordered, e.g. 0.02%\: each overtakes the few packets queued just before it (--reorder-depth), as on a path with parallel lanes]:REORDER:_default' \
+'--reorder-model=[How a reordered packet overtakes others. displace (default)\: it crosses the link'\''s rate and delay as every packet does and leaves ahead of the last --reorder-depth packets. netem\: it skips the delay line and leaves at once, as netem'\''s reorder does; on a long delay its round trip is near zero, which bbr takes for the path'\''s and throttles itself to (the verdict calls such a run invalid)]:MODEL:((displace\:"Ahead of the last few packets queued (--reorder-depth)"
+netem\:"Past the whole delay line, at once (netem'\''s reorder)"))' \
+'--reorder-depth=[Packets a reordered one overtakes with --reorder-model displace (default 3)]:PACKETS:_default' \
 '--duplicate=[Packets delivered twice]:DUPLICATE:_default' \
 '--rate=[Bottleneck rate (e.g. 10gbit, 1G); \`none\` removes it]:RATE:_default' \
 '--queue=[Bottleneck queue in bytes (default\: one RTT of the rate, at least 10 ms)]:QUEUE:_default' \
@@ -377,13 +380,16 @@ _arguments "${_arguments_options[@]}" : \
 '--jitter=[Delay variation each way, plus or minus (packets keep their order)]:JITTER:_default' \
 '--loss=[Packet loss (e.g. 0.1%)]:LOSS:_default' \
 '--loss-burst=[Mean length of loss bursts in packets (Gilbert-Elliott); 1 = independent]:PACKETS:_default' \
-'--reorder=[Packets that skip the delay and overtake those ahead (netem'\''s reorder), e.g. 0.02%]:REORDER:_default' \
+'--reorder=[Packets reordered, e.g. 0.02%\: each overtakes the few packets queued just before it (--reorder-depth), as on a path with parallel lanes]:REORDER:_default' \
+'--reorder-model=[How a reordered packet overtakes others. displace (default)\: it crosses the link'\''s rate and delay as every packet does and leaves ahead of the last --reorder-depth packets. netem\: it skips the delay line and leaves at once, as netem'\''s reorder does; on a long delay its round trip is near zero, which bbr takes for the path'\''s and throttles itself to (the verdict calls such a run invalid)]:MODEL:((displace\:"Ahead of the last few packets queued (--reorder-depth)"
+netem\:"Past the whole delay line, at once (netem'\''s reorder)"))' \
+'--reorder-depth=[Packets a reordered one overtakes with --reorder-model displace (default 3)]:PACKETS:_default' \
 '--duplicate=[Packets delivered twice]:DUPLICATE:_default' \
 '--rate=[Bottleneck rate (e.g. 10gbit, 1G); \`none\` removes it]:RATE:_default' \
 '--queue=[Bottleneck queue in bytes (default\: one RTT of the rate, at least 10 ms)]:QUEUE:_default' \
 '--seed=[Seed of the random decisions (same seed, same fates)]:SEED:_default' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 && ret=0
 ;;
 (status)

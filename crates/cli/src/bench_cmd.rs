@@ -7,7 +7,7 @@ use linerate_engine::spec::{Affinity, BenchSpec, RxPoll, SocketSpec, UdpSpec};
 /// `bench --udp` without -b: iperf2's 1 Mbit/s default says nothing about
 /// a path of today.
 const UDP_DEFAULT_RATE: u64 = 1_000_000_000;
-use linerate_probe::verdict::Capacity;
+use linerate_probe::verdict::{Capacity, KnownPath};
 use linerate_wire::Direction;
 
 use crate::serve_cmd::DEFAULT_PORT;
@@ -191,19 +191,20 @@ pub fn parse_tos(s: &str) -> Result<u8, String> {
 }
 
 impl BenchArgs {
-    /// The path's capacity: `--capacity`, else the rate of the lab this
-    /// runs in.
-    fn path_capacity(&self) -> Option<Capacity> {
-        match self.capacity {
-            Some(bps) => Some(Capacity {
+    /// What is known of the path: its capacity from `--capacity`, else
+    /// the rate of the lab this runs in, and the least round trip of that
+    /// lab's link.
+    fn known_path(&self) -> KnownPath {
+        let mut path = crate::netns::lab_conditions_here()
+            .map(|c| crate::netns::known_path_of(&c))
+            .unwrap_or_default();
+        if let Some(bps) = self.capacity {
+            path.capacity = Some(Capacity {
                 bits_per_second: bps as f64,
                 source: "--capacity",
-            }),
-            None => crate::netns::lab_rate_here().map(|bps| Capacity {
-                bits_per_second: bps as f64,
-                source: "the lab's --rate",
-            }),
+            });
         }
+        path
     }
 
     /// What the flags ask the engine for; what they leave unset is decided
@@ -217,7 +218,7 @@ impl BenchArgs {
                 10_000
             }),
             bytes: self.bytes,
-            capacity: self.path_capacity(),
+            path: self.known_path(),
             direction: if self.bidir {
                 Direction::Bidir
             } else if self.reverse {
@@ -419,7 +420,7 @@ mod tests {
         assert_eq!(measure::bench_words(server, &plain), vec!["10.0.0.2:5301"]);
         assert_eq!(parse(&measure::bench_words(server, &plain)), plain);
         let every = BenchSpec {
-            capacity: None,
+            path: Default::default(),
             streams: 4,
             duration_ms: 1500,
             bytes: None,

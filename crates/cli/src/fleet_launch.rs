@@ -79,7 +79,7 @@ pub enum Role {
 /// Agents this process starts.
 pub enum Starter {
     Ssh { hosts: Vec<String> },
-    Lab { lab: linerate_lab::Lab },
+    Lab { lab: Box<linerate_lab::Lab> },
     Local { agents: u32 },
 }
 
@@ -164,7 +164,7 @@ pub fn role(a: &LaunchArgs) -> anyhow::Result<Role> {
         }
     } else if let Some(name) = &a.lab {
         Starter::Lab {
-            lab: linerate_lab::Lab::load(name).with_context(|| format!("--lab {name}"))?,
+            lab: Box::new(linerate_lab::Lab::load(name).with_context(|| format!("--lab {name}"))?),
         }
     } else if let Some(agents) = a.local {
         Starter::Local { agents }

@@ -34,21 +34,32 @@ pub fn run_in<T: Send>(
     })
 }
 
-/// The bottleneck rate (`--rate`) of the lab whose host namespace this
-/// thread runs in (under `lab exec`), if it has one: the path's capacity.
-pub fn lab_rate_here() -> Option<u64> {
+/// What a lab's link conditions say of its path: the capacity is its
+/// rate, the least round trip its RTT less twice its jitter.
+pub fn known_path_of(c: &linerate_lab::Conditions) -> linerate_probe::verdict::KnownPath {
+    linerate_probe::verdict::KnownPath {
+        capacity: c.rate_bps.map(|bps| linerate_probe::verdict::Capacity {
+            bits_per_second: bps as f64,
+            source: "the lab's --rate",
+        }),
+        min_rtt_us: Some(c.rtt_us.saturating_sub(2 * c.jitter_us) as f64).filter(|&r| r > 0.0),
+    }
+}
+
+/// The link conditions of the lab whose host namespace this thread runs in
+/// (under `lab exec`), if any: its rate is the path's capacity, its RTT
+/// the least round trip the path carries.
+pub fn lab_conditions_here() -> Option<linerate_lab::Conditions> {
     use std::os::unix::fs::MetadataExt;
     let id = |path: &str| std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
     let here = id("/proc/thread-self/ns/net")?;
-    linerate_lab::state::names()
+    let lab = linerate_lab::state::names()
         .iter()
         .filter_map(|name| linerate_lab::Lab::load(name).ok())
         .find(|lab| {
             lab.hosts
                 .iter()
                 .any(|h| id(&format!("/run/netns/{}", h.netns)) == Some(here))
-        })?
-        .spec
-        .conditions
-        .rate_bps
+        })?;
+    Some(lab.spec.conditions)
 }

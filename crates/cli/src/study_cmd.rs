@@ -12,7 +12,7 @@ use clap::{Args, Subcommand};
 use linerate_engine::server::Server;
 use linerate_lab::{Backend, BackendChoice, Conditions, Lab, LabSpec};
 use linerate_probe::units::fmt_rate;
-use linerate_result::{IntervalSample, LabRecord, ResultDoc, StudyPoint};
+use linerate_result::{IntervalSample, LabRecord, Limit, ResultDoc, StudyPoint};
 use serde_json::json;
 
 use linerate_engine::spec::BenchSpec;
@@ -192,6 +192,7 @@ impl Bed {
         if common.cc.is_some() {
             spec.socket.congestion = common.cc.clone();
         }
+        spec.path = crate::netns::known_path_of(&self.lab.spec.conditions);
         let ns = self.lab.hosts[0].netns.clone();
         let command_line: Vec<String> =
             ["linerate", "lab", "exec", "h1", "--", "linerate", "bench"]
@@ -256,14 +257,19 @@ impl Collector {
         let factors: BTreeMap<String, serde_json::Value> =
             serde_json::from_value(factors).unwrap_or_default();
         let shown: Vec<String> = factors.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let limit = serde_json::to_value(doc.summary.verdict.limit)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
         eprintln!(
-            "  {series:<22} {:<48} {:>14}  {}",
+            "  {series:<22} {:<48} {:>14}  {limit}{}",
             shown.join(" "),
             fmt_rate(doc.summary.bits_per_second),
-            serde_json::to_value(doc.summary.verdict.limit)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default()
+            if doc.summary.verdict.limit == Limit::Invalid {
+                " (this run does not stand for the path)"
+            } else {
+                ""
+            }
         );
         self.points.push(StudyPoint {
             series: series.into(),
@@ -274,6 +280,26 @@ impl Collector {
 }
 
 pub use linerate_report::time_to_stabilise;
+
+/// Counts the study's invalid runs as a finding of its own, naming them,
+/// so that none stands silently among the others' figures.
+fn mark_invalid_runs(
+    points: &[StudyPoint],
+    findings: &mut BTreeMap<String, f64>,
+    definitions: &mut BTreeMap<String, String>,
+) {
+    let invalid: Vec<String> = points
+        .iter()
+        .filter(|p| p.result.summary.verdict.limit == Limit::Invalid)
+        .map(|p| p.series.clone())
+        .collect();
+    findings.insert("invalid_runs".into(), invalid.len() as f64);
+    let mut said = "Runs whose verdict is invalid: their senders saw round trips shorter than the path carries, so their rates do not stand for the path.".to_string();
+    if !invalid.is_empty() {
+        said.push_str(&format!(" In this study: {}.", invalid.join(", ")));
+    }
+    definitions.insert("invalid_runs".into(), said);
+}
 
 /// One run's share of window / RTT: the median of its per-second shares
 /// ([`linerate_report::data::window_law_shares`]). A slow second (seen on
@@ -366,13 +392,20 @@ fn wan(a: WanArgs) -> anyhow::Result<()> {
     let series = per_second(&doc);
     let mut findings = BTreeMap::new();
     let mut definitions = BTreeMap::new();
-    if let Some(ts) = time_to_stabilise(&series) {
-        findings.insert("time_to_stabilise_s".into(), ts);
+    let mut stabilise = "With 1 s intervals x1..xn of the 44 ms, 0.02 % reordering run (all streams summed) and m the median of the last half of them: the start of the first interval from which every interval stays within 10 % of m. Absent when the last interval is not within 10 %.".to_string();
+    match time_to_stabilise(&series) {
+        _ if doc.summary.verdict.limit == Limit::Invalid => {
+            stabilise.push_str(
+                " Not given in this study: the over-time run was invalid (its verdict says why).",
+            );
+        }
+        Some(ts) => {
+            findings.insert("time_to_stabilise_s".into(), ts);
+        }
+        None => stabilise
+            .push_str(" Not given in this study: the last interval was not within 10 % of m."),
     }
-    definitions.insert(
-        "time_to_stabilise_s".into(),
-        "With 1 s intervals x1..xn of the 44 ms, 0.02 % reordering run (all streams summed) and m the median of the last half of them: the start of the first interval from which every interval stays within 10 % of m. Absent when the last interval is not within 10 %.".into(),
-    );
+    definitions.insert("time_to_stabilise_s".into(), stabilise);
     col.add("over-time", json!({"rtt_ms": 44, "reorder": 0.0002, "streams": 1, "buffers": "bdp", "tcp_rmem": rmem, "tcp_wmem": wmem}), doc);
     // The window law: with a 4 MiB window, throughput is window / RTT.
     let mut cond = bed.lab.spec.conditions.clone();
@@ -431,6 +464,7 @@ fn wan(a: WanArgs) -> anyhow::Result<()> {
                 && p.factors.get("rtt_ms").and_then(|v| v.as_f64()) == Some(44.0)
         })
         .unwrap_or(0);
+    mark_invalid_runs(&col.points, &mut findings, &mut definitions);
     for (k, v) in &findings {
         eprintln!("  {k} = {v:.3}");
     }

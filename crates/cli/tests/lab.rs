@@ -728,6 +728,60 @@ fn wan_study_runs_end_to_end_and_records_its_backend() {
         "window law {ratio}; per run (ratio, intervals): {runs:?}"
     );
     assert!(doc["study"]["definitions"]["time_to_stabilise_s"].is_string());
+    // Reordering displaces packets by a few, so no run measured a shortcut.
+    assert_eq!(
+        doc["study"]["findings"]["invalid_runs"], 0.0,
+        "{}",
+        doc["study"]["definitions"]["invalid_runs"]
+    );
+}
+
+/// bbr at 44 ms with 0.02 % reordering: netem's model sends a reordered
+/// packet past the whole delay line, the senders' least round trip falls
+/// to half the path's and the run is called invalid, never a limit; the
+/// default model displaces it by a few packets and the path is full. On a
+/// quiet and on a busy host.
+#[test]
+fn reordering_past_the_delay_line_makes_a_run_invalid_displacing_keeps_it_valid() {
+    if !require_root("reordering_past_the_delay_line_makes_a_run_invalid_displacing_keeps_it_valid")
+    {
+        return;
+    }
+    let _alone = alone_with_traffic();
+    let wan = ["--rtt", "44ms", "--rate", "1G", "--reorder", "0.02%"];
+    let mut up = vec!["--backend", "emulator"];
+    up.extend_from_slice(&wan);
+    let lab = TestLab::up("reord", &up);
+    let _srv = server_in(&lab, "h2");
+    let h2 = lab.addr("h2", false);
+    let args = [
+        "-t", "4", "--cc", "bbr", "--sndbuf", "16M", "--window", "16M",
+    ];
+    for host in ["quiet", "busy"] {
+        let _busy = (host == "busy").then(BusyCores::start);
+        for (model, want) in [("netem", "invalid"), ("displace", "path_full")] {
+            let mut set = wan.to_vec();
+            set.extend_from_slice(&["--reorder-model", model]);
+            lab.set(&set);
+            let doc = bench(&lab, &h2, &args);
+            let v = &doc["summary"]["verdict"];
+            assert_eq!(
+                v["limit"], want,
+                "{host} host, --reorder-model {model}: {v}"
+            );
+            let min_rtt = v["evidence"]["min_rtt_us"].as_f64().unwrap();
+            if model == "netem" {
+                assert!(min_rtt < 0.9 * 44_000.0, "{v}");
+                let sentence = v["sentence"].as_str().unwrap();
+                assert!(sentence.starts_with("Invalid run"), "{sentence}");
+                assert!(sentence.contains("--reorder-model netem"), "{sentence}");
+            } else {
+                assert!(min_rtt >= 44_000.0, "{v}");
+            }
+        }
+    }
+    let counters = &lab.status()["counters"]["h1"];
+    assert!(counters["reordered"].as_u64().unwrap() > 0, "{counters}");
 }
 
 #[test]

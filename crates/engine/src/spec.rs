@@ -62,9 +62,10 @@ pub struct BenchSpec {
     pub run_token: Option<linerate_wire::RunToken>,
     /// Threads each end runs its streams on (`--threads`); None: automatic.
     pub threads: Option<u16>,
-    /// The path's capacity where it is known (`--capacity`, a lab's
-    /// `--rate`): the verdict gives the run's share of it.
-    pub capacity: Option<linerate_probe::verdict::Capacity>,
+    /// What is known of the path (`--capacity`, a lab's `--rate` and
+    /// `--rtt`): the verdict gives the run's share of the capacity and
+    /// calls a run that saw shorter round trips invalid.
+    pub path: linerate_probe::verdict::KnownPath,
 }
 
 /// A UDP bench's rate and offloads.
@@ -111,7 +112,7 @@ impl Default for BenchSpec {
             start_at: None,
             run_token: None,
             threads: None,
-            capacity: None,
+            path: Default::default(),
         }
     }
 }

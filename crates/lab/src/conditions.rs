@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::emulator::model::Impairments;
+use crate::emulator::model::{DEFAULT_REORDER_DEPTH, Impairments, ReorderModel};
 
 /// Which mechanism makes the conditions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,7 +38,7 @@ pub enum BackendChoice {
 }
 
 /// Link conditions, the same in both directions (delay is half the RTT each way).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Conditions {
     pub rtt_us: u64,
     /// Delay variation each way, plus or minus.
@@ -47,11 +47,39 @@ pub struct Conditions {
     pub loss: f64,
     pub loss_burst: f64,
     pub reorder: f64,
+    /// How a reordered packet overtakes others (`--reorder-model`).
+    #[serde(default)]
+    pub reorder_model: ReorderModel,
+    /// Packets a reordered one overtakes (`--reorder-depth`).
+    #[serde(default = "default_reorder_depth")]
+    pub reorder_depth: u32,
     pub duplicate: f64,
     pub rate_bps: Option<u64>,
     /// Bottleneck queue; by default one RTT's worth of the rate (at least 10 ms, at least 256 KiB).
     pub queue_bytes: Option<u64>,
     pub seed: u64,
+}
+
+fn default_reorder_depth() -> u32 {
+    DEFAULT_REORDER_DEPTH
+}
+
+impl Default for Conditions {
+    fn default() -> Conditions {
+        Conditions {
+            rtt_us: 0,
+            jitter_us: 0,
+            loss: 0.0,
+            loss_burst: 0.0,
+            reorder: 0.0,
+            reorder_model: ReorderModel::default(),
+            reorder_depth: DEFAULT_REORDER_DEPTH,
+            duplicate: 0.0,
+            rate_bps: None,
+            queue_bytes: None,
+            seed: 0,
+        }
+    }
 }
 
 impl Conditions {
@@ -95,6 +123,28 @@ impl Conditions {
         if self.rate_bps == Some(0) {
             return Err("--rate must be above zero".into());
         }
+        if self.reorder_depth == 0 {
+            return Err(
+                "--reorder-depth is the packets a reordered one overtakes, at least 1".into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// Whether `backend` can make these conditions: netem reorders only by
+    /// sending a packet past its whole delay line.
+    pub fn fits(&self, backend: Backend) -> Result<(), String> {
+        if backend == Backend::Netem
+            && self.reorder > 0.0
+            && self.reorder_model != ReorderModel::Netem
+        {
+            return Err(
+                "netem reorders only by sending a packet past its whole delay line: \
+                 add --reorder-model netem for that, or use --backend emulator, whose default \
+                 model displaces a reordered packet by a few packets"
+                    .into(),
+            );
+        }
         Ok(())
     }
 
@@ -106,6 +156,8 @@ impl Conditions {
             loss: self.loss,
             loss_burst: self.loss_burst,
             reorder: self.reorder,
+            reorder_model: self.reorder_model,
+            reorder_depth: self.reorder_depth,
             duplicate: self.duplicate,
             rate_bps: self.rate_bps,
             queue_bytes: self.queue(),

@@ -26,7 +26,10 @@ fn choose(spec: &LabSpec, k: &KernelSupport) -> Result<(Backend, String), LabErr
         BackendChoice::Netem if !k.netem => Err(LabError::Missing(
             "--backend netem: this kernel has no netem qdisc (sch_netem); use --backend emulator".into(),
         )),
-        BackendChoice::Netem => Ok((Backend::Netem, "netem was asked for".into())),
+        BackendChoice::Netem => c
+            .fits(Backend::Netem)
+            .map(|()| (Backend::Netem, "netem was asked for".into()))
+            .map_err(LabError::Spec),
         BackendChoice::Emulator if !k.tun => Err(LabError::Missing(
             "--backend emulator needs /dev/net/tun (CONFIG_TUN)".into(),
         )),
@@ -38,7 +41,15 @@ fn choose(spec: &LabSpec, k: &KernelSupport) -> Result<(Backend, String), LabErr
             "--rate on the veth backend needs the tbf qdisc, which this kernel lacks; use --backend emulator".into(),
         )),
         BackendChoice::Veth => Ok((Backend::Veth, "plain veth was asked for".into())),
-        BackendChoice::Auto if k.netem => Ok((Backend::Netem, "the kernel has netem".into())),
+        BackendChoice::Auto if k.netem && c.fits(Backend::Netem).is_ok() => {
+            Ok((Backend::Netem, "the kernel has netem".into()))
+        }
+        BackendChoice::Auto if k.netem && k.tun => Ok((
+            Backend::Emulator,
+            "netem would send reordered packets past the whole delay line; the emulator \
+             displaces them by a few packets"
+                .into(),
+        )),
         BackendChoice::Auto if k.tun => Ok((
             Backend::Emulator,
             "the kernel has no netem qdisc; the user-space emulator makes the conditions".into(),
@@ -308,6 +319,7 @@ impl Lab {
                 self.spec.name
             )));
         }
+        conditions.fits(self.backend).map_err(LabError::Spec)?;
         let before = self.spec.conditions.clone();
         self.spec.conditions = conditions;
         let applied = match self.backend {

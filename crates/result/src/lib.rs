@@ -346,6 +346,10 @@ pub enum Limit {
     /// Two limits each held the run a good part of the time; the sentence
     /// names both, with their shares.
     Mixed,
+    /// The run's own measurement cannot stand for the path: the senders saw
+    /// round trips shorter than the path can carry (packets that skipped
+    /// an emulated delay), so what they did says nothing about it.
+    Invalid,
     Unknown,
 }
 

@@ -40,8 +40,8 @@ pub struct BenchRun {
     pub interrupted: bool,
     /// The cipher and key exchange, when the run was encrypted.
     pub encryption: Option<linerate_secure::Negotiated>,
-    /// The path's capacity where it is known.
-    pub capacity: Option<linerate_probe::verdict::Capacity>,
+    /// What is known of the path.
+    pub path: linerate_probe::verdict::KnownPath,
 }
 
 /// This end's samples of an interval and the server's latest, as the run
@@ -98,7 +98,7 @@ pub fn run(
                     server_host,
                     interrupted: stopped(),
                     encryption,
-                    capacity: spec.capacity,
+                    path: spec.path,
                 });
             }
             // Ended by the user before the server could report (its
@@ -114,7 +114,7 @@ pub fn run(
                     server_host,
                     interrupted: true,
                     encryption,
-                    capacity: spec.capacity,
+                    path: spec.path,
                 });
             }
             Some(Err(e)) if !accepted => return Err(before_accept(server, &ctl, e)),
@@ -399,7 +399,8 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
             congestion,
             cipher: run.encryption.as_ref().map(|n| n.cipher.as_str()),
             intervals: &ends.intervals,
-            capacity: run.capacity,
+            capacity: run.path.capacity,
+            path_min_rtt_us: run.path.min_rtt_us,
         }),
     };
     let mut parameters = serde_json::to_value(params).unwrap_or_default();

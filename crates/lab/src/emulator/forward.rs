@@ -14,7 +14,7 @@ use rustix::event::{PollFd, PollFlags, poll};
 use rustix::time::{ClockId, Timespec, clock_gettime};
 use serde::Serialize;
 
-use super::model::{Bottleneck, Decider, Fate, Impairments};
+use super::model::{Bottleneck, Decider, Fate, Impairments, ReorderModel};
 use super::packet::{Packet, VNET_HDR_LEN};
 
 /// Largest super-packet plus its virtio header.
@@ -100,6 +100,48 @@ struct Queued {
     to: usize,
 }
 
+/// Segments `first..first + count` of the packet in hand, due at `due_ns`;
+/// a displaced one leaves ahead of the few queued before it.
+#[derive(Clone, Copy)]
+struct Run {
+    first: usize,
+    count: usize,
+    due_ns: u64,
+    displaced: bool,
+}
+
+impl Run {
+    fn one(first: usize, due_ns: u64) -> Run {
+        Run {
+            first,
+            count: 1,
+            due_ns,
+            displaced: false,
+        }
+    }
+}
+
+/// Queues `q` ahead of the last `depth` segments queued for its
+/// destination, to leave when the first of them does; whether it overtook
+/// any (with nothing queued for its destination it keeps its place).
+fn displace(queue: &mut VecDeque<Queued>, mut q: Queued, depth: u32) -> bool {
+    let (mut at, mut passed) = (queue.len(), 0usize);
+    for (i, ahead) in queue.iter().enumerate().rev() {
+        if passed >= depth as usize {
+            break;
+        }
+        if ahead.to == q.to {
+            passed += ahead.count;
+            at = i;
+        }
+    }
+    if passed > 0 {
+        q.due_ns = queue[at].due_ns;
+    }
+    queue.insert(at, q);
+    passed > 0
+}
+
 /// The per-thread state that follows the impairments.
 struct Rules {
     imp: Arc<Impairments>,
@@ -125,8 +167,8 @@ struct Forwarder<'a> {
     last_due_ns: u64,
     spare: Vec<Vec<u8>>,
     head: Vec<u8>,
-    /// Runs of surviving segments of the packet in hand (first, count, due); reused.
-    runs: Vec<(usize, usize, u64)>,
+    /// Runs of surviving segments of the packet in hand; reused.
+    runs: Vec<Run>,
 }
 
 /// Runs until reading the source device fails (it is gone when the lab goes down).
@@ -231,7 +273,7 @@ impl Forwarder<'_> {
         // Decide every segment first, then queue runs of consecutive survivors as one packet.
         let mut runs = std::mem::take(&mut self.runs);
         runs.clear();
-        let mut run: Option<(usize, usize, u64)> = None;
+        let mut run: Option<Run> = None;
         for i in 0..segments {
             let fate = if imp.loss > 0.0 || imp.reorder > 0.0 || imp.duplicate > 0.0 {
                 rules.decider.fate()
@@ -243,7 +285,7 @@ impl Forwarder<'_> {
                 runs.extend(run.take());
                 continue;
             }
-            if fate == Fate::Reorder {
+            if fate == Fate::Reorder && imp.reorder_model == ReorderModel::Netem {
                 self.counters.reordered.fetch_add(1, Relaxed);
                 runs.extend(run.take());
                 let mut head = std::mem::take(&mut self.head);
@@ -259,14 +301,26 @@ impl Forwarder<'_> {
             };
             let due = (left + delay).max(self.last_due_ns);
             self.last_due_ns = due;
+            if fate == Fate::Reorder {
+                runs.extend(run.take());
+                runs.push(Run {
+                    displaced: true,
+                    ..Run::one(i, due)
+                });
+                continue;
+            }
             run = match run {
-                Some((first, count, _)) => Some((first, count + 1, due)),
-                None => Some((i, 1, due)),
+                Some(r) => Some(Run {
+                    count: r.count + 1,
+                    due_ns: due,
+                    ..r
+                }),
+                None => Some(Run::one(i, due)),
             };
             if fate == Fate::Duplicate {
                 self.counters.duplicated.fetch_add(1, Relaxed);
                 runs.extend(run.take());
-                runs.push((i, 1, due));
+                runs.push(Run::one(i, due));
             }
         }
         runs.extend(run);
@@ -283,17 +337,24 @@ impl Forwarder<'_> {
             (buf, next)
         };
         let frame = Rc::new(frame);
-        for &(first, count, due_ns) in &runs {
+        for r in &runs {
             self.counters
                 .queued_segments
-                .fetch_add(count as u64, Relaxed);
-            self.queue.push_back(Queued {
-                due_ns,
+                .fetch_add(r.count as u64, Relaxed);
+            let queued = Queued {
+                due_ns: r.due_ns,
                 frame: frame.clone(),
-                first,
-                count,
+                first: r.first,
+                count: r.count,
                 to,
-            });
+            };
+            if r.displaced {
+                if displace(&mut self.queue, queued, imp.reorder_depth) {
+                    self.counters.reordered.fetch_add(1, Relaxed);
+                }
+            } else {
+                self.queue.push_back(queued);
+            }
         }
         self.runs = runs;
         next
@@ -334,5 +395,53 @@ impl Forwarder<'_> {
         if rustix::io::writev(&self.ports[to].fd, &parts).is_err() {
             self.counters.write_errors.fetch_add(1, Relaxed);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn queued(due_ns: u64, first: usize, count: usize, to: usize) -> Queued {
+        Queued {
+            due_ns,
+            frame: Rc::new(Vec::new()),
+            first,
+            count,
+            to,
+        }
+    }
+
+    fn order(queue: &VecDeque<Queued>) -> Vec<(usize, u64)> {
+        queue.iter().map(|q| (q.first, q.due_ns)).collect()
+    }
+
+    /// A displaced segment passes the last `depth` segments for its
+    /// destination (runs count by their segments), not the whole line, and
+    /// leaves when the first it passed does: the line stays in due order.
+    #[test]
+    fn a_displaced_segment_overtakes_only_the_last_few_for_its_destination() {
+        let mut q: VecDeque<Queued> = [
+            queued(100, 0, 4, 1),
+            queued(200, 4, 1, 1),
+            queued(250, 90, 1, 2),
+            queued(300, 5, 2, 1),
+        ]
+        .into_iter()
+        .collect();
+        assert!(displace(&mut q, queued(400, 7, 1, 1), 3));
+        assert_eq!(
+            order(&q),
+            vec![(0, 100), (7, 200), (4, 200), (90, 250), (5, 300)]
+        );
+        let dues: Vec<u64> = q.iter().map(|x| x.due_ns).collect();
+        assert!(dues.windows(2).all(|w| w[0] <= w[1]), "{dues:?}");
+    }
+
+    #[test]
+    fn with_nothing_ahead_for_its_destination_a_segment_keeps_its_place() {
+        let mut q: VecDeque<Queued> = [queued(100, 0, 1, 2)].into_iter().collect();
+        assert!(!displace(&mut q, queued(400, 1, 1, 1), 3));
+        assert_eq!(order(&q), vec![(0, 100), (1, 400)]);
     }
 }

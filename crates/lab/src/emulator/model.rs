@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The conditions of one direction of an emulated link.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Impairments {
     /// One-way delay in microseconds (half the configured RTT).
     pub delay_us: u64,
@@ -17,9 +17,14 @@ pub struct Impairments {
     pub loss: f64,
     /// Mean length of a loss burst in segments; 1 or less means independent losses.
     pub loss_burst: f64,
-    /// Probability that a segment skips the delay line and overtakes the
-    /// packets queued ahead of it (netem's `reorder`).
+    /// Probability that a segment is reordered, as `reorder_model` says.
     pub reorder: f64,
+    /// How a reordered segment overtakes others.
+    #[serde(default)]
+    pub reorder_model: ReorderModel,
+    /// Segments a reordered one overtakes ([`ReorderModel::Displace`]).
+    #[serde(default = "default_reorder_depth")]
+    pub reorder_depth: u32,
     /// Probability that a segment is delivered twice.
     pub duplicate: f64,
     /// Bottleneck rate in bits per second; none means as fast as the emulator forwards.
@@ -28,6 +33,58 @@ pub struct Impairments {
     pub queue_bytes: u64,
     /// Seed of the random decisions; the same seed and traffic give the same fates.
     pub seed: u64,
+}
+
+/// How a reordered segment overtakes the ones ahead of it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReorderModel {
+    /// It crosses the link and its delay as every segment does, and leaves
+    /// just ahead of the few queued before it, as a path with parallel
+    /// lanes reorders: the round trip it shows stays the path's.
+    #[default]
+    Displace,
+    /// It skips the delay line and leaves at once, ahead of everything
+    /// queued (netem's `reorder`): on a long delay line it shows a round
+    /// trip near zero, which delay-based congestion control (bbr) takes for
+    /// the path's.
+    Netem,
+}
+
+impl ReorderModel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReorderModel::Displace => "displace",
+            ReorderModel::Netem => "netem",
+        }
+    }
+}
+
+/// Segments a reordered one overtakes by default: a small displacement,
+/// as reordering on real paths mostly is (RFC 4737's reordering extent of
+/// a few packets).
+pub const DEFAULT_REORDER_DEPTH: u32 = 3;
+
+fn default_reorder_depth() -> u32 {
+    DEFAULT_REORDER_DEPTH
+}
+
+impl Default for Impairments {
+    fn default() -> Impairments {
+        Impairments {
+            delay_us: 0,
+            jitter_us: 0,
+            loss: 0.0,
+            loss_burst: 0.0,
+            reorder: 0.0,
+            reorder_model: ReorderModel::default(),
+            reorder_depth: DEFAULT_REORDER_DEPTH,
+            duplicate: 0.0,
+            rate_bps: None,
+            queue_bytes: 0,
+            seed: 0,
+        }
+    }
 }
 
 impl Impairments {

@@ -71,6 +71,8 @@ pub struct Features {
     pub stream_max_bps: f64,
     /// The path's capacity, where it is known.
     pub capacity: Option<super::Capacity>,
+    /// The least round trip the path can carry, where known, µs.
+    pub path_min_rtt_us: Option<f64>,
     /// Shares of each side's stream-thread CPU time spent sealing and
     /// opening TLS records (0 in the clear).
     pub sender_tls_share: f64,
@@ -153,6 +155,7 @@ impl Features {
             stream_min_bps: rates.iter().copied().reduce(f64::min).unwrap_or(0.0),
             stream_max_bps: rates.iter().copied().fold(0.0, f64::max),
             capacity: e.capacity,
+            path_min_rtt_us: e.path_min_rtt_us,
             sender_util: worst(&senders, |s| s.cpu_seconds),
             receiver_util: worst(&receivers, |s| s.cpu_seconds),
             sender_wait: worst(&senders, |s| s.runq_wait_seconds),

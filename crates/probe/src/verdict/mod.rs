@@ -61,6 +61,17 @@ pub struct Evidence<'a> {
     pub intervals: &'a [IntervalSample],
     /// The path's capacity, where it is known.
     pub capacity: Option<Capacity>,
+    /// The least round trip the path can carry, where it is known (a
+    /// lab's --rtt less twice its --jitter), µs.
+    pub path_min_rtt_us: Option<f64>,
+}
+
+/// What is known of the path before the run: its capacity and the least
+/// round trip it can carry (a lab's --rate and --rtt, `--capacity`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct KnownPath {
+    pub capacity: Option<Capacity>,
+    pub min_rtt_us: Option<f64>,
 }
 
 /// A path's capacity where it is known, and from where, in the words a
@@ -245,6 +256,7 @@ mod tests {
             cipher: None,
             intervals: &[],
             capacity: None,
+            path_min_rtt_us: None,
         })
     }
 
@@ -291,6 +303,7 @@ mod tests {
             cipher,
             intervals: &[],
             capacity: None,
+            path_min_rtt_us: None,
         };
         let v = judge(&e(Some("TLS13_AES_128_GCM_SHA256")));
         assert_eq!((v.limit, v.side), (Limit::Cpu, Some(Side::Sender)));
@@ -772,6 +785,7 @@ mod tests {
         let known = Features {
             queue_us: 200.0,
             capacity: lab_rate(2e9),
+            path_min_rtt_us: None,
             ..full_path(1)
         };
         let v = said(&known);
@@ -820,6 +834,7 @@ mod tests {
         let polling = Features {
             receiver_util: 0.99,
             capacity: lab_rate(2e9),
+            path_min_rtt_us: None,
             ..full_path(1)
         };
         assert_eq!(rules::decide(&polling, None), Finding::PathFull);
@@ -840,6 +855,7 @@ mod tests {
             steady_bps: 4e7,
             per_stream_bps: 4e7,
             capacity: lab_rate(1e9),
+            path_min_rtt_us: None,
             ..full_path(1)
         };
         let v = said(&lossy);

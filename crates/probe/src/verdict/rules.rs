@@ -34,6 +34,8 @@ pub enum CpuCause {
 pub enum Finding {
     /// No TCP_INFO at the sending end.
     NoTcpInfo,
+    /// The senders saw round trips shorter than the path can carry.
+    Invalid,
     /// The user's pacing cap set the rate.
     Paced {
         cap_bps: f64,
@@ -71,6 +73,7 @@ impl Finding {
     pub fn limit(&self) -> Limit {
         match self {
             Finding::NoTcpInfo => Limit::Unknown,
+            Finding::Invalid => Limit::Invalid,
             Finding::Paced { .. } | Finding::Application => Limit::Application,
             Finding::ReceiverWindow => Limit::ReceiverWindow,
             Finding::SendBuffer => Limit::SendBuffer,
@@ -91,6 +94,7 @@ impl Finding {
             Finding::ReceiverWindow => Some(Side::Receiver),
             Finding::Cpu { side, .. } | Finding::Disk { side, .. } => Some(*side),
             Finding::NoTcpInfo
+            | Finding::Invalid
             | Finding::PathFull
             | Finding::Network
             | Finding::Application
@@ -102,8 +106,9 @@ impl Finding {
 /// The first finding of the bench rules; `pacing_bps` is the user's cap
 /// per stream, if any.
 pub fn decide(f: &Features, pacing_bps: Option<f64>) -> Finding {
-    let rules: [&dyn Fn() -> Option<Finding>; 7] = [
+    let rules: [&dyn Fn() -> Option<Finding>; 8] = [
         &|| no_tcp_info(f),
+        &|| invalid(f),
         &|| paced(f, pacing_bps),
         &|| receive_window(f),
         &|| send_buffer(f),
@@ -243,6 +248,22 @@ pub const ALWAYS_SENDING: f64 = 0.9;
 pub const FLAT_VARIATION: f64 = 0.1;
 /// A rate this share of the known capacity or more has filled the path.
 pub const AT_CAPACITY: f64 = 0.9;
+
+/// Senders whose least round trip is below this share of the least the
+/// path can carry measured something other than the path.
+pub const BELOW_PATH_RTT: f64 = 0.9;
+
+/// A run is invalid when the senders' least round trip is well below the
+/// least the path can carry: packets (or their ACKs) skipped the path's
+/// delay, as an emulator's reordering that sends a packet past its whole
+/// delay line does, and bbr, which paces to its least round trip, then
+/// measures the emulator, not the path (it throttled itself to nothing in
+/// 4 s at 44 ms, docs/defaults.md#reorder-model).
+fn invalid(f: &Features) -> Option<Finding> {
+    let floor = f.path_min_rtt_us?;
+    (f.min_rtt_us > 0.0 && floor > 0.0 && f.min_rtt_us < BELOW_PATH_RTT * floor)
+        .then_some(Finding::Invalid)
+}
 
 /// The path is full when the senders always had data waiting, the rate
 /// was flat after the ramp, no window or buffer held them (the rules

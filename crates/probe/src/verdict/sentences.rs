@@ -14,6 +14,20 @@ pub fn sentence(found: &Finding, f: &Features, to: Speaker) -> String {
             "Unknown: no TCP_INFO was sampled at the sending end, so the limit cannot be derived."
                 .into()
         }
+        Finding::Invalid => format!(
+            "Invalid run: the senders' least round trip was {}, below the {} the path can carry \
+             (the lab's --rtt): packets or their ACKs skipped the path's delay (a lab's \
+             --reorder-model netem sends reordered packets past the whole delay line), so \
+             {} measured that shortcut, not the path; this rate ({}) does not stand for the path. \
+             Rerun with the lab's default reorder model (displace).",
+            fmt_us(f.min_rtt_us),
+            fmt_us(f.path_min_rtt_us.unwrap_or(0.0)),
+            match to.congestion {
+                Some(cc) => format!("the congestion control ({cc})"),
+                None => "the congestion control".to_string(),
+            },
+            fmt_rate(f.steady_bps),
+        ),
         Finding::Paced { cap_bps } => format!(
             "Application: each stream ran at {} against a pacing cap of {} ({}); the cap, not the path, set the rate.",
             fmt_rate(f.per_stream_bps),

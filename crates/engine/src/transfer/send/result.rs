@@ -86,6 +86,7 @@ fn judge(run: &TransferRun, ends: &document::Ends, bps: f64, seconds: f64) -> Ve
         cipher: run.encryption.as_ref().map(|n| n.cipher.as_str()),
         intervals: &ends.intervals,
         capacity: None,
+        path_min_rtt_us: None,
     };
     let disks = verdict::DiskTime {
         read_share: share(run.read_seconds),
