@@ -195,9 +195,7 @@ impl BenchArgs {
     /// the rate of the lab this runs in, and the least round trip of that
     /// lab's link.
     fn known_path(&self) -> KnownPath {
-        let mut path = crate::netns::lab_conditions_here()
-            .map(|c| crate::netns::known_path_of(&c))
-            .unwrap_or_default();
+        let mut path = crate::netns::known_path_here();
         if let Some(bps) = self.capacity {
             path.capacity = Some(Capacity {
                 bits_per_second: bps as f64,

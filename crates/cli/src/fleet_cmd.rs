@@ -213,6 +213,7 @@ pub fn run_agent(a: AgentArgs) -> anyhow::Result<()> {
         join_within: JOIN_WITHIN,
         silence: Duration::from_millis(a.timeout),
         token,
+        path: crate::netns::known_path_here(),
     };
     agent::run(&spec, signals::interrupt_flag(), quiet())
         .with_context(|| format!("agent of rank {} ({})", spec.rank, spec.name))
@@ -278,6 +279,7 @@ fn run_fleet(kind: &'static str, a: &RunArgs, plan_for: &PlanFor) -> anyhow::Res
                 join_within: JOIN_WITHIN,
                 silence: Duration::from_millis(a.timeout.unwrap_or(600_000)),
                 token: fleet_launch::run_token(),
+                path: crate::netns::known_path_here(),
             };
             agent::run(&spec, stop, quiet()).with_context(|| format!("rank {}", launch.rank))
         }
@@ -298,6 +300,7 @@ fn run_fleet(kind: &'static str, a: &RunArgs, plan_for: &PlanFor) -> anyhow::Res
                 join_within: JOIN_WITHIN,
                 silence: timeout,
                 token: fleet_launch::run_token(),
+                path: crate::netns::known_path_here(),
             };
             let agent_stop = Arc::clone(&stop);
             let own_agent = std::thread::spawn(move || agent::run(&spec, agent_stop, quiet()));

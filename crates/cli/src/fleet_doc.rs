@@ -123,7 +123,11 @@ fn verdict(kind: &str, best: Option<&FleetStep>, outcome: &Outcome) -> Verdict {
     let mut evidence = BTreeMap::new();
     let mut limit = Limit::Unknown;
     let mut sentence = match (kind, best) {
-        ("mesh", Some(_)) => mesh_sentence(outcome, &mut evidence),
+        ("mesh", Some(_)) => {
+            let (said, found) = mesh_sentence(outcome, &mut evidence);
+            limit = found;
+            said
+        }
         (_, Some(s)) => {
             evidence.insert(
                 "aggregate_bits_per_second".into(),
@@ -192,17 +196,19 @@ fn shared_full_path(s: &FleetStep) -> Option<String> {
     ))
 }
 
-fn mesh_sentence(outcome: &Outcome, evidence: &mut BTreeMap<String, f64>) -> String {
-    let mut rates: Vec<f64> = outcome
+/// A mesh's spread of pair rates; then, when most pairs found their path
+/// full, that once (the links set the rates), else the slowest pair and why.
+fn mesh_sentence(outcome: &Outcome, evidence: &mut BTreeMap<String, f64>) -> (String, Limit) {
+    let ran: Vec<_> = outcome
         .steps
         .iter()
         .flat_map(|s| &s.flows)
         .filter(|f| f.error.is_none())
-        .map(|f| f.bits_per_second)
         .collect();
+    let mut rates: Vec<f64> = ran.iter().map(|f| f.bits_per_second).collect();
     rates.sort_by(f64::total_cmp);
     let (Some(&lo), Some(&hi)) = (rates.first(), rates.last()) else {
-        return "No pair of the mesh ran.".into();
+        return ("No pair of the mesh ran.".into(), Limit::Unknown);
     };
     let median = rates[rates.len() / 2];
     evidence.insert("slowest_pair_bits_per_second".into(), lo);
@@ -215,6 +221,31 @@ fn mesh_sentence(outcome: &Outcome, evidence: &mut BTreeMap<String, f64>) -> Str
         fmt_rate(hi),
         fmt_rate(median)
     );
+    let full = ran
+        .iter()
+        .filter(|f| f.limit == Some(Limit::PathFull))
+        .count();
+    evidence.insert("pairs_path_full".into(), full as f64);
+    if ran.len() >= 2 && 2 * full >= ran.len() {
+        s.push_str(&format!(
+            " Path full: {full} of {} pairs found their path full (at the link's known rate or \
+             with the queue it built), no window, buffer or CPU holding them back: the \
+             network's links set these rates, not the hosts.",
+            ran.len()
+        ));
+        if let Some(f) = slowest(outcome, 1)
+            .into_iter()
+            .find(|f| f.error.is_none() && f.limit != Some(Limit::PathFull))
+        {
+            s.push_str(&format!(
+                " The slowest pair held back otherwise: {} -> {}: {}",
+                name(outcome, f.from),
+                name(outcome, f.to),
+                f.verdict.as_deref().unwrap_or("no verdict")
+            ));
+        }
+        return (s, Limit::PathFull);
+    }
     if let Some(f) = slowest(outcome, 1).into_iter().find(|f| f.error.is_none()) {
         let why = f.verdict.as_deref().unwrap_or("no verdict");
         s.push_str(&format!(
@@ -223,5 +254,5 @@ fn mesh_sentence(outcome: &Outcome, evidence: &mut BTreeMap<String, f64>) -> Str
             name(outcome, f.to)
         ));
     }
-    s
+    (s, Limit::Unknown)
 }

@@ -46,6 +46,13 @@ pub fn known_path_of(c: &linerate_lab::Conditions) -> linerate_probe::verdict::K
     }
 }
 
+/// What is known of the path from the lab this thread runs in, if any.
+pub fn known_path_here() -> linerate_probe::verdict::KnownPath {
+    lab_conditions_here()
+        .map(|c| known_path_of(&c))
+        .unwrap_or_default()
+}
+
 /// The link conditions of the lab whose host namespace this thread runs in
 /// (under `lab exec`), if any: its rate is the path's capacity, its RTT
 /// the least round trip the path carries.

@@ -424,6 +424,11 @@ impl TestLab {
     /// Five hosts behind a router whose links to them are TBF-limited to
     /// `rate` (plain veth); named `tag` and this process's id.
     fn five_hosts(tag: &str, rate: &str) -> TestLab {
+        TestLab::routed(tag, "5", rate)
+    }
+
+    /// `hosts` hosts behind a kernel router, each link at `rate` (TBF).
+    fn routed(tag: &str, hosts: &str, rate: &str) -> TestLab {
         let lab = TestLab(format!("{tag}{}", std::process::id() % 1000));
         let up = run(&[
             "lab",
@@ -431,7 +436,7 @@ impl TestLab {
             "--name",
             &lab.0,
             "--hosts",
-            "5",
+            hosts,
             "--router",
             "--backend",
             "veth",
@@ -505,6 +510,51 @@ fn an_incast_into_a_full_bottleneck_names_it_once() {
         "{sentence}"
     );
     assert!(sentence.contains("Jain's fairness index"), "{sentence}");
+}
+
+/// A mesh of three hosts whose links run at 2 Gbit/s, pair by pair: each
+/// pair's verdict finds its path full at its share of the lab's rate, and
+/// the run says so once instead of naming a slowest pair's limit.
+#[test]
+fn a_mesh_whose_links_are_full_names_that_once() {
+    if !require_root("a_mesh_whose_links_are_full_names_that_once") {
+        return;
+    }
+    let _alone = alone_with_traffic();
+    let lab = TestLab::routed("msf", "3", "2G");
+    let out = Command::new(linerate())
+        .args(["mesh", "--lab", &lab.0, "-t", "2", "--json", "-"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let flows: Vec<&serde_json::Value> = doc["fleet"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["flows"].as_array().unwrap())
+        .collect();
+    assert_eq!(flows.len(), 6);
+    let full = flows.iter().filter(|f| f["limit"] == "path_full").count();
+    assert!(2 * full >= flows.len(), "{full} of 6 pairs: {flows:?}");
+    for f in flows.iter().filter(|f| f["limit"] == "path_full") {
+        let said = f["verdict"].as_str().unwrap();
+        assert!(said.contains("of 2.00 Gbit/s, the lab's --rate"), "{said}");
+    }
+    let v = &doc["summary"]["verdict"];
+    assert_eq!(v["limit"], "path_full", "{v}");
+    let sentence = v["sentence"].as_str().unwrap();
+    assert!(
+        sentence.contains(&format!(
+            "Path full: {full} of 6 pairs found their path full"
+        )),
+        "{sentence}"
+    );
+    assert!(!sentence.contains("Slowest:"), "{sentence}");
 }
 
 #[test]

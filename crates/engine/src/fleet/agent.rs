@@ -52,6 +52,18 @@ pub struct AgentSpec {
     pub silence: Duration,
     /// The run's token, shown when joining.
     pub token: Option<String>,
+    /// What is known of this host's path (a lab's rate and RTT): each
+    /// flow's verdict gives its share and calls a shortcut invalid.
+    pub path: linerate_probe::verdict::KnownPath,
+}
+
+/// What every flow of this agent shares: its source address, the run's
+/// token and what is known of the path.
+#[derive(Clone, Copy)]
+struct FlowContext<'a> {
+    bind: Option<IpAddr>,
+    token: Option<&'a str>,
+    path: linerate_probe::verdict::KnownPath,
 }
 
 /// Runs the agent until the coordinator dismisses it, goes away, or
@@ -130,7 +142,12 @@ fn join_and_work(spec: &AgentSpec, data_port: u16, stop: &Arc<AtomicBool>) -> Re
             }
             Some(Event::Task(task)) => {
                 let watch = Watch::start(&ctl, stop)?;
-                let report = run_task(&task, (bind, spec.token.as_deref()), &watch.stop);
+                let context = FlowContext {
+                    bind,
+                    token: spec.token.as_deref(),
+                    path: spec.path,
+                };
+                let report = run_task(&task, context, &watch.stop);
                 match watch.finish() {
                     None => m.task_done(Instant::now(), report),
                     Some(input) => apply(&mut m, input),
@@ -225,16 +242,12 @@ fn source_ip(spec: &AgentSpec) -> Option<IpAddr> {
 
 /// Sets up the task's flows at once and starts their data together at
 /// its start time.
-fn run_task(
-    task: &AgentTask,
-    (bind, token): (Option<IpAddr>, Option<&str>),
-    stop: &Arc<AtomicBool>,
-) -> AgentReport {
+fn run_task(task: &AgentTask, context: FlowContext, stop: &Arc<AtomicBool>) -> AgentReport {
     let flows = std::thread::scope(|scope| {
         let running: Vec<_> = task
             .flows
             .iter()
-            .map(|flow| scope.spawn(move || (flow.flow, run_flow(task, flow, (bind, token), stop))))
+            .map(|flow| scope.spawn(move || (flow.flow, run_flow(task, flow, context, stop))))
             .collect();
         running
             .into_iter()
@@ -259,7 +272,7 @@ fn run_task(
 fn run_flow(
     task: &AgentTask,
     flow: &TaskFlow,
-    (bind, token): (Option<IpAddr>, Option<&str>),
+    context: FlowContext,
     stop: &Arc<AtomicBool>,
 ) -> FlowResult {
     let spec = BenchSpec {
@@ -271,12 +284,15 @@ fn run_flow(
         rx_poll: RxPoll::Off,
         affinity: Affinity::Off,
         socket: SocketSpec {
-            bind,
+            bind: context.bind,
             ..SocketSpec::default()
         },
         start_at: Some(start_time(task.start_at_ns)),
         // The peer agent takes only the run's own flows.
-        run_token: token.map(|t| linerate_wire::RunToken(t.to_string())),
+        run_token: context
+            .token
+            .map(|t| linerate_wire::RunToken(t.to_string())),
+        path: context.path,
         ..BenchSpec::default()
     };
     let mut result = FlowResult {
