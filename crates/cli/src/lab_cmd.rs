@@ -402,14 +402,15 @@ fn status(a: StatusArgs) -> anyhow::Result<()> {
             for (from, c) in hosts {
                 let get = |k: &str| c.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
                 println!(
-                    "  from {from}: {} packets, {} segments, {}, lost {}, queue drops {}, reordered {}, duplicated {}",
+                    "  from {from}: {} packets, {} segments, {}, lost {}, queue drops {}, reordered {}, duplicated {}, {} queued at the rate",
                     get("packets"),
                     get("segments"),
                     linerate_probe::units::fmt_bytes(get("bytes") as f64),
                     get("lost"),
                     get("queue_drops"),
                     get("reordered"),
-                    get("duplicated")
+                    get("duplicated"),
+                    linerate_probe::units::fmt_bytes(get("backlog_bytes") as f64)
                 );
             }
         }

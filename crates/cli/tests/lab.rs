@@ -874,6 +874,92 @@ fn latency_under_load_rises_by_the_bottlenecks_queue_delay() {
     until_within(measure, 1.0, 0.2);
 }
 
+/// `latency --load 4` at 44 ms behind 1 Gbit/s (the emulator): the loaded
+/// median exceeds the idle one by a standing queue, named with its delay,
+/// and that delay is the one the emulator's bottleneck held (its
+/// `backlog_bytes`, sampled every 50 ms while the load ran, after its first
+/// second of slow start), within 40 %: the queue of bulk flows swings
+/// between a few and 40 ms as they probe. On a quiet and on a busy host.
+#[test]
+fn latency_under_load_at_44_ms_names_the_queue_the_bottleneck_held() {
+    if !require_root("latency_under_load_at_44_ms_names_the_queue_the_bottleneck_held") {
+        return;
+    }
+    let _alone = alone_with_traffic();
+    let lab = TestLab::up(
+        "lwan",
+        &["--backend", "emulator", "--rtt", "44ms", "--rate", "1G"],
+    );
+    let _srv = server_in(&lab, "h2");
+    let target = format!("{}:5201", lab.addr("h2", false));
+    let counters = format!("/run/linerate/lab/{}.counters.json", lab.name);
+    let measure = || {
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let (out, backlogs) = std::thread::scope(|s| {
+            let sampler = s.spawn(|| {
+                let mut v = Vec::new();
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    let backlog = std::fs::read(&counters)
+                        .ok()
+                        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+                        .and_then(|c| c["h1"]["backlog_bytes"].as_f64());
+                    v.extend(backlog);
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                v
+            });
+            let out = lab.exec(
+                "h1",
+                &[
+                    linerate(),
+                    "latency",
+                    &target,
+                    "--load",
+                    "4",
+                    "-t",
+                    "4",
+                    "--json",
+                    "-",
+                ],
+            );
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+            (out, sampler.join().unwrap())
+        });
+        assert!(
+            out.status.success(),
+            "latency: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let v = &doc["summary"]["verdict"];
+        assert_eq!(v["limit"], "network", "{v}");
+        let sentence = v["sentence"].as_str().unwrap();
+        assert!(sentence.contains("of queueing"), "{sentence}");
+        assert!(
+            sentence.contains("standing in the bottleneck's queue"),
+            "{sentence}"
+        );
+        // The load's samples: from the first queue of 100 kB (idle pings
+        // queue a packet at most) to the last, less the first second (20
+        // samples) of slow start.
+        let loading = |b: &f64| *b >= 100e3;
+        let first = backlogs.iter().position(loading).unwrap_or(backlogs.len());
+        let last = backlogs.iter().rposition(loading).map_or(0, |i| i + 1);
+        let loaded: Vec<f64> = backlogs
+            .get(first + 20..last)
+            .map(<[f64]>::to_vec)
+            .unwrap_or_default();
+        assert!(loaded.len() > 20, "{} loaded samples", loaded.len());
+        let queue_us = median(loaded) * 8.0 / 1e9 * 1e6;
+        let added = v["evidence"]["queue_delay_us"].as_f64().unwrap();
+        eprintln!("bottleneck queue {queue_us:.0} us; loaded p50 - idle p50 {added:.0} us");
+        added / queue_us
+    };
+    until_within(measure, 1.0, 0.4);
+    let _busy = BusyCores::start();
+    until_within(measure, 1.0, 0.4);
+}
+
 /// The bytes queued in `dev`'s root qdisc in namespace `ns`, from `tc -s`.
 fn qdisc_backlog(ns: &str, dev: &str) -> Option<f64> {
     let out = Command::new("tc")

@@ -103,4 +103,7 @@ pub struct Load {
     pub retransmits: u64,
     /// The bulk streams' smoothed RTT at their end (kernel's view), mean.
     pub rtt_us: Option<f64>,
+    /// The bulk streams' congestion control, where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub congestion: Option<String>,
 }

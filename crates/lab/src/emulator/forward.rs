@@ -53,6 +53,9 @@ pub struct Counters {
     pub unroutable: AtomicU64,
     pub write_errors: AtomicU64,
     pub queued_segments: AtomicU64,
+    /// Bytes waiting in the bottleneck's queue as the last segment arrived
+    /// (a gauge, not a count).
+    pub backlog_bytes: AtomicU64,
 }
 
 #[derive(Serialize)]
@@ -67,6 +70,7 @@ pub struct CountersSnapshot {
     pub unroutable: u64,
     pub write_errors: u64,
     pub queued_segments: u64,
+    pub backlog_bytes: u64,
 }
 
 impl Counters {
@@ -82,6 +86,7 @@ impl Counters {
             unroutable: self.unroutable.load(Relaxed),
             write_errors: self.write_errors.load(Relaxed),
             queued_segments: self.queued_segments.load(Relaxed),
+            backlog_bytes: self.backlog_bytes.load(Relaxed),
         }
     }
 }
@@ -299,6 +304,9 @@ impl Forwarder<'_> {
                 runs.extend(run.take());
                 continue;
             };
+            self.counters
+                .backlog_bytes
+                .store(rules.links[to].backlog_bytes(now), Relaxed);
             let due = (left + delay).max(self.last_due_ns);
             self.last_due_ns = due;
             if fate == Fate::Reorder {

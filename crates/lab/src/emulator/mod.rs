@@ -70,8 +70,9 @@ fn apply(plan: &EmulatorPlan, shared: &Shared, bytes: &[u8], imp: Impairments) {
 /// How often the emulator looks for new impairments: `lab set` waits this
 /// long at most, and traffic started right after it meets the new conditions.
 const RELOAD_POLL: Duration = Duration::from_millis(5);
-/// The counters file is rewritten once a second.
-const COUNTER_TICKS: u64 = 200;
+/// The counters file is rewritten every 50 ms: often enough to sample the
+/// bottleneck's queue (`backlog_bytes`) through a run.
+const COUNTER_TICKS: u64 = 10;
 
 /// Creates the devices, calls `ready` once they exist, then forwards until
 /// a device fails or the process is killed.

@@ -219,6 +219,15 @@ impl Bottleneck {
         self.free_at_ns = start + busy_ns;
         Some(self.free_at_ns)
     }
+
+    /// Bytes still to leave the link at `now_ns` (0 without a rate).
+    pub fn backlog_bytes(&self, now_ns: u64) -> u64 {
+        let Some(rate) = self.rate_bps else {
+            return 0;
+        };
+        let left_ns = self.free_at_ns.saturating_sub(now_ns);
+        (u128::from(left_ns) * u128::from(rate) / 8_000_000_000) as u64
+    }
 }
 
 #[cfg(test)]

@@ -125,6 +125,12 @@ fn under_load(
     if added >= QUEUE_MIN_US.max(QUEUE_SHARE * a) {
         // What a queue of `added` holds at the rate the bulk streams reach.
         let queued = load.bits_per_second / 8.0 * added / 1e6;
+        // bbr already paces to what it measured; it still queues when many
+        // flows overestimate the path together.
+        let remedy = match load.congestion.as_deref() {
+            Some("bbr") => "pacing the bulk flows below the bottleneck (--fq-rate)",
+            _ => "a delay-based congestion control on the bulk flows (--cc bbr)",
+        };
         Verdict {
             limit: Limit::Network,
             side: None,
@@ -133,8 +139,7 @@ fn under_load(
                  request rose from {} to {}: {} of queueing, about {} standing in the \
                  bottleneck's queue{kernel}. A latency-sensitive flow waits behind the bulk \
                  data: a shorter queue at the bottleneck (an AQM such as fq_codel, or a smaller \
-                 limit) or a delay-based congestion control on the bulk flows (--cc bbr) keeps \
-                 it short.",
+                 limit) or {remedy} keeps it short.",
                 fmt_rate(load.bits_per_second),
                 fmt_us(a),
                 fmt_us(b),
@@ -292,6 +297,7 @@ mod tests {
             bits_per_second: 0.95e9,
             retransmits: 120,
             rtt_us: Some(9800.0),
+            congestion: Some("cubic".into()),
         };
         let v = judge_latency(&[step("idle", 60.0), step("loaded", 9500.0)], Some(&load));
         assert_eq!(v.limit, Limit::Network);
