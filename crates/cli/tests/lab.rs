@@ -340,8 +340,10 @@ fn lab_limits_are_named_on_a_quiet_and_on_a_busy_host() {
     type Case<'a> = (&'a [&'a str], &'a str, &'a str);
     // With buffers to spare the stream fills the path; the ramp's
     // retransmits (slow start overshooting the queue) are omitted.
+    // --sndbuf 2M is 4 MiB in the kernel (it doubles the value), short of
+    // the 5.5 MB in flight at 44 ms and 1 Gbit/s; 4M (8 MiB) fills the path.
     let clean: [Case; 3] = [
-        (&["--sndbuf", "4M"], "send_buffer", "--sndbuf"),
+        (&["--sndbuf", "2M"], "send_buffer", "--sndbuf"),
         (&["--window", "64K"], "receiver_window", "--window"),
         (
             &["--sndbuf", "16M", "--window", "16M"],
@@ -384,8 +386,10 @@ fn lab_limits_are_named_on_a_quiet_and_on_a_busy_host() {
 }
 
 /// A full path, named so with its queue, its share of the lab's rate and,
-/// for many streams, how fairly they shared it: TBF at 2 Gbit/s with no
-/// delay, and the emulator at 1 Gbit/s and 44 ms with buffers to spare;
+/// for many streams, how fairly they shared it: TBF at 1, 2 and 10 Gbit/s
+/// and the emulator at 2 and 10 Gbit/s with no delay, and the emulator at
+/// 1 Gbit/s and 44 ms with buffers to spare (at 44 ms and 10 Gbit/s one
+/// stream is held by the receiving CPU of this 2-core host, and named so);
 /// cubic and bbr, 1 and 8 streams, on a quiet and on a busy host. Then
 /// `--omit`: slow start's retransmits in the omitted seconds count nowhere.
 #[test]
@@ -394,11 +398,35 @@ fn a_full_path_is_named_with_its_share_and_its_streams_fairness() {
         return;
     }
     let _alone = alone_with_traffic();
-    let paths: [(&str, &[&str], &str, &[&str]); 2] = [
+    let paths: [(&str, &[&str], &str, &[&str]); 6] = [
+        (
+            "ftb1",
+            &["--backend", "veth", "--rate", "1G"],
+            "1.00 Gbit/s",
+            &[],
+        ),
         (
             "ftbf",
             &["--backend", "veth", "--rate", "2G"],
             "2.00 Gbit/s",
+            &[],
+        ),
+        (
+            "ftb10",
+            &["--backend", "veth", "--rate", "10G"],
+            "10.00 Gbit/s",
+            &[],
+        ),
+        (
+            "fem2",
+            &["--backend", "emulator", "--rate", "2G"],
+            "2.00 Gbit/s",
+            &[],
+        ),
+        (
+            "fem10",
+            &["--backend", "emulator", "--rate", "10G"],
+            "10.00 Gbit/s",
             &[],
         ),
         (
@@ -421,13 +449,21 @@ fn a_full_path_is_named_with_its_share_and_its_streams_fairness() {
                     let doc = bench(&lab, &h2, &args);
                     let v = &doc["summary"]["verdict"];
                     let case = format!("{tag}, {host} host, {cc}, -P {streams}: {v}");
-                    assert_eq!(v["limit"], "path_full", "{case}");
                     let sentence = v["sentence"].as_str().unwrap();
+                    let share = v["evidence"]["capacity_share"].as_f64().unwrap();
+                    // Forwarding 10 Gbit/s takes a core of the emulator's
+                    // own: on a busy 2-core host one stream can fall short
+                    // of the path, and then the CPU it waited for is named.
+                    if v["limit"] == "cpu" && host == "busy" && rate == "10.00 Gbit/s" {
+                        assert!(share < 0.9, "{case}");
+                        assert!(sentence.contains("waiting for a core"), "{case}");
+                        continue;
+                    }
+                    assert_eq!(v["limit"], "path_full", "{case}");
                     assert!(
                         sentence.contains(&format!("of {rate}, the lab's --rate)")),
                         "{case}"
                     );
-                    let share = v["evidence"]["capacity_share"].as_f64().unwrap();
                     assert!(share >= 0.9, "{case}");
                     assert_eq!(streams == "8", sentence.contains("Jain's index"), "{case}");
                 }

@@ -785,12 +785,44 @@ mod tests {
         let known = Features {
             queue_us: 200.0,
             capacity: lab_rate(2e9),
-            path_min_rtt_us: None,
             ..full_path(1)
         };
         let v = said(&known);
         assert_eq!(v.limit, Limit::PathFull);
         assert!(v.sentence.contains("full at 1.90 Gbit/s (95 % of 2.00 Gbit/s, the lab's --rate): the round trip stayed near 5.30 ms"), "{}", v.sentence);
+    }
+
+    /// Senders whose least round trip is half the path's measured a
+    /// shortcut: the run is invalid, whatever else it shows; at the path's
+    /// round trip the same run is judged as usual.
+    #[test]
+    fn a_run_shorter_than_its_path_is_invalid() {
+        let shortcut = Features {
+            min_rtt_us: 22_020.0,
+            rtt_us: 47_000.0,
+            path_min_rtt_us: Some(44_000.0),
+            ..full_path(1)
+        };
+        assert_eq!(rules::decide(&shortcut, None), Finding::Invalid);
+        let v = said(&shortcut);
+        assert_eq!(v.limit, Limit::Invalid);
+        assert!(
+            v.sentence.starts_with(
+                "Invalid run: the senders' least round trip was 22.02 ms, below the 44.00 ms"
+            ),
+            "{}",
+            v.sentence
+        );
+        let honest = Features {
+            min_rtt_us: 44_010.0,
+            ..shortcut
+        };
+        assert_ne!(rules::decide(&honest, None), Finding::Invalid);
+        let unknown = Features {
+            path_min_rtt_us: None,
+            ..shortcut
+        };
+        assert_ne!(rules::decide(&unknown, None), Finding::Invalid);
     }
 
     #[test]
@@ -834,7 +866,6 @@ mod tests {
         let polling = Features {
             receiver_util: 0.99,
             capacity: lab_rate(2e9),
-            path_min_rtt_us: None,
             ..full_path(1)
         };
         assert_eq!(rules::decide(&polling, None), Finding::PathFull);
@@ -844,6 +875,16 @@ mod tests {
             ..full_path(1)
         };
         assert_eq!(rules::decide(&buffer, None), Finding::SendBuffer);
+        // But at the known capacity the path is full, whatever the buffer's
+        // share and the busy host (10 Gbit/s at 91 %, receiver waiting for
+        // a core half the run).
+        let at_capacity = Features {
+            sndbuf_share: 0.57,
+            receiver_wait: 0.52,
+            capacity: lab_rate(2e9 / 0.95),
+            ..full_path(1)
+        };
+        assert_eq!(rules::decide(&at_capacity, None), Finding::PathFull);
         // Loss after the ramp with no queue and a rate far below capacity:
         // a lossy path.
         let lossy = Features {
@@ -855,7 +896,6 @@ mod tests {
             steady_bps: 4e7,
             per_stream_bps: 4e7,
             capacity: lab_rate(1e9),
-            path_min_rtt_us: None,
             ..full_path(1)
         };
         let v = said(&lossy);
