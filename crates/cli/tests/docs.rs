@@ -60,3 +60,27 @@ fn the_shell_completions_are_current() {
         );
     }
 }
+
+/// The guide's verdict section has a row for every limit the result
+/// schema allows, each with a sentence a run gave.
+#[test]
+fn the_guide_shows_every_limit_with_a_sentence() {
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("docs/result.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let guide = std::fs::read_to_string(repo().join("docs/guide.md")).unwrap();
+    let limits = schema["$defs"]["summary"]["properties"]["verdict"]["properties"]["limit"]["enum"]
+        .as_array()
+        .expect("the schema's verdict.limit enum");
+    assert!(limits.len() >= 11, "{limits:?}");
+    for limit in limits {
+        let limit = limit.as_str().unwrap();
+        let row = guide
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{limit}` |")))
+            .unwrap_or_else(|| panic!("docs/guide.md has no row for limit {limit}"));
+        let sentence = row.rsplit('|').nth(1).unwrap_or("").trim();
+        assert!(sentence.len() > 40, "{limit}: {row}");
+    }
+}

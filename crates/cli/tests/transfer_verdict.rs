@@ -127,7 +127,10 @@ fn throttle_cgroup(tag: &str, dev: &str, which: &str) -> PathBuf {
 fn verdict_of(json: &Path) -> serde_json::Value {
     let doc: serde_json::Value =
         serde_json::from_slice(&fs::read(json).expect("result JSON")).expect("parse result");
-    doc["summary"]["verdict"].clone()
+    let v = doc["summary"]["verdict"].clone();
+    // Shown with --nocapture: the guide quotes these sentences.
+    eprintln!("verdict {}: {}", v["limit"], v["sentence"]);
+    v
 }
 
 fn assert_sent(out: &Output) {
