@@ -381,14 +381,14 @@ fn lab_limits_are_named_on_a_quiet_and_on_a_busy_host() {
         }
     };
     judge(&clean);
-    lab.set(&["--rtt", "44ms", "--rate", "1G", "--loss", "0.5%"]);
+    lab.set(&["--rtt", "44ms", "--rate", "1G", "--loss", "0.1%"]);
     judge(&lossy);
 }
 
 /// A full path, named so with its queue, its share of the lab's rate and,
 /// for many streams, how fairly they shared it: TBF at 1, 2 and 10 Gbit/s
-/// and the emulator at 2 and 10 Gbit/s with no delay, and the emulator at
-/// 1 Gbit/s and 44 ms with buffers to spare (at 44 ms and 10 Gbit/s one
+/// and the emulator at 1, 2 and 10 Gbit/s with no delay, and the emulator
+/// at 1 and 2 Gbit/s and 44 ms with buffers to spare (at 44 ms and 10 Gbit/s one
 /// stream is held by the receiving CPU of this 2-core host, and named so);
 /// cubic and bbr, 1 and 8 streams, on a quiet and on a busy host. Then
 /// `--omit`: slow start's retransmits in the omitted seconds count nowhere.
@@ -398,7 +398,7 @@ fn a_full_path_is_named_with_its_share_and_its_streams_fairness() {
         return;
     }
     let _alone = alone_with_traffic();
-    let paths: [(&str, &[&str], &str, &[&str]); 6] = [
+    let paths: [(&str, &[&str], &str, &[&str]); 8] = [
         (
             "ftb1",
             &["--backend", "veth", "--rate", "1G"],
@@ -418,10 +418,22 @@ fn a_full_path_is_named_with_its_share_and_its_streams_fairness() {
             &[],
         ),
         (
+            "fem1",
+            &["--backend", "emulator", "--rate", "1G"],
+            "1.00 Gbit/s",
+            &[],
+        ),
+        (
             "fem2",
             &["--backend", "emulator", "--rate", "2G"],
             "2.00 Gbit/s",
             &[],
+        ),
+        (
+            "fwan2",
+            &["--backend", "emulator", "--rtt", "44ms", "--rate", "2G"],
+            "2.00 Gbit/s",
+            &["--sndbuf", "32M", "--window", "32M"],
         ),
         (
             "fem10",
