@@ -483,6 +483,8 @@ fn a_full_path_is_named_with_its_share_and_its_streams_fairness() {
         }
         if tag == "fwan" {
             omitted_seconds_count_nowhere(&lab, &h2);
+            let _busy = BusyCores::start();
+            omitted_seconds_count_nowhere(&lab, &h2);
         }
     }
 }
