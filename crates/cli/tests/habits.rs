@@ -86,25 +86,41 @@ fn no_interval_of_a_few_milliseconds_ends_a_run() {
     }
 }
 
-/// A real iperf3 server on a free loopback port, once it listens.
+/// A real iperf3 server on a free loopback port, once it listens. A port
+/// taken by another test between choosing and binding makes iperf3 exit:
+/// then another port, a bounded number of times.
 fn iperf3_server() -> (Guard, u16) {
-    let port = common::free_port();
-    let iperf3 = Command::new("iperf3")
-        .args(["-s", "-p", &port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("iperf3 is installed (.ci/run installs it)");
-    let guard = Guard(iperf3);
-    let started = std::time::Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "iperf3 never listened on {port}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
+    let mut exits = Vec::new();
+    for _ in 0..5 {
+        let port = common::free_port();
+        let iperf3 = Command::new("iperf3")
+            .args(["-s", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("iperf3 is installed (.ci/run installs it)");
+        let mut guard = Guard(iperf3);
+        let started = std::time::Instant::now();
+        loop {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return (guard, port);
+            }
+            if let Ok(Some(status)) = guard.0.try_wait() {
+                let mut said = String::new();
+                if let Some(mut err) = guard.0.stderr.take() {
+                    let _ = std::io::Read::read_to_string(&mut err, &mut said);
+                }
+                exits.push(format!("port {port}: {status}: {}", said.trim()));
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "iperf3 never listened on {port}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
-    (guard, port)
+    panic!("iperf3 exited on every port tried: {exits:?}");
 }
 
 #[test]

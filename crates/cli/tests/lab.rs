@@ -864,6 +864,55 @@ fn lan_study_runs_end_to_end() {
 /// keep standing, within 20 %. The queue's delay is read independently,
 /// from the router qdisc's backlog sampled through the run. The verdict
 /// names the queueing.
+/// `latency TARGET --load STREAMS -t 4` from h1, with `sample` read every
+/// 50 ms while it runs; its verdict, checked to name a standing queue, and
+/// the samples.
+fn latency_beside_load(
+    lab: &TestLab,
+    target: &str,
+    streams: &str,
+    sample: &(dyn Fn() -> Option<f64> + Sync),
+) -> (serde_json::Value, Vec<f64>) {
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let (out, samples) = std::thread::scope(|s| {
+        let sampler = s.spawn(|| {
+            let mut v = Vec::new();
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                v.extend(sample());
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            v
+        });
+        let args = [
+            linerate(),
+            "latency",
+            target,
+            "--load",
+            streams,
+            "-t",
+            "4",
+            "--json",
+            "-",
+        ];
+        let out = lab.exec("h1", &args);
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        (out, sampler.join().unwrap())
+    });
+    assert!(
+        out.status.success(),
+        "latency: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = doc["summary"]["verdict"].clone();
+    assert_eq!(v["limit"], "network", "{v}");
+    assert!(
+        v["sentence"].as_str().unwrap().contains("of queueing"),
+        "{v}"
+    );
+    (v, samples)
+}
+
 #[test]
 fn latency_under_load_rises_by_the_bottlenecks_queue_delay() {
     if !require_root("latency_under_load_rises_by_the_bottlenecks_queue_delay") {
@@ -875,42 +924,8 @@ fn latency_under_load_rises_by_the_bottlenecks_queue_delay() {
     let target = format!("{}:5201", lab.addr("h2", false));
     let router = format!("lr-{}-r", lab.name);
     let measure = || {
-        let done = std::sync::atomic::AtomicBool::new(false);
-        let (out, backlogs) = std::thread::scope(|s| {
-            let sampler = s.spawn(|| {
-                let mut v = Vec::new();
-                while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                    v.extend(qdisc_backlog(&router, "h2"));
-                    std::thread::sleep(Duration::from_millis(50));
-                }
-                v
-            });
-            let out = lab.exec(
-                "h1",
-                &[
-                    linerate(),
-                    "latency",
-                    &target,
-                    "--load",
-                    "8",
-                    "-t",
-                    "4",
-                    "--json",
-                    "-",
-                ],
-            );
-            done.store(true, std::sync::atomic::Ordering::Relaxed);
-            (out, sampler.join().unwrap())
-        });
-        assert!(
-            out.status.success(),
-            "latency: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let v = &doc["summary"]["verdict"];
-        assert_eq!(v["limit"], "network", "{v}");
-        assert!(v["sentence"].as_str().unwrap().contains("queueing"), "{v}");
+        let (v, backlogs) =
+            latency_beside_load(&lab, &target, "8", &|| qdisc_backlog(&router, "h2"));
         // The loaded samples: the idle half leaves the queue empty.
         let standing: Vec<f64> = backlogs.into_iter().filter(|&b| b > 10_000.0).collect();
         assert!(standing.len() > 20, "{} loaded samples", standing.len());
@@ -943,48 +958,15 @@ fn latency_under_load_at_44_ms_names_the_queue_the_bottleneck_held() {
     let _srv = server_in(&lab, "h2");
     let target = format!("{}:5201", lab.addr("h2", false));
     let counters = format!("/run/linerate/lab/{}.counters.json", lab.name);
+    let backlog = || {
+        std::fs::read(&counters)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .and_then(|c| c["h1"]["backlog_bytes"].as_f64())
+    };
     let measure = || {
-        let done = std::sync::atomic::AtomicBool::new(false);
-        let (out, backlogs) = std::thread::scope(|s| {
-            let sampler = s.spawn(|| {
-                let mut v = Vec::new();
-                while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                    let backlog = std::fs::read(&counters)
-                        .ok()
-                        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-                        .and_then(|c| c["h1"]["backlog_bytes"].as_f64());
-                    v.extend(backlog);
-                    std::thread::sleep(Duration::from_millis(50));
-                }
-                v
-            });
-            let out = lab.exec(
-                "h1",
-                &[
-                    linerate(),
-                    "latency",
-                    &target,
-                    "--load",
-                    "4",
-                    "-t",
-                    "4",
-                    "--json",
-                    "-",
-                ],
-            );
-            done.store(true, std::sync::atomic::Ordering::Relaxed);
-            (out, sampler.join().unwrap())
-        });
-        assert!(
-            out.status.success(),
-            "latency: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let v = &doc["summary"]["verdict"];
-        assert_eq!(v["limit"], "network", "{v}");
+        let (v, backlogs) = latency_beside_load(&lab, &target, "4", &backlog);
         let sentence = v["sentence"].as_str().unwrap();
-        assert!(sentence.contains("of queueing"), "{sentence}");
         assert!(
             sentence.contains("standing in the bottleneck's queue"),
             "{sentence}"
