@@ -466,9 +466,16 @@ fn a_full_path_is_named_with_its_share_and_its_streams_fairness() {
                     // Forwarding 10 Gbit/s takes a core of the emulator's
                     // own: on a busy 2-core host one stream can fall short
                     // of the path, and then the CPU it waited for is named.
-                    if v["limit"] == "cpu" && host == "busy" && rate == "10.00 Gbit/s" {
+                    // Or the emulator, short of a core, forwarded less than
+                    // the rate while the ends' threads had room: the path
+                    // fell short, and is named so.
+                    if host == "busy" && rate == "10.00 Gbit/s" && v["limit"] != "path_full" {
                         assert!(share < 0.9, "{case}");
-                        assert!(sentence.contains("waiting for a core"), "{case}");
+                        let why = match v["limit"].as_str() {
+                            Some("cpu") => "waiting for a core",
+                            _ => "delivered less than its rate",
+                        };
+                        assert!(sentence.contains(why), "{case}");
                         continue;
                     }
                     assert_eq!(v["limit"], "path_full", "{case}");

@@ -293,11 +293,13 @@ impl Coordinator {
     }
 
     /// The next message to send, and to whom.
+    #[must_use]
     pub fn poll_transmit(&mut self) -> Option<(Conn, Message)> {
         self.outbox.pop_front()
     }
 
     /// A connection to close (after its queued messages).
+    #[must_use]
     pub fn poll_close(&mut self) -> Option<Conn> {
         if self.outbox.is_empty() {
             self.closing.pop_front()
@@ -306,11 +308,13 @@ impl Coordinator {
         }
     }
 
+    #[must_use]
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
     }
 
     /// When [`Coordinator::handle_timeout`] must be called.
+    #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
         let dues = self.ranks.iter().filter(|r| r.failed.is_none());
         let due = dues.filter_map(|r| r.due).min();

@@ -76,12 +76,16 @@ pub trait Session {
     fn abort(&mut self, error: SessionError);
 
     /// The next message to send.
+    #[must_use]
     fn poll_transmit(&mut self) -> Option<Message>;
     /// The next thing the driver must do.
+    #[must_use]
     fn poll_event(&mut self) -> Option<Self::Event>;
     /// When [`Session::handle_timeout`] must be called, if a step is timed.
+    #[must_use]
     fn poll_timeout(&self) -> Option<Instant>;
     /// How the session ended, once it has (taken once).
+    #[must_use]
     fn poll_end(&mut self) -> Option<Result<Self::Done, SessionError>>;
     /// Whether the session has ended (its last messages may still wait
     /// in [`Session::poll_transmit`]).

@@ -342,7 +342,7 @@ fn a_wrong_token_is_refused_and_ends_only_its_own_session() {
     let now = Instant::now();
     for token in [None, Some("ffffffffffffffffffffffffffffffff")] {
         let mut r = TransferReceiver::new(now, accept(), Some(TOKEN.into()));
-        r.poll_transmit();
+        assert!(r.poll_transmit().is_some(), "the accept goes out first");
         r.handle(now, Message::TransferRequest(request(token, false)));
         assert!(r.poll_event().is_none(), "nothing is admitted");
         match r.poll_transmit() {

@@ -833,7 +833,8 @@ mod tests {
             ..full_path(1)
         };
         assert_eq!(rules::decide(&short, None), Finding::Application);
-        // Far below a known capacity: not full, whatever the queue.
+        // Far below a known capacity with nothing at the ends holding
+        // the senders: the path fell short of its rate, not full.
         let below = Features {
             queue_us: 200.0,
             capacity: Some(Capacity {
@@ -842,7 +843,15 @@ mod tests {
             }),
             ..full_path(1)
         };
-        assert_eq!(rules::decide(&below, None), Finding::Application);
+        assert_eq!(rules::decide(&below, None), Finding::PathShort);
+        let v = said(&below);
+        assert_eq!(v.limit, Limit::Network);
+        assert!(
+            v.sentence
+                .contains("the path carried 1.90 Gbit/s of its 10.00 Gbit/s (--capacity, 19 %)"),
+            "{}",
+            v.sentence
+        );
         // Senders that paused, a rate that swung, a thread at its core's limit.
         let paused = Features {
             busy_share: 0.5,

@@ -72,6 +72,18 @@ pub fn sentence(found: &Finding, f: &Features, to: Speaker) -> String {
             in_flight_needed(f, f64::from(f.min_sndbuf))
         ),
         Finding::PathFull => path_full(f, command),
+        Finding::PathShort => format!(
+            "Network: the senders always had data waiting and no window, buffer, loss or CPU at \
+             either end held them, yet the path carried {} of its {} ({}, {:.0} %): something on \
+             the path delivered less than its rate (a forwarding hop short of CPU, a policer, a \
+             slower link).",
+            fmt_rate(f.steady_bps),
+            f.capacity
+                .map_or(String::new(), |c| fmt_rate(c.bits_per_second)),
+            f.capacity.map_or("", |c| c.source),
+            f.capacity
+                .map_or(0.0, |c| 100.0 * f.steady_bps / c.bits_per_second),
+        ),
         Finding::Network => format!(
             "Network: {} retransmits ({:.3} % of bytes){} kept the congestion window down; \
              the path drops or reorders packets (check queues, MTU and links{}).",
