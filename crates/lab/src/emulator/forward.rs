@@ -304,9 +304,6 @@ impl Forwarder<'_> {
                 runs.extend(run.take());
                 continue;
             };
-            self.counters
-                .backlog_bytes
-                .store(rules.links[to].backlog_bytes(now), Relaxed);
             let due = (left + delay).max(self.last_due_ns);
             self.last_due_ns = due;
             if fate == Fate::Reorder {
@@ -332,6 +329,10 @@ impl Forwarder<'_> {
             }
         }
         runs.extend(run);
+        // Once a packet, after its segments were admitted.
+        self.counters
+            .backlog_bytes
+            .store(rules.links[to].backlog_bytes(now), Relaxed);
         if runs.is_empty() {
             self.runs = runs;
             return buf;
