@@ -244,7 +244,7 @@ fn summarise(points: &[StudyPoint]) -> (BTreeMap<String, f64>, String) {
         let v = linerate_report::data::point_bps(p);
         by.entry((n, p.series.clone())).or_default().push(v);
     }
-    let median = linerate_report::data::median;
+    let median = |v: &Vec<f64>| linerate_result::stats::median(v.iter().copied());
     let mut findings = BTreeMap::new();
     let mut tools: Vec<String> = by.keys().map(|k| k.1.clone()).collect();
     tools.sort();

@@ -13,7 +13,7 @@ use linerate_peers::process::Server;
 use linerate_peers::rounds::LatencyPeer;
 use linerate_peers::tool::{PeerTool, find_on_path};
 use linerate_probe::units::fmt_rate;
-use linerate_report::data::median;
+use linerate_result::stats::median;
 use linerate_result::{ResultDoc, StudyPoint};
 use serde_json::{Value, json};
 
@@ -105,7 +105,7 @@ fn medians(points: &[StudyPoint], key: &str) -> BTreeMap<String, f64> {
             by.entry(p.series.clone()).or_default().push(v);
         }
     }
-    by.into_iter().map(|(t, v)| (t, median(&v))).collect()
+    by.into_iter().map(|(t, v)| (t, median(v))).collect()
 }
 
 pub fn latency(a: &Settings, place: &Place, names: &[String]) -> anyhow::Result<()> {
@@ -320,7 +320,7 @@ pub fn udp(a: &Settings, place: &Place, names: &[String]) -> anyhow::Result<()> 
         "tool", "received", "lost", "jitter"
     );
     for (tool, v) in &received {
-        let m = median(v);
+        let m = median(v.iter().copied());
         findings.insert(format!("median_bps/{tool}"), m);
         findings.insert(format!("median_loss/{tool}"), loss[tool]);
         findings.insert(format!("median_jitter_us/{tool}"), jitter[tool]);

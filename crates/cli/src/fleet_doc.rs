@@ -210,7 +210,7 @@ fn mesh_sentence(outcome: &Outcome, evidence: &mut BTreeMap<String, f64>) -> (St
     let (Some(&lo), Some(&hi)) = (rates.first(), rates.last()) else {
         return ("No pair of the mesh ran.".into(), Limit::Unknown);
     };
-    let median = rates[rates.len() / 2];
+    let median = linerate_result::stats::median(rates.iter().copied());
     evidence.insert("slowest_pair_bits_per_second".into(), lo);
     evidence.insert("median_pair_bits_per_second".into(), median);
     evidence.insert("fastest_pair_bits_per_second".into(), hi);

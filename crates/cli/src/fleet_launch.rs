@@ -26,10 +26,9 @@ pub fn run_token() -> Option<String> {
 
 /// A fresh token for a run whose agents this process starts.
 pub fn new_token() -> anyhow::Result<String> {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes)
+    let token = linerate_engine::transfer::Token::random()
         .map_err(|e| anyhow::anyhow!("no randomness for a run token: {e}"))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(token.0)
 }
 
 /// The coordinator's port unless `--coordinator` names one.

@@ -309,7 +309,7 @@ fn mark_invalid_runs(
 /// three such intervals.
 fn window_law_by_interval(intervals: &[IntervalSample], window: u64) -> Option<f64> {
     let shares = linerate_report::data::window_law_shares(intervals, window);
-    (shares.len() >= 3).then(|| linerate_report::data::median(&shares))
+    (shares.len() >= 3).then(|| linerate_result::stats::median(shares))
 }
 
 /// Received bits per second per whole interval, all streams summed.
@@ -446,11 +446,11 @@ fn wan(a: WanArgs) -> anyhow::Result<()> {
     }
     findings.insert(
         "window_law_expected_bps".into(),
-        linerate_report::data::median(&laws),
+        linerate_result::stats::median(laws.iter().copied()),
     );
     findings.insert(
         "window_law_ratio".into(),
-        linerate_report::data::median(&ratios),
+        linerate_result::stats::median(ratios.iter().copied()),
     );
     definitions.insert(
         "window_law_ratio".into(),

@@ -11,8 +11,24 @@ pub fn fmt_rate(bps: f64) -> String {
     }
 }
 
-/// Bytes in binary units.
+/// Bytes in binary units: "512 B", "1.5 MiB".
 pub fn fmt_bytes(b: f64) -> String {
+    match binary(b) {
+        (v, "B") => format!("{v:.0} B"),
+        (v, unit) => format!("{v:.1} {unit}"),
+    }
+}
+
+/// A size as an axis label: whole units without their tenth ("4 KiB",
+/// "1.5 MiB").
+pub fn fmt_size_label(b: f64) -> String {
+    match binary(b) {
+        (v, unit) if (v - v.round()).abs() < 0.05 => format!("{v:.0} {unit}"),
+        (v, unit) => format!("{v:.1} {unit}"),
+    }
+}
+
+fn binary(b: f64) -> (f64, &'static str) {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = b;
     let mut u = 0;
@@ -20,11 +36,7 @@ pub fn fmt_bytes(b: f64) -> String {
         v /= 1024.0;
         u += 1;
     }
-    if u == 0 {
-        format!("{v:.0} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
+    (v, UNITS[u])
 }
 
 pub fn fmt_us(us: f64) -> String {

@@ -6,6 +6,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use linerate_probe::units::fmt_size_label;
+
 use crate::ReportError;
 
 pub const WIDTH: u32 = 760;
@@ -176,7 +178,7 @@ pub fn draw_lines(area: &DrawingArea<SVGBackend, Shift>, spec: &Lines) -> Result
     let mut chart = builder
         .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(|x| e(&x))?;
-    let log_label = |v: &f64| human_size(2f64.powf(*v));
+    let log_label = |v: &f64| fmt_size_label(2f64.powf(*v));
     let decade = |v: &f64| {
         if (v - v.round()).abs() < 1e-6 {
             human_decade(10f64.powf(v.round()))
@@ -532,7 +534,6 @@ fn svg(
     Ok(out)
 }
 
-/// 4096 -> "4 KiB", for axes of message sizes.
 /// A power of ten as a count: 1, 10, 100, 1k, 10k, ...
 fn human_decade(v: f64) -> String {
     match v {
@@ -550,21 +551,6 @@ fn nines_label(n: u32) -> String {
         1 => "p90".into(),
         2 => "p99".into(),
         n => format!("p99.{}", "9".repeat(n as usize - 2)),
-    }
-}
-
-pub fn human_size(v: f64) -> String {
-    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
-    let mut v = v;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if (v - v.round()).abs() < 0.05 {
-        format!("{:.0} {}", v, UNITS[u])
-    } else {
-        format!("{:.1} {}", v, UNITS[u])
     }
 }
 
@@ -635,7 +621,7 @@ mod tests {
         .unwrap();
         assert!(b.contains("<rect") && b.contains(">\nx\n<") || b.contains(">x<"));
         assert!(b.contains("tool"));
-        assert_eq!(human_size(4096.0), "4 KiB");
+        assert_eq!(fmt_size_label(4096.0), "4 KiB");
     }
 
     /// The y of every `<text>` whose content is `label`, and the largest y

@@ -138,15 +138,6 @@ pub fn udp_series(
     out
 }
 
-pub fn median(v: &[f64]) -> f64 {
-    let mut v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 /// One stream's rate as a share of window / RTT, per whole one-second
 /// interval after the first (the usual omitted warm-up): the bytes the
 /// receiver took in that second, against the smoothed RTT the sender sampled

@@ -12,6 +12,7 @@ use crate::chart::{self, Bar, Bars, Lines, Series};
 use crate::data::{self, Run};
 use crate::{Input, ReportError, time_to_stabilise};
 use crate::{fleet_figures, latency_figures};
+use linerate_result::stats::median;
 
 /// In the order a report shows them: comparisons and sweeps first, then
 /// the detail of single runs.
@@ -387,7 +388,7 @@ fn sweep(
             name,
             points: xs
                 .into_values()
-                .map(|(x, ys)| (x, data::median(&ys) / GBIT))
+                .map(|(x, ys)| (x, median(ys) / GBIT))
                 .collect(),
         })
         .collect()
@@ -519,7 +520,7 @@ fn bar_of(label: String, values: &[f64], group: usize, unit: f64) -> Bar {
     let max = values.iter().copied().fold(0.0, f64::max);
     Bar {
         label,
-        value: data::median(values) / unit,
+        value: median(values.iter().copied()) / unit,
         min: min / unit,
         max: max / unit,
         group,
@@ -551,7 +552,7 @@ fn before_after(b: &mut Builder, inputs: &[Input]) {
             .findings
             .get("gain")
             .copied()
-            .unwrap_or(data::median(&after) / data::median(&before).max(1.0));
+            .unwrap_or(median(after.iter().copied()) / median(before.iter().copied()).max(1.0));
         let title = format!("Before and after tuning: {gain:.1}x");
         let caption = format!(
             "{}. Bars: median of {} runs each, whiskers: min to max. {}",

@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use linerate_result::fleet::{Fleet, FleetStep};
 
 use crate::Input;
-use crate::chart::{Lines, Matrix, Series, human_size};
+use crate::chart::{Lines, Matrix, Series};
+use linerate_probe::units::fmt_size_label;
 
 /// A figure to draw.
 pub enum Planned {
@@ -58,7 +59,7 @@ fn by_size_and_hosts(steps: &[FleetStep], y: impl Fn(&FleetStep) -> f64) -> Vec<
         .map(|((size, hosts), mut points)| {
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
             Series {
-                name: format!("{} messages, {hosts} host(s)", human_size(size as f64)),
+                name: format!("{} messages, {hosts} host(s)", fmt_size_label(size as f64)),
                 points,
             }
         })

@@ -33,9 +33,7 @@ pub fn time_to_stabilise(per_second: &[f64]) -> Option<f64> {
     if n < 2 {
         return None;
     }
-    let mut tail: Vec<f64> = per_second[n / 2..].to_vec();
-    tail.sort_by(f64::total_cmp);
-    let m = tail[tail.len() / 2];
+    let m = linerate_result::stats::median(per_second[n / 2..].iter().copied());
     let within = |x: f64| (x - m).abs() <= 0.1 * m;
     let mut first = None;
     for (i, x) in per_second.iter().enumerate().rev() {

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod fleet;
 pub mod latency;
+pub mod stats;
 
 /// Value of the `schema` field; bumped only on incompatible changes.
 pub const SCHEMA: &str = "linerate.result/1";

@@ -22,7 +22,7 @@ impl Fingerprint {
     }
 
     pub fn to_hex(&self) -> String {
-        self.0.iter().map(|b| format!("{b:02x}")).collect()
+        hex::encode(self.0)
     }
 
     /// Parses 64 hex digits (either case, colons between bytes allowed, as
@@ -30,13 +30,8 @@ impl Fingerprint {
     pub fn parse(text: &str) -> Result<Fingerprint, SecureError> {
         let bad = || SecureError::BadFingerprint(text.to_string());
         let digits: String = text.chars().filter(|c| *c != ':').collect();
-        if digits.len() != 64 || !digits.is_ascii() {
-            return Err(bad());
-        }
         let mut out = [0u8; 32];
-        for (i, o) in out.iter_mut().enumerate() {
-            *o = u8::from_str_radix(&digits[2 * i..2 * i + 2], 16).map_err(|_| bad())?;
-        }
+        hex::decode_to_slice(digits, &mut out).map_err(|_| bad())?;
         Ok(Fingerprint(out))
     }
 }

@@ -242,10 +242,10 @@ impl TransferReceiver {
     }
 }
 
-/// Equal without a timing side channel on where the first difference is.
+/// Equal without a timing side channel on where the first difference is
+/// (aws-lc's CRYPTO_memcmp; the length is not secret).
 pub fn same_secret(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    aws_lc_rs::constant_time::verify_slices_are_equal(a.as_bytes(), b.as_bytes()).is_ok()
 }
 
 impl Steps for TransferReceiver {

@@ -41,18 +41,13 @@ pub struct SessionId(pub [u8; 16]);
 
 impl SessionId {
     pub fn to_hex(self) -> String {
-        self.0.iter().map(|b| format!("{b:02x}")).collect()
+        hex::encode(self.0)
     }
 
     /// Parses 32 hex digits.
     pub fn from_hex(s: &str) -> Option<SessionId> {
-        if s.len() != 32 || !s.is_ascii() {
-            return None;
-        }
         let mut out = [0u8; 16];
-        for (i, o) in out.iter_mut().enumerate() {
-            *o = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
-        }
+        hex::decode_to_slice(s, &mut out).ok()?;
         Some(SessionId(out))
     }
 }

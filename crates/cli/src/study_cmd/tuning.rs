@@ -109,14 +109,12 @@ pub fn run(a: TuningArgs) -> anyhow::Result<()> {
     let _ = std::fs::remove_dir_all(&state_dir);
     let (mut col, report) = result?;
     let median = |series: &str| {
-        let mut v: Vec<f64> = col
-            .points
-            .iter()
-            .filter(|p| p.series == series)
-            .map(|p| p.result.summary.bits_per_second)
-            .collect();
-        v.sort_by(f64::total_cmp);
-        v.get(v.len() / 2).copied().unwrap_or(0.0)
+        linerate_result::stats::median(
+            col.points
+                .iter()
+                .filter(|p| p.series == series)
+                .map(|p| p.result.summary.bits_per_second),
+        )
     };
     let (before, after) = (median("before"), median("after"));
     let mut findings = BTreeMap::new();

@@ -18,7 +18,7 @@ impl Token {
     pub fn random() -> std::io::Result<Token> {
         let mut b = [0u8; 16];
         super::random_bytes(&mut b)?;
-        Ok(Token(b.iter().map(|x| format!("{x:02x}")).collect()))
+        Ok(Token(hex::encode(b)))
     }
 
     /// Equal without a timing side channel on where the first difference is.
