@@ -65,7 +65,7 @@ mod tests {
             e.to_string(),
             "-l/--len: must be between 1 byte and 256 MiB"
         );
-        let other = flag_error(EngineError::Failed("x".into()), BENCH_FLAGS);
+        let other = flag_error(EngineError::SessionIdInUse, BENCH_FLAGS);
         assert!(other.downcast_ref::<UsageError>().is_none());
     }
 }

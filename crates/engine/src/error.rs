@@ -1,7 +1,10 @@
 use linerate_wire::{Refusal, WireError};
 use thiserror::Error;
 
+/// Why a run, a session or a server stopped, in words the CLI prints as
+/// they are (each variant's text names the flag or the side at fault).
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum EngineError {
     /// The OS error is part of the message, not a separate source, so a
     /// report of the error chain does not say it twice.
@@ -25,8 +28,58 @@ pub enum EngineError {
     Timeout(String),
     #[error("peer closed the connection {0}")]
     PeerClosed(String),
+    /// This end refused the peer; the code goes back to the peer and stays
+    /// here for the caller.
+    #[error("{}", .0.message)]
+    Refusing(Refusal),
+    /// A thread of the run ended by a panic (a bug, never bad input).
+    #[error("{0} panicked")]
+    Panicked(&'static str),
+    /// The server's streams failed while the client's did not.
+    #[error("server: {}", .0.join("; "))]
+    ServerStreams(Vec<String>),
+    /// The client's streams failed: the server may have gone away.
+    #[error("the run failed; the server may have gone away ({})", .0.join("; "))]
+    ClientStreams(Vec<String>),
+    #[error("the server did not report its measurements ({0}); it may have crashed")]
+    NoServerReport(Box<EngineError>),
+    #[error("could not reach the coordinator at {at}: {error}")]
+    NoCoordinator { at: String, error: Box<EngineError> },
+    /// `latency` was asked for no message size.
+    #[error("no message size to measure")]
+    NoSizes,
+    #[error("over UDP only the ping-pong is measured; bandwidth over UDP is `bench --udp`")]
+    UdpPattern,
+    #[error(
+        "a UDP {what} of {len} B: over UDP each message is one datagram of 12 B (its header) to 65,507 B"
+    )]
+    UdpMessageLen { what: &'static str, len: u32 },
+    #[error("the bulk streams (--load) failed: {0}")]
+    Load(Box<EngineError>),
+    #[error("no randomness: {0}")]
+    NoRandomness(getrandom::Error),
+    #[error("cannot send {}: no name", .0.display())]
+    NoName(std::path::PathBuf),
+    #[error("{}: file names that are not UTF-8 are not supported", .0.display())]
+    NotUtf8(std::path::PathBuf),
+    /// A server limit (sessions, streams) is reached; says which flag.
     #[error("{0}")]
-    Failed(String),
+    Busy(String),
+    #[error("session id already in use")]
+    SessionIdInUse,
+    #[error("stream {0} connected twice")]
+    DuplicateStream(u16),
+    #[error("session ended before its data connection arrived")]
+    DataConnectionLate,
+    #[error("the transfer ended early")]
+    EndedEarly,
+    #[error("the receiver ended the session")]
+    ReceiverEnded,
+    #[error("the session stopped while waiting for {0}")]
+    StoppedWaiting(String),
+    /// What the engine's own order rules out (a bug, never bad input).
+    #[error("internal error: {0}")]
+    Internal(&'static str),
     /// The peer sent a message out of its session's order.
     #[error("protocol error: {0}")]
     Session(linerate_session::SessionError),

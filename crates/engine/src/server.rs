@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use linerate_wire::{Accept, CAPABILITIES, Hello, RefusalCode, Role, SessionKind};
+use linerate_wire::{Accept, CAPABILITIES, Hello, Refusal, RefusalCode, Role, SessionKind};
 
 use crate::error::{EngineError, Result};
 use crate::limits::{Held, ServerLimits};
@@ -53,7 +53,7 @@ pub struct Server {
 }
 
 /// How a served session ended: its summary line, or why it failed.
-type SessionEnd = std::result::Result<String, String>;
+type SessionEnd = std::result::Result<String, EngineError>;
 
 impl Server {
     /// Accepts transfer sessions under the policy's root.
@@ -175,7 +175,7 @@ impl Server {
                 return Err(EngineError::NoSession(wait));
             }
             if once && let Some(outcome) = lock(&finished).take() {
-                return outcome.map(drop).map_err(EngineError::Failed);
+                return outcome.map(drop);
             }
             for line in self.shares.refusal_sums_due() {
                 (self.log)(line);
@@ -332,13 +332,13 @@ fn handle(
                     // a stranger's are counted with its refusals.
                     Err(e) if accepted && hello.kind == SessionKind::Transfer => {
                         log(format!("session {} from {peer} failed: {e}", hello.session));
-                        Err(e.to_string())
+                        Err(e)
                     }
                     Err(e) => {
                         log_refusal(shares, &door, peer, log, || {
                             format!("session {} from {peer} failed: {e}", hello.session)
                         });
-                        Err(e.to_string())
+                        Err(e)
                     }
                 };
             accepted.then_some(outcome)
@@ -447,16 +447,19 @@ fn control_session(
         seat.ender.watch(&link.stream);
     }
     let mut ctl = Control::from_link(link).with_frame_budget(Arc::clone(&reg.frames));
-    if let Err((code, msg)) = admissible(hello, transfers) {
-        ctl.refuse(code, &msg);
-        return Err(EngineError::Failed(msg));
+    if let Err((code, message)) = admissible(hello, transfers) {
+        ctl.refuse(code, &message);
+        return Err(EngineError::Refusing(Refusal { code, message }));
     }
     let seat = match seat {
         Ok(seat) => Some(seat),
         Err(_) if proven => None,
-        Err(msg) => {
-            ctl.refuse(RefusalCode::Busy, &msg);
-            return Err(EngineError::Failed(msg));
+        Err(message) => {
+            ctl.refuse(RefusalCode::Busy, &message);
+            return Err(EngineError::Refusing(Refusal {
+                code: RefusalCode::Busy,
+                message,
+            }));
         }
     };
     let accept = Accept {
@@ -487,7 +490,7 @@ fn control_session(
         _ => {
             *accepted = true;
             any_started.store(true, Relaxed);
-            let seat = seat.ok_or_else(|| EngineError::Failed("a bench without a seat".into()))?;
+            let seat = seat.ok_or_else(|| EngineError::Internal("a bench without a seat"))?;
             measured::serve(
                 ctl,
                 accept,

@@ -83,10 +83,7 @@ pub fn run(
                 // A run cut short by the user leaves the server's senders
                 // reset mid-write (-R): not a failure of the run.
                 if !failed.is_empty() && !stopped() {
-                    return Err(EngineError::Failed(format!(
-                        "server: {}",
-                        failed.join("; ")
-                    )));
+                    return Err(EngineError::ServerStreams(failed));
                 }
                 return Ok(BenchRun {
                     params,
@@ -120,9 +117,7 @@ pub fn run(
             Some(Err(e)) if !accepted => return Err(before_accept(server, &ctl, e)),
             Some(Err(e @ EngineError::Refused(_))) => return Err(e),
             Some(Err(e)) if client.is_some() => {
-                return Err(EngineError::Failed(format!(
-                    "the server did not report its measurements ({e}); it may have crashed"
-                )));
+                return Err(EngineError::NoServerReport(Box::new(e)));
             }
             Some(Err(e)) => return Err(e),
             None => {}
@@ -169,10 +164,7 @@ pub fn run(
                 );
                 let failed = report.stream_errors();
                 if !failed.is_empty() && !stopped() {
-                    return Err(EngineError::Failed(format!(
-                        "the run failed; the server may have gone away ({})",
-                        failed.join("; ")
-                    )));
+                    return Err(EngineError::ClientStreams(failed));
                 }
                 client = Some(report);
                 m.run_over(Instant::now());

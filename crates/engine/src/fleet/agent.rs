@@ -101,7 +101,7 @@ pub fn run(spec: &AgentSpec, stop: Arc<AtomicBool>, log: Logger) -> Result<()> {
         server_stop.store(true, Relaxed);
         let served = serving
             .join()
-            .unwrap_or_else(|_| Err(EngineError::Failed("the bench server panicked".into())));
+            .unwrap_or_else(|_| Err(EngineError::Panicked("the bench server")));
         ended.and(served)
     })
 }
@@ -219,10 +219,10 @@ fn reach(spec: &AgentSpec, stop: &AtomicBool) -> Result<Control> {
         match open_control(&peer, new_session_id()?, SessionKind::Agent) {
             Ok(ctl) => return Ok(ctl),
             Err(e) if Instant::now() >= until || stop.load(Relaxed) => {
-                return Err(EngineError::Failed(format!(
-                    "could not reach the coordinator at {}: {e}",
-                    spec.coordinator
-                )));
+                return Err(EngineError::NoCoordinator {
+                    at: spec.coordinator.to_string(),
+                    error: Box::new(e),
+                });
             }
             Err(_) => std::thread::sleep(Duration::from_millis(200)),
         }

@@ -137,7 +137,7 @@ fn drive(
             },
             Err(RecvTimeoutError::Timeout) => m.handle_timeout(now()),
             Err(RecvTimeoutError::Disconnected) => {
-                return Err(EngineError::Failed("the agent listener stopped".into()));
+                return Err(EngineError::Internal("the agent listener stopped"));
             }
         }
     }
@@ -146,7 +146,7 @@ fn drive(
         let _ = ctl.stream.shutdown(Shutdown::Both);
     }
     m.outcome()
-        .ok_or_else(|| EngineError::Failed("the run ended without an outcome".into()))
+        .ok_or(EngineError::Internal("the run ended without an outcome"))
 }
 
 /// Sends what the machine queued; a connection that cannot take it is lost.

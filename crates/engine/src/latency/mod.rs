@@ -74,7 +74,7 @@ impl LatencySpec {
     pub fn check(&self) -> Result<()> {
         self.params().validate()?;
         if self.sizes.is_empty() {
-            return Err(EngineError::Failed("no message size to measure".into()));
+            return Err(EngineError::NoSizes);
         }
         for &size in &self.sizes {
             let header = RunHeader {
@@ -149,16 +149,11 @@ impl LatencySpec {
 fn udp_fits(h: &RunHeader) -> Result<()> {
     let limits = linerate_wire::UDP_REPLY_MIN_LEN as u32..=linerate_wire::MAX_DATAGRAM_LEN;
     if h.pattern != Pattern::PingPong {
-        return Err(EngineError::Failed(
-            "over UDP only the ping-pong is measured; bandwidth over UDP is `bench --udp`".into(),
-        ));
+        return Err(EngineError::UdpPattern);
     }
     for (what, len) in [("request", h.request_len), ("reply", h.reply_len)] {
         if !limits.contains(&len) {
-            return Err(EngineError::Failed(format!(
-                "a UDP {what} of {len} B: over UDP each message is one datagram of 12 B \
-                 (its header) to 65,507 B"
-            )));
+            return Err(EngineError::UdpMessageLen { what, len });
         }
     }
     Ok(())
@@ -383,8 +378,8 @@ fn run_steps(
         load_stop.store(true, Relaxed);
         let load = load
             .join()
-            .map_err(|_| EngineError::Failed("the load's thread panicked".into()))?
-            .map_err(|e| EngineError::Failed(format!("the bulk streams (--load) failed: {e}")))?;
+            .map_err(|_| EngineError::Panicked("the load's thread"))?
+            .map_err(|e| EngineError::Load(Box::new(e)))?;
         loaded.map(|()| (steps, Some(load)))
     })
 }
@@ -413,9 +408,8 @@ fn measure_step(
         handles
             .into_iter()
             .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(EngineError::Failed("a connection's thread panicked".into()))
-                })
+                h.join()
+                    .unwrap_or_else(|_| Err(EngineError::Panicked("a connection's thread")))
             })
             .collect()
     });

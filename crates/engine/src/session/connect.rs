@@ -213,6 +213,6 @@ fn answer(server: SocketAddr, opening: &[u8]) -> Option<Vec<u8>> {
 
 pub(crate) fn new_session_id() -> Result<SessionId> {
     let mut id = [0u8; 16];
-    getrandom::fill(&mut id).map_err(|e| EngineError::Failed(format!("no randomness: {e}")))?;
+    getrandom::fill(&mut id).map_err(EngineError::NoRandomness)?;
     Ok(SessionId(id))
 }

@@ -94,7 +94,7 @@ impl From<SessionError> for EngineError {
                 EngineError::PeerClosed(format!("while waiting for {waiting_for}"))
             }
             SessionError::Refused(r) => EngineError::Refused(r),
-            SessionError::Local(r) => EngineError::Failed(r.message),
+            SessionError::Local(r) => EngineError::Refusing(r),
             unexpected @ SessionError::Unexpected { .. } => EngineError::Session(unexpected),
         }
     }

@@ -7,7 +7,7 @@ use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use linerate_wire::{Hello, Message, Ready, RefusalCode, SessionId};
+use linerate_wire::{Hello, Message, Ready, Refusal, RefusalCode, SessionId};
 
 use super::StreamSocket;
 use super::control::Control;
@@ -93,9 +93,9 @@ impl Registry {
                 )
             })
         });
-        let refuse = |mut link: Link, code: RefusalCode, msg: String| {
-            link.refuse(code, &msg);
-            Err(EngineError::Failed(msg))
+        let refuse = |mut link: Link, code: RefusalCode, message: String| {
+            link.refuse(code, &message);
+            Err(EngineError::Refusing(Refusal { code, message }))
         };
         let Some((connections, options, tx, join)) = found else {
             return refuse(link, RefusalCode::UnknownSession, "no such session".into());
@@ -128,9 +128,7 @@ impl Registry {
             .set_nodelay(false)
             .map_err(|e| EngineError::io("TCP_NODELAY", e))?;
         tx.send(StreamSocket::new(hello.stream_index, link))
-            .map_err(|_| {
-                EngineError::Failed("session ended before its data connection arrived".into())
-            })
+            .map_err(|_| EngineError::DataConnectionLate)
     }
 }
 
@@ -200,7 +198,7 @@ impl<'a> Registration<'a> {
         join: JoinRule,
     ) -> Result<Registration<'a>> {
         let held = Held::take(&reg.streams, u64::from(connections))
-            .map_err(|e| EngineError::Failed(format!("server busy: {e}")))?;
+            .map_err(|e| EngineError::Busy(format!("server busy: {e}")))?;
         let (tx, rx) = mpsc::channel();
         let inserted = reg.with(|m| {
             if m.contains_key(&id) {
@@ -218,7 +216,7 @@ impl<'a> Registration<'a> {
             true
         });
         if !inserted {
-            return Err(EngineError::Failed("session id already in use".into()));
+            return Err(EngineError::SessionIdInUse);
         }
         Ok(Registration {
             registered: Registered { reg, id },
@@ -253,10 +251,7 @@ impl<'a> Registration<'a> {
             };
             match got {
                 Ok(s) if sockets.iter().any(|x| x.index == s.index) => {
-                    return Err(EngineError::Failed(format!(
-                        "stream {} connected twice",
-                        s.index
-                    )));
+                    return Err(EngineError::DuplicateStream(s.index));
                 }
                 Ok(s) => sockets.push(s),
                 Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {

@@ -166,7 +166,7 @@ fn serve_admitted(
         sockets,
     }) = admitted
     else {
-        return Err(EngineError::Failed("the transfer began unadmitted".into()));
+        return Err(EngineError::Internal("the transfer began unadmitted"));
     };
     let root = (!req.skip_writes).then_some(dest);
     let cache = CachePolicy {
@@ -312,10 +312,9 @@ fn run_sink(
         }
         (streams.join(), finished)
     });
-    let report = report.map_err(|_| EngineError::Failed("stream threads panicked".into()))?;
+    let report = report.map_err(|_| EngineError::Panicked("a stream thread"))?;
     if !finished {
-        return ended(ctl, m, resumable)
-            .and_then(|()| Err(EngineError::Failed("the transfer ended early".into())));
+        return ended(ctl, m, resumable).and_then(|()| Err(EngineError::EndedEarly));
     }
     let digests = sink.finish_dirs().and_then(|()| {
         if req.verify {
@@ -364,10 +363,7 @@ fn ended(ctl: &mut Control, m: &mut TransferReceiver, resumable: &AtomicBool) ->
             }
             Err(e.into())
         }
-        None => Err(EngineError::Failed(format!(
-            "the session stopped while waiting for {}",
-            m.waiting_for()
-        ))),
+        None => Err(EngineError::StoppedWaiting(m.waiting_for().to_string())),
     }
 }
 

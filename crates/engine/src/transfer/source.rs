@@ -234,7 +234,7 @@ fn base_name(p: &Path) -> Result<String> {
             .map_err(|e| EngineError::io(format!("resolving {}", p.display()), e))?
             .file_name()
             .map(PathBuf::from)
-            .ok_or_else(|| EngineError::Failed(format!("cannot send {}: no name", p.display())))?,
+            .ok_or_else(|| EngineError::NoName(p.to_path_buf()))?,
     };
     utf8(&name)
 }
@@ -244,10 +244,7 @@ fn utf8(p: &Path) -> Result<String> {
 }
 
 fn not_utf8(p: &Path) -> EngineError {
-    EngineError::Failed(format!(
-        "{}: file names that are not UTF-8 are not supported",
-        p.display()
-    ))
+    EngineError::NotUtf8(p.to_path_buf())
 }
 
 /// Why a source file no longer matches what the manifest announced (its

@@ -254,8 +254,8 @@ pub fn run(
         let client = end::run_with(&end_cfg, &sockets, t0, &abort, on_interval, &worker);
         (client, lister.join(), driver.join())
     });
-    let listed = listed.map_err(|_| EngineError::Failed("the manifest sender panicked".into()))?;
-    let passes = passes.map_err(|_| EngineError::Failed("the transfer driver panicked".into()))?;
+    let listed = listed.map_err(|_| EngineError::Panicked("the manifest sender"))?;
+    let passes = passes.map_err(|_| EngineError::Panicked("the transfer driver"))?;
     // The receiver's refusal explains why sending the manifest failed; else
     // a walk that failed explains why the rest stopped.
     if let Err(EngineError::Interrupted) = passes {
@@ -320,7 +320,7 @@ fn connect_streams(
             // Only an error ends a session before its streams open.
             Some(end) => {
                 end?;
-                return Err(EngineError::Failed("the receiver ended the session".into()));
+                return Err(EngineError::ReceiverEnded);
             }
             None => {}
         }

@@ -38,21 +38,32 @@ fn key(path: &str) -> u128 {
     twox_hash::XxHash3_128::oneshot(path.as_bytes())
 }
 
+/// How a manifest entry's path conflicts with an earlier one.
+#[derive(Debug, thiserror::Error)]
+pub enum PathConflict {
+    #[error("{0:?} is a file in the manifest and the directory of an earlier entry")]
+    FileOverDir(String),
+    #[error("{0:?} appears twice in the manifest")]
+    Twice(String),
+    #[error("{parent:?} is a file in the manifest and the directory of {path:?}")]
+    FileAsDir { parent: String, path: String },
+    #[error("{parent:?} is a symbolic link in the manifest, and {path:?} would pass through it")]
+    ThroughLink { parent: String, path: String },
+}
+
 impl PathIndex {
     /// Records `path`; an error says how it conflicts with an earlier entry.
     /// Returns how many paths the index gained.
-    pub fn add(&mut self, path: &str, kind: PathKind) -> Result<u64, String> {
+    pub fn add(&mut self, path: &str, kind: PathKind) -> Result<u64, PathConflict> {
         let is_dir = kind == PathKind::Dir;
         let mut added = 0;
         match self.seen.get(&key(path)).copied() {
             None => {}
             Some(Seen::Implied) if is_dir => {}
             Some(Seen::Implied) => {
-                return Err(format!(
-                    "{path:?} is a file in the manifest and the directory of an earlier entry"
-                ));
+                return Err(PathConflict::FileOverDir(path.into()));
             }
-            Some(_) => return Err(format!("{path:?} appears twice in the manifest")),
+            Some(_) => return Err(PathConflict::Twice(path.into())),
         }
         if self
             .seen
@@ -72,14 +83,16 @@ impl PathIndex {
         while let Some((parent, _)) = rest.rsplit_once('/') {
             match self.seen.get(&key(parent)).copied() {
                 Some(Seen::Leaf) => {
-                    return Err(format!(
-                        "{parent:?} is a file in the manifest and the directory of {path:?}"
-                    ));
+                    return Err(PathConflict::FileAsDir {
+                        parent: parent.into(),
+                        path: path.into(),
+                    });
                 }
                 Some(Seen::Link) => {
-                    return Err(format!(
-                        "{parent:?} is a symbolic link in the manifest, and {path:?} would pass through it"
-                    ));
+                    return Err(PathConflict::ThroughLink {
+                        parent: parent.into(),
+                        path: path.into(),
+                    });
                 }
                 // Its own parents were recorded when it was.
                 Some(Seen::Dir | Seen::Implied) => break,
@@ -101,36 +114,26 @@ mod tests {
     #[test]
     fn refuses_duplicates_and_a_file_that_is_also_a_directory() {
         let mut ix = PathIndex::default();
-        assert_eq!(ix.add("a/b/c", PathKind::File), Ok(3));
+        assert_eq!(ix.add("a/b/c", PathKind::File).ok(), Some(3));
         assert_eq!(
-            ix.add("a", PathKind::Dir),
-            Ok(0),
+            ix.add("a", PathKind::Dir).ok(),
+            Some(0),
             "a directory named after its contents"
         );
-        assert!(
-            ix.add("a/b/c", PathKind::File)
-                .unwrap_err()
-                .contains("twice")
-        );
-        assert!(
-            ix.add("a/b", PathKind::File)
-                .unwrap_err()
-                .contains("directory of")
-        );
+        let twice = |e| matches!(e, PathConflict::Twice(_));
+        assert!(twice(ix.add("a/b/c", PathKind::File).unwrap_err()));
+        let over = ix.add("a/b", PathKind::File).unwrap_err();
+        assert!(matches!(over, PathConflict::FileOverDir(_)));
+        assert!(over.to_string().contains("directory of"));
         assert!(ix.add("f", PathKind::File).is_ok());
-        assert!(
-            ix.add("f/g", PathKind::File)
-                .unwrap_err()
-                .contains("\"f\" is a file")
-        );
+        let under = ix.add("f/g", PathKind::File).unwrap_err();
+        assert!(under.to_string().contains("\"f\" is a file"));
         assert!(ix.add("d", PathKind::Dir).is_ok());
-        assert!(ix.add("d", PathKind::Dir).unwrap_err().contains("twice"));
+        assert!(twice(ix.add("d", PathKind::Dir).unwrap_err()));
         assert!(ix.add("d/e", PathKind::File).is_ok());
         assert!(ix.add("l", PathKind::Link).is_ok());
-        assert!(
-            ix.add("l/x", PathKind::File)
-                .unwrap_err()
-                .contains("symbolic link")
-        );
+        let through = ix.add("l/x", PathKind::File).unwrap_err();
+        assert!(matches!(through, PathConflict::ThroughLink { .. }));
+        assert!(through.to_string().contains("symbolic link"));
     }
 }

@@ -82,6 +82,23 @@ impl SinkError {
     }
 }
 
+/// A data record that does not fit the manifest: the sender broke the
+/// protocol, and the stream ends.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("block for entry {0}, which is not a file in the manifest")]
+    NotAFile(u32),
+    #[error("hole record for {0}, which the manifest does not call sparse")]
+    HoleInDenseFile(String),
+    #[error("block at offset {offset} length {len} does not fit {path} ({size} bytes)")]
+    OffGrid {
+        offset: u64,
+        len: u32,
+        path: String,
+        size: u64,
+    },
+}
+
 fn io_err(what: &'static str, path: &str, source: impl Into<std::io::Error>) -> SinkError {
     SinkError::Io {
         what,
@@ -352,7 +369,9 @@ impl Sink {
             EntryKind::File { .. } => (false, PathKind::File),
             EntryKind::Symlink { .. } => (false, PathKind::Link),
         };
-        let indexed = lock(&self.index).add(&e.path, kind).map_err(bad)?;
+        let indexed = lock(&self.index)
+            .add(&e.path, kind)
+            .map_err(|c| bad(c.to_string()))?;
         let cost = std::mem::size_of::<Item>() as u64 * 2
             + (e.path.len() + target) as u64
             + indexed * INDEX_BYTES
@@ -608,25 +627,31 @@ impl Sink {
     }
 
     /// Checks a record against the manifest and the grid.
-    pub fn accept(&self, file: u32, offset: u64, len: u32, hole: bool) -> Result<Accepted, String> {
-        let slot = self.slot(file as usize).ok_or_else(|| {
-            format!("block for entry {file}, which is not a file in the manifest")
-        })?;
+    pub fn accept(
+        &self,
+        file: u32,
+        offset: u64,
+        len: u32,
+        hole: bool,
+    ) -> Result<Accepted, RecordError> {
+        let slot = self
+            .slot(file as usize)
+            .ok_or(RecordError::NotAFile(file))?;
         if hole && !slot.sparse {
-            return Err(format!(
-                "hole record for {}, which the manifest does not call sparse",
-                self.entry(file as usize).path
+            return Err(RecordError::HoleInDenseFile(
+                self.entry(file as usize).path.clone(),
             ));
         }
         let index = offset / u64::from(self.block_len);
         match block_span(slot.size, self.block_len, index) {
             Some((o, l)) if o == offset && l == len => {}
             _ => {
-                return Err(format!(
-                    "block at offset {offset} length {len} does not fit {} ({} bytes)",
-                    self.entry(file as usize).path,
-                    slot.size
-                ));
+                return Err(RecordError::OffGrid {
+                    offset,
+                    len,
+                    path: self.entry(file as usize).path.clone(),
+                    size: slot.size,
+                });
             }
         }
         Ok(if slot.is_done(index) {
