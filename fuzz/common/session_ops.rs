@@ -87,7 +87,7 @@ pub fn any_message(ops: &mut Ops) -> Message {
 
 /// A message of any type, its fields from the input.
 fn message(ops: &mut Ops) -> Message {
-    let kind = ops.byte().unwrap_or(0) % 23;
+    let kind = ops.byte().unwrap_or(0) % 24;
     let n = ops.small();
     match kind {
         0 => Message::Accept(accept()),
@@ -151,6 +151,13 @@ fn message(ops: &mut Ops) -> Message {
                 .collect(),
         }),
         21 => Message::Dismiss,
+        22 => Message::Join(linerate_wire::Join {
+            token: match n % 3 {
+                0 => Some(TOKEN.into()),
+                1 => Some(format!("{n:032x}")),
+                _ => None,
+            },
+        }),
         _ => Message::Entries(Entries {
             entries: vec![entry(n)],
         }),

@@ -67,8 +67,6 @@ pub enum EngineError {
     Busy(String),
     #[error("session id already in use")]
     SessionIdInUse,
-    #[error("stream {0} connected twice")]
-    DuplicateStream(u16),
     #[error("session ended before its data connection arrived")]
     DataConnectionLate,
     #[error("the transfer ended early")]

@@ -16,10 +16,11 @@ use crate::error::Result;
 use crate::limits::Held;
 use crate::pool::ReceivePool;
 use crate::session::control::Control;
-use crate::session::registry::{JoinRule, Registration, Registry};
+use crate::session::registry::{Registration, Registry};
 use crate::session::{feed, flush, local, settle};
 use crate::shares::Seat;
 use crate::sockopt::StreamOptions;
+use linerate_session::join::JoinRule;
 
 /// What the client asked to run.
 enum Plan {
@@ -48,7 +49,7 @@ pub(crate) fn serve(
     let join = JoinRule {
         encrypted: ctl.negotiated().is_some(),
         token: None,
-        client: ctl.peer_fingerprint(),
+        client_key: ctl.peer_fingerprint().map(|f| f.0),
     };
     let mut registration = None;
     let mut _buffers = None;

@@ -8,7 +8,8 @@
 //! [`bench_client`], [`bench_server`], [`transfer_sender`] and
 //! [`transfer_receiver`] (a daemon's or a one-shot receiver's), and a
 //! many-host run's [`agent`] and its [`coordinator`] (which drives every
-//! agent's connection at once).
+//! agent's connection at once); [`join`] is a data connection's join, the
+//! same for every kind.
 
 mod core;
 
@@ -16,6 +17,7 @@ pub mod agent;
 pub mod bench_client;
 pub mod bench_server;
 pub mod coordinator;
+pub mod join;
 pub mod transfer_receiver;
 pub mod transfer_sender;
 
@@ -24,6 +26,7 @@ pub use agent::Agent;
 pub use bench_client::BenchClient;
 pub use bench_server::BenchServer;
 pub use coordinator::Coordinator;
+pub use join::{JoinClient, JoinServer};
 pub use transfer_receiver::TransferReceiver;
 pub use transfer_sender::TransferSender;
 

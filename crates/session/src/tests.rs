@@ -8,12 +8,13 @@ use std::time::{Duration, Instant};
 
 use linerate_result::SideReport;
 use linerate_wire::{
-    Digests, Entries, FrameDecoder, FrameType, Message, Need, NeedEnd, PeerIntervals, Ready,
+    Digests, Entries, FrameDecoder, FrameType, Join, Message, Need, NeedEnd, PeerIntervals, Ready,
     Refusal, RefusalCode, TransferTotals,
 };
 
 use crate::core::{Session, SessionError};
 use crate::fixtures::{TOKEN, accept, file, latency_params, need, params, request};
+use crate::join::{Arrival, JoinClient, JoinRule, JoinServer, SlotView};
 use crate::{
     BenchClient, BenchServer, TransferReceiver, TransferSender, bench_client, bench_server,
     transfer_receiver, transfer_sender,
@@ -462,6 +463,9 @@ fn palette() -> Vec<Message> {
         }),
         Message::TransferReport(Box::default()),
         Message::Intervals(PeerIntervals::default()),
+        Message::Join(Join {
+            token: Some(TOKEN.into()),
+        }),
     ]
 }
 
@@ -699,4 +703,178 @@ fn the_transfer_receiver_refuses_every_fault_at_every_step() {
             }
         },
     );
+}
+
+/// An encrypted session of 4 data connections that wants [`TOKEN`] and
+/// the control connection's client key, none joined yet.
+fn waiting_for_joins() -> SlotView {
+    SlotView {
+        connections: 4,
+        complete: false,
+        index_taken: false,
+        rule: JoinRule {
+            encrypted: true,
+            token: Some(TOKEN.into()),
+            client_key: Some([7; 32]),
+        },
+    }
+}
+
+fn arrival(stream_index: u16) -> Arrival {
+    Arrival {
+        stream_index,
+        encrypted: true,
+        client_key: Some([7; 32]),
+    }
+}
+
+fn join(token: Option<&str>) -> Message {
+    Message::Join(Join {
+        token: token.map(str::to_string),
+    })
+}
+
+#[test]
+fn a_data_connection_joins_with_the_sessions_token_in_memory() {
+    let now = Instant::now();
+    let registered = waiting_for_joins();
+    let mut server = JoinServer::new(now, Some(&registered), arrival(3));
+    let mut client = JoinClient::new(now, true, Some(TOKEN.into()));
+    assert_eq!(
+        server.poll_transmit(),
+        None,
+        "the server waits for the join"
+    );
+    assert_eq!(carry(&mut client, &mut server, now), 1);
+    assert_eq!(carry(&mut server, &mut client, now), 1);
+    assert_eq!(server.poll_end(), Some(Ok(())));
+    assert_eq!(client.poll_end(), Some(Ok(())));
+    // In the clear nothing is shown: the server answers the hello at once.
+    let clear = SlotView {
+        rule: JoinRule::default(),
+        ..waiting_for_joins()
+    };
+    let plain = Arrival {
+        encrypted: false,
+        client_key: None,
+        ..arrival(0)
+    };
+    let mut server = JoinServer::new(now, Some(&clear), plain);
+    let mut client = JoinClient::new(now, false, None);
+    assert_eq!(client.poll_transmit(), None);
+    assert_eq!(carry(&mut server, &mut client, now), 1);
+    assert_eq!(server.poll_end(), Some(Ok(())));
+    assert_eq!(client.poll_end(), Some(Ok(())));
+}
+
+#[test]
+fn the_join_refuses_every_fault_at_every_step() {
+    let registered = waiting_for_joins();
+    faults_at_every_step(
+        &[step(join(Some(TOKEN)))],
+        |now| JoinServer::new(now, Some(&registered), arrival(1)),
+        |_, _| {},
+    );
+    faults_at_every_step(
+        &[step(Message::Ready(Ready {}))],
+        |now| JoinClient::new(now, true, Some(TOKEN.into())),
+        |_, _| {},
+    );
+}
+
+/// How the server's end of a join ended, and the code it refused with.
+fn join_ends(
+    session: Option<&SlotView>,
+    a: Arrival,
+    shown: Option<Message>,
+) -> Option<RefusalCode> {
+    let now = Instant::now();
+    let mut s = JoinServer::new(now, session, a);
+    if let Some(m) = shown {
+        s.handle(now, m);
+    }
+    let sent: Vec<Message> = std::iter::from_fn(|| s.poll_transmit()).collect();
+    match s.poll_end() {
+        Some(Ok(())) => {
+            assert!(matches!(sent.as_slice(), [Message::Ready(_)]));
+            None
+        }
+        Some(Err(SessionError::Local(r))) => {
+            assert!(
+                matches!(sent.as_slice(), [Message::Refuse(x)] if *x == r),
+                "the refusal goes to the client as it is kept"
+            );
+            Some(r.code)
+        }
+        other => panic!("the join ended as {other:?}"),
+    }
+}
+
+#[test]
+fn the_server_refuses_a_join_it_must_not_take_and_keeps_the_code() {
+    let r = waiting_for_joins();
+    let ok = join_ends(Some(&r), arrival(0), Some(join(Some(TOKEN))));
+    assert_eq!(ok, None);
+    // A wrong token, or none.
+    let wrong = join_ends(Some(&r), arrival(0), Some(join(Some("00ff"))));
+    assert_eq!(wrong, Some(RefusalCode::InvalidParameters));
+    let none = join_ends(Some(&r), arrival(0), Some(join(None)));
+    assert_eq!(none, Some(RefusalCode::InvalidParameters));
+    // A session that is not waiting for joins: unknown, or complete.
+    let unknown = join_ends(None, arrival(0), Some(join(Some(TOKEN))));
+    assert_eq!(unknown, Some(RefusalCode::UnknownSession));
+    let complete = SlotView {
+        complete: true,
+        ..r.clone()
+    };
+    assert_eq!(
+        join_ends(Some(&complete), arrival(0), None),
+        Some(RefusalCode::Busy)
+    );
+    // A stream index already joined, or past the session's count.
+    let taken = SlotView {
+        index_taken: true,
+        ..r.clone()
+    };
+    assert_eq!(
+        join_ends(Some(&taken), arrival(2), None),
+        Some(RefusalCode::InvalidParameters)
+    );
+    assert_eq!(
+        join_ends(Some(&r), arrival(4), None),
+        Some(RefusalCode::InvalidParameters)
+    );
+    // In the clear for an encrypted session; another client's key.
+    let clear = Arrival {
+        encrypted: false,
+        client_key: None,
+        ..arrival(0)
+    };
+    assert_eq!(
+        join_ends(Some(&r), clear, None),
+        Some(RefusalCode::InvalidParameters)
+    );
+    let stranger = Arrival {
+        client_key: Some([8; 32]),
+        ..arrival(0)
+    };
+    assert_eq!(
+        join_ends(Some(&r), stranger, None),
+        Some(RefusalCode::InvalidParameters)
+    );
+    // Out of order: a data connection that sends anything but its join
+    // (every other message: the_join_refuses_every_fault_at_every_step).
+    let mut s = JoinServer::new(Instant::now(), Some(&r), arrival(0));
+    s.handle(Instant::now(), Message::Start);
+    assert!(matches!(
+        s.poll_transmit(),
+        Some(Message::Refuse(Refusal {
+            code: RefusalCode::Malformed,
+            ..
+        }))
+    ));
+    assert!(matches!(
+        s.poll_end(),
+        Some(Err(SessionError::Unexpected { got: "start", .. }))
+    ));
 }

@@ -4,12 +4,12 @@
 
 use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use linerate_secure::ClientConfig;
 
-use linerate_session::SessionError;
-use linerate_wire::{Hello, Join, Message, Role, SessionId, SessionKind};
+use linerate_session::JoinClient;
+use linerate_wire::{Hello, Role, SessionId, SessionKind};
 
 use super::StreamSocket;
 use super::control::Control;
@@ -75,21 +75,8 @@ pub(crate) fn open_data(
         .set_nodelay(true)
         .map_err(|e| EngineError::io("TCP_NODELAY", e))?;
     let mut data = Control::from_link(greet(peer, stream, hello)?);
-    if peer.tls.is_some() {
-        data.send(&Message::Join(Join {
-            token: peer.token.clone(),
-        }))?;
-    }
-    match data.recv(CONNECT_TIMEOUT, "the data connection's ready")? {
-        Message::Ready(_) => {}
-        Message::Refuse(r) => return Err(EngineError::Refused(r)),
-        other => {
-            return Err(EngineError::Session(SessionError::Unexpected {
-                waiting_for: "the data connection's ready",
-                got: other.name(),
-            }));
-        }
-    }
+    let mut join = JoinClient::new(Instant::now(), peer.tls.is_some(), peer.token.clone());
+    super::run_to_end(&mut data, &mut join)?;
     let link = data.into_link();
     // Data goes with Nagle on (docs/defaults.md).
     link.stream

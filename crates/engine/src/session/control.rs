@@ -233,20 +233,6 @@ impl Control {
             }
         }
     }
-
-    /// Waits up to `timeout` for the next message, outside any session
-    /// (a data connection's ready).
-    pub fn recv(&mut self, timeout: Duration, waiting_for: &str) -> Result<Message> {
-        match self.next_input(Some(Instant::now() + timeout)) {
-            Input::Message(m) => Ok(m),
-            Input::Quiet => Err(EngineError::Timeout(format!("waiting for {waiting_for}"))),
-            Input::Closed => Err(EngineError::PeerClosed(format!(
-                "while waiting for {waiting_for}"
-            ))),
-            Input::Malformed(e) => Err(e.into()),
-            Input::Failed(e) => Err(e.into()),
-        }
-    }
 }
 
 pub fn is_timeout(e: &std::io::Error) -> bool {

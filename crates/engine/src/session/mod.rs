@@ -43,6 +43,20 @@ pub(crate) fn flush<S: Session>(ctl: &mut Control, s: &mut S) -> Result<()> {
     Ok(())
 }
 
+/// Drives a machine over its connection until it ends. What it queued
+/// last (a ready, a refusal) stays queued: the caller sends it with
+/// [`flush`] once its own last checks passed.
+pub(crate) fn run_to_end<S: Session>(ctl: &mut Control, s: &mut S) -> Result<S::Done> {
+    while !s.is_over() {
+        flush(ctl, s)?;
+        feed(ctl, s, None);
+    }
+    match s.poll_end() {
+        Some(end) => end.map_err(EngineError::from),
+        None => Err(EngineError::Internal("a session's end was taken twice")),
+    }
+}
+
 /// Hands the machine the next thing to happen on `ctl`: a message, the
 /// peer leaving, bad bytes, or its deadline passing. Waits at most `tick`
 /// when given, so the caller can look at other work in between.

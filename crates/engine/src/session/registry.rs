@@ -5,9 +5,10 @@
 use std::collections::HashMap;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use linerate_wire::{Hello, Message, Ready, Refusal, RefusalCode, SessionId};
+use linerate_session::join::{Arrival, JoinRule, JoinServer, SlotView};
+use linerate_wire::{Hello, Refusal, RefusalCode, SessionId};
 
 use super::StreamSocket;
 use super::control::Control;
@@ -16,26 +17,13 @@ use crate::error::{EngineError, Result};
 use crate::limits::{Budget, Held, ServerLimits};
 use crate::sockopt::{self, StreamOptions};
 
-/// What a session's data connections must show to join it: its hello
-/// (session id, stream index) travels in the clear, so when the session
-/// is encrypted they must be too, and prove its secret inside TLS.
-#[derive(Clone, Default)]
-pub(crate) struct JoinRule {
-    pub encrypted: bool,
-    /// The one-shot receiver's token.
-    pub token: Option<String>,
-    /// The key the control connection's client showed (a daemon's
-    /// sender): its data connections must show the same.
-    pub client: Option<linerate_secure::Fingerprint>,
-}
-
-/// How long an encrypted data connection may take to send its join.
-const JOIN_WITHIN: Duration = Duration::from_secs(5);
-
 struct Slot {
     connections: u16,
     options: StreamOptions,
     join: JoinRule,
+    /// The stream indexes that joined, or are joining: a second connection
+    /// with one of them is refused.
+    joined: Vec<bool>,
     /// None once every data connection has arrived: the id stays taken
     /// until the session ends, and takes no more connections.
     tx: Option<Sender<StreamSocket>>,
@@ -81,48 +69,75 @@ impl Registry {
         f(&mut guard)
     }
 
-    /// Hands a data connection to the session its hello names.
+    /// Hands a data connection to the session its hello names, once its
+    /// join (`linerate_session::join`) let it in.
     pub fn attach(&self, link: Link, hello: &Hello) -> Result<()> {
-        let found = self.with(|m| {
-            m.get(&hello.session).map(|s| {
-                (
-                    s.connections,
-                    s.options.clone(),
-                    s.tx.clone(),
-                    s.join.clone(),
-                )
-            })
+        let arrival = Arrival {
+            stream_index: hello.stream_index,
+            encrypted: link.tls.is_some(),
+            client_key: link
+                .tls
+                .as_ref()
+                .and_then(|t| t.peer_fingerprint())
+                .map(|f| f.0),
+        };
+        let index = usize::from(hello.stream_index);
+        // The machine decides what the slot settles under the lock, so two
+        // connections with one index cannot both pass.
+        let (mut join, slot) = self.with(|m| {
+            let slot = m.get_mut(&hello.session);
+            let registered = slot.as_ref().map(|s| SlotView {
+                connections: s.connections,
+                complete: s.tx.is_none(),
+                index_taken: s.joined.get(index).copied().unwrap_or(false),
+                rule: s.join.clone(),
+            });
+            let join = JoinServer::new(Instant::now(), registered.as_ref(), arrival);
+            // A connection not refused at once holds its index.
+            let slot = match slot {
+                Some(s) if join.passed_the_hello() => {
+                    s.joined[index] = true;
+                    Some((s.options.clone(), s.tx.clone()))
+                }
+                _ => None,
+            };
+            (join, slot)
         });
-        let refuse = |mut link: Link, code: RefusalCode, message: String| {
-            link.refuse(code, &message);
-            Err(EngineError::Refusing(Refusal { code, message }))
+        let mut ctl = Control::from_link(link);
+        let ended = super::run_to_end(&mut ctl, &mut join);
+        let mut link = ctl.into_link();
+        let release = || {
+            self.with(|m| {
+                if let Some(s) = m.get_mut(&hello.session) {
+                    s.joined[index] = false;
+                }
+            })
         };
-        let Some((connections, options, tx, join)) = found else {
-            return refuse(link, RefusalCode::UnknownSession, "no such session".into());
+        let (options, tx) = match (ended, slot) {
+            (Ok(()), Some((options, Some(tx)))) => (options, tx),
+            (Ok(()), _) => return Err(EngineError::Internal("a join without its session")),
+            (Err(e), slot) => {
+                if slot.is_some() {
+                    release();
+                }
+                let _ = super::flush(&mut Control::from_link(link), &mut join);
+                return Err(e);
+            }
         };
-        let Some(tx) = tx else {
-            let msg = "the session has all its data connections";
-            return refuse(link, RefusalCode::Busy, msg.into());
-        };
-        if hello.stream_index >= connections {
-            let msg = format!(
-                "stream index {} out of range (session has {connections})",
-                hello.stream_index
-            );
-            return refuse(link, RefusalCode::InvalidParameters, msg);
-        }
-        let (mut link, may_join) = joined(link, &join);
-        if let Err(msg) = may_join {
-            return refuse(link, RefusalCode::InvalidParameters, msg);
-        }
         if let Err(e) = options.apply_connected(&link.stream, true) {
-            let msg = format!("server socket option: {e}");
-            return refuse(link, RefusalCode::InvalidParameters, msg);
+            release();
+            let message = format!("server socket option: {e}");
+            link.refuse(RefusalCode::InvalidParameters, &message);
+            return Err(EngineError::Refusing(Refusal {
+                code: RefusalCode::InvalidParameters,
+                message,
+            }));
         }
         sockopt::set_idle_timeouts(&link.stream)
             .map_err(|e| EngineError::io("setting socket timeouts", e))?;
-        link.send(&Message::Ready(Ready {}))
-            .map_err(|e| EngineError::io("sending ready", e))?;
+        let mut ctl = Control::from_link(link);
+        super::flush(&mut ctl, &mut join)?;
+        let link = ctl.into_link();
         // Data goes with Nagle on (docs/defaults.md), as at the client.
         link.stream
             .set_nodelay(false)
@@ -130,43 +145,6 @@ impl Registry {
         tx.send(StreamSocket::new(hello.stream_index, link))
             .map_err(|_| EngineError::DataConnectionLate)
     }
-}
-
-/// Checks that a data connection may join a session under `rule`: gives
-/// the connection back, with why not if it may not.
-fn joined(link: Link, rule: &JoinRule) -> (Link, std::result::Result<(), String>) {
-    if link.tls.is_none() {
-        return match rule.encrypted {
-            true => (
-                link,
-                Err("the session is encrypted; this connection is not".into()),
-            ),
-            false => (link, Ok(())),
-        };
-    }
-    let key = link.tls.as_ref().and_then(|t| t.peer_fingerprint());
-    if rule.client.is_some() && key != rule.client {
-        return (
-            link,
-            Err("shown another client key than the session's".into()),
-        );
-    }
-    let mut ctl = Control::from_link(link);
-    let shown = ctl.recv(JOIN_WITHIN, "the data connection's join");
-    let link = ctl.into_link();
-    let shown = match shown {
-        Ok(Message::Join(j)) => j.token,
-        Ok(other) => return (link, Err(format!("expected a join, got {}", other.name()))),
-        Err(e) => return (link, Err(e.to_string())),
-    };
-    let verdict = match (&rule.token, shown) {
-        (Some(want), Some(got)) if linerate_session::transfer_receiver::same_secret(want, &got) => {
-            Ok(())
-        }
-        (Some(_), _) => Err("wrong or missing token".into()),
-        (None, _) => Ok(()),
-    };
-    (link, verdict)
 }
 
 /// Removes a session from the registry however its thread ends.
@@ -210,6 +188,7 @@ impl<'a> Registration<'a> {
                     connections,
                     options,
                     join,
+                    joined: vec![false; usize::from(connections)],
                     tx: Some(tx),
                 },
             );
@@ -250,9 +229,6 @@ impl<'a> Registration<'a> {
                 None => self.rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
             };
             match got {
-                Ok(s) if sockets.iter().any(|x| x.index == s.index) => {
-                    return Err(EngineError::DuplicateStream(s.index));
-                }
                 Ok(s) => sockets.push(s),
                 Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {
                     return Ok(None);

@@ -30,10 +30,11 @@ use crate::end::{self, EndConfig};
 use crate::error::{EngineError, Result};
 use crate::limits::{SessionLimits, return_free_memory};
 use crate::session::control::{Control, Input};
-use crate::session::registry::{JoinRule, Registration, Registry};
+use crate::session::registry::{Registration, Registry};
 use crate::session::{StreamSocket, apply, feed, flush, local, settle};
 use crate::sockopt::StreamOptions;
 use crate::stream::{Live, Outcome, ThreadClock};
+use linerate_session::join::JoinRule;
 
 /// What a server accepts transfers into.
 pub struct TransferPolicy {
@@ -235,7 +236,7 @@ fn admission<'a>(
     let join = JoinRule {
         encrypted: ctl.negotiated().is_some(),
         token: policy.token.as_ref().map(|t| t.0.clone()),
-        client: ctl.peer_fingerprint(),
+        client_key: ctl.peer_fingerprint().map(|f| f.0),
     };
     let mut registration = match Registration::new(reg, id, req.streams, options, join) {
         Ok(r) => r,
