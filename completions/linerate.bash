@@ -360,7 +360,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__bench)
-            opts="-p -P -t -n -l -R -i -w -Z -b -M -S -4 -6 -B -u -h --port --streams --time --bytes --len --read-len --reverse --bidir --interval --omit --window --sndbuf --cc --fq-rate --bitrate --capacity --mss --tos --bind --zerocopy --encrypt --server-fingerprint --udp --no-gso --no-gro --find-rate --probes --skip-rx-copy --rcvlowat --threads --affinity --rx-poll --json --json-stream --help"
+            opts="-p -P -t -n -l -R -i -w -Z -b -M -N -S -4 -6 -B -u -h --port --streams --time --bytes --len --read-len --reverse --bidir --interval --omit --window --sndbuf --cc --fq-rate --bitrate --capacity --mss --no-delay --tos --dscp --bind --zerocopy --encrypt --server-fingerprint --udp --no-gso --no-gro --find-rate --probes --skip-rx-copy --rcvlowat --threads --affinity --rx-poll --json --json-stream --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -471,6 +471,10 @@ _linerate() {
                     return 0
                     ;;
                 -S)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dscp)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1674,7 +1678,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__latency)
-            opts="-p -P -u -t -Z -S -4 -6 -B -h --port --connections --sizes --reply-size --bandwidth --udp --window-messages --time --iterations --warmup --busy-poll --load --timeout --cc --tos --bind --json --help"
+            opts="-p -P -u -t -Z -S -4 -6 -B -h --port --connections --sizes --reply-size --bandwidth --udp --window-messages --time --iterations --warmup --busy-poll --load --timeout --cc --tos --dscp --bind --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1749,6 +1753,10 @@ _linerate() {
                     return 0
                     ;;
                 -S)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dscp)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1932,7 +1940,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__send)
-            opts="-P -w -B -4 -6 -q -h --url-file --from-memory --streams --block --skip-writes --overwrite --verify --no-checksum --no-fsync --no-encrypt --server-fingerprint --follow-links --direct --evict --rate --sndbuf --window --bind --rx-poll --json --quiet --help"
+            opts="-P -w -S -4 -6 -B -q -h --url-file --from-memory --streams --block --skip-writes --overwrite --verify --no-checksum --no-fsync --no-encrypt --server-fingerprint --follow-links --direct --evict --rate --window --sndbuf --tos --dscp --bind --rx-poll --json --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1966,15 +1974,27 @@ _linerate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --sndbuf)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --window)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 -w)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sndbuf)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tos)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -S)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dscp)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -83,7 +83,8 @@ complete -c linerate -n "__fish_linerate_using_subcommand bench" -s b -l bitrate
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l capacity -d 'The path\'s capacity where you know it (e.g. 10G, a NIC\'s or a circuit\'s rate): the verdict gives the run\'s share of it, and a run at 90 % of it or more is a full path. Default: a lab\'s --rate when run in one of its hosts (`lab exec`)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s M -l mss -d 'TCP maximum segment size (TCP_MAXSEG)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s S -l tos -d 'IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)' -r
-complete -c linerate -n "__fish_linerate_using_subcommand bench" -s B -l bind -d 'Local address to send from' -r
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -l dscp -d 'DSCP code point (0-63, or a name: ef, af11-af43, cs0-cs7): the upper six bits of the TOS byte, its two ECN bits left to the kernel' -r
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -s B -l bind -d 'Local address to connect from' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l server-fingerprint -d 'The fingerprint of the server\'s certificate (`linerate serve` logs it)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l probes -d 'With --find-rate: at most this many probes; the search also ends once the passing and failing rates are within 2 %' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l rcvlowat -d 'Wake receivers only once this many bytes are queued (SO_RCVLOWAT; 1 wakes them for any data). Default: 128K between namespaces of one host, else off (see docs/defaults.md)' -r
@@ -98,6 +99,7 @@ off\t''"
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l json -d 'Write the linerate.result/1 document to FILE (\'-\' for stdout; human output then goes to stderr)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s R -l reverse -d 'Server sends, client receives'
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l bidir -d 'Both directions at once (-P streams each way)'
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -s N -l no-delay -d 'TCP_NODELAY on every stream at both ends: each write leaves at once instead of waiting to fill a segment (iperf3\'s -N). Default: Nagle on, as for any bulk sender'
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s 4 -d 'Use IPv4 only'
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s 6 -d 'Use IPv6 only'
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l zerocopy -d 'Send with MSG_ZEROCOPY (pays off on real NICs with large writes; loopback copies anyway)'
@@ -122,8 +124,9 @@ on\t''
 off\t''"
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -l load -d 'Measure each size idle, then again beside N bulk streams to the same server (latency under load: the queue they build)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -l timeout -d 'Give up when the server sends no reply for this long' -r
-complete -c linerate -n "__fish_linerate_using_subcommand latency" -s Z -l cc -d 'Congestion control of the connections (TCP_CONGESTION)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand latency" -s Z -l cc -d 'Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic' -r
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -s S -l tos -d 'IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand latency" -l dscp -d 'DSCP code point (0-63, or a name: ef, af11-af43, cs0-cs7): the upper six bits of the TOS byte, its two ECN bits left to the kernel' -r
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -s B -l bind -d 'Local address to connect from' -r
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -l json -d 'Write the linerate.result/1 document to FILE (\'-\' for stdout; human output then goes to stderr)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -l bandwidth -d 'Bandwidth against message size (osu_bw style): windows of --window-messages requests back to back, one reply per window'
@@ -173,9 +176,11 @@ complete -c linerate -n "__fish_linerate_using_subcommand send" -s P -l streams 
 complete -c linerate -n "__fish_linerate_using_subcommand send" -l block -d 'Block size: the unit of scheduling, checksums and resume' -r
 complete -c linerate -n "__fish_linerate_using_subcommand send" -l server-fingerprint -d 'The fingerprint of the daemon\'s certificate (`linerate serve --root` prints it at start). Without it, the one recorded in known_servers at the first contact is required, and a first contact records the one it sees, as ssh does' -r
 complete -c linerate -n "__fish_linerate_using_subcommand send" -l rate -d 'Cap the whole transfer, in bits/s (e.g. 5G), paced per socket' -r
-complete -c linerate -n "__fish_linerate_using_subcommand send" -l sndbuf -d 'Socket send buffer (SO_SNDBUF). Default: kernel autotuning' -r
-complete -c linerate -n "__fish_linerate_using_subcommand send" -s w -l window -d 'Receive window (SO_RCVBUF at the receiver). Default: kernel autotuning' -r
-complete -c linerate -n "__fish_linerate_using_subcommand send" -s B -l bind -d 'Local address to send from' -r
+complete -c linerate -n "__fish_linerate_using_subcommand send" -s w -l window -d 'Receive window: SO_RCVBUF at the receiving end. Default: kernel autotuning' -r
+complete -c linerate -n "__fish_linerate_using_subcommand send" -l sndbuf -d 'Send buffer (SO_SNDBUF) at the sending end. Default: kernel autotuning' -r
+complete -c linerate -n "__fish_linerate_using_subcommand send" -s S -l tos -d 'IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand send" -l dscp -d 'DSCP code point (0-63, or a name: ef, af11-af43, cs0-cs7): the upper six bits of the TOS byte, its two ECN bits left to the kernel' -r
+complete -c linerate -n "__fish_linerate_using_subcommand send" -s B -l bind -d 'Local address to connect from' -r
 complete -c linerate -n "__fish_linerate_using_subcommand send" -l rx-poll -d 'Receivers poll before blocking (auto: off; polling measured slower when the receiver writes)' -r -f -a "auto\t'Poll on loopback while there are at most four stream threads per core; between namespaces of one host only while threads share cores'
 on\t''
 off\t''"

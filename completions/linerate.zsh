@@ -76,7 +76,7 @@ _arguments "${_arguments_options[@]}" : \
 '--omit=[Leave out the first seconds (slow start) from the summary]:TIME:_default' \
 '-w+[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
 '--window=[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
-'--sndbuf=[Send buffer (SO_SNDBUF) at the sending end. Default\: kernel autotuning]:SNDBUF:_default' \
+'--sndbuf=[Send buffer (SO_SNDBUF) at the sending end. Default\: kernel autotuning]:BYTES:_default' \
 '-Z+[Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic]:NAME:_default' \
 '--cc=[Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic]:NAME:_default' \
 '--fq-rate=[Pacing cap per stream (SO_MAX_PACING_RATE), in bits/s, e.g. 9G]:RATE:_default' \
@@ -85,10 +85,11 @@ _arguments "${_arguments_options[@]}" : \
 '--capacity=[The path'\''s capacity where you know it (e.g. 10G, a NIC'\''s or a circuit'\''s rate)\: the verdict gives the run'\''s share of it, and a run at 90 % of it or more is a full path. Default\: a lab'\''s --rate when run in one of its hosts (\`lab exec\`)]:RATE:_default' \
 '-M+[TCP maximum segment size (TCP_MAXSEG)]:MSS:_default' \
 '--mss=[TCP maximum segment size (TCP_MAXSEG)]:MSS:_default' \
-'-S+[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
-'--tos=[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
-'-B+[Local address to send from]:ADDR:_default' \
-'--bind=[Local address to send from]:ADDR:_default' \
+'(--dscp)-S+[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
+'(--dscp)--tos=[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
+'--dscp=[DSCP code point (0-63, or a name\: ef, af11-af43, cs0-cs7)\: the upper six bits of the TOS byte, its two ECN bits left to the kernel]:CODE:_default' \
+'-B+[Local address to connect from]:ADDR:_default' \
+'--bind=[Local address to connect from]:ADDR:_default' \
 '--server-fingerprint=[The fingerprint of the server'\''s certificate (\`linerate serve\` logs it)]:SHA256:_default' \
 '--probes=[With --find-rate\: at most this many probes; the search also ends once the passing and failing rates are within 2 %]:N:_default' \
 '--rcvlowat=[Wake receivers only once this many bytes are queued (SO_RCVLOWAT; 1 wakes them for any data). Default\: 128K between namespaces of one host, else off (see docs/defaults.md)]:RCVLOWAT:_default' \
@@ -104,6 +105,8 @@ off\:""))' \
 '(--bidir)-R[Server sends, client receives]' \
 '(--bidir)--reverse[Server sends, client receives]' \
 '--bidir[Both directions at once (-P streams each way)]' \
+'-N[TCP_NODELAY on every stream at both ends\: each write leaves at once instead of waiting to fill a segment (iperf3'\''s -N). Default\: Nagle on, as for any bulk sender]' \
+'--no-delay[TCP_NODELAY on every stream at both ends\: each write leaves at once instead of waiting to fill a segment (iperf3'\''s -N). Default\: Nagle on, as for any bulk sender]' \
 '(-6)-4[Use IPv4 only]' \
 '-6[Use IPv6 only]' \
 '--zerocopy[Send with MSG_ZEROCOPY (pays off on real NICs with large writes; loopback copies anyway)]' \
@@ -136,10 +139,11 @@ _arguments "${_arguments_options[@]}" : \
 '--busy-poll=[Both ends spin on non-blocking receives (and set SO_BUSY_POLL) instead of sleeping in them\: lower latency for a core kept busy at each end. auto spins where every spinning thread finds an idle core and no --load needs them, and each end blocks from the moment it waits for its core (the result says which)]::WHEN:(auto on off)' \
 '--load=[Measure each size idle, then again beside N bulk streams to the same server (latency under load\: the queue they build)]:N:_default' \
 '--timeout=[Give up when the server sends no reply for this long]:TIME:_default' \
-'-Z+[Congestion control of the connections (TCP_CONGESTION)]:NAME:_default' \
-'--cc=[Congestion control of the connections (TCP_CONGESTION)]:NAME:_default' \
-'-S+[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
-'--tos=[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
+'-Z+[Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic]:NAME:_default' \
+'--cc=[Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic]:NAME:_default' \
+'(--dscp)-S+[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
+'(--dscp)--tos=[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
+'--dscp=[DSCP code point (0-63, or a name\: ef, af11-af43, cs0-cs7)\: the upper six bits of the TOS byte, its two ECN bits left to the kernel]:CODE:_default' \
 '-B+[Local address to connect from]:ADDR:_default' \
 '--bind=[Local address to connect from]:ADDR:_default' \
 '--json=[Write the linerate.result/1 document to FILE ('\''-'\'' for stdout; human output then goes to stderr)]:FILE:_default' \
@@ -218,11 +222,14 @@ _arguments "${_arguments_options[@]}" : \
 '--block=[Block size\: the unit of scheduling, checksums and resume]:BYTES:_default' \
 '--server-fingerprint=[The fingerprint of the daemon'\''s certificate (\`linerate serve --root\` prints it at start). Without it, the one recorded in known_servers at the first contact is required, and a first contact records the one it sees, as ssh does]:SHA256:_default' \
 '--rate=[Cap the whole transfer, in bits/s (e.g. 5G), paced per socket]:RATE:_default' \
-'--sndbuf=[Socket send buffer (SO_SNDBUF). Default\: kernel autotuning]:SNDBUF:_default' \
-'-w+[Receive window (SO_RCVBUF at the receiver). Default\: kernel autotuning]:RCVBUF:_default' \
-'--window=[Receive window (SO_RCVBUF at the receiver). Default\: kernel autotuning]:RCVBUF:_default' \
-'-B+[Local address to send from]:BIND:_default' \
-'--bind=[Local address to send from]:BIND:_default' \
+'-w+[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
+'--window=[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
+'--sndbuf=[Send buffer (SO_SNDBUF) at the sending end. Default\: kernel autotuning]:BYTES:_default' \
+'(--dscp)-S+[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
+'(--dscp)--tos=[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
+'--dscp=[DSCP code point (0-63, or a name\: ef, af11-af43, cs0-cs7)\: the upper six bits of the TOS byte, its two ECN bits left to the kernel]:CODE:_default' \
+'-B+[Local address to connect from]:ADDR:_default' \
+'--bind=[Local address to connect from]:ADDR:_default' \
 '--rx-poll=[Receivers poll before blocking (auto\: off; polling measured slower when the receiver writes)]:RX_POLL:((auto\:"Poll on loopback while there are at most four stream threads per core; between namespaces of one host only while threads share cores"
 on\:""
 off\:""))' \

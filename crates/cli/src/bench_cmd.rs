@@ -2,7 +2,7 @@ use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
 use anyhow::Context;
 use clap::Args;
-use linerate_engine::spec::{Affinity, BenchSpec, RxPoll, SocketSpec, UdpSpec};
+use linerate_engine::spec::{Affinity, BenchSpec, RxPoll, SocketParams, UdpSpec};
 
 /// `bench --udp` without -b: iperf2's 1 Mbit/s default says nothing about
 /// a path of today.
@@ -10,6 +10,7 @@ const UDP_DEFAULT_RATE: u64 = 1_000_000_000;
 use linerate_probe::verdict::{Capacity, KnownPath};
 use linerate_wire::Direction;
 
+use crate::flags::{AddressFlags, BufferFlags, CongestionFlags, MarkFlags};
 use crate::serve_cmd::DEFAULT_PORT;
 use crate::usage::{self, UsageError};
 use crate::{measure, output, signals, units};
@@ -83,15 +84,10 @@ pub struct BenchArgs {
     /// Leave out the first seconds (slow start) from the summary.
     #[arg(long = "omit", value_name = "TIME", default_value = "0", value_parser = units::parse_duration_ms)]
     pub omit_ms: u64,
-    /// Receive window: SO_RCVBUF at the receiving end. Default: kernel autotuning.
-    #[arg(short = 'w', long, value_name = "BYTES", value_parser = units::parse_size_u32)]
-    pub window: Option<u32>,
-    /// Send buffer (SO_SNDBUF) at the sending end. Default: kernel autotuning.
-    #[arg(long, value_parser = units::parse_size_u32)]
-    pub sndbuf: Option<u32>,
-    /// Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic.
-    #[arg(short = 'Z', long = "cc", value_name = "NAME")]
-    pub congestion: Option<String>,
+    #[command(flatten)]
+    pub buffers: BufferFlags,
+    #[command(flatten)]
+    pub cc: CongestionFlags,
     /// Pacing cap per stream (SO_MAX_PACING_RATE), in bits/s, e.g. 9G.
     #[arg(long = "fq-rate", value_name = "RATE", value_parser = units::parse_rate)]
     pub fq_rate: Option<u64>,
@@ -107,18 +103,14 @@ pub struct BenchArgs {
     /// TCP maximum segment size (TCP_MAXSEG).
     #[arg(short = 'M', long, value_parser = units::parse_size_u32)]
     pub mss: Option<u32>,
-    /// IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16).
-    #[arg(short = 'S', long, value_parser = parse_tos)]
-    pub tos: Option<u8>,
-    /// Use IPv4 only.
-    #[arg(short = '4', conflicts_with = "ipv6")]
-    pub ipv4: bool,
-    /// Use IPv6 only.
-    #[arg(short = '6')]
-    pub ipv6: bool,
-    /// Local address to send from.
-    #[arg(short = 'B', long, value_name = "ADDR")]
-    pub bind: Option<IpAddr>,
+    /// TCP_NODELAY on every stream at both ends: each write leaves at once instead of waiting
+    /// to fill a segment (iperf3's -N). Default: Nagle on, as for any bulk sender.
+    #[arg(short = 'N', long)]
+    pub no_delay: bool,
+    #[command(flatten)]
+    pub mark: MarkFlags,
+    #[command(flatten)]
+    pub address: AddressFlags,
     /// Send with MSG_ZEROCOPY (pays off on real NICs with large writes; loopback copies anyway).
     #[arg(long)]
     pub zerocopy: bool,
@@ -181,15 +173,6 @@ pub struct BenchArgs {
     pub json_stream: bool,
 }
 
-pub fn parse_tos(s: &str) -> Result<u8, String> {
-    let v = if let Some(h) = s.strip_prefix("0x") {
-        u8::from_str_radix(h, 16)
-    } else {
-        s.parse()
-    };
-    v.map_err(|_| format!("'{s}' is not a TOS byte (0-255 or 0x00-0xff)"))
-}
-
 impl BenchArgs {
     /// What is known of the path: its capacity from `--capacity`, else
     /// the rate of the lab this runs in, and the least round trip of that
@@ -245,28 +228,35 @@ impl BenchArgs {
                 AffinityArg::Spread => Affinity::Spread,
                 AffinityArg::Pairs => Affinity::Pairs,
             },
-            socket: SocketSpec {
-                sndbuf: self.sndbuf,
-                rcvbuf: self.window,
-                congestion: self.congestion.clone(),
-                // A UDP stream paces itself at -b.
-                pacing_rate: self.fq_rate.map(|bps| bps / 8).or_else(|| {
-                    self.bitrate
-                        .filter(|_| !self.udp)
-                        .map(|bps| (bps / 8 / u64::from(self.streams.max(1))).max(1))
-                }),
-                mss: self.mss,
-                tos: self.tos,
-                bind: self.bind,
-            },
+            socket: self.socket(),
+            bind: self.address.bind,
             start_at: None,
             run_token: None,
             threads: self.threads,
         }
     }
 
+    fn socket(&self) -> SocketParams {
+        let mut socket = SocketParams {
+            // A UDP stream paces itself at -b.
+            pacing_rate: self.fq_rate.map(|bps| bps / 8).or_else(|| {
+                self.bitrate
+                    .filter(|_| !self.udp)
+                    .map(|bps| (bps / 8 / u64::from(self.streams.max(1))).max(1))
+            }),
+            mss: self.mss,
+            nodelay: self.no_delay,
+            ..SocketParams::default()
+        };
+        self.buffers.apply(&mut socket);
+        self.cc.apply(&mut socket);
+        self.mark.apply(&mut socket);
+        socket
+    }
+
     fn resolve(&self) -> anyhow::Result<SocketAddr> {
-        resolve_target(&self.host, self.port, self.ipv4, self.ipv6)
+        let AddressFlags { ipv4, ipv6, .. } = self.address;
+        resolve_target(&self.host, self.port, ipv4, ipv6)
     }
 }
 
@@ -410,18 +400,30 @@ mod tests {
             .spec()
     }
 
-    /// What studies record as the command that repeats a run must repeat it.
+    fn words(line: &str) -> Vec<String> {
+        line.split_whitespace().map(str::to_string).collect()
+    }
+
+    /// Every flag lands in its one place of the spec; what the flags leave
+    /// out stays as the spec's default.
     #[test]
-    fn the_words_of_a_spec_parse_back_to_it() {
-        let server: SocketAddr = "10.0.0.2:5301".parse().unwrap();
-        let plain = BenchSpec::default();
-        assert_eq!(measure::bench_words(server, &plain), vec!["10.0.0.2:5301"]);
-        assert_eq!(parse(&measure::bench_words(server, &plain)), plain);
-        let every = BenchSpec {
-            path: Default::default(),
+    fn the_flags_set_the_spec() {
+        assert_eq!(
+            BenchSpec {
+                path: Default::default(),
+                ..parse(&words("10.0.0.2"))
+            },
+            BenchSpec::default()
+        );
+        let every = parse(&words(
+            "10.0.0.2 -P 4 -t 1500ms --bidir -i 500ms --omit 1 -l 1M --read-len 64K \
+             --rcvlowat 1 --zerocopy --skip-rx-copy --rx-poll on --affinity pairs \
+             --sndbuf 8M -w 4M --cc bbr --fq-rate 1G -M 1400 --dscp af41 -N -B 10.0.0.1",
+        ));
+        let want = BenchSpec {
+            path: every.path,
             streams: 4,
             duration_ms: 1500,
-            bytes: None,
             direction: Direction::Bidir,
             interval_ms: 500,
             omit_ms: 1000,
@@ -430,48 +432,42 @@ mod tests {
             rcvlowat: Some(1),
             zerocopy: true,
             skip_rx_copy: true,
-            rx_poll: linerate_engine::spec::RxPoll::On,
+            rx_poll: RxPoll::On,
             affinity: Affinity::Pairs,
-            socket: SocketSpec {
+            socket: SocketParams {
                 sndbuf: Some(8 << 20),
                 rcvbuf: Some(4 << 20),
                 congestion: Some("bbr".into()),
                 pacing_rate: Some(125_000_000),
                 mss: Some(1400),
-                tos: Some(0x10),
-                bind: Some("10.0.0.1".parse().unwrap()),
+                tos: Some(34 << 2),
+                nodelay: true,
             },
-            // A TLS configuration is made at run time from --encrypt.
-            tls: None,
-            udp: None,
-            // Set only by a many-host run's agents, never by a flag.
-            start_at: None,
-            run_token: None,
-            // With --zerocopy every stream keeps a thread of its own.
-            threads: None,
-        };
-        assert_eq!(parse(&measure::bench_words(server, &every)), every);
-        let looped = BenchSpec {
-            streams: 64,
-            threads: Some(3),
+            bind: Some("10.0.0.1".parse().unwrap()),
             ..BenchSpec::default()
         };
-        assert_eq!(parse(&measure::bench_words(server, &looped)), looped);
-        let udp = BenchSpec {
-            write_len: Some(9000),
-            udp: Some(UdpSpec {
+        assert_eq!(every, want);
+        let udp = parse(&words("h -u -b 2.5G -l 9000 --no-gso"));
+        assert_eq!(
+            udp.udp,
+            Some(UdpSpec {
                 rate_bps: 2_500_000_000,
                 gso: false,
                 gro: true,
-            }),
-            ..BenchSpec::default()
-        };
-        assert_eq!(parse(&measure::bench_words(server, &udp)), udp);
-        let counted = BenchSpec {
-            bytes: Some(10 << 30),
-            direction: Direction::Reverse,
-            ..BenchSpec::default()
-        };
-        assert_eq!(parse(&measure::bench_words(server, &counted)), counted);
+            })
+        );
+        assert_eq!(udp.socket.pacing_rate, None, "a UDP stream paces itself");
+        let capped = parse(&words("h -P 4 -b 8G -S 0x10 -n 10G -R --threads 3"));
+        assert_eq!(capped.socket.pacing_rate, Some(250_000_000));
+        assert_eq!(capped.socket.tos, Some(0x10));
+        assert_eq!(capped.bytes, Some(10 << 30));
+        assert_eq!(capped.direction, Direction::Reverse);
+        assert_eq!(capped.threads, Some(3));
+    }
+
+    #[test]
+    fn tos_and_dscp_are_one_marking() {
+        let argv = ["bench", "h", "-S", "16", "--dscp", "ef"];
+        assert!(Bench::try_parse_from(argv).is_err());
     }
 }

@@ -47,11 +47,14 @@ fn limit_name(doc: &ResultDoc) -> String {
 }
 
 fn bench(addr: SocketAddr, spec: &BenchSpec, path: &Path) -> anyhow::Result<ResultDoc> {
-    let cmd = ["linerate".to_string(), "bench".into()]
-        .into_iter()
-        .chain(measure::bench_words(addr, spec))
-        .collect();
-    let doc = measure::bench(addr, spec, None, cmd, output::Out::silent(), false)?;
+    let doc = measure::bench(
+        addr,
+        spec,
+        None,
+        std::env::args().collect(),
+        output::Out::silent(),
+        false,
+    )?;
     output::write_json(&doc, &path.to_string_lossy())?;
     Ok(doc)
 }

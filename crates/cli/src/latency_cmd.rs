@@ -1,17 +1,17 @@
 //! `linerate latency`: round-trip percentiles and bandwidth against message
 //! size, idle and under load, against `linerate serve`.
 
-use std::net::IpAddr;
-
 use anyhow::Context;
 use clap::Args;
 use linerate_engine::latency;
-use linerate_engine::spec::{BusyPoll, LatencySpec, SocketSpec};
+use linerate_engine::spec::{BusyPoll, LatencySpec, SocketParams};
+
+use crate::flags::{AddressFlags, CongestionFlags, MarkFlags};
 use linerate_probe::units::{fmt_bytes, fmt_rate};
 use linerate_result::latency::{Pattern, Step};
 use linerate_wire::MAX_LATENCY_CONNECTIONS;
 
-use crate::bench_cmd::{parse_tos, resolve_target};
+use crate::bench_cmd::resolve_target;
 use crate::usage::UsageError;
 use crate::{output, signals, units};
 
@@ -84,21 +84,12 @@ pub struct LatencyArgs {
     /// Give up when the server sends no reply for this long.
     #[arg(long, value_name = "TIME", default_value = "5", value_parser = parse_timeout)]
     pub timeout: u64,
-    /// Congestion control of the connections (TCP_CONGESTION).
-    #[arg(short = 'Z', long = "cc", value_name = "NAME")]
-    pub congestion: Option<String>,
-    /// IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16).
-    #[arg(short = 'S', long, value_parser = parse_tos)]
-    pub tos: Option<u8>,
-    /// Use IPv4 only.
-    #[arg(short = '4', conflicts_with = "ipv6")]
-    pub ipv4: bool,
-    /// Use IPv6 only.
-    #[arg(short = '6')]
-    pub ipv6: bool,
-    /// Local address to connect from.
-    #[arg(short = 'B', long, value_name = "ADDR")]
-    pub bind: Option<IpAddr>,
+    #[command(flatten)]
+    pub cc: CongestionFlags,
+    #[command(flatten)]
+    pub mark: MarkFlags,
+    #[command(flatten)]
+    pub address: AddressFlags,
     /// Write the linerate.result/1 document to FILE ('-' for stdout; human output then
     /// goes to stderr).
     #[arg(long, value_name = "FILE")]
@@ -199,18 +190,19 @@ impl LatencyArgs {
             timeout_ms: self.timeout,
             load: self.load,
             udp: self.udp,
-            socket: SocketSpec {
-                congestion: self.congestion.clone(),
-                tos: self.tos,
-                bind: self.bind,
-                ..SocketSpec::default()
+            socket: {
+                let mut socket = SocketParams::default();
+                self.cc.apply(&mut socket);
+                self.mark.apply(&mut socket);
+                socket
             },
+            bind: self.address.bind,
         }
     }
 }
 
 pub fn run(a: LatencyArgs) -> anyhow::Result<()> {
-    let server = resolve_target(&a.host, a.port, a.ipv4, a.ipv6)?;
+    let server = resolve_target(&a.host, a.port, a.address.ipv4, a.address.ipv6)?;
     let spec = a.spec();
     spec.check().map_err(|e| UsageError(e.to_string()))?;
     let mut out = output::Out::new(a.json.as_deref() == Some("-"));

@@ -11,6 +11,7 @@ mod demo_cmd;
 mod detach;
 mod docs_cmd;
 mod find_rate;
+mod flags;
 mod fleet_cmd;
 mod fleet_doc;
 mod fleet_launch;

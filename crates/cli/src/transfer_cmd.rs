@@ -11,7 +11,9 @@ use anyhow::{Context, bail};
 use clap::Args;
 use linerate_engine::EngineError;
 use linerate_engine::server::{Server, ServerTls};
-use linerate_engine::spec::{SocketSpec, TransferSpec};
+use linerate_engine::spec::{SocketParams, TransferSpec};
+
+use crate::flags::{AddressFlags, BufferFlags, MarkFlags};
 use linerate_engine::transfer::CachePolicy;
 use linerate_engine::transfer::receive::TransferPolicy;
 use linerate_engine::transfer::send::{self, Destination, Discovery, TransferRun};
@@ -107,21 +109,12 @@ pub struct SendArgs {
     /// Cap the whole transfer, in bits/s (e.g. 5G), paced per socket.
     #[arg(long, value_parser = units::parse_rate)]
     pub rate: Option<u64>,
-    /// Socket send buffer (SO_SNDBUF). Default: kernel autotuning.
-    #[arg(long, value_parser = units::parse_size_u32)]
-    pub sndbuf: Option<u32>,
-    /// Receive window (SO_RCVBUF at the receiver). Default: kernel autotuning.
-    #[arg(short = 'w', long = "window", value_parser = units::parse_size_u32)]
-    pub rcvbuf: Option<u32>,
-    /// Local address to send from.
-    #[arg(short = 'B', long)]
-    pub bind: Option<IpAddr>,
-    /// Use IPv4 only.
-    #[arg(short = '4', conflicts_with = "ipv6")]
-    pub ipv4: bool,
-    /// Use IPv6 only.
-    #[arg(short = '6')]
-    pub ipv6: bool,
+    #[command(flatten)]
+    pub buffers: BufferFlags,
+    #[command(flatten)]
+    pub mark: MarkFlags,
+    #[command(flatten)]
+    pub address: AddressFlags,
     /// Receivers poll before blocking (auto: off; polling measured slower when the receiver writes).
     #[arg(long, value_enum, default_value = "auto")]
     pub rx_poll: crate::bench_cmd::RxPollArg,
@@ -151,12 +144,13 @@ impl SendArgs {
             },
             checksum: !self.no_checksum,
             fsync: !self.no_fsync,
-            socket: SocketSpec {
-                sndbuf: self.sndbuf,
-                rcvbuf: self.rcvbuf,
-                bind: self.bind,
-                ..SocketSpec::default()
+            socket: {
+                let mut socket = SocketParams::default();
+                self.buffers.apply(&mut socket);
+                self.mark.apply(&mut socket);
+                socket
             },
+            bind: self.address.bind,
         }
     }
 }
@@ -248,13 +242,17 @@ pub fn run_send(a: SendArgs) -> anyhow::Result<()> {
     let mut out = Out::new(to_stderr);
     let (server, session, token, dest) = match &target {
         Target::OneShot(o) => (
-            resolve_host(&format!("{}:{}", bracket(&o.host), o.port), a.ipv4, a.ipv6)?,
+            resolve_host(
+                &format!("{}:{}", bracket(&o.host), o.port),
+                a.address.ipv4,
+                a.address.ipv6,
+            )?,
             Some(o.session),
             Some(o.token.clone()),
             String::new(),
         ),
         Target::Daemon { host, dest } => (
-            resolve_host(host, a.ipv4, a.ipv6)?,
+            resolve_host(host, a.address.ipv4, a.address.ipv6)?,
             None,
             None,
             dest.clone(),

@@ -80,7 +80,7 @@ impl EndConfig {
             } else {
                 Pin::None
             },
-            rcvbuf: p.rcvbuf,
+            rcvbuf: p.socket.rcvbuf,
             stop: None,
             udp: p.udp.is_some(),
         }
@@ -327,7 +327,7 @@ fn udp_stream(
     };
     let sref = socket2::SockRef::from(&sock);
     if cfg.sends(s.index) {
-        if let Some(b) = p.sndbuf {
+        if let Some(b) = p.socket.sndbuf {
             let _ = sref.set_send_buffer_size(b as usize);
         }
         let plan = crate::udp::UdpSendPlan {
@@ -340,7 +340,7 @@ fn udp_stream(
         crate::udp::send(&sock, &s.stream, &plan, live, abort)
     } else {
         // The kernel caps it at net.core.rmem_max.
-        let _ = sref.set_recv_buffer_size(p.rcvbuf.unwrap_or(crate::udp::RCVBUF) as usize);
+        let _ = sref.set_recv_buffer_size(p.socket.rcvbuf.unwrap_or(crate::udp::RCVBUF) as usize);
         let grace = grace_of(tcpinfo::read(&s.stream).map_or(0, |t| t.rtt_us));
         let (mut o, r) = crate::udp::receive(
             &sock,

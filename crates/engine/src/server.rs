@@ -490,7 +490,7 @@ fn control_session(
         _ => {
             *accepted = true;
             any_started.store(true, Relaxed);
-            let seat = seat.ok_or_else(|| EngineError::Internal("a bench without a seat"))?;
+            let seat = seat.ok_or(EngineError::Internal("a bench without a seat"))?;
             measured::serve(
                 ctl,
                 accept,

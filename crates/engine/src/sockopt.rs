@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use linerate_wire::{BenchParams, TransferRequest};
 
-use crate::spec::{SocketSpec, TransferSpec};
+use crate::spec::{SocketParams, TransferSpec};
 use socket2::SockRef;
 
 /// A data connection silent for this long is dead.
@@ -17,7 +17,7 @@ pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 /// of every session kind, and the two a bench adds.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StreamOptions {
-    pub socket: SocketSpec,
+    pub socket: SocketParams,
     pub zerocopy: bool,
     /// SO_RCVLOWAT, applied on receiving sockets only.
     pub rcvlowat: Option<u32>,
@@ -29,15 +29,7 @@ pub struct StreamOptions {
 impl From<&BenchParams> for StreamOptions {
     fn from(p: &BenchParams) -> Self {
         StreamOptions {
-            socket: SocketSpec {
-                sndbuf: p.sndbuf,
-                rcvbuf: p.rcvbuf,
-                congestion: p.congestion.clone(),
-                pacing_rate: p.pacing_rate,
-                mss: p.mss,
-                tos: p.tos,
-                bind: None,
-            },
+            socket: p.socket.clone(),
             zerocopy: p.zerocopy,
             rcvlowat: p.rcvlowat,
         }
@@ -48,11 +40,7 @@ impl StreamOptions {
     /// A latency session's, the same at both ends.
     pub fn for_latency(p: &linerate_wire::LatencyParams) -> StreamOptions {
         StreamOptions {
-            socket: SocketSpec {
-                congestion: p.congestion.clone(),
-                tos: p.tos,
-                ..SocketSpec::default()
-            },
+            socket: p.socket.clone(),
             zerocopy: false,
             rcvlowat: None,
         }
@@ -74,10 +62,10 @@ impl StreamOptions {
     /// A transfer receiver's: the buffers the sender asked for.
     pub fn for_receiver(req: &TransferRequest) -> StreamOptions {
         StreamOptions {
-            socket: SocketSpec {
+            socket: SocketParams {
                 sndbuf: req.sndbuf,
                 rcvbuf: req.rcvbuf,
-                ..SocketSpec::default()
+                ..SocketParams::default()
             },
             ..StreamOptions::default()
         }
@@ -173,6 +161,9 @@ impl StreamOptions {
         if self.zerocopy {
             setsockopt_int(&fd, libc::SOL_SOCKET, libc::SO_ZEROCOPY, 1)
                 .map_err(ctx("SO_ZEROCOPY"))?;
+        }
+        if self.socket.nodelay {
+            sock.set_tcp_nodelay(true).map_err(ctx("TCP_NODELAY"))?;
         }
         Ok(())
     }
@@ -377,4 +368,33 @@ pub fn push(stream: &std::net::TcpStream) -> io::Result<()> {
     // Turning TCP_NODELAY on pushes the pending segments at once.
     stream.set_nodelay(true)?;
     stream.set_nodelay(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `bench -N`: the option reaches the socket at either end, and a
+    /// session without it leaves Nagle on.
+    #[test]
+    fn nodelay_is_set_where_the_session_asks_for_it() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (server, _) = listener.accept().unwrap();
+        let asked = StreamOptions {
+            socket: SocketParams {
+                nodelay: true,
+                ..SocketParams::default()
+            },
+            ..StreamOptions::default()
+        };
+        asked.apply_connected(&client, false).unwrap();
+        asked.apply_connected(&server, true).unwrap();
+        assert!(client.nodelay().unwrap() && server.nodelay().unwrap());
+        let other = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        StreamOptions::default()
+            .apply_connected(&other, false)
+            .unwrap();
+        assert!(!other.nodelay().unwrap());
+    }
 }

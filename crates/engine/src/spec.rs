@@ -6,25 +6,9 @@ use std::net::IpAddr;
 
 use linerate_wire::Direction;
 
-/// The socket options every session kind applies to its data connections.
-/// `None` leaves the kernel's choice (autotuning, the default algorithm).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct SocketSpec {
-    /// SO_SNDBUF at the sending end.
-    pub sndbuf: Option<u32>,
-    /// SO_RCVBUF at the receiving end: bounds the receive window.
-    pub rcvbuf: Option<u32>,
-    /// TCP_CONGESTION, e.g. bbr.
-    pub congestion: Option<String>,
-    /// SO_MAX_PACING_RATE per stream, bytes per second.
-    pub pacing_rate: Option<u64>,
-    /// TCP_MAXSEG.
-    pub mss: Option<u32>,
-    /// IP TOS / IPv6 traffic class.
-    pub tos: Option<u8>,
-    /// Local address to connect from.
-    pub bind: Option<IpAddr>,
-}
+/// The socket options every session kind applies to its data connections:
+/// the wire's own struct, so the spec and what travels are one.
+pub use linerate_wire::SocketParams;
 
 /// A memory-to-memory measurement.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,7 +33,9 @@ pub struct BenchSpec {
     pub skip_rx_copy: bool,
     pub rx_poll: RxPoll,
     pub affinity: Affinity,
-    pub socket: SocketSpec,
+    pub socket: SocketParams,
+    /// Local address to connect from.
+    pub bind: Option<IpAddr>,
     /// Encrypt every connection (`bench --encrypt`), to measure what TLS
     /// costs; None runs in the clear.
     pub tls: Option<ClientTls>,
@@ -106,7 +92,8 @@ impl Default for BenchSpec {
             skip_rx_copy: false,
             rx_poll: RxPoll::Auto,
             affinity: Affinity::Auto,
-            socket: SocketSpec::default(),
+            socket: SocketParams::default(),
+            bind: None,
             tls: None,
             udp: None,
             start_at: None,
@@ -143,7 +130,9 @@ pub struct TransferSpec {
     /// (off: `--no-fsync`, for scratch data).
     pub fsync: bool,
     /// `pacing_rate` is set from `rate`.
-    pub socket: SocketSpec,
+    pub socket: SocketParams,
+    /// Local address to connect from.
+    pub bind: Option<IpAddr>,
 }
 
 impl Default for TransferSpec {
@@ -160,7 +149,8 @@ impl Default for TransferSpec {
             cache: CachePolicy::default(),
             checksum: true,
             fsync: true,
-            socket: SocketSpec::default(),
+            socket: SocketParams::default(),
+            bind: None,
         }
     }
 }
@@ -226,7 +216,9 @@ pub struct LatencySpec {
     /// The ping-pong over datagrams (each request and reply one datagram of
     /// 12 B to 65,507 B) instead of TCP.
     pub udp: bool,
-    pub socket: SocketSpec,
+    pub socket: SocketParams,
+    /// Local address to connect from.
+    pub bind: Option<IpAddr>,
 }
 
 impl Default for LatencySpec {
@@ -244,7 +236,8 @@ impl Default for LatencySpec {
             timeout_ms: 5000,
             udp: false,
             load: None,
-            socket: SocketSpec::default(),
+            socket: SocketParams::default(),
+            bind: None,
         }
     }
 }

@@ -56,8 +56,10 @@ pub struct LatencyParams {
     /// Both ends spin on non-blocking receives (and set SO_BUSY_POLL)
     /// instead of sleeping in them.
     pub busy_poll: bool,
-    pub tos: Option<u8>,
-    pub congestion: Option<String>,
+    /// The options every connection gets; latency sets only the marking and
+    /// the congestion control.
+    #[serde(flatten)]
+    pub socket: crate::SocketParams,
     /// How long the server waits for a request before it gives the
     /// connection up, in milliseconds.
     pub idle_timeout_ms: u64,
@@ -84,14 +86,7 @@ impl LatencyParams {
         if self.idle_timeout_ms == 0 || self.idle_timeout_ms > MAX_IDLE_MS {
             return bad("idle_timeout_ms", "must be between 1 ms and 1 hour");
         }
-        if let Some(cc) = &self.congestion
-            && (cc.is_empty()
-                || cc.len() > 15
-                || !cc.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
-        {
-            return bad("congestion", "must be a kernel congestion control name");
-        }
-        Ok(())
+        self.socket.validate()
     }
 }
 

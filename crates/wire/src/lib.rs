@@ -42,7 +42,7 @@ pub use latency::{
 };
 pub use message::{
     Accept, BenchParams, Direction, FrameType, Join, MAX_STREAMS, Message, PeerIntervals,
-    PeerReport, Ready, Refusal, RefusalCode, RunToken,
+    PeerReport, Ready, Refusal, RefusalCode, RunToken, SocketParams,
 };
 pub use record::{BLOCK_TRAILER_LEN, RECORD_HEADER_LEN, Record};
 pub use transfer::{

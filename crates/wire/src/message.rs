@@ -83,6 +83,57 @@ impl Direction {
     }
 }
 
+/// The socket options of a session's data connections, as the client asks
+/// and the server applies them at its end (each where it means something:
+/// the receive buffer at the receiver, pacing at the sender). `None` leaves
+/// the kernel's choice (autotuning, the default algorithm). The engine's
+/// spec holds this very struct, so an option added here travels with no
+/// other copy.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SocketParams {
+    /// SO_SNDBUF at the sending end.
+    #[serde(default)]
+    pub sndbuf: Option<u32>,
+    /// SO_RCVBUF at the receiving end: bounds the receive window.
+    #[serde(default)]
+    pub rcvbuf: Option<u32>,
+    /// TCP_CONGESTION, e.g. bbr.
+    #[serde(default)]
+    pub congestion: Option<String>,
+    /// SO_MAX_PACING_RATE per stream, bytes per second.
+    #[serde(default)]
+    pub pacing_rate: Option<u64>,
+    /// TCP_MAXSEG.
+    #[serde(default)]
+    pub mss: Option<u32>,
+    /// IP TOS / IPv6 traffic class.
+    #[serde(default)]
+    pub tos: Option<u8>,
+    /// TCP_NODELAY on the data connections: each write leaves at once
+    /// rather than waiting for a full segment or an ACK (iperf3's -N).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub nodelay: bool,
+}
+
+impl SocketParams {
+    pub fn validate(&self) -> Result<(), WireError> {
+        let bad = WireError::invalid;
+        if let Some(cc) = &self.congestion
+            && (cc.is_empty()
+                || cc.len() > 15
+                || !cc.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+        {
+            return bad("congestion", "must be a kernel congestion control name");
+        }
+        if let Some(mss) = self.mss
+            && !(88..=65535).contains(&mss)
+        {
+            return bad("mss", "must be between 88 and 65535");
+        }
+        Ok(())
+    }
+}
+
 /// What a bench session does; the client proposes, the server checks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BenchParams {
@@ -96,13 +147,8 @@ pub struct BenchParams {
     pub direction: Direction,
     pub interval_ms: u64,
     pub omit_ms: u64,
-    pub sndbuf: Option<u32>,
-    pub rcvbuf: Option<u32>,
-    pub congestion: Option<String>,
-    /// SO_MAX_PACING_RATE, bytes per second, per stream.
-    pub pacing_rate: Option<u64>,
-    pub mss: Option<u32>,
-    pub tos: Option<u8>,
+    #[serde(flatten)]
+    pub socket: SocketParams,
     pub zerocopy: bool,
     pub skip_rx_copy: bool,
     /// Receivers poll before blocking (decided by the client from both hosts' CPUs).
@@ -179,18 +225,7 @@ impl BenchParams {
         if self.bytes.is_none() && self.omit_ms >= self.duration_ms {
             return bad("omit_ms", "must be shorter than the run");
         }
-        if let Some(cc) = &self.congestion
-            && (cc.is_empty()
-                || cc.len() > 15
-                || !cc.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
-        {
-            return bad("congestion", "must be a kernel congestion control name");
-        }
-        if let Some(mss) = self.mss
-            && !(88..=65535).contains(&mss)
-        {
-            return bad("mss", "must be between 88 and 65535");
-        }
+        self.socket.validate()?;
         if let Some(udp) = &self.udp {
             udp.validate(self.write_len)?;
         }

@@ -4,7 +4,7 @@
 use linerate_wire::{
     BenchParams, Direction, FRAME_HEADER_LEN, Frame, FrameDecoder, FrameType, HELLO_LEN, Hello,
     MAX_FRAME_LEN, Message, PROTOCOL_VERSION, Refusal, RefusalCode, Role, SessionId, SessionKind,
-    WireError,
+    SocketParams, WireError,
 };
 use proptest::prelude::*;
 
@@ -49,12 +49,15 @@ fn params() -> impl Strategy<Value = BenchParams> {
                     direction,
                     interval_ms: 1000,
                     omit_ms: 0,
-                    sndbuf: buf,
-                    rcvbuf: buf,
-                    congestion: cc,
-                    pacing_rate: bytes,
-                    mss: None,
-                    tos: Some(0x10),
+                    socket: SocketParams {
+                        sndbuf: buf,
+                        rcvbuf: buf,
+                        congestion: cc,
+                        pacing_rate: bytes,
+                        mss: None,
+                        tos: Some(0x10),
+                        nodelay: zc != skip,
+                    },
                     zerocopy: zc,
                     skip_rx_copy: skip,
                     rx_poll: poll,
@@ -167,12 +170,7 @@ fn invalid_parameters_are_refused_after_decoding() {
         direction: Direction::Forward,
         interval_ms: 0,
         omit_ms: 0,
-        sndbuf: None,
-        rcvbuf: None,
-        congestion: None,
-        pacing_rate: None,
-        mss: None,
-        tos: None,
+        socket: SocketParams::default(),
         zerocopy: false,
         skip_rx_copy: false,
         rx_poll: false,
@@ -193,7 +191,7 @@ fn invalid_parameters_are_refused_after_decoding() {
         })
     ));
     p.streams = 1;
-    p.congestion = Some("../../etc".into());
+    p.socket.congestion = Some("../../etc".into());
     let frame = Message::BenchRequest(p).to_frame();
     assert!(matches!(
         Message::from_frame(&frame),

@@ -63,7 +63,7 @@ pub fn run(
     params.validate()?;
     let peer = Peer {
         server,
-        bind: spec.socket.bind,
+        bind: spec.bind,
         tls: spec.tls.as_ref().map(|t| t.0.clone()),
         token: None,
     };
@@ -261,7 +261,6 @@ impl BenchSpec {
 /// The parameters both ends run: the spec, with what it leaves to run
 /// time at its fallback until [`plan_request`] decides it.
 fn params_for(spec: &BenchSpec) -> BenchParams {
-    let socket = &spec.socket;
     BenchParams {
         streams: spec.streams,
         duration_ms: spec.duration_ms,
@@ -271,12 +270,7 @@ fn params_for(spec: &BenchSpec) -> BenchParams {
         direction: spec.direction,
         interval_ms: spec.interval_ms,
         omit_ms: spec.omit_ms,
-        sndbuf: socket.sndbuf,
-        rcvbuf: socket.rcvbuf,
-        congestion: socket.congestion.clone(),
-        pacing_rate: socket.pacing_rate,
-        mss: socket.mss,
-        tos: socket.tos,
+        socket: spec.socket.clone(),
         zerocopy: spec.zerocopy,
         skip_rx_copy: spec.skip_rx_copy,
         rx_poll: false,
@@ -307,7 +301,7 @@ fn plan_request(
         spec.rx_poll,
         params.connections(),
         loopback,
-        params.pacing_rate.is_some(),
+        params.socket.pacing_rate.is_some(),
         client,
         server,
     );
@@ -374,7 +368,7 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
         Direction::Reverse => &run.server_host,
         _ => &run.client_host,
     };
-    let congestion = params.congestion.as_deref().or_else(|| {
+    let congestion = params.socket.congestion.as_deref().or_else(|| {
         sending_host
             .sysctls
             .get("net.ipv4.tcp_congestion_control")
@@ -387,7 +381,7 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
             client_cpu: run.client.host_cpu,
             server_cpu: Some(run.server.host_cpu),
             bits_per_second: ends.bits_per_second,
-            pacing_rate: params.pacing_rate,
+            pacing_rate: params.socket.pacing_rate,
             congestion,
             cipher: run.encryption.as_ref().map(|n| n.cipher.as_str()),
             intervals: &ends.intervals,
@@ -435,4 +429,98 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
     let mut doc = document::document(provenance, ends, verdict);
     doc.interrupted = run.interrupted;
     doc
+}
+
+#[cfg(test)]
+mod params_tests {
+    use proptest::prelude::*;
+
+    use super::params_for;
+    use crate::sockopt::StreamOptions;
+    use crate::spec::{BenchSpec, SocketParams, UdpSpec};
+    use linerate_wire::{Direction, Message};
+
+    fn socket() -> impl Strategy<Value = SocketParams> {
+        (
+            proptest::option::of(1u32..1 << 28),
+            proptest::option::of(1u32..1 << 28),
+            proptest::option::of(prop_oneof![Just("bbr".to_string()), Just("cubic".into())]),
+            proptest::option::of(1u64..1 << 40),
+            proptest::option::of(88u32..=65535),
+            proptest::option::of(any::<u8>()),
+            any::<bool>(),
+        )
+            .prop_map(
+                |(sndbuf, rcvbuf, congestion, pacing_rate, mss, tos, nodelay)| SocketParams {
+                    sndbuf,
+                    rcvbuf,
+                    congestion,
+                    pacing_rate,
+                    mss,
+                    tos,
+                    nodelay,
+                },
+            )
+    }
+
+    fn spec() -> impl Strategy<Value = BenchSpec> {
+        (
+            1u16..=1024,
+            prop_oneof![
+                Just(Direction::Forward),
+                Just(Direction::Reverse),
+                Just(Direction::Bidir)
+            ],
+            socket(),
+            any::<bool>(),
+            proptest::option::of(1u32..1 << 20),
+            proptest::option::of(1u64..1 << 36),
+            proptest::option::of(1u64 << 20..1 << 36),
+        )
+            .prop_map(
+                |(streams, direction, socket, zerocopy, rcvlowat, bytes, udp)| BenchSpec {
+                    streams,
+                    direction,
+                    socket,
+                    zerocopy: zerocopy && udp.is_none(),
+                    rcvlowat,
+                    bytes,
+                    write_len: udp.map(|_| 1472),
+                    udp: udp.map(|rate_bps| UdpSpec {
+                        rate_bps,
+                        gso: zerocopy,
+                        gro: !zerocopy,
+                    }),
+                    ..BenchSpec::default()
+                },
+            )
+    }
+
+    proptest! {
+        /// What the client's spec asks of the data connections reaches the
+        /// server whole: spec, wire parameters, the codec, and the server's
+        /// socket options give back the spec's own.
+        #[test]
+        fn the_server_applies_what_the_spec_asks(spec in spec()) {
+            let params = params_for(&spec);
+            prop_assert!(params.validate().is_ok(), "{:?}", params.validate());
+            let frame = Message::BenchRequest(params.clone()).to_frame();
+            let Ok(Message::BenchRequest(got)) = Message::from_frame(&frame) else {
+                panic!("the request did not decode");
+            };
+            prop_assert_eq!(&got, &params);
+            let at_server = StreamOptions::from(&got);
+            prop_assert_eq!(&at_server.socket, &spec.socket);
+            prop_assert_eq!(at_server.zerocopy, spec.zerocopy);
+            prop_assert_eq!(at_server.rcvlowat, spec.rcvlowat);
+            prop_assert_eq!(got.streams, spec.streams);
+            prop_assert_eq!(got.direction, spec.direction);
+            prop_assert_eq!(got.bytes, spec.bytes);
+            let total = got.udp.map(|u| u.rate_bps * u64::from(spec.streams));
+            let asked = spec.udp.map(|u| u.rate_bps);
+            // A UDP rate is split over the streams, at least 1 bit/s each.
+            prop_assert!(total.zip(asked).is_none_or(|(t, a)| t <= a.max(u64::from(spec.streams))
+                && a - t.min(a) < u64::from(spec.streams)));
+        }
+    }
 }

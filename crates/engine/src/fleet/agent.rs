@@ -22,7 +22,7 @@ use crate::server::{Logger, Server};
 use crate::session::connect::{Peer, new_session_id, open_control};
 use crate::session::control::{Control, Input};
 use crate::session::{apply, feed, settle};
-use crate::spec::{Affinity, BenchSpec, RxPoll, SocketSpec};
+use crate::spec::{Affinity, BenchSpec, RxPoll};
 
 /// How often the watch over the coordinator looks at the interrupt flag.
 const WATCH_TICK: Duration = Duration::from_millis(200);
@@ -101,7 +101,7 @@ pub fn run(spec: &AgentSpec, stop: Arc<AtomicBool>, log: Logger) -> Result<()> {
         server_stop.store(true, Relaxed);
         let served = serving
             .join()
-            .unwrap_or_else(|_| Err(EngineError::Panicked("the bench server")));
+            .unwrap_or(Err(EngineError::Panicked("the bench server")));
         ended.and(served)
     })
 }
@@ -283,10 +283,7 @@ fn run_flow(
         // Many flows share each host's cores: no polling, no pinning.
         rx_poll: RxPoll::Off,
         affinity: Affinity::Off,
-        socket: SocketSpec {
-            bind: context.bind,
-            ..SocketSpec::default()
-        },
+        bind: context.bind,
         start_at: Some(start_time(task.start_at_ns)),
         // The peer agent takes only the run's own flows.
         run_token: context

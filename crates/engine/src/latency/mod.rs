@@ -93,8 +93,7 @@ impl LatencySpec {
         LatencyParams {
             connections: self.connections,
             busy_poll: self.busy_poll == BusyPoll::On,
-            tos: self.socket.tos,
-            congestion: self.socket.congestion.clone(),
+            socket: self.socket.clone(),
             idle_timeout_ms: self.timeout_ms,
             pin_cores: false,
             busy_poll_yields: self.busy_poll == BusyPoll::Auto,
@@ -173,7 +172,7 @@ pub fn run(
     let mut params = spec.params();
     let peer = Peer {
         server,
-        bind: spec.socket.bind,
+        bind: spec.bind,
         tls: None,
         token: None,
     };
@@ -409,7 +408,7 @@ fn measure_step(
             .into_iter()
             .map(|h| {
                 h.join()
-                    .unwrap_or_else(|_| Err(EngineError::Panicked("a connection's thread")))
+                    .unwrap_or(Err(EngineError::Panicked("a connection's thread")))
             })
             .collect()
     });

@@ -27,7 +27,7 @@ pub fn to_result(run: &LatencyRun, command_line: Vec<String>) -> ResultDoc {
             bits_per_second: ends.bits_per_second,
             retransmits: ends.retransmits,
             rtt_us: (!rtts.is_empty()).then(|| rtts.iter().sum::<f64>() / rtts.len() as f64),
-            congestion: l.params.congestion.clone().or_else(|| {
+            congestion: l.params.socket.congestion.clone().or_else(|| {
                 run.client_host
                     .sysctls
                     .get("net.ipv4.tcp_congestion_control")

@@ -138,9 +138,10 @@ impl Registry {
         let mut ctl = Control::from_link(link);
         super::flush(&mut ctl, &mut join)?;
         let link = ctl.into_link();
-        // Data goes with Nagle on (docs/defaults.md), as at the client.
+        // Data goes with Nagle on (docs/defaults.md), as at the client,
+        // unless the session asked otherwise (`bench -N`).
         link.stream
-            .set_nodelay(false)
+            .set_nodelay(options.socket.nodelay)
             .map_err(|e| EngineError::io("TCP_NODELAY", e))?;
         tx.send(StreamSocket::new(hello.stream_index, link))
             .map_err(|_| EngineError::DataConnectionLate)

@@ -315,7 +315,7 @@ fn run_sink(
     });
     let report = report.map_err(|_| EngineError::Panicked("a stream thread"))?;
     if !finished {
-        return ended(ctl, m, resumable).and_then(|()| Err(EngineError::EndedEarly));
+        return ended(ctl, m, resumable).and(Err(EngineError::EndedEarly));
     }
     let digests = sink.finish_dirs().and_then(|()| {
         if req.verify {

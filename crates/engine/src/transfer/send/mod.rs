@@ -159,7 +159,7 @@ pub fn run(
     };
     let peer = Peer {
         server: to.server,
-        bind: spec.socket.bind,
+        bind: spec.bind,
         tls: to.tls.clone(),
         token: to.token.as_ref().map(|t| t.0.clone()),
     };

@@ -1,0 +1,137 @@
+//! Flag groups more than one command takes, declared once and flattened
+//! into each command's arguments: a flag has one name, one help text and
+//! one parser everywhere, and each group writes what it sets into the
+//! spec's socket options itself.
+
+use std::net::IpAddr;
+
+use clap::Args;
+use linerate_engine::spec::SocketParams;
+
+use crate::units;
+
+/// Which address family, and which local address, connections use
+/// (bench, latency, send).
+#[derive(Args, Clone, Debug, Default)]
+pub struct AddressFlags {
+    /// Use IPv4 only.
+    #[arg(short = '4', conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// Use IPv6 only.
+    #[arg(short = '6')]
+    pub ipv6: bool,
+    /// Local address to connect from.
+    #[arg(short = 'B', long, value_name = "ADDR")]
+    pub bind: Option<IpAddr>,
+}
+
+/// How the data is marked for the network's traffic classes (bench,
+/// latency, send).
+#[derive(Args, Clone, Debug, Default)]
+pub struct MarkFlags {
+    /// IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16).
+    #[arg(short = 'S', long, value_parser = parse_tos, conflicts_with = "dscp")]
+    pub tos: Option<u8>,
+    /// DSCP code point (0-63, or a name: ef, af11-af43, cs0-cs7): the upper
+    /// six bits of the TOS byte, its two ECN bits left to the kernel.
+    #[arg(long, value_name = "CODE", value_parser = parse_dscp)]
+    pub dscp: Option<u8>,
+}
+
+impl MarkFlags {
+    pub fn apply(&self, socket: &mut SocketParams) {
+        socket.tos = self.tos.or(self.dscp.map(|d| d << 2));
+    }
+}
+
+/// The socket buffers at each end (bench, send).
+#[derive(Args, Clone, Debug, Default)]
+pub struct BufferFlags {
+    /// Receive window: SO_RCVBUF at the receiving end. Default: kernel autotuning.
+    #[arg(short = 'w', long, value_name = "BYTES", value_parser = units::parse_size_u32)]
+    pub window: Option<u32>,
+    /// Send buffer (SO_SNDBUF) at the sending end. Default: kernel autotuning.
+    #[arg(long, value_name = "BYTES", value_parser = units::parse_size_u32)]
+    pub sndbuf: Option<u32>,
+}
+
+impl BufferFlags {
+    pub fn apply(&self, socket: &mut SocketParams) {
+        socket.rcvbuf = self.window;
+        socket.sndbuf = self.sndbuf;
+    }
+}
+
+/// The congestion control of every connection (bench, latency).
+#[derive(Args, Clone, Debug, Default)]
+pub struct CongestionFlags {
+    /// Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic.
+    #[arg(short = 'Z', long = "cc", value_name = "NAME")]
+    pub congestion: Option<String>,
+}
+
+impl CongestionFlags {
+    pub fn apply(&self, socket: &mut SocketParams) {
+        socket.congestion = self.congestion.clone();
+    }
+}
+
+pub fn parse_tos(s: &str) -> Result<u8, String> {
+    let v = if let Some(h) = s.strip_prefix("0x") {
+        u8::from_str_radix(h, 16)
+    } else {
+        s.parse()
+    };
+    v.map_err(|_| format!("'{s}' is not a TOS byte (0-255 or 0x00-0xff)"))
+}
+
+/// A DSCP code point by number or by its RFC 2474/2597/3246 name.
+pub fn parse_dscp(s: &str) -> Result<u8, String> {
+    let bad = || format!("'{s}' is not a DSCP code point (0-63, ef, af11-af43 or cs0-cs7)");
+    let name = s.trim().to_ascii_lowercase();
+    if name == "ef" {
+        return Ok(46);
+    }
+    if let Some(n) = name.strip_prefix("cs") {
+        return match n.parse::<u8>() {
+            Ok(c) if c <= 7 => Ok(c << 3),
+            _ => Err(bad()),
+        };
+    }
+    if let Some(n) = name.strip_prefix("af") {
+        let digits = n.as_bytes();
+        return match digits {
+            [c @ b'1'..=b'4', d @ b'1'..=b'3'] => Ok(((c - b'0') << 3) | ((d - b'0') << 1)),
+            _ => Err(bad()),
+        };
+    }
+    match name.parse::<u8>() {
+        Ok(v) if v <= 63 => Ok(v),
+        _ => Err(bad()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dscp_names_are_their_code_points() {
+        assert_eq!(parse_dscp("ef"), Ok(46));
+        assert_eq!(parse_dscp("AF41"), Ok(34));
+        assert_eq!(parse_dscp("af11"), Ok(10));
+        assert_eq!(parse_dscp("cs1"), Ok(8));
+        assert_eq!(parse_dscp("cs7"), Ok(56));
+        assert_eq!(parse_dscp("63"), Ok(63));
+        for bad in ["64", "af44", "af5", "cs8", "x", ""] {
+            assert!(parse_dscp(bad).is_err(), "{bad}");
+        }
+        let mut socket = SocketParams::default();
+        let mark = MarkFlags {
+            tos: None,
+            dscp: Some(46),
+        };
+        mark.apply(&mut socket);
+        assert_eq!(socket.tos, Some(0xb8), "EF is TOS 0xb8");
+    }
+}
