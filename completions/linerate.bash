@@ -360,7 +360,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__bench)
-            opts="-p -P -t -n -l -R -i -w -Z -b -M -N -S -4 -6 -B -u -h --port --streams --time --bytes --len --read-len --reverse --bidir --interval --omit --window --sndbuf --cc --fq-rate --bitrate --capacity --mss --no-delay --tos --dscp --bind --zerocopy --encrypt --server-fingerprint --udp --no-gso --no-gro --find-rate --probes --skip-rx-copy --rcvlowat --threads --affinity --rx-poll --json --json-stream --help"
+            opts="-p -P -t -n -l -R -i -w -Z -b -M -N -S -4 -6 -B -u -h --port --streams --time --bytes --len --read-len --reverse --bidir --interval --omit --window --sndbuf --cc --fq-rate --bitrate --capacity --mss --no-delay --notsent-lowat --tos --dscp --bind --zerocopy --encrypt --server-fingerprint --udp --no-gso --no-gro --find-rate --probes --skip-rx-copy --rcvlowat --threads --affinity --rx-poll --json --json-stream --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -463,6 +463,10 @@ _linerate() {
                     return 0
                     ;;
                 -M)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --notsent-lowat)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -82,6 +82,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand bench" -l fq-rate -d '
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s b -l bitrate -d 'Total rate cap of each direction, bits/s (e.g. 2G), split evenly over its streams, each paced (SO_MAX_PACING_RATE). iperf3\'s -b caps each stream instead' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l capacity -d 'The path\'s capacity where you know it (e.g. 10G, a NIC\'s or a circuit\'s rate): the verdict gives the run\'s share of it, and a run at 90 % of it or more is a full path. Default: a lab\'s --rate when run in one of its hosts (`lab exec`)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s M -l mss -d 'TCP maximum segment size (TCP_MAXSEG)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -l notsent-lowat -d 'Bytes a sending socket may hold not yet sent before its writer waits (TCP_NOTSENT_LOWAT), at both ends\' senders. Default: the kernel\'s (no limit)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s S -l tos -d 'IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l dscp -d 'DSCP code point (0-63, or a name: ef, af11-af43, cs0-cs7): the upper six bits of the TOS byte, its two ECN bits left to the kernel' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s B -l bind -d 'Local address to connect from' -r

@@ -85,6 +85,7 @@ _arguments "${_arguments_options[@]}" : \
 '--capacity=[The path'\''s capacity where you know it (e.g. 10G, a NIC'\''s or a circuit'\''s rate)\: the verdict gives the run'\''s share of it, and a run at 90 % of it or more is a full path. Default\: a lab'\''s --rate when run in one of its hosts (\`lab exec\`)]:RATE:_default' \
 '-M+[TCP maximum segment size (TCP_MAXSEG)]:MSS:_default' \
 '--mss=[TCP maximum segment size (TCP_MAXSEG)]:MSS:_default' \
+'--notsent-lowat=[Bytes a sending socket may hold not yet sent before its writer waits (TCP_NOTSENT_LOWAT), at both ends'\'' senders. Default\: the kernel'\''s (no limit)]:BYTES:_default' \
 '(--dscp)-S+[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
 '(--dscp)--tos=[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
 '--dscp=[DSCP code point (0-63, or a name\: ef, af11-af43, cs0-cs7)\: the upper six bits of the TOS byte, its two ECN bits left to the kernel]:CODE:_default' \

@@ -107,6 +107,10 @@ pub struct BenchArgs {
     /// to fill a segment (iperf3's -N). Default: Nagle on, as for any bulk sender.
     #[arg(short = 'N', long)]
     pub no_delay: bool,
+    /// Bytes a sending socket may hold not yet sent before its writer waits
+    /// (TCP_NOTSENT_LOWAT), at both ends' senders. Default: the kernel's (no limit).
+    #[arg(long, value_name = "BYTES", value_parser = units::parse_size_u32)]
+    pub notsent_lowat: Option<u32>,
     #[command(flatten)]
     pub mark: MarkFlags,
     #[command(flatten)]
@@ -246,6 +250,7 @@ impl BenchArgs {
             }),
             mss: self.mss,
             nodelay: self.no_delay,
+            notsent_lowat: self.notsent_lowat,
             ..SocketParams::default()
         };
         self.buffers.apply(&mut socket);
@@ -418,7 +423,8 @@ mod tests {
         let every = parse(&words(
             "10.0.0.2 -P 4 -t 1500ms --bidir -i 500ms --omit 1 -l 1M --read-len 64K \
              --rcvlowat 1 --zerocopy --skip-rx-copy --rx-poll on --affinity pairs \
-             --sndbuf 8M -w 4M --cc bbr --fq-rate 1G -M 1400 --dscp af41 -N -B 10.0.0.1",
+             --sndbuf 8M -w 4M --cc bbr --fq-rate 1G -M 1400 --dscp af41 -N \
+             --notsent-lowat 128K -B 10.0.0.1",
         ));
         let want = BenchSpec {
             path: every.path,
@@ -442,6 +448,7 @@ mod tests {
                 mss: Some(1400),
                 tos: Some(34 << 2),
                 nodelay: true,
+                notsent_lowat: Some(128 << 10),
             },
             bind: Some("10.0.0.1".parse().unwrap()),
             ..BenchSpec::default()

@@ -165,6 +165,11 @@ impl StreamOptions {
         if self.socket.nodelay {
             sock.set_tcp_nodelay(true).map_err(ctx("TCP_NODELAY"))?;
         }
+        if let Some(bytes) = self.socket.notsent_lowat {
+            let bytes = i32::try_from(bytes).unwrap_or(i32::MAX);
+            setsockopt_int(&fd, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT, bytes)
+                .map_err(ctx("TCP_NOTSENT_LOWAT"))?;
+        }
         Ok(())
     }
 }
@@ -384,6 +389,7 @@ mod tests {
         let asked = StreamOptions {
             socket: SocketParams {
                 nodelay: true,
+                notsent_lowat: Some(128 << 10),
                 ..SocketParams::default()
             },
             ..StreamOptions::default()

@@ -113,6 +113,11 @@ pub struct SocketParams {
     /// rather than waiting for a full segment or an ACK (iperf3's -N).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub nodelay: bool,
+    /// TCP_NOTSENT_LOWAT at the sending end: bytes a socket may hold not
+    /// yet sent before a writer waits, so the send buffer does not queue
+    /// seconds of data ahead of the network.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notsent_lowat: Option<u32>,
 }
 
 impl SocketParams {

@@ -57,6 +57,7 @@ fn params() -> impl Strategy<Value = BenchParams> {
                         mss: None,
                         tos: Some(0x10),
                         nodelay: zc != skip,
+                        notsent_lowat: buf,
                     },
                     zerocopy: zc,
                     skip_rx_copy: skip,

@@ -449,16 +449,20 @@ mod params_tests {
             proptest::option::of(88u32..=65535),
             proptest::option::of(any::<u8>()),
             any::<bool>(),
+            proptest::option::of(1u32..1 << 24),
         )
             .prop_map(
-                |(sndbuf, rcvbuf, congestion, pacing_rate, mss, tos, nodelay)| SocketParams {
-                    sndbuf,
-                    rcvbuf,
-                    congestion,
-                    pacing_rate,
-                    mss,
-                    tos,
-                    nodelay,
+                |(sndbuf, rcvbuf, congestion, pacing_rate, mss, tos, nodelay, notsent_lowat)| {
+                    SocketParams {
+                        sndbuf,
+                        rcvbuf,
+                        congestion,
+                        pacing_rate,
+                        mss,
+                        tos,
+                        nodelay,
+                        notsent_lowat,
+                    }
                 },
             )
     }
