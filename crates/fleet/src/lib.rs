@@ -8,6 +8,8 @@
 //! (`node[01-04,07]`); [`clock`] estimates each agent's clock offset, so
 //! every flow of a step starts at one agreed time. The environment comes in
 //! as a lookup.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod clock;
 pub mod hostlist;

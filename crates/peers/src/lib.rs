@@ -3,6 +3,7 @@
 //! over UDP, [`datagrams`]): how to start their servers and clients, and
 //! parsers that turn their outputs into `linerate.result/1` documents, so
 //! one report can put them side by side with linerate. Parsers never panic on odd output.
+#![forbid(unsafe_code)]
 
 pub mod convert;
 pub mod datagrams;

@@ -2,6 +2,7 @@
 //! by what the results contain, drawn as inline SVG in one self-contained
 //! HTML page (no scripts, no fonts or styles fetched), with each figure's
 //! data as CSV.
+#![forbid(unsafe_code)]
 
 pub mod chart;
 pub mod data;

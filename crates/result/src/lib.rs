@@ -3,6 +3,7 @@
 //!
 //! Plain data only: no I/O, no measurement. The JSON Schema that documents it
 //! lives in `docs/result.schema.json`; a test keeps the two in step.
+#![forbid(unsafe_code)]
 
 use std::collections::BTreeMap;
 

@@ -12,6 +12,8 @@
 //!   from the caller's buffer and decrypts in place in its own, with the
 //!   rustls unbuffered API; the buffered API's copies cost two thirds of the
 //!   throughput (docs/benchmarks/2026-11-25-tls-prototype.md).
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod config;
 pub mod identity;

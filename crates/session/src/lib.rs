@@ -10,6 +10,8 @@
 //! many-host run's [`agent`] and its [`coordinator`] (which drives every
 //! agent's connection at once); [`join`] is a data connection's join, the
 //! same for every kind.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod core;
 

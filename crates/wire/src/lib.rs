@@ -12,6 +12,7 @@
 //! Nothing here performs I/O. Every decoder bounds every length before it
 //! allocates, checks every field, returns a typed [`WireError`] and never panics,
 //! so it can be fed straight from the network (and is fuzzed: see `fuzz/`).
+#![forbid(unsafe_code)]
 
 pub mod agent;
 mod codec;
