@@ -322,7 +322,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__agent)
-            opts="-h --coordinator --rank --size --name --listen --timeout --token-stdin --help"
+            opts="-h --coordinator --rank --size --name --listen --timeout --token-stdin --log-level --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -350,6 +350,14 @@ _linerate() {
                     ;;
                 --timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log-level)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1872,7 +1880,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__recv)
-            opts="-p -h --bind --port --advertise --foreground --log --no-encrypt --wait --session-memory --max-entries --keep-special-bits --help"
+            opts="-p -h --bind --port --advertise --foreground --log --no-encrypt --wait --session-memory --max-entries --keep-special-bits --log-level --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1908,6 +1916,14 @@ _linerate() {
                     ;;
                 --max-entries)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log-level)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2026,7 +2042,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__serve)
-            opts="-p -D -h --bind --port --once --root --identity --authorized-keys --no-encrypt --session-memory --max-entries --keep-special-bits --partial-ttl --max-sessions --max-open-sessions --max-open-sessions-per-source --max-bench-time --ipv6-prefix --max-streams --frame-memory --bench-memory --daemon --pidfile --logfile --help"
+            opts="-p -D -h --bind --port --once --root --identity --authorized-keys --no-encrypt --session-memory --max-entries --keep-special-bits --partial-ttl --max-sessions --max-open-sessions --max-open-sessions-per-source --max-bench-time --ipv6-prefix --max-streams --frame-memory --bench-memory --daemon --pidfile --logfile --log-level --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2106,6 +2122,14 @@ _linerate() {
                     ;;
                 --logfile)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log-level)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
                 *)

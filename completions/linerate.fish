@@ -62,11 +62,14 @@ complete -c linerate -n "__fish_linerate_using_subcommand serve" -l frame-memory
 complete -c linerate -n "__fish_linerate_using_subcommand serve" -l bench-memory -d 'Memory for the buffers of every bench and latency session at once: each is charged its write length (senders share one pattern) plus its read length per receiving stream; past it, new ones are refused as busy. The daemon\'s resident size stays near this plus 64 MiB' -r
 complete -c linerate -n "__fish_linerate_using_subcommand serve" -l pidfile -d 'Write the server\'s process id to FILE, and remove it when the server stops' -r -F
 complete -c linerate -n "__fish_linerate_using_subcommand serve" -l logfile -d 'Append the log to FILE instead of standard error' -r -F
+complete -c linerate -n "__fish_linerate_using_subcommand serve" -l log-level -d 'Least level of the lines logged: error, warn, info, debug or trace. Default: info (warn for `agent`)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand serve" -l log-format -d 'Log lines as text, or as one JSON object a line (for collectors)' -r -f -a "text\t'`TIME LEVEL span{fields}: message`'
+json\t'`{"timestamp":..,"level":..,"message":..,"span":{..}}`'"
 complete -c linerate -n "__fish_linerate_using_subcommand serve" -l once -d 'Exit after the first session ends'
 complete -c linerate -n "__fish_linerate_using_subcommand serve" -l no-encrypt -d 'Take transfers in the clear and from anyone who can reach the port: only on a network you trust'
 complete -c linerate -n "__fish_linerate_using_subcommand serve" -l keep-special-bits -d 'Apply setuid, setgid and sticky bits as senders send them. Off, they are dropped and the umask applies. Only for trusted senders: as root, a sender could otherwise plant a setuid-root program'
 complete -c linerate -n "__fish_linerate_using_subcommand serve" -s D -l daemon -d 'Go into the background once the port is bound (the command returns at once)'
-complete -c linerate -n "__fish_linerate_using_subcommand serve" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s p -l port -d 'Server port, as iperf\'s -p (or give HOST:PORT)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s P -l streams -d 'Parallel streams, one thread and one socket each' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s t -l time -d 'Run length (seconds, or with ms/s/m/h) [default: 10; with --find-rate, each probe\'s: 2]' -r
@@ -169,8 +172,11 @@ complete -c linerate -n "__fish_linerate_using_subcommand agent" -l size -d 'Ran
 complete -c linerate -n "__fish_linerate_using_subcommand agent" -l name -d 'The name the result gives this host (default: its host name)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand agent" -l listen -d 'Where this agent\'s bench server listens for its peers\' flows' -r
 complete -c linerate -n "__fish_linerate_using_subcommand agent" -l timeout -d 'Leave when the coordinator is silent this long, or unreachable' -r
+complete -c linerate -n "__fish_linerate_using_subcommand agent" -l log-level -d 'Least level of the lines logged: error, warn, info, debug or trace. Default: info (warn for `agent`)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand agent" -l log-format -d 'Log lines as text, or as one JSON object a line (for collectors)' -r -f -a "text\t'`TIME LEVEL span{fields}: message`'
+json\t'`{"timestamp":..,"level":..,"message":..,"span":{..}}`'"
 complete -c linerate -n "__fish_linerate_using_subcommand agent" -l token-stdin -d 'Read the run\'s token from the first line of stdin (how ssh launches pass it); otherwise it comes from LINERATE_RUN_TOKEN, if set'
-complete -c linerate -n "__fish_linerate_using_subcommand agent" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand agent" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c linerate -n "__fish_linerate_using_subcommand send" -l url-file -d 'Read the target URL from this file (its first line) instead of the command line, so its secret stays out of `ps` and shell history' -r -F
 complete -c linerate -n "__fish_linerate_using_subcommand send" -l from-memory -d 'Send SIZE bytes generated in memory instead of files (no source disk)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand send" -s P -l streams -d 'Parallel streams, one thread and one socket each' -r
@@ -206,10 +212,13 @@ complete -c linerate -n "__fish_linerate_using_subcommand recv" -l log -d 'Log f
 complete -c linerate -n "__fish_linerate_using_subcommand recv" -l wait -d 'Give up when no sender has connected this long after the URL was printed (s, or with ms/s/m/h; 0: wait for ever). A receiver in the background whose sender never came would otherwise hold its port for ever' -r
 complete -c linerate -n "__fish_linerate_using_subcommand recv" -l session-memory -d 'Memory one transfer\'s manifest and bookkeeping may take, charged at about 430 bytes an entry plus its path: the default holds about 4 million entries with 100-byte paths' -r
 complete -c linerate -n "__fish_linerate_using_subcommand recv" -l max-entries -d 'Entries (files, directories, links) one transfer may announce' -r
+complete -c linerate -n "__fish_linerate_using_subcommand recv" -l log-level -d 'Least level of the lines logged: error, warn, info, debug or trace. Default: info (warn for `agent`)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand recv" -l log-format -d 'Log lines as text, or as one JSON object a line (for collectors)' -r -f -a "text\t'`TIME LEVEL span{fields}: message`'
+json\t'`{"timestamp":..,"level":..,"message":..,"span":{..}}`'"
 complete -c linerate -n "__fish_linerate_using_subcommand recv" -l foreground -d 'Stay in the foreground after printing the URL. By default, when stdout is not a terminal (as in `ssh host linerate recv DIR | linerate send SRC -`), the receiver moves to the background so the command substitution returns'
 complete -c linerate -n "__fish_linerate_using_subcommand recv" -l no-encrypt -d 'Take the transfer in the clear: the URL then has no fp= and the sender must pass --no-encrypt too. By default the receiver makes a certificate for this session, puts its fingerprint in the URL, and refuses senders that do not encrypt'
 complete -c linerate -n "__fish_linerate_using_subcommand recv" -l keep-special-bits -d 'Apply setuid, setgid and sticky bits as senders send them. Off, they are dropped and the umask applies. Only for trusted senders: as root, a sender could otherwise plant a setuid-root program'
-complete -c linerate -n "__fish_linerate_using_subcommand recv" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand recv" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c linerate -n "__fish_linerate_using_subcommand keys; and not __fish_seen_subcommand_from new list help" -s h -l help -d 'Print help'
 complete -c linerate -n "__fish_linerate_using_subcommand keys; and not __fish_seen_subcommand_from new list help" -f -a "new" -d 'Make this user\'s client key (a certificate and its private key, readable by the user only) and print its fingerprint, to add to a daemon\'s --authorized-keys file'
 complete -c linerate -n "__fish_linerate_using_subcommand keys; and not __fish_seen_subcommand_from new list help" -f -a "list" -d 'Print this user\'s client key fingerprint, as a line for a daemon\'s --authorized-keys file, and the daemons this user has met'

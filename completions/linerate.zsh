@@ -49,13 +49,16 @@ _arguments "${_arguments_options[@]}" : \
 '--bench-memory=[Memory for the buffers of every bench and latency session at once\: each is charged its write length (senders share one pattern) plus its read length per receiving stream; past it, new ones are refused as busy. The daemon'\''s resident size stays near this plus 64 MiB]:SIZE:_default' \
 '--pidfile=[Write the server'\''s process id to FILE, and remove it when the server stops]:FILE:_files' \
 '--logfile=[Append the log to FILE instead of standard error]:FILE:_files' \
+'--log-level=[Least level of the lines logged\: error, warn, info, debug or trace. Default\: info (warn for \`agent\`)]:LEVEL:_default' \
+'--log-format=[Log lines as text, or as one JSON object a line (for collectors)]:FORMAT:((text\:"\`TIME LEVEL span{fields}\: message\`"
+json\:"\`{"timestamp"\:..,"level"\:..,"message"\:..,"span"\:{..}}\`"))' \
 '--once[Exit after the first session ends]' \
 '--no-encrypt[Take transfers in the clear and from anyone who can reach the port\: only on a network you trust]' \
 '--keep-special-bits[Apply setuid, setgid and sticky bits as senders send them. Off, they are dropped and the umask applies. Only for trusted senders\: as root, a sender could otherwise plant a setuid-root program]' \
 '-D[Go into the background once the port is bound (the command returns at once)]' \
 '--daemon[Go into the background once the port is bound (the command returns at once)]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 && ret=0
 ;;
 (bench)
@@ -209,9 +212,12 @@ _arguments "${_arguments_options[@]}" : \
 '--name=[The name the result gives this host (default\: its host name)]:NAME:_default' \
 '--listen=[Where this agent'\''s bench server listens for its peers'\'' flows]:ADDR:PORT:_default' \
 '--timeout=[Leave when the coordinator is silent this long, or unreachable]:TIME:_default' \
+'--log-level=[Least level of the lines logged\: error, warn, info, debug or trace. Default\: info (warn for \`agent\`)]:LEVEL:_default' \
+'--log-format=[Log lines as text, or as one JSON object a line (for collectors)]:FORMAT:((text\:"\`TIME LEVEL span{fields}\: message\`"
+json\:"\`{"timestamp"\:..,"level"\:..,"message"\:..,"span"\:{..}}\`"))' \
 '--token-stdin[Read the run'\''s token from the first line of stdin (how ssh launches pass it); otherwise it comes from LINERATE_RUN_TOKEN, if set]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 && ret=0
 ;;
 (send)
@@ -263,11 +269,14 @@ _arguments "${_arguments_options[@]}" : \
 '--wait=[Give up when no sender has connected this long after the URL was printed (s, or with ms/s/m/h; 0\: wait for ever). A receiver in the background whose sender never came would otherwise hold its port for ever]:TIME:_default' \
 '--session-memory=[Memory one transfer'\''s manifest and bookkeeping may take, charged at about 430 bytes an entry plus its path\: the default holds about 4 million entries with 100-byte paths]:SIZE:_default' \
 '--max-entries=[Entries (files, directories, links) one transfer may announce]:N:_default' \
+'--log-level=[Least level of the lines logged\: error, warn, info, debug or trace. Default\: info (warn for \`agent\`)]:LEVEL:_default' \
+'--log-format=[Log lines as text, or as one JSON object a line (for collectors)]:FORMAT:((text\:"\`TIME LEVEL span{fields}\: message\`"
+json\:"\`{"timestamp"\:..,"level"\:..,"message"\:..,"span"\:{..}}\`"))' \
 '--foreground[Stay in the foreground after printing the URL. By default, when stdout is not a terminal (as in \`ssh host linerate recv DIR | linerate send SRC -\`), the receiver moves to the background so the command substitution returns]' \
 '--no-encrypt[Take the transfer in the clear\: the URL then has no fp= and the sender must pass --no-encrypt too. By default the receiver makes a certificate for this session, puts its fingerprint in the URL, and refuses senders that do not encrypt]' \
 '--keep-special-bits[Apply setuid, setgid and sticky bits as senders send them. Off, they are dropped and the umask applies. Only for trusted senders\: as root, a sender could otherwise plant a setuid-root program]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 ':dir -- Directory to receive into (created if missing):_files' \
 && ret=0
 ;;

@@ -65,8 +65,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         crate::lab_cmd::require()?;
     }
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
-    let log: linerate_engine::server::Logger = Arc::new(|_| {});
-    let server = Server::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)), log)?;
+    let server = Server::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))?;
     let addr = server.local_addr()?;
     let stop = Arc::new(AtomicBool::new(false));
     let serving = {

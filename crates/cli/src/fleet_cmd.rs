@@ -116,6 +116,8 @@ pub struct AgentArgs {
     /// pass it); otherwise it comes from LINERATE_RUN_TOKEN, if set.
     #[arg(long)]
     pub token_stdin: bool,
+    #[command(flatten)]
+    pub log: crate::log::LogFlags,
 }
 
 /// A list of counts, each at least 1.
@@ -215,12 +217,9 @@ pub fn run_agent(a: AgentArgs) -> anyhow::Result<()> {
         token,
         path: crate::netns::known_path_here(),
     };
-    agent::run(&spec, signals::interrupt_flag(), quiet())
+    a.log.init(tracing_subscriber::filter::LevelFilter::WARN);
+    agent::run(&spec, signals::interrupt_flag())
         .with_context(|| format!("agent of rank {} ({})", spec.rank, spec.name))
-}
-
-fn quiet() -> linerate_engine::server::Logger {
-    Arc::new(|_| {})
 }
 
 fn host_name() -> String {
@@ -281,7 +280,7 @@ fn run_fleet(kind: &'static str, a: &RunArgs, plan_for: &PlanFor) -> anyhow::Res
                 token: fleet_launch::run_token(),
                 path: crate::netns::known_path_here(),
             };
-            agent::run(&spec, stop, quiet()).with_context(|| format!("rank {}", launch.rank))
+            agent::run(&spec, stop).with_context(|| format!("rank {}", launch.rank))
         }
         Role::RankZero {
             launch,
@@ -303,7 +302,7 @@ fn run_fleet(kind: &'static str, a: &RunArgs, plan_for: &PlanFor) -> anyhow::Res
                 path: crate::netns::known_path_here(),
             };
             let agent_stop = Arc::clone(&stop);
-            let own_agent = std::thread::spawn(move || agent::run(&spec, agent_stop, quiet()));
+            let own_agent = std::thread::spawn(move || agent::run(&spec, agent_stop));
             let token = fleet_launch::run_token();
             if token.is_none() {
                 eprintln!(

@@ -18,6 +18,7 @@ mod fleet_launch;
 mod keys_cmd;
 mod lab_cmd;
 mod latency_cmd;
+mod log;
 mod measure;
 mod netns;
 mod output;

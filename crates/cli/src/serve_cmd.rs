@@ -1,6 +1,5 @@
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Args;
@@ -9,8 +8,8 @@ use linerate_engine::server::{Server, ServerTls};
 use linerate_engine::shares::ShareLimits;
 use linerate_engine::transfer::receive::TransferPolicy;
 
-use crate::output::timestamp;
 use crate::units;
+use tracing_subscriber::filter::LevelFilter;
 
 /// What one transfer may make a receiver hold, and what it may set.
 #[derive(Args, Debug, Clone)]
@@ -92,6 +91,8 @@ pub struct ServeArgs {
     pub bench_memory: u64,
     #[command(flatten)]
     pub daemon: DaemonArgs,
+    #[command(flatten)]
+    pub log: crate::log::LogFlags,
 }
 
 pub const DEFAULT_PORT: u16 = 5201;
@@ -250,7 +251,7 @@ impl Drop for PidFile {
 
 pub fn run(a: ServeArgs) -> anyhow::Result<()> {
     // Log lines go to standard error, which a daemon or --logfile points at the file.
-    let log: linerate_engine::server::Logger = Arc::new(|line| eprintln!("{} {line}", timestamp()));
+    a.log.init(LevelFilter::INFO);
     let limits = ServerLimits {
         sessions: a.max_sessions,
         streams: a.max_streams,
@@ -258,18 +259,18 @@ pub fn run(a: ServeArgs) -> anyhow::Result<()> {
         bench_memory: a.bench_memory,
         session: a.receiver.limits(),
     };
-    let server = Server::bind(SocketAddr::new(a.bind, a.port), log)
+    let server = Server::bind(SocketAddr::new(a.bind, a.port))
         .context("cannot start the server")?
         .with_limits(limits)
         .with_shares(a.shares.limits(), a.shares.ipv6_prefix);
-    let log_line = |line: String| eprintln!("{} {line}", timestamp());
+    let log_line = |line: String| tracing::info!("{line}");
     let server = match &a.root {
         // Bench sessions in the clear, or encrypted for clients that ask
         // (bench --encrypt), with this server's identity.
         None if !a.keys.no_encrypt => match a.keys.bench_tls(&log_line) {
             Ok(tls) => server.with_tls(tls),
             Err(e) => {
-                log_line(format!("bench --encrypt not served: {e:#}"));
+                tracing::warn!("bench --encrypt not served: {e:#}");
                 server
             }
         },
@@ -306,16 +307,12 @@ pub fn run(a: ServeArgs) -> anyhow::Result<()> {
         crate::detach::log_to(file).with_context(|| format!("--logfile {}", file.display()))?;
     }
     let _pidfile = d.pidfile.as_deref().map(PidFile::create).transpose()?;
-    eprintln!(
-        "{} linerate {} listening on {addr}",
-        timestamp(),
-        env!("CARGO_PKG_VERSION")
-    );
+    tracing::info!("linerate {} listening on {addr}", env!("CARGO_PKG_VERSION"));
     // SIGTERM or Ctrl-C stops accepting and ends the process (the pid file goes).
     let stop = crate::signals::interrupt_flag();
     server.run(a.once, &stop)?;
     if stop.load(std::sync::atomic::Ordering::Relaxed) {
-        eprintln!("{} stopped by a signal", timestamp());
+        tracing::info!("stopped by a signal");
     }
     Ok(())
 }

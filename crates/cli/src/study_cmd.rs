@@ -120,11 +120,10 @@ impl Bed {
             // Threads inherit the namespace of the thread that starts them,
             // so the whole server lives in the second host.
             let bound = crate::netns::enter(&ns).and_then(|()| {
-                let log: linerate_engine::server::Logger = Arc::new(|_| {});
-                Ok(Server::bind(
-                    SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, PORT)),
-                    log,
-                )?)
+                Ok(Server::bind(SocketAddr::from((
+                    std::net::Ipv6Addr::UNSPECIFIED,
+                    PORT,
+                )))?)
             });
             match bound {
                 Ok(server) => {

@@ -583,13 +583,15 @@ pub struct RecvArgs {
     pub wait: u64,
     #[command(flatten)]
     pub receiver: crate::serve_cmd::ReceiverArgs,
+    #[command(flatten)]
+    pub logging: crate::log::LogFlags,
 }
 
 pub fn run_recv(a: RecvArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&a.dir)
         .with_context(|| format!("cannot create {}", a.dir.display()))?;
-    let log: linerate_engine::server::Logger = Arc::new(|line| eprintln!("{} {line}", timestamp()));
-    let server = Server::bind(SocketAddr::new(a.bind, a.port), log).context("cannot listen")?;
+    a.logging.init(tracing_subscriber::filter::LevelFilter::INFO);
+    let server = Server::bind(SocketAddr::new(a.bind, a.port)).context("cannot listen")?;
     let addr = server.local_addr()?;
     let mut id = [0u8; 16];
     linerate_engine::transfer::random_bytes(&mut id).context("no randomness for the session id")?;

@@ -102,7 +102,7 @@ fn iperf3_server() -> (Guard, u16) {
         let mut guard = Guard(iperf3);
         let started = std::time::Instant::now();
         loop {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            if common::listening(port) {
                 return (guard, port);
             }
             if let Ok(Some(status)) = guard.0.try_wait() {

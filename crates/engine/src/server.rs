@@ -22,8 +22,6 @@ use crate::session::registry::Registry;
 use crate::shares::{ShareLimits, Shares};
 use crate::transfer::{self, receive::TransferPolicy};
 
-pub type Logger = Arc<dyn Fn(String) + Send + Sync>;
-
 /// The server's TLS: its configuration, and whether transfers must use it
 /// (off only with `--no-encrypt`).
 #[derive(Clone)]
@@ -39,7 +37,6 @@ pub struct Server {
     door: Arc<Door>,
     /// Sessions whose clients proved nothing yet, by source.
     shares: Arc<Shares>,
-    log: Logger,
     transfers: Option<Arc<TransferPolicy>>,
     tls: Option<ServerTls>,
     /// How long `run` waits for the first session to pass its handshake.
@@ -116,7 +113,7 @@ impl Server {
         self
     }
 
-    pub fn bind(addr: SocketAddr, log: Logger) -> Result<Server> {
+    pub fn bind(addr: SocketAddr) -> Result<Server> {
         let sock = socket2::Socket::new(
             socket2::Domain::for_address(addr),
             socket2::Type::STREAM,
@@ -141,7 +138,6 @@ impl Server {
             limits,
             door: Arc::default(),
             shares: Shares::new(ShareLimits::default()),
-            log,
             transfers: None,
             tls: None,
             first_session_within: None,
@@ -178,14 +174,14 @@ impl Server {
                 return outcome.map(drop);
             }
             for line in self.shares.refusal_sums_due() {
-                (self.log)(line);
+                tracing::warn!("{line}");
             }
             if let Some(p) = &self.transfers {
                 let removed = p.sweep();
                 if removed > 0 {
-                    (self.log)(format!(
+                    tracing::info!(
                         "removed {removed} staging file(s) of cut-short transfers not resumed in time"
-                    ));
+                    );
                 }
             }
             let mut fds = [PollFd::new(&self.listener, PollFlags::IN)];
@@ -202,19 +198,18 @@ impl Server {
                 Ok(c) => c,
                 Err(e) => {
                     // Out of descriptors or a connection reset before accept: keep serving.
-                    (self.log)(format!("accept failed: {e}"));
+                    tracing::error!("accept failed: {e}");
                     std::thread::sleep(Duration::from_millis(10));
                     continue;
                 }
             };
             let Some(waiting) = self.door.admit(peer, &conn) else {
                 if let Some(line) = self.door.drops_to_log() {
-                    (self.log)(line);
+                    tracing::warn!("{line}");
                 }
                 continue;
             };
             let registry = Arc::clone(&self.registry);
-            let log = Arc::clone(&self.log);
             let finished = Arc::clone(&finished);
             let transfers = self.transfers.clone();
             let tls = self.tls.clone();
@@ -229,7 +224,6 @@ impl Server {
                         conn,
                         peer,
                         (&registry, &shares, waiting, &started),
-                        &log,
                         transfers.as_deref(),
                         (tls.as_ref(), run_token.as_deref(), pool.as_deref()),
                     );
@@ -238,7 +232,7 @@ impl Server {
                     }
                 });
             if let Err(e) = spawned {
-                (self.log)(format!("refused {peer}: cannot start a thread: {e}"));
+                tracing::error!("refused {peer}: cannot start a thread: {e}");
             }
         }
     }
@@ -250,7 +244,6 @@ fn handle(
     mut conn: TcpStream,
     peer: SocketAddr,
     (reg, shares, waiting, any_started): (&Registry, &Arc<Shares>, Waiting, &AtomicBool),
-    log: &Logger,
     transfers: Option<&TransferPolicy>,
     (tls, run_token, pool): (
         Option<&ServerTls>,
@@ -265,6 +258,7 @@ fn handle(
     // ACK, 40 ms on Linux. A data connection goes back to Nagle once it has
     // joined (`Registry::attach`); a control connection keeps it off.
     let _ = conn.set_nodelay(true);
+    let _conn = tracing::info_span!("conn", peer = %peer).entered();
     // The TLS handshake is part of the connection's time at the door.
     let hello = read_hello(&mut conn, waiting.timeout)
         .map_err(|e| (Some(RefusalCode::Malformed), e.to_string()))
@@ -272,7 +266,7 @@ fn handle(
     let door = waiting.door();
     let gave_way = hello.is_err() && waiting.gave_way();
     if let Some(line) = waiting.leave() {
-        log(line);
+        tracing::warn!("{line}");
     }
     let (hello, link) = match hello {
         Ok((h, t)) => (
@@ -285,12 +279,12 @@ fn handle(
         // Ended by the door to make room: its summary counts it.
         Err(_) if gave_way => return None,
         Err((code, e)) => {
-            log_refusal(shares, &door, peer, log, || format!("refused {peer}: {e}"));
+            log_refusal(shares, &door, peer, || format!("refused {peer}: {e}"));
             match code {
                 Some(code) => send_refusal(&mut conn, code, &e),
                 None => {
                     if let Some(line) = door.failed(peer.ip()) {
-                        log(line);
+                        tracing::warn!("{line}");
                     }
                 }
             }
@@ -300,13 +294,17 @@ fn handle(
     match hello.role {
         Role::Data => {
             if let Err(e) = reg.attach(link, &hello) {
-                log_refusal(shares, &door, peer, log, || {
+                log_refusal(shares, &door, peer, || {
                     format!("refused data connection {peer}: {e}")
                 });
             }
             None
         }
         Role::Control => {
+            // Every line of the session names it (and its peer, above).
+            let id = hello.session.to_hex();
+            let _session =
+                tracing::info_span!("session", id = &id[..8], kind = ?hello.kind).entered();
             let started = Instant::now();
             let mut accepted = false;
             let place = Place {
@@ -321,21 +319,21 @@ fn handle(
             let outcome =
                 match control_session(link, &hello, place, transfers, &mut accepted, any_started) {
                     Ok(summary) => {
-                        log(format!(
+                        tracing::info!(
                             "session {} from {peer}: {summary} ({:.1} s)",
                             hello.session,
                             started.elapsed().as_secs_f64()
-                        ));
+                        );
                         Ok(summary)
                     }
                     // A proven sender's failure is always worth its line;
                     // a stranger's are counted with its refusals.
                     Err(e) if accepted && hello.kind == SessionKind::Transfer => {
-                        log(format!("session {} from {peer} failed: {e}", hello.session));
+                        tracing::warn!("session {} from {peer} failed: {e}", hello.session);
                         Err(e)
                     }
                     Err(e) => {
-                        log_refusal(shares, &door, peer, log, || {
+                        log_refusal(shares, &door, peer, || {
                             format!("session {} from {peer} failed: {e}", hello.session)
                         });
                         Err(e)
@@ -349,19 +347,13 @@ fn handle(
 /// Logs a refusal, the first from its source in each period; the rest
 /// are counted and summed up in the next period's first line: a client
 /// refused in a loop must not flood the log.
-fn log_refusal(
-    shares: &Shares,
-    door: &Door,
-    peer: SocketAddr,
-    log: &Logger,
-    line: impl FnOnce() -> String,
-) {
+fn log_refusal(shares: &Shares, door: &Door, peer: SocketAddr, line: impl FnOnce() -> String) {
     let (now, sum) = shares.refused(door.group(peer.ip()));
     if let Some(sum) = sum {
-        log(sum);
+        tracing::warn!("{sum}");
     }
     if now {
-        log(line());
+        tracing::warn!("{}", line());
     }
 }
 

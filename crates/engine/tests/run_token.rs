@@ -8,19 +8,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use linerate_engine::bench;
-use linerate_engine::server::{Logger, Server};
+use linerate_engine::server::Server;
 use linerate_engine::spec::BenchSpec;
 use linerate_wire::RunToken;
 
 #[test]
 fn an_agents_server_takes_only_benches_that_show_the_runs_token() {
-    let lines = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
-    let log: Logger = {
-        let lines = Arc::clone(&lines);
-        Arc::new(move |l| lines.lock().unwrap().push(l))
-    };
     let token = RunToken("0123456789abcdef0123456789abcdef".into());
-    let server = Server::bind("127.0.0.1:0".parse().unwrap(), log)
+    let server = Server::bind("127.0.0.1:0".parse().unwrap())
         .unwrap()
         .with_run_token(Some(token.clone()));
     let addr: SocketAddr = server.local_addr().unwrap();

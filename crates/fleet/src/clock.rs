@@ -8,9 +8,13 @@
 /// One request and its reply, in nanoseconds of each side's own clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Exchange {
+    /// When the coordinator sent the probe (its clock).
     pub sent: i64,
+    /// When the agent received it (the agent's clock).
     pub agent_received: i64,
+    /// When the agent answered (the agent's clock).
     pub agent_sent: i64,
+    /// When the answer arrived (the coordinator's clock).
     pub received: i64,
 }
 

@@ -13,10 +13,14 @@
 
 use crate::FleetError;
 
+/// What started this process and told it its rank.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Launcher {
+    /// `srun`: SLURM_PROCID, SLURM_NTASKS, SLURM_JOB_NODELIST.
     Slurm,
+    /// Open MPI's `mpirun`: OMPI_COMM_WORLD_RANK and _SIZE.
     OpenMpi,
+    /// A PMI launcher (MPICH, Intel MPI): PMI_RANK and PMI_SIZE.
     Pmi,
     /// Started by linerate itself over ssh, from `--hosts`.
     Ssh,
@@ -25,6 +29,7 @@ pub enum Launcher {
 }
 
 impl Launcher {
+    /// The launcher as results name it.
     pub fn name(self) -> &'static str {
         match self {
             Launcher::Slurm => "slurm",
@@ -39,8 +44,11 @@ impl Launcher {
 /// Where this process stands in its run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Launch {
+    /// Who started the process.
     pub launcher: Launcher,
+    /// This process's rank, from 0.
     pub rank: u32,
+    /// Ranks in the run.
     pub size: u32,
     /// The run's hosts where the launcher names them (Slurm, ssh).
     pub hosts: Vec<String>,

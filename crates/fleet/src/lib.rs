@@ -18,14 +18,25 @@ pub mod plan;
 
 pub use launch::{Launch, Launcher};
 
+/// A launcher's description of the run that cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FleetError {
+    /// A host list (Slurm's compressed form or `--hosts`) that does not expand.
     #[error("host list {list:?}: {reason}")]
-    HostList { list: String, reason: String },
+    HostList {
+        /// The list as given.
+        list: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A launcher's variable whose value is not what it must be.
     #[error("{variable}={value:?}: {reason}")]
     Environment {
+        /// The variable's name.
         variable: &'static str,
+        /// Its value.
         value: String,
+        /// What is wrong with it.
         reason: String,
     },
 }

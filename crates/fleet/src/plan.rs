@@ -8,18 +8,26 @@
 /// messages of `message_bytes`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Flow {
+    /// The sending rank.
     pub from: u32,
+    /// The receiving rank.
     pub to: u32,
+    /// Connections the flow opens.
     pub streams: u16,
+    /// Bytes per write.
     pub message_bytes: u64,
 }
 
 /// Flows started together, and what the step varies.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Step {
+    /// Sending processes on each source host.
     pub senders_per_host: u16,
+    /// Hosts that send.
     pub source_hosts: u32,
+    /// Bytes per write of every flow.
     pub message_bytes: u64,
+    /// The flows, started together.
     pub flows: Vec<Flow>,
 }
 

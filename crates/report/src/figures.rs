@@ -480,10 +480,23 @@ fn vs_rtt(b: &mut Builder, runs: &[Run]) {
     }
 }
 
+/// The run's write size was asked for, not planned: by its parameters, or
+/// in documents older than `write_len_source`, by its command line.
 fn sets_write_size(r: &Run) -> bool {
-    r.doc.command_line.iter().any(|w| {
-        w == "-l" || w == "--len" || w.starts_with("--len=") || (w.starts_with("-l") && w.len() > 2)
-    })
+    match r
+        .doc
+        .parameters
+        .get("write_len_source")
+        .and_then(|v| v.as_str())
+    {
+        Some(source) => source == "asked",
+        None => r.doc.command_line.iter().any(|w| {
+            w == "-l"
+                || w == "--len"
+                || w.starts_with("--len=")
+                || (w.starts_with("-l") && w.len() > 2)
+        }),
+    }
 }
 
 fn vs_message_size(b: &mut Builder, runs: &[Run]) {

@@ -14,6 +14,7 @@ use crate::SecureError;
 pub struct Fingerprint(pub [u8; 32]);
 
 impl Fingerprint {
+    /// The SHA-256 of a DER certificate.
     pub fn of(cert_der: &[u8]) -> Fingerprint {
         let d = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, cert_der);
         let mut out = [0u8; 32];
@@ -21,6 +22,7 @@ impl Fingerprint {
         Fingerprint(out)
     }
 
+    /// 64 lower-case hex digits.
     pub fn to_hex(&self) -> String {
         hex::encode(self.0)
     }
@@ -100,6 +102,7 @@ impl Identity {
         }
     }
 
+    /// The fingerprint peers pin this identity by.
     pub fn fingerprint(&self) -> Fingerprint {
         Fingerprint::of(&self.cert)
     }

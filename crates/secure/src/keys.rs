@@ -9,10 +9,13 @@ use crate::{Fingerprint, SecureError};
 /// Fingerprints read from a file, each with its comment.
 #[derive(Debug, Clone, Default)]
 pub struct KeyList {
+    /// Each key with the comment after it on its line.
     pub keys: Vec<(Fingerprint, String)>,
 }
 
 impl KeyList {
+    /// Reads one fingerprint a line, then an optional comment; `#` lines and
+    /// blank lines are skipped. `name` names the list in errors.
     pub fn parse(text: &str, name: &str) -> Result<KeyList, SecureError> {
         let mut keys = Vec::new();
         for (i, line) in text.lines().enumerate() {
@@ -28,6 +31,7 @@ impl KeyList {
         Ok(KeyList { keys })
     }
 
+    /// [`KeyList::parse`] of a file.
     pub fn read(path: &Path) -> Result<KeyList, SecureError> {
         let text = std::fs::read_to_string(path).map_err(|e| SecureError::file(path, e))?;
         KeyList::parse(&text, &path.display().to_string())
@@ -49,6 +53,7 @@ impl KeyList {
 pub struct KeyFile(pub PathBuf);
 
 impl KeyFile {
+    /// The list as the file holds it now.
     pub fn current(&self) -> Result<KeyList, SecureError> {
         KeyList::read(&self.0)
     }

@@ -32,16 +32,22 @@ pub use stream::TlsStream;
 /// What can go wrong making identities and configurations.
 #[derive(Debug, thiserror::Error)]
 pub enum SecureError {
+    /// rcgen could not make a certificate.
     #[error("making a certificate: {0}")]
     Certificate(String),
+    /// rustls refused the configuration.
     #[error("TLS configuration: {0}")]
     Config(#[from] rustls::Error),
+    /// Text that is not a SHA-256 fingerprint.
     #[error("{0:?} is not a certificate fingerprint (64 hex digits of SHA-256)")]
     BadFingerprint(String),
+    /// A key file that could not be read or written (its path, the error).
     #[error("{0}: {1}")]
     File(String, std::io::Error),
+    /// An identity file that does not hold a certificate and its key.
     #[error("{0} is not a linerate key file: {1}")]
     BadIdentity(String, String),
+    /// A line of a key list that is not a fingerprint (file, line, why).
     #[error("{0}, line {1}: {2}")]
     BadList(String, usize, String),
 }

@@ -141,12 +141,14 @@ fn tls_err(e: rustls::Error, client: bool) -> io::Error {
 }
 
 impl TlsStream {
+    /// The client end of a connection, before its handshake.
     pub fn client(config: Arc<ClientConfig>) -> io::Result<TlsStream> {
         let name = ServerName::try_from(SERVER_NAME).map_err(io::Error::other)?;
         let conn = UnbufferedClientConnection::new(config, name).map_err(|e| tls_err(e, true))?;
         Ok(TlsStream::new(Conn::Client(conn)))
     }
 
+    /// The server end of a connection, before its handshake.
     pub fn server(config: Arc<ServerConfig>) -> io::Result<TlsStream> {
         let conn = UnbufferedServerConnection::new(config).map_err(|e| tls_err(e, false))?;
         Ok(TlsStream::new(Conn::Server(conn)))
@@ -484,6 +486,7 @@ impl TlsStream {
         Ok(&self.incoming[self.data.0..self.data.1])
     }
 
+    /// Marks the first `n` bytes the last read gave as taken.
     pub fn consume(&mut self, n: usize) {
         if !self.held.is_empty() {
             self.held.drain(..n.min(self.held.len()));

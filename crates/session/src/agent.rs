@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use linerate_wire::{AgentJoin, AgentReport, AgentTask, ClockEcho, ClockProbe, Message};
 
 use crate::ANSWER_TIMEOUT;
-use crate::core::{Core, SessionError, Steps};
+use crate::core::{Core, SessionError, Steps, core_of};
 
 /// What the driver must do next.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,6 +39,8 @@ enum Step {
     Working(u32),
 }
 
+/// An agent of a many-host run: joins the coordinator, answers its clock
+/// probes, runs each step it is handed and reports it.
 pub struct Agent {
     core: Core<Event, ()>,
     step: Step,
@@ -81,16 +83,7 @@ impl Agent {
 }
 
 impl Steps for Agent {
-    type Event = Event;
-    type Done = ();
-
-    fn core(&self) -> &Core<Event, ()> {
-        &self.core
-    }
-
-    fn core_mut(&mut self) -> &mut Core<Event, ()> {
-        &mut self.core
-    }
+    core_of!(Event, ());
 
     fn on_message(&mut self, now: Instant, msg: Message) -> Result<(), SessionError> {
         match (self.step, msg) {

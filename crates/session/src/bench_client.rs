@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use linerate_wire::{Accept, BenchParams, LatencyParams, Message, PeerReport};
 
-use crate::core::{Core, SessionError, Steps};
+use crate::core::{Core, SessionError, Steps, core_of};
 use crate::{ANSWER_TIMEOUT, REPORT_GRACE};
 
 /// What the driver must do next.
@@ -44,6 +44,8 @@ enum Step {
     Report,
 }
 
+/// The client's end of a bench or latency session: the accept, the ready, the
+/// run and the server's report.
 pub struct BenchClient {
     core: Core<Event, PeerReport>,
     step: Step,
@@ -101,16 +103,7 @@ impl BenchClient {
 }
 
 impl Steps for BenchClient {
-    type Event = Event;
-    type Done = PeerReport;
-
-    fn core(&self) -> &Core<Event, PeerReport> {
-        &self.core
-    }
-
-    fn core_mut(&mut self) -> &mut Core<Event, PeerReport> {
-        &mut self.core
-    }
+    core_of!(Event, PeerReport);
 
     fn on_message(&mut self, _now: Instant, msg: Message) -> Result<(), SessionError> {
         match (self.step, msg) {

@@ -20,7 +20,7 @@ use std::time::Instant;
 use linerate_wire::{Accept, BenchParams, LatencyParams, Message, PeerIntervals, PeerReport};
 
 use crate::SETUP_TIMEOUT;
-use crate::core::{Core, Opening, SessionError, Steps};
+use crate::core::{Core, Opening, SessionError, Steps, core_of};
 
 /// What the driver must do next.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,6 +42,8 @@ enum Step {
     Running,
 }
 
+/// The server's end of a bench or latency session: the request, the data
+/// connections, the start, the run and its report.
 pub struct BenchServer {
     core: Core<Event, ()>,
     step: Step,
@@ -115,16 +117,7 @@ impl BenchServer {
 }
 
 impl Steps for BenchServer {
-    type Event = Event;
-    type Done = ();
-
-    fn core(&self) -> &Core<Event, ()> {
-        &self.core
-    }
-
-    fn core_mut(&mut self) -> &mut Core<Event, ()> {
-        &mut self.core
-    }
+    core_of!(Event, ());
 
     fn on_message(&mut self, _now: Instant, msg: Message) -> Result<(), SessionError> {
         match (self.step, msg) {

@@ -30,7 +30,9 @@ pub type Conn = usize;
 /// and clock probes on the wall clock (ns since the Unix epoch).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Now {
+    /// The monotonic clock, for deadlines.
     pub at: Instant,
+    /// The wall clock, ns since the Unix epoch, for start times and probes.
     pub wall_ns: u64,
 }
 
@@ -53,7 +55,9 @@ pub struct Settings {
     /// More lead for each flow of the step: every flow is set up before
     /// any starts, and a receiver takes its fan-in's connections one by one.
     pub lead_per_flow: Duration,
+    /// How long each step runs.
     pub duration: Duration,
+    /// Between the agents' interval samples; 0 for none.
     pub interval_ms: u64,
     /// How long after a step's end its reports may take.
     pub report_grace: Duration,
@@ -62,27 +66,41 @@ pub struct Settings {
 /// One step of the plan: what it varies, and its flows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlannedStep {
+    /// What the step varies, by name (senders per host, message size, ...).
     pub factors: BTreeMap<String, u64>,
+    /// The flows the step starts together.
     pub flows: Vec<Flow>,
 }
 
 /// What the driver may show as the run goes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
+    /// An agent joined as `rank`, from the host it named.
     Joined {
+        /// The rank it joined as.
         rank: u32,
+        /// Its host's name.
         name: String,
     },
+    /// An agent left or broke the protocol; the run goes on without it.
     Failed {
+        /// The rank that failed.
         rank: u32,
+        /// Why, in the user's words.
         reason: String,
     },
+    /// Step `step` was handed out with its `flows`.
     StepStarted {
+        /// The step's place in the plan, from 0.
         step: usize,
+        /// How many flows it starts.
         flows: usize,
     },
+    /// Every flow of step `step` reported.
     StepDone {
+        /// The step's place in the plan, from 0.
         step: usize,
+        /// Every flow's rate, summed.
         aggregate_bits_per_second: f64,
     },
 }
@@ -90,7 +108,9 @@ pub enum Event {
 /// Every host and every step, as the run left them.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Outcome {
+    /// Every rank's host, its clock offset and how it ended.
     pub hosts: Vec<FleetHost>,
+    /// Every step that ran, with its flows' results.
     pub steps: Vec<FleetStep>,
     /// The run was stopped before its plan was done (Ctrl-C, its timeout).
     pub stopped: Option<String>,
@@ -141,6 +161,8 @@ struct Link {
     rank: Option<u32>,
 }
 
+/// Rank 0 of a many-host run: gathers the agents, measures their clocks, hands
+/// out each step and collects its reports, over one connection an agent.
 pub struct Coordinator {
     settings: Settings,
     accept: Accept,
@@ -159,6 +181,7 @@ pub struct Coordinator {
 }
 
 impl Coordinator {
+    /// A run of `plan` that waits for `settings.size - 1` agents to join.
     pub fn new(now: Now, settings: Settings, host: HostFacts, plan: Vec<PlannedStep>) -> Self {
         let ranks = (0..settings.size).map(|_| Rank::default()).collect();
         Coordinator {
@@ -308,6 +331,7 @@ impl Coordinator {
         }
     }
 
+    /// The next thing to show the user.
     #[must_use]
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
@@ -325,6 +349,7 @@ impl Coordinator {
         }
     }
 
+    /// Whether the run has ended.
     pub fn is_over(&self) -> bool {
         self.phase == Phase::Over
     }

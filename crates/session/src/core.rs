@@ -14,16 +14,26 @@ pub enum SessionError {
     /// The peer sent a message the session does not take at this step.
     #[error("unexpected {got} message while waiting for {waiting_for}")]
     Unexpected {
+        /// The step the session was at.
         waiting_for: &'static str,
+        /// The message's name.
         got: &'static str,
     },
     /// The peer's bytes did not decode.
     #[error("protocol error: {0}")]
     Wire(WireError),
+    /// The step's deadline passed.
     #[error("timed out waiting for {waiting_for}")]
-    Timeout { waiting_for: &'static str },
+    Timeout {
+        /// The step the session was at.
+        waiting_for: &'static str,
+    },
+    /// The peer closed the connection.
     #[error("peer closed the connection while waiting for {waiting_for}")]
-    Closed { waiting_for: &'static str },
+    Closed {
+        /// The step the session was at.
+        waiting_for: &'static str,
+    },
     /// The peer gave up, and said why.
     #[error("refused by the peer ({}): {}", .0.code.words(), .0.message)]
     Refused(Refusal),
@@ -104,6 +114,24 @@ pub trait Steps {
     /// A message other than a refusal, at the current step.
     fn on_message(&mut self, now: Instant, msg: Message) -> Result<(), SessionError>;
 }
+
+/// A [`Steps`] implementation's event and end types and its accessors to
+/// the [`Core`] every session kind keeps in a field named `core`.
+macro_rules! core_of {
+    ($event:ty, $done:ty) => {
+        type Event = $event;
+        type Done = $done;
+
+        fn core(&self) -> &$crate::core::Core<$event, $done> {
+            &self.core
+        }
+
+        fn core_mut(&mut self) -> &mut $crate::core::Core<$event, $done> {
+            &mut self.core
+        }
+    };
+}
+pub(crate) use core_of;
 
 impl<T: Steps> Session for T {
     type Event = T::Event;

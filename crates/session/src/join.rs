@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use linerate_wire::{Join, Message, Ready, RefusalCode};
 
-use crate::core::{Core, SessionError, Steps};
+use crate::core::{Core, SessionError, Steps, core_of};
 use crate::transfer_receiver::same_secret;
 
 /// How long an encrypted data connection may take to send its join.
@@ -43,18 +43,22 @@ pub struct JoinRule {
 /// What the server's registry holds for the session a hello names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SlotView {
+    /// Data connections the session opens.
     pub connections: u16,
     /// Every data connection has arrived; the id takes no more.
     pub complete: bool,
     /// A connection with this hello's index has already joined.
     pub index_taken: bool,
+    /// What its connections must show.
     pub rule: JoinRule,
 }
 
 /// What a data connection showed before its join.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Arrival {
+    /// The index its hello names.
     pub stream_index: u16,
+    /// It completed a TLS handshake.
     pub encrypted: bool,
     /// The client key its TLS handshake showed, if any.
     pub client_key: Option<[u8; 32]>,
@@ -144,16 +148,7 @@ fn admit(session: Option<&SlotView>, a: Arrival) -> Result<&JoinRule, SessionErr
 }
 
 impl Steps for JoinServer {
-    type Event = ();
-    type Done = ();
-
-    fn core(&self) -> &Core<(), ()> {
-        &self.core
-    }
-
-    fn core_mut(&mut self) -> &mut Core<(), ()> {
-        &mut self.core
-    }
+    core_of!((), ());
 
     fn on_message(&mut self, _now: Instant, msg: Message) -> Result<(), SessionError> {
         let Message::Join(Join { token: shown }) = msg else {
@@ -181,6 +176,8 @@ pub struct JoinClient {
 }
 
 impl JoinClient {
+    /// Sends `token` in a join over an encrypted connection; in the clear the
+    /// hello was enough.
     pub fn new(now: Instant, encrypted: bool, token: Option<String>) -> JoinClient {
         let mut core = Core::new("the data connection's ready", Some(now + READY_WITHIN));
         if encrypted {
@@ -191,16 +188,7 @@ impl JoinClient {
 }
 
 impl Steps for JoinClient {
-    type Event = ();
-    type Done = ();
-
-    fn core(&self) -> &Core<(), ()> {
-        &self.core
-    }
-
-    fn core_mut(&mut self) -> &mut Core<(), ()> {
-        &mut self.core
-    }
+    core_of!((), ());
 
     fn on_message(&mut self, _now: Instant, msg: Message) -> Result<(), SessionError> {
         match msg {

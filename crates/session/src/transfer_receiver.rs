@@ -29,7 +29,7 @@ use linerate_wire::{
     PeerReport, RefusalCode, TransferRequest, TransferTotals,
 };
 
-use crate::core::{Core, Opening, SessionError, Steps};
+use crate::core::{Core, Opening, SessionError, Steps, core_of};
 use crate::{SETUP_TIMEOUT, TRANSFER_STEP_TIMEOUT};
 
 /// What the driver must do next.
@@ -63,6 +63,8 @@ enum Step {
     Reporting,
 }
 
+/// The receiving end of a transfer (a daemon's or a one-shot receiver's): the
+/// request and its token, the manifest, the passes and the report.
 pub struct TransferReceiver {
     core: Core<Event, ()>,
     step: Step,
@@ -249,16 +251,7 @@ pub fn same_secret(a: &str, b: &str) -> bool {
 }
 
 impl Steps for TransferReceiver {
-    type Event = Event;
-    type Done = ();
-
-    fn core(&self) -> &Core<Event, ()> {
-        &self.core
-    }
-
-    fn core_mut(&mut self) -> &mut Core<Event, ()> {
-        &mut self.core
-    }
+    core_of!(Event, ());
 
     fn on_message(&mut self, now: Instant, msg: Message) -> Result<(), SessionError> {
         match (self.step, msg) {

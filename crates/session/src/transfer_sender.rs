@@ -28,7 +28,7 @@ use linerate_wire::{
     TransferRequest, TransferTotals, WireError,
 };
 
-use crate::core::{Core, SessionError, Steps};
+use crate::core::{Core, SessionError, Steps, core_of};
 use crate::{ANSWER_TIMEOUT, PEER_SILENCE, TRANSFER_STEP_TIMEOUT};
 
 /// Passes without fewer bytes missing before the sender gives up.
@@ -44,18 +44,35 @@ pub enum Event {
     OpenStreams,
     /// Files of pass `pass` that miss blocks. Pass 0's go to the streams
     /// at once; a later pass's are sent once its list has ended.
-    Need { pass: u32, files: Vec<NeedFile> },
+    Need {
+        /// The pass, from 0.
+        pass: u32,
+        /// Each file and the block ranges it misses.
+        files: Vec<NeedFile>,
+    },
     /// The list of pass `pass` has ended and was not empty.
-    Listed { pass: u32, end: NeedEnd },
+    Listed {
+        /// The pass, from 0.
+        pass: u32,
+        /// What the pass needs in all.
+        end: NeedEnd,
+    },
     /// Nothing is missing: `Finish` has been sent. `passes` over the data
     /// were made; the first one needed `first_bytes`.
-    Complete { passes: u32, first_bytes: u64 },
+    Complete {
+        /// Passes made over the data.
+        passes: u32,
+        /// Bytes the first pass needed.
+        first_bytes: u64,
+    },
 }
 
 /// What a finished transfer hands its driver.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Done {
+    /// What the receiver counted.
     pub totals: TransferTotals,
+    /// The receiver's measurements of its end.
     pub report: PeerReport,
     /// Whole-file BLAKE3 digests by entry id (with --verify).
     pub digests: Vec<(u32, String)>,
@@ -70,6 +87,8 @@ enum Step {
     Report,
 }
 
+/// The sending end of a transfer: request, manifest, the passes over what the
+/// receiver needs, and the receiver's report.
 pub struct TransferSender {
     core: Core<Event, Done>,
     step: Step,
@@ -215,16 +234,7 @@ impl TransferSender {
 }
 
 impl Steps for TransferSender {
-    type Event = Event;
-    type Done = Done;
-
-    fn core(&self) -> &Core<Event, Done> {
-        &self.core
-    }
-
-    fn core_mut(&mut self) -> &mut Core<Event, Done> {
-        &mut self.core
-    }
+    core_of!(Event, Done);
 
     fn on_message(&mut self, now: Instant, msg: Message) -> Result<(), SessionError> {
         match (self.step, msg) {

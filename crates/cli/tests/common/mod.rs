@@ -475,6 +475,24 @@ pub fn free_port() -> u16 {
         .expect("a free loopback port")
 }
 
+/// Whether a socket listens on TCP `port`, from the kernel's tables, so
+/// asking does not connect: an iperf3 server takes any connection as a
+/// client, and reopens its listening socket once that client is gone.
+#[allow(dead_code)]
+pub fn listening(port: u16) -> bool {
+    let local = format!(":{port:04X}");
+    ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|table| {
+        std::fs::read_to_string(table).is_ok_and(|t| {
+            t.lines().skip(1).any(|row| {
+                let mut cols = row.split_whitespace();
+                let addr = cols.nth(1).unwrap_or("");
+                // st: 0A is LISTEN.
+                addr.ends_with(&local) && cols.nth(1) == Some("0A")
+            })
+        })
+    })
+}
+
 /// A JSON document a run wrote to `path`.
 #[allow(dead_code)]
 pub fn read_json(path: &std::path::Path) -> serde_json::Value {

@@ -42,6 +42,9 @@ pub struct BenchRun {
     pub encryption: Option<linerate_secure::Negotiated>,
     /// What is known of the path.
     pub path: linerate_probe::verdict::KnownPath,
+    /// The write size was asked for (`-l`), not chosen by the CPU plan: a
+    /// sweep over it is a figure of its own.
+    pub write_len_asked: bool,
 }
 
 /// This end's samples of an interval and the server's latest, as the run
@@ -96,6 +99,7 @@ pub fn run(
                     interrupted: stopped(),
                     encryption,
                     path: spec.path,
+                    write_len_asked: spec.write_len.is_some(),
                 });
             }
             // Ended by the user before the server could report (its
@@ -112,6 +116,7 @@ pub fn run(
                     interrupted: true,
                     encryption,
                     path: spec.path,
+                    write_len_asked: spec.write_len.is_some(),
                 });
             }
             Some(Err(e)) if !accepted => return Err(before_accept(server, &ctl, e)),
@@ -392,6 +397,15 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
     let mut parameters = serde_json::to_value(params).unwrap_or_default();
     if let Some(map) = parameters.as_object_mut() {
         map.insert("session".into(), run.session.to_hex().into());
+        map.insert(
+            "write_len_source".into(),
+            if run.write_len_asked {
+                "asked"
+            } else {
+                "planned"
+            }
+            .into(),
+        );
         map.insert(
             "direction".into(),
             match params.direction {

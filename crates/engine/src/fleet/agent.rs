@@ -18,7 +18,7 @@ use crate::bench;
 use crate::error::{EngineError, Result};
 use crate::limits::ServerLimits;
 use crate::pool::ReceivePool;
-use crate::server::{Logger, Server};
+use crate::server::Server;
 use crate::session::connect::{Peer, new_session_id, open_control};
 use crate::session::control::{Control, Input};
 use crate::session::{apply, feed, settle};
@@ -68,7 +68,7 @@ struct FlowContext<'a> {
 
 /// Runs the agent until the coordinator dismisses it, goes away, or
 /// `stop` is set.
-pub fn run(spec: &AgentSpec, stop: Arc<AtomicBool>, log: Logger) -> Result<()> {
+pub fn run(spec: &AgentSpec, stop: Arc<AtomicBool>) -> Result<()> {
     let limits = ServerLimits {
         sessions: 8192,
         streams: 16384,
@@ -82,7 +82,7 @@ pub fn run(spec: &AgentSpec, stop: Arc<AtomicBool>, log: Logger) -> Result<()> {
         per_source: 8192,
         max_bench_time: Duration::from_secs(7 * 24 * 3600),
     };
-    let server = Server::bind(spec.listen, log)?
+    let server = Server::bind(spec.listen)?
         .with_limits(limits)
         .with_door_scale(DOOR_SCALE)
         .with_shares(shares, crate::door::DEFAULT_V6_PREFIX)
