@@ -590,7 +590,8 @@ pub struct RecvArgs {
 pub fn run_recv(a: RecvArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&a.dir)
         .with_context(|| format!("cannot create {}", a.dir.display()))?;
-    a.logging.init(tracing_subscriber::filter::LevelFilter::INFO);
+    a.logging
+        .init(tracing_subscriber::filter::LevelFilter::INFO);
     let server = Server::bind(SocketAddr::new(a.bind, a.port)).context("cannot listen")?;
     let addr = server.local_addr()?;
     let mut id = [0u8; 16];

@@ -133,14 +133,48 @@ const ZEROCOPY_DRAIN_EVERY: u32 = 8;
 
 pub fn send(sock: &TcpStream, plan: &SendPlan, live: &Live, abort: &AtomicBool) -> Outcome {
     let clock = ThreadClock::start();
+    let mut writes = 0u32;
+    let mut w = sock;
+    let (sent, last, error) = send_loop(plan, live, abort, |buf| {
+        if !plan.zerocopy {
+            return w.write(buf).map(Some);
+        }
+        writes = writes.wrapping_add(1);
+        if writes.is_multiple_of(ZEROCOPY_DRAIN_EVERY) {
+            sockopt::drain_error_queue(sock);
+        }
+        match sockopt::send_zerocopy(sock, buf) {
+            Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => {
+                sockopt::drain_error_queue(sock);
+                Ok(None)
+            }
+            other => other.map(Some),
+        }
+    });
+    let tcp = tcpinfo::read(sock).ok();
+    if plan.zerocopy {
+        sockopt::drain_error_queue(sock);
+    }
+    let _ = sock.shutdown(std::net::Shutdown::Write);
+    Outcome::finish(live, &clock, tcp, sent, last, error)
+}
+
+/// The loop of [`send`] and [`send_tls`]: `write` moves part of a buffer
+/// and says how much (None: nothing yet, try again), until the quota, the
+/// deadline, a stop or an abort. Gives the bytes sent, the time of the
+/// last, and why it failed.
+fn send_loop(
+    plan: &SendPlan,
+    live: &Live,
+    abort: &AtomicBool,
+    mut write: impl FnMut(&[u8]) -> std::io::Result<Option<usize>>,
+) -> (u64, Instant, Option<String>) {
     let mut sent = 0u64;
     // One clock read per write: the time after a write is both its last-byte
     // time and the next deadline check.
     let mut now = Instant::now();
     let mut last = now;
     let mut error = None;
-    let mut writes = 0u32;
-    let mut w = sock;
     let stopped = || plan.stop.is_some_and(|s| s.load(Relaxed));
     let past_deadline = |t: Instant| plan.deadline.is_some_and(|d| t >= d) || stopped();
     loop {
@@ -152,31 +186,18 @@ pub fn send(sock: &TcpStream, plan: &SendPlan, live: &Live, abort: &AtomicBool) 
             break;
         }
         let began = now;
-        let r = if plan.zerocopy {
-            writes = writes.wrapping_add(1);
-            if writes.is_multiple_of(ZEROCOPY_DRAIN_EVERY) {
-                sockopt::drain_error_queue(sock);
-            }
-            match sockopt::send_zerocopy(sock, &plan.buf[..len]) {
-                Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => {
-                    sockopt::drain_error_queue(sock);
-                    continue;
-                }
-                other => other,
-            }
-        } else {
-            w.write(&plan.buf[..len])
-        };
+        let r = write(&plan.buf[..len]);
         now = Instant::now();
         match r {
+            Ok(None) => {}
             // A stopped receiver's zero window still lets a few bytes out
             // now and then, so a send timeout can come back as a short
             // write: one that waited the whole timeout is a stall.
-            Ok(_) if now.duration_since(began) >= sockopt::IDLE_TIMEOUT => {
+            Ok(Some(_)) if now.duration_since(began) >= sockopt::IDLE_TIMEOUT => {
                 error = Some("the receiver stopped reading (send timed out)".to_string());
                 break;
             }
-            Ok(n) => {
+            Ok(Some(n)) => {
                 sent += n as u64;
                 last = now;
                 live.bytes.store(sent, Relaxed);
@@ -189,12 +210,7 @@ pub fn send(sock: &TcpStream, plan: &SendPlan, live: &Live, abort: &AtomicBool) 
             }
         }
     }
-    let tcp = tcpinfo::read(sock).ok();
-    if plan.zerocopy {
-        sockopt::drain_error_queue(sock);
-    }
-    let _ = sock.shutdown(std::net::Shutdown::Write);
-    Outcome::finish(live, &clock, tcp, sent, last, error)
+    (sent, last, error)
 }
 
 /// Non-blocking receive attempts before a polling receiver blocks, each
@@ -307,35 +323,17 @@ pub fn send_tls(
     abort: &AtomicBool,
 ) -> Outcome {
     let clock = ThreadClock::start();
-    let (mut sent, mut now) = (0u64, Instant::now());
-    let mut last = now;
-    let mut error = None;
     let mut w = sock;
-    let stopped = || plan.stop.is_some_and(|s| s.load(Relaxed));
-    let past_deadline = |t: Instant| plan.deadline.is_some_and(|d| t >= d) || stopped();
-    loop {
-        let len = match plan.quota {
-            Some(q) => (q - sent).min(plan.buf.len() as u64) as usize,
-            None => plan.buf.len(),
-        };
-        if len == 0 || abort.load(Relaxed) || past_deadline(now) {
-            break;
-        }
-        let r = tls.write_all(&mut w, &plan.buf[..len]);
-        now = Instant::now();
-        match r {
-            Ok(()) => {
-                sent += len as u64;
-                last = now;
-                live.bytes.store(sent, Relaxed);
-            }
-            // The sampler shut the socket down at the deadline to end a blocked write.
-            Err(e) => {
-                error = write_failed(&e, past_deadline(now), abort);
-                break;
-            }
-        }
-    }
+    let (sent, last, error) = send_loop(plan, live, abort, |buf| {
+        // A write cut by a signal may have sealed part of `buf` already:
+        // not one to repeat whole.
+        tls.write_all(&mut w, buf)
+            .map(|()| Some(buf.len()))
+            .map_err(|e| match e.kind() {
+                ErrorKind::Interrupted => std::io::Error::other(e),
+                _ => e,
+            })
+    });
     let tcp = tcpinfo::read(sock).ok();
     let _ = tls.close(&mut w);
     let _ = sock.shutdown(std::net::Shutdown::Write);

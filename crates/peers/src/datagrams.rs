@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::PeerError;
 use crate::parse::err;
-use crate::tool::PeerTool;
+use crate::tool::{PeerTool, Program};
 
 /// One UDP peer run, as its receiver counted it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -155,26 +155,11 @@ pub enum UdpPeer {
 impl PeerTool for UdpPeer {
     const ALL: &'static [UdpPeer] = &[UdpPeer::Linerate, UdpPeer::Iperf2, UdpPeer::Iperf3];
 
-    fn name(self) -> &'static str {
+    fn program(self) -> Program {
         match self {
-            UdpPeer::Linerate => "linerate",
-            UdpPeer::Iperf2 => "iperf2",
-            UdpPeer::Iperf3 => "iperf3",
-        }
-    }
-
-    fn binary(self) -> &'static str {
-        match self {
-            UdpPeer::Iperf2 => "iperf",
-            other => other.name(),
-        }
-    }
-
-    fn package(self) -> &'static str {
-        match self {
-            UdpPeer::Linerate => "linerate (build from source)",
-            UdpPeer::Iperf2 => "iperf",
-            UdpPeer::Iperf3 => "iperf3",
+            UdpPeer::Linerate => Program::LINERATE,
+            UdpPeer::Iperf2 => Program::IPERF2,
+            UdpPeer::Iperf3 => Program::IPERF3,
         }
     }
 }

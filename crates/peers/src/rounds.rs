@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::PeerError;
 use crate::parse::err;
-use crate::tool::PeerTool;
+use crate::tool::{PeerTool, Program};
 
 /// One latency peer's run, in round-trip microseconds.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -198,27 +198,12 @@ impl PeerTool for LatencyPeer {
         LatencyPeer::Iperf2,
     ];
 
-    fn name(self) -> &'static str {
+    fn program(self) -> Program {
         match self {
-            LatencyPeer::Linerate => "linerate",
-            LatencyPeer::Sockperf => "sockperf",
-            LatencyPeer::Qperf => "qperf",
-            LatencyPeer::Iperf2 => "iperf2",
-        }
-    }
-
-    fn binary(self) -> &'static str {
-        match self {
-            LatencyPeer::Iperf2 => "iperf",
-            other => other.name(),
-        }
-    }
-
-    fn package(self) -> &'static str {
-        match self {
-            LatencyPeer::Linerate => "linerate (build from source)",
-            LatencyPeer::Iperf2 => "iperf",
-            other => other.name(),
+            LatencyPeer::Linerate => Program::LINERATE,
+            LatencyPeer::Sockperf => Program::SOCKPERF,
+            LatencyPeer::Qperf => Program::QPERF,
+            LatencyPeer::Iperf2 => Program::IPERF2,
         }
     }
 }

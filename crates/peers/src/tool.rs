@@ -12,6 +12,58 @@ pub enum Tool {
     Nuttcp,
 }
 
+/// A program linerate runs beside itself: its name, the binary to look
+/// for on PATH and the Debian package that provides it, in one place for
+/// every mode of `compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Program {
+    /// The name results and flags give it.
+    pub name: &'static str,
+    /// The program to look for on PATH.
+    pub binary: &'static str,
+    /// The Debian package that provides it.
+    pub package: &'static str,
+}
+
+impl Program {
+    /// linerate itself.
+    pub const LINERATE: Program = Program {
+        name: "linerate",
+        binary: "linerate",
+        package: "linerate (build from source)",
+    };
+    /// iperf 2 (Debian's `iperf`).
+    pub const IPERF2: Program = Program {
+        name: "iperf2",
+        binary: "iperf",
+        package: "iperf",
+    };
+    /// iperf 3.
+    pub const IPERF3: Program = Program {
+        name: "iperf3",
+        binary: "iperf3",
+        package: "iperf3",
+    };
+    /// nuttcp.
+    pub const NUTTCP: Program = Program {
+        name: "nuttcp",
+        binary: "nuttcp",
+        package: "nuttcp",
+    };
+    /// sockperf.
+    pub const SOCKPERF: Program = Program {
+        name: "sockperf",
+        binary: "sockperf",
+        package: "sockperf",
+    };
+    /// qperf.
+    pub const QPERF: Program = Program {
+        name: "qperf",
+        binary: "qperf",
+        package: "qperf",
+    };
+}
+
 /// Ports a tool's server listens on; nuttcp also needs a data port.
 #[derive(Debug, Clone, Copy)]
 pub struct Ports {
@@ -22,37 +74,34 @@ pub struct Ports {
 impl Tool {
     pub const ALL: [Tool; 4] = [Tool::Linerate, Tool::Iperf2, Tool::Iperf3, Tool::Nuttcp];
 
-    pub fn name(self) -> &'static str {
+    /// The program this tool is.
+    pub fn program(self) -> Program {
         match self {
-            Tool::Linerate => "linerate",
-            Tool::Iperf2 => "iperf2",
-            Tool::Iperf3 => "iperf3",
-            Tool::Nuttcp => "nuttcp",
+            Tool::Linerate => Program::LINERATE,
+            Tool::Iperf2 => Program::IPERF2,
+            Tool::Iperf3 => Program::IPERF3,
+            Tool::Nuttcp => Program::NUTTCP,
         }
     }
 
+    /// The name results and flags give it.
+    pub fn name(self) -> &'static str {
+        self.program().name
+    }
+
+    /// The tool of that name.
     pub fn from_name(name: &str) -> Option<Tool> {
         Tool::ALL.into_iter().find(|t| t.name() == name)
     }
 
     /// The program to look for on PATH.
     pub fn binary(self) -> &'static str {
-        match self {
-            Tool::Linerate => "linerate",
-            Tool::Iperf2 => "iperf",
-            Tool::Iperf3 => "iperf3",
-            Tool::Nuttcp => "nuttcp",
-        }
+        self.program().binary
     }
 
     /// The Debian package that provides it.
     pub fn package(self) -> &'static str {
-        match self {
-            Tool::Linerate => "linerate (build from source)",
-            Tool::Iperf2 => "iperf",
-            Tool::Iperf3 => "iperf3",
-            Tool::Nuttcp => "nuttcp",
-        }
+        self.program().package
     }
 
     /// The server command. `exe` is the program to run (for linerate, the
@@ -150,11 +199,23 @@ impl Tool {
 pub trait PeerTool: Copy + 'static {
     /// Every tool of the mode, linerate first.
     const ALL: &'static [Self];
-    fn name(self) -> &'static str;
+    /// The program this tool is.
+    fn program(self) -> Program;
+
+    /// The name results and flags give it.
+    fn name(self) -> &'static str {
+        self.program().name
+    }
+
     /// The program to look for on PATH.
-    fn binary(self) -> &'static str;
+    fn binary(self) -> &'static str {
+        self.program().binary
+    }
+
     /// The Debian package that provides it.
-    fn package(self) -> &'static str;
+    fn package(self) -> &'static str {
+        self.program().package
+    }
 
     fn from_name(name: &str) -> Option<Self> {
         Self::ALL.iter().copied().find(|t| t.name() == name)
