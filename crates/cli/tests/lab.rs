@@ -469,10 +469,19 @@ fn a_full_path_is_named_with_its_share_and_its_streams_fairness() {
                     // Or the emulator, short of a core, forwarded less than
                     // the rate while the ends' threads had room: the path
                     // fell short, and is named so.
-                    if host == "busy" && rate == "10.00 Gbit/s" && v["limit"] != "path_full" {
+                    // A "quiet" host may be busy with work beside this
+                    // test: the run's threads waiting for a core say so.
+                    let waited = ["sender_runq_wait_share", "receiver_runq_wait_share"]
+                        .iter()
+                        .any(|k| v["evidence"][k].as_f64().unwrap_or(0.0) >= 0.05);
+                    let busy = host == "busy" || waited;
+                    // An emulator that falls behind also drops what its
+                    // queue cannot hold: the loss is then named.
+                    if busy && rate == "10.00 Gbit/s" && v["limit"] != "path_full" {
                         assert!(share < 0.9, "{case}");
                         let why = match v["limit"].as_str() {
                             Some("cpu") => "waiting for a core",
+                            Some("network") => "retransmits",
                             _ => "delivered less than its rate",
                         };
                         assert!(sentence.contains(why), "{case}");
@@ -488,7 +497,7 @@ fn a_full_path_is_named_with_its_share_and_its_streams_fairness() {
                     // of its 10 Gbit/s while a queue stands before it: the
                     // path is full at what it forwards.
                     let queued = v["evidence"]["queue_us"].as_f64().unwrap_or(0.0) > 0.0;
-                    let short_emulator = host == "busy" && rate == "10.00 Gbit/s" && queued;
+                    let short_emulator = busy && rate == "10.00 Gbit/s" && queued;
                     assert!(share >= 0.9 || short_emulator, "{case}");
                     assert_eq!(streams == "8", sentence.contains("Jain's index"), "{case}");
                 }

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use linerate_secure::{ClientConfig, Negotiated, ServerConfig, TlsStream};
-use linerate_wire::{FrameDecoder, Message, Refusal, RefusalCode};
+use linerate_wire::{FrameDecoder, Message};
 
 use crate::error::{EngineError, Result};
 
@@ -19,27 +19,6 @@ use crate::error::{EngineError, Result};
 pub struct Link {
     pub stream: TcpStream,
     pub tls: Option<TlsStream>,
-}
-
-impl Link {
-    /// Sends one message outside any session (a refusal, a data
-    /// connection's ready), sealed when the connection is encrypted.
-    pub fn send(&mut self, msg: &Message) -> io::Result<()> {
-        let bytes = msg.encode();
-        match &mut self.tls {
-            Some(tls) => tls.write_all(&mut self.stream, &bytes),
-            None => self.stream.write_all(&bytes),
-        }
-    }
-
-    /// Tells the peer why it is refused; best effort, it may be gone.
-    pub fn refuse(&mut self, code: RefusalCode, message: &str) {
-        let _ = self.stream.set_write_timeout(Some(Duration::from_secs(1)));
-        let _ = self.send(&Message::Refuse(Refusal {
-            code,
-            message: message.to_string(),
-        }));
-    }
 }
 
 /// The server's side of a handshake, within the time the hello had.

@@ -103,9 +103,6 @@ impl Registry {
             };
             (join, slot)
         });
-        let mut ctl = Control::from_link(link);
-        let ended = super::run_to_end(&mut ctl, &mut join);
-        let mut link = ctl.into_link();
         let release = || {
             self.with(|m| {
                 if let Some(s) = m.get_mut(&hello.session) {
@@ -113,39 +110,56 @@ impl Registry {
                 }
             })
         };
-        let (options, tx) = match (ended, slot) {
-            (Ok(()), Some((options, Some(tx)))) => (options, tx),
-            (Ok(()), _) => return Err(EngineError::Internal("a join without its session")),
-            (Err(e), slot) => {
-                if slot.is_some() {
-                    release();
-                }
-                let _ = super::flush(&mut Control::from_link(link), &mut join);
-                return Err(e);
-            }
-        };
-        if let Err(e) = options.apply_connected(&link.stream, true) {
-            release();
-            let message = format!("server socket option: {e}");
-            link.refuse(RefusalCode::InvalidParameters, &message);
-            return Err(EngineError::Refusing(Refusal {
-                code: RefusalCode::InvalidParameters,
-                message,
-            }));
-        }
-        sockopt::set_idle_timeouts(&link.stream)
-            .map_err(|e| EngineError::io("setting socket timeouts", e))?;
         let mut ctl = Control::from_link(link);
-        super::flush(&mut ctl, &mut join)?;
-        let link = ctl.into_link();
-        // Data goes with Nagle on (docs/defaults.md), as at the client,
-        // unless the session asked otherwise (`bench -N`).
-        link.stream
-            .set_nodelay(options.socket.nodelay)
-            .map_err(|e| EngineError::io("TCP_NODELAY", e))?;
-        tx.send(StreamSocket::new(hello.stream_index, link))
-            .map_err(|_| EngineError::DataConnectionLate)
+        if let Err(e) = super::run_to_end(&mut ctl, &mut join) {
+            // The refusal the machine queued goes to the client.
+            let _ = super::flush(&mut ctl, &mut join);
+            if slot.is_some() {
+                release();
+            }
+            return Err(e);
+        }
+        let Some((options, Some(tx))) = slot else {
+            return Err(EngineError::Internal("a join without its session"));
+        };
+        let taken = take(ctl, &mut join, &options, tx, hello.stream_index);
+        // A connection that failed past its join leaves its index free
+        // for the client's next try.
+        if taken.is_err() {
+            release();
+        }
+        taken
     }
+}
+
+/// Sets a joined connection up as the session asked, sends its ready
+/// (queued by `join`) and hands it to the session.
+fn take(
+    mut ctl: Control,
+    join: &mut JoinServer,
+    options: &StreamOptions,
+    tx: Sender<StreamSocket>,
+    index: u16,
+) -> Result<()> {
+    if let Err(e) = options.apply_connected(&ctl.stream, true) {
+        let message = format!("server socket option: {e}");
+        ctl.refuse(RefusalCode::InvalidParameters, &message);
+        return Err(EngineError::Refusing(Refusal {
+            code: RefusalCode::InvalidParameters,
+            message,
+        }));
+    }
+    sockopt::set_idle_timeouts(&ctl.stream)
+        .map_err(|e| EngineError::io("setting socket timeouts", e))?;
+    super::flush(&mut ctl, join)?;
+    let link = ctl.into_link();
+    // Data goes with Nagle on (docs/defaults.md), as at the client, unless
+    // the session asked otherwise (`bench -N`).
+    link.stream
+        .set_nodelay(options.socket.nodelay)
+        .map_err(|e| EngineError::io("TCP_NODELAY", e))?;
+    tx.send(StreamSocket::new(index, link))
+        .map_err(|_| EngineError::DataConnectionLate)
 }
 
 /// Removes a session from the registry however its thread ends.
