@@ -9,7 +9,7 @@ use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use linerate_peers::convert::{self, Cpu};
 use linerate_peers::process::{Server, run_client};
-use linerate_peers::tool::{Ports, find_on_path, not_runnable};
+use linerate_peers::tool::{PeerTool, Ports, find_on_path, not_runnable};
 use linerate_peers::{Tool, parse};
 use linerate_probe::units::fmt_rate;
 use linerate_result::{ResultDoc, StudyPoint};

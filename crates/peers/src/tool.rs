@@ -72,38 +72,6 @@ pub struct Ports {
 }
 
 impl Tool {
-    pub const ALL: [Tool; 4] = [Tool::Linerate, Tool::Iperf2, Tool::Iperf3, Tool::Nuttcp];
-
-    /// The program this tool is.
-    pub fn program(self) -> Program {
-        match self {
-            Tool::Linerate => Program::LINERATE,
-            Tool::Iperf2 => Program::IPERF2,
-            Tool::Iperf3 => Program::IPERF3,
-            Tool::Nuttcp => Program::NUTTCP,
-        }
-    }
-
-    /// The name results and flags give it.
-    pub fn name(self) -> &'static str {
-        self.program().name
-    }
-
-    /// The tool of that name.
-    pub fn from_name(name: &str) -> Option<Tool> {
-        Tool::ALL.into_iter().find(|t| t.name() == name)
-    }
-
-    /// The program to look for on PATH.
-    pub fn binary(self) -> &'static str {
-        self.program().binary
-    }
-
-    /// The Debian package that provides it.
-    pub fn package(self) -> &'static str {
-        self.program().package
-    }
-
     /// The server command. `exe` is the program to run (for linerate, the
     /// running binary).
     pub fn server_argv(self, exe: &str, p: Ports) -> Vec<String> {
@@ -219,6 +187,19 @@ pub trait PeerTool: Copy + 'static {
 
     fn from_name(name: &str) -> Option<Self> {
         Self::ALL.iter().copied().find(|t| t.name() == name)
+    }
+}
+
+impl PeerTool for Tool {
+    const ALL: &'static [Tool] = &[Tool::Linerate, Tool::Iperf2, Tool::Iperf3, Tool::Nuttcp];
+
+    fn program(self) -> Program {
+        match self {
+            Tool::Linerate => Program::LINERATE,
+            Tool::Iperf2 => Program::IPERF2,
+            Tool::Iperf3 => Program::IPERF3,
+            Tool::Nuttcp => Program::NUTTCP,
+        }
     }
 }
 
