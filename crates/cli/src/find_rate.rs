@@ -29,17 +29,7 @@ pub struct Search {
 /// Datagrams lost over the run, all receivers together, as the UDP
 /// verdict counted them.
 fn lost(doc: &ResultDoc) -> u64 {
-    udp_evidence(doc, "datagrams_lost") as u64
-}
-
-/// One of a UDP bench verdict's figures (`loss`, `jitter_us`, ...).
-pub fn udp_evidence(doc: &ResultDoc, key: &str) -> f64 {
-    doc.summary
-        .verdict
-        .evidence
-        .get(key)
-        .copied()
-        .unwrap_or(0.0)
+    doc.summary.verdict.evidence_or_zero("datagrams_lost") as u64
 }
 
 pub fn run(

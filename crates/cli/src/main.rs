@@ -4,9 +4,6 @@
 mod argv;
 mod bench_cmd;
 mod compare_cmd;
-mod compare_place;
-mod compare_rounds;
-mod dataset;
 mod demo_cmd;
 mod detach;
 mod docs_cmd;

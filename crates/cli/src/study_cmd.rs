@@ -465,15 +465,17 @@ fn wan(a: WanArgs) -> anyhow::Result<()> {
     let params = json!({"rtts_ms": a.rtts, "streams": a.streams, "rate_bps": a.rate, "seconds": t, "stability_seconds": long, "quick": c.quick, "cc": c.cc});
     let points = std::mem::take(&mut col.points);
     drop(bed);
-    crate::study_doc::finish_as(
-        "study",
-        "wan",
-        started,
-        params,
-        points,
-        headline,
-        findings,
-        definitions,
+    crate::study_doc::write(
+        linerate_harness::document::ManyRuns {
+            kind: "study",
+            detail: "wan".into(),
+            started,
+            parameters: params,
+            points,
+            headline,
+            findings,
+            definitions,
+        },
         &c.json,
     )
 }
@@ -587,15 +589,17 @@ fn lan(a: LanArgs) -> anyhow::Result<()> {
         })
         .unwrap_or(0);
     let params = json!({"streams": streams, "seconds": secs(c), "quick": c.quick, "cc": c.cc});
-    crate::study_doc::finish_as(
-        "study",
-        "lan",
-        started,
-        params,
-        col.points,
-        best,
-        findings,
-        definitions,
+    crate::study_doc::write(
+        linerate_harness::document::ManyRuns {
+            kind: "study",
+            detail: "lan".into(),
+            started,
+            parameters: params,
+            points: col.points,
+            headline: best,
+            findings,
+            definitions,
+        },
         &c.json,
     )
 }

@@ -13,7 +13,7 @@ pub mod rounds;
 pub mod tool;
 
 pub use parse::{PeerInterval, PeerRun};
-pub use tool::{Program, Tool};
+pub use tool::{FileTool, Program, Tool};
 
 /// A captured output of a peer, from `fixtures/`.
 #[cfg(test)]

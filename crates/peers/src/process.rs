@@ -84,10 +84,10 @@ impl Server {
     pub fn cpu_seconds(&self) -> f64 {
         cpu_seconds(self.child.id()).unwrap_or(0.0)
     }
-}
 
-impl Drop for Server {
-    fn drop(&mut self) {
+    /// Ends the server (SIGTERM, then SIGKILL after three seconds) and
+    /// waits for it, so its port is free again.
+    pub fn stop(&mut self) {
         if let Ok(None) = self.child.try_wait() {
             if let Some(pid) = Pid::from_raw(self.child.id() as i32) {
                 let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
@@ -102,6 +102,12 @@ impl Drop for Server {
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 

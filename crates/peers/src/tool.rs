@@ -62,6 +62,32 @@ impl Program {
         binary: "qperf",
         package: "qperf",
     };
+    /// rsync, run as a daemon for files mode.
+    pub const RSYNC: Program = Program {
+        name: "rsync",
+        binary: "rsync",
+        package: "rsync",
+    };
+}
+
+/// A tool `compare --mode files` runs: each sends a data set to a fresh
+/// directory through its own server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FileTool {
+    Linerate,
+    Rsync,
+}
+
+impl PeerTool for FileTool {
+    const ALL: &'static [FileTool] = &[FileTool::Linerate, FileTool::Rsync];
+
+    fn program(self) -> Program {
+        match self {
+            FileTool::Linerate => Program::LINERATE,
+            FileTool::Rsync => Program::RSYNC,
+        }
+    }
 }
 
 /// Ports a tool's server listens on; nuttcp also needs a data port.

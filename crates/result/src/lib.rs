@@ -366,6 +366,13 @@ pub struct Verdict {
     pub evidence: BTreeMap<String, f64>,
 }
 
+impl Verdict {
+    /// The figure `key` of the evidence, 0 where the run did not measure it.
+    pub fn evidence_or_zero(&self, key: &str) -> f64 {
+        self.evidence.get(key).copied().unwrap_or(0.0)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     /// Received payload per second, all streams and directions.

@@ -144,15 +144,17 @@ pub fn run(a: TuningArgs) -> anyhow::Result<()> {
     });
     let points = std::mem::take(&mut col.points);
     drop(bed);
-    crate::study_doc::finish_as(
-        "study",
-        "tuning",
-        started,
-        params,
-        points,
-        headline,
-        findings,
-        definitions,
+    crate::study_doc::write(
+        linerate_harness::document::ManyRuns {
+            kind: "study",
+            detail: "tuning".into(),
+            started,
+            parameters: params,
+            points,
+            headline,
+            findings,
+            definitions,
+        },
         &c.json,
     )
 }

@@ -1,4 +1,4 @@
-//! Generated files for the demo and for `compare --mode files`: content
+//! Generated files for the demo and for files mode: content
 //! that differs per file and per block, so neither dedup nor compression
 //! makes a tool look faster than it is.
 

@@ -1,0 +1,224 @@
+//! linerate and the peer tools under the same conditions, in rotating
+//! order, repeated, with medians per tool and linerate's ratio to the best
+//! peer: memory to memory ([`Mode::Mem`]), files to a directory
+//! ([`Mode::Files`]), ping-pong round trips ([`Mode::Latency`]) and UDP at
+//! one rate ([`Mode::Udp`]).
+
+mod files;
+mod latency;
+mod mem;
+mod udp;
+
+use std::path::PathBuf;
+
+use crate::HarnessError;
+use crate::document::ManyRuns;
+use crate::place::Place;
+use crate::rounds::Event;
+
+/// What a comparison measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Memory to memory: linerate bench, iperf2, iperf3, nuttcp.
+    Mem,
+    /// Files from page cache to a directory: linerate send, rsync (daemon).
+    Files,
+    /// Ping-pong round trips: linerate latency, sockperf, qperf, iperf2 --bounceback.
+    Latency,
+    /// UDP at one rate: linerate bench --udp, iperf2 -u, iperf3 -u.
+    Udp,
+}
+
+impl Mode {
+    /// The mode's name in documents and flags.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Mem => "mem",
+            Mode::Files => "files",
+            Mode::Latency => "latency",
+            Mode::Udp => "udp",
+        }
+    }
+
+    /// The tools run when none are named, linerate first; files mode
+    /// names tools it has no adapter for, so they are reported skipped.
+    pub fn default_tools(self) -> &'static [&'static str] {
+        match self {
+            Mode::Mem => &["linerate", "iperf2", "iperf3", "nuttcp"],
+            Mode::Files => &["linerate", "rsync", "scp", "lftp", "gridftp", "wdt"],
+            Mode::Latency => &["linerate", "sockperf", "qperf", "iperf2"],
+            Mode::Udp => &["linerate", "iperf2", "iperf3"],
+        }
+    }
+}
+
+/// What files mode sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dataset {
+    /// One 512 MiB file.
+    Large,
+    /// 4000 files of 4 KiB.
+    Small,
+    /// 8 files of 32 MiB and 2000 of 4 KiB.
+    Mixed,
+}
+
+impl Dataset {
+    /// The data set's name in documents and flags.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dataset::Large => "large",
+            Dataset::Small => "small",
+            Dataset::Mixed => "mixed",
+        }
+    }
+}
+
+/// What to compare, every field resolved.
+#[derive(Debug, Clone)]
+pub struct CompareSpec {
+    /// What is measured.
+    pub mode: Mode,
+    /// Tools to run, in this order in the first round; empty for the
+    /// mode's default.
+    pub tools: Vec<String>,
+    /// Files mode: what to send.
+    pub dataset: Dataset,
+    /// Stream counts (mem mode; files mode uses the largest for linerate).
+    pub streams: Vec<u32>,
+    /// Seconds per run (mem, latency and udp modes).
+    pub seconds: u32,
+    /// Rounds; the order of the tools rotates each round.
+    pub rounds: u32,
+    /// Latency mode: request and reply bytes, and whether over UDP.
+    pub size: u32,
+    /// Latency mode: the ping-pong over UDP.
+    pub udp: bool,
+    /// UDP mode: the one stream's rate, bits/s, and its datagrams' payload.
+    pub rate_bps: u64,
+    /// UDP mode: datagram payload bytes.
+    pub len: u32,
+    /// The linerate program to run as the tool `linerate`.
+    pub linerate: PathBuf,
+}
+
+impl CompareSpec {
+    /// The tools asked for, or the mode's default.
+    fn tools(&self) -> Vec<String> {
+        if self.tools.is_empty() {
+            self.mode
+                .default_tools()
+                .iter()
+                .map(|s| s.to_string())
+                .collect()
+        } else {
+            self.tools.iter().map(|t| t.trim().to_lowercase()).collect()
+        }
+    }
+}
+
+/// A finished comparison: every run and its findings, and a table for people.
+#[derive(Debug)]
+pub struct Comparison {
+    /// The runs, ready to become one `compare` document.
+    pub runs: ManyRuns,
+    /// Medians per tool, and linerate's ratio to the best peer, in columns.
+    pub table: String,
+}
+
+/// Runs the comparison `spec` at `place`, telling `on` of every run and
+/// every tool skipped.
+pub fn compare(
+    spec: &CompareSpec,
+    place: &Place,
+    on: &mut dyn FnMut(Event),
+) -> Result<Comparison, HarnessError> {
+    let names = spec.tools();
+    match spec.mode {
+        Mode::Mem => mem::run(spec, place, &names, on),
+        Mode::Files => files::run(spec, place, &names, on),
+        Mode::Latency => latency::run(spec, place, &names, on),
+        Mode::Udp => udp::run(spec, place, &names, on),
+    }
+}
+
+/// The parameters every mode records, beside its own.
+fn parameters(
+    spec: &CompareSpec,
+    place: &Place,
+    tools: Vec<&'static str>,
+    skipped: &[crate::Skipped],
+    own: serde_json::Value,
+) -> serde_json::Value {
+    let mut p = serde_json::json!({
+        "mode": spec.mode.as_str(), "tools": tools, "seconds": spec.seconds,
+        "rounds": spec.rounds, "placement": place.label,
+        "skipped": skipped.iter().map(|s| s.to_json()).collect::<Vec<_>>(),
+    });
+    if let (Some(p), serde_json::Value::Object(own)) = (p.as_object_mut(), own) {
+        p.extend(own);
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_mode_defaults_to_linerate_first_and_named_tools_are_cleaned() {
+        for m in [Mode::Mem, Mode::Files, Mode::Latency, Mode::Udp] {
+            assert_eq!(m.default_tools()[0], "linerate", "{}", m.as_str());
+        }
+        let mut spec = CompareSpec {
+            mode: Mode::Udp,
+            tools: vec![],
+            dataset: Dataset::Mixed,
+            streams: vec![1],
+            seconds: 1,
+            rounds: 1,
+            size: 64,
+            udp: false,
+            rate_bps: 1,
+            len: 1472,
+            linerate: "linerate".into(),
+        };
+        assert_eq!(spec.tools(), ["linerate", "iperf2", "iperf3"]);
+        spec.tools = vec![" IPerf3".into()];
+        assert_eq!(spec.tools(), ["iperf3"]);
+    }
+
+    #[test]
+    fn a_modes_own_parameters_join_the_shared_ones() {
+        let spec = CompareSpec {
+            mode: Mode::Latency,
+            tools: vec![],
+            dataset: Dataset::Mixed,
+            streams: vec![1],
+            seconds: 3,
+            rounds: 2,
+            size: 64,
+            udp: true,
+            rate_bps: 1,
+            len: 1472,
+            linerate: "linerate".into(),
+        };
+        let skipped = [crate::Skipped {
+            tool: "qperf".into(),
+            reason: "qperf is not installed".into(),
+            package: Some("qperf"),
+        }];
+        let p = parameters(
+            &spec,
+            &Place::loopback(),
+            vec!["linerate"],
+            &skipped,
+            serde_json::json!({"size": 64}),
+        );
+        assert_eq!(p["mode"], "latency");
+        assert_eq!(p["size"], 64);
+        assert_eq!(p["rounds"], 2);
+        assert_eq!(p["placement"], "loopback");
+        assert_eq!(p["skipped"][0]["package"], "qperf");
+    }
+}
