@@ -1,6 +1,5 @@
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 
-use anyhow::Context;
 use clap::Args;
 use linerate_engine::spec::{Affinity, BenchSpec, RxPoll, SocketParams, UdpSpec};
 
@@ -11,7 +10,6 @@ use linerate_probe::verdict::{Capacity, KnownPath};
 use linerate_wire::Direction;
 
 use crate::flags::{AddressFlags, BufferFlags, CongestionFlags, MarkFlags};
-use crate::serve_cmd::DEFAULT_PORT;
 use crate::usage::{self, UsageError};
 use crate::{measure, output, signals, units};
 
@@ -260,68 +258,31 @@ impl BenchArgs {
     }
 
     fn resolve(&self) -> anyhow::Result<SocketAddr> {
-        let AddressFlags { ipv4, ipv6, .. } = self.address;
-        resolve_target(&self.host, self.port, ipv4, ipv6)
+        resolve_target(&self.host, self.port, &self.address)
     }
 }
 
 /// HOST[:PORT] with `-p PORT` given or not (once), to one address of the
-/// wanted family.
+/// family the address flags ask for.
 pub fn resolve_target(
     host: &str,
     port: Option<u16>,
-    ipv4: bool,
-    ipv6: bool,
+    address: &AddressFlags,
 ) -> anyhow::Result<SocketAddr> {
     let Some(port) = port else {
-        return resolve_host(host, ipv4, ipv6);
+        return address.resolve(host);
     };
-    let bare_host = host.trim_matches(['[', ']']);
-    let bare = bare_host.parse::<IpAddr>().is_ok() || !host.contains(':');
-    if !bare {
+    if linerate_engine::address::names_port(host) {
         return Err(UsageError(format!(
             "-p/--port {port}: {host} already names a port; give it once"
         ))
         .into());
     }
-    let with_port = match bare_host.parse::<IpAddr>() {
-        Ok(ip) => SocketAddr::new(ip, port).to_string(),
-        Err(_) => format!("{bare_host}:{port}"),
-    };
-    resolve_host(&with_port, ipv4, ipv6)
-}
-
-/// HOST, HOST:PORT, V6 or [V6]:PORT to one address of the wanted family.
-pub fn resolve_host(host: &str, ipv4: bool, ipv6: bool) -> anyhow::Result<SocketAddr> {
-    resolve_on(host, DEFAULT_PORT, ipv4, ipv6)
-}
-
-/// [`resolve_host`], with `default_port` where `host` names none.
-pub fn resolve_on(
-    host: &str,
-    default_port: u16,
-    ipv4: bool,
-    ipv6: bool,
-) -> anyhow::Result<SocketAddr> {
-    let bare = host.trim_matches(['[', ']']);
-    let with_port = if let Ok(ip) = bare.parse::<IpAddr>() {
-        // A bare IPv6 address has colons of its own.
-        SocketAddr::new(ip, default_port).to_string()
-    } else if host
-        .rsplit_once(':')
-        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
-    {
-        host.to_string()
-    } else {
-        format!("{host}:{default_port}")
-    };
-    let addrs = with_port
-        .to_socket_addrs()
-        .with_context(|| format!("cannot resolve '{host}'"))?;
-    addrs
-        .into_iter()
-        .find(|a| (!ipv4 || a.is_ipv4()) && (!ipv6 || a.is_ipv6()))
-        .with_context(|| format!("'{host}' has no address of the requested family"))
+    Ok(linerate_engine::address::resolve(
+        host,
+        port,
+        address.family(),
+    )?)
 }
 
 pub fn run(a: BenchArgs) -> anyhow::Result<()> {

@@ -3,9 +3,10 @@
 //! one parser everywhere, and each group writes what it sets into the
 //! spec's socket options itself.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use clap::Args;
+use linerate_engine::address::{self, DEFAULT_PORT, Family};
 use linerate_engine::spec::SocketParams;
 
 use crate::units;
@@ -23,6 +24,23 @@ pub struct AddressFlags {
     /// Local address to connect from.
     #[arg(short = 'B', long, value_name = "ADDR")]
     pub bind: Option<IpAddr>,
+}
+
+impl AddressFlags {
+    /// The family -4 or -6 asks for.
+    pub fn family(&self) -> Family {
+        match (self.ipv4, self.ipv6) {
+            (true, _) => Family::V4,
+            (_, true) => Family::V6,
+            _ => Family::Any,
+        }
+    }
+
+    /// HOST, HOST:PORT, V6 or [V6]:PORT (the daemon's port where none is
+    /// named) to one address of the family asked for.
+    pub fn resolve(&self, host: &str) -> anyhow::Result<SocketAddr> {
+        Ok(address::resolve(host, DEFAULT_PORT, self.family())?)
+    }
 }
 
 /// How the data is marked for the network's traffic classes (bench,

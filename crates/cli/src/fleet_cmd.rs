@@ -1,6 +1,6 @@
 //! `linerate incast`, `linerate mesh` and `linerate agent`: many-host runs.
 //! Both run commands plan their steps, get their agents from a launcher
-//! ([`crate::fleet_launch`]), coordinate them, and write one result of
+//! ([`linerate_harness::launch`]), coordinate them, and write one result of
 //! their kind; `agent` is what every launcher starts on each host.
 
 use std::collections::BTreeMap;
@@ -17,9 +17,9 @@ use linerate_fleet::plan::{self, Step};
 use linerate_probe::units::{fmt_bytes, fmt_rate};
 use linerate_session::coordinator::{Event, Outcome, PlannedStep, Settings};
 
-use crate::fleet_launch::{self, Children, LaunchArgs, Role, Starter};
 use crate::usage::UsageError;
 use crate::{fleet_doc, netns, output, signals, units};
+use linerate_harness::launch::{self as fleet_launch, AgentSource, Children, LaunchError, Role};
 
 /// How long agents have to join, and to be reached by ssh.
 const JOIN_WITHIN: Duration = Duration::from_secs(30);
@@ -192,7 +192,7 @@ pub fn run_mesh(a: MeshArgs) -> anyhow::Result<()> {
 }
 
 pub fn run_agent(a: AgentArgs) -> anyhow::Result<()> {
-    let coordinator = fleet_launch::resolve(&a.coordinator)
+    let coordinator = fleet_launch::coordinator_address(&a.coordinator)
         .map_err(|e| UsageError(format!("--coordinator {}: {e:#}", a.coordinator)))?;
     if a.rank >= a.size {
         return Err(UsageError(format!("--rank {}: below --size {}", a.rank, a.size)).into());
@@ -259,10 +259,57 @@ fn planned(s: &Step, incast: bool) -> PlannedStep {
     PlannedStep { factors, flows }
 }
 
+#[derive(Args, Clone, Debug)]
+pub struct LaunchArgs {
+    /// Start one agent on each host over ssh, in rank order (h1,h2,...), with the
+    /// user's ssh config and keys.
+    #[arg(long, value_delimiter = ',', value_name = "HOSTS", conflicts_with_all = ["lab", "local"])]
+    pub hosts: Vec<String>,
+    /// The ssh command, with any options, that reaches each of --hosts.
+    #[arg(long, value_name = "CMD", default_value = "ssh")]
+    pub ssh: String,
+    /// linerate's path on the --hosts, when it is not on their PATH.
+    #[arg(long, value_name = "PATH", default_value = "linerate")]
+    pub remote_path: String,
+    /// Run one agent in each host namespace of this lab (h1 is rank 0).
+    #[arg(long, value_name = "NAME", conflicts_with = "local")]
+    pub lab: Option<String>,
+    /// Run N agents as processes on this host's loopback (a scale test).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=4096))]
+    pub local: Option<u32>,
+    /// Where agents reach the coordinator: HOST or HOST:PORT. Under mpirun, rank 0's
+    /// host (required); under srun, default the job's first host; with --hosts, default
+    /// this host's address towards the first of them.
+    #[arg(long, value_name = "HOST[:PORT]")]
+    pub coordinator: Option<String>,
+}
+
+impl LaunchArgs {
+    fn source(&self) -> AgentSource {
+        AgentSource {
+            hosts: self.hosts.clone(),
+            ssh: self.ssh.clone(),
+            remote_path: self.remote_path.clone(),
+            lab: self.lab.clone(),
+            local: self.local,
+            coordinator: self.coordinator.clone(),
+        }
+    }
+}
+
+/// A launch error, a usage error (exit 2) where it names a flag.
+fn launch_error(e: LaunchError) -> anyhow::Error {
+    match e {
+        LaunchError::Usage(m) => UsageError(m).into(),
+        e => e.into(),
+    }
+}
+
 type PlanFor<'a> = dyn Fn(u32) -> anyhow::Result<Vec<PlannedStep>> + 'a;
 
 fn run_fleet(kind: &'static str, a: &RunArgs, plan_for: &PlanFor) -> anyhow::Result<()> {
-    let role = fleet_launch::role(&a.launch)?;
+    let source = a.launch.source();
+    let role = fleet_launch::role(&source, &|v| std::env::var(v).ok()).map_err(launch_error)?;
     let stop = signals::interrupt_flag();
     match role {
         Role::Agent {
@@ -327,18 +374,17 @@ fn run_fleet(kind: &'static str, a: &RunArgs, plan_for: &PlanFor) -> anyhow::Res
             finish(kind, a, launch.launcher.name(), outcome?)
         }
         Role::Starter(starter) => {
-            if let Starter::Lab { lab } = &starter {
-                fleet_launch::check_lab(lab)?;
-            }
             let size = starter.size();
             let plan = plan_for(size)?;
             let timeout = run_timeout(a, plan.len());
-            let listen = starter.listen(&a.launch)?;
+            let listen = starter.listen(&source)?;
             let outcome = netns::run_in(starter.netns(), || {
                 let rendezvous = Rendezvous::bind(listen)?;
                 let meet = rendezvous.local_addr()?;
                 let token = fleet_launch::new_token()?;
-                let mut children = Children::start(&starter, &a.launch, meet, timeout, &token)?;
+                let me = std::env::current_exe().context("finding this linerate program")?;
+                let mut children = Children::start(&starter, &source, &me, meet, timeout, &token)
+                    .map_err(launch_error)?;
                 let run = Planned {
                     size,
                     plan,

@@ -202,7 +202,7 @@ impl LatencyArgs {
 }
 
 pub fn run(a: LatencyArgs) -> anyhow::Result<()> {
-    let server = resolve_target(&a.host, a.port, a.address.ipv4, a.address.ipv6)?;
+    let server = resolve_target(&a.host, a.port, &a.address)?;
     let spec = a.spec();
     spec.check().map_err(|e| UsageError(e.to_string()))?;
     let mut out = output::Out::new(a.json.as_deref() == Some("-"));

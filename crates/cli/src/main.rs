@@ -11,7 +11,6 @@ mod find_rate;
 mod flags;
 mod fleet_cmd;
 mod fleet_doc;
-mod fleet_launch;
 mod keys_cmd;
 mod lab_cmd;
 mod latency_cmd;

@@ -3,6 +3,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args;
+use linerate_engine::address::DEFAULT_PORT;
 use linerate_engine::limits::{ServerLimits, SessionLimits};
 use linerate_engine::server::{Server, ServerTls};
 use linerate_engine::shares::ShareLimits;
@@ -94,8 +95,6 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub log: crate::log::LogFlags,
 }
-
-pub const DEFAULT_PORT: u16 = 5201;
 
 /// What clients that proved nothing (benches, latency, transfers before
 /// their token or key) may hold of a server (docs/security.md).

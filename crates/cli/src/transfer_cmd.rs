@@ -23,7 +23,6 @@ use linerate_probe::units::{fmt_bytes, fmt_rate};
 use linerate_result::{IntervalSample, Side};
 use linerate_wire::{SessionId, WireError};
 
-use crate::bench_cmd::resolve_host;
 use crate::output::{self, Out, timestamp};
 use crate::{signals, units, usage};
 
@@ -242,21 +241,13 @@ pub fn run_send(a: SendArgs) -> anyhow::Result<()> {
     let mut out = Out::new(to_stderr);
     let (server, session, token, dest) = match &target {
         Target::OneShot(o) => (
-            resolve_host(
-                &format!("{}:{}", bracket(&o.host), o.port),
-                a.address.ipv4,
-                a.address.ipv6,
-            )?,
+            a.address
+                .resolve(&format!("{}:{}", bracket(&o.host), o.port))?,
             Some(o.session),
             Some(o.token.clone()),
             String::new(),
         ),
-        Target::Daemon { host, dest } => (
-            resolve_host(host, a.address.ipv4, a.address.ipv6)?,
-            None,
-            None,
-            dest.clone(),
-        ),
+        Target::Daemon { host, dest } => (a.address.resolve(host)?, None, None, dest.clone()),
     };
     let to = Destination {
         server,

@@ -8,6 +8,7 @@
 //! round trips and bandwidth against message size; [`confine`] keeps paths
 //! received from a peer under the destination root (for file transfer).
 
+pub mod address;
 pub mod bench;
 pub mod confine;
 mod document;

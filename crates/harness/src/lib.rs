@@ -3,7 +3,9 @@
 //! hosts ([`place`]), the tools in an order that rotates each round, medians
 //! per tool and linerate's ratio to the best peer ([`compare`]), generated
 //! data sets ([`dataset`]), and many runs gathered into one
-//! `linerate.result/1` document ([`document`]).
+//! `linerate.result/1` document ([`document`]); and where a many-host
+//! run's agents come from, started and ended here or ranks of srun and
+//! mpirun ([`launch`]).
 //!
 //! Nothing here parses flags or prints: the caller hands in what to run and
 //! receives each run as an [`Event`] and the whole comparison as a value.
@@ -13,6 +15,7 @@
 pub mod compare;
 pub mod dataset;
 pub mod document;
+pub mod launch;
 pub mod place;
 mod rounds;
 
