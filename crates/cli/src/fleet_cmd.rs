@@ -18,7 +18,8 @@ use linerate_probe::units::{fmt_bytes, fmt_rate};
 use linerate_session::coordinator::{Event, Outcome, PlannedStep, Settings};
 
 use crate::usage::UsageError;
-use crate::{fleet_doc, netns, output, signals, units};
+use crate::{netns, output, signals, units};
+use linerate_harness::fleet_document as fleet_doc;
 use linerate_harness::launch::{self as fleet_launch, AgentSource, Children, LaunchError, Role};
 
 /// How long agents have to join, and to be reached by ssh.
@@ -496,7 +497,7 @@ fn coordinate(
 /// what ran, then exits as interrupted.
 fn finish(kind: &'static str, a: &RunArgs, launcher: &str, outcome: Outcome) -> anyhow::Result<()> {
     let mut out = output::Out::new(a.json.as_deref() == Some("-"));
-    let doc = fleet_doc::document(kind, launcher, &outcome);
+    let doc = fleet_doc::document(kind, launcher, &outcome, std::env::args().collect());
     if kind == "mesh" {
         for line in fleet_doc::slowest_pairs(&outcome) {
             out.line(&line);

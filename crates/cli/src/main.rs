@@ -10,7 +10,6 @@ mod docs_cmd;
 mod find_rate;
 mod flags;
 mod fleet_cmd;
-mod fleet_doc;
 mod keys_cmd;
 mod lab_cmd;
 mod latency_cmd;

@@ -5,7 +5,7 @@
 //! data sets ([`dataset`]), and many runs gathered into one
 //! `linerate.result/1` document ([`document`]); and where a many-host
 //! run's agents come from, started and ended here or ranks of srun and
-//! mpirun ([`launch`]).
+//! mpirun ([`launch`]), and its one document ([`fleet_document`]).
 //!
 //! Nothing here parses flags or prints: the caller hands in what to run and
 //! receives each run as an [`Event`] and the whole comparison as a value.
@@ -15,6 +15,7 @@
 pub mod compare;
 pub mod dataset;
 pub mod document;
+pub mod fleet_document;
 pub mod launch;
 pub mod place;
 mod rounds;

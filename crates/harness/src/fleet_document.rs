@@ -64,7 +64,15 @@ fn slowest(outcome: &Outcome, n: usize) -> Vec<&FlowResult> {
     flows
 }
 
-pub fn document(kind: &'static str, launcher: &str, outcome: &Outcome) -> ResultDoc {
+/// The run's one document: its best step heads the summary, every step
+/// and rank is kept, and the coordinator's own cost is counted;
+/// `command_line` is recorded with any secret in it redacted.
+pub fn document(
+    kind: &'static str,
+    launcher: &str,
+    outcome: &Outcome,
+    command_line: Vec<String>,
+) -> ResultDoc {
     let best = outcome.steps.iter().max_by(|x, y| {
         x.aggregate_bits_per_second
             .total_cmp(&y.aggregate_bits_per_second)
@@ -94,8 +102,9 @@ pub fn document(kind: &'static str, launcher: &str, outcome: &Outcome) -> Result
         schema: SCHEMA.to_string(),
         kind: kind.to_string(),
         linerate_version: env!("CARGO_PKG_VERSION").to_string(),
-        command_line: std::env::args()
-            .map(|a| linerate_result::redact(&a))
+        command_line: command_line
+            .iter()
+            .map(|a| linerate_result::redact(a))
             .collect(),
         started_at: SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
@@ -255,4 +264,128 @@ fn mesh_sentence(outcome: &Outcome, evidence: &mut BTreeMap<String, f64>) -> (St
         ));
     }
     (s, Limit::Unknown)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use linerate_result::fleet::FleetHost;
+    use serde_json::json;
+
+    fn flow(from: u32, to: u32, gbps: f64, limit: Option<&str>, error: Option<&str>) -> FlowResult {
+        serde_json::from_value(json!({
+            "from": from, "to": to, "streams": 1, "message_bytes": 65536,
+            "started_at_ns": 0, "bytes": 1, "seconds": 1.0,
+            "bits_per_second": gbps * 1e9, "retransmits": 0,
+            "limit": limit, "verdict": limit.map(|l| format!("{l} said")), "error": error,
+        }))
+        .unwrap()
+    }
+
+    fn mesh(flows: Vec<FlowResult>, failed: Option<&str>) -> Outcome {
+        let host = |rank: u32| FleetHost {
+            rank,
+            name: format!("h{rank}"),
+            address: None,
+            clock_offset_ns: None,
+            clock_error_ns: None,
+            facts: None,
+            failed: (rank == 2).then(|| failed.map(String::from)).flatten(),
+        };
+        let steps = flows
+            .into_iter()
+            .map(|f| FleetStep {
+                factors: [
+                    ("from".to_string(), f.from as u64),
+                    ("to".into(), f.to as u64),
+                ]
+                .into(),
+                aggregate_bits_per_second: f.bits_per_second,
+                jain_index: 1.0,
+                retransmits: 0,
+                start_spread_ms: None,
+                hosts: vec![],
+                flows: vec![f],
+            })
+            .collect();
+        Outcome {
+            hosts: (0..3).map(host).collect(),
+            steps,
+            stopped: None,
+        }
+    }
+
+    #[test]
+    fn a_step_is_described_by_what_it_varies() {
+        let incast = [
+            ("senders_per_host", 2),
+            ("source_hosts", 4),
+            ("message_bytes", 1 << 20),
+        ];
+        let incast: BTreeMap<String, u64> = incast.map(|(k, v)| (k.to_string(), v)).into();
+        assert_eq!(
+            describe(&incast),
+            "2 sender(s) x 4 host(s), 1.0 MiB messages"
+        );
+        let pair: BTreeMap<String, u64> = [("from".to_string(), 0), ("to".into(), 2)].into();
+        assert_eq!(describe(&pair), "0 -> 2");
+        assert_eq!(describe(&BTreeMap::new()), "all pairs");
+    }
+
+    #[test]
+    fn failed_pairs_come_first_among_the_slowest_then_by_rate() {
+        let o = mesh(
+            vec![
+                flow(0, 1, 5.0, None, None),
+                flow(1, 0, 9.0, None, Some("refused")),
+                flow(0, 2, 2.0, Some("receiver_window"), None),
+            ],
+            None,
+        );
+        let said = slowest_pairs(&o);
+        assert!(said[0].starts_with("slow pair h1 -> h0") && said[0].contains("refused"));
+        assert!(said[1].starts_with("slow pair h0 -> h2"), "{said:?}");
+    }
+
+    #[test]
+    fn a_mesh_whose_pairs_found_the_path_full_says_so_once_and_names_a_failed_rank() {
+        let o = mesh(
+            vec![
+                flow(0, 1, 9.0, Some("path_full"), None),
+                flow(1, 0, 9.5, Some("path_full"), None),
+                flow(0, 2, 3.0, Some("receiver_window"), None),
+            ],
+            Some("stopped answering"),
+        );
+        let d = document("mesh", "local", &o, vec!["linerate".into(), "mesh".into()]);
+        let v = &d.summary.verdict;
+        assert_eq!(v.limit, Limit::PathFull);
+        assert_eq!(v.sentence.matches("Path full").count(), 1, "{}", v.sentence);
+        assert!(
+            v.sentence.contains("h0 -> h2: receiver_window said"),
+            "{}",
+            v.sentence
+        );
+        assert!(v.sentence.contains("rank 2 (h2): stopped answering"));
+        assert_eq!(v.evidence["failed_ranks"], 1.0);
+        assert_eq!(d.summary.bits_per_second, 9.5e9);
+        assert_eq!(d.fleet.as_ref().unwrap().launcher, "local");
+    }
+
+    #[test]
+    fn an_incast_names_its_best_step_and_its_fairness() {
+        let mut o = mesh(vec![flow(1, 0, 4.0, None, None)], None);
+        o.steps[0].factors = [
+            ("senders_per_host".to_string(), 1),
+            ("source_hosts".into(), 1),
+            ("message_bytes".into(), 65536),
+        ]
+        .into();
+        o.steps[0].jain_index = 0.5;
+        let d = document("incast", "ssh", &o, vec![]);
+        let s = &d.summary.verdict.sentence;
+        assert!(s.starts_with("The incast peaked at"), "{s}");
+        assert!(s.contains("Jain's fairness index 0.500"), "{s}");
+        assert_eq!(d.summary.verdict.limit, Limit::Unknown);
+    }
 }
