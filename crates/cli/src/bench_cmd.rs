@@ -6,8 +6,8 @@ use linerate_engine::spec::{Affinity, BenchSpec, RxPoll, SocketParams, UdpSpec};
 /// `bench --udp` without -b: iperf2's 1 Mbit/s default says nothing about
 /// a path of today.
 const UDP_DEFAULT_RATE: u64 = 1_000_000_000;
+use linerate_engine::spec::Direction;
 use linerate_probe::verdict::{Capacity, KnownPath};
-use linerate_wire::Direction;
 
 use crate::flags::{AddressFlags, BufferFlags, CongestionFlags, MarkFlags};
 use crate::usage::{self, UsageError};

@@ -12,10 +12,10 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 use linerate_engine::fleet::agent::{self, AgentSpec};
+use linerate_engine::fleet::coordinator::{Event, Outcome, PlannedStep, Settings};
 use linerate_engine::fleet::coordinator::{Hooks, Rendezvous};
 use linerate_fleet::plan::{self, Step};
 use linerate_probe::units::{fmt_bytes, fmt_rate};
-use linerate_session::coordinator::{Event, Outcome, PlannedStep, Settings};
 
 use crate::usage::UsageError;
 use crate::{netns, output, signals, units};

@@ -7,9 +7,9 @@ use linerate_engine::latency;
 use linerate_engine::spec::{BusyPoll, LatencySpec, SocketParams};
 
 use crate::flags::{AddressFlags, CongestionFlags, MarkFlags};
+use linerate_engine::spec::MAX_LATENCY_CONNECTIONS;
 use linerate_probe::units::{fmt_bytes, fmt_rate};
 use linerate_result::latency::{Pattern, Step};
-use linerate_wire::MAX_LATENCY_CONNECTIONS;
 
 use crate::bench_cmd::resolve_target;
 use crate::usage::UsageError;
@@ -123,10 +123,10 @@ fn parse_message(s: &str) -> Result<u32, String> {
 
 fn parse_window(s: &str) -> Result<u32, String> {
     match s.trim().parse::<u32>() {
-        Ok(n) if (1..=linerate_wire::MAX_WINDOW).contains(&n) => Ok(n),
+        Ok(n) if (1..=linerate_engine::spec::MAX_WINDOW).contains(&n) => Ok(n),
         _ => Err(format!(
             "'{s}' is not a window (1 to {})",
-            linerate_wire::MAX_WINDOW
+            linerate_engine::spec::MAX_WINDOW
         )),
     }
 }
@@ -156,9 +156,9 @@ fn parse_timeout(s: &str) -> Result<u64, String> {
 impl LatencyArgs {
     pub fn spec(&self) -> LatencySpec {
         let pattern = if self.bandwidth {
-            linerate_wire::Pattern::Window
+            linerate_engine::spec::Pattern::Window
         } else {
-            linerate_wire::Pattern::PingPong
+            linerate_engine::spec::Pattern::PingPong
         };
         let sizes =
             self.sizes
@@ -251,9 +251,9 @@ pub fn run(a: LatencyArgs) -> anyhow::Result<()> {
 
 fn header(server: std::net::SocketAddr, spec: &LatencySpec) -> String {
     let what = match spec.pattern {
-        linerate_wire::Pattern::PingPong if spec.udp => "UDP ping-pong".to_string(),
-        linerate_wire::Pattern::PingPong => "TCP ping-pong".to_string(),
-        linerate_wire::Pattern::Window => match spec.window {
+        linerate_engine::spec::Pattern::PingPong if spec.udp => "UDP ping-pong".to_string(),
+        linerate_engine::spec::Pattern::PingPong => "TCP ping-pong".to_string(),
+        linerate_engine::spec::Pattern::Window => match spec.window {
             Some(w) => format!("TCP bandwidth, windows of {w} messages"),
             None => "TCP bandwidth, windows of 64 messages or 64 KiB".to_string(),
         },

@@ -14,6 +14,7 @@ use linerate_engine::server::{Server, ServerTls};
 use linerate_engine::spec::{SocketParams, TransferSpec};
 
 use crate::flags::{AddressFlags, BufferFlags, MarkFlags};
+use linerate_engine::spec::{SessionId, WireError};
 use linerate_engine::transfer::CachePolicy;
 use linerate_engine::transfer::receive::TransferPolicy;
 use linerate_engine::transfer::send::{self, Destination, Discovery, TransferRun};
@@ -21,7 +22,6 @@ use linerate_engine::transfer::source::{Manifest, check_roots};
 use linerate_engine::transfer::{OneShot, Token};
 use linerate_probe::units::{fmt_bytes, fmt_rate};
 use linerate_result::{IntervalSample, Side};
-use linerate_wire::{SessionId, WireError};
 
 use crate::output::{self, Out, timestamp};
 use crate::{signals, units, usage};

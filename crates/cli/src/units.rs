@@ -90,7 +90,7 @@ pub fn parse_duration_ms(s: &str) -> Result<u64, String> {
 
 /// A stream count the protocol carries: 1 to 1024.
 pub fn parse_streams(s: &str) -> Result<u16, String> {
-    let max = linerate_wire::MAX_STREAMS;
+    let max = linerate_engine::spec::MAX_STREAMS;
     match s.trim().parse::<u16>() {
         Ok(n) if (1..=max).contains(&n) => Ok(n),
         _ => Err(format!("'{s}' is not a stream count (1 to {max})")),
@@ -100,7 +100,7 @@ pub fn parse_streams(s: &str) -> Result<u16, String> {
 /// Message sizes of a latency run: one size (`64`), a list (`1,64,4K`) or
 /// a sweep of powers of two (`1..4M`, osu-style), each 1 byte to 64 MiB.
 pub fn parse_sizes(s: &str) -> Result<Vec<u32>, String> {
-    let max = u64::from(linerate_wire::MAX_MESSAGE_LEN);
+    let max = u64::from(linerate_engine::spec::MAX_MESSAGE_LEN);
     let one = |t: &str| -> Result<u32, String> {
         match parse_size(t)? {
             0 => Err(format!(

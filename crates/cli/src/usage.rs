@@ -3,7 +3,7 @@
 //! the same thing).
 
 use linerate_engine::EngineError;
-use linerate_wire::WireError;
+use linerate_engine::spec::WireError;
 
 /// A command line that cannot run as given; `main` exits with 2.
 #[derive(Debug)]

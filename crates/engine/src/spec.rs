@@ -4,11 +4,14 @@
 
 use std::net::IpAddr;
 
-use linerate_wire::Direction;
-
 /// The socket options every session kind applies to its data connections:
 /// the wire's own struct, so the spec and what travels are one.
-pub use linerate_wire::SocketParams;
+/// The wire's own parameters and bounds, named here so that a caller
+/// builds every spec from this one module.
+pub use linerate_wire::{
+    Direction, MAX_LATENCY_CONNECTIONS, MAX_MESSAGE_LEN, MAX_STREAMS, MAX_WINDOW, Pattern,
+    SessionId, SocketParams, WireError,
+};
 
 /// A memory-to-memory measurement.
 #[derive(Debug, Clone, PartialEq)]

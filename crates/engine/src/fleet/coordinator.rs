@@ -2,6 +2,9 @@
 //! thread per agent feeding a channel, and one loop that drives the
 //! coordinator's state machine and sends what it queues.
 
+/// The coordinator machine's plan, settings, events and outcome, named
+/// here for whoever drives a run through this module.
+pub use linerate_session::coordinator::{Event, Outcome, PlannedStep, Settings};
 use std::collections::BTreeMap;
 use std::net::{Shutdown, SocketAddr, TcpListener};
 use std::sync::Arc;
@@ -9,9 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
-use linerate_session::coordinator::{
-    Conn, Coordinator, Event, Now, Outcome, PlannedStep, Settings,
-};
+use linerate_session::coordinator::{Conn, Coordinator, Now};
 use linerate_wire::{Role, SessionKind};
 
 use super::wall_ns;
