@@ -18,7 +18,7 @@ use linerate_fleet::plan::{self, Step};
 use linerate_probe::units::{fmt_bytes, fmt_rate};
 
 use crate::usage::UsageError;
-use crate::{netns, output, signals, units};
+use crate::{output, signals, units};
 use linerate_harness::fleet_document as fleet_doc;
 use linerate_harness::launch::{self as fleet_launch, AgentSource, Children, LaunchError, Role};
 
@@ -379,7 +379,7 @@ fn run_fleet(kind: &'static str, a: &RunArgs, plan_for: &PlanFor) -> anyhow::Res
             let plan = plan_for(size)?;
             let timeout = run_timeout(a, plan.len());
             let listen = starter.listen(&source)?;
-            let outcome = netns::run_in(starter.netns(), || {
+            let outcome = linerate_lab::netns::run_in(starter.netns(), || {
                 let rendezvous = Rendezvous::bind(listen)?;
                 let meet = rendezvous.local_addr()?;
                 let token = fleet_launch::new_token()?;

@@ -10,7 +10,8 @@ use linerate_tune::audit::{self, Severity};
 use linerate_tune::{Facts, Plan, SysRoot, Target, apply, facts, plan};
 use serde_json::json;
 
-use crate::{netns, output, units};
+use crate::{output, units};
+use linerate_lab::netns::run_in;
 
 #[derive(Subcommand)]
 pub enum TuneCommand {
@@ -457,8 +458,9 @@ fn apply_cmd(a: ApplyArgs) -> anyhow::Result<()> {
         }
         (None, Some(name)) => {
             let t = profile(name)?;
-            let facts =
-                netns::run_in(ns.as_deref(), || Ok(facts::collect(&SysRoot::live(), None)))?;
+            let facts = run_in(ns.as_deref(), || {
+                Ok::<_, anyhow::Error>(facts::collect(&SysRoot::live(), None))
+            })?;
             (plan::make(&facts, t), format!("profile {name}"))
         }
         (None, None) => bail!("give --plan FILE or --profile NAME"),
@@ -512,14 +514,14 @@ fn revert_hint(s: &ScopeArgs) -> String {
 }
 
 /// Applies settings inside `ns` (or on the host).
-pub fn apply_in(
+fn apply_in(
     ns: Option<&str>,
     settings: &[plan::Setting],
     state: &Path,
     label: &str,
     source: &str,
 ) -> anyhow::Result<apply::Report> {
-    netns::run_in(ns, || {
+    run_in(ns, || {
         Ok(apply::apply(
             settings,
             Path::new("/proc/sys"),
@@ -531,8 +533,8 @@ pub fn apply_in(
 }
 
 /// Reverts what `apply_in` did.
-pub fn revert_in(ns: Option<&str>, state: &Path) -> anyhow::Result<Vec<apply::Entry>> {
-    netns::run_in(ns, || Ok(apply::revert(Path::new("/proc/sys"), state)?))
+fn revert_in(ns: Option<&str>, state: &Path) -> anyhow::Result<Vec<apply::Entry>> {
+    run_in(ns, || Ok(apply::revert(Path::new("/proc/sys"), state)?))
 }
 
 fn revert_cmd(a: ScopeArgs) -> anyhow::Result<()> {

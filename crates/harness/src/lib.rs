@@ -3,7 +3,8 @@
 //! hosts ([`place`]), the tools in an order that rotates each round, medians
 //! per tool and linerate's ratio to the best peer ([`compare`]), generated
 //! data sets ([`dataset`]), and many runs gathered into one
-//! `linerate.result/1` document ([`document`]); and where a many-host
+//! `linerate.result/1` document ([`document`]); the seed papers' studies
+//! on labs they build and remove ([`study`]); and where a many-host
 //! run's agents come from, started and ended here or ranks of srun and
 //! mpirun ([`launch`]), and its one document ([`fleet_document`]).
 //!
@@ -19,6 +20,7 @@ pub mod fleet_document;
 pub mod launch;
 pub mod place;
 mod rounds;
+pub mod study;
 
 pub use compare::{CompareSpec, Comparison, Dataset, Mode, compare};
 pub use place::Place;
@@ -67,6 +69,18 @@ pub enum HarnessError {
     /// Starting, running or parsing a peer tool.
     #[error(transparent)]
     Peer(#[from] linerate_peers::PeerError),
+    /// A lab could not be built, changed or entered.
+    #[error(transparent)]
+    Lab(#[from] linerate_lab::LabError),
+    /// A run of linerate itself.
+    #[error(transparent)]
+    Engine(#[from] linerate_engine::EngineError),
+    /// Setting or reverting sysctls in a lab host.
+    #[error(transparent)]
+    Tune(#[from] linerate_tune::TuneError),
+    /// A thread of the harness panicked.
+    #[error("{0} panicked")]
+    Panicked(&'static str),
     /// A file or socket operation of the harness itself.
     #[error("{what}: {source}")]
     Io {

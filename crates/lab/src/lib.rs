@@ -10,6 +10,7 @@ pub mod emulator;
 mod exec;
 pub mod lab;
 pub mod layout;
+pub mod netns;
 pub mod state;
 mod topology;
 
@@ -39,6 +40,8 @@ pub enum LabError {
     Emulator(String),
     #[error("a lock was poisoned by a panicking thread")]
     Poisoned,
+    #[error("{0} panicked")]
+    Panicked(String),
 }
 
 impl LabError {

@@ -126,13 +126,21 @@ impl Run {
     }
 }
 
+/// A displaced segment leaves at most this share (1/20) of the one-way
+/// delay early, so the round trips it shows stay within 5 % of the path's.
+const DISPLACE_LEAD_SHARE: u64 = 20;
+
 /// Queues `q` ahead of the last `depth` segments queued for its
-/// destination, to leave when the first of them does; whether it overtook
-/// any (with nothing queued for its destination it keeps its place).
-fn displace(queue: &mut VecDeque<Queued>, mut q: Queued, depth: u32) -> bool {
+/// destination that are due at most `max_lead_ns` before it, to leave when
+/// the first of them does; whether it overtook any (with nothing queued
+/// for its destination it keeps its place). The bound keeps a displaced
+/// segment from jumping a sparse line: in slow start the segment ahead may
+/// be a burst sent a round trip earlier, and leaving with it would show a
+/// round trip shorter than the path's (docs/defaults.md#reorder-model).
+fn displace(queue: &mut VecDeque<Queued>, mut q: Queued, depth: u32, max_lead_ns: u64) -> bool {
     let (mut at, mut passed) = (queue.len(), 0usize);
     for (i, ahead) in queue.iter().enumerate().rev() {
-        if passed >= depth as usize {
+        if passed >= depth as usize || q.due_ns.saturating_sub(ahead.due_ns) > max_lead_ns {
             break;
         }
         if ahead.to == q.to {
@@ -358,7 +366,8 @@ impl Forwarder<'_> {
                 to,
             };
             if r.displaced {
-                if displace(&mut self.queue, queued, imp.reorder_depth) {
+                let max_lead_ns = imp.delay_us * 1000 / DISPLACE_LEAD_SHARE;
+                if displace(&mut self.queue, queued, imp.reorder_depth, max_lead_ns) {
                     self.counters.reordered.fetch_add(1, Relaxed);
                 }
             } else {
@@ -438,7 +447,7 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        assert!(displace(&mut q, queued(400, 7, 1, 1), 3));
+        assert!(displace(&mut q, queued(400, 7, 1, 1), 3, 1_000));
         assert_eq!(
             order(&q),
             vec![(0, 100), (7, 200), (4, 200), (90, 250), (5, 300)]
@@ -447,10 +456,22 @@ mod tests {
         assert!(dues.windows(2).all(|w| w[0] <= w[1]), "{dues:?}");
     }
 
+    /// In slow start the line is sparse: the segment ahead may be a burst
+    /// due a round trip earlier. A displaced segment does not leave with
+    /// it, or its round trip would be shorter than the path's.
+    #[test]
+    fn a_displaced_segment_never_leaves_more_than_its_lead_early() {
+        let mut q: VecDeque<Queued> = [queued(100, 0, 2, 1), queued(44_000, 2, 1, 1)]
+            .into_iter()
+            .collect();
+        assert!(displace(&mut q, queued(44_100, 3, 1, 1), 3, 500));
+        assert_eq!(order(&q), vec![(0, 100), (3, 44_000), (2, 44_000)]);
+    }
+
     #[test]
     fn with_nothing_ahead_for_its_destination_a_segment_keeps_its_place() {
         let mut q: VecDeque<Queued> = [queued(100, 0, 1, 2)].into_iter().collect();
-        assert!(!displace(&mut q, queued(400, 1, 1, 1), 3));
+        assert!(!displace(&mut q, queued(400, 1, 1, 1), 3, 1_000));
         assert_eq!(order(&q), vec![(0, 100), (1, 400)]);
     }
 }

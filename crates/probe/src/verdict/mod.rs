@@ -74,6 +74,20 @@ pub struct KnownPath {
     pub min_rtt_us: Option<f64>,
 }
 
+impl KnownPath {
+    /// What a lab link's conditions say of its path: its capacity is the
+    /// lab's rate, the least round trip its RTT less twice its jitter.
+    pub fn of_lab_link(rate_bps: Option<u64>, rtt_us: u64, jitter_us: u64) -> KnownPath {
+        KnownPath {
+            capacity: rate_bps.map(|bps| Capacity {
+                bits_per_second: bps as f64,
+                source: "the lab's --rate",
+            }),
+            min_rtt_us: Some(rtt_us.saturating_sub(2 * jitter_us) as f64).filter(|&r| r > 0.0),
+        }
+    }
+}
+
 /// A path's capacity where it is known, and from where, in the words a
 /// sentence gives it ("the lab's --rate").
 #[derive(Debug, Clone, Copy, PartialEq)]

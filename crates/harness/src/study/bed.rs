@@ -1,0 +1,157 @@
+//! A study's testbed: a lab and a bench server in its second host, both
+//! gone when the bed is dropped, and one bench from the first host to the
+//! second.
+
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::thread::JoinHandle;
+
+use linerate_engine::bench;
+use linerate_engine::server::Server;
+use linerate_engine::spec::BenchSpec;
+use linerate_lab::{Backend, Lab, LabSpec, netns};
+use linerate_probe::verdict::KnownPath;
+use linerate_result::{LabRecord, ResultDoc};
+use linerate_tune::plan::Setting;
+
+use crate::HarnessError;
+
+/// The port the bed's server listens on, inside its own namespace.
+const PORT: u16 = 5201;
+
+/// A lab and a server in its second host, both gone when this is dropped.
+pub(crate) struct Bed {
+    pub lab: Lab,
+    stop: Arc<AtomicBool>,
+    serving: Option<JoinHandle<()>>,
+}
+
+impl Bed {
+    /// Brings up the lab `spec` (its emulator, if any, is `linerate`) and
+    /// starts the server in its second host.
+    pub fn up(spec: LabSpec, linerate: &Path) -> Result<Bed, HarnessError> {
+        let lab = Lab::up(spec, linerate)?;
+        let mut bed = Bed {
+            lab,
+            stop: Arc::new(AtomicBool::new(false)),
+            serving: None,
+        };
+        let ns = bed.lab.hosts[1].netns.clone();
+        let stop = Arc::clone(&bed.stop);
+        let (tx, rx) = std::sync::mpsc::channel();
+        bed.serving = Some(std::thread::spawn(move || {
+            // Threads inherit the namespace of the thread that starts them,
+            // so the whole server lives in the second host.
+            let bound = netns::enter(&ns)
+                .map_err(HarnessError::from)
+                .and_then(|()| {
+                    Ok(Server::bind(SocketAddr::from((
+                        Ipv6Addr::UNSPECIFIED,
+                        PORT,
+                    )))?)
+                });
+            match bound {
+                Ok(server) => {
+                    let _ = tx.send(Ok(()));
+                    let _ = server.run(false, &stop);
+                }
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                }
+            }
+        }));
+        rx.recv()
+            .map_err(|_| HarnessError::Panicked("the study's server thread"))??;
+        Ok(bed)
+    }
+
+    /// The lab as a result records it.
+    pub fn record(&self) -> LabRecord {
+        let routed = self.lab.router.is_some() && self.lab.backend != Backend::Emulator;
+        LabRecord {
+            name: self.lab.spec.name.clone(),
+            backend: self.lab.backend.as_str().into(),
+            backend_reason: self.lab.backend_reason.clone(),
+            topology: if routed { "router" } else { "direct" }.into(),
+            mtu: self.lab.spec.mtu,
+            conditions: serde_json::to_value(&self.lab.spec.conditions).unwrap_or_default(),
+        }
+    }
+
+    /// Sets the tcp_rmem/tcp_wmem maxima in both hosts (per namespace,
+    /// never the host's): `max` 0 puts back `defaults`.
+    pub fn buffers(
+        &self,
+        max: u64,
+        defaults: &(String, String),
+    ) -> Result<(String, String), HarnessError> {
+        let (rmem, wmem) = if max == 0 {
+            defaults.clone()
+        } else {
+            (format!("4096 131072 {max}"), format!("4096 16384 {max}"))
+        };
+        let settings = [
+            Setting::new("net.ipv4.tcp_rmem", &rmem, "study buffers"),
+            Setting::new("net.ipv4.tcp_wmem", &wmem, "study buffers"),
+        ];
+        for h in &self.lab.hosts {
+            self.in_host(&h.netns, || {
+                linerate_tune::apply::set(&settings, Path::new("/proc/sys"))?;
+                Ok(())
+            })?;
+        }
+        Ok((rmem, wmem))
+    }
+
+    /// Runs `f` in host namespace `ns`.
+    pub fn in_host<T: Send>(
+        &self,
+        ns: &str,
+        f: impl FnOnce() -> Result<T, HarnessError> + Send,
+    ) -> Result<T, HarnessError> {
+        netns::run_in(Some(ns), f)
+    }
+
+    /// One bench from the first host to the second (over IPv6 if `v6`),
+    /// with congestion control `cc` where given; `command_line` is what
+    /// the result records.
+    pub fn bench(
+        &self,
+        mut spec: BenchSpec,
+        cc: Option<&str>,
+        v6: bool,
+        command_line: &[String],
+    ) -> Result<ResultDoc, HarnessError> {
+        let h2 = &self.lab.hosts[1];
+        let addr: IpAddr = if v6 { h2.v6.into() } else { h2.v4.into() };
+        let server = SocketAddr::new(addr, PORT);
+        if let Some(cc) = cc {
+            spec.socket.congestion = Some(cc.into());
+        }
+        let c = &self.lab.spec.conditions;
+        spec.path = KnownPath::of_lab_link(c.rate_bps, c.rtt_us, c.jitter_us);
+        let run = self.in_host(&self.lab.hosts[0].netns, || {
+            Ok(bench::run(server, &spec, None, &mut |_, _| {})?)
+        })?;
+        let mut doc = bench::to_result(&run, command_line.to_vec());
+        doc.lab = Some(self.record());
+        Ok(doc)
+    }
+}
+
+impl Drop for Bed {
+    fn drop(&mut self) {
+        self.stop.store(true, Relaxed);
+        if let Some(t) = self.serving.take() {
+            let _ = t.join();
+        }
+        if let Err(e) = self.lab.down() {
+            let name = &self.lab.spec.name;
+            eprintln!(
+                "linerate: could not remove lab {name}: {e} (run `linerate lab down --name {name}`)"
+            );
+        }
+    }
+}

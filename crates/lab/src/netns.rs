@@ -1,0 +1,54 @@
+//! Running code inside a network namespace. setns(2) moves only the calling
+//! thread, so work that must happen in a namespace gets its own thread.
+
+use std::fs::File;
+use std::os::fd::AsFd;
+
+use crate::{Conditions, Lab, LabError};
+
+/// Moves the calling thread into the named namespace (/run/netns/NAME).
+pub fn enter(netns: &str) -> Result<(), LabError> {
+    let path = format!("/run/netns/{netns}");
+    let f = File::open(&path).map_err(|e| LabError::io(path.as_ref(), e))?;
+    rustix::thread::move_into_link_name_space(
+        f.as_fd(),
+        Some(rustix::thread::LinkNameSpaceType::Network),
+    )
+    .map_err(|e| LabError::Io {
+        context: format!("entering namespace {netns}"),
+        error: e.into(),
+    })
+}
+
+/// Runs `f` on a thread inside `netns`, or on this thread for `None`.
+pub fn run_in<T: Send, E: From<LabError> + Send>(
+    netns: Option<&str>,
+    f: impl FnOnce() -> Result<T, E> + Send,
+) -> Result<T, E> {
+    let Some(ns) = netns else { return f() };
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            enter(ns)?;
+            f()
+        })
+        .join()
+        .map_err(|_| LabError::Panicked(format!("the thread working in namespace {ns}")))?
+    })
+}
+
+/// The link conditions of the lab whose host namespace this thread runs in
+/// (under `lab exec`), if any.
+pub fn conditions_here() -> Option<Conditions> {
+    use std::os::unix::fs::MetadataExt;
+    let id = |path: &str| std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
+    let here = id("/proc/thread-self/ns/net")?;
+    let lab = crate::state::names()
+        .iter()
+        .filter_map(|name| Lab::load(name).ok())
+        .find(|lab| {
+            lab.hosts
+                .iter()
+                .any(|h| id(&format!("/run/netns/{}", h.netns)) == Some(here))
+        })?;
+    Some(lab.spec.conditions)
+}
