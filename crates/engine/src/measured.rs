@@ -10,6 +10,7 @@ use linerate_result::Side;
 use linerate_session::bench_server::Event;
 use linerate_session::{BenchServer, Session};
 use linerate_wire::{Accept, BenchParams, LatencyParams, RefusalCode, SessionId, SessionKind};
+use std::ops::ControlFlow::{Break, Continue};
 
 use crate::end;
 use crate::error::Result;
@@ -17,7 +18,7 @@ use crate::limits::Held;
 use crate::pool::ReceivePool;
 use crate::session::control::Control;
 use crate::session::registry::{Registration, Registry};
-use crate::session::{feed, flush, local, settle};
+use crate::session::{Turn, drive, flush, local};
 use crate::shares::Seat;
 use crate::sockopt::StreamOptions;
 use linerate_session::join::JoinRule;
@@ -55,23 +56,21 @@ pub(crate) fn serve(
     let mut _buffers = None;
     let mut sockets = Vec::new();
     let mut summary = String::new();
-    loop {
-        if let Some(end) = settle(&mut ctl, &mut m) {
-            return end.map(|()| summary);
-        }
-        let Some(event) = m.poll_event() else {
-            feed(&mut ctl, &mut m, None);
-            continue;
+    drive(&mut ctl, &mut m, None, |ctl, m, turn| {
+        let event = match turn {
+            Turn::Ended(end) => return end.map(|()| Break(std::mem::take(&mut summary))),
+            Turn::Idle => return Ok(Continue(())),
+            Turn::Event(event) => event,
         };
         let (plan, options, connections) = match event {
             Event::Register(params) => {
                 if let Err(e) = of_the_run(params.run_token.as_ref(), run_token) {
                     m.abort(local(RefusalCode::UnknownSession, e));
-                    continue;
+                    return Ok(Continue(()));
                 }
                 if let Err(e) = within_time(params.duration_ms, params.bytes, seat) {
                     m.abort(local(RefusalCode::InvalidParameters, e));
-                    continue;
+                    return Ok(Continue(()));
                 }
                 if params.udp.is_some() {
                     seat.without_progress_rule();
@@ -80,7 +79,7 @@ pub(crate) fn serve(
                     Ok(h) => _buffers = Some(h),
                     Err(e) => {
                         m.abort(local(RefusalCode::Busy, format!("server busy: {e}")));
-                        continue;
+                        return Ok(Continue(()));
                     }
                 }
                 let options = StreamOptions::from(&params);
@@ -93,7 +92,7 @@ pub(crate) fn serve(
                         RefusalCode::UnknownSession,
                         "this is a many-host run's agent: it takes only its run's flows",
                     ));
-                    continue;
+                    return Ok(Continue(()));
                 }
                 let options = StreamOptions::for_latency(&params);
                 let n = params.connections;
@@ -101,12 +100,10 @@ pub(crate) fn serve(
             }
             Event::Run => {
                 let Some((_, plan)) = &registration else {
-                    continue;
+                    return Ok(Continue(()));
                 };
                 summary = match plan {
-                    Plan::Bench(params) => {
-                        run_bench(params, &sockets, (&mut ctl, &mut m), (seat, pool))
-                    }
+                    Plan::Bench(params) => run_bench(params, &sockets, (ctl, m), (seat, pool)),
                     Plan::Latency(params) => {
                         let (report, rounds) = crate::latency::echo::serve_all(params, &sockets);
                         let mut line = format!(
@@ -118,13 +115,13 @@ pub(crate) fn serve(
                         line
                     }
                 };
-                continue;
+                return Ok(Continue(()));
             }
         };
         match Registration::new(reg, id, connections, options, join.clone()) {
             Ok(r) => {
                 m.registered(Instant::now());
-                flush(&mut ctl, &mut m)?;
+                flush(ctl, m)?;
                 registration = Some((r, plan));
             }
             Err(e) => m.abort(local(RefusalCode::Busy, e)),
@@ -142,7 +139,8 @@ pub(crate) fn serve(
                 Err(e) => m.abort(local(RefusalCode::InvalidParameters, e)),
             }
         }
-    }
+        Ok(Continue(()))
+    })
 }
 
 /// Runs a bench's streams at this end; its summary line.

@@ -2,6 +2,7 @@
 //! collects the server's half and merges both into one result.
 
 use std::net::SocketAddr;
+use std::ops::ControlFlow::{Break, Continue};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant, SystemTime};
@@ -17,7 +18,7 @@ use crate::end::{self, Pin};
 use crate::error::{EngineError, Result};
 use crate::session::connect::{Peer, before_accept, new_session_id, open_control, open_data};
 use crate::session::control::Control;
-use crate::session::{feed, flush, settle};
+use crate::session::{Turn, drive, feed, flush};
 use crate::sockopt::StreamOptions;
 use crate::spec::BenchSpec;
 
@@ -79,64 +80,72 @@ pub fn run(
     let mut client = None;
     let mut accepted = false;
     let mut started_at = SystemTime::now();
-    loop {
-        match settle(&mut ctl, &mut m) {
-            Some(Ok(server)) => {
+    let run = |params: &BenchParams,
+               client: Option<SideReport>,
+               server,
+               server_host,
+               started_at,
+               interrupted| BenchRun {
+        params: params.clone(),
+        session,
+        started_at,
+        client: client.unwrap_or_default(),
+        server,
+        client_host: client_host.clone(),
+        server_host,
+        interrupted,
+        encryption: encryption.clone(),
+        path: spec.path,
+        write_len_asked: spec.write_len.is_some(),
+    };
+    drive(&mut ctl, &mut m, None, |ctl, m, turn| {
+        let event = match turn {
+            Turn::Ended(Ok(server)) => {
                 let failed = server.stream_errors();
                 // A run cut short by the user leaves the server's senders
                 // reset mid-write (-R): not a failure of the run.
                 if !failed.is_empty() && !stopped() {
                     return Err(EngineError::ServerStreams(failed));
                 }
-                return Ok(BenchRun {
-                    params,
-                    session,
-                    started_at,
-                    client: client.unwrap_or_default(),
+                let host = std::mem::take(&mut server_host);
+                return Ok(Break(run(
+                    &params,
+                    client.take(),
                     server,
-                    client_host,
-                    server_host,
-                    interrupted: stopped(),
-                    encryption,
-                    path: spec.path,
-                    write_len_asked: spec.write_len.is_some(),
-                });
+                    host,
+                    started_at,
+                    stopped(),
+                )));
             }
             // Ended by the user before the server could report (its
             // streams were still sending, -R): this end's half stands alone.
-            Some(Err(_)) if client.is_some() && stopped() => {
-                return Ok(BenchRun {
-                    params,
-                    session,
+            Turn::Ended(Err(_)) if client.is_some() && stopped() => {
+                let host = std::mem::take(&mut server_host);
+                let alone = SideReport::default();
+                return Ok(Break(run(
+                    &params,
+                    client.take(),
+                    alone,
+                    host,
                     started_at,
-                    client: client.unwrap_or_default(),
-                    server: SideReport::default(),
-                    client_host,
-                    server_host,
-                    interrupted: true,
-                    encryption,
-                    path: spec.path,
-                    write_len_asked: spec.write_len.is_some(),
-                });
+                    true,
+                )));
             }
-            Some(Err(e)) if !accepted => return Err(before_accept(server, &ctl, e)),
-            Some(Err(e @ EngineError::Refused(_))) => return Err(e),
-            Some(Err(e)) if client.is_some() => {
+            Turn::Ended(Err(e)) if !accepted => return Err(before_accept(server, ctl, e)),
+            Turn::Ended(Err(e @ EngineError::Refused(_))) => return Err(e),
+            Turn::Ended(Err(e)) if client.is_some() => {
                 return Err(EngineError::NoServerReport(Box::new(e)));
             }
-            Some(Err(e)) => return Err(e),
-            None => {}
-        }
-        let Some(event) = m.poll_event() else {
-            feed(&mut ctl, &mut m, None);
-            continue;
+            Turn::Ended(Err(e)) => return Err(e),
+            Turn::Idle => return Ok(Continue(())),
+            Turn::Event(event) => event,
         };
         match event {
             Event::Accepted(accept) => {
                 accepted = true;
                 let loopback = server.ip().is_loopback();
                 let hosts = (&client_host, &accept.host);
-                plan_request(spec, &mut params, &ctl, loopback, hosts);
+                plan_request(spec, &mut params, ctl, loopback, hosts);
                 server_host = accept.host;
                 m.request(Instant::now(), params.clone());
             }
@@ -158,11 +167,11 @@ pub fn run(
                 // even when this thread waits for a core after the flush.
                 let t0 = Instant::now();
                 m.streams_open();
-                flush(&mut ctl, &mut m)?;
+                flush(ctl, m)?;
                 let abort = AtomicBool::new(false);
                 let report = run_streams(
-                    &mut ctl,
-                    &mut m,
+                    ctl,
+                    m,
                     params.peer_intervals,
                     &|show| end::run(&params, true, stop.clone(), &sockets, t0, &abort, show),
                     on_interval,
@@ -177,7 +186,8 @@ pub fn run(
             // Late ones, after this end's last interval was shown.
             Event::PeerIntervals(_) => {}
         }
-    }
+        Ok(Continue(()))
+    })
 }
 
 /// What [`end::run`] calls with each interval of this end's samples.

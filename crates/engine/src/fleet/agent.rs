@@ -3,6 +3,7 @@
 //! clock probes and runs each step's flows at the agreed time.
 
 use std::net::{IpAddr, SocketAddr};
+use std::ops::ControlFlow::{Break, Continue};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant, SystemTime};
@@ -21,7 +22,7 @@ use crate::pool::ReceivePool;
 use crate::server::Server;
 use crate::session::connect::{Peer, new_session_id, open_control};
 use crate::session::control::{Control, Input};
-use crate::session::{apply, feed, settle};
+use crate::session::{Turn, apply, drive};
 use crate::spec::{Affinity, BenchSpec, RxPoll};
 
 /// How often the watch over the coordinator looks at the interrupt flag.
@@ -118,20 +119,15 @@ fn join_and_work(spec: &AgentSpec, data_port: u16, stop: &Arc<AtomicBool>) -> Re
         token: spec.token.clone(),
     };
     let mut m = Agent::new(Instant::now(), join, spec.silence);
-    loop {
-        if let Some(end) = settle(&mut ctl, &mut m) {
-            return end;
-        }
-        if stop.load(Relaxed) {
-            m.abort(SessionError::local(
+    drive(&mut ctl, &mut m, Some(INTERRUPT_TICK), |ctl, m, turn| {
+        match turn {
+            Turn::Ended(end) => return end.map(Break),
+            Turn::Idle if stop.load(Relaxed) => m.abort(SessionError::local(
                 linerate_wire::RefusalCode::Internal,
                 "the agent was interrupted",
-            ));
-            continue;
-        }
-        match m.poll_event() {
-            None => feed(&mut ctl, &mut m, Some(Duration::from_millis(200))),
-            Some(Event::Probe(p)) => {
+            )),
+            Turn::Idle => {}
+            Turn::Event(Event::Probe(p)) => {
                 let received = wall_ns();
                 m.echo(ClockEcho {
                     seq: p.seq,
@@ -140,8 +136,8 @@ fn join_and_work(spec: &AgentSpec, data_port: u16, stop: &Arc<AtomicBool>) -> Re
                     agent_sent_ns: wall_ns(),
                 });
             }
-            Some(Event::Task(task)) => {
-                let watch = Watch::start(&ctl, stop)?;
+            Turn::Event(Event::Task(task)) => {
+                let watch = Watch::start(ctl, stop)?;
                 let context = FlowContext {
                     bind,
                     token: spec.token.as_deref(),
@@ -150,12 +146,17 @@ fn join_and_work(spec: &AgentSpec, data_port: u16, stop: &Arc<AtomicBool>) -> Re
                 let report = run_task(&task, context, &watch.stop);
                 match watch.finish() {
                     None => m.task_done(Instant::now(), report),
-                    Some(input) => apply(&mut m, input),
+                    Some(input) => apply(m, input),
                 }
             }
         }
-    }
+        Ok(Continue(()))
+    })
 }
+
+/// How often an agent waiting on its coordinator looks whether it was
+/// interrupted.
+const INTERRUPT_TICK: Duration = Duration::from_millis(200);
 
 /// The coordinator's connection, read while a step's flows run: a
 /// dismissal (Ctrl-C at the coordinator, its timeout) or the coordinator

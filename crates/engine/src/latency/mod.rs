@@ -7,6 +7,7 @@
 //! [`linerate_wire::RunHeader`].
 
 use std::net::SocketAddr;
+use std::ops::ControlFlow::{Break, Continue};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant, SystemTime};
@@ -14,14 +15,14 @@ use std::time::{Duration, Instant, SystemTime};
 use hdrhistogram::Histogram;
 use linerate_result::latency::{self as doc, Percentiles};
 use linerate_result::{HostFacts, SideReport};
+use linerate_session::BenchClient;
 use linerate_session::bench_client::Event;
-use linerate_session::{BenchClient, Session};
 use linerate_wire::{Hello, LatencyParams, Pattern, Role, RunHeader, SessionId, SessionKind};
 
 use crate::bench::BenchRun;
 use crate::error::{EngineError, Result};
 use crate::session::connect::{Peer, before_accept, new_session_id, open_control, open_data};
-use crate::session::{flush, settle};
+use crate::session::{Turn, drive, flush};
 use crate::sockopt::StreamOptions;
 use crate::spec::{BenchSpec, BusyPoll, LatencySpec};
 
@@ -186,32 +187,29 @@ pub fn run(
     let mut accepted = false;
     let mut ran = None;
     let mut busy_poll_choice = None;
-    loop {
-        match settle(&mut ctl, &mut m) {
-            Some(Ok(server_report)) => {
-                let (steps, load) = ran.unwrap_or_default();
-                return Ok(LatencyRun {
+    drive(&mut ctl, &mut m, None, |ctl, m, turn| {
+        let event = match turn {
+            Turn::Ended(Ok(server_report)) => {
+                let (steps, load) = ran.take().unwrap_or_default();
+                return Ok(Break(LatencyRun {
                     spec: spec.clone(),
-                    params,
+                    params: params.clone(),
                     session,
                     started_at,
                     steps,
                     clock_overhead_ns,
                     server: server_report,
-                    client_host,
-                    server_host,
+                    client_host: client_host.clone(),
+                    server_host: std::mem::take(&mut server_host),
                     load,
                     busy_poll_choice: busy_poll_choice.take().unwrap_or_default(),
                     interrupted: stop.load(Relaxed),
-                });
+                }));
             }
-            Some(Err(e)) if !accepted => return Err(before_accept(server, &ctl, e)),
-            Some(Err(e)) => return Err(e),
-            None => {}
-        }
-        let Some(event) = m.poll_event() else {
-            crate::session::feed(&mut ctl, &mut m, None);
-            continue;
+            Turn::Ended(Err(e)) if !accepted => return Err(before_accept(server, ctl, e)),
+            Turn::Ended(Err(e)) => return Err(e),
+            Turn::Idle => return Ok(Continue(())),
+            Turn::Event(event) => event,
         };
         match event {
             Event::Accepted(accept) => {
@@ -241,7 +239,7 @@ pub fn run(
                     })
                     .collect::<Result<Vec<_>>>()?;
                 m.streams_open();
-                flush(&mut ctl, &mut m)?;
+                flush(ctl, m)?;
                 // Paired once the server has every connection and answers each.
                 if params.udp {
                     conns.iter_mut().try_for_each(Connection::pair_udp)?;
@@ -254,7 +252,8 @@ pub fn run(
             }
             Event::PeerIntervals(_) => {}
         }
-    }
+        Ok(Continue(()))
+    })
 }
 
 /// Whether the receivers spin, and why, in words for the result.

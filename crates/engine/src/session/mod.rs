@@ -10,6 +10,7 @@ pub mod link;
 pub mod registry;
 
 use std::net::TcpStream;
+use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
 use linerate_session::{Session, SessionError};
@@ -31,6 +32,52 @@ impl StreamSocket {
             index,
             stream: link.stream,
             tls: link.tls.map(std::sync::Mutex::new),
+        }
+    }
+}
+
+/// What a session's driver is handed each turn of [`drive`].
+pub(crate) enum Turn<E, D> {
+    /// The machine asks for something (open streams, run them, ...).
+    Event(E),
+    /// Nothing to do yet: the next input was handed to the machine, or the
+    /// tick passed.
+    Idle,
+    /// The machine has ended, its last messages sent.
+    Ended(Result<D>),
+}
+
+/// The one loop every session kind is driven by: sends what the machine
+/// queued, hands each of its events (or its end) to `on`, and feeds it
+/// the next input from `ctl` when it has nothing to ask, waiting at most
+/// `tick` when given so `on` can look at other work (an interrupt) in
+/// between. `on` breaks with the driver's result; it must break on
+/// [`Turn::Ended`].
+pub(crate) fn drive<S: Session, T>(
+    ctl: &mut Control,
+    m: &mut S,
+    tick: Option<Duration>,
+    mut on: impl FnMut(&mut Control, &mut S, Turn<S::Event, S::Done>) -> Result<ControlFlow<T>>,
+) -> Result<T> {
+    loop {
+        let turn = match settle(ctl, m) {
+            Some(end) => Turn::Ended(end),
+            None => match m.poll_event() {
+                Some(event) => Turn::Event(event),
+                None => {
+                    feed(ctl, m, tick);
+                    Turn::Idle
+                }
+            },
+        };
+        let ended = matches!(turn, Turn::Ended(_));
+        if let ControlFlow::Break(done) = on(ctl, m, turn)? {
+            return Ok(done);
+        }
+        if ended {
+            return Err(EngineError::Internal(
+                "a driver went on past its session's end",
+            ));
         }
     }
 }

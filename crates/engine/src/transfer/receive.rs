@@ -5,6 +5,7 @@
 
 use crate::lock;
 use std::net::{Shutdown, TcpStream};
+use std::ops::ControlFlow::{Break, Continue};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -31,7 +32,7 @@ use crate::error::{EngineError, Result};
 use crate::limits::{SessionLimits, return_free_memory};
 use crate::session::control::{Control, Input};
 use crate::session::registry::{Registration, Registry};
-use crate::session::{StreamSocket, apply, feed, flush, local, settle};
+use crate::session::{StreamSocket, Turn, apply, drive, flush, local};
 use crate::sockopt::StreamOptions;
 use crate::stream::{Live, Outcome, ThreadClock};
 use linerate_session::join::JoinRule;
@@ -143,22 +144,21 @@ fn serve_admitted(
     let token = policy.token.as_ref().map(|t| t.0.clone());
     let mut m = TransferReceiver::new(Instant::now(), accept, token);
     let mut admitted = None;
-    loop {
-        if let Some(end) = settle(&mut ctl, &mut m) {
-            return end.map(|()| String::new());
-        }
-        let Some(event) = m.poll_event() else {
-            feed(&mut ctl, &mut m, None);
-            continue;
-        };
-        match event {
-            ReceiverEvent::Admit(req) => {
+    // Until the sender begins: a session that ends first has nothing to serve.
+    let begun = drive(&mut ctl, &mut m, None, |ctl, m, turn| {
+        match turn {
+            Turn::Ended(end) => return end.map(|()| Break(false)),
+            Turn::Event(ReceiverEvent::Admit(req)) => {
                 *new_dirs.borrow_mut() = NewDirs::missing(&policy.root, &req.dest);
-                admitted = admission(&mut ctl, &mut m, req, reg, id, policy, admit);
+                admitted = admission(ctl, m, req, reg, id, policy, admit);
             }
-            ReceiverEvent::Begin => break,
-            _ => {}
+            Turn::Event(ReceiverEvent::Begin) => return Ok(Break(true)),
+            Turn::Event(_) | Turn::Idle => {}
         }
+        Ok(Continue(()))
+    })?;
+    if !begun {
+        return Ok(String::new());
     }
     let Some(Admitted {
         req,

@@ -4,20 +4,20 @@
 //! soon as the first list arrives, until the receiver says nothing is missing.
 
 use crate::lock;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fs::File;
 use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::ops::ControlFlow::{Break, Continue};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant, SystemTime};
 
 use linerate_result::{HostFacts, IntervalSample, SideReport};
 use linerate_secure::{ClientConfig, Negotiated};
+use linerate_session::TransferSender;
 use linerate_session::transfer_sender::Event as SenderEvent;
-use linerate_session::{Session, TransferSender};
 use linerate_wire::{
-    ENTRIES_PER_FRAME, Entry, Hello, NeedFile, RefusalCode, Role, SessionId, SessionKind,
-    TransferRequest, TransferTotals,
+    Hello, NeedFile, Role, SessionId, SessionKind, TransferRequest, TransferTotals,
 };
 
 use super::direct::CachePolicy;
@@ -27,15 +27,17 @@ use super::url::Token;
 use crate::end::{self, EndConfig};
 use crate::error::{EngineError, Result};
 use crate::session::connect::{Peer, before_accept, new_session_id, open_control, open_data};
-use crate::session::control::{Control, Input};
-use crate::session::{StreamSocket, apply, feed, flush, local, settle};
+use crate::session::control::Control;
+use crate::session::{StreamSocket, Turn, drive, flush};
 use crate::sockopt::StreamOptions;
 use crate::spec::{RxPoll, TransferSpec};
 use crate::stream::{self, Live};
 
+mod driver;
 mod result;
 mod stream_loop;
 
+use driver::{Ahead, Driven, announce, read_control, wait_for_close};
 pub use result::{MIN_JUDGED_BYTES, to_result};
 use stream_loop::send_stream;
 
@@ -104,9 +106,6 @@ struct Shared<'a> {
     /// When a stream last handed bytes to the network (ms since `t0`).
     progress_ms: AtomicU64,
     t0: Instant,
-    /// The manifest is still being announced: its thread is the only one
-    /// that writes to the control connection.
-    announcing: AtomicBool,
 }
 
 impl Shared<'_> {
@@ -188,8 +187,15 @@ pub fn run(
     let client_host = linerate_probe::host::collect();
     let mut m = TransferSender::new(Instant::now(), request.clone());
     let options = StreamOptions::for_sender(spec);
-    // One thread announces the manifest while another reads the answers.
-    let mut announcer = ctl
+    // The driver writes through its own handle; the reader owns `ctl`,
+    // which holds what was read of the stream so far. The handles come
+    // before the data connections, whose sockets then stay the newest.
+    let mut out = ctl
+        .try_clone()
+        .map_err(|e| EngineError::io("sharing the control connection", e))?;
+    // What the walker shuts when it fails, to end the session.
+    let ctl_socket = out
+        .stream
         .try_clone()
         .map_err(|e| EngineError::io("sharing the control connection", e))?;
     let (sockets, server_host) = connect_streams(&mut ctl, &mut m, &peer, session, &options)?;
@@ -210,7 +216,6 @@ pub fn run(
         checksum: request.checksum,
         progress_ms: AtomicU64::new(0),
         t0: Instant::now(),
-        announcing: AtomicBool::new(true),
     };
     // A transfer ends when its queue closes.
     let end_cfg = EndConfig::transfer(spec.streams, spec.interval_ms, spec.socket.rcvbuf, true);
@@ -226,57 +231,60 @@ pub fn run(
         stop_streams(sockets);
         let _ = ctl.shutdown(Shutdown::Both);
     };
-    let machine = Mutex::new(m);
     let t0 = Instant::now();
     let worker = |s: &StreamSocket, live: &Live| send_stream(s, &shared, live);
-    let (client, listed, passes) = std::thread::scope(|scope| {
+    let (tx, rx) = mpsc::channel();
+    let ahead = Ahead::default();
+    let (client, listed, driven) = std::thread::scope(|scope| {
+        let to_driver = tx.clone();
+        scope.spawn(move || read_control(ctl, to_driver));
+        let to_driver = tx.clone();
         let lister = scope.spawn(|| {
-            let listed = announce(&mut announcer, &machine, manifest, discovery);
+            let to_driver = to_driver;
+            let listed = announce(&shared, discovery, &to_driver, &ahead);
             shared.progressed();
-            shared.announcing.store(false, Relaxed);
             if listed.is_err() {
-                stop(&sockets, &announcer.stream);
+                stop(&sockets, &ctl_socket);
             }
             listed
         });
-        let driver = scope.spawn(|| {
-            let passes = drive(&mut ctl, &machine, &shared, interrupt);
+        drop(tx);
+        let (shared, ahead, sockets) = (&shared, &ahead, &sockets);
+        let (stop, stop_streams) = (&stop, &stop_streams);
+        let driver = scope.spawn(move || {
+            let driven = driver::drive(&mut out, &mut m, &rx, (shared, ahead), interrupt);
             shared.queue.close();
-            match &passes {
-                // The control connection stays open: the receiver ends its
-                // side and closes it (below).
-                Err(EngineError::Interrupted) => stop_streams(&sockets),
-                Err(_) => stop(&sockets, &ctl.stream),
+            match &driven {
+                // The receiver ends its side and closes the control
+                // connection once it let go of the transfer's files: the
+                // user may rerun at once.
+                Err(EngineError::Interrupted) => {
+                    stop_streams(sockets);
+                    wait_for_close(&rx, RECEIVER_LETS_GO);
+                }
+                Err(_) => stop(sockets, &out.stream),
                 Ok(_) => {}
             }
-            passes
+            // The reader's last wait ends here, whatever the receiver does.
+            let _ = out.stream.shutdown(Shutdown::Read);
+            driven
         });
-        let client = end::run_with(&end_cfg, &sockets, t0, &abort, on_interval, &worker);
+        let client = end::run_with(&end_cfg, sockets, t0, &abort, on_interval, &worker);
         (client, lister.join(), driver.join())
     });
-    let listed = listed.map_err(|_| EngineError::Panicked("the manifest sender"))?;
-    let passes = passes.map_err(|_| EngineError::Panicked("the transfer driver"))?;
+    let listed = listed.map_err(|_| EngineError::Panicked("the manifest walker"))?;
+    let driven = driven.map_err(|_| EngineError::Panicked("the transfer driver"))?;
     // The receiver's refusal explains why sending the manifest failed; else
     // a walk that failed explains why the rest stopped.
-    if let Err(EngineError::Interrupted) = passes {
-        // The user may rerun at once: the receiver must have let go of
-        // this transfer's files first, which it says by closing.
-        let until = Instant::now() + RECEIVER_LETS_GO;
-        while !matches!(ctl.next_input(Some(until)), Input::Closed | Input::Quiet) {}
-        return Err(EngineError::Interrupted);
-    }
-    if let Err(e @ EngineError::Refused(_)) = passes {
+    if let Err(e @ (EngineError::Interrupted | EngineError::Refused(_))) = driven {
         return Err(e);
     }
     listed?;
-    let (rounds, bytes_needed) = passes?;
-    let mut m = machine.into_inner().unwrap_or_else(|p| p.into_inner());
-    let done = loop {
-        if let Some(end) = settle(&mut ctl, &mut m) {
-            break end?;
-        }
-        feed(&mut ctl, &mut m, None);
-    };
+    let Driven {
+        passes: rounds,
+        first_bytes: bytes_needed,
+        done,
+    } = driven?;
     let (verified, mismatched) = if spec.verify {
         compare_digests(manifest, &done.digests)?
     } else {
@@ -314,135 +322,28 @@ fn connect_streams(
     options: &StreamOptions,
 ) -> Result<(Vec<StreamSocket>, HostFacts)> {
     let mut host = None;
-    loop {
-        match settle(ctl, m) {
-            Some(Err(e)) if host.is_none() => return Err(before_accept(peer.server, ctl, e)),
-            // Only an error ends a session before its streams open.
-            Some(end) => {
-                end?;
-                return Err(EngineError::ReceiverEnded);
-            }
-            None => {}
+    drive(ctl, m, None, |ctl, m, turn| match turn {
+        Turn::Ended(Err(e)) if host.is_none() => Err(before_accept(peer.server, ctl, e)),
+        // Only an error ends a session before its streams open.
+        Turn::Ended(end) => end.and(Err(EngineError::ReceiverEnded)),
+        Turn::Event(SenderEvent::Accepted(accept)) => {
+            host = Some(accept.host);
+            Ok(Continue(()))
         }
-        match m.poll_event() {
-            Some(SenderEvent::Accepted(accept)) => host = Some(accept.host),
-            Some(SenderEvent::OpenStreams) => {
-                let streams = m.request().streams;
-                let sockets = (0..streams)
-                    .map(|i| {
-                        let hello = Hello::new(session, Role::Data, SessionKind::Transfer, i);
-                        open_data(peer, options, hello)
-                    })
-                    .collect::<Result<Vec<StreamSocket>>>()?;
-                m.streams_open(Instant::now());
-                flush(ctl, m)?;
-                return Ok((sockets, host.unwrap_or_default()));
-            }
-            Some(_) => {}
-            None => feed(ctl, m, None),
+        Turn::Event(SenderEvent::OpenStreams) => {
+            let streams = m.request().streams;
+            let sockets = (0..streams)
+                .map(|i| {
+                    let hello = Hello::new(session, Role::Data, SessionKind::Transfer, i);
+                    open_data(peer, options, hello)
+                })
+                .collect::<Result<Vec<StreamSocket>>>()?;
+            m.streams_open(Instant::now());
+            flush(ctl, m)?;
+            Ok(Break((sockets, host.take().unwrap_or_default())))
         }
-    }
-}
-
-/// Sends what the machine queued, taken under its lock and written
-/// outside it, so the thread reading the receiver's answers never waits
-/// on a write.
-fn flush_shared(ctl: &mut Control, machine: &Mutex<TransferSender>) -> Result<()> {
-    let queued: Vec<_> = std::iter::from_fn(|| lock(machine).poll_transmit()).collect();
-    for msg in &queued {
-        ctl.send(msg)?;
-    }
-    Ok(())
-}
-
-/// Sends the manifest: what it already holds, then what the walk finds.
-fn announce(
-    ctl: &mut Control,
-    machine: &Mutex<TransferSender>,
-    manifest: &Manifest,
-    discovery: Option<&Discovery>,
-) -> Result<()> {
-    let mut batch = |entries: Vec<Entry>| {
-        lock(machine).entries(entries);
-        flush_shared(ctl, machine)
-    };
-    let mut known = manifest.iter().map(|(_, e, _)| e.clone()).peekable();
-    while known.peek().is_some() {
-        batch(known.by_ref().take(ENTRIES_PER_FRAME).collect())?;
-    }
-    if let Some(d) = discovery {
-        manifest.discover(&d.paths, d.follow_links, &mut batch)?;
-    }
-    {
-        let mut m = lock(machine);
-        let bytes = manifest.total_bytes();
-        m.reading_back(Duration::from_secs(bytes / VERIFY_BYTES_PER_SEC));
-        m.entries_end(Instant::now());
-    }
-    flush_shared(ctl, machine)
-}
-
-/// Feeds the first pass as the receiver answers each manifest frame, then
-/// refills the queue after each pass until the receiver misses nothing;
-/// returns the number of passes and the bytes the first one needed.
-fn drive(
-    ctl: &mut Control,
-    machine: &Mutex<TransferSender>,
-    shared: &Shared,
-    interrupt: Option<&AtomicBool>,
-) -> Result<(u32, u64)> {
-    let none = HashSet::new();
-    let mut need: Vec<NeedFile> = Vec::new();
-    loop {
-        let mut m = lock(machine);
-        while let Some(event) = m.poll_event() {
-            match event {
-                SenderEvent::Need { pass: 0, files } => {
-                    let plan = queue::plan(shared.manifest, &files, shared.block_len, &none);
-                    shared.queue.add(plan);
-                }
-                SenderEvent::Need { files, .. } => need.extend(files),
-                SenderEvent::Listed { pass: 0, .. } => shared.queue.seal(),
-                SenderEvent::Listed { .. } => match unreadable(shared, &need) {
-                    Some(why) => m.abort(local(RefusalCode::Internal, why)),
-                    None => {
-                        let failed: HashSet<u32> = lock(&shared.failed).keys().copied().collect();
-                        let work = queue::plan(shared.manifest, &need, shared.block_len, &failed);
-                        shared.queue.refill(work);
-                        need.clear();
-                    }
-                },
-                SenderEvent::Complete {
-                    passes,
-                    first_bytes,
-                } => return Ok((passes, first_bytes)),
-                SenderEvent::Accepted(_) | SenderEvent::OpenStreams => {}
-            }
-        }
-        if let Some(Err(e)) = m.poll_end() {
-            return Err(e.into());
-        }
-        if interrupt.is_some_and(|s| s.load(Relaxed)) {
-            m.abort(local(RefusalCode::Internal, "the sender was interrupted"));
-            drop(m);
-            if !shared.announcing.load(Relaxed) {
-                let _ = flush_shared(ctl, machine);
-            }
-            return Err(EngineError::Interrupted);
-        }
-        drop(m);
-        // While the manifest is announced, only its thread writes.
-        if !shared.announcing.load(Relaxed) {
-            flush_shared(ctl, machine)?;
-        }
-        let deadline = lock(machine).poll_timeout();
-        let tick = Instant::now() + Duration::from_millis(200);
-        let input = ctl.next_input(Some(deadline.map_or(tick, |d| d.min(tick))));
-        let mut m = lock(machine);
-        // Data the receiver took counts as an answer.
-        m.progress(shared.last_progress());
-        apply(&mut *m, input);
-    }
+        Turn::Event(_) | Turn::Idle => Ok(Continue(())),
+    })
 }
 
 /// Why the transfer cannot finish, when every file still missing is one
