@@ -120,6 +120,11 @@ pub(crate) fn nth_in_round(round: u32, k: usize, n: usize) -> usize {
     (k + round as usize) % n
 }
 
+/// The result document linerate's `command` printed.
+pub(crate) fn linerate_doc(command: &'static str, stdout: &str) -> Result<ResultDoc, HarnessError> {
+    serde_json::from_str(stdout).map_err(|source| HarnessError::NoResult { command, source })
+}
+
 /// One run as a study point of series `tool`.
 pub(crate) fn point(tool: &str, factors: Value, result: ResultDoc) -> StudyPoint {
     StudyPoint {

@@ -1,7 +1,6 @@
 //! Files mode: a generated data set in page cache sent to a fresh
 //! directory by each tool through its own server, timed by wall clock.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -10,13 +9,12 @@ use linerate_peers::convert;
 use linerate_peers::process::Server;
 use linerate_peers::tool::PeerTool;
 use linerate_probe::units::fmt_rate;
-use linerate_result::{ResultDoc, StudyPoint};
+use linerate_result::StudyPoint;
 use serde_json::json;
 
-use super::{CompareSpec, Comparison, Dataset, mem::summarise, parameters};
-use crate::document::ManyRuns;
+use super::{Asked, CompareSpec, Dataset, Ran};
 use crate::place::{Place, free_port, run_against};
-use crate::rounds::{Event, Ready, nth_in_round, point, resolve};
+use crate::rounds::{Event, Ready, linerate_doc, nth_in_round, point, resolve};
 use crate::{HarnessError, dataset};
 
 /// The longest one file copy may take.
@@ -49,12 +47,8 @@ fn work_dir() -> PathBuf {
     base.join(format!("linerate-compare-{}", std::process::id()))
 }
 
-pub(super) fn run(
-    spec: &CompareSpec,
-    place: &Place,
-    names: &[String],
-    on: &mut dyn FnMut(Event),
-) -> Result<Comparison, HarnessError> {
+pub(super) fn run(asked: Asked, on: &mut dyn FnMut(Event)) -> Result<Ran, HarnessError> {
+    let Asked { spec, place, names } = asked;
     let (ready, skipped) = resolve::<FileTool>(names, &spec.linerate, &|_| None)?;
     skipped.iter().for_each(|s| on(Event::Skipped(s.clone())));
     let work = work_dir();
@@ -62,31 +56,13 @@ pub(super) fn run(
     let points = copy_rounds(spec, place, &ready, &work, on);
     let _ = std::fs::remove_dir_all(&work);
     let points = points?;
-    let (findings, table) = summarise(&points);
-    let tools = ready.iter().map(|r| r.tool.name()).collect();
-    let own = json!({"dataset": spec.dataset.as_str(), "streams": spec.streams});
-    let mut definitions = BTreeMap::new();
-    definitions.insert(
-        "median_bps".into(),
-        "For each tool, the median over rounds of the bytes of the data set over the client's wall-clock time.".into(),
-    );
-    definitions.insert(
-        "linerate_over_best_peer".into(),
-        "linerate's median divided by the best peer's median.".into(),
-    );
-    Ok(Comparison {
-        runs: ManyRuns {
-            kind: "compare",
-            detail: spec.mode.as_str().into(),
-            started,
-            parameters: parameters(spec, place, tools, &skipped, own),
-            points,
-            headline: 0,
-            findings,
-            definitions,
-        },
-        table,
-    })
+    Ok(Ran::new(
+        started,
+        &ready,
+        skipped,
+        json!({"dataset": spec.dataset.as_str(), "streams": spec.streams}),
+        points,
+    ))
 }
 
 /// The server of each tool, receiving into `dest`.
@@ -172,14 +148,7 @@ fn copy_rounds(
             let out = run_against(name, &argv, COPY_WITHIN_SECONDS, server)?;
             let wall_bps = bytes as f64 * 8.0 / out.wall_seconds;
             let doc = match tool {
-                FileTool::Linerate => {
-                    serde_json::from_str::<ResultDoc>(&out.stdout).map_err(|source| {
-                        HarnessError::NoResult {
-                            command: "send",
-                            source,
-                        }
-                    })?
-                }
+                FileTool::Linerate => linerate_doc("send", &out.stdout)?,
                 FileTool::Rsync => {
                     let run = linerate_peers::PeerRun {
                         bits_per_second: wall_bps,
@@ -217,6 +186,18 @@ fn copy_rounds(
     }
     Ok(points)
 }
+
+/// What each finding's name means.
+pub(super) const DEFINITIONS: [(&str, &str); 2] = [
+    (
+        "median_bps",
+        "For each tool, the median over rounds of the bytes of the data set over the client's wall-clock time.",
+    ),
+    (
+        "linerate_over_best_peer",
+        "linerate's median divided by the best peer's median.",
+    ),
+];
 
 #[cfg(test)]
 mod tests {

@@ -11,11 +11,10 @@ use linerate_peers::tool::PeerTool;
 use linerate_result::{ResultDoc, StudyPoint};
 use serde_json::json;
 
-use super::{CompareSpec, Comparison, parameters};
+use super::{Asked, CompareSpec, Ran};
 use crate::HarnessError;
-use crate::document::ManyRuns;
-use crate::place::{ClientRun, Place, free_port, run_against};
-use crate::rounds::{Event, medians, nth_in_round, point, resolve};
+use crate::place::{ClientRun, free_port, run_against};
+use crate::rounds::{Event, linerate_doc, medians, nth_in_round, point, resolve};
 
 /// One round trip run: its document, its central figure and p99 in
 /// microseconds, and which statistic the central figure is.
@@ -26,12 +25,8 @@ struct RoundTrips {
     statistic: &'static str,
 }
 
-pub(super) fn run(
-    spec: &CompareSpec,
-    place: &Place,
-    names: &[String],
-    on: &mut dyn FnMut(Event),
-) -> Result<Comparison, HarnessError> {
+pub(super) fn run(asked: Asked, on: &mut dyn FnMut(Event)) -> Result<Ran, HarnessError> {
+    let Asked { spec, place, names } = asked;
     let (size, udp) = (spec.size, spec.udp);
     let (ready, skipped) = resolve(names, &spec.linerate, &|t: LatencyPeer| t.unable(size, udp))?;
     skipped.iter().for_each(|s| on(Event::Skipped(s.clone())));
@@ -74,32 +69,14 @@ pub(super) fn run(
             points.push(point(name, factors, rt.doc));
         }
     }
-    let (findings, table) = summarise(&points);
     let protocol = if udp { "udp" } else { "tcp" };
-    let tools = ready.iter().map(|r| r.tool.name()).collect();
-    let own = json!({"size": size, "protocol": protocol});
-    let mut definitions = BTreeMap::new();
-    definitions.insert(
-        "median_rtt_us".into(),
-        "For each tool, the median over rounds of its central round-trip figure: the median (p50) where the tool gives one (linerate, sockperf --full-rtt), else its mean (iperf2 --bounceback; qperf's mean one-way latency, doubled).".into(),
-    );
-    definitions.insert(
-        "linerate_over_best_peer".into(),
-        "linerate's median round trip divided by the lowest peer's: below 1 is faster.".into(),
-    );
-    Ok(Comparison {
-        runs: ManyRuns {
-            kind: "compare",
-            detail: spec.mode.as_str().into(),
-            started,
-            parameters: parameters(spec, place, tools, &skipped, own),
-            points,
-            headline: 0,
-            findings,
-            definitions,
-        },
-        table,
-    })
+    Ok(Ran::new(
+        started,
+        &ready,
+        skipped,
+        json!({"size": size, "protocol": protocol}),
+        points,
+    ))
 }
 
 /// A client's output as round trips.
@@ -110,11 +87,7 @@ fn round_trips(
     run: ClientRun,
 ) -> Result<RoundTrips, HarnessError> {
     if tool == LatencyPeer::Linerate {
-        let doc: ResultDoc =
-            serde_json::from_str(&run.stdout).map_err(|source| HarnessError::NoResult {
-                command: "latency",
-                source,
-            })?;
+        let doc = linerate_doc("latency", &run.stdout)?;
         let rt = doc
             .latency
             .as_ref()
@@ -145,7 +118,7 @@ fn round_trips(
 
 /// Median round trips and tails per tool, linerate against the fastest
 /// peer, and a table for people.
-fn summarise(points: &[StudyPoint]) -> (BTreeMap<String, f64>, String) {
+pub(super) fn summarise(points: &[StudyPoint]) -> (BTreeMap<String, f64>, String) {
     let rtt = medians(points, "rtt_us");
     let p99 = medians(points, "p99_us");
     let mut findings = BTreeMap::new();
@@ -189,6 +162,18 @@ fn summarise(points: &[StudyPoint]) -> (BTreeMap<String, f64>, String) {
     }
     (findings, table)
 }
+
+/// What each finding's name means.
+pub(super) const DEFINITIONS: [(&str, &str); 2] = [
+    (
+        "median_rtt_us",
+        "For each tool, the median over rounds of its central round-trip figure: the median (p50) where the tool gives one (linerate, sockperf --full-rtt), else its mean (iperf2 --bounceback; qperf's mean one-way latency, doubled).",
+    ),
+    (
+        "linerate_over_best_peer",
+        "linerate's median round trip divided by the lowest peer's: below 1 is faster.",
+    ),
+];
 
 #[cfg(test)]
 mod tests {

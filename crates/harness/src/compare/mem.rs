@@ -12,18 +12,13 @@ use linerate_probe::units::fmt_rate;
 use linerate_result::{ResultDoc, StudyPoint};
 use serde_json::json;
 
-use super::{CompareSpec, Comparison, parameters};
+use super::{Asked, Ran};
 use crate::HarnessError;
-use crate::document::ManyRuns;
-use crate::place::{Place, free_port, run_against};
-use crate::rounds::{Event, nth_in_round, point, resolve};
+use crate::place::{free_port, run_against};
+use crate::rounds::{Event, linerate_doc, nth_in_round, point, resolve};
 
-pub(super) fn run(
-    spec: &CompareSpec,
-    place: &Place,
-    names: &[String],
-    on: &mut dyn FnMut(Event),
-) -> Result<Comparison, HarnessError> {
+pub(super) fn run(asked: Asked, on: &mut dyn FnMut(Event)) -> Result<Ran, HarnessError> {
+    let Asked { spec, place, names } = asked;
     let (ready, skipped) = resolve::<Tool>(names, &spec.linerate, &|_| None)?;
     skipped.iter().for_each(|s| on(Event::Skipped(s.clone())));
     let mut servers = Vec::new();
@@ -60,31 +55,13 @@ pub(super) fn run(
             }
         }
     }
-    let (findings, table) = summarise(&points);
-    let tools = ready.iter().map(|r| r.tool.name()).collect();
-    let own = json!({"dataset": spec.dataset.as_str(), "streams": spec.streams});
-    let mut definitions = BTreeMap::new();
-    definitions.insert(
-        "median_bps".into(),
-        "For each tool and stream count, the median over rounds of the throughput the tool reports (received payload; iperf2's client reports bytes sent).".into(),
-    );
-    definitions.insert(
-        "linerate_over_best_peer".into(),
-        "linerate's median divided by the best peer's median at the same stream count.".into(),
-    );
-    Ok(Comparison {
-        runs: ManyRuns {
-            kind: "compare",
-            detail: spec.mode.as_str().into(),
-            started,
-            parameters: parameters(spec, place, tools, &skipped, own),
-            points,
-            headline: 0,
-            findings,
-            definitions,
-        },
-        table,
-    })
+    Ok(Ran::new(
+        started,
+        &ready,
+        skipped,
+        json!({"dataset": spec.dataset.as_str(), "streams": spec.streams}),
+        points,
+    ))
 }
 
 /// Medians per tool and stream count, linerate against the best peer, and
@@ -157,10 +134,7 @@ fn to_doc(
 ) -> Result<ResultDoc, HarnessError> {
     let run = match tool {
         Tool::Linerate => {
-            return serde_json::from_str(stdout).map_err(|source| HarnessError::NoResult {
-                command: "bench",
-                source,
-            });
+            return linerate_doc("bench", stdout);
         }
         Tool::Iperf2 => parse::iperf2_csv(stdout)?,
         Tool::Iperf3 => parse::iperf3_json(stdout)?,
@@ -176,6 +150,18 @@ fn to_doc(
         params,
     ))
 }
+
+/// What each finding's name means.
+pub(super) const DEFINITIONS: [(&str, &str); 2] = [
+    (
+        "median_bps",
+        "For each tool and stream count, the median over rounds of the throughput the tool reports (received payload; iperf2's client reports bytes sent).",
+    ),
+    (
+        "linerate_over_best_peer",
+        "linerate's median divided by the best peer's median at the same stream count.",
+    ),
+];
 
 #[cfg(test)]
 mod tests {

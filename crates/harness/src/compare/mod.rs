@@ -9,12 +9,16 @@ mod latency;
 mod mem;
 mod udp;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
+
+use linerate_peers::tool::PeerTool;
+use linerate_result::StudyPoint;
 
 use crate::HarnessError;
 use crate::document::ManyRuns;
 use crate::place::Place;
-use crate::rounds::Event;
+use crate::rounds::{Event, Ready};
 
 /// What a comparison measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,11 +138,90 @@ pub fn compare(
     on: &mut dyn FnMut(Event),
 ) -> Result<Comparison, HarnessError> {
     let names = spec.tools();
-    match spec.mode {
-        Mode::Mem => mem::run(spec, place, &names, on),
-        Mode::Files => files::run(spec, place, &names, on),
-        Mode::Latency => latency::run(spec, place, &names, on),
-        Mode::Udp => udp::run(spec, place, &names, on),
+    let asked = Asked {
+        spec,
+        place,
+        names: &names,
+    };
+    type Summarise = fn(&[StudyPoint]) -> (BTreeMap<String, f64>, String);
+    let (ran, summarise, definitions): (Ran, Summarise, &[(&str, &str)]) = match spec.mode {
+        Mode::Mem => (mem::run(asked, on)?, mem::summarise, &mem::DEFINITIONS),
+        // One stream count: the memory mode's table, per tool.
+        Mode::Files => (files::run(asked, on)?, mem::summarise, &files::DEFINITIONS),
+        Mode::Latency => (
+            latency::run(asked, on)?,
+            latency::summarise,
+            &latency::DEFINITIONS,
+        ),
+        Mode::Udp => (udp::run(asked, on)?, udp::summarise, &udp::DEFINITIONS),
+    };
+    let summary = summarise(&ran.points);
+    Ok(finish(spec, place, ran, summary, definitions))
+}
+
+/// What a mode is asked to run: the comparison, where, and the tools
+/// by name.
+#[derive(Clone, Copy)]
+struct Asked<'a> {
+    spec: &'a CompareSpec,
+    place: &'a Place,
+    names: &'a [String],
+}
+
+/// What a mode ran, before its summary.
+struct Ran {
+    started: std::time::SystemTime,
+    /// The tools that ran, in their first round's order.
+    tools: Vec<&'static str>,
+    skipped: Vec<crate::Skipped>,
+    /// The mode's own parameters, beside those every mode records.
+    own: serde_json::Value,
+    points: Vec<StudyPoint>,
+}
+
+impl Ran {
+    fn new<T: PeerTool>(
+        started: std::time::SystemTime,
+        ready: &[Ready<T>],
+        skipped: Vec<crate::Skipped>,
+        own: serde_json::Value,
+        points: Vec<StudyPoint>,
+    ) -> Ran {
+        let tools = ready.iter().map(|r| r.tool.name()).collect();
+        Ran {
+            started,
+            tools,
+            skipped,
+            own,
+            points,
+        }
+    }
+}
+
+/// The comparison: what ran, its findings and table, and what each
+/// finding's name means.
+fn finish(
+    spec: &CompareSpec,
+    place: &Place,
+    ran: Ran,
+    (findings, table): (BTreeMap<String, f64>, String),
+    definitions: &[(&str, &str)],
+) -> Comparison {
+    Comparison {
+        runs: ManyRuns {
+            kind: "compare",
+            detail: spec.mode.as_str().into(),
+            started: ran.started,
+            parameters: parameters(spec, place, ran.tools, &ran.skipped, ran.own),
+            points: ran.points,
+            headline: 0,
+            findings,
+            definitions: definitions
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        },
+        table,
     }
 }
 

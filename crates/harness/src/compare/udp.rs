@@ -13,18 +13,13 @@ use linerate_result::stats::median;
 use linerate_result::{ResultDoc, StudyPoint};
 use serde_json::json;
 
-use super::{CompareSpec, Comparison, parameters};
+use super::{Asked, CompareSpec, Ran};
 use crate::HarnessError;
-use crate::document::ManyRuns;
-use crate::place::{ClientRun, Place, free_port, run_against};
-use crate::rounds::{Event, Ready, medians, nth_in_round, point, resolve};
+use crate::place::{ClientRun, free_port, run_against};
+use crate::rounds::{Event, Ready, linerate_doc, medians, nth_in_round, point, resolve};
 
-pub(super) fn run(
-    spec: &CompareSpec,
-    place: &Place,
-    names: &[String],
-    on: &mut dyn FnMut(Event),
-) -> Result<Comparison, HarnessError> {
+pub(super) fn run(asked: Asked, on: &mut dyn FnMut(Event)) -> Result<Ran, HarnessError> {
+    let Asked { spec, place, names } = asked;
     let (rate, len) = (spec.rate_bps, spec.len);
     let (ready, skipped) = resolve(names, &spec.linerate, &|_: UdpPeer| None)?;
     skipped.iter().for_each(|s| on(Event::Skipped(s.clone())));
@@ -78,31 +73,13 @@ pub(super) fn run(
             points.push(point(name, factors, doc));
         }
     }
-    let (findings, table) = summarise(&points);
-    let tools = ready.iter().map(|r| r.tool.name()).collect();
-    let own = json!({"rate_bps": rate, "len": len});
-    let mut definitions = BTreeMap::new();
-    definitions.insert(
-        "median_bps".into(),
-        "For each tool, the median over rounds of the payload its receiver took per second, one stream at the asked rate.".into(),
-    );
-    definitions.insert(
-        "median_loss".into(),
-        "The median over rounds of the datagrams lost over those sent, as the tool's receiver counted them.".into(),
-    );
-    Ok(Comparison {
-        runs: ManyRuns {
-            kind: "compare",
-            detail: spec.mode.as_str().into(),
-            started,
-            parameters: parameters(spec, place, tools, &skipped, own),
-            points,
-            headline: 0,
-            findings,
-            definitions,
-        },
-        table,
-    })
+    Ok(Ran::new(
+        started,
+        &ready,
+        skipped,
+        json!({"rate_bps": rate, "len": len}),
+        points,
+    ))
 }
 
 /// A client's output as its document, the share of datagrams lost and
@@ -114,11 +91,7 @@ fn received(
     run: ClientRun,
 ) -> Result<(ResultDoc, f64, f64), HarnessError> {
     if tool == UdpPeer::Linerate {
-        let doc: ResultDoc =
-            serde_json::from_str(&run.stdout).map_err(|source| HarnessError::NoResult {
-                command: "bench --udp",
-                source,
-            })?;
+        let doc = linerate_doc("bench --udp", &run.stdout)?;
         let verdict = &doc.summary.verdict;
         let (loss, jitter) = (
             verdict.evidence_or_zero("loss"),
@@ -134,7 +107,7 @@ fn received(
 
 /// Medians of what each receiver took, lost and saw as jitter, and a
 /// table for people.
-fn summarise(points: &[StudyPoint]) -> (BTreeMap<String, f64>, String) {
+pub(super) fn summarise(points: &[StudyPoint]) -> (BTreeMap<String, f64>, String) {
     let mut received: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for p in points {
         received
@@ -167,6 +140,18 @@ fn summarise(points: &[StudyPoint]) -> (BTreeMap<String, f64>, String) {
     }
     (findings, table)
 }
+
+/// What each finding's name means.
+pub(super) const DEFINITIONS: [(&str, &str); 2] = [
+    (
+        "median_bps",
+        "For each tool, the median over rounds of the payload its receiver took per second, one stream at the asked rate.",
+    ),
+    (
+        "median_loss",
+        "The median over rounds of the datagrams lost over those sent, as the tool's receiver counted them.",
+    ),
+];
 
 #[cfg(test)]
 mod tests {
