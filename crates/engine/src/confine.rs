@@ -23,26 +23,40 @@ const RESOLVE: ResolveFlags = ResolveFlags::BENEATH
     .union(ResolveFlags::NO_SYMLINKS)
     .union(ResolveFlags::NO_MAGICLINKS);
 
+/// Why a path received from a peer is refused, or could not be opened.
 #[derive(Debug, Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ConfineError {
+    /// It starts at `/`.
     #[error("path {0:?} is absolute")]
     Absolute(String),
+    /// It has an empty, `.` or `..` component.
     #[error("path {0:?} has an empty, '.' or '..' component")]
     BadComponent(String),
+    /// It holds a NUL byte.
     #[error("path contains a NUL byte")]
     Nul,
+    /// It is longer than the limits.
     #[error("path is longer than {MAX_PATH_BYTES} bytes or {MAX_DEPTH} components")]
     TooLong,
+    /// The kernel refused to resolve it beneath the root (a symlink on
+    /// the way, or an escape).
     #[error("path {0:?} would leave the destination or pass through a symbolic link")]
     Escapes(String),
+    /// A directory was wanted and something else is there.
     #[error("path {0:?} exists and is not a directory")]
     NotADirectory(String),
+    /// The file exists and may not be replaced.
     #[error("{0:?} already exists (use --overwrite to replace it)")]
     Exists(String),
+    /// A system call on the path failed.
     #[error("{what} {path:?}: {errno}")]
     Io {
+        /// What was being done.
         what: &'static str,
+        /// The path.
         path: String,
+        /// The error the system gave.
         errno: Errno,
     },
 }
@@ -78,6 +92,7 @@ pub struct DestRoot {
 }
 
 impl DestRoot {
+    /// Opens the destination root at `path`, a directory.
     pub fn open(path: &Path) -> Result<DestRoot, ConfineError> {
         let dir = rustix::fs::open(
             path,
@@ -111,6 +126,7 @@ impl DestRoot {
             .is_ok_and(|s| matches!(s.f_type as i64, TMPFS_MAGIC | RAMFS_MAGIC))
     }
 
+    /// The root's path, as opened.
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -56,6 +56,7 @@ pub const DEFAULT_V6_PREFIX: u8 = 64;
 pub struct SourceGroup(IpAddr);
 
 impl SourceGroup {
+    /// The group of address `ip`, IPv6 addresses cut to `v6_prefix` bits.
     pub fn of(ip: IpAddr, v6_prefix: u8) -> SourceGroup {
         match ip {
             IpAddr::V4(_) => SourceGroup(ip),

@@ -34,9 +34,11 @@ pub enum Pin {
 /// the session kind.
 #[derive(Debug, Clone)]
 pub struct EndConfig {
+    /// This end is the client.
     pub is_client: bool,
     /// Streams per direction.
     pub streams: u16,
+    /// Which way the data goes.
     pub direction: Direction,
     /// Between interval samples; 0 for none.
     pub interval_ms: u64,
@@ -44,6 +46,7 @@ pub struct EndConfig {
     pub omit: Duration,
     /// Length of a timed run; None runs until the streams end.
     pub duration: Option<Duration>,
+    /// Which cores the stream threads are pinned to.
     pub pin: Pin,
     /// The receive buffer asked for (`--window`), held as the window.
     pub rcvbuf: Option<u32>,

@@ -10,12 +10,15 @@ pub enum EngineError {
     /// report of the error chain does not say it twice.
     #[error("{context}: {error}")]
     Io {
+        /// What was being done.
         context: String,
+        /// The error the system gave.
         error: std::io::Error,
     },
     /// Not a `source` either, for the same reason as `Io`.
     #[error("protocol error: {0}")]
     Wire(WireError),
+    /// The peer refused the session, with its code and why.
     #[error("refused by the peer ({}): {}", .0.code.words(), .0.message)]
     Refused(Refusal),
     /// The user ended the run (Ctrl-C); what arrived is kept for a rerun.
@@ -24,8 +27,10 @@ pub enum EngineError {
     /// What answered is not a linerate server; says what it looks like.
     #[error("{0}")]
     NotLinerate(String),
+    /// The peer did not answer in time; says what was awaited.
     #[error("timed out {0}")]
     Timeout(String),
+    /// The peer closed the connection; says what was awaited.
     #[error("peer closed the connection {0}")]
     PeerClosed(String),
     /// This end refused the peer; the code goes back to the peer and stays
@@ -41,38 +46,61 @@ pub enum EngineError {
     /// The client's streams failed: the server may have gone away.
     #[error("the run failed; the server may have gone away ({})", .0.join("; "))]
     ClientStreams(Vec<String>),
+    /// The client's run ended but the server's report never came.
     #[error("the server did not report its measurements ({0}); it may have crashed")]
     NoServerReport(Box<EngineError>),
+    /// An agent could not reach its coordinator.
     #[error("could not reach the coordinator at {at}: {error}")]
-    NoCoordinator { at: String, error: Box<EngineError> },
+    NoCoordinator {
+        /// Where it was looked for.
+        at: String,
+        /// Why it could not be reached.
+        error: Box<EngineError>,
+    },
     /// `latency` was asked for no message size.
     #[error("no message size to measure")]
     NoSizes,
+    /// `latency --udp` was asked for a window of requests.
     #[error("over UDP only the ping-pong is measured; bandwidth over UDP is `bench --udp`")]
     UdpPattern,
+    /// A UDP latency message that does not fit one datagram.
     #[error(
         "a UDP {what} of {len} B: over UDP each message is one datagram of 12 B (its header) to 65,507 B"
     )]
-    UdpMessageLen { what: &'static str, len: u32 },
+    UdpMessageLen {
+        /// `request` or `reply`.
+        what: &'static str,
+        /// Its length asked for.
+        len: u32,
+    },
+    /// The bulk streams run beside a latency run failed.
     #[error("the bulk streams (--load) failed: {0}")]
     Load(Box<EngineError>),
+    /// The system gave no randomness for a session id or token.
     #[error("no randomness: {0}")]
     NoRandomness(getrandom::Error),
+    /// A source path with no file name (`/`, `..`).
     #[error("cannot send {}: no name", .0.display())]
     NoName(std::path::PathBuf),
+    /// A source file name that is not UTF-8.
     #[error("{}: file names that are not UTF-8 are not supported", .0.display())]
     NotUtf8(std::path::PathBuf),
     /// A server limit (sessions, streams) is reached; says which flag.
     #[error("{0}")]
     Busy(String),
+    /// A new session's id is one a session already holds.
     #[error("session id already in use")]
     SessionIdInUse,
+    /// A data connection came after its session ended.
     #[error("session ended before its data connection arrived")]
     DataConnectionLate,
+    /// The transfer's session ended before it was complete.
     #[error("the transfer ended early")]
     EndedEarly,
+    /// The receiver ended the session before its streams opened.
     #[error("the receiver ended the session")]
     ReceiverEnded,
+    /// The session was stopped while it waited; says for what.
     #[error("the session stopped while waiting for {0}")]
     StoppedWaiting(String),
     /// What the engine's own order rules out (a bug, never bad input).
@@ -85,6 +113,7 @@ pub enum EngineError {
     /// client was told of, or a peer that does not speak TLS.
     #[error("TLS handshake {0}")]
     Tls(String),
+    /// A one-shot receiver's sender never came.
     #[error("no session began within {} s", .0.as_secs_f64())]
     NoSession(std::time::Duration),
 }
@@ -96,6 +125,7 @@ impl From<WireError> for EngineError {
 }
 
 impl EngineError {
+    /// An I/O error while doing `context`.
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         EngineError::Io {
             context: context.into(),

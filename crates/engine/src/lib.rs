@@ -7,6 +7,7 @@
 //! client side of a memory-to-memory measurement, [`latency`](mod@latency) of
 //! round trips and bandwidth against message size; [`confine`] keeps paths
 //! received from a peer under the destination root (for file transfer).
+#![warn(missing_docs)]
 
 pub mod address;
 pub mod bench;

@@ -38,6 +38,7 @@ pub struct ServerLimits {
     /// at once (each session charged its write length and its read length
     /// per receiving stream).
     pub bench_memory: u64,
+    /// What each session may hold.
     pub session: SessionLimits,
 }
 
@@ -53,12 +54,17 @@ impl Default for ServerLimits {
     }
 }
 
+/// A charge that would pass a limit; names the flag that raises it.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("{what} would exceed {} (raise it with {flag})", show(*.limit, *.unit_bytes))]
 pub struct OverBudget {
+    /// What is limited.
     pub what: &'static str,
+    /// The flag that sets the limit.
     pub flag: &'static str,
+    /// The limit.
     pub limit: u64,
+    /// The limit counts bytes (shown as a size).
     pub unit_bytes: bool,
 }
 
@@ -84,6 +90,7 @@ pub struct Budget {
 }
 
 impl Budget {
+    /// A budget of `limit`, named `what` and set by `flag`.
     pub const fn new(limit: u64, what: &'static str, flag: &'static str, unit_bytes: bool) -> Self {
         Budget {
             used: AtomicU64::new(0),
@@ -124,6 +131,7 @@ impl Budget {
             .fetch_update(Relaxed, Relaxed, |u| Some(u.saturating_sub(n)));
     }
 
+    /// What is charged now.
     pub fn used(&self) -> u64 {
         self.used.load(Relaxed)
     }
@@ -136,6 +144,7 @@ pub struct Held<'a> {
 }
 
 impl<'a> Held<'a> {
+    /// Charges `n` to `budget`, or says which limit it would pass.
     pub fn take(budget: &'a Budget, n: u64) -> Result<Held<'a>, OverBudget> {
         budget.charge(n)?;
         Ok(Held { budget, n })

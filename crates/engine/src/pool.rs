@@ -57,6 +57,7 @@ impl Loop {
     }
 }
 
+/// The receive pool: one epoll loop a core, shared by every session's receiving streams.
 pub struct ReceivePool {
     loops: Vec<Arc<Loop>>,
     threads: Vec<JoinHandle<()>>,

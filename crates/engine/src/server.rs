@@ -26,10 +26,13 @@ use crate::transfer::{self, receive::TransferPolicy};
 /// (off only with `--no-encrypt`).
 #[derive(Clone)]
 pub struct ServerTls {
+    /// The server's identity and the client keys it takes.
     pub config: Arc<linerate_secure::ServerConfig>,
+    /// Transfers must be encrypted.
     pub required: bool,
 }
 
+/// linerate's server: accepts every session kind on one port.
 pub struct Server {
     listener: TcpListener,
     registry: Arc<Registry>,
@@ -75,6 +78,7 @@ impl Server {
         self
     }
 
+    /// The server, with `limits` in force.
     pub fn with_limits(mut self, limits: ServerLimits) -> Server {
         self.registry = Arc::new(Registry::new(&limits));
         self.limits = limits;
@@ -113,6 +117,7 @@ impl Server {
         self
     }
 
+    /// Listens on `addr`.
     pub fn bind(addr: SocketAddr) -> Result<Server> {
         let sock = socket2::Socket::new(
             socket2::Domain::for_address(addr),
@@ -147,6 +152,7 @@ impl Server {
         })
     }
 
+    /// The address it listens on.
     pub fn local_addr(&self) -> Result<SocketAddr> {
         self.listener
             .local_addr()

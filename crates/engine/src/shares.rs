@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 /// Bytes a running session's data connections must move, both ways
 /// together, in each [`PROGRESS_WINDOW`].
 pub const MIN_PROGRESS: u64 = 64 << 10;
+/// The window [`MIN_PROGRESS`] is counted over.
 pub const PROGRESS_WINDOW: Duration = Duration::from_secs(10);
 /// Past the bench time it was allowed, how long a session has to end by
 /// itself (its report, the client's last reads).

@@ -17,7 +17,9 @@ pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 /// of every session kind, and the two a bench adds.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StreamOptions {
+    /// The options every session kind shares.
     pub socket: SocketParams,
+    /// Senders use MSG_ZEROCOPY.
     pub zerocopy: bool,
     /// SO_RCVLOWAT, applied on receiving sockets only.
     pub rcvlowat: Option<u32>,
@@ -81,7 +83,9 @@ pub fn set_idle_timeouts(conn: &TcpStream) -> io::Result<()> {
 /// Socket buffer sizes the kernel actually granted.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Granted {
+    /// SO_SNDBUF as granted.
     pub sndbuf: u32,
+    /// SO_RCVBUF as granted.
     pub rcvbuf: u32,
 }
 
@@ -277,6 +281,7 @@ pub fn set_rcvlowat(fd: impl AsFd, bytes: u32) -> io::Result<()> {
     setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVLOWAT, v).map_err(ctx("SO_RCVLOWAT"))
 }
 
+/// The buffer sizes the kernel granted the socket.
 pub fn granted(fd: impl AsFd) -> io::Result<Granted> {
     use rustix::net::sockopt;
     Ok(Granted {

@@ -16,11 +16,13 @@ pub use linerate_wire::{
 /// A memory-to-memory measurement.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BenchSpec {
+    /// Streams each way.
     pub streams: u16,
     /// Run length; ignored when `bytes` is set.
     pub duration_ms: u64,
     /// Total payload per direction instead of a run length.
     pub bytes: Option<u64>,
+    /// Which way the data goes.
     pub direction: Direction,
     /// Between interval samples; 0 for none.
     pub interval_ms: u64,
@@ -32,10 +34,15 @@ pub struct BenchSpec {
     pub read_len: Option<u32>,
     /// SO_RCVLOWAT at the receivers; None: from the CPU plan and the RTT.
     pub rcvlowat: Option<u32>,
+    /// Senders use MSG_ZEROCOPY.
     pub zerocopy: bool,
+    /// Receivers discard with MSG_TRUNC, no copy to user space.
     pub skip_rx_copy: bool,
+    /// Whether receivers poll before they block.
     pub rx_poll: RxPoll,
+    /// Where stream threads run.
     pub affinity: Affinity,
+    /// Socket options of the data connections.
     pub socket: SocketParams,
     /// Local address to connect from.
     pub bind: Option<IpAddr>,
@@ -110,9 +117,11 @@ impl Default for BenchSpec {
 /// A file transfer (or a memory-to-memory one with `--from-memory`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TransferSpec {
+    /// Data connections.
     pub streams: u16,
     /// Files are cut into blocks of this size.
     pub block_len: u32,
+    /// Replace files that exist and differ.
     pub overwrite: bool,
     /// Receive, check and discard: nothing is written.
     pub skip_writes: bool,
@@ -120,6 +129,7 @@ pub struct TransferSpec {
     pub verify: bool,
     /// Whole-transfer cap, bytes per second, split over the streams.
     pub rate: Option<u64>,
+    /// Between interval samples; 0 for none.
     pub interval_ms: u64,
     /// Receivers poll before blocking. Auto does not: unlike a bench
     /// receiver, a writing receiver needs the CPU time a poll would take
@@ -163,7 +173,9 @@ impl Default for TransferSpec {
 pub enum RxPoll {
     /// Poll as [`crate::bench::plan_cpus`] decides (loopback, up to four stream threads per core).
     Auto,
+    /// Always poll.
     On,
+    /// Never poll.
     Off,
 }
 
@@ -172,6 +184,7 @@ pub enum RxPoll {
 pub enum Affinity {
     /// Pinned only where measured to pay (see [`crate::bench::plan_cpus`]).
     Auto,
+    /// Never pinned.
     Off,
     /// One core per thread: client stream i on CPU 2i, server on 2i+1.
     Spread,
@@ -194,6 +207,7 @@ pub struct CachePolicy {
 pub struct LatencySpec {
     /// Data connections, each its own ping-pong.
     pub connections: u16,
+    /// Ping-pong or a window of requests.
     pub pattern: linerate_wire::Pattern,
     /// Request sizes, measured in this order.
     pub sizes: Vec<u32>,
@@ -219,6 +233,7 @@ pub struct LatencySpec {
     /// The ping-pong over datagrams (each request and reply one datagram of
     /// 12 B to 65,507 B) instead of TCP.
     pub udp: bool,
+    /// Socket options of the data connections.
     pub socket: SocketParams,
     /// Local address to connect from.
     pub bind: Option<IpAddr>,
@@ -252,6 +267,8 @@ pub enum BusyPoll {
     /// streams need the cores (docs/defaults.md#busy-poll).
     #[default]
     Auto,
+    /// Always spin.
     On,
+    /// Never spin.
     Off,
 }

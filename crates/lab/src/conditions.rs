@@ -18,6 +18,7 @@ pub enum Backend {
 }
 
 impl Backend {
+    /// The backend's name in flags and records.
     pub fn as_str(self) -> &'static str {
         match self {
             Backend::Netem => "netem",
@@ -27,25 +28,32 @@ impl Backend {
     }
 }
 
+/// The backend a user asks for (`--backend`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BackendChoice {
     /// netem when the kernel has it, else the emulator.
     Auto,
+    /// The kernel's netem qdisc (refused where the kernel lacks it).
     Netem,
+    /// linerate's user-space emulator over TUN devices.
     Emulator,
+    /// Plain veth links: a rate (TBF), no delay or loss.
     Veth,
 }
 
 /// Link conditions, the same in both directions (delay is half the RTT each way).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Conditions {
+    /// Round-trip time added (half each way).
     pub rtt_us: u64,
     /// Delay variation each way, plus or minus.
     pub jitter_us: u64,
     /// Probabilities, 0 to 1.
     pub loss: f64,
+    /// Mean length of a loss burst in packets (1 or less: independent losses).
     pub loss_burst: f64,
+    /// Probability that a packet is reordered.
     pub reorder: f64,
     /// How a reordered packet overtakes others (`--reorder-model`).
     #[serde(default)]
@@ -53,10 +61,13 @@ pub struct Conditions {
     /// Packets a reordered one overtakes (`--reorder-depth`).
     #[serde(default = "default_reorder_depth")]
     pub reorder_depth: u32,
+    /// Probability that a packet is duplicated.
     pub duplicate: f64,
+    /// Bottleneck rate, bits/s; none for no limit.
     pub rate_bps: Option<u64>,
     /// Bottleneck queue; by default one RTT's worth of the rate (at least 10 ms, at least 256 KiB).
     pub queue_bytes: Option<u64>,
+    /// Seed of the random decisions: the same seed and traffic give the same fates.
     pub seed: u64,
 }
 
@@ -92,6 +103,7 @@ impl Conditions {
             || self.duplicate > 0.0
     }
 
+    /// The bottleneck queue in bytes: as asked, or one RTT's worth of the rate (at least 10 ms and 256 KiB).
     pub fn queue(&self) -> u64 {
         self.queue_bytes.unwrap_or_else(|| match self.rate_bps {
             Some(rate) => {
@@ -102,6 +114,9 @@ impl Conditions {
         })
     }
 
+    /// Whether the conditions can be built: probabilities within 0 to 1, a
+    /// loss burst of at least one packet, jitter within the one-way delay,
+    /// a rate and a reorder depth above zero.
     pub fn validate(&self) -> Result<(), String> {
         for (what, p) in [
             ("loss", self.loss),

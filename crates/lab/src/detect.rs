@@ -6,11 +6,16 @@ use serde::Serialize;
 
 use crate::LabError;
 
+/// What the running kernel offers a lab.
 #[derive(Clone, Debug, Serialize)]
 pub struct KernelSupport {
+    /// The netem qdisc.
     pub netem: bool,
+    /// The TBF qdisc (a rate on plain veth).
     pub tbf: bool,
+    /// The HTB qdisc.
     pub htb: bool,
+    /// TUN devices (the emulator).
     pub tun: bool,
 }
 

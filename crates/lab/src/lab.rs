@@ -107,6 +107,7 @@ impl Lab {
         })
     }
 
+    /// The lab `name` as its state on disk records it.
     pub fn load(name: &str) -> Result<Lab, LabError> {
         let path = state::state_file(name);
         let text = match std::fs::read_to_string(&path) {
@@ -124,12 +125,14 @@ impl Lab {
         state::write_atomic(&state::state_file(&self.spec.name), &text)
     }
 
+    /// Every namespace the lab made (hosts and router).
     pub fn namespaces(&self) -> Vec<String> {
         let mut v: Vec<String> = self.hosts.iter().map(|h| h.netns.clone()).collect();
         v.extend(self.router.clone());
         v
     }
 
+    /// The lab's host called `name` (h1, h2, ...).
     pub fn host(&self, name: &str) -> Result<&Host, LabError> {
         self.hosts.iter().find(|h| h.name == name).ok_or_else(|| {
             let names: Vec<&str> = self.hosts.iter().map(|h| h.name.as_str()).collect();

@@ -11,20 +11,28 @@ use crate::conditions::{Backend, BackendChoice, Conditions};
 use crate::detect::KernelSupport;
 use crate::state::ProcessId;
 
+/// The most hosts a lab has.
 pub const MAX_HOSTS: u8 = 8;
 
 /// What the user asked for.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LabSpec {
+    /// The lab's name.
     pub name: String,
+    /// Host namespaces (h1, h2, ...).
     pub hosts: u8,
+    /// A router namespace between the hosts.
     pub router: bool,
+    /// The links' MTU.
     pub mtu: u32,
+    /// The backend asked for.
     pub backend: BackendChoice,
+    /// The links' conditions.
     pub conditions: Conditions,
 }
 
 impl LabSpec {
+    /// Whether the spec can be built.
     pub fn validate(&self) -> Result<(), LabError> {
         let ok_name = !self.name.is_empty()
             && self.name.len() <= 8
@@ -50,38 +58,54 @@ impl LabSpec {
     }
 }
 
+/// A host of a lab.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Host {
     /// h1, h2, ...
     pub name: String,
+    /// Its network namespace.
     pub netns: String,
+    /// Its IPv4 address.
     pub v4: Ipv4Addr,
+    /// Its IPv6 address.
     pub v6: Ipv6Addr,
     /// The router's address on this host's link (used when there is a kernel router).
     pub gateway_v4: Ipv4Addr,
+    /// The router's IPv6 address on this host's link.
     pub gateway_v6: Ipv6Addr,
 }
 
 /// A lab as recorded on disk.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Lab {
+    /// What was asked.
     pub spec: LabSpec,
+    /// Its index among the labs up, which picks its addresses.
     pub index: u8,
+    /// The backend in use.
     pub backend: Backend,
+    /// Its hosts.
     pub hosts: Vec<Host>,
     /// Router namespace, when there is one.
     pub router: Option<String>,
+    /// The emulator's process, when the emulator is the backend.
     pub emulator: Option<ProcessId>,
     /// Why this backend was chosen, in words.
     pub backend_reason: String,
+    /// What the kernel offered when the lab came up.
     pub kernel: Option<KernelSupportRecord>,
 }
 
+/// What the kernel offered a lab, as recorded.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct KernelSupportRecord {
+    /// The netem qdisc.
     pub netem: bool,
+    /// The TBF qdisc.
     pub tbf: bool,
+    /// The HTB qdisc.
     pub htb: bool,
+    /// TUN devices.
     pub tun: bool,
 }
 

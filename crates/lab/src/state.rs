@@ -12,10 +12,12 @@ pub fn dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/run/linerate/lab"))
 }
 
+/// Where lab `name`'s state is recorded.
 pub fn state_file(name: &str) -> PathBuf {
     dir().join(format!("{name}.json"))
 }
 
+/// Where lab `name`'s impairments are asked of its emulator.
 pub fn impairments_file(name: &str) -> PathBuf {
     dir().join(format!("{name}.impairments.json"))
 }
@@ -25,14 +27,17 @@ pub fn applied_file(name: &str) -> PathBuf {
     dir().join(format!("{name}.applied.json"))
 }
 
+/// Where lab `name`'s emulator writes its counters.
 pub fn counters_file(name: &str) -> PathBuf {
     dir().join(format!("{name}.counters.json"))
 }
 
+/// Where lab `name`'s emulator finds its hosts and ports.
 pub fn emulator_plan_file(name: &str) -> PathBuf {
     dir().join(format!("{name}.emulator.json"))
 }
 
+/// Where lab `name`'s emulator writes its log.
 pub fn emulator_log_file(name: &str) -> PathBuf {
     dir().join(format!("{name}.emulator.log"))
 }
@@ -77,11 +82,14 @@ pub fn names() -> Vec<String> {
 /// A process we started, identified by PID and start time so a reused PID is never signalled.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ProcessId {
+    /// Its PID.
     pub pid: u32,
+    /// Its start time, clock ticks after boot (/proc/PID/stat).
     pub start_time: u64,
 }
 
 impl ProcessId {
+    /// Process `pid` as it is now, if it runs.
     pub fn of(pid: u32) -> Option<ProcessId> {
         Some(ProcessId {
             pid,

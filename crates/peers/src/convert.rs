@@ -13,10 +13,14 @@ use crate::PeerRun;
 /// CPU seconds the client and the server used during the run.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Cpu {
+    /// The client's CPU seconds.
     pub client: f64,
+    /// The server's CPU seconds during the client's run.
     pub server: f64,
 }
 
+/// A memory-to-memory or files run of `tool` as a `linerate.result/1`
+/// document: its rate, intervals and CPU, with the command that ran it.
 pub fn to_result(
     tool: &str,
     run: &PeerRun,

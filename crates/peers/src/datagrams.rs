@@ -12,16 +12,20 @@ use crate::tool::{PeerTool, Program};
 pub struct UdpPeerRun {
     /// Received payload per second.
     pub bits_per_second: f64,
+    /// Length of the run.
     pub seconds: f64,
-    /// Datagrams the sender sent, and those that never arrived.
+    /// Datagrams the sender sent.
     pub datagrams: u64,
+    /// Datagrams that never arrived.
     pub lost: u64,
+    /// The receiver's jitter (RFC 3550's smoothed transit variation).
     pub jitter_us: f64,
     /// The sender's payload per second.
     pub sent_bits_per_second: Option<f64>,
 }
 
 impl UdpPeerRun {
+    /// Datagrams lost over those sent (0 when none were sent).
     pub fn loss(&self) -> f64 {
         if self.datagrams > 0 {
             self.lost as f64 / self.datagrams as f64
@@ -147,8 +151,11 @@ pub fn iperf3_udp(text: &str) -> Result<UdpPeerRun, PeerError> {
 /// A UDP tool `compare --mode udp` runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UdpPeer {
+    /// `linerate bench --udp`.
     Linerate,
+    /// `iperf -u`.
     Iperf2,
+    /// `iperf3 -u`.
     Iperf3,
 }
 
@@ -176,6 +183,7 @@ impl UdpPeer {
         self == UdpPeer::Iperf2
     }
 
+    /// The server command, listening on `port`.
     pub fn server_argv(self, exe: &str, port: u16) -> Vec<String> {
         let p = port.to_string();
         let v: Vec<&str> = match self {

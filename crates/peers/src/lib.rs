@@ -4,6 +4,7 @@
 //! parsers that turn their outputs into `linerate.result/1` documents, so
 //! one report can put them side by side with linerate. Parsers never panic on odd output.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod convert;
 pub mod datagrams;
@@ -21,15 +22,27 @@ fn fixture(name: &str) -> String {
     std::fs::read_to_string(format!("{}/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
 }
 
+/// Why a peer tool could not be run or its output not read.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PeerError {
+    /// Its output is not what the parser knows.
     #[error("{tool}: {reason}")]
-    Parse { tool: &'static str, reason: String },
+    Parse {
+        /// The tool whose output it was.
+        tool: &'static str,
+        /// What did not parse.
+        reason: String,
+    },
+    /// It did not start, listen or end as it should.
     #[error("{0}")]
     Run(String),
+    /// A system call around it failed.
     #[error("{context}: {error}")]
     Io {
+        /// What was being done.
         context: String,
+        /// The error the system gave.
         error: std::io::Error,
     },
 }

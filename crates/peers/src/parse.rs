@@ -10,12 +10,17 @@ use crate::PeerError;
 /// One peer run as its client reported it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PeerRun {
+    /// Payload per second, all streams.
     pub bits_per_second: f64,
+    /// Payload the run moved (see `counted`).
     pub bytes: u64,
+    /// Length of the run.
     pub seconds: f64,
     /// Streams that reported (iperf2, iperf3) or were asked for (nuttcp).
     pub streams: u32,
+    /// Every interval line the tool printed.
     pub intervals: Vec<PeerInterval>,
+    /// Segments retransmitted, where the tool counts them.
     pub retransmits: Option<u64>,
     /// What the tool itself says its CPU use was, in percent (sender, receiver).
     pub cpu_percent: Option<(f64, f64)>,
@@ -24,15 +29,22 @@ pub struct PeerRun {
     pub counted: &'static str,
 }
 
+/// One interval line of a peer's output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PeerInterval {
     /// 1-based stream number; 0 for a tool's all-streams line.
     pub stream: u16,
+    /// Seconds from the run's start to the interval's.
     pub start: f64,
+    /// Seconds from the run's start to the interval's end.
     pub end: f64,
+    /// Payload in the interval.
     pub bytes: u64,
+    /// The sender's smoothed round trip at the interval's end (iperf3).
     pub rtt_us: Option<u32>,
+    /// The sender's congestion window at the interval's end (iperf3).
     pub cwnd_bytes: Option<u32>,
+    /// Segments retransmitted in the interval.
     pub retransmits: Option<u32>,
 }
 

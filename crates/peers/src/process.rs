@@ -76,6 +76,7 @@ impl Server {
         }
     }
 
+    /// The server's process id.
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
@@ -154,11 +155,17 @@ pub fn cpu_seconds(pid: u32) -> Option<f64> {
     Some(ticks / hz.max(1.0))
 }
 
+/// A client run to its end.
 pub struct ClientRun {
+    /// What it printed on stdout.
     pub stdout: String,
+    /// What it printed on stderr.
     pub stderr: String,
+    /// It exited with status 0.
     pub success: bool,
+    /// CPU seconds it and its children used.
     pub cpu_seconds: f64,
+    /// Wall-clock seconds from its start to its end.
     pub wall_seconds: f64,
 }
 

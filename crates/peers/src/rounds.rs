@@ -13,13 +13,21 @@ use crate::tool::{PeerTool, Program};
 /// One latency peer's run, in round-trip microseconds.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LatencyPeerRun {
+    /// The mean round trip.
     pub mean_us: f64,
+    /// The median round trip, where the tool gives percentiles.
     pub p50_us: Option<f64>,
+    /// The 90th percentile.
     pub p90_us: Option<f64>,
+    /// The 99th percentile.
     pub p99_us: Option<f64>,
+    /// The 99.9th percentile.
     pub p99_9_us: Option<f64>,
+    /// The 99.99th percentile.
     pub p99_99_us: Option<f64>,
+    /// The shortest round trip.
     pub min_us: Option<f64>,
+    /// The longest round trip.
     pub max_us: Option<f64>,
     /// Round trips the figures cover, where the tool says.
     pub rounds: Option<u64>,
@@ -180,9 +188,13 @@ pub fn iperf2_bounceback(text: &str) -> Result<LatencyPeerRun, PeerError> {
 /// A latency tool `compare --mode latency` runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LatencyPeer {
+    /// `linerate latency`.
     Linerate,
+    /// `sockperf ping-pong --full-rtt`.
     Sockperf,
+    /// `qperf tcp_lat` / `udp_lat`.
     Qperf,
+    /// `iperf --bounceback`.
     Iperf2,
 }
 

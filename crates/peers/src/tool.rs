@@ -6,9 +6,13 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Tool {
+    /// `linerate bench`.
     Linerate,
+    /// `iperf` 2.
     Iperf2,
+    /// `iperf3`.
     Iperf3,
+    /// `nuttcp`.
     Nuttcp,
 }
 
@@ -75,7 +79,9 @@ impl Program {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FileTool {
+    /// `linerate send` to `linerate serve --root`.
     Linerate,
+    /// `rsync -a` to an rsync daemon.
     Rsync,
 }
 
@@ -93,7 +99,9 @@ impl PeerTool for FileTool {
 /// Ports a tool's server listens on; nuttcp also needs a data port.
 #[derive(Debug, Clone, Copy)]
 pub struct Ports {
+    /// The port clients connect to.
     pub control: u16,
+    /// nuttcp's data port.
     pub data: u16,
 }
 
@@ -211,6 +219,7 @@ pub trait PeerTool: Copy + 'static {
         self.program().package
     }
 
+    /// The tool of this mode called `name`.
     fn from_name(name: &str) -> Option<Self> {
         Self::ALL.iter().copied().find(|t| t.name() == name)
     }

@@ -51,8 +51,11 @@ fn parse_vm_hwm(status: &str) -> Option<u64> {
 /// The aggregate `cpu` line of /proc/stat, in clock ticks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct HostTicks {
+    /// Ticks spent on anything but idle and iowait.
     pub busy: u64,
+    /// Ticks spent in softirq (the kernel's network receive work among it).
     pub softirq: u64,
+    /// Every tick of every CPU.
     pub total: u64,
 }
 

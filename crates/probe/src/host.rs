@@ -26,6 +26,7 @@ pub const TCP_SYSCTLS: &[&str] = &[
     "net/ipv4/tcp_notsent_lowat",
 ];
 
+/// This host's facts (kernel, CPUs, memory, NICs, sysctls) for a result.
 pub fn collect() -> HostFacts {
     let read = |p: &str| {
         std::fs::read_to_string(p)

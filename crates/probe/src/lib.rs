@@ -5,6 +5,7 @@
 //! [`snmp`] reads the host's UDP drop counters, [`verdict`] turns all of it
 //! into the name of the bottleneck, and [`units`] writes rates and sizes for
 //! people.
+#![warn(missing_docs)]
 
 pub mod cpu;
 pub mod host;

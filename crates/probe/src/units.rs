@@ -39,6 +39,7 @@ fn binary(b: f64) -> (f64, &'static str) {
     (v, UNITS[u])
 }
 
+/// Microseconds for people: `850.0 us`, `1.25 ms`.
 pub fn fmt_us(us: f64) -> String {
     if us >= 1000.0 {
         format!("{:.2} ms", us / 1000.0)

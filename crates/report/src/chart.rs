@@ -10,21 +10,30 @@ use linerate_probe::units::fmt_size_label;
 
 use crate::ReportError;
 
+/// A chart's width in pixels, as the page lays it out.
 pub const WIDTH: u32 = 760;
+/// A chart's height in pixels.
 pub const HEIGHT: u32 = 380;
 
+/// One line of a chart: its name in the legend and its (x, y) points.
 #[derive(Debug, Clone)]
 pub struct Series {
+    /// The name the legend gives it.
     pub name: String,
+    /// Its points, in x order.
     pub points: Vec<(f64, f64)>,
 }
 
 /// A line chart.
 #[derive(Debug, Clone, Default)]
 pub struct Lines {
+    /// The title over the chart.
     pub title: String,
+    /// The x axis's label.
     pub x_label: String,
+    /// The y axis's label.
     pub y_label: String,
+    /// The lines.
     pub series: Vec<Series>,
     /// A vertical line at x with a label (time to stabilise).
     pub marker: Option<(f64, String)>,
@@ -45,18 +54,26 @@ pub struct Lines {
 /// One bar: label, value, and the min and max behind it.
 #[derive(Debug, Clone)]
 pub struct Bar {
+    /// Its label under the axis.
     pub label: String,
+    /// Its height (a median).
     pub value: f64,
+    /// The least of the runs behind it, the whisker's foot.
     pub min: f64,
+    /// The most of the runs behind it, the whisker's top.
     pub max: f64,
     /// Bars with the same group share a colour.
     pub group: usize,
 }
 
+/// A bar chart with min-max whiskers.
 #[derive(Debug, Clone, Default)]
 pub struct Bars {
+    /// The title over the chart.
     pub title: String,
+    /// The y axis's label.
     pub y_label: String,
+    /// The bars, left to right.
     pub bars: Vec<Bar>,
     /// Names of the colour groups, drawn as a legend when not empty.
     pub legend: Vec<String>,
@@ -438,6 +455,7 @@ pub fn bars(id: &str, spec: &Bars) -> Result<String, ReportError> {
 /// cell shaded by its value against the largest and labelled with it.
 #[derive(Debug, Clone, Default)]
 pub struct Matrix {
+    /// The title over the matrix.
     pub title: String,
     /// Row and column names, in order.
     pub labels: Vec<String>,
@@ -447,6 +465,7 @@ pub struct Matrix {
     pub unit: String,
 }
 
+/// `spec` drawn as an SVG whose element ids start with `id`.
 pub fn matrix(id: &str, spec: &Matrix) -> Result<String, ReportError> {
     let n = spec.labels.len();
     let side = (HEIGHT + 40 * n.saturating_sub(6) as u32).min(900);

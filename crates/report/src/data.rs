@@ -10,15 +10,18 @@ use linerate_result::{IntervalSample, ResultDoc, Side};
 pub struct Run<'a> {
     /// Which input it came from, and which point inside it.
     pub label: String,
+    /// The run's own document.
     pub doc: &'a ResultDoc,
     /// The study series, or the tool for a peer, or the kind.
     pub series: String,
+    /// What the run varied, by name (a study point's factors).
     pub factors: BTreeMap<String, serde_json::Value>,
     /// The document that holds it, when it is a point of a study or comparison.
     pub parent: Option<&'a ResultDoc>,
 }
 
 impl Run<'_> {
+    /// Factor `key` as a number, where it is one.
     pub fn factor(&self, key: &str) -> Option<f64> {
         self.factors
             .get(key)

@@ -18,23 +18,38 @@ use linerate_result::stats::median;
 /// the detail of single runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum FigureKind {
+    /// Tools side by side (a comparison): median bars with min-max whiskers.
     Tools,
+    /// Before and after tuning.
     BeforeAfter,
+    /// Throughput against streams.
     VsStreams,
+    /// Throughput against round-trip time, per buffer setting.
     VsRtt,
+    /// Throughput against the write length.
     VsMessageSize,
+    /// Round trips against the message size.
     LatencyVsSize,
+    /// The bandwidth of a window of requests against the message size.
     BandwidthVsSize,
+    /// Round trips by percentile.
     LatencyDistribution,
+    /// An incast's aggregate against its senders.
     Incast,
+    /// An incast's fairness (Jain's index) against its senders.
     IncastFairness,
+    /// A mesh's pair rates as a matrix.
     Mesh,
+    /// Throughput over time.
     OverTime,
+    /// The senders' TCP_INFO over time (round trip, window, retransmits).
     TcpInfo,
+    /// A UDP run's loss and jitter over time.
     UdpOverTime,
 }
 
 impl FigureKind {
+    /// The kind's name in figure ids and CSV file names.
     pub fn slug(self) -> &'static str {
         match self {
             FigureKind::OverTime => "over-time",
@@ -55,13 +70,20 @@ impl FigureKind {
     }
 }
 
+/// One drawn figure with the data behind it.
 #[derive(Debug, Clone)]
 pub struct Figure {
+    /// Unique in the report; its anchor and CSV file name.
     pub id: String,
+    /// What it shows.
     pub kind: FigureKind,
+    /// Its title.
     pub title: String,
+    /// What it shows in words: the runs behind it and how to read it.
     pub caption: String,
+    /// The drawing, inline SVG.
     pub svg: String,
+    /// Its data as CSV.
     pub csv: String,
 }
 

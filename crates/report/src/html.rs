@@ -7,6 +7,7 @@ use linerate_result::ResultDoc;
 
 use crate::{Figure, Input, data};
 
+/// `s` made safe inside HTML text and attribute values.
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {

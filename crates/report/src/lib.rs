@@ -3,6 +3,7 @@
 //! HTML page (no scripts, no fonts or styles fetched), with each figure's
 //! data as CSV.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod chart;
 pub mod data;
@@ -15,14 +16,24 @@ pub use figures::{Figure, FigureKind, choose};
 
 /// A result document and where it came from.
 pub struct Input {
+    /// The file it was read from, as the report names it.
     pub path: String,
+    /// The document.
     pub doc: linerate_result::ResultDoc,
 }
 
+/// Why a report could not be made.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ReportError {
+    /// A figure could not be drawn.
     #[error("drawing {figure}: {reason}")]
-    Draw { figure: String, reason: String },
+    Draw {
+        /// The figure's id.
+        figure: String,
+        /// What the drawing library said.
+        reason: String,
+    },
 }
 
 /// Time to stabilise: with 1 s intervals x1..xn (all streams summed) and m

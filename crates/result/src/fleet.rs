@@ -15,6 +15,7 @@ pub struct Fleet {
     pub launcher: String,
     /// Every rank the plan counted on, joined or not.
     pub hosts: Vec<FleetHost>,
+    /// Every step that ran, in order.
     pub steps: Vec<FleetStep>,
     /// What coordinating cost the coordinator's process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -25,7 +26,9 @@ pub struct Fleet {
 /// srun or mpirun, rank 0's process, which runs an agent too).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
 pub struct CoordinatorCost {
+    /// CPU seconds of the coordinator's process.
     pub cpu_seconds: f64,
+    /// Its peak resident memory.
     pub peak_rss_bytes: u64,
     /// Ranks it coordinated, so the cost per agent reads off directly.
     pub ranks: u32,
@@ -42,6 +45,7 @@ impl Fleet {
 /// failed when it did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct FleetHost {
+    /// Its rank, from 0 (the coordinator's host under a launcher).
     pub rank: u32,
     /// The name the launcher gave it (a host name, or `rank N`).
     pub name: String,
@@ -51,8 +55,10 @@ pub struct FleetHost {
     /// Its clock minus the coordinator's, and the most that can be wrong by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_offset_ns: Option<i64>,
+    /// The most its offset can be wrong by (half the round trip it was measured over).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_error_ns: Option<i64>,
+    /// Its facts (kernel, CPUs, NICs), as it reported them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub facts: Option<HostFacts>,
     /// Why this rank dropped out (never joined, its connection was lost,
@@ -67,12 +73,14 @@ pub struct FleetStep {
     /// What the step varies, by name (`senders_per_host`, `source_hosts`,
     /// `message_bytes`; a mesh's `from` and `to`).
     pub factors: BTreeMap<String, u64>,
+    /// Every flow of the step, run or not.
     pub flows: Vec<FlowResult>,
     /// Every flow's rate summed.
     pub aggregate_bits_per_second: f64,
     /// Jain's fairness index of the flows' rates (1: all equal; 1/n: one
     /// took everything).
     pub jain_index: f64,
+    /// Segments its flows retransmitted.
     pub retransmits: u64,
     /// Latest minus earliest flow start, on the coordinator's clock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -85,8 +93,11 @@ pub struct FleetStep {
 /// One rank's share of a step, its flows that ran summed.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
 pub struct HostRate {
+    /// The rank.
     pub rank: u32,
+    /// What its flows sent per second.
     pub sent_bits_per_second: f64,
+    /// What its flows received per second.
     pub received_bits_per_second: f64,
     /// Flows from or to it that ran.
     pub flows: u32,
@@ -118,8 +129,11 @@ impl HostRate {
 /// sender measured it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct FlowResult {
+    /// The sending rank.
     pub from: u32,
+    /// The receiving rank.
     pub to: u32,
+    /// Its streams.
     pub streams: u16,
     /// Bytes per write.
     pub message_bytes: u32,
@@ -128,8 +142,11 @@ pub struct FlowResult {
     pub started_at_ns: u64,
     /// Payload the receiver took.
     pub bytes: u64,
+    /// From its first byte to its last.
     pub seconds: f64,
+    /// Payload the receiver took per second.
     pub bits_per_second: f64,
+    /// Segments the sender retransmitted.
     pub retransmits: u64,
     /// Rate of each interval, in order.
     #[serde(default)]
@@ -137,6 +154,7 @@ pub struct FlowResult {
     /// What limited it, and the sentence saying so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<Limit>,
+    /// Its verdict in words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<String>,
     /// Why the flow did not run or did not finish.

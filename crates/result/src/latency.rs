@@ -26,6 +26,7 @@ pub struct Latency {
     pub load: Option<Load>,
 }
 
+/// The clock round trips were timed with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Clock {
     /// `CLOCK_MONOTONIC`.
@@ -47,16 +48,20 @@ pub enum Pattern {
 /// One measured step: a message size, under one load.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Step {
+    /// How its rounds go.
     pub pattern: Pattern,
     /// `idle` or `loaded` in a run under load; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
+    /// Bytes of each request.
     pub request_bytes: u32,
+    /// Bytes of each reply.
     pub reply_bytes: u32,
     /// Requests per round (1 for a ping-pong).
     pub window: u32,
     /// Rounds measured, all connections together (warm-up excluded).
     pub rounds: u64,
+    /// Rounds run before measuring, not counted.
     pub warmup_rounds: u64,
     /// Time the measured rounds took (the longest connection's).
     pub seconds: f64,
@@ -83,23 +88,35 @@ pub struct Step {
     pub spinning: Option<bool>,
 }
 
+/// A step's round trips, µs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
 pub struct Percentiles {
+    /// The shortest.
     pub min: f64,
+    /// The mean.
     pub mean: f64,
+    /// The median.
     pub p50: f64,
+    /// The 90th percentile.
     pub p90: f64,
+    /// The 99th percentile.
     pub p99: f64,
+    /// The 99.9th percentile.
     pub p99_9: f64,
+    /// The 99.99th percentile.
     pub p99_99: f64,
+    /// The longest.
     pub max: f64,
 }
 
 /// The bulk streams run beside the ping-pong.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Load {
+    /// Bulk streams run.
     pub streams: u16,
+    /// Their received payload per second.
     pub bits_per_second: f64,
+    /// Segments they retransmitted.
     pub retransmits: u64,
     /// The bulk streams' smoothed RTT at their end (kernel's view), mean.
     pub rtt_us: Option<f64>,

@@ -4,6 +4,7 @@
 //! Plain data only: no I/O, no measurement. The JSON Schema that documents it
 //! lives in `docs/result.schema.json`; a test keeps the two in step.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 use std::collections::BTreeMap;
 
@@ -19,13 +20,17 @@ pub const SCHEMA: &str = "linerate.result/1";
 /// One run of one command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResultDoc {
+    /// [`SCHEMA`].
     pub schema: String,
     /// `bench`, `transfer`, `latency`, `study.*`, ...
     pub kind: String,
+    /// The linerate that wrote it.
     pub linerate_version: String,
+    /// The command that ran, secrets redacted.
     pub command_line: Vec<String>,
     /// Seconds since the Unix epoch when the measurement started.
     pub started_at: f64,
+    /// Both ends' facts.
     pub hosts: Hosts,
     /// The command's parameters as the command names them.
     pub parameters: serde_json::Value,
@@ -33,6 +38,7 @@ pub struct ResultDoc {
     pub intervals: Vec<IntervalSample>,
     /// One entry per stream and end, with the final TCP_INFO.
     pub streams: Vec<StreamEnd>,
+    /// The run in figures, with its verdict.
     pub summary: Summary,
     /// The lab conditions this run was made under, when a lab made them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -55,12 +61,15 @@ pub struct ResultDoc {
 /// Which lab, topology and backend produced the conditions of a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LabRecord {
+    /// The lab's name.
     pub name: String,
     /// `netem`, `emulator` or `veth`.
     pub backend: String,
+    /// Why that backend, in words.
     pub backend_reason: String,
     /// `direct` or `router`.
     pub topology: String,
+    /// Its links' MTU.
     pub mtu: u32,
     /// RTT, jitter, loss, reordering, duplication, rate, queue, seed.
     pub conditions: serde_json::Value,
@@ -69,6 +78,7 @@ pub struct LabRecord {
 /// The runs of a study and the figures derived from them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Study {
+    /// Every run, in the order it ran.
     pub points: Vec<StudyPoint>,
     /// Derived figures, e.g. `time_to_stabilise_s`.
     pub findings: BTreeMap<String, f64>,
@@ -79,23 +89,33 @@ pub struct Study {
 /// One run of a study: which series it belongs to, the factors varied, and the full bench result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StudyPoint {
+    /// The series it belongs to (a study's part, a compared tool).
     pub series: String,
+    /// What it varied, by name.
     pub factors: BTreeMap<String, serde_json::Value>,
+    /// Its own document.
     pub result: ResultDoc,
 }
 
+/// The two ends' facts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Hosts {
+    /// The client's host.
     pub client: HostFacts,
+    /// The server's host, where it reported one.
     pub server: Option<HostFacts>,
 }
 
 /// What a result must say about the machine it was measured on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct HostFacts {
+    /// The host's name.
     pub hostname: String,
+    /// `uname -r`.
     pub kernel: String,
+    /// The CPU's model name.
     pub cpu_model: String,
+    /// Online CPUs.
     pub cpus: u32,
     /// Same boot id, same kernel: both ends share the CPUs.
     #[serde(default)]
@@ -108,7 +128,9 @@ pub struct HostFacts {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Side {
+    /// The end that writes.
     Sender,
+    /// The end that reads.
     Receiver,
 }
 
@@ -116,7 +138,9 @@ pub enum Side {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Flow {
+    /// From the client to the server.
     ClientToServer,
+    /// From the server to the client (-R).
     ServerToClient,
 }
 
@@ -124,33 +148,54 @@ pub enum Flow {
 /// fields the running kernel does not report are absent.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
 pub struct TcpSample {
+    /// Smoothed round trip, µs.
     pub rtt_us: u32,
+    /// Its variation, µs.
     pub rttvar_us: u32,
+    /// The least round trip the kernel saw, µs.
     pub min_rtt_us: Option<u32>,
+    /// Congestion window, segments.
     pub snd_cwnd: u32,
+    /// Slow-start threshold, segments.
     pub snd_ssthresh: u32,
+    /// The sender's segment size, bytes.
     pub snd_mss: u32,
+    /// Segments retransmitted over the connection's life.
     pub total_retrans: u32,
+    /// The kernel's pacing rate.
     pub pacing_rate_bps: Option<u64>,
+    /// The kernel's estimate of the delivery rate.
     pub delivery_rate_bps: Option<u64>,
+    /// Time with data in flight, µs.
     pub busy_us: Option<u64>,
+    /// Of it, time limited by the receive window, µs.
     pub rwnd_limited_us: Option<u64>,
+    /// Of it, time limited by the send buffer, µs.
     pub sndbuf_limited_us: Option<u64>,
+    /// Bytes retransmitted.
     pub bytes_retrans: Option<u64>,
+    /// The window the peer last advertised, bytes.
     pub snd_wnd: Option<u32>,
+    /// The receiver's estimate of what the sender sends per round trip, bytes.
     pub rcv_space: u32,
 }
 
 /// Payload and TCP state of one stream at one end over one interval.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IntervalSample {
+    /// Which end sampled it.
     pub side: Side,
+    /// The stream's index.
     pub stream: u16,
     /// Seconds since the start of the measurement.
     pub start: f64,
+    /// Seconds since the start of the measurement, at its end.
     pub end: f64,
+    /// Payload in the interval.
     pub bytes: u64,
+    /// Payload per second over the interval.
     pub bits_per_second: f64,
+    /// TCP_INFO at the interval's end.
     pub tcp: Option<TcpSample>,
     /// What a UDP receiver counted in the interval (`bench --udp`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -169,6 +214,7 @@ pub struct UdpCounts {
     pub loss: f64,
     /// Arrived after a later one.
     pub out_of_order: u64,
+    /// Arrived more than once.
     pub duplicates: u64,
     /// RFC 3550 interarrival jitter at the end of the span.
     pub jitter_us: f64,
@@ -185,8 +231,11 @@ pub struct UdpCounts {
 /// A stream's totals at one end.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StreamEnd {
+    /// The stream's index.
     pub stream: u16,
+    /// Which end this is.
     pub side: Side,
+    /// Which way its data went.
     pub flow: Flow,
     /// Payload bytes after the omitted warm-up.
     pub bytes: u64,
@@ -203,10 +252,13 @@ pub struct StreamEnd {
     /// (0 in the clear).
     #[serde(default)]
     pub tls_seconds: f64,
+    /// TCP_INFO at the stream's end.
     pub tcp: Option<TcpSample>,
     /// Socket buffer sizes the kernel granted (SO_SNDBUF / SO_RCVBUF).
     pub sndbuf: u32,
+    /// The receive buffer the kernel granted.
     pub rcvbuf: u32,
+    /// Why the stream failed, if it did.
     pub error: Option<String>,
     /// A UDP stream's receiver counts (`bench --udp`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -218,7 +270,9 @@ pub struct StreamEnd {
 pub struct HostCpu {
     /// Fraction of all CPUs' time spent not idle (user, system, irq, softirq).
     pub busy_fraction: f64,
+    /// Fraction of all CPUs' time spent in softirq.
     pub softirq_fraction: f64,
+    /// Online CPUs.
     pub cpus: u32,
     /// CPU time of the whole linerate process over the run.
     pub process_cpu_seconds: f64,
@@ -227,9 +281,13 @@ pub struct HostCpu {
 /// One end's measurements, as sent from server to client.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct SideReport {
+    /// Every stream's totals at this end.
     pub streams: Vec<StreamEnd>,
+    /// Every interval sample at this end.
     pub intervals: Vec<IntervalSample>,
+    /// The host's CPU over the run.
     pub host_cpu: HostCpu,
+    /// Why this end failed, if it did.
     pub error: Option<String>,
     /// UDP runs: datagrams this end's host (network namespace) dropped in
     /// full receive buffers over the run, every socket's (/proc/net/snmp
@@ -249,6 +307,7 @@ pub struct IntervalSum {
     pub end: f64,
     /// The longest of the streams' intervals.
     pub seconds: f64,
+    /// Payload per second, all the streams.
     pub bits_per_second: f64,
 }
 
@@ -325,7 +384,9 @@ impl SideReport {
 /// CPU cost of moving data, at each end.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
 pub struct CpuPerGb {
+    /// CPU seconds per GB moved at the sending end.
     pub sender: f64,
+    /// CPU seconds per GB moved at the receiving end.
     pub receiver: f64,
 }
 
@@ -333,13 +394,18 @@ pub struct CpuPerGb {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Limit {
+    /// The receivers' advertised window.
     ReceiverWindow,
+    /// The senders' send buffer.
     SendBuffer,
     /// The path carried all it could: a bottleneck at its capacity, with
     /// nothing at either end holding the senders back.
     PathFull,
+    /// The network lost or queued what was sent.
     Network,
+    /// A side's CPU.
     Cpu,
+    /// The application did not keep the senders busy (or a pacing cap).
     Application,
     /// Reading the source files (transfers).
     SourceDisk,
@@ -352,11 +418,14 @@ pub enum Limit {
     /// round trips shorter than the path can carry (packets that skipped
     /// an emulated delay), so what they did says nothing about it.
     Invalid,
+    /// Nothing the rules could name (no TCP_INFO, too short).
     Unknown,
 }
 
+/// What limited a run, in a word and in a sentence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
+    /// The limit.
     pub limit: Limit,
     /// Which end, where the limit sits at one.
     pub side: Option<Side>,
@@ -373,15 +442,20 @@ impl Verdict {
     }
 }
 
+/// A run in figures, with its verdict.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     /// Received payload per second, all streams and directions.
     pub bits_per_second: f64,
     /// Received payload.
     pub bytes: u64,
+    /// Length of the measurement.
     pub seconds: f64,
+    /// CPU cost per GB at each end.
     pub cpu_seconds_per_gb: CpuPerGb,
+    /// Segments retransmitted, all streams.
     pub retransmits: u64,
+    /// What limited the run.
     pub verdict: Verdict,
 }
 

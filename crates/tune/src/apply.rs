@@ -16,26 +16,36 @@ use serde::{Deserialize, Serialize};
 use crate::plan::Setting;
 use crate::{TuneError, io_err};
 
+/// One setting as apply changed it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
+    /// The sysctl's key.
     pub key: String,
+    /// Its value before (what revert puts back).
     pub previous: String,
+    /// The value applied.
     pub applied: String,
 }
 
+/// What an apply changed, saved so revert can undo it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct State {
+    /// `linerate.tune-state/1`.
     pub schema: String,
+    /// When it was applied, seconds since the Unix epoch.
     pub applied_at: f64,
     /// "host" or "netns NAME".
     pub scope: String,
     /// What was applied: a plan file or a profile name.
     pub source: String,
+    /// Every setting changed.
     pub entries: Vec<Entry>,
 }
 
+/// What an apply did.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Report {
+    /// Settings it changed.
     pub changed: Vec<Entry>,
     /// Already at the wanted value.
     pub unchanged: Vec<String>,
@@ -97,6 +107,7 @@ fn save(path: &Path, state: &State) -> Result<(), TuneError> {
     std::fs::rename(&tmp, path).map_err(io_err(format!("writing {}", path.display())))
 }
 
+/// The saved state of an apply, from `path`.
 pub fn load(path: &Path) -> Result<State, TuneError> {
     let text = std::fs::read_to_string(path).map_err(|e| TuneError::State {
         path: path.display().to_string(),

@@ -20,7 +20,9 @@ pub const MATHIS_C: f64 = 1.224_744_871;
 /// What the host should reach.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Target {
+    /// The rate to reach, bits/s.
     pub rate_bps: f64,
+    /// The path's round trip, seconds.
     pub rtt_s: f64,
     /// Packet loss as a fraction (0.0002 for 0.02 %).
     pub loss: Option<f64>,
@@ -30,6 +32,7 @@ pub struct Target {
     pub mss: Option<u32>,
 }
 
+/// The bandwidth-delay product: bytes in flight to fill `rate_bps` over `rtt_s`.
 pub fn bdp_bytes(rate_bps: f64, rtt_s: f64) -> u64 {
     (rate_bps * rtt_s / 8.0).ceil() as u64
 }
@@ -82,6 +85,7 @@ pub fn mss_for(facts: &Facts) -> u32 {
 /// The sizes a target calls for on a host.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Sizing {
+    /// Segment size, bytes.
     pub mss: u32,
     /// The host runs bbr, or will: the loss rate bounds no stream.
     pub bbr: bool,
@@ -89,6 +93,7 @@ pub struct Sizing {
     pub needed: u32,
     /// Streams planned (the user's, else `needed`).
     pub streams: u32,
+    /// The bandwidth-delay product, bytes.
     pub bdp: u64,
     /// Socket buffer per stream.
     pub buffer: u64,

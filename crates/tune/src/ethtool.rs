@@ -6,18 +6,25 @@ use std::os::fd::AsRawFd;
 
 use serde::{Deserialize, Serialize};
 
+/// What the ethtool ioctls say of an interface.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct EthtoolFacts {
+    /// The driver's name.
     pub driver: Option<String>,
+    /// Its PCI address.
     pub bus_info: Option<String>,
+    /// Ring sizes, where the driver tells them.
     pub rings: Option<Rings>,
+    /// Offloads, where the driver tells them.
     pub offloads: Option<Offloads>,
+    /// Interrupt coalescing, where the driver tells it.
     pub coalesce: Option<Coalesce>,
     /// Why nothing could be read at all (no such device, no ethtool support).
     pub error: Option<String>,
 }
 
 impl EthtoolFacts {
+    /// Facts that say only why none could be read.
     pub fn unreadable(reason: &str) -> EthtoolFacts {
         EthtoolFacts {
             error: Some(reason.to_string()),
@@ -26,27 +33,42 @@ impl EthtoolFacts {
     }
 }
 
+/// An interface's ring sizes, descriptors.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Rings {
+    /// Receive ring now.
     pub rx: u32,
+    /// The largest receive ring the NIC takes.
     pub rx_max: u32,
+    /// Transmit ring now.
     pub tx: u32,
+    /// The largest transmit ring the NIC takes.
     pub tx_max: u32,
 }
 
+/// Segmentation and receive offloads, on or off.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Offloads {
+    /// TCP segmentation offload.
     pub tso: Option<bool>,
+    /// Generic segmentation offload.
     pub gso: Option<bool>,
+    /// Generic receive offload.
     pub gro: Option<bool>,
+    /// Large receive offload.
     pub lro: Option<bool>,
 }
 
+/// Interrupt coalescing.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Coalesce {
+    /// µs a receive interrupt waits.
     pub rx_usecs: u32,
+    /// Frames a receive interrupt waits for.
     pub rx_frames: u32,
+    /// The driver adapts receive coalescing.
     pub adaptive_rx: bool,
+    /// The driver adapts transmit coalescing.
     pub adaptive_tx: bool,
 }
 

@@ -31,57 +31,86 @@ pub const SYSCTLS: &[&str] = &[
     "net.ipv4.tcp_slow_start_after_idle",
 ];
 
+/// What the audit and the plan read of a host.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Facts {
+    /// `uname -r`.
     pub kernel_release: Option<String>,
+    /// Every sysctl read, by key.
     pub sysctls: BTreeMap<String, String>,
+    /// Every network interface.
     pub interfaces: Vec<Iface>,
+    /// CPUs, governors and SMT.
     pub cpu: Cpu,
+    /// Memory and ballooning.
     #[serde(default)]
     pub memory: Memory,
     /// Whether an irqbalance process runs; None when /proc could not be listed.
     pub irqbalance_running: Option<bool>,
     /// Qdisc and congestion-control modules the kernel has, loaded or loadable.
     pub modules: Vec<String>,
+    /// What could not be read, and why.
     pub unreadable: Vec<Unreadable>,
 }
 
+/// Something the host did not let be read.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Unreadable {
+    /// What it was.
     pub item: String,
+    /// Why.
     pub reason: String,
 }
 
+/// A network interface.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Iface {
+    /// Its name.
     pub name: String,
+    /// Its index.
     pub ifindex: Option<u32>,
     /// True for a device backed by hardware (or a paravirtual NIC), false
     /// for loopback, veth, bridges and the like.
     pub physical: bool,
+    /// Its MTU.
     pub mtu: Option<u32>,
+    /// Link speed, Mbit/s, where the driver tells it.
     pub speed_mbps: Option<u64>,
+    /// `up`, `down`, ...
     pub operstate: Option<String>,
+    /// Its transmit queue length, packets.
     pub tx_queue_len: Option<u32>,
+    /// The root qdisc's kind.
     pub root_qdisc: Option<String>,
+    /// The NUMA node of its device.
     pub numa_node: Option<i32>,
+    /// That node's CPUs.
     pub numa_cpus: Option<String>,
+    /// Its interrupts.
     pub irqs: Vec<Irq>,
+    /// What ethtool says of it.
     pub ethtool: EthtoolFacts,
 }
 
+/// One interrupt of an interface.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Irq {
+    /// Its number.
     pub number: u32,
+    /// The CPUs it may run on (smp_affinity_list).
     pub affinity: Option<String>,
 }
 
+/// The host's CPUs.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Cpu {
+    /// Online CPUs (`0-15`).
     pub online: Option<String>,
     /// Governor -> number of CPUs using it; empty without cpufreq.
     pub governors: BTreeMap<String, u32>,
+    /// Simultaneous multithreading is on.
     pub smt_active: Option<bool>,
+    /// The SMT control (`on`, `off`, `notsupported`).
     pub smt_control: Option<String>,
 }
 
@@ -100,6 +129,7 @@ pub struct Memory {
 const VIRTIO_BALLOON_F_REPORTING: usize = 5;
 
 impl Facts {
+    /// Sysctl `key`'s value, as read.
     pub fn sysctl(&self, key: &str) -> Option<&str> {
         self.sysctls.get(key).map(String::as_str)
     }
@@ -109,10 +139,12 @@ impl Facts {
         self.sysctl(key)?.split_whitespace().nth(2)?.parse().ok()
     }
 
+    /// Sysctl `key` as a number.
     pub fn sysctl_u64(&self, key: &str) -> Option<u64> {
         self.sysctl(key)?.trim().parse().ok()
     }
 
+    /// Whether the kernel has module (or built-in) `name`.
     pub fn has_module(&self, name: &str) -> bool {
         self.modules.iter().any(|m| m == name)
     }

@@ -5,6 +5,7 @@
 //!
 //! Everything is read through a [`SysRoot`], so the same code audits this
 //! machine, a fixture tree captured from it, or a hand-written one.
+#![warn(missing_docs)]
 
 pub mod apply;
 pub mod audit;
@@ -20,17 +21,30 @@ pub use facts::Facts;
 pub use plan::{Plan, Target};
 pub use source::SysRoot;
 
+/// Why the host could not be read, a plan made, or settings applied.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum TuneError {
+    /// A file under the system root could not be read or written.
     #[error("{context}: {error}")]
     Io {
+        /// What was being read or written.
         context: String,
+        /// The error the system gave.
         error: std::io::Error,
     },
+    /// A plan, profile or value that cannot be used.
     #[error("{0}")]
     Invalid(String),
+    /// The saved state of an apply, unreadable or not this format.
     #[error("{path}: {reason}")]
-    State { path: String, reason: String },
+    State {
+        /// The state file.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A setting the kernel refused.
     #[error("{0}")]
     Apply(String),
 }

@@ -16,26 +16,35 @@ const NLM_F_DUMP: u16 = 0x300;
 const TCA_KIND: u16 = 1;
 const TC_H_ROOT: u32 = 0xFFFF_FFFF;
 
+/// One qdisc of an rtnetlink dump.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Qdisc {
+    /// Its interface's index.
     pub ifindex: u32,
+    /// Its parent handle (TC_H_ROOT for a root qdisc).
     pub parent: u32,
+    /// Its kind (`htb`, `fq_codel`, ...).
     pub kind: String,
 }
 
 /// What one datagram of a dump holds.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct DumpPart {
+    /// The qdiscs in it.
     pub qdiscs: Vec<Qdisc>,
+    /// It ended the dump (NLMSG_DONE).
     pub done: bool,
     /// A negative errno from an NLMSG_ERROR message.
     pub error: Option<i32>,
 }
 
+/// Why an rtnetlink datagram did not decode.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum DecodeError {
+    /// A message's length does not fit the datagram.
     #[error("netlink message length {0} at offset {1} does not fit the datagram")]
     BadLength(usize, usize),
+    /// A message or attribute shorter than its header.
     #[error("truncated {0}")]
     Truncated(&'static str),
 }

@@ -10,18 +10,26 @@ use crate::facts::Facts;
 
 pub use crate::bounds::Target;
 
+/// Settings and commands for a host to reach a target, with the figures behind them.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Plan {
+    /// `linerate.plan/1`.
     pub schema: String,
+    /// What the host should reach.
     pub target: Target,
+    /// Segment size planned with, bytes.
     pub mss: u32,
+    /// The bandwidth-delay product, bytes.
     pub bdp_bytes: u64,
+    /// Streams planned.
     pub streams: u32,
     /// Socket buffer per stream (tcp_rmem/tcp_wmem max, rmem/wmem_max).
     pub buffer_bytes: u64,
     /// What one stream can reach with the current tcp_rmem/tcp_wmem maxima.
     pub current_per_stream_bps: Option<f64>,
+    /// What one stream can reach with the plan's buffers.
     pub planned_per_stream_bps: f64,
+    /// What the Mathis bound lets one stream reach at the target's loss.
     pub mathis_per_stream_bps: Option<f64>,
     /// Cores the streams run on (the end with fewer).
     #[serde(default)]
@@ -29,17 +37,26 @@ pub struct Plan {
     /// What one stream on one core carried, as measured and given.
     #[serde(default)]
     pub per_core_bps: Option<f64>,
+    /// The pacing rate per stream that spreads the target over the streams.
     pub pacing_per_stream_bps: f64,
+    /// Sysctls to set.
     pub settings: Vec<Setting>,
+    /// Commands to run (rings, offloads, governor).
     pub commands: Vec<Command>,
+    /// What the plan cannot do and the user should know.
     pub notes: Vec<String>,
 }
 
+/// One sysctl the plan sets.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Setting {
+    /// Its key.
     pub key: String,
+    /// The value to set.
     pub value: String,
+    /// Its value now, where read.
     pub current: Option<String>,
+    /// Why.
     pub why: String,
 }
 
@@ -55,9 +72,12 @@ impl Setting {
     }
 }
 
+/// One command the plan runs.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Command {
+    /// The command.
     pub line: String,
+    /// Why.
     pub why: String,
 }
 

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::ethtool::{self, EthtoolFacts};
 use crate::netlink;
 
+/// Where the host's /proc and /sys are read from: this machine's, or a captured or hand-written tree.
 #[derive(Debug, Clone)]
 pub struct SysRoot {
     base: PathBuf,
@@ -44,6 +45,7 @@ impl SysRoot {
         self
     }
 
+    /// It reads this machine.
     pub fn is_live(&self) -> bool {
         self.live
     }
@@ -94,6 +96,7 @@ impl SysRoot {
         Ok(names)
     }
 
+    /// Whether `rel` exists under the root.
     pub fn exists(&self, rel: &str) -> bool {
         self.path(rel).exists()
     }

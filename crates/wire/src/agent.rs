@@ -24,6 +24,7 @@ const MAX_STEP_MS: u64 = 24 * 3600 * 1000;
 /// Agent to coordinator, first: who it is and where its flows arrive.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentJoin {
+    /// Its rank, below `size`.
     pub rank: u32,
     /// Ranks in the run, as the agent's launcher counts them.
     pub size: u32,
@@ -31,6 +32,7 @@ pub struct AgentJoin {
     pub name: String,
     /// The port of the agent's bench server.
     pub data_port: u16,
+    /// Its host's facts.
     pub host: HostFacts,
     /// The run's token, when the coordinator requires one: a host that
     /// merely reaches the coordinator's port cannot take a rank.
@@ -39,6 +41,7 @@ pub struct AgentJoin {
 }
 
 impl AgentJoin {
+    /// Whether it is within bounds.
     pub fn validate(&self) -> Result<(), WireError> {
         if self.size == 0 || self.size > MAX_RANKS || self.rank >= self.size {
             return WireError::invalid("rank", "must be below a size of 1 to 65536 ranks");
@@ -59,6 +62,7 @@ impl AgentJoin {
 /// Coordinator to agent: answer with your clock (an NTP-style exchange).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClockProbe {
+    /// The probe's number, echoed.
     pub seq: u32,
     /// When it left, ns since the Unix epoch on the coordinator's clock.
     pub coordinator_ns: u64,
@@ -68,9 +72,13 @@ pub struct ClockProbe {
 /// answer left on the agent's clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClockEcho {
+    /// The probe's number.
     pub seq: u32,
+    /// When the probe left, on the coordinator's clock, ns.
     pub coordinator_ns: u64,
+    /// When it arrived, on the agent's clock, ns.
     pub agent_received_ns: u64,
+    /// When this answer left, on the agent's clock, ns.
     pub agent_sent_ns: u64,
 }
 
@@ -79,23 +87,31 @@ pub struct ClockEcho {
 pub struct TaskFlow {
     /// The flow's index in the step, echoed in the report.
     pub flow: u32,
+    /// The receiving agent's bench server.
     pub to: SocketAddr,
+    /// Its connections.
     pub streams: u16,
+    /// Bytes per write.
     pub message_bytes: u32,
 }
 
 /// Coordinator to agent: the flows of one step, started together.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentTask {
+    /// The step's number, echoed in the report.
     pub step: u32,
     /// When to start, ns since the Unix epoch on the agent's clock.
     pub start_at_ns: u64,
+    /// How long the flows run.
     pub duration_ms: u64,
+    /// Between their interval samples.
     pub interval_ms: u64,
+    /// The flows this agent sends.
     pub flows: Vec<TaskFlow>,
 }
 
 impl AgentTask {
+    /// Whether it is within bounds.
     pub fn validate(&self) -> Result<(), WireError> {
         if self.duration_ms == 0 || self.duration_ms > MAX_STEP_MS {
             return WireError::invalid("duration_ms", "must be between 1 ms and a day");
@@ -121,11 +137,14 @@ impl AgentTask {
 /// Agent to coordinator: what the step's flows measured, one entry each.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentReport {
+    /// The step it ran.
     pub step: u32,
+    /// Each flow's index in the step, with what it measured.
     pub flows: Vec<(u32, FlowResult)>,
 }
 
 impl AgentReport {
+    /// Whether it is within bounds.
     pub fn validate(&self) -> Result<(), WireError> {
         if self.flows.len() > MAX_AGENT_FLOWS {
             return WireError::invalid("flows", "at most 4096 a step");

@@ -42,12 +42,14 @@ impl<'a> Reader<'a> {
         Ok(Reader::new(self.what, self.take(n)?))
     }
 
+    /// The next `N` bytes.
     pub fn array<const N: usize>(&mut self) -> Result<[u8; N], WireError> {
         let mut out = [0u8; N];
         out.copy_from_slice(self.take(N)?);
         Ok(out)
     }
 
+    /// The next byte.
     pub fn u8(&mut self) -> Result<u8, WireError> {
         Ok(self.array::<1>()?[0])
     }
@@ -57,10 +59,12 @@ impl<'a> Reader<'a> {
         self.array().map(u16::from_be_bytes)
     }
 
+    /// The next four bytes, big-endian.
     pub fn u32(&mut self) -> Result<u32, WireError> {
         self.array().map(u32::from_be_bytes)
     }
 
+    /// The next eight bytes, big-endian.
     pub fn u64(&mut self) -> Result<u64, WireError> {
         self.array().map(u64::from_be_bytes)
     }
@@ -96,10 +100,12 @@ macro_rules! codes {
         $vis enum $name { $( $(#[$vmeta])* $variant = $code ),+ }
 
         impl $name {
+            /// The value's code on the wire.
             pub fn code(self) -> $int {
                 self as $int
             }
 
+            /// The value of wire code `code`; an unknown code is an error.
             pub fn from_code(code: $int) -> Result<$name, $crate::WireError> {
                 match code {
                     $( $code => Ok($name::$variant), )+

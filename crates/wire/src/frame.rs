@@ -3,6 +3,7 @@
 use crate::WireError;
 use crate::message::FrameType;
 
+/// Bytes of a frame's header: `type[1] length[4]`.
 pub const FRAME_HEADER_LEN: usize = 5;
 /// Upper bound of a frame's payload. Large enough for a report of an hour-long,
 /// many-stream run; small enough that a hostile length cannot exhaust memory.
@@ -11,13 +12,17 @@ pub const MAX_FRAME_LEN: u32 = 32 << 20;
 /// Room kept for the next frame once the buffer is empty.
 const SHRINK_ABOVE: usize = 1 << 20;
 
+/// One frame: what it carries and its payload.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Frame {
+    /// Which message it carries.
     pub kind: FrameType,
+    /// The message's bytes.
     pub payload: Vec<u8>,
 }
 
 impl Frame {
+    /// The frame's bytes on the wire.
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(FRAME_HEADER_LEN + self.payload.len());
         out.push(self.kind.code());
@@ -36,10 +41,12 @@ pub struct FrameDecoder {
 }
 
 impl FrameDecoder {
+    /// A decoder holding nothing.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Adds bytes that arrived.
     pub fn push(&mut self, bytes: &[u8]) {
         self.buf.extend_from_slice(bytes);
     }

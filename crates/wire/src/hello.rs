@@ -17,14 +17,19 @@ pub const HELLO_LEN: usize = 36;
 pub struct Capabilities(pub u64);
 
 impl Capabilities {
+    /// Runs benches.
     pub const BENCH: u64 = 1 << 0;
+    /// Reports TCP_INFO.
     pub const TCP_INFO: u64 = 1 << 1;
+    /// Receives with MSG_TRUNC (no copy to user space).
     pub const MSG_TRUNC: u64 = 1 << 2;
+    /// Sends with MSG_ZEROCOPY.
     pub const ZEROCOPY: u64 = 1 << 3;
     /// In a hello: a TLS handshake follows, and everything after it on
     /// this connection is encrypted.
     pub const TLS: u64 = 1 << 4;
 
+    /// Whether capability `bit` is announced.
     pub fn has(self, bit: u64) -> bool {
         self.0 & bit == bit
     }
@@ -40,6 +45,7 @@ pub const CAPABILITIES: Capabilities = Capabilities(
 pub struct SessionId(pub [u8; 16]);
 
 impl SessionId {
+    /// The id as 32 hex digits.
     pub fn to_hex(self) -> String {
         hex::encode(self.0)
     }
@@ -59,6 +65,7 @@ impl std::fmt::Display for SessionId {
 }
 
 codes! {
+    /// What a connection carries.
     pub enum Role: u8, unknown = WireError::UnknownRole {
         /// Carries framed messages for one session.
         Control = 1,
@@ -68,9 +75,13 @@ codes! {
 }
 
 codes! {
+    /// What a session does.
     pub enum SessionKind: u8, unknown = WireError::UnknownKind {
+        /// Memory to memory streams (`bench`).
         Bench = 1,
+        /// Files (`send` to `serve` or `recv`).
         Transfer = 2,
+        /// Round trips (`latency`).
         Latency = 3,
         /// A many-host run's agent, joining its coordinator.
         Agent = 4,
@@ -78,6 +89,7 @@ codes! {
 }
 
 impl SessionKind {
+    /// The kind's name, for logs and errors.
     pub fn name(self) -> &'static str {
         match self {
             SessionKind::Bench => "bench",
@@ -92,11 +104,17 @@ impl SessionKind {
 /// role[1] kind[1] stream_index[2]`, all integers big-endian.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Hello {
+    /// The protocol version the sender speaks.
     pub version: u16,
+    /// What the sender offers.
     pub capabilities: Capabilities,
+    /// The session the connection belongs to.
     pub session: SessionId,
+    /// Control or data.
     pub role: Role,
+    /// The session's kind.
     pub kind: SessionKind,
+    /// The data connection's index in its session (0 on a control connection).
     pub stream_index: u16,
 }
 
@@ -116,6 +134,7 @@ impl Hello {
         self
     }
 
+    /// A hello of this protocol version with this build's capabilities.
     pub fn new(session: SessionId, role: Role, kind: SessionKind, stream_index: u16) -> Self {
         Hello {
             version: PROTOCOL_VERSION,
@@ -127,6 +146,7 @@ impl Hello {
         }
     }
 
+    /// The hello's bytes.
     pub fn encode(&self) -> [u8; HELLO_LEN] {
         let mut out = [0u8; HELLO_LEN];
         out[0..4].copy_from_slice(&MAGIC);

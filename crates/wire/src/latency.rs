@@ -34,6 +34,7 @@ use serde::{Deserialize, Serialize};
 use crate::WireError;
 use crate::udp::MAX_DATAGRAM_LEN;
 
+/// Bytes of a [`RunHeader`].
 pub const RUN_HEADER_LEN: usize = 24;
 /// Largest request or reply: 64 MiB, past any sweep's largest size.
 pub const MAX_MESSAGE_LEN: u32 = 64 << 20;
@@ -44,6 +45,7 @@ pub const MAX_ROUND_BYTES: u64 = 1 << 30;
 /// Most connections one latency session may open.
 pub const MAX_LATENCY_CONNECTIONS: u16 = 256;
 const MAX_IDLE_MS: u64 = 3600 * 1000;
+/// Bytes of a [`UdpRound`]'s header.
 pub const UDP_ROUND_HEADER_LEN: usize = 20;
 /// The smallest reply: its `seq` and `reply_len`.
 pub const UDP_REPLY_MIN_LEN: usize = 12;
@@ -78,6 +80,7 @@ pub struct LatencyParams {
 }
 
 impl LatencyParams {
+    /// Whether the session is within bounds.
     pub fn validate(&self) -> Result<(), WireError> {
         let bad = WireError::invalid;
         if self.connections == 0 || self.connections > MAX_LATENCY_CONNECTIONS {
@@ -103,11 +106,15 @@ pub enum Pattern {
 /// The header that opens a run of rounds on a latency data connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunHeader {
+    /// How the rounds go.
     pub pattern: Pattern,
+    /// Bytes of each request.
     pub request_len: u32,
+    /// Bytes of each reply.
     pub reply_len: u32,
     /// Requests per round: 1 for a ping-pong.
     pub window: u32,
+    /// Rounds to answer before the run ends.
     pub rounds: u64,
 }
 
@@ -117,6 +124,7 @@ impl RunHeader {
         u64::from(self.request_len) * u64::from(self.window)
     }
 
+    /// The header's bytes.
     pub fn encode(&self) -> [u8; RUN_HEADER_LEN] {
         let mut out = [0u8; RUN_HEADER_LEN];
         out[0] = self.pattern as u8;
@@ -127,6 +135,7 @@ impl RunHeader {
         out
     }
 
+    /// The header in `b`, checked.
     pub fn decode(b: &[u8; RUN_HEADER_LEN]) -> Result<RunHeader, WireError> {
         let u32_at = |i: usize| u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
         let mut rounds = [0u8; 8];
@@ -158,6 +167,7 @@ impl RunHeader {
         Ok(h)
     }
 
+    /// Whether it is within bounds.
     pub fn validate(&self) -> Result<(), WireError> {
         let bad = |reason: String| {
             Err(WireError::Malformed {
@@ -193,7 +203,9 @@ impl RunHeader {
 /// The header of a UDP latency request; a reply opens with its `seq`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UdpRound {
+    /// The round's number.
     pub seq: u64,
+    /// Bytes the reply must have.
     pub reply_len: u32,
     /// The session's proof that the datagram comes from its client.
     pub cookie: u64,
@@ -269,6 +281,7 @@ struct Run {
 }
 
 impl Echo {
+    /// An echo with no run begun.
     pub fn new() -> Echo {
         Echo::default()
     }

@@ -13,6 +13,7 @@
 //! allocates, checks every field, returns a typed [`WireError`] and never panics,
 //! so it can be fed straight from the network (and is fuzzed: see `fuzz/`).
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod agent;
 mod codec;

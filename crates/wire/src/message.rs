@@ -20,19 +20,29 @@ const MAX_DURATION_MS: u64 = 7 * 24 * 3600 * 1000;
 /// Server's answer to a good hello.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Accept {
+    /// The server's linerate version.
     pub server_version: String,
+    /// Its capability bits.
     pub capabilities: u64,
+    /// Its host's facts.
     pub host: HostFacts,
 }
 
+/// Why a session is refused, as a code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RefusalCode {
+    /// What arrived did not decode, or came out of order.
     Malformed,
+    /// The peer speaks another protocol version.
     UnsupportedVersion,
+    /// No such session, or a proof that does not match it.
     UnknownSession,
+    /// A parameter out of its range or not allowed here.
     InvalidParameters,
+    /// The server's limits are taken.
     Busy,
+    /// A failure of this end's own (a full disk, an interrupt).
     Internal,
 }
 
@@ -53,7 +63,9 @@ impl RefusalCode {
 /// Why a server or client gives up on a session.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Refusal {
+    /// The code.
     pub code: RefusalCode,
+    /// Why, in words.
     pub message: String,
 }
 
@@ -121,6 +133,7 @@ pub struct SocketParams {
 }
 
 impl SocketParams {
+    /// Whether the options are within bounds.
     pub fn validate(&self) -> Result<(), WireError> {
         let bad = WireError::invalid;
         if let Some(cc) = &self.congestion
@@ -142,19 +155,28 @@ impl SocketParams {
 /// What a bench session does; the client proposes, the server checks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BenchParams {
+    /// Streams each way; a run both ways opens twice as many connections.
     pub streams: u16,
     /// Run length; ignored when `bytes` is set.
     pub duration_ms: u64,
     /// Total payload to send in each direction, split evenly across streams.
     pub bytes: Option<u64>,
+    /// Bytes per write.
     pub write_len: u32,
+    /// Bytes per read.
     pub read_len: u32,
+    /// Which way the data goes.
     pub direction: Direction,
+    /// Between interval samples; 0 for none.
     pub interval_ms: u64,
+    /// The warm-up left out of the figures.
     pub omit_ms: u64,
+    /// Socket options both ends apply.
     #[serde(flatten)]
     pub socket: SocketParams,
+    /// Senders use MSG_ZEROCOPY.
     pub zerocopy: bool,
+    /// Receivers discard with MSG_TRUNC, no copy to user space.
     pub skip_rx_copy: bool,
     /// Receivers poll before blocking (decided by the client from both hosts' CPUs).
     #[serde(default)]
@@ -208,6 +230,7 @@ impl BenchParams {
         }
     }
 
+    /// Whether the bench is within bounds.
     pub fn validate(&self) -> Result<(), WireError> {
         let bad = WireError::invalid;
         if self.streams == 0 || self.streams > MAX_STREAMS {
@@ -250,6 +273,7 @@ pub struct Ready {}
 /// the hello, sent in the clear, cannot carry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Join {
+    /// The one-shot receiver's token, when it has one.
     pub token: Option<String>,
 }
 
@@ -259,6 +283,7 @@ pub type PeerReport = SideReport;
 /// The server's samples of one interval, sent as the run goes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct PeerIntervals {
+    /// Every stream's sample of the interval.
     pub samples: Vec<IntervalSample>,
 }
 
@@ -419,7 +444,7 @@ macro_rules! messages {
         codes! {
             /// The first byte of a frame: which message it carries.
             pub enum FrameType: u8, unknown = WireError::UnknownFrameType {
-                $( $variant = $code ),+
+                $( $(#[$doc])* $variant = $code ),+
             }
         }
 
@@ -430,18 +455,21 @@ macro_rules! messages {
         }
 
         impl Message {
+            /// The message's name, for errors and logs.
             pub fn name(&self) -> &'static str {
                 match self {
                     $( Message::$variant { .. } => $name, )+
                 }
             }
 
+            /// The frame type that carries it.
             pub fn frame_type(&self) -> FrameType {
                 match self {
                     $( Message::$variant { .. } => FrameType::$variant, )+
                 }
             }
 
+            /// The message as a frame.
             pub fn to_frame(&self) -> Frame {
                 let payload = match self {
                     $( Message::$variant { .. } => payload_of!(self, $variant $(, $payload)?), )+
@@ -452,6 +480,8 @@ macro_rules! messages {
                 }
             }
 
+            /// The message a frame carries; a payload that does not
+            /// decode is an error.
             pub fn from_frame(frame: &Frame) -> Result<Message, WireError> {
                 let p = &frame.payload;
                 Ok(match frame.kind {
@@ -463,39 +493,56 @@ macro_rules! messages {
 }
 
 messages! {
+    /// Server to client: the hello is good; the server's version and host.
     1 => Accept(Accept), "accept";
+    /// Either way: the session is refused or given up, and why.
     2 => Refuse(Refusal), "refuse";
+    /// Client to server: the bench to run.
     3 => BenchRequest(BenchParams), "bench request";
+    /// Server to client: the request is taken; open the data connections.
     4 => Ready(Ready), "ready";
     /// Client to server: every data connection is up, start the clock.
     5 => Start, "start";
+    /// Server to client: its half of the measurements.
     6 => Report(Box<PeerReport>), "report";
+    /// Sender to receiver: the transfer to take.
     7 => TransferRequest(TransferRequest), "transfer request";
     /// Sender to receiver: the next batch of the manifest.
     8 => Entries(Entries), "entries";
+    /// Sender to receiver: the manifest is complete.
     9 => EntriesEnd, "entries end";
     /// Receiver to sender: blocks still missing.
     10 => Need(Need), "need";
+    /// Receiver to sender: the end of a pass's list of missing blocks.
     11 => NeedEnd(NeedEnd), "need end";
     /// Sender to receiver: nothing is missing; finish and report.
     12 => Finish, "finish";
+    /// Receiver to sender: whole-file digests of what it wrote (`--verify`).
     13 => Digests(Digests), "digests";
     /// Receiver to sender: what it wrote, and its half of the measurements.
     14 => TransferReport(Box<(TransferTotals, PeerReport)>), "transfer report";
     /// Server to client, when asked (`BenchParams::peer_intervals`).
     15 => Intervals(PeerIntervals), "intervals";
+    /// Client to server, first on an encrypted data connection: its proof.
     16 => Join(Join), "join";
+    /// Client to server: the latency session to run.
     17 => LatencyRequest(LatencyParams), "latency request";
+    /// Agent to coordinator: who it is and where its flows arrive.
     18 => AgentJoin(Box<AgentJoin>), "agent join";
+    /// Coordinator to agent: answer with your clock.
     19 => ClockProbe(ClockProbe), "clock probe";
+    /// Agent to coordinator: the probe answered with its clock.
     20 => ClockEcho(ClockEcho), "clock echo";
+    /// Coordinator to agent: the flows of one step.
     21 => AgentTask(AgentTask), "agent task";
+    /// Agent to coordinator: what the step's flows measured.
     22 => AgentReport(AgentReport), "agent report";
     /// Coordinator to agent: the run is over; stop.
     23 => Dismiss, "dismiss";
 }
 
 impl Message {
+    /// The message as the bytes of its frame.
     pub fn encode(&self) -> Vec<u8> {
         self.to_frame().encode()
     }

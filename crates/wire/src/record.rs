@@ -8,16 +8,32 @@ use crate::WireError;
 use crate::codec::{Reader, codes};
 use crate::transfer::MAX_BLOCK_LEN;
 
+/// Bytes of a record's header: `tag[1] file[4] offset[8] len[4]`.
 pub const RECORD_HEADER_LEN: usize = 17;
 /// The checksum after a block's payload.
 pub const BLOCK_TRAILER_LEN: usize = 8;
 
+/// What opens each piece of a transfer's data connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Record {
     /// `len` bytes of file `file` at `offset` follow, then their XXH3-64.
-    Block { file: u32, offset: u64, len: u32 },
+    Block {
+        /// The file's id in the manifest.
+        file: u32,
+        /// Where in the file.
+        offset: u64,
+        /// Bytes that follow.
+        len: u32,
+    },
     /// `len` bytes of file `file` at `offset` are all zero and not sent.
-    Hole { file: u32, offset: u64, len: u32 },
+    Hole {
+        /// The file's id in the manifest.
+        file: u32,
+        /// Where in the file.
+        offset: u64,
+        /// Bytes of zeros.
+        len: u32,
+    },
     /// The sender has nothing more for this pass on this connection.
     RoundEnd,
 }
@@ -39,6 +55,7 @@ fn unknown_tag(tag: u8) -> WireError {
 }
 
 impl Record {
+    /// The header's bytes.
     pub fn encode(&self) -> [u8; RECORD_HEADER_LEN] {
         let (tag, file, offset, len) = match *self {
             Record::Block { file, offset, len } => (Tag::Block, file, offset, len),

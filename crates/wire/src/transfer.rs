@@ -19,6 +19,7 @@ use crate::{MAX_STREAMS, WireError};
 
 /// Smallest and largest block a transfer may cut files into.
 pub const MIN_BLOCK_LEN: u32 = 64 << 10;
+/// The largest block a transfer may use.
 pub const MAX_BLOCK_LEN: u32 = 64 << 20;
 /// Entries per manifest frame: keeps frames far below the frame cap even
 /// with the longest paths.
@@ -41,15 +42,21 @@ pub struct TransferRequest {
     pub dest: String,
     /// The one-shot receiver's secret, from its URL.
     pub token: Option<String>,
+    /// Data connections.
     pub streams: u16,
+    /// Bytes per block.
     pub block_len: u32,
+    /// Replace files that exist and differ.
     pub overwrite: bool,
     /// Receive, check and discard: no file is created.
     pub skip_writes: bool,
     /// Send whole-file BLAKE3 digests back at the end.
     pub verify: bool,
+    /// SO_SNDBUF of the data connections.
     pub sndbuf: Option<u32>,
+    /// SO_RCVBUF of the data connections.
     pub rcvbuf: Option<u32>,
+    /// Between interval samples; 0 for none.
     #[serde(default)]
     pub interval_ms: u64,
     /// Receivers poll before blocking (decided by the sender from both hosts' CPUs).
@@ -82,6 +89,7 @@ fn fsync_by_default() -> bool {
 }
 
 impl TransferRequest {
+    /// Whether the request is within bounds.
     pub fn validate(&self) -> Result<(), WireError> {
         let bad = WireError::invalid;
         if self.streams == 0 || self.streams > MAX_STREAMS {
@@ -117,25 +125,33 @@ pub struct Entry {
     pub mode: u32,
     /// Modification time, nanoseconds since the epoch.
     pub mtime_ns: i64,
+    /// Directory, file or symlink.
     pub kind: EntryKind,
 }
 
+/// What a manifest entry is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EntryKind {
+    /// A directory.
     Dir,
     /// `sparse`: the source has holes; the receiver keeps them as holes.
     File {
+        /// Its size.
         size: u64,
+        /// It has holes.
         #[serde(default)]
         sparse: bool,
     },
+    /// A symbolic link, never followed at the receiver.
     Symlink {
+        /// Where it points.
         target: String,
     },
 }
 
 impl Entry {
+    /// A file's size; 0 for directories and symlinks.
     pub fn size(&self) -> u64 {
         match self.kind {
             EntryKind::File { size, .. } => size,
@@ -147,10 +163,12 @@ impl Entry {
 /// A batch of manifest entries, ids counting on from the previous batch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entries {
+    /// The entries.
     pub entries: Vec<Entry>,
 }
 
 impl Entries {
+    /// Whether the batch is within bounds.
     pub fn validate(&self) -> Result<(), WireError> {
         if self.entries.len() > ENTRIES_PER_FRAME {
             return Err(WireError::InvalidField {
@@ -188,16 +206,21 @@ impl Entries {
 /// indices on the grid of the request's block length.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NeedFile {
+    /// The file's id in the manifest.
     pub id: u32,
+    /// Half-open ranges of block indices.
     pub ranges: Vec<[u64; 2]>,
 }
 
+/// Receiver to sender: files with blocks still missing.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Need {
+    /// The files.
     pub files: Vec<NeedFile>,
 }
 
 impl Need {
+    /// Whether every range is non-empty.
     pub fn validate(&self) -> Result<(), WireError> {
         for f in &self.files {
             if f.ranges.iter().any(|[a, b]| a >= b) {
@@ -215,25 +238,35 @@ impl Need {
 /// that follows no need at all says the transfer is complete.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NeedEnd {
+    /// The pass it ends.
     pub round: u32,
+    /// Blocks the pass needs.
     pub blocks: u64,
+    /// Bytes the pass needs.
     pub bytes: u64,
 }
 
 /// Whole-file BLAKE3 digests computed by the receiver from what it wrote.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Digests {
+    /// Each file's id with its digest, hex.
     pub files: Vec<(u32, String)>,
 }
 
 /// What the receiver did, sent at the end.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct TransferTotals {
+    /// Files written.
     pub files_written: u64,
+    /// Files already whole at the destination, not written.
     pub files_skipped: u64,
+    /// Directories made.
     pub dirs: u64,
+    /// Symlinks made.
     pub symlinks: u64,
+    /// Bytes written.
     pub bytes_written: u64,
+    /// Blocks whose checksum did not match, asked for again.
     pub blocks_rejected: u64,
     /// Seconds the receiving threads spent writing to the destination.
     pub write_seconds: f64,

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::WireError;
 
+/// Bytes of a [`DatagramHeader`].
 pub const DATAGRAM_HEADER_LEN: usize = 16;
 /// Largest UDP payload over IPv4 (65,535 less the IP and UDP headers).
 pub const MAX_DATAGRAM_LEN: u32 = 65_507;
@@ -34,6 +35,7 @@ pub struct UdpParams {
 }
 
 impl UdpParams {
+    /// Whether the options are within bounds for datagrams of `datagram_len` bytes.
     pub fn validate(&self, datagram_len: u32) -> Result<(), WireError> {
         if self.rate_bps == 0 || self.rate_bps > 4_000_000_000_000 {
             return WireError::invalid("udp.rate_bps", "must be between 1 bit/s and 4 Tbit/s");
@@ -51,11 +53,14 @@ impl UdpParams {
 /// The header at the front of every datagram.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DatagramHeader {
+    /// The datagram's number in its stream, from 0.
     pub seq: u64,
+    /// When it was sent, on the sender's clock, ns.
     pub sent_ns: u64,
 }
 
 impl DatagramHeader {
+    /// The header's bytes.
     pub fn encode(&self) -> [u8; DATAGRAM_HEADER_LEN] {
         let mut b = [0u8; DATAGRAM_HEADER_LEN];
         b[..8].copy_from_slice(&self.seq.to_be_bytes());
@@ -63,6 +68,7 @@ impl DatagramHeader {
         b
     }
 
+    /// The header at the front of `b`.
     pub fn decode(b: &[u8]) -> Result<DatagramHeader, WireError> {
         let Some(h) = b.get(..DATAGRAM_HEADER_LEN) else {
             return Err(WireError::Malformed {
@@ -90,6 +96,7 @@ pub struct UdpCounts {
     pub expected: u64,
     /// Arrived after a later one.
     pub out_of_order: u64,
+    /// Arrived more than once.
     pub duplicates: u64,
     /// RFC 3550's interarrival jitter, in nanoseconds.
     pub jitter_ns: f64,
@@ -118,6 +125,7 @@ pub struct UdpCounter {
 }
 
 impl UdpCounter {
+    /// A counter that has seen no datagram.
     pub fn new() -> UdpCounter {
         UdpCounter {
             seen: vec![0; (HISTORY / 64) as usize],
@@ -130,6 +138,7 @@ impl UdpCounter {
         ((slot / 64) as usize, 1u64 << (slot % 64))
     }
 
+    /// Counts a datagram that arrived at `arrived_ns`.
     pub fn take(&mut self, h: DatagramHeader, arrived_ns: u64) {
         self.counts.datagrams += 1;
         if h.seq >= self.next {
@@ -164,6 +173,7 @@ impl UdpCounter {
         self.last_transit = Some(transit);
     }
 
+    /// The counts so far.
     pub fn counts(&self) -> UdpCounts {
         self.counts
     }

@@ -13,9 +13,13 @@ pub const CLOSE_ENOUGH: f64 = 1.02;
 /// One probe: the rate asked and what came of it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Probe {
+    /// The rate asked for, bits/s.
     pub rate_bps: u64,
+    /// What arrived, bits/s.
     pub received_bps: f64,
+    /// Datagrams lost.
     pub lost: u64,
+    /// None was lost.
     pub passed: bool,
 }
 
@@ -89,6 +93,7 @@ impl RateSearch {
         probe
     }
 
+    /// Every probe so far, in order.
     pub fn tried(&self) -> &[Probe] {
         &self.tried
     }

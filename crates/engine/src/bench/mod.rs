@@ -28,14 +28,21 @@ mod plan;
 pub use crate::spec::{Affinity, RxPoll};
 pub use plan::*;
 
+/// What a bench measured at both ends, before it becomes a result.
 pub struct BenchRun {
     /// The parameters as run, with every automatic choice resolved.
     pub params: BenchParams,
+    /// The session's id.
     pub session: SessionId,
+    /// When the measurement began.
     pub started_at: SystemTime,
+    /// The client's half.
     pub client: SideReport,
+    /// The server's half.
     pub server: SideReport,
+    /// The client's host.
     pub client_host: HostFacts,
+    /// The server's host.
     pub server_host: HostFacts,
     /// The user ended the run early.
     pub interrupted: bool,

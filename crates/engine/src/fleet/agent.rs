@@ -40,9 +40,13 @@ const DOOR_SCALE: usize = 16;
 /// Who the agent is and where its coordinator is.
 #[derive(Debug, Clone)]
 pub struct AgentSpec {
+    /// Where its coordinator listens.
     pub coordinator: SocketAddr,
+    /// Its rank.
     pub rank: u32,
+    /// Ranks in the run.
     pub size: u32,
+    /// Its host's name.
     pub name: String,
     /// Where this agent's bench server listens (port 0: any free one).
     pub listen: SocketAddr,

@@ -38,6 +38,7 @@ pub struct Rendezvous {
 }
 
 impl Rendezvous {
+    /// Listens for agents on `addr`.
     pub fn bind(addr: SocketAddr) -> Result<Rendezvous> {
         let listener = TcpListener::bind(addr)
             .map_err(|e| EngineError::io(format!("listening for agents on {addr}"), e))?;
@@ -47,6 +48,7 @@ impl Rendezvous {
         Ok(Rendezvous { listener })
     }
 
+    /// The address agents reach it at.
     pub fn local_addr(&self) -> Result<SocketAddr> {
         self.listener
             .local_addr()
@@ -90,7 +92,9 @@ fn now() -> Now {
 /// What the caller sees and tells as the run goes: each event, and ranks
 /// whose launch failed.
 pub struct Hooks<'a> {
+    /// Sees each event of the run.
     pub on_event: &'a mut dyn FnMut(&Event),
+    /// Tells the ranks whose launch failed since last asked, with why.
     pub launch_failures: &'a mut dyn FnMut() -> Vec<(u32, String)>,
 }
 

@@ -53,20 +53,31 @@ const WINDOW_BYTES: u32 = 64 << 10;
 /// their first interval report ends the wait sooner.
 const LOAD_RAMP: Duration = Duration::from_secs(2);
 
+/// What a latency session measured, before it becomes a result.
 pub struct LatencyRun {
+    /// What was asked.
     pub spec: LatencySpec,
+    /// The parameters as run.
     pub params: LatencyParams,
+    /// The session's id.
     pub session: SessionId,
+    /// When the measurement began.
     pub started_at: SystemTime,
+    /// Every step, in order.
     pub steps: Vec<doc::Step>,
+    /// The median cost of one clock reading, ns.
     pub clock_overhead_ns: f64,
+    /// The server's half.
     pub server: SideReport,
+    /// The client's host.
     pub client_host: HostFacts,
+    /// The server's host.
     pub server_host: HostFacts,
     /// The bulk streams' run, when the spec asked for load.
     pub load: Option<BenchRun>,
     /// Whether the receivers spun, and why (`--busy-poll`).
     pub busy_poll_choice: String,
+    /// The user ended the run early.
     pub interrupted: bool,
 }
 

@@ -7,6 +7,7 @@ use linerate_result::{ResultDoc, SideReport};
 use super::LatencyRun;
 use crate::document;
 
+/// The run as a `linerate.result/1` document, with its verdict.
 pub fn to_result(run: &LatencyRun, command_line: Vec<String>) -> ResultDoc {
     // The bulk streams are the document's streams: the ping-pong's own
     // TCP_INFO is in each step.

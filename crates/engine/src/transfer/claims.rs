@@ -35,6 +35,7 @@ impl Hasher for PreHashed {
 /// A set of 128-bit path hashes.
 pub type HashKeys = HashSet<u128, BuildHasherDefault<PreHashed>>;
 
+/// The destination paths a server's running transfers hold, so no two write the same file.
 #[derive(Debug, Default)]
 pub struct Claims {
     held: Mutex<HashKeys>,
@@ -70,6 +71,7 @@ pub struct ClaimSet {
 pub const CLAIM_BYTES: u64 = 48;
 
 impl ClaimSet {
+    /// A session's claims under destination `dest`, in the server's `claims`.
     pub fn new(claims: Arc<Claims>, dest: &str) -> ClaimSet {
         let prefix = if dest.is_empty() {
             String::new()

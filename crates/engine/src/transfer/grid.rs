@@ -1,6 +1,7 @@
 //! The block grid both ends agree on: block `i` of a file covers
 //! `[i * block_len, min((i + 1) * block_len, size))`.
 
+/// Blocks of `block_len` bytes that cover a file of `size` bytes.
 pub fn block_count(size: u64, block_len: u32) -> u64 {
     size.div_ceil(u64::from(block_len.max(1)))
 }

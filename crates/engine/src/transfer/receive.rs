@@ -39,6 +39,7 @@ use linerate_session::join::JoinRule;
 
 /// What a server accepts transfers into.
 pub struct TransferPolicy {
+    /// The directory transfers land under.
     pub root: PathBuf,
     /// Required from the sender when set (the one-shot receiver's secret).
     pub token: Option<Token>,
@@ -47,6 +48,7 @@ pub struct TransferPolicy {
     pub session: Option<SessionId>,
     /// Apply setuid, setgid and sticky bits from senders.
     pub keep_special_bits: bool,
+    /// What each session may hold.
     pub limits: SessionLimits,
     /// How long what a cut-short transfer left waits for a rerun before
     /// the server removes it; None keeps it (a one-shot receiver's

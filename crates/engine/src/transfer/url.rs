@@ -15,6 +15,7 @@ use linerate_wire::SessionId;
 pub struct Token(pub String);
 
 impl Token {
+    /// A fresh token from the system's randomness.
     pub fn random() -> std::io::Result<Token> {
         let mut b = [0u8; 16];
         super::random_bytes(&mut b)?;
@@ -36,9 +37,13 @@ impl fmt::Debug for Token {
 /// Where a one-shot receiver waits and how to prove the right to send to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OneShot {
+    /// The receiver's host, as the URL names it.
     pub host: String,
+    /// Its port.
     pub port: u16,
+    /// The session it waits for.
     pub session: SessionId,
+    /// The secret a sender must show.
     pub token: Token,
     /// The receiver's certificate; None when it does not encrypt.
     pub fingerprint: Option<Fingerprint>,
@@ -66,6 +71,7 @@ impl fmt::Display for OneShot {
 }
 
 impl OneShot {
+    /// A receiver at `addr`, named `host` in its URL.
     pub fn new(
         addr: SocketAddr,
         host: String,

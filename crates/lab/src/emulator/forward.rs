@@ -29,51 +29,78 @@ const SPIN_BEFORE_DUE_NS: u64 = 100_000;
 
 /// A host's end of the emulated network.
 pub struct Port {
+    /// The TUN device.
     pub fd: OwnedFd,
+    /// The host's addresses: packets to them come out of this port.
     pub addrs: Vec<IpAddr>,
 }
 
 /// The impairments every thread follows; `generation` tells them to reload.
 #[derive(Default)]
 pub struct Shared {
+    /// The impairments in force.
     pub impairments: Mutex<Arc<Impairments>>,
+    /// Bumped when the impairments change.
     pub generation: AtomicU64,
 }
 
 /// What one source host's thread has done, read by `lab status`.
 #[derive(Default)]
 pub struct Counters {
+    /// Packets read from the host.
     pub packets: AtomicU64,
+    /// TCP segments in them (a GSO packet holds many).
     pub segments: AtomicU64,
+    /// Bytes read.
     pub bytes: AtomicU64,
+    /// Segments lost by the loss model.
     pub lost: AtomicU64,
+    /// Segments dropped at the full bottleneck queue.
     pub queue_drops: AtomicU64,
+    /// Segments reordered.
     pub reordered: AtomicU64,
+    /// Segments duplicated.
     pub duplicated: AtomicU64,
+    /// Packets to no host of the lab.
     pub unroutable: AtomicU64,
+    /// Writes to a TUN device that failed.
     pub write_errors: AtomicU64,
+    /// Segments queued on the delay line.
     pub queued_segments: AtomicU64,
     /// Bytes waiting in the bottleneck's queue as the last segment arrived
     /// (a gauge, not a count).
     pub backlog_bytes: AtomicU64,
 }
 
+/// [`Counters`] read at one moment.
 #[derive(Serialize)]
 pub struct CountersSnapshot {
+    /// Packets read from the host.
     pub packets: u64,
+    /// TCP segments in them.
     pub segments: u64,
+    /// Bytes read.
     pub bytes: u64,
+    /// Segments lost by the loss model.
     pub lost: u64,
+    /// Segments dropped at the full bottleneck queue.
     pub queue_drops: u64,
+    /// Segments reordered.
     pub reordered: u64,
+    /// Segments duplicated.
     pub duplicated: u64,
+    /// Packets to no host of the lab.
     pub unroutable: u64,
+    /// Writes to a TUN device that failed.
     pub write_errors: u64,
+    /// Segments queued on the delay line.
     pub queued_segments: u64,
+    /// Bytes in the bottleneck's queue as the last segment arrived.
     pub backlog_bytes: u64,
 }
 
 impl Counters {
+    /// The counters now.
     pub fn snapshot(&self) -> CountersSnapshot {
         CountersSnapshot {
             packets: self.packets.load(Relaxed),

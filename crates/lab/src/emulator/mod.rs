@@ -40,10 +40,14 @@ pub struct EmulatorPlan {
     pub counters: PathBuf,
 }
 
+/// A lab host as the emulator serves it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct EmulatedHost {
+    /// Its name (h1, h2, ...).
     pub name: String,
+    /// Its namespace, as a path under /run/netns.
     pub netns: PathBuf,
+    /// Its addresses.
     pub addrs: Vec<IpAddr>,
 }
 

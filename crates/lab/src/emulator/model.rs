@@ -52,6 +52,7 @@ pub enum ReorderModel {
 }
 
 impl ReorderModel {
+    /// The model's name in flags and records.
     pub fn as_str(self) -> &'static str {
         match self {
             ReorderModel::Displace => "displace",
@@ -97,7 +98,9 @@ impl Impairments {
 /// What happens to one segment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fate {
+    /// Delivered after the delay.
     Deliver,
+    /// Lost.
     Lose,
     /// Delivered at once, ahead of the delay line.
     Reorder,
@@ -119,6 +122,7 @@ pub struct Decider {
 }
 
 impl Decider {
+    /// The decider of source `stream`, seeded from the impairments' seed.
     pub fn new(imp: &Impairments, stream: u64) -> Decider {
         let burst = imp.loss_burst.max(1.0);
         let loss = imp.loss.clamp(0.0, 1.0);
@@ -165,6 +169,7 @@ impl Decider {
         self.bad
     }
 
+    /// The next segment's fate.
     pub fn fate(&mut self) -> Fate {
         if self.lost() {
             Fate::Lose
@@ -196,6 +201,7 @@ pub struct Bottleneck {
 }
 
 impl Bottleneck {
+    /// The bottleneck of the impairments' rate and queue.
     pub fn new(imp: &Impairments) -> Bottleneck {
         Bottleneck {
             rate_bps: imp.rate_bps.filter(|r| *r > 0),

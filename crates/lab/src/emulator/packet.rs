@@ -7,6 +7,7 @@
 
 use std::net::IpAddr;
 
+/// Bytes of the virtio-net header before each packet on a TUN device with IFF_VNET_HDR.
 pub const VNET_HDR_LEN: usize = 10;
 const NEEDS_CSUM: u8 = 1;
 const GSO_NONE: u8 = 0;
@@ -21,15 +22,22 @@ const TCP_CWR: u8 = 0x80;
 /// virtio_net_hdr, little-endian as the kernel writes it on x86 and arm64.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct VnetHdr {
+    /// VIRTIO_NET_HDR_F_* flags.
     pub flags: u8,
+    /// VIRTIO_NET_HDR_GSO_* type.
     pub gso_type: u8,
+    /// Bytes of the headers before the payload.
     pub hdr_len: u16,
+    /// Payload bytes per segment of a GSO packet.
     pub gso_size: u16,
+    /// Where checksumming starts.
     pub csum_start: u16,
+    /// Where, from there, the checksum goes.
     pub csum_offset: u16,
 }
 
 impl VnetHdr {
+    /// The header at the start of `b`, if `b` is long enough.
     pub fn parse(b: &[u8]) -> Option<VnetHdr> {
         let b: &[u8; VNET_HDR_LEN] = b.get(..VNET_HDR_LEN)?.try_into().ok()?;
         let u16_at = |i: usize| u16::from_le_bytes([b[i], b[i + 1]]);
@@ -43,6 +51,7 @@ impl VnetHdr {
         })
     }
 
+    /// The header as the kernel reads it.
     pub fn encode(&self) -> [u8; VNET_HDR_LEN] {
         let mut b = [0u8; VNET_HDR_LEN];
         b[0] = self.flags;
@@ -69,7 +78,9 @@ struct TcpLayout {
 /// One packet read from a TUN device (virtio-net header included).
 #[derive(Debug)]
 pub struct Packet<'a> {
+    /// Its virtio-net header.
     pub hdr: VnetHdr,
+    /// The IP packet after it.
     pub ip: &'a [u8],
     tcp: Option<TcpLayout>,
 }
@@ -87,6 +98,7 @@ impl<'a> Packet<'a> {
         Some(Packet { hdr, ip, tcp })
     }
 
+    /// The packet's destination address.
     pub fn destination(&self) -> Option<IpAddr> {
         match self.ip[0] >> 4 {
             4 => {

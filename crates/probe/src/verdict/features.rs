@@ -12,6 +12,7 @@ use super::{
     Evidence, HOST_SATURATED, OWN_THREADS_BUSY, QUEUE_FLOOR_US, QUEUE_SHARE, STARVED_SHARE,
 };
 
+/// What the verdict's rules look at, measured once from a run's evidence.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Features {
     /// Streams with TCP_INFO at the sending end.
@@ -20,38 +21,50 @@ pub struct Features {
     pub busy_us: f64,
     /// Shares of that time limited by the receive window and the send buffer.
     pub rwnd_share: f64,
+    /// Share of the busy time limited by the send buffer.
     pub sndbuf_share: f64,
     /// Retransmitted share of the bytes sent, and the count of retransmits,
     /// after the ramp (the whole run's when it had too few intervals).
     pub retrans_share: f64,
+    /// Segments retransmitted after the ramp.
     pub retransmits: u64,
     /// When the ramp (the first interval) ended, seconds into the run (0:
     /// not told apart), and the retransmits in it: slow start overshooting.
     pub ramp_seconds: f64,
+    /// Segments retransmitted during the ramp.
     pub ramp_retransmits: u64,
     /// The summed rate's coefficient of variation after the ramp, and its
     /// mean (the whole run's where no ramp was told apart).
     pub rate_variation: Option<f64>,
+    /// The summed rate's mean after the ramp, bits/s.
     pub steady_bps: f64,
+    /// The senders' smoothed round trip (median stream), µs.
     pub rtt_us: f64,
     /// The busiest thread of each side, as a share of its stream's time:
     /// on a core, and waiting for one.
     pub sender_util: f64,
+    /// The busiest receiving thread's share on a core.
     pub receiver_util: f64,
+    /// The busiest sending thread's share waiting for a core.
     pub sender_wait: f64,
+    /// The busiest receiving thread's share waiting for a core.
     pub receiver_wait: f64,
     /// The busiest receiving thread, running or waiting to run: a reader
     /// that is never blocked on its socket.
     pub receiver_occupied: f64,
     /// The busier host's CPUs, all processes.
     pub host_busy: f64,
+    /// The smallest receive buffer of any stream, bytes.
     pub min_rcvbuf: u32,
+    /// The smallest send buffer of any stream, bytes.
     pub min_sndbuf: u32,
+    /// The senders' congestion window (median stream), bytes.
     pub cwnd_bytes: f64,
     /// The window the receivers advertised, as the senders last saw it.
     pub peer_window: f64,
     /// The senders' segment size (median stream).
     pub snd_mss: f64,
+    /// The received rate of the median stream, bits/s.
     pub per_stream_bps: f64,
     /// The run's received rate, all streams.
     pub bits_per_second: f64,
@@ -67,7 +80,9 @@ pub struct Features {
     /// Jain's fairness index of the streams' received rates, and the
     /// slowest and fastest stream's rate.
     pub jain_index: f64,
+    /// The slowest stream's received rate, bits/s.
     pub stream_min_bps: f64,
+    /// The fastest stream's received rate, bits/s.
     pub stream_max_bps: f64,
     /// The path's capacity, where it is known.
     pub capacity: Option<super::Capacity>,
@@ -76,6 +91,7 @@ pub struct Features {
     /// Shares of each side's stream-thread CPU time spent sealing and
     /// opening TLS records (0 in the clear).
     pub sender_tls_share: f64,
+    /// Share of the receivers' stream-thread CPU time spent opening TLS records.
     pub receiver_tls_share: f64,
 }
 
@@ -87,6 +103,7 @@ fn tls_share(ends: &[&StreamEnd]) -> f64 {
 }
 
 impl Features {
+    /// The features of evidence `e`.
     pub fn measure(e: &Evidence) -> Features {
         let senders: Vec<&StreamEnd> = e
             .streams
@@ -211,14 +228,17 @@ impl Features {
             && (self.min_sndbuf == 0 || in_flight <= f64::from(self.min_sndbuf))
     }
 
+    /// The busiest sending thread waited for a core a good share of the run.
     pub fn sender_starved(&self) -> bool {
         self.sender_wait >= STARVED_SHARE
     }
 
+    /// The busiest receiving thread waited for a core a good share of the run.
     pub fn receiver_starved(&self) -> bool {
         self.receiver_wait >= STARVED_SHARE
     }
 
+    /// The busier host's CPUs were nearly all busy.
     pub fn host_saturated(&self) -> bool {
         self.host_busy >= HOST_SATURATED
     }

@@ -13,6 +13,7 @@ use crate::units::{fmt_bytes, fmt_rate, fmt_us};
 /// at least [`QUEUE_MIN_US`], is a standing queue: 44.2 -> 87.9 ms is one,
 /// though short of doubling; 10 -> 30 us on loopback is scheduling.
 pub const QUEUE_SHARE: f64 = 0.1;
+/// A queue of at least this many µs (beside [`QUEUE_SHARE`]) is worth naming.
 pub const QUEUE_MIN_US: f64 = 50.0;
 /// A p99 this many times the median is a tail worth naming.
 pub const TAIL_RATIO: f64 = 5.0;
@@ -20,6 +21,7 @@ pub const TAIL_RATIO: f64 = 5.0;
 /// round in a thousand waiting a scheduler's time slice.
 pub const RARE_TAIL_RATIO: f64 = 20.0;
 
+/// The verdict of a latency run: what set its round trips, over its steps.
 pub fn judge_latency(steps: &[Step], load: Option<&Load>) -> Verdict {
     let mut v = judge_rounds(steps, load);
     if let Some(at) = steps.iter().position(|s| s.spinning == Some(false)) {

@@ -36,6 +36,7 @@ pub const STARVED_SHARE: f64 = 0.25;
 /// in µs and as a share of the lowest, whichever is larger. Delayed ACKs
 /// and a busy host add well under a millisecond on a short path.
 pub const QUEUE_FLOOR_US: f64 = 1000.0;
+/// A standing queue of at least this share of the least round trip (beside [`QUEUE_FLOOR_US`]) is one.
 pub const QUEUE_SHARE: f64 = 0.1;
 /// Retransmitted share of bytes above which the network is losing packets.
 pub const LOSSY_SHARE: f64 = 1e-4;
@@ -44,7 +45,9 @@ pub const LOSSY_SHARE: f64 = 1e-4;
 pub struct Evidence<'a> {
     /// Both ends of every stream.
     pub streams: &'a [StreamEnd],
+    /// The client host's CPU over the run.
     pub client_cpu: HostCpu,
+    /// The server host's CPU over the run, where it reported one.
     pub server_cpu: Option<HostCpu>,
     /// Received payload rate of the run.
     pub bits_per_second: f64,
@@ -70,7 +73,9 @@ pub struct Evidence<'a> {
 /// round trip it can carry (a lab's --rate and --rtt, `--capacity`).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct KnownPath {
+    /// The path's capacity, where known.
     pub capacity: Option<Capacity>,
+    /// The least round trip the path can carry, µs, where known.
     pub min_rtt_us: Option<f64>,
 }
 
@@ -92,7 +97,9 @@ impl KnownPath {
 /// sentence gives it ("the lab's --rate").
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Capacity {
+    /// The capacity.
     pub bits_per_second: f64,
+    /// Where it is known from.
     pub source: &'static str,
 }
 
@@ -144,18 +151,23 @@ fn with_cipher(mut v: Verdict, f: &Features, e: &Evidence, to: Command) -> Verdi
 /// The command a verdict speaks to: it suggests only flags that one takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Command {
+    /// `linerate bench`.
     Bench,
+    /// `linerate send`.
     Send,
 }
 
 /// Whom a verdict speaks to: the command, and what it already ran with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Speaker<'a> {
+    /// The command whose flags a sentence may suggest.
     pub command: Command,
+    /// The congestion control the run asked for, if any.
     pub congestion: Option<&'a str>,
 }
 
 impl<'a> Speaker<'a> {
+    /// Speaking to `bench`, run with `congestion` where it asked for one.
     pub fn bench(congestion: Option<&'a str>) -> Self {
         Speaker {
             command: Command::Bench,
@@ -163,6 +175,7 @@ impl<'a> Speaker<'a> {
         }
     }
 
+    /// Speaking to `send`.
     pub fn send() -> Self {
         Speaker {
             command: Command::Send,

@@ -38,9 +38,12 @@ pub enum Finding {
     Invalid,
     /// The user's pacing cap set the rate.
     Paced {
+        /// The cap, bits/s.
         cap_bps: f64,
     },
+    /// The receivers' advertised window held the senders.
     ReceiverWindow,
+    /// The senders' send buffer held them.
     SendBuffer,
     /// The senders always had data and nothing at the ends held them, yet
     /// the path carried well under its known capacity: something on it
@@ -50,23 +53,33 @@ pub enum Finding {
     /// the rate of its known capacity, and nothing at either end holding
     /// the senders back.
     PathFull,
+    /// The network lost or queued what was sent.
     Network,
+    /// A side ran out of CPU.
     Cpu {
+        /// Which side.
         side: Side,
+        /// What took the CPU.
         cause: CpuCause,
     },
+    /// The application did not keep the senders busy.
     Application,
     /// Two TCP limits, each with its share of the senders' busy time, the
     /// larger first; neither alone explains the rate.
     Mixed {
+        /// The larger limit and its share.
         first: (Limit, f64),
+        /// The smaller limit and its share.
         second: (Limit, f64),
     },
     /// The stream threads spent `share` of their time on a disk; `busy`
     /// when that was half or more of what kept the limiting side busy.
     Disk {
+        /// Which side's disk.
         side: Side,
+        /// Share of the stream threads' time on the disk.
         share: f64,
+        /// Share of the limiting side's busy time, where the disk was half or more of it.
         busy: Option<f64>,
         /// The file system is in memory (tmpfs): no disk at all.
         in_memory: bool,
@@ -74,6 +87,7 @@ pub enum Finding {
 }
 
 impl Finding {
+    /// The limit a result records for this finding.
     pub fn limit(&self) -> Limit {
         match self {
             Finding::NoTcpInfo => Limit::Unknown,
@@ -92,6 +106,7 @@ impl Finding {
         }
     }
 
+    /// The side this finding sits at, where it sits at one.
     pub fn side(&self) -> Option<Side> {
         match self {
             Finding::Paced { .. } | Finding::SendBuffer => Some(Side::Sender),

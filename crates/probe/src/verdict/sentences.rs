@@ -7,6 +7,7 @@ use super::rules::{CpuCause, Finding};
 use super::{Command, Speaker};
 use crate::units::{fmt_bytes, fmt_rate, fmt_us};
 
+/// The finding in plain words with the figures behind it, addressed to the user of `to`.
 pub fn sentence(found: &Finding, f: &Features, to: Speaker) -> String {
     let command = to.command;
     match *found {

@@ -7,6 +7,7 @@ use linerate_result::{IntervalSample, Side};
 
 use super::arith::ratio;
 
+/// A run after its ramp: retransmits and the rate's steadiness.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Steady {
     /// When the ramp (the first interval) ended, seconds into the
@@ -15,6 +16,7 @@ pub struct Steady {
     pub ramp_seconds: f64,
     /// Retransmits after the ramp, and their share of the bytes sent then.
     pub retransmits: u64,
+    /// Retransmitted share of the bytes sent after the ramp.
     pub retrans_share: f64,
     /// The summed rate's coefficient of variation over the intervals after
     /// the ramp; None with fewer than two of them.

@@ -11,14 +11,19 @@ use crate::verdict::THREAD_SATURATED;
 /// A sender below this share of the asked rate did not keep it.
 pub const RATE_KEPT: f64 = 0.9;
 
+/// Everything the UDP verdict looks at.
 pub struct UdpEvidence<'a> {
+    /// Both ends of every stream.
     pub streams: &'a [StreamEnd],
     /// The rate asked for, all streams of a direction together.
     pub asked_bps: f64,
     /// What the senders sent, and what arrived, per second.
     pub sent_bps: f64,
+    /// What arrived, per second.
     pub received_bps: f64,
+    /// The client host's CPU over the run.
     pub client_cpu: HostCpu,
+    /// The server host's CPU over the run, where it reported one.
     pub server_cpu: Option<HostCpu>,
     /// Datagrams the receiving hosts dropped in any full receive buffer
     /// over the run (/proc/net/snmp), where read.
@@ -32,6 +37,7 @@ fn busiest(streams: &[StreamEnd], side: Side) -> f64 {
     })
 }
 
+/// The verdict of a UDP run: loss on the way, a receiver that could not keep up, a sender short of CPU, or the rate asked for kept.
 pub fn judge_udp(e: &UdpEvidence) -> Verdict {
     let receivers: Vec<_> = e.streams.iter().filter_map(|s| s.udp).collect();
     let sent: u64 = receivers

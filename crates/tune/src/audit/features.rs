@@ -4,8 +4,10 @@
 use crate::bounds::{self, Target};
 use crate::facts::{Facts, Iface};
 
+/// What the audit's rules look at, measured once from the host's facts.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Features {
+    /// The target audited against.
     pub target: Target,
     /// The socket buffer a plan chose per stream.
     pub buffer: u64,
@@ -32,6 +34,7 @@ pub struct IfaceFeatures {
 }
 
 impl Features {
+    /// What `facts` say against target `t`, with `buffer` bytes per stream planned.
     pub fn of(facts: &Facts, t: &Target, buffer: u64) -> Features {
         let window_now_bps = facts
             .sysctl_max("net.ipv4.tcp_rmem")
@@ -52,6 +55,7 @@ impl Features {
         }
     }
 
+    /// What interface `i` says against the target.
     pub fn iface(&self, i: &Iface) -> IfaceFeatures {
         let rate = self.target.rate_bps;
         let link_bps = i.speed_mbps.map_or(rate, |s| s as f64 * 1e6);

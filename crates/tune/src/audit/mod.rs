@@ -22,36 +22,58 @@ mod sentences;
 
 pub use features::{Features, IfaceFeatures};
 
+/// How much a finding matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
+    /// As it should be.
     Ok,
+    /// Worth knowing; changes nothing by itself.
     Info,
+    /// Costs throughput on some paths.
     Warn,
+    /// Keeps the target out of reach.
     Critical,
 }
 
+/// A change that meets a finding.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Fix {
-    Sysctl { key: String, value: String },
+    /// Set a sysctl.
+    Sysctl {
+        /// Its key (`net.core.rmem_max`).
+        key: String,
+        /// The value to set.
+        value: String,
+    },
+    /// Run a command (`ethtool -G eth0 rx 4096`).
     Command(String),
 }
 
+/// One thing the audit checked, and what would change it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Finding {
     /// "host" or an interface name.
     pub scope: String,
+    /// What was checked (a sysctl's key, `rx ring`, `governor`).
     pub item: String,
+    /// Its value now, where it could be read.
     pub current: Option<String>,
+    /// The value the target calls for.
     pub recommended: String,
+    /// The current value already meets it.
     pub satisfied: bool,
+    /// How much it matters.
     pub severity: Severity,
+    /// Why, with the figures behind it.
     pub why: String,
+    /// What would change it.
     pub fix: Option<Fix>,
 }
 
 impl Fix {
+    /// The fix as a command a user can run.
     pub fn command_line(&self) -> String {
         match self {
             Fix::Sysctl { key, value } => format!("sysctl -w {key}='{value}'"),

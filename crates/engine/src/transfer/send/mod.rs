@@ -52,9 +52,11 @@ const VERIFY_BYTES_PER_SEC: u64 = 50_000_000;
 
 /// Where a transfer goes.
 pub struct Destination {
+    /// The receiver's address.
     pub server: SocketAddr,
     /// The one-shot receiver's session, from its URL.
     pub session: Option<SessionId>,
+    /// The one-shot receiver's token, from its URL.
     pub token: Option<Token>,
     /// Destination under a daemon's root ("" for a one-shot receiver).
     pub dest: String,
@@ -65,18 +67,29 @@ pub struct Destination {
 
 /// What a finished transfer measured and found.
 pub struct TransferRun {
+    /// The request as sent.
     pub request: TransferRequest,
+    /// The session's id.
     pub session: SessionId,
+    /// When the transfer began.
     pub started_at: SystemTime,
+    /// The sender's half of the measurements.
     pub client: SideReport,
+    /// The receiver's half.
     pub server: SideReport,
+    /// The sender's host.
     pub client_host: HostFacts,
+    /// The receiver's host.
     pub server_host: HostFacts,
+    /// What the receiver wrote.
     pub totals: TransferTotals,
+    /// Files in the manifest.
     pub files: usize,
+    /// Bytes in the manifest.
     pub bytes_total: u64,
     /// Bytes the first pass had to send (less than the total on a resume).
     pub bytes_needed: u64,
+    /// Passes over the data until nothing was missing.
     pub rounds: u32,
     /// Time the sending threads spent reading the source.
     pub read_seconds: f64,
@@ -84,6 +97,7 @@ pub struct TransferRun {
     pub bytes_read_direct: u64,
     /// Files whose end-to-end digest did not match (with --verify).
     pub mismatched: Vec<String>,
+    /// Files whose end-to-end digest matched (with --verify).
     pub verified: usize,
     /// The cap on each stream, bytes per second (`--rate` split over them).
     pub pacing_rate: Option<u64>,
@@ -137,7 +151,9 @@ impl Shared<'_> {
 
 /// Source paths to walk while the transfer runs.
 pub struct Discovery {
+    /// The paths to walk.
     pub paths: Vec<std::path::PathBuf>,
+    /// Follow symbolic links in them.
     pub follow_links: bool,
 }
 
