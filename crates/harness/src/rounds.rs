@@ -50,6 +50,32 @@ pub enum Event {
     },
 }
 
+/// Counts a comparison's runs as they end.
+pub(crate) struct Progress {
+    done: usize,
+    total: usize,
+}
+
+impl Progress {
+    /// A comparison of `total` runs.
+    pub fn of(total: usize) -> Progress {
+        Progress { done: 0, total }
+    }
+
+    /// The next run ended: `tool` in round `round` (from 0), its figures
+    /// in words.
+    pub fn ran(&mut self, round: u32, tool: &'static str, outcome: String) -> Event {
+        self.done += 1;
+        Event::Ran {
+            done: self.done,
+            total: self.total,
+            round: round + 1,
+            tool,
+            outcome,
+        }
+    }
+}
+
 /// A tool found and able to run, with the program to start.
 pub(crate) struct Ready<T> {
     pub tool: T,

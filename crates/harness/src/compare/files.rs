@@ -14,7 +14,7 @@ use serde_json::json;
 
 use super::{Asked, CompareSpec, Dataset, Ran};
 use crate::place::{Place, free_port, run_against};
-use crate::rounds::{Event, Ready, linerate_doc, nth_in_round, point, resolve};
+use crate::rounds::{Event, Progress, Ready, linerate_doc, nth_in_round, point, resolve};
 use crate::{HarnessError, dataset};
 
 /// The longest one file copy may take.
@@ -118,7 +118,7 @@ fn copy_rounds(
     std::fs::create_dir_all(&dest).map_err(HarnessError::io("making the destination"))?;
     let servers = start_servers(ready, place, work, &dest)?;
     let n = spec.streams.iter().copied().max().unwrap_or(2);
-    let total = spec.rounds as usize * servers.len();
+    let mut progress = Progress::of(spec.rounds as usize * servers.len());
     let mut points = Vec::new();
     for round in 0..spec.rounds {
         for k in 0..servers.len() {
@@ -166,16 +166,14 @@ fn copy_rounds(
             };
             let _ = std::fs::remove_dir_all(dest.join(&run_dir));
             let files_per_second = count as f64 / out.wall_seconds;
-            on(Event::Ran {
-                done: points.len() + 1,
-                total,
-                round: round + 1,
-                tool: name,
-                outcome: format!(
+            on(progress.ran(
+                round,
+                name,
+                format!(
                     "{:>14} wall, {files_per_second:.0} files/s",
                     fmt_rate(wall_bps)
                 ),
-            });
+            ));
             let factors = json!({
                 "tool": name, "streams": n, "round": round + 1, "bytes": bytes, "files": count,
                 "wall_seconds": out.wall_seconds, "wall_bps": wall_bps,

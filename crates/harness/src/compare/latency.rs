@@ -14,7 +14,7 @@ use serde_json::json;
 use super::{Asked, CompareSpec, Ran};
 use crate::HarnessError;
 use crate::place::{ClientRun, free_port, run_against};
-use crate::rounds::{Event, linerate_doc, medians, nth_in_round, point, resolve};
+use crate::rounds::{Event, Progress, linerate_doc, medians, nth_in_round, point, resolve};
 
 /// One round trip run: its document, its central figure and p99 in
 /// microseconds, and which statistic the central figure is.
@@ -40,7 +40,7 @@ pub(super) fn run(asked: Asked, on: &mut dyn FnMut(Event)) -> Result<Ran, Harnes
     }
     let started = SystemTime::now();
     let mut points = Vec::new();
-    let total = spec.rounds as usize * servers.len();
+    let mut progress = Progress::of(spec.rounds as usize * servers.len());
     for round in 0..spec.rounds {
         for k in 0..servers.len() {
             let (r, port, server) = &servers[nth_in_round(round, k, servers.len())];
@@ -55,13 +55,11 @@ pub(super) fn run(asked: Asked, on: &mut dyn FnMut(Event)) -> Result<Ran, Harnes
             ));
             let run = run_against(name, &argv, spec.seconds.into(), server)?;
             let rt = round_trips(spec, r.tool, argv, run)?;
-            on(Event::Ran {
-                done: points.len() + 1,
-                total,
-                round: round + 1,
-                tool: name,
-                outcome: format!("{} {:>9.1} us", rt.statistic, rt.central_us),
-            });
+            on(progress.ran(
+                round,
+                name,
+                format!("{} {:>9.1} us", rt.statistic, rt.central_us),
+            ));
             let factors = json!({
                 "tool": name, "round": round + 1, "size": size,
                 "rtt_us": rt.central_us, "p99_us": rt.p99_us, "statistic": rt.statistic,

@@ -15,7 +15,7 @@ use serde_json::json;
 use super::{Asked, Ran};
 use crate::HarnessError;
 use crate::place::{free_port, run_against};
-use crate::rounds::{Event, linerate_doc, nth_in_round, point, resolve};
+use crate::rounds::{Event, Progress, linerate_doc, nth_in_round, point, resolve};
 
 pub(super) fn run(asked: Asked, on: &mut dyn FnMut(Event)) -> Result<Ran, HarnessError> {
     let Asked { spec, place, names } = asked;
@@ -33,7 +33,7 @@ pub(super) fn run(asked: Asked, on: &mut dyn FnMut(Event)) -> Result<Ran, Harnes
     }
     let started = SystemTime::now();
     let mut points = Vec::new();
-    let total = spec.rounds as usize * spec.streams.len() * servers.len();
+    let mut progress = Progress::of(spec.rounds as usize * spec.streams.len() * servers.len());
     for round in 0..spec.rounds {
         for &n in &spec.streams {
             for k in 0..servers.len() {
@@ -43,13 +43,11 @@ pub(super) fn run(asked: Asked, on: &mut dyn FnMut(Event)) -> Result<Ran, Harnes
                     place.client(tool.client_argv(&r.exe, &place.host, *ports, n, spec.seconds));
                 let run = run_against(tool.name(), &argv, spec.seconds.into(), server)?;
                 let doc = to_doc(tool, &run.stdout, n, argv, run.when, run.cpu)?;
-                on(Event::Ran {
-                    done: points.len() + 1,
-                    total,
-                    round: round + 1,
-                    tool: tool.name(),
-                    outcome: format!("P{n:<3} {:>14}", fmt_rate(doc.summary.bits_per_second)),
-                });
+                on(progress.ran(
+                    round,
+                    tool.name(),
+                    format!("P{n:<3} {:>14}", fmt_rate(doc.summary.bits_per_second)),
+                ));
                 let factors = json!({"tool": tool.name(), "streams": n, "round": round + 1});
                 points.push(point(tool.name(), factors, doc));
             }
@@ -59,7 +57,7 @@ pub(super) fn run(asked: Asked, on: &mut dyn FnMut(Event)) -> Result<Ran, Harnes
         started,
         &ready,
         skipped,
-        json!({"dataset": spec.dataset.as_str(), "streams": spec.streams}),
+        json!({"streams": spec.streams}),
         points,
     ))
 }

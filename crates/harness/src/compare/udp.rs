@@ -16,7 +16,7 @@ use serde_json::json;
 use super::{Asked, CompareSpec, Ran};
 use crate::HarnessError;
 use crate::place::{ClientRun, free_port, run_against};
-use crate::rounds::{Event, Ready, linerate_doc, medians, nth_in_round, point, resolve};
+use crate::rounds::{Event, Progress, Ready, linerate_doc, medians, nth_in_round, point, resolve};
 
 pub(super) fn run(asked: Asked, on: &mut dyn FnMut(Event)) -> Result<Ran, HarnessError> {
     let Asked { spec, place, names } = asked;
@@ -34,7 +34,7 @@ pub(super) fn run(asked: Asked, on: &mut dyn FnMut(Event)) -> Result<Ran, Harnes
     }
     let started = SystemTime::now();
     let mut points = Vec::new();
-    let total = spec.rounds as usize * servers.len();
+    let mut progress = Progress::of(spec.rounds as usize * servers.len());
     for round in 0..spec.rounds {
         for k in 0..servers.len() {
             let i = nth_in_round(round, k, servers.len());
@@ -55,17 +55,15 @@ pub(super) fn run(asked: Asked, on: &mut dyn FnMut(Event)) -> Result<Ran, Harnes
             ));
             let run = run_against(name, &argv, spec.seconds.into(), &servers[i].2)?;
             let (doc, loss, jitter) = received(spec, r.tool, argv, run)?;
-            on(Event::Ran {
-                done: points.len() + 1,
-                total,
-                round: round + 1,
-                tool: name,
-                outcome: format!(
+            on(progress.ran(
+                round,
+                name,
+                format!(
                     "{:>14} received, {:.3} % lost, jitter {jitter:.1} us",
                     fmt_rate(doc.summary.bits_per_second),
                     loss * 100.0
                 ),
-            });
+            ));
             let factors = json!({
                 "tool": name, "round": round + 1, "rate_bps": rate, "len": len,
                 "loss": loss, "jitter_us": jitter,
