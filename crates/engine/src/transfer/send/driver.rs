@@ -29,6 +29,10 @@ const INTERRUPT_TICK: Duration = Duration::from_millis(200);
 /// yet taken: the walk runs ahead of the network by this much, no more.
 const BATCHES_AHEAD: usize = 64;
 
+/// Why a walker stopped when the driver ended first: the driver's own
+/// error says what happened.
+pub(super) const DRIVER_GONE: &str = "the transfer's driver ended before its manifest";
+
 /// What the driver's channel carries.
 pub(super) enum SenderInput {
     /// What arrived on the control connection.
@@ -43,26 +47,37 @@ pub(super) enum SenderInput {
 }
 
 /// Batches handed to the driver and not yet taken, so the walker waits
-/// when it runs too far ahead.
+/// when it runs too far ahead; closed once the driver ends, so a walker
+/// never waits for a driver that is gone.
 #[derive(Default)]
 pub(super) struct Ahead {
-    count: Mutex<usize>,
+    /// Batches in the channel, and whether the driver has ended.
+    state: Mutex<(usize, bool)>,
     taken: Condvar,
 }
 
 impl Ahead {
-    fn handed(&self) {
-        let mut n = lock(&self.count);
-        while *n >= BATCHES_AHEAD {
-            n = self.taken.wait(n).unwrap_or_else(|p| p.into_inner());
+    /// Waits until the driver has room for one more batch; false once it
+    /// has ended.
+    fn handed(&self) -> bool {
+        let mut s = lock(&self.state);
+        while s.0 >= BATCHES_AHEAD && !s.1 {
+            s = self.taken.wait(s).unwrap_or_else(|p| p.into_inner());
         }
-        *n += 1;
+        s.0 += 1;
+        !s.1
     }
 
     fn took(&self) {
-        let mut n = lock(&self.count);
-        *n = n.saturating_sub(1);
+        let mut s = lock(&self.state);
+        s.0 = s.0.saturating_sub(1);
         self.taken.notify_one();
+    }
+
+    /// The driver has ended: no walker waits for it any more.
+    pub(super) fn close(&self) {
+        lock(&self.state).1 = true;
+        self.taken.notify_all();
     }
 }
 
@@ -86,9 +101,11 @@ pub(super) fn announce(
     tx: &Sender<SenderInput>,
     ahead: &Ahead,
 ) -> Result<()> {
-    let gone = || EngineError::Internal("the transfer's driver ended before its manifest");
+    let gone = || EngineError::Internal(DRIVER_GONE);
     let mut batch = |entries: Vec<Entry>| {
-        ahead.handed();
+        if !ahead.handed() {
+            return Err(gone());
+        }
         tx.send(SenderInput::Entries(entries)).map_err(|_| gone())
     };
     let manifest = shared.manifest;
@@ -212,5 +229,27 @@ pub(super) fn wait_for_close(rx: &Receiver<SenderInput>, within: Duration) {
         if let SenderInput::Control(Input::Closed | Input::Failed(_)) = input {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A walker ahead of a driver that ended (a refusal mid-manifest)
+    /// is let go at once, not left waiting for room that never comes.
+    #[test]
+    fn a_walker_ahead_of_an_ended_driver_is_let_go() {
+        let ahead = Ahead::default();
+        for _ in 0..BATCHES_AHEAD {
+            assert!(ahead.handed());
+        }
+        std::thread::scope(|s| {
+            let walker = s.spawn(|| ahead.handed());
+            ahead.close();
+            assert!(!walker.join().unwrap());
+        });
+        ahead.took();
+        assert!(!ahead.handed(), "a closed driver takes nothing more");
     }
 }

@@ -269,6 +269,7 @@ pub fn run(
         let (stop, stop_streams) = (&stop, &stop_streams);
         let driver = scope.spawn(move || {
             let driven = driver::drive(&mut out, &mut m, &rx, (shared, ahead), interrupt);
+            ahead.close();
             shared.queue.close();
             match &driven {
                 // The receiver ends its side and closes the control
@@ -295,7 +296,11 @@ pub fn run(
     if let Err(e @ (EngineError::Interrupted | EngineError::Refused(_))) = driven {
         return Err(e);
     }
-    listed?;
+    match listed {
+        // The walker stopped because the driver ended: the driver says why.
+        Err(EngineError::Internal(driver::DRIVER_GONE)) => {}
+        listed => listed?,
+    }
     let Driven {
         passes: rounds,
         first_bytes: bytes_needed,
