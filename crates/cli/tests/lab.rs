@@ -364,6 +364,14 @@ fn lab_limits_are_named_on_a_quiet_and_on_a_busy_host() {
                 args.extend_from_slice(flags);
                 let doc = bench(&lab, &h2, &args);
                 let v = &doc["summary"]["verdict"];
+                // Busy with work beside this test's own too, the run's
+                // threads may wait for a core a quarter of the run or more
+                // (both cores taken twice over): then the CPU they waited
+                // for is named, as it should be, and said so.
+                if host == "busy" && v["limit"] == "cpu" {
+                    assert!(starved(v), "{host} host, {flags:?}: {v}");
+                    continue;
+                }
                 assert_eq!(v["limit"], *want, "{host} host, {flags:?}: {v}");
                 assert!(
                     v["sentence"].as_str().unwrap().contains(named),
@@ -383,6 +391,17 @@ fn lab_limits_are_named_on_a_quiet_and_on_a_busy_host() {
     judge(&clean);
     lab.set(&["--rtt", "44ms", "--rate", "1G", "--loss", "0.1%"]);
     judge(&lossy);
+}
+
+/// A CPU verdict backed by the run's own measurement: a stream thread
+/// waited for a core at least the verdict's starved share of the run, and
+/// the sentence says so.
+fn starved(v: &serde_json::Value) -> bool {
+    let waited = ["sender_runq_wait_share", "receiver_runq_wait_share"]
+        .iter()
+        .any(|k| v["evidence"][k].as_f64().unwrap_or(0.0) >= 0.25);
+    let said = v["sentence"].as_str().unwrap_or("");
+    waited && said.contains("waited for a CPU")
 }
 
 /// A full path, named so with its queue, its share of the lab's rate and,
@@ -477,7 +496,8 @@ fn a_full_path_is_named_with_its_share_and_its_streams_fairness() {
                     let busy = host == "busy" || waited;
                     // An emulator that falls behind also drops what its
                     // queue cannot hold: the loss is then named.
-                    if busy && rate == "10.00 Gbit/s" && v["limit"] != "path_full" {
+                    let short_of_cores = waited || busy && rate == "10.00 Gbit/s";
+                    if short_of_cores && v["limit"] != "path_full" {
                         assert!(share < 0.9, "{case}");
                         let why = match v["limit"].as_str() {
                             Some("cpu") => "waiting for a core",
@@ -492,12 +512,13 @@ fn a_full_path_is_named_with_its_share_and_its_streams_fairness() {
                         sentence.contains(&format!("of {rate}, the lab's --rate)")),
                         "{case}"
                     );
-                    // Or, on a busy host (other work beside the test's
-                    // own), the emulator short of a core forwards under 90 %
-                    // of its 10 Gbit/s while a queue stands before it: the
-                    // path is full at what it forwards.
+                    // Or, short of cores (10 Gbit/s on a busy host, or any
+                    // rate where the run's own threads waited: the emulator
+                    // waited too), the emulator forwards under 90 % of its
+                    // rate while a queue stands before it: the path is full
+                    // at what it forwards.
                     let queued = v["evidence"]["queue_us"].as_f64().unwrap_or(0.0) > 0.0;
-                    let short_emulator = busy && rate == "10.00 Gbit/s" && queued;
+                    let short_emulator = queued && (waited || busy && rate == "10.00 Gbit/s");
                     assert!(share >= 0.9 || short_emulator, "{case}");
                     assert_eq!(streams == "8", sentence.contains("Jain's index"), "{case}");
                 }
