@@ -499,12 +499,14 @@ fn a_full_path_is_named_with_its_share_and_its_streams_fairness() {
                     let short_of_cores = waited || busy && rate == "10.00 Gbit/s";
                     if short_of_cores && v["limit"] != "path_full" {
                         assert!(share < 0.9, "{case}");
-                        let why = match v["limit"].as_str() {
-                            Some("cpu") => "waiting for a core",
-                            Some("network") => "retransmits",
-                            _ => "delivered less than its rate",
+                        // The network: the loss, or (a forwarding hop short
+                        // of CPU, kernel or emulator) what the path delivered.
+                        let why: &[&str] = match v["limit"].as_str() {
+                            Some("cpu") => &["waiting for a core"],
+                            Some("network") => &["retransmits", "delivered less than its rate"],
+                            _ => &["delivered less than its rate"],
                         };
-                        assert!(sentence.contains(why), "{case}");
+                        assert!(why.iter().any(|w| sentence.contains(w)), "{case}");
                         continue;
                     }
                     assert_eq!(v["limit"], "path_full", "{case}");
