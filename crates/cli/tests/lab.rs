@@ -394,12 +394,14 @@ fn lab_limits_are_named_on_a_quiet_and_on_a_busy_host() {
 }
 
 /// A CPU verdict backed by the run's own measurement: a stream thread
-/// waited for a core at least the verdict's starved share of the run, and
-/// the sentence says so.
+/// waited for a core at least the verdict's starved share of the run, or
+/// the senders paused no longer than their thread waited; and the
+/// sentence says so.
 fn starved(v: &serde_json::Value) -> bool {
-    let waited = ["sender_runq_wait_share", "receiver_runq_wait_share"]
-        .iter()
-        .any(|k| v["evidence"][k].as_f64().unwrap_or(0.0) >= 0.25);
+    let e = &v["evidence"];
+    let share = |k: &str| e[k].as_f64().unwrap_or(0.0);
+    let waited = share("sender_runq_wait_share").max(share("receiver_runq_wait_share")) >= 0.25
+        || share("sender_runq_wait_share") >= 1.0 - share("sender_busy_share");
     let said = v["sentence"].as_str().unwrap_or("");
     waited && said.contains("waited for a CPU")
 }

@@ -691,6 +691,32 @@ mod tests {
         assert_eq!(v.limit, Limit::Cpu);
     }
 
+    /// Senders that paused (data waiting 87 % of the run) while their
+    /// thread waited for a core longer than that (22 %) were held by the
+    /// CPU; a pause the waiting does not explain is the application's.
+    #[test]
+    fn a_pause_no_longer_than_the_wait_for_a_core_is_the_cpu() {
+        let paused = Features {
+            senders: 1,
+            busy_us: 1e6,
+            busy_share: 0.87,
+            sender_wait: 0.22,
+            ..Features::default()
+        };
+        assert_eq!(
+            rules::decide(&paused, None),
+            Finding::Cpu {
+                side: Side::Sender,
+                cause: rules::CpuCause::Starved
+            }
+        );
+        let own_pace = Features {
+            sender_wait: 0.05,
+            ..paused
+        };
+        assert_eq!(rules::decide(&own_pace, None), Finding::Application);
+    }
+
     /// Each rule alone, on features built by hand.
     #[test]
     fn each_rule_names_its_finding() {

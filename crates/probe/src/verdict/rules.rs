@@ -126,7 +126,7 @@ impl Finding {
 /// The first finding of the bench rules; `pacing_bps` is the user's cap
 /// per stream, if any.
 pub fn decide(f: &Features, pacing_bps: Option<f64>) -> Finding {
-    let rules: [&dyn Fn() -> Option<Finding>; 10] = [
+    let rules: [&dyn Fn() -> Option<Finding>; 11] = [
         &|| no_tcp_info(f),
         &|| invalid(f),
         &|| paced(f, pacing_bps),
@@ -137,6 +137,7 @@ pub fn decide(f: &Features, pacing_bps: Option<f64>) -> Finding {
         &|| network(f),
         &|| cpu(f),
         &|| path_short(f),
+        &|| paused_for_a_core(f),
     ];
     let found = rules
         .iter()
@@ -308,6 +309,19 @@ fn path_short(f: &Features) -> Option<Finding> {
         .capacity
         .is_some_and(|c| f.steady_bps < AT_CAPACITY * c.bits_per_second);
     (f.busy_share >= ALWAYS_SENDING && below).then_some(Finding::PathShort)
+}
+
+/// Senders that paused no longer than their threads waited for a core:
+/// the scheduler, not the application, held back what they wrote (a
+/// 10 Gbit/s lab on a host busy twice over: data waiting 87 % of the run,
+/// the sending thread waiting for a core 22 % of it, read as "application"
+/// before).
+fn paused_for_a_core(f: &Features) -> Option<Finding> {
+    let paused = 1.0 - f.busy_share;
+    (f.busy_share < ALWAYS_SENDING && f.sender_wait >= paused).then_some(Finding::Cpu {
+        side: Side::Sender,
+        cause: CpuCause::Starved,
+    })
 }
 
 /// A steady rate at the path's known capacity is a full path before any
