@@ -85,20 +85,16 @@ fn start_servers(
     std::fs::write(&conf, rsyncd).map_err(HarnessError::io("writing rsyncd.conf"))?;
     let mut servers = Vec::new();
     for r in ready {
-        let port = free_port()?.to_string();
-        let argv: Vec<String> = match r.tool {
-            FileTool::Linerate => vec![&r.exe, "serve", "--port", &port, "--root"]
-                .into_iter()
-                .map(String::from)
-                .chain([dest.to_string_lossy().into()])
-                .collect(),
-            FileTool::Rsync => vec![&r.exe, "--daemon", "--no-detach", "--port", &port]
-                .into_iter()
-                .map(String::from)
-                .chain(["--config".into(), conf.to_string_lossy().into()])
-                .collect(),
+        let port = free_port()?;
+        let (dest, conf) = (dest.to_string_lossy(), conf.to_string_lossy());
+        let words: Vec<&str> = match r.tool {
+            FileTool::Linerate => vec!["serve", "--root", &dest],
+            FileTool::Rsync => vec!["--daemon", "--no-detach", "--config", &conf],
         };
-        let port = port.parse().unwrap_or(0);
+        let argv = std::iter::once(r.exe.clone())
+            .chain(words.into_iter().map(String::from))
+            .chain(["--port".into(), port.to_string()])
+            .collect();
         let server = Server::start(place.server(argv), port, Duration::from_secs(5))?;
         servers.push((r.tool, r.exe.clone(), port, server));
     }
