@@ -1616,7 +1616,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__lab__subcmd__up)
-            opts="-h --name --hosts --router --mtu --backend --rtt --jitter --loss --loss-burst --reorder --reorder-model --reorder-depth --duplicate --rate --queue --seed --dry-run --help"
+            opts="-h --name --hosts --router --mtu --backend --rtt --jitter --loss --loss-burst --reorder --reorder-model --reorder-depth --duplicate --rate --queue --seed --topology --leaves --spines --hosts-per-leaf --taper --class --ecn-threshold --pfc-xoff --hop-delay --dry-run --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1679,6 +1679,42 @@ _linerate() {
                     return 0
                     ;;
                 --seed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --topology)
+                    COMPREPLY=($(compgen -W "star dumbbell leaf-spine" -- "${cur}"))
+                    return 0
+                    ;;
+                --leaves)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --spines)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hosts-per-leaf)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --taper)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --class)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ecn-threshold)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pfc-xoff)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hop-delay)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -244,7 +244,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand lab; and not __fish_se
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and not __fish_seen_subcommand_from up set status exec addr down emulator help" -f -a "emulator" -d 'The user-space emulator process (started by `lab up`)'
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and not __fish_seen_subcommand_from up set status exec addr down emulator help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l name -d 'Lab name' -r
-complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l hosts -d 'Host namespaces (h1, h2, ...)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l hosts -d 'Host namespaces (h1, h2, ...); 2 unless a --topology says otherwise' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l mtu -d 'MTU of every lab link' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l backend -d 'What makes the conditions' -r -f -a "auto\t'netem when the kernel has it, else the built-in emulator'
 netem\t''
@@ -262,6 +262,17 @@ complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_s
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l rate -d 'Bottleneck rate (e.g. 10gbit, 1G); `none` removes it' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l queue -d 'Bottleneck queue in bytes (default: one RTT of the rate, at least 10 ms)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l seed -d 'Seed of the random decisions (same seed, same fates)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l topology -d 'Join the hosts through switches whose ports have per-class queues, ETS or strict priority, ECN marking and PFC pause (made by the emulator)' -r -f -a "star\t'Every host on one switch'
+dumbbell\t'Two switches joined by one link (the taper sets its rate), half the hosts on each'
+leaf-spine\t'Hosts on leaves, every leaf joined to every spine (ECMP by flow hash)'"
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l leaves -d 'Leaf switches of a leaf-spine fabric' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l spines -d 'Spine switches of a leaf-spine fabric' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l hosts-per-leaf -d 'Hosts on each leaf of a leaf-spine fabric' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l taper -d 'Oversubscription DOWN:UP: 4:1 gives a leaf\'s uplinks (or a dumbbell\'s middle link) a quarter of its hosts\' rate together' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l class -d 'A traffic class of every port, repeated: NAME:dscp=LIST:strict or NAME:dscp=LIST:ets=WEIGHT, optionally :lossless (PFC). dscp=* takes the code points no other class names. Default: one best-effort class' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l ecn-threshold -d 'Mark ECN-capable packets CE when their class\'s queue holds more than this (hosts then negotiate ECN: net.ipv4.tcp_ecn=1)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l pfc-xoff -d 'Bytes a switch holds from one upstream port in a lossless class before pausing it (XON is half). Default 64K' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l hop-delay -d 'Propagation delay of every fabric link (e.g. 5us)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l router -d 'Route between hosts through a router namespace (kernel forwarding on veth and netem; the emulator always has one)'
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l dry-run -d 'Print the ip/tc commands instead of running them'
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -s h -l help -d 'Print help (see more with \'--help\')'

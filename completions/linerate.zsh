@@ -366,7 +366,7 @@ _arguments "${_arguments_options[@]}" : \
             (up)
 _arguments "${_arguments_options[@]}" : \
 '--name=[Lab name]:NAME:_default' \
-'--hosts=[Host namespaces (h1, h2, ...)]:HOSTS:_default' \
+'--hosts=[Host namespaces (h1, h2, ...); 2 unless a --topology says otherwise]:HOSTS:_default' \
 '--mtu=[MTU of every lab link]:MTU:_default' \
 '--backend=[What makes the conditions]:BACKEND:((auto\:"netem when the kernel has it, else the built-in emulator"
 netem\:""
@@ -384,6 +384,17 @@ netem\:"Past the whole delay line, at once (netem'\''s reorder)"))' \
 '--rate=[Bottleneck rate (e.g. 10gbit, 1G); \`none\` removes it]:RATE:_default' \
 '--queue=[Bottleneck queue in bytes (default\: one RTT of the rate, at least 10 ms)]:QUEUE:_default' \
 '--seed=[Seed of the random decisions (same seed, same fates)]:SEED:_default' \
+'--topology=[Join the hosts through switches whose ports have per-class queues, ETS or strict priority, ECN marking and PFC pause (made by the emulator)]:TOPOLOGY:((star\:"Every host on one switch"
+dumbbell\:"Two switches joined by one link (the taper sets its rate), half the hosts on each"
+leaf-spine\:"Hosts on leaves, every leaf joined to every spine (ECMP by flow hash)"))' \
+'--leaves=[Leaf switches of a leaf-spine fabric]:LEAVES:_default' \
+'--spines=[Spine switches of a leaf-spine fabric]:SPINES:_default' \
+'--hosts-per-leaf=[Hosts on each leaf of a leaf-spine fabric]:HOSTS_PER_LEAF:_default' \
+'--taper=[Oversubscription DOWN\:UP\: 4\:1 gives a leaf'\''s uplinks (or a dumbbell'\''s middle link) a quarter of its hosts'\'' rate together]:DOWN:UP:_default' \
+'*--class=[A traffic class of every port, repeated\: NAME\:dscp=LIST\:strict or NAME\:dscp=LIST\:ets=WEIGHT, optionally \:lossless (PFC). dscp=* takes the code points no other class names. Default\: one best-effort class]:CLASS:_default' \
+'--ecn-threshold=[Mark ECN-capable packets CE when their class'\''s queue holds more than this (hosts then negotiate ECN\: net.ipv4.tcp_ecn=1)]:BYTES:_default' \
+'--pfc-xoff=[Bytes a switch holds from one upstream port in a lossless class before pausing it (XON is half). Default 64K]:BYTES:_default' \
+'--hop-delay=[Propagation delay of every fabric link (e.g. 5us)]:HOP_DELAY:_default' \
 '--router[Route between hosts through a router namespace (kernel forwarding on veth and netem; the emulator always has one)]' \
 '--dry-run[Print the ip/tc commands instead of running them]' \
 '-h[Print help (see more with '\''--help'\'')]' \

@@ -104,46 +104,15 @@ pub fn parse_tos(s: &str) -> Result<u8, String> {
 }
 
 /// A DSCP code point by number or by its RFC 2474/2597/3246 name.
-pub fn parse_dscp(s: &str) -> Result<u8, String> {
-    let bad = || format!("'{s}' is not a DSCP code point (0-63, ef, af11-af43 or cs0-cs7)");
-    let name = s.trim().to_ascii_lowercase();
-    if name == "ef" {
-        return Ok(46);
-    }
-    if let Some(n) = name.strip_prefix("cs") {
-        return match n.parse::<u8>() {
-            Ok(c) if c <= 7 => Ok(c << 3),
-            _ => Err(bad()),
-        };
-    }
-    if let Some(n) = name.strip_prefix("af") {
-        let digits = n.as_bytes();
-        return match digits {
-            [c @ b'1'..=b'4', d @ b'1'..=b'3'] => Ok(((c - b'0') << 3) | ((d - b'0') << 1)),
-            _ => Err(bad()),
-        };
-    }
-    match name.parse::<u8>() {
-        Ok(v) if v <= 63 => Ok(v),
-        _ => Err(bad()),
-    }
-}
+pub use linerate_lab::fabric::classes::parse_dscp;
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn dscp_names_are_their_code_points() {
-        assert_eq!(parse_dscp("ef"), Ok(46));
-        assert_eq!(parse_dscp("AF41"), Ok(34));
-        assert_eq!(parse_dscp("af11"), Ok(10));
-        assert_eq!(parse_dscp("cs1"), Ok(8));
-        assert_eq!(parse_dscp("cs7"), Ok(56));
-        assert_eq!(parse_dscp("63"), Ok(63));
-        for bad in ["64", "af44", "af5", "cs8", "x", ""] {
-            assert!(parse_dscp(bad).is_err(), "{bad}");
-        }
+    fn a_dscp_is_the_upper_six_bits_of_the_tos_byte() {
+        assert_eq!(parse_dscp("af41"), Ok(34));
         let mut socket = SocketParams::default();
         let mark = MarkFlags {
             tos: None,

@@ -7,6 +7,7 @@ use std::process::Command;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use linerate_lab::emulator::model::ReorderModel;
+use linerate_lab::fabric::{self, FabricSpec, Taper, Topology, TrafficClass};
 use linerate_lab::{BackendChoice, Conditions, Lab, LabSpec, emulator, lab, state};
 
 use crate::units;
@@ -148,9 +149,9 @@ impl From<BackendArg> for BackendChoice {
 pub struct UpArgs {
     #[command(flatten)]
     pub name: NameArgs,
-    /// Host namespaces (h1, h2, ...).
-    #[arg(long, default_value_t = 2)]
-    pub hosts: u8,
+    /// Host namespaces (h1, h2, ...); 2 unless a --topology says otherwise.
+    #[arg(long)]
+    pub hosts: Option<u8>,
     /// Route between hosts through a router namespace (kernel forwarding on veth and netem; the emulator always has one).
     #[arg(long)]
     pub router: bool,
@@ -162,9 +163,124 @@ pub struct UpArgs {
     pub backend: BackendArg,
     #[command(flatten)]
     pub conditions: ConditionArgs,
+    #[command(flatten)]
+    pub fabric: FabricArgs,
     /// Print the ip/tc commands instead of running them.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum TopologyArg {
+    /// Every host on one switch.
+    Star,
+    /// Two switches joined by one link (the taper sets its rate), half the hosts on each.
+    Dumbbell,
+    /// Hosts on leaves, every leaf joined to every spine (ECMP by flow hash).
+    LeafSpine,
+}
+
+/// Switches between the hosts: `--rate` is then every host link's rate and
+/// `--queue` every switch port's buffer per class.
+#[derive(Args, Default)]
+#[command(next_help_heading = "Fabric (with --topology)")]
+pub struct FabricArgs {
+    /// Join the hosts through switches whose ports have per-class queues,
+    /// ETS or strict priority, ECN marking and PFC pause (made by the emulator).
+    #[arg(long, value_enum)]
+    pub topology: Option<TopologyArg>,
+    /// Leaf switches of a leaf-spine fabric.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(2..=8))]
+    pub leaves: u8,
+    /// Spine switches of a leaf-spine fabric.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=4))]
+    pub spines: u8,
+    /// Hosts on each leaf of a leaf-spine fabric.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u8).range(1..=15))]
+    pub hosts_per_leaf: u8,
+    /// Oversubscription DOWN:UP: 4:1 gives a leaf's uplinks (or a dumbbell's
+    /// middle link) a quarter of its hosts' rate together.
+    #[arg(long, value_name = "DOWN:UP")]
+    pub taper: Option<Taper>,
+    /// A traffic class of every port, repeated: NAME:dscp=LIST:strict or
+    /// NAME:dscp=LIST:ets=WEIGHT, optionally :lossless (PFC). dscp=* takes
+    /// the code points no other class names. Default: one best-effort class.
+    #[arg(long = "class", value_name = "CLASS")]
+    pub classes: Vec<TrafficClass>,
+    /// Mark ECN-capable packets CE when their class's queue holds more than
+    /// this (hosts then negotiate ECN: net.ipv4.tcp_ecn=1).
+    #[arg(long, value_name = "BYTES", value_parser = units::parse_size)]
+    pub ecn_threshold: Option<u64>,
+    /// Bytes a switch holds from one upstream port in a lossless class
+    /// before pausing it (XON is half). Default 64K.
+    #[arg(long, value_name = "BYTES", value_parser = units::parse_size)]
+    pub pfc_xoff: Option<u64>,
+    /// Propagation delay of every fabric link (e.g. 5us).
+    #[arg(long, value_parser = units::parse_time_us)]
+    pub hop_delay: Option<u64>,
+}
+
+impl FabricArgs {
+    /// The fabric asked for, with `--rate` and `--queue` as its links' rate
+    /// and its ports' buffer; none without --topology.
+    fn spec(&self, hosts: Option<u8>, c: &ConditionArgs) -> anyhow::Result<Option<FabricSpec>> {
+        let Some(t) = self.topology else {
+            let fabric_only = self.taper.is_some()
+                || !self.classes.is_empty()
+                || self.ecn_threshold.is_some()
+                || self.pfc_xoff.is_some()
+                || self.hop_delay.is_some();
+            if fabric_only {
+                bail!(
+                    "--taper, --class, --ecn-threshold, --pfc-xoff and --hop-delay need a --topology"
+                );
+            }
+            return Ok(None);
+        };
+        if let (TopologyArg::LeafSpine, Some(h)) = (t, hosts)
+            && h != self.leaves.saturating_mul(self.hosts_per_leaf)
+        {
+            bail!(
+                "--hosts {h} does not match --leaves {} x --hosts-per-leaf {}",
+                self.leaves,
+                self.hosts_per_leaf
+            );
+        }
+        let topology = match t {
+            TopologyArg::Star => Topology::Star {
+                hosts: hosts.unwrap_or(2),
+            },
+            TopologyArg::Dumbbell => Topology::Dumbbell {
+                hosts: hosts.unwrap_or(4),
+            },
+            TopologyArg::LeafSpine => Topology::LeafSpine {
+                leaves: self.leaves,
+                spines: self.spines,
+                hosts_per_leaf: self.hosts_per_leaf,
+            },
+        };
+        let host_rate_bps = match c.rate {
+            Some(units::RateLimit(Some(r))) => r,
+            Some(units::RateLimit(None)) => {
+                bail!("a fabric's links need a rate: give --rate, e.g. 1G")
+            }
+            None => fabric::DEFAULT_HOST_RATE_BPS,
+        };
+        Ok(Some(FabricSpec {
+            topology,
+            host_rate_bps,
+            taper: self.taper.unwrap_or_default(),
+            buffer_bytes: c.queue.unwrap_or(fabric::default_buffer(host_rate_bps)),
+            classes: if self.classes.is_empty() {
+                fabric::classes::best_effort()
+            } else {
+                self.classes.clone()
+            },
+            ecn_threshold_bytes: self.ecn_threshold,
+            pfc_xoff_bytes: self.pfc_xoff.unwrap_or(fabric::DEFAULT_PFC_XOFF_BYTES),
+            hop_delay_us: self.hop_delay.unwrap_or(0),
+        }))
+    }
 }
 
 #[derive(Args)]
@@ -262,22 +378,32 @@ pub fn run(cmd: LabCommand) -> anyhow::Result<()> {
     }
 }
 
-pub fn spec_of(a: &UpArgs) -> LabSpec {
-    LabSpec {
+pub fn spec_of(a: &UpArgs) -> anyhow::Result<LabSpec> {
+    let fabric = a.fabric.spec(a.hosts, &a.conditions)?;
+    let mut conditions = a.conditions.apply(Conditions {
+        seed: 1,
+        ..Conditions::default()
+    });
+    if fabric.is_some() {
+        // A fabric's rate and buffers are its ports'.
+        conditions.rate_bps = None;
+        conditions.queue_bytes = None;
+    }
+    Ok(LabSpec {
         name: a.name.name.clone(),
-        hosts: a.hosts,
+        hosts: fabric
+            .as_ref()
+            .map_or(a.hosts.unwrap_or(2), |f| f.topology.hosts()),
         router: a.router,
         mtu: a.mtu,
         backend: a.backend.into(),
-        conditions: a.conditions.apply(Conditions {
-            seed: 1,
-            ..Conditions::default()
-        }),
-    }
+        conditions,
+        fabric,
+    })
 }
 
 fn up(a: UpArgs) -> anyhow::Result<()> {
-    let spec = spec_of(&a);
+    let spec = spec_of(&a)?;
     if a.dry_run {
         spec.validate()?;
         let backend = match spec.backend {
@@ -341,12 +467,91 @@ fn describe(c: &Conditions) -> String {
     parts.join(", ")
 }
 
+fn describe_fabric(f: &FabricSpec) -> String {
+    use linerate_probe::units::{fmt_bytes, fmt_rate};
+    let shape = match f.topology {
+        Topology::Star { hosts } => format!("star: {hosts} hosts on sw1"),
+        Topology::Dumbbell { hosts } => {
+            format!("dumbbell: {hosts} hosts on left and right, one link between")
+        }
+        Topology::LeafSpine {
+            leaves,
+            spines,
+            hosts_per_leaf,
+        } => format!("leaf-spine: {leaves} leaves of {hosts_per_leaf} hosts, {spines} spine(s)"),
+    };
+    let mut parts = vec![
+        shape,
+        format!("host links {}", fmt_rate(f.host_rate_bps as f64)),
+        format!("taper {}", f.taper),
+        format!("{} per port and class", fmt_bytes(f.buffer_bytes as f64)),
+    ];
+    if let Some(t) = f.ecn_threshold_bytes {
+        parts.push(format!("ECN marks over {}", fmt_bytes(t as f64)));
+    }
+    if f.has_pfc() {
+        parts.push(format!("PFC XOFF {}", fmt_bytes(f.pfc_xoff_bytes as f64)));
+    }
+    if f.hop_delay_us > 0 {
+        parts.push(format!("{} us per hop", f.hop_delay_us));
+    }
+    parts.join(", ")
+}
+
+/// Ports that carried or dropped anything, per class; then the switches'
+/// pause durations as the paper's Table II.
+fn print_fabric_counters(counters: &serde_json::Value) {
+    use linerate_lab::fabric::sim::{PortCounters, pauses_by_switch};
+    use linerate_probe::units::fmt_bytes;
+    let Some(ports) = counters
+        .get("ports")
+        .and_then(|p| serde_json::from_value::<Vec<PortCounters>>(p.clone()).ok())
+    else {
+        return;
+    };
+    println!(
+        "  {:<14} {:<8} {:>11} {:>8} {:>8} {:>11} {:>12} {:>12}",
+        "port", "class", "sent", "drops", "ecn", "queue peak", "pause rx us", "pause tx us"
+    );
+    for p in &ports {
+        for c in p
+            .classes
+            .iter()
+            .filter(|c| c.sent_bytes + c.drops + c.pause_received_us + c.pause_sent_us > 0)
+        {
+            println!(
+                "  {:<14} {:<8} {:>11} {:>8} {:>8} {:>11} {:>12} {:>12}",
+                p.port,
+                c.class,
+                fmt_bytes(c.sent_bytes as f64),
+                c.drops,
+                c.ecn_marks,
+                fmt_bytes(c.peak_queued_bytes as f64),
+                c.pause_received_us,
+                c.pause_sent_us
+            );
+        }
+    }
+    let pauses = pauses_by_switch(&ports);
+    if pauses.iter().any(|s| s.received_us + s.sent_us > 0) {
+        println!(
+            "  {:<18} {:>12} {:>12}",
+            "pause durations", "rx us", "tx us"
+        );
+        for s in &pauses {
+            println!("  {:<18} {:>12} {:>12}", s.switch, s.received_us, s.sent_us);
+        }
+    }
+}
+
 fn print_lab(lab: &Lab) {
     println!(
         "lab {}: {} hosts{}, backend {} ({}), MTU {}",
         lab.spec.name,
         lab.hosts.len(),
-        if lab.router.is_some() {
+        if lab.spec.fabric.is_some() {
+            " on a fabric"
+        } else if lab.router.is_some() {
             " via router r"
         } else {
             ", direct link"
@@ -355,7 +560,15 @@ fn print_lab(lab: &Lab) {
         lab.backend_reason,
         lab.spec.mtu
     );
-    println!("  conditions: {}", describe(&lab.spec.conditions));
+    match &lab.spec.fabric {
+        Some(f) => {
+            println!("  fabric: {}", describe_fabric(f));
+            for c in &f.classes {
+                println!("  class {c}");
+            }
+        }
+        None => println!("  conditions: {}", describe(&lab.spec.conditions)),
+    }
     for h in &lab.hosts {
         println!("  {}  {}  {}  {}", h.name, h.netns, h.v4, h.v6);
     }
@@ -398,6 +611,12 @@ fn status(a: StatusArgs) -> anyhow::Result<()> {
     }
     for l in &labs {
         print_lab(l);
+        if l.spec.fabric.is_some() {
+            if let Some(c) = l.counters() {
+                print_fabric_counters(&c);
+            }
+            continue;
+        }
         if let Some(serde_json::Value::Object(hosts)) = l.counters() {
             for (from, c) in hosts {
                 let get = |k: &str| c.get(k).and_then(|v| v.as_u64()).unwrap_or(0);

@@ -4,95 +4,14 @@
 mod common;
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
+use common::testlab::TestLab;
 use common::{BusyCores, Guard, alone_with_traffic, linerate, require_root, run};
 
-/// A lab that is taken down when the test ends, pass or fail.
-struct TestLab {
-    name: String,
-}
-
-impl TestLab {
-    fn up(tag: &str, extra: &[&str]) -> TestLab {
-        let name = format!("{tag}{}", std::process::id() % 1000);
-        let mut args = vec!["lab", "up", "--name", &name];
-        args.extend_from_slice(extra);
-        let out = run(&args);
-        assert!(
-            out.status.success(),
-            "lab up: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        TestLab { name }
-    }
-
-    fn addr(&self, host: &str, v6: bool) -> String {
-        let mut args = vec!["lab", "addr", "--name", &self.name, host];
-        if v6 {
-            args.push("-6");
-        }
-        let out = run(&args);
-        assert!(out.status.success());
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
-
-    fn exec(&self, host: &str, cmd: &[&str]) -> std::process::Output {
-        let mut args = vec!["lab", "exec", "--name", &self.name, host, "--"];
-        args.extend_from_slice(cmd);
-        run(&args)
-    }
-
-    fn spawn(&self, host: &str, cmd: &[&str]) -> Guard {
-        let child = common::linerate_cmd()
-            .args(["lab", "exec", "--name", &self.name, host, "--"])
-            .args(cmd)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn in lab");
-        Guard(child)
-    }
-
-    fn status(&self) -> serde_json::Value {
-        let out = run(&["lab", "status", "--name", &self.name, "--json"]);
-        assert!(out.status.success());
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()[0].clone()
-    }
-
-    fn set(&self, extra: &[&str]) {
-        let mut args = vec!["lab", "set", "--name", &self.name];
-        args.extend_from_slice(extra);
-        let out = run(&args);
-        assert!(
-            out.status.success(),
-            "lab set: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-
-    fn namespaces(&self) -> Vec<String> {
-        let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| l.split_whitespace().next())
-            .filter(|n| n.starts_with(&format!("lr-{}-", self.name)))
-            .map(str::to_owned)
-            .collect()
-    }
-}
-
-impl Drop for TestLab {
-    fn drop(&mut self) {
-        let _ = run(&["lab", "down", "--name", &self.name]);
-    }
-}
-
 fn server_in(lab: &TestLab, host: &str) -> Guard {
-    let g = lab.spawn(host, &[linerate(), "serve", "--port", "5201"]);
-    std::thread::sleep(Duration::from_millis(300));
-    g
+    lab.serve(host, 5201)
 }
 
 fn bench(lab: &TestLab, to: &str, extra: &[&str]) -> serde_json::Value {

@@ -21,6 +21,9 @@ use crate::topology::{self, Step};
 const APPLY_TIMEOUT: Duration = Duration::from_secs(2);
 
 fn choose(spec: &LabSpec, k: &KernelSupport) -> Result<(Backend, String), LabError> {
+    if spec.fabric.is_some() {
+        return choose_fabric(spec.backend, k);
+    }
     let c = &spec.conditions;
     match spec.backend {
         BackendChoice::Netem if !k.netem => Err(LabError::Missing(
@@ -56,6 +59,23 @@ fn choose(spec: &LabSpec, k: &KernelSupport) -> Result<(Backend, String), LabErr
         )),
         BackendChoice::Auto => Err(LabError::Missing(
             "this kernel has neither netem nor TUN; only --backend veth works here".into(),
+        )),
+    }
+}
+
+/// A fabric's classes, ECN and PFC are the emulator's: kernel qdiscs have
+/// no pause frames, and this kernel has no prio or ets qdisc.
+fn choose_fabric(asked: BackendChoice, k: &KernelSupport) -> Result<(Backend, String), LabError> {
+    match asked {
+        BackendChoice::Auto | BackendChoice::Emulator if k.tun => Ok((
+            Backend::Emulator,
+            "a fabric's switches (per-class queues, ETS, ECN, PFC pause) are made by the emulator".into(),
+        )),
+        BackendChoice::Auto | BackendChoice::Emulator => Err(LabError::Missing(
+            "a --topology lab needs the emulator, and the emulator needs /dev/net/tun (CONFIG_TUN)".into(),
+        )),
+        BackendChoice::Netem | BackendChoice::Veth => Err(LabError::Spec(
+            "--topology labs run on the emulator (--backend emulator or auto): kernel qdiscs have no PFC pause".into(),
         )),
     }
 }
@@ -162,9 +182,13 @@ impl Lab {
             .map(|s| match s {
                 Step::Run(argv) => argv.join(" "),
                 Step::StartEmulator => format!(
-                    "ip netns exec {} linerate lab emulator --plan {}   # creates TUN device lab0 in every host and forwards between them",
+                    "ip netns exec {} linerate lab emulator --plan {}   # creates TUN device lab0 in every host and forwards between them{}",
                     self.router.as_deref().unwrap_or("?"),
-                    state::emulator_plan_file(&self.spec.name).display()
+                    state::emulator_plan_file(&self.spec.name).display(),
+                    self.spec.fabric.as_ref().map_or(String::new(), |f| format!(
+                        " through a {} fabric",
+                        f.topology.as_str()
+                    ))
                 ),
             })
             .collect()
@@ -271,6 +295,7 @@ impl Lab {
             impairments: state::impairments_file(name),
             applied: Some(state::applied_file(name)),
             counters: state::counters_file(name),
+            fabric: self.spec.fabric.clone(),
         };
         let plan_path = state::emulator_plan_file(name);
         let text = serde_json::to_vec_pretty(&plan).map_err(|e| LabError::Spec(e.to_string()))?;
@@ -316,6 +341,12 @@ impl Lab {
     /// Changes the conditions of a running lab.
     pub fn set(&mut self, conditions: Conditions) -> Result<(), LabError> {
         conditions.validate().map_err(LabError::Spec)?;
+        if self.spec.fabric.is_some() {
+            return Err(LabError::Spec(format!(
+                "lab {} is a fabric: its rates, classes and thresholds are set at `lab up`; take it down and up again to change them",
+                self.spec.name
+            )));
+        }
         if self.backend == Backend::Veth && conditions.needs_emulation() {
             return Err(LabError::Spec(format!(
                 "lab {} runs on plain veth (rate only); bring it up with --backend emulator or netem for delay, loss or reordering",
@@ -453,6 +484,7 @@ mod tests {
                 rtt_us: 44_000,
                 ..Conditions::default()
             },
+            fabric: None,
         }
     }
 

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::LabError;
 use crate::conditions::{Backend, BackendChoice, Conditions};
 use crate::detect::KernelSupport;
+use crate::fabric::{FabricSpec, MAX_FABRIC_HOSTS};
 use crate::state::ProcessId;
 
 /// The most hosts a lab has.
@@ -29,6 +30,10 @@ pub struct LabSpec {
     pub backend: BackendChoice,
     /// The links' conditions.
     pub conditions: Conditions,
+    /// Switches between the hosts (`--topology`); none for hosts on one
+    /// link or one router.
+    #[serde(default)]
+    pub fabric: Option<FabricSpec>,
 }
 
 impl LabSpec {
@@ -46,8 +51,27 @@ impl LabSpec {
                 self.name
             )));
         }
-        if !(2..=MAX_HOSTS).contains(&self.hosts) {
-            return Err(LabError::Spec(format!("--hosts must be 2 to {MAX_HOSTS}")));
+        if let Some(f) = &self.fabric {
+            f.validate().map_err(LabError::Spec)?;
+            if self.hosts != f.topology.hosts() {
+                return Err(LabError::Spec(format!(
+                    "--hosts {} does not match the {} topology's {} hosts",
+                    self.hosts,
+                    f.topology.as_str(),
+                    f.topology.hosts()
+                )));
+            }
+            if self.conditions.needs_emulation() || self.conditions.rate_bps.is_some() {
+                return Err(LabError::Spec(
+                    "a fabric's links take --rate, --queue and --hop-delay from its own flags; \
+                     WAN conditions (--rtt, --loss, ...) are for labs without --topology"
+                        .into(),
+                ));
+            }
+        } else if !(2..=MAX_HOSTS).contains(&self.hosts) {
+            return Err(LabError::Spec(format!(
+                "--hosts must be 2 to {MAX_HOSTS} (a --topology takes up to {MAX_FABRIC_HOSTS})"
+            )));
         }
         if !(1280..=65_000).contains(&self.mtu) {
             return Err(LabError::Spec(

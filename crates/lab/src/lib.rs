@@ -9,6 +9,7 @@ pub mod conditions;
 pub mod detect;
 pub mod emulator;
 mod exec;
+pub mod fabric;
 pub mod lab;
 pub mod layout;
 pub mod netns;

@@ -105,6 +105,23 @@ pub fn steps(lab: &Lab) -> Vec<Step> {
         s.push(cmd(&[
             "ip", "-n", ns, "link", "set", DEVICE, "mtu", &mtu, "up",
         ]));
+        if lab
+            .spec
+            .fabric
+            .as_ref()
+            .is_some_and(|f| f.ecn_threshold_bytes.is_some())
+        {
+            // Switches that mark need senders that negotiate ECN.
+            s.push(cmd(&[
+                "ip",
+                "netns",
+                "exec",
+                ns,
+                "sysctl",
+                "-qw",
+                "net.ipv4.tcp_ecn=1",
+            ]));
+        }
         s.push(cmd(&[
             "ip",
             "-n",

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod crafted;
+pub mod testlab;
 pub mod tree;
 
 use std::io::{BufRead, BufReader};

@@ -41,6 +41,7 @@ pub fn lan(a: &LanStudy, on: &mut dyn FnMut(StudyEvent)) -> Result<ManyRuns, Har
         mtu,
         backend: BackendChoice::Veth,
         conditions: Conditions::default(),
+        fabric: None,
     };
     let cc = c.cc.as_deref();
     let run = |bed: &Bed, p: u16, v6: bool| bed.bench(timed(t, p), cc, v6, &c.command_line);

@@ -129,6 +129,7 @@ fn wan_lab(c: &StudyCommon, backend: BackendChoice, rtt_us: u64, rate_bps: u64) 
             seed: 1,
             ..Conditions::default()
         },
+        fabric: None,
     }
 }
 

@@ -18,7 +18,7 @@ use super::model::{Bottleneck, Decider, Fate, Impairments, ReorderModel};
 use super::packet::{Packet, VNET_HDR_LEN};
 
 /// Largest super-packet plus its virtio header.
-const FRAME_MAX: usize = 65_536 + VNET_HDR_LEN + 64;
+pub(crate) const FRAME_MAX: usize = 65_536 + VNET_HDR_LEN + 64;
 /// Packets up to this size are copied out so the big read buffer is reused.
 const SMALL_FRAME: usize = 2048;
 /// How long before a packet is due the thread stops sleeping and polls
@@ -118,7 +118,7 @@ impl Counters {
     }
 }
 
-fn now_ns() -> u64 {
+pub(crate) fn now_ns() -> u64 {
     let t = clock_gettime(ClockId::Monotonic);
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }

@@ -1,6 +1,7 @@
 //! The user-space WAN emulator: a TUN device in each host's namespace, one
 //! forwarding thread per host, impairments reloaded from a file while running.
 
+pub mod fabric;
 pub mod forward;
 pub mod model;
 pub mod packet;
@@ -38,6 +39,10 @@ pub struct EmulatorPlan {
     pub applied: Option<PathBuf>,
     /// Counters file, rewritten every second (`lab status`).
     pub counters: PathBuf,
+    /// The fabric between the hosts, when the lab has switches: then the
+    /// impairments are not used.
+    #[serde(default)]
+    pub fabric: Option<crate::fabric::FabricSpec>,
 }
 
 /// A lab host as the emulator serves it.
@@ -104,6 +109,10 @@ pub fn run(plan: &EmulatorPlan, ready: impl FnOnce()) -> Result<(), LabError> {
         );
     }
     ready();
+    if let Some(spec) = &plan.fabric {
+        return fabric::run(&ports, spec, &plan.counters)
+            .map_err(|e| LabError::Emulator(format!("fabric: {e}")));
+    }
     std::thread::scope(|s| {
         let mut workers = Vec::new();
         for from in 0..ports.len() {

@@ -112,6 +112,34 @@ impl<'a> Packet<'a> {
         }
     }
 
+    /// The IP header's TOS byte (IPv4) or traffic class (IPv6): DSCP in
+    /// the upper six bits, ECN in the lower two.
+    pub fn tos(&self) -> u8 {
+        match self.ip[0] >> 4 {
+            4 => self.ip.get(1).copied().unwrap_or(0),
+            _ => ((self.ip[0] & 0x0f) << 4) | (self.ip.get(1).copied().unwrap_or(0) >> 4),
+        }
+    }
+
+    /// Addresses, protocol and ports (when TCP or UDP): what a switch's
+    /// ECMP hash takes, so one flow keeps one path.
+    pub fn flow_key(&self) -> &'a [u8] {
+        let (addrs, proto, l4) = match self.ip[0] >> 4 {
+            4 => (
+                12..20,
+                self.ip.get(9).copied(),
+                usize::from(self.ip[0] & 0x0f) * 4,
+            ),
+            _ => (8..40, self.ip.get(6).copied(), 40),
+        };
+        let end = if matches!(proto, Some(6 | 17)) {
+            l4 + 4
+        } else {
+            addrs.end
+        };
+        self.ip.get(addrs.start..end).unwrap_or(self.ip)
+    }
+
     /// Segments this packet becomes on the wire.
     pub fn segments(&self) -> usize {
         match self.tcp {
@@ -198,6 +226,23 @@ impl<'a> Packet<'a> {
         };
         h[th + 16..th + 18].copy_from_slice(&fold(pseudo).to_be_bytes());
         payload
+    }
+}
+
+/// Marks the IP packet at the start of `ip` Congestion Experienced, as a
+/// switch over its ECN threshold does (the IPv4 checksum follows).
+pub fn mark_ce(ip: &mut [u8]) {
+    const CE: u8 = 0b11;
+    match ip.first().map(|b| b >> 4) {
+        Some(4) if ip.len() >= 20 => {
+            ip[1] |= CE;
+            let ihl = (usize::from(ip[0] & 0x0f) * 4).clamp(20, ip.len());
+            ip[10..12].copy_from_slice(&[0, 0]);
+            let sum = !fold(sum16(&ip[..ihl], 0));
+            ip[10..12].copy_from_slice(&sum.to_be_bytes());
+        }
+        Some(6) if ip.len() >= 40 => ip[1] |= CE << 4,
+        _ => {}
     }
 }
 
@@ -335,6 +380,26 @@ mod tests {
         assert_eq!([head.as_slice(), payload].concat(), f);
     }
 
+    #[test]
+    fn tos_flow_key_and_ce_marks_read_the_ip_header() {
+        let mut f = super_packet(3000, 1448, 0x10);
+        f[VNET_HDR_LEN + 1] = (10 << 2) | 0b10;
+        // The marked header's checksum is computed afresh; start from a valid one.
+        let sum = !fold(sum16(&f[VNET_HDR_LEN..VNET_HDR_LEN + 20], 0));
+        f[VNET_HDR_LEN + 10..VNET_HDR_LEN + 12].copy_from_slice(&sum.to_be_bytes());
+        let p = Packet::parse(&f).unwrap();
+        assert_eq!(p.tos() >> 2, 10, "DSCP af11");
+        assert_eq!(p.flow_key().len(), 8 + 4, "addresses and ports");
+        let mut ip = f[VNET_HDR_LEN..].to_vec();
+        mark_ce(&mut ip);
+        assert_eq!(ip[1] & 3, 3);
+        assert_eq!(fold(sum16(&ip[..20], 0)), 0xffff, "checksum still holds");
+        let mut v6 = vec![0x60 | 0x2, 0x80, 0, 0];
+        v6.resize(40, 0);
+        mark_ce(&mut v6);
+        assert_eq!(((v6[0] & 0x0f) << 4) | (v6[1] >> 4), 0x28 | 0b11);
+    }
+
     proptest! {
         #[test]
         fn runs_cover_the_payload_exactly(payload in 1usize..65_000, mss in 536u16..9000, cut in 0usize..50) {
@@ -362,6 +427,8 @@ mod tests {
                 let _ = p.run(0, 1, &mut head);
                 let _ = p.run(n - 1, 1, &mut head);
                 let _ = p.destination();
+                let _ = (p.tos(), p.flow_key());
+                mark_ce(&mut bytes.clone());
             }
         }
     }

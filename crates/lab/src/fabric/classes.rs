@@ -1,0 +1,297 @@
+//! Traffic classes of a fabric's ports: which DSCP goes where, how each
+//! class is scheduled (strict priority or ETS weights, as 802.1Qaz), and
+//! which classes are lossless (PFC).
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// The most classes a port has (802.1p has eight priorities).
+pub const MAX_CLASSES: usize = 8;
+
+/// A DSCP code point by number or by its RFC 2474/2597/3246 name.
+pub fn parse_dscp(s: &str) -> Result<u8, String> {
+    let bad = || format!("'{s}' is not a DSCP code point (0-63, ef, af11-af43 or cs0-cs7)");
+    let name = s.trim().to_ascii_lowercase();
+    if name == "ef" {
+        return Ok(46);
+    }
+    if let Some(n) = name.strip_prefix("cs") {
+        return match n.parse::<u8>() {
+            Ok(c) if c <= 7 => Ok(c << 3),
+            _ => Err(bad()),
+        };
+    }
+    if let Some(n) = name.strip_prefix("af") {
+        let digits = n.as_bytes();
+        return match digits {
+            [c @ b'1'..=b'4', d @ b'1'..=b'3'] => Ok(((c - b'0') << 3) | ((d - b'0') << 1)),
+            _ => Err(bad()),
+        };
+    }
+    match name.parse::<u8>() {
+        Ok(v) if v <= 63 => Ok(v),
+        _ => Err(bad()),
+    }
+}
+
+/// How a port chooses between its classes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "kind")]
+pub enum Scheduling {
+    /// Served before every ETS class whenever it has a packet; among strict
+    /// classes the one listed first goes first.
+    Strict,
+    /// Shares what the strict classes leave by its weight (per cent), by
+    /// deficit round robin.
+    Ets {
+        /// Its share in per cent; the ETS classes' weights add up to 100.
+        weight: u32,
+    },
+}
+
+/// One traffic class, as `--class NAME:dscp=LIST:strict|ets=W[:lossless]` gives it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrafficClass {
+    /// Its name in flags, counters and figures.
+    pub name: String,
+    /// The DSCP code points it takes; empty takes every code point no
+    /// other class names (`dscp=*`).
+    pub dscp: Vec<u8>,
+    /// How it is scheduled.
+    pub scheduling: Scheduling,
+    /// Lossless: a switch over its XOFF threshold pauses the upstream port
+    /// for this class instead of dropping (PFC).
+    pub lossless: bool,
+}
+
+impl fmt::Display for TrafficClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let dscp = if self.dscp.is_empty() {
+            "*".to_string()
+        } else {
+            let v: Vec<String> = self.dscp.iter().map(u8::to_string).collect();
+            v.join(",")
+        };
+        write!(f, "{}:dscp={dscp}", self.name)?;
+        match self.scheduling {
+            Scheduling::Strict => write!(f, ":strict")?,
+            Scheduling::Ets { weight } => write!(f, ":ets={weight}")?,
+        }
+        if self.lossless {
+            write!(f, ":lossless")?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for TrafficClass {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let usage = "write a class as NAME:dscp=LIST:strict or NAME:dscp=LIST:ets=WEIGHT, \
+                     optionally :lossless (e.g. bulk:dscp=af11,af12:ets=50:lossless, rest:dscp=*:ets=50)";
+        let mut parts = s.split(':');
+        let name = parts.next().unwrap_or_default().trim();
+        let ok_name = !name.is_empty()
+            && name.len() <= 12
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+        if !ok_name {
+            return Err(format!(
+                "--class {s:?}: the name must be 1 to 12 lowercase letters, digits or '-'; {usage}"
+            ));
+        }
+        let (mut dscp, mut scheduling, mut lossless) = (None, None, false);
+        for part in parts {
+            let part = part.trim();
+            if let Some(list) = part.strip_prefix("dscp=") {
+                dscp = Some(if list == "*" {
+                    Vec::new()
+                } else {
+                    list.split(',')
+                        .map(parse_dscp)
+                        .collect::<Result<Vec<u8>, String>>()
+                        .map_err(|e| format!("--class {s:?}: {e}"))?
+                });
+            } else if part == "strict" {
+                scheduling = Some(Scheduling::Strict);
+            } else if let Some(w) = part.strip_prefix("ets=") {
+                let weight = w
+                    .trim_end_matches('%')
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|w| (1..=100).contains(w))
+                    .ok_or_else(|| format!("--class {s:?}: ets weight {w:?} is not 1 to 100"))?;
+                scheduling = Some(Scheduling::Ets { weight });
+            } else if part == "lossless" {
+                lossless = true;
+            } else {
+                return Err(format!(
+                    "--class {s:?}: {part:?} is not understood; {usage}"
+                ));
+            }
+        }
+        let dscp = dscp.ok_or_else(|| format!("--class {s:?}: no dscp=...; {usage}"))?;
+        let scheduling = scheduling
+            .ok_or_else(|| format!("--class {s:?}: neither strict nor ets=WEIGHT; {usage}"))?;
+        Ok(TrafficClass {
+            name: name.to_string(),
+            dscp,
+            scheduling,
+            lossless,
+        })
+    }
+}
+
+/// The class every port has when none is given: one best-effort queue.
+pub fn best_effort() -> Vec<TrafficClass> {
+    vec![TrafficClass {
+        name: "be".into(),
+        dscp: Vec::new(),
+        scheduling: Scheduling::Ets { weight: 100 },
+        lossless: false,
+    }]
+}
+
+/// Checks a list of classes as a port would use them.
+pub fn validate(classes: &[TrafficClass]) -> Result<(), String> {
+    if classes.is_empty() || classes.len() > MAX_CLASSES {
+        return Err(format!("give 1 to {MAX_CLASSES} --class"));
+    }
+    let mut seen = [None::<&str>; 64];
+    for c in classes {
+        if classes.iter().filter(|o| o.name == c.name).count() > 1 {
+            return Err(format!("--class {} is given twice", c.name));
+        }
+        for &d in &c.dscp {
+            if let Some(other) = seen[usize::from(d)] {
+                return Err(format!(
+                    "DSCP {d} is in two classes, {other} and {}",
+                    c.name
+                ));
+            }
+            seen[usize::from(d)] = Some(&c.name);
+        }
+    }
+    if classes.iter().filter(|c| c.dscp.is_empty()).count() > 1 {
+        return Err("only one class can take the rest (dscp=*)".into());
+    }
+    let weights: Vec<u32> = classes
+        .iter()
+        .filter_map(|c| match c.scheduling {
+            Scheduling::Ets { weight } => Some(weight),
+            Scheduling::Strict => None,
+        })
+        .collect();
+    let sum: u32 = weights.iter().sum();
+    if !weights.is_empty() && sum != 100 {
+        return Err(format!(
+            "the ETS weights of --class add up to {sum}; they must add up to 100 (as 802.1Qaz)"
+        ));
+    }
+    Ok(())
+}
+
+/// Which class each DSCP goes to: the class that names it, else the one
+/// with `dscp=*`, else the last class.
+pub fn dscp_map(classes: &[TrafficClass]) -> [u8; 64] {
+    let rest = classes
+        .iter()
+        .position(|c| c.dscp.is_empty())
+        .unwrap_or(classes.len().saturating_sub(1));
+    let mut map = [rest as u8; 64];
+    for (i, c) in classes.iter().enumerate() {
+        for &d in &c.dscp {
+            map[usize::from(d & 63)] = i as u8;
+        }
+    }
+    map
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dscp_names_are_their_code_points() {
+        assert_eq!(parse_dscp("ef"), Ok(46));
+        assert_eq!(parse_dscp("AF41"), Ok(34));
+        assert_eq!(parse_dscp("af11"), Ok(10));
+        assert_eq!(parse_dscp("cs1"), Ok(8));
+        assert_eq!(parse_dscp("cs7"), Ok(56));
+        assert_eq!(parse_dscp("63"), Ok(63));
+        for bad in ["64", "af44", "cs8", "af", "x"] {
+            assert!(parse_dscp(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_class_reads_back_as_written() {
+        let c: TrafficClass = "bulk:dscp=af11,12:ets=50:lossless".parse().unwrap();
+        assert_eq!(c.dscp, vec![10, 12]);
+        assert_eq!(c.scheduling, Scheduling::Ets { weight: 50 });
+        assert!(c.lossless);
+        assert_eq!(c.to_string().parse::<TrafficClass>().unwrap(), c);
+        let s: TrafficClass = "lat:dscp=ef:strict".parse().unwrap();
+        assert_eq!(s.scheduling, Scheduling::Strict);
+        assert!(
+            "rest:dscp=*:ets=50"
+                .parse::<TrafficClass>()
+                .unwrap()
+                .dscp
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn bad_classes_say_what_is_wrong() {
+        for (bad, says) in [
+            ("Bulk:dscp=1:strict", "name"),
+            ("bulk:strict", "no dscp"),
+            ("bulk:dscp=1", "neither"),
+            ("bulk:dscp=1:ets=0", "weight"),
+            ("bulk:dscp=99:strict", "DSCP"),
+            ("bulk:dscp=1:fast", "not understood"),
+        ] {
+            let e = bad.parse::<TrafficClass>().unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn weights_add_up_to_100_and_each_dscp_has_one_class() {
+        let parse =
+            |v: &[&str]| -> Vec<TrafficClass> { v.iter().map(|s| s.parse().unwrap()).collect() };
+        assert!(validate(&parse(&["a:dscp=1:ets=50", "b:dscp=*:ets=50"])).is_ok());
+        assert!(
+            validate(&parse(&["a:dscp=1:ets=50", "b:dscp=*:ets=40"]))
+                .unwrap_err()
+                .contains("add up to 90")
+        );
+        assert!(
+            validate(&parse(&["a:dscp=1:strict", "b:dscp=1:ets=100"]))
+                .unwrap_err()
+                .contains("two classes")
+        );
+        assert!(validate(&parse(&["a:dscp=*:strict", "b:dscp=*:ets=100"])).is_err());
+    }
+
+    #[test]
+    fn unnamed_code_points_go_to_the_rest_class_or_the_last() {
+        let classes: Vec<TrafficClass> = [
+            "lat:dscp=ef:strict",
+            "rest:dscp=*:ets=60",
+            "bulk:dscp=af11:ets=40",
+        ]
+        .iter()
+        .map(|s| s.parse().unwrap())
+        .collect();
+        let map = dscp_map(&classes);
+        assert_eq!((map[46], map[10], map[0]), (0, 2, 1));
+        let map = dscp_map(&classes[..1]);
+        assert_eq!(map[0], 0);
+    }
+}
