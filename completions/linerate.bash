@@ -37,6 +37,9 @@ _linerate() {
             linerate,incast)
                 cmd="linerate__subcmd__incast"
                 ;;
+            linerate,job)
+                cmd="linerate__subcmd__job"
+                ;;
             linerate,keys)
                 cmd="linerate__subcmd__keys"
                 ;;
@@ -91,6 +94,9 @@ _linerate() {
             linerate__subcmd__help,incast)
                 cmd="linerate__subcmd__help__subcmd__incast"
                 ;;
+            linerate__subcmd__help,job)
+                cmd="linerate__subcmd__help__subcmd__job"
+                ;;
             linerate__subcmd__help,keys)
                 cmd="linerate__subcmd__help__subcmd__keys"
                 ;;
@@ -123,6 +129,12 @@ _linerate() {
                 ;;
             linerate__subcmd__help,tune)
                 cmd="linerate__subcmd__help__subcmd__tune"
+                ;;
+            linerate__subcmd__help__subcmd__job,all-to-all)
+                cmd="linerate__subcmd__help__subcmd__job__subcmd__all__subcmd__to__subcmd__all"
+                ;;
+            linerate__subcmd__help__subcmd__job,halo3d)
+                cmd="linerate__subcmd__help__subcmd__job__subcmd__halo3d"
                 ;;
             linerate__subcmd__help__subcmd__keys,list)
                 cmd="linerate__subcmd__help__subcmd__keys__subcmd__list"
@@ -174,6 +186,24 @@ _linerate() {
                 ;;
             linerate__subcmd__help__subcmd__tune,revert)
                 cmd="linerate__subcmd__help__subcmd__tune__subcmd__revert"
+                ;;
+            linerate__subcmd__job,all-to-all)
+                cmd="linerate__subcmd__job__subcmd__all__subcmd__to__subcmd__all"
+                ;;
+            linerate__subcmd__job,halo3d)
+                cmd="linerate__subcmd__job__subcmd__halo3d"
+                ;;
+            linerate__subcmd__job,help)
+                cmd="linerate__subcmd__job__subcmd__help"
+                ;;
+            linerate__subcmd__job__subcmd__help,all-to-all)
+                cmd="linerate__subcmd__job__subcmd__help__subcmd__all__subcmd__to__subcmd__all"
+                ;;
+            linerate__subcmd__job__subcmd__help,halo3d)
+                cmd="linerate__subcmd__job__subcmd__help__subcmd__halo3d"
+                ;;
+            linerate__subcmd__job__subcmd__help,help)
+                cmd="linerate__subcmd__job__subcmd__help__subcmd__help"
                 ;;
             linerate__subcmd__keys,help)
                 cmd="linerate__subcmd__keys__subcmd__help"
@@ -308,7 +338,7 @@ _linerate() {
 
     case "${cmd}" in
         linerate)
-            opts="-h -V --help --version serve bench latency incast mesh agent send recv keys demo lab study compare report tune man completions help"
+            opts="-h -V --help --version serve bench latency incast mesh job agent send recv keys demo lab study compare report tune man completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -644,7 +674,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__help)
-            opts="serve bench latency incast mesh agent send recv keys demo lab study compare report tune man completions help"
+            opts="serve bench latency incast mesh job agent send recv keys demo lab study compare report tune man completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -744,6 +774,48 @@ _linerate() {
         linerate__subcmd__help__subcmd__incast)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__help__subcmd__job)
+            opts="halo3d all-to-all"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__help__subcmd__job__subcmd__all__subcmd__to__subcmd__all)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__help__subcmd__job__subcmd__halo3d)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1148,7 +1220,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__incast)
-            opts="-t -i -h --hosts --ssh --remote-path --lab --local --coordinator --time --interval --timeout --json --receiver --senders --source-hosts --sizes --help"
+            opts="-t -i -h --hosts --ssh --remote-path --lab --lab-hosts --local --coordinator --time --interval --timeout --json --receiver --senders --source-hosts --sizes --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1167,6 +1239,10 @@ _linerate() {
                     return 0
                     ;;
                 --lab)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lab-hosts)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1218,6 +1294,244 @@ _linerate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__job)
+            opts="-h --help halo3d all-to-all help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__job__subcmd__all__subcmd__to__subcmd__all)
+            opts="-n -S -h --hosts --ssh --remote-path --lab --lab-hosts --local --coordinator --iterations --compute --limit --timeout --tos --dscp --json --message --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --hosts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ssh)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-path)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lab)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lab-hosts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --local)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --coordinator)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --iterations)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --compute)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tos)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -S)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dscp)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --message)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__job__subcmd__halo3d)
+            opts="-n -S -h --hosts --ssh --remote-path --lab --lab-hosts --local --coordinator --iterations --compute --limit --timeout --tos --dscp --json --cells --values --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --hosts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ssh)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-path)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lab)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lab-hosts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --local)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --coordinator)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --iterations)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --compute)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tos)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -S)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dscp)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cells)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --values)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__job__subcmd__help)
+            opts="halo3d all-to-all help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__job__subcmd__help__subcmd__all__subcmd__to__subcmd__all)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__job__subcmd__help__subcmd__halo3d)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__job__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 *)
                     COMPREPLY=()
                     ;;
@@ -1846,7 +2160,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__mesh)
-            opts="-t -i -P -h --hosts --ssh --remote-path --lab --local --coordinator --time --interval --timeout --json --streams --all-at-once --help"
+            opts="-t -i -P -h --hosts --ssh --remote-path --lab --lab-hosts --local --coordinator --time --interval --timeout --json --streams --all-at-once --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1865,6 +2179,10 @@ _linerate() {
                     return 0
                     ;;
                 --lab)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lab-hosts)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

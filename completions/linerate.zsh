@@ -167,6 +167,7 @@ _arguments "${_arguments_options[@]}" : \
 '--ssh=[The ssh command, with any options, that reaches each of --hosts]:CMD:_default' \
 '--remote-path=[linerate'\''s path on the --hosts, when it is not on their PATH]:PATH:_default' \
 '(--local)--lab=[Run one agent in each host namespace of this lab (h1 is rank 0)]:NAME:_default' \
+'*--lab-hosts=[Only these hosts of the --lab, in rank order (an allocation\: h3,h6,h1)]:HOSTS:_default' \
 '--local=[Run N agents as processes on this host'\''s loopback (a scale test)]:N:_default' \
 '--coordinator=[Where agents reach the coordinator\: HOST or HOST\:PORT. Under mpirun, rank 0'\''s host (required); under srun, default the job'\''s first host; with --hosts, default this host'\''s address towards the first of them]:HOST[:PORT]:_default' \
 '-t+[Length of each step]:TIME:_default' \
@@ -189,6 +190,7 @@ _arguments "${_arguments_options[@]}" : \
 '--ssh=[The ssh command, with any options, that reaches each of --hosts]:CMD:_default' \
 '--remote-path=[linerate'\''s path on the --hosts, when it is not on their PATH]:PATH:_default' \
 '(--local)--lab=[Run one agent in each host namespace of this lab (h1 is rank 0)]:NAME:_default' \
+'*--lab-hosts=[Only these hosts of the --lab, in rank order (an allocation\: h3,h6,h1)]:HOSTS:_default' \
 '--local=[Run N agents as processes on this host'\''s loopback (a scale test)]:N:_default' \
 '--coordinator=[Where agents reach the coordinator\: HOST or HOST\:PORT. Under mpirun, rank 0'\''s host (required); under srun, default the job'\''s first host; with --hosts, default this host'\''s address towards the first of them]:HOST[:PORT]:_default' \
 '-t+[Length of each step]:TIME:_default' \
@@ -203,6 +205,99 @@ _arguments "${_arguments_options[@]}" : \
 '-h[Print help]' \
 '--help[Print help]' \
 && ret=0
+;;
+(job)
+_arguments "${_arguments_options[@]}" : \
+'-h[Print help]' \
+'--help[Print help]' \
+":: :_linerate__subcmd__job_commands" \
+"*::: :->job" \
+&& ret=0
+
+    case $state in
+    (job)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:linerate-job-command-$line[1]:"
+        case $line[1] in
+            (halo3d)
+_arguments "${_arguments_options[@]}" : \
+'(--lab --local)*--hosts=[Start one agent on each host over ssh, in rank order (h1,h2,...), with the user'\''s ssh config and keys]:HOSTS:_default' \
+'--ssh=[The ssh command, with any options, that reaches each of --hosts]:CMD:_default' \
+'--remote-path=[linerate'\''s path on the --hosts, when it is not on their PATH]:PATH:_default' \
+'(--local)--lab=[Run one agent in each host namespace of this lab (h1 is rank 0)]:NAME:_default' \
+'*--lab-hosts=[Only these hosts of the --lab, in rank order (an allocation\: h3,h6,h1)]:HOSTS:_default' \
+'--local=[Run N agents as processes on this host'\''s loopback (a scale test)]:N:_default' \
+'--coordinator=[Where agents reach the coordinator\: HOST or HOST\:PORT. Under mpirun, rank 0'\''s host (required); under srun, default the job'\''s first host; with --hosts, default this host'\''s address towards the first of them]:HOST[:PORT]:_default' \
+'-n+[Iterations every rank runs]:N:_default' \
+'--iterations=[Iterations every rank runs]:N:_default' \
+'--compute=[Compute time per iteration before its exchange (slept, not spun\: the ranks share the lab'\''s cores with its network)]:TIME:_default' \
+'--limit=[The job'\''s time limit\: ranks stop there and report what they completed]:TIME:_default' \
+'--timeout=[Give up the whole run after this long (default\: the limit, with room for joining and reporting)]:TIME:_default' \
+'(--dscp)-S+[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
+'(--dscp)--tos=[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
+'--dscp=[DSCP code point (0-63, or a name\: ef, af11-af43, cs0-cs7)\: the upper six bits of the TOS byte, its two ECN bits left to the kernel]:CODE:_default' \
+'--json=[Write the linerate.result/1 document to FILE ('\''-'\'' for stdout; human output then goes to stderr)]:FILE:_default' \
+'--cells=[Cells each rank holds along x, y and z (one number for a cube)]:N[,N,N]:_default' \
+'--values=[Doubles per cell\: a face carries cells x cells x values x 8 bytes]:N:_default' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(all-to-all)
+_arguments "${_arguments_options[@]}" : \
+'(--lab --local)*--hosts=[Start one agent on each host over ssh, in rank order (h1,h2,...), with the user'\''s ssh config and keys]:HOSTS:_default' \
+'--ssh=[The ssh command, with any options, that reaches each of --hosts]:CMD:_default' \
+'--remote-path=[linerate'\''s path on the --hosts, when it is not on their PATH]:PATH:_default' \
+'(--local)--lab=[Run one agent in each host namespace of this lab (h1 is rank 0)]:NAME:_default' \
+'*--lab-hosts=[Only these hosts of the --lab, in rank order (an allocation\: h3,h6,h1)]:HOSTS:_default' \
+'--local=[Run N agents as processes on this host'\''s loopback (a scale test)]:N:_default' \
+'--coordinator=[Where agents reach the coordinator\: HOST or HOST\:PORT. Under mpirun, rank 0'\''s host (required); under srun, default the job'\''s first host; with --hosts, default this host'\''s address towards the first of them]:HOST[:PORT]:_default' \
+'-n+[Iterations every rank runs]:N:_default' \
+'--iterations=[Iterations every rank runs]:N:_default' \
+'--compute=[Compute time per iteration before its exchange (slept, not spun\: the ranks share the lab'\''s cores with its network)]:TIME:_default' \
+'--limit=[The job'\''s time limit\: ranks stop there and report what they completed]:TIME:_default' \
+'--timeout=[Give up the whole run after this long (default\: the limit, with room for joining and reporting)]:TIME:_default' \
+'(--dscp)-S+[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
+'(--dscp)--tos=[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
+'--dscp=[DSCP code point (0-63, or a name\: ef, af11-af43, cs0-cs7)\: the upper six bits of the TOS byte, its two ECN bits left to the kernel]:CODE:_default' \
+'--json=[Write the linerate.result/1 document to FILE ('\''-'\'' for stdout; human output then goes to stderr)]:FILE:_default' \
+'--message=[Bytes each rank sends every other rank per iteration]:SIZE:_default' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_linerate__subcmd__job__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:linerate-job-help-command-$line[1]:"
+        case $line[1] in
+            (halo3d)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(all-to-all)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
 ;;
 (agent)
 _arguments "${_arguments_options[@]}" : \
@@ -822,6 +917,30 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(job)
+_arguments "${_arguments_options[@]}" : \
+":: :_linerate__subcmd__help__subcmd__job_commands" \
+"*::: :->job" \
+&& ret=0
+
+    case $state in
+    (job)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:linerate-help-job-command-$line[1]:"
+        case $line[1] in
+            (halo3d)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(all-to-all)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
 (agent)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -1007,6 +1126,7 @@ _linerate_commands() {
 'latency:Round-trip percentiles and bandwidth against message size, idle and under load' \
 'incast:Many senders on many hosts to one receiver, swept over senders x hosts x message size' \
 'mesh:Every ordered pair of a host list, pair by pair or all at once; the slowest named' \
+'job:Proxy applications across many hosts\: a 3D halo exchange, an all-to-all' \
 'agent:Join a many-host run as one host'\''s agent (what incast'\''s and mesh'\''s launchers start)' \
 'send:Send files, trees or generated data to \`recv\` or \`serve --root\`, in parallel, resumable' \
 'recv:Receive one transfer into a directory; prints the URL to send to' \
@@ -1056,6 +1176,7 @@ _linerate__subcmd__help_commands() {
 'latency:Round-trip percentiles and bandwidth against message size, idle and under load' \
 'incast:Many senders on many hosts to one receiver, swept over senders x hosts x message size' \
 'mesh:Every ordered pair of a host list, pair by pair or all at once; the slowest named' \
+'job:Proxy applications across many hosts\: a 3D halo exchange, an all-to-all' \
 'agent:Join a many-host run as one host'\''s agent (what incast'\''s and mesh'\''s launchers start)' \
 'send:Send files, trees or generated data to \`recv\` or \`serve --root\`, in parallel, resumable' \
 'recv:Receive one transfer into a directory; prints the URL to send to' \
@@ -1106,6 +1227,24 @@ _linerate__subcmd__help__subcmd__help_commands() {
 _linerate__subcmd__help__subcmd__incast_commands() {
     local commands; commands=()
     _describe -t commands 'linerate help incast commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__job_commands] )) ||
+_linerate__subcmd__help__subcmd__job_commands() {
+    local commands; commands=(
+'halo3d:Each rank exchanges faces, edges and corners with its 26 neighbours in a periodic 3D grid every iteration (bandwidth-heavy, as Ember'\''s halo3d-26)' \
+'all-to-all:Each rank sends a small message to every other rank every iteration (latency-sensitive, as the FFT proxy subcom3d-a2a)' \
+    )
+    _describe -t commands 'linerate help job commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__job__subcmd__all-to-all_commands] )) ||
+_linerate__subcmd__help__subcmd__job__subcmd__all-to-all_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help job all-to-all commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__job__subcmd__halo3d_commands] )) ||
+_linerate__subcmd__help__subcmd__job__subcmd__halo3d_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help job halo3d commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__help__subcmd__keys_commands] )) ||
 _linerate__subcmd__help__subcmd__keys_commands() {
@@ -1272,6 +1411,49 @@ _linerate__subcmd__help__subcmd__tune__subcmd__revert_commands() {
 _linerate__subcmd__incast_commands() {
     local commands; commands=()
     _describe -t commands 'linerate incast commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__job_commands] )) ||
+_linerate__subcmd__job_commands() {
+    local commands; commands=(
+'halo3d:Each rank exchanges faces, edges and corners with its 26 neighbours in a periodic 3D grid every iteration (bandwidth-heavy, as Ember'\''s halo3d-26)' \
+'all-to-all:Each rank sends a small message to every other rank every iteration (latency-sensitive, as the FFT proxy subcom3d-a2a)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'linerate job commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__job__subcmd__all-to-all_commands] )) ||
+_linerate__subcmd__job__subcmd__all-to-all_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate job all-to-all commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__job__subcmd__halo3d_commands] )) ||
+_linerate__subcmd__job__subcmd__halo3d_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate job halo3d commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__job__subcmd__help_commands] )) ||
+_linerate__subcmd__job__subcmd__help_commands() {
+    local commands; commands=(
+'halo3d:Each rank exchanges faces, edges and corners with its 26 neighbours in a periodic 3D grid every iteration (bandwidth-heavy, as Ember'\''s halo3d-26)' \
+'all-to-all:Each rank sends a small message to every other rank every iteration (latency-sensitive, as the FFT proxy subcom3d-a2a)' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'linerate job help commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__job__subcmd__help__subcmd__all-to-all_commands] )) ||
+_linerate__subcmd__job__subcmd__help__subcmd__all-to-all_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate job help all-to-all commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__job__subcmd__help__subcmd__halo3d_commands] )) ||
+_linerate__subcmd__job__subcmd__help__subcmd__halo3d_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate job help halo3d commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__job__subcmd__help__subcmd__help_commands] )) ||
+_linerate__subcmd__job__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate job help help commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__keys_commands] )) ||
 _linerate__subcmd__keys_commands() {

@@ -257,7 +257,11 @@ fn planned(s: &Step, incast: bool) -> PlannedStep {
             ..*f
         })
         .collect();
-    PlannedStep { factors, flows }
+    PlannedStep {
+        factors,
+        flows,
+        job: None,
+    }
 }
 
 #[derive(Args, Clone, Debug)]
@@ -275,6 +279,9 @@ pub struct LaunchArgs {
     /// Run one agent in each host namespace of this lab (h1 is rank 0).
     #[arg(long, value_name = "NAME", conflicts_with = "local")]
     pub lab: Option<String>,
+    /// Only these hosts of the --lab, in rank order (an allocation: h3,h6,h1).
+    #[arg(long, value_delimiter = ',', value_name = "HOSTS", requires = "lab")]
+    pub lab_hosts: Vec<String>,
     /// Run N agents as processes on this host's loopback (a scale test).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=4096))]
     pub local: Option<u32>,
@@ -292,6 +299,7 @@ impl LaunchArgs {
             ssh: self.ssh.clone(),
             remote_path: self.remote_path.clone(),
             lab: self.lab.clone(),
+            lab_hosts: self.lab_hosts.clone(),
             local: self.local,
             coordinator: self.coordinator.clone(),
         }
@@ -308,7 +316,7 @@ fn launch_error(e: LaunchError) -> anyhow::Error {
 
 type PlanFor<'a> = dyn Fn(u32) -> anyhow::Result<Vec<PlannedStep>> + 'a;
 
-fn run_fleet(kind: &'static str, a: &RunArgs, plan_for: &PlanFor) -> anyhow::Result<()> {
+pub(crate) fn run_fleet(kind: &'static str, a: &RunArgs, plan_for: &PlanFor) -> anyhow::Result<()> {
     let source = a.launch.source();
     let role = fleet_launch::role(&source, &|v| std::env::var(v).ok()).map_err(launch_error)?;
     let stop = signals::interrupt_flag();
@@ -445,12 +453,23 @@ fn coordinate(
     } = run;
     let mut out = output::Out::new(a.json.as_deref() == Some("-"));
     let flows: usize = plan.iter().map(|s| s.flows.len()).sum();
-    out.line(&format!(
-        "linerate {kind}: {size} ranks, {} step(s) of {:.1} s, {flows} flow(s); agents meet at {}",
-        plan.len(),
-        a.time_ms as f64 / 1000.0,
-        rendezvous.local_addr()?
-    ));
+    match plan.first().and_then(|s| s.job.as_ref()) {
+        Some(job) => out.line(&format!(
+            "linerate job {}: {size} ranks, {} iteration(s) of {} us compute and the exchange each, \
+             at most {:.0} s; agents meet at {}",
+            job.kind.as_str(),
+            job.iterations,
+            job.compute_us,
+            a.time_ms as f64 / 1000.0,
+            rendezvous.local_addr()?
+        )),
+        None => out.line(&format!(
+            "linerate {kind}: {size} ranks, {} step(s) of {:.1} s, {flows} flow(s); agents meet at {}",
+            plan.len(),
+            a.time_ms as f64 / 1000.0,
+            rendezvous.local_addr()?
+        )),
+    }
     let settings = Settings {
         size,
         join_within: JOIN_WITHIN,
@@ -474,6 +493,7 @@ fn coordinate(
         }
         Event::Failed { rank, reason } => out.line(&format!("rank {rank} failed: {reason}")),
         Event::StepStarted { .. } => {}
+        Event::StepDone { step, .. } if steps[*step].job.is_some() => {}
         Event::StepDone {
             step,
             aggregate_bits_per_second,
@@ -501,6 +521,30 @@ fn finish(kind: &'static str, a: &RunArgs, launcher: &str, outcome: Outcome) -> 
     if kind == "mesh" {
         for line in fleet_doc::slowest_pairs(&outcome) {
             out.line(&line);
+        }
+    }
+    for job in outcome.steps.iter().filter_map(|s| s.job.as_ref()) {
+        out.line(
+            "rank  host              iterations   median us      p99 us      max us   total s",
+        );
+        for r in &job.ranks {
+            let host = outcome
+                .hosts
+                .get(r.rank as usize)
+                .map_or("?", |h| h.name.as_str());
+            out.line(&format!(
+                "{:>4}  {:<16} {:>11} {:>11.0} {:>11.0} {:>11.0} {:>9.3}{}",
+                r.rank,
+                host,
+                r.iterations,
+                r.median_us,
+                r.p99_us,
+                r.max_us,
+                r.total_seconds,
+                r.error
+                    .as_ref()
+                    .map_or(String::new(), |e| format!("  ({e})"))
+            ));
         }
     }
     if let Some(c) = doc.fleet.as_ref().and_then(|f| f.coordinator) {

@@ -10,6 +10,7 @@ mod docs_cmd;
 mod find_rate;
 mod flags;
 mod fleet_cmd;
+mod job_cmd;
 mod keys_cmd;
 mod lab_cmd;
 mod latency_cmd;
@@ -54,6 +55,9 @@ enum Command {
     Incast(fleet_cmd::IncastArgs),
     /// Every ordered pair of a host list, pair by pair or all at once; the slowest named.
     Mesh(fleet_cmd::MeshArgs),
+    /// Proxy applications across many hosts: a 3D halo exchange, an all-to-all.
+    #[command(subcommand)]
+    Job(job_cmd::JobCommand),
     /// Join a many-host run as one host's agent (what incast's and mesh's launchers start).
     Agent(fleet_cmd::AgentArgs),
     /// Send files, trees or generated data to `recv` or `serve --root`, in parallel, resumable.
@@ -92,6 +96,7 @@ fn main() {
         Command::Latency(a) => latency_cmd::run(a),
         Command::Incast(a) => fleet_cmd::run_incast(a),
         Command::Mesh(a) => fleet_cmd::run_mesh(a),
+        Command::Job(c) => job_cmd::run(c),
         Command::Agent(a) => fleet_cmd::run_agent(a),
         Command::Send(a) => transfer_cmd::run_send(a),
         Command::Recv(a) => transfer_cmd::run_recv(a),

@@ -393,3 +393,87 @@ fn fabric_flags_are_checked_before_anything_is_built() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("through a leaf-spine fabric"));
 }
+
+/// Two proxy jobs at once on disjoint allocations of one leaf-spine
+/// fabric, the all-to-all marked EF into the strict class: each writes its
+/// own document, and the latency class carried the all-to-all's bytes on
+/// its hosts' ports and nothing on the halo's.
+#[test]
+fn two_jobs_share_a_fabric_on_disjoint_allocations_in_their_own_classes() {
+    if !require_root("two_jobs_share_a_fabric_on_disjoint_allocations_in_their_own_classes") {
+        return;
+    }
+    let _alone = alone_with_traffic();
+    let lab = TestLab::up(
+        "jobs",
+        &[
+            "--topology",
+            "leaf-spine",
+            "--taper",
+            "4:1",
+            "--class",
+            "lat:dscp=ef:strict",
+            "--class",
+            "bulk:dscp=*:ets=100",
+        ],
+    );
+    let job = |app: &str, hosts: &str, extra: &[&str]| {
+        common::linerate_cmd()
+            .args([
+                "job",
+                app,
+                "--lab",
+                &lab.name,
+                "--lab-hosts",
+                hosts,
+                "-n",
+                "100",
+                "--json",
+                "-",
+            ])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("job")
+    };
+    let halo = job("halo3d", "h1,h3,h6,h8", &["--cells", "32"]);
+    let a2a = job("all-to-all", "h2,h4,h5,h7", &["--dscp", "ef"]);
+    let (halo, a2a) = (finish(halo), finish(a2a));
+    for (doc, app, hosts) in [
+        (&halo, "halo3d", ["h1", "h3", "h6", "h8"]),
+        (&a2a, "all-to-all", ["h2", "h4", "h5", "h7"]),
+    ] {
+        common::assert_matches_schema(doc);
+        let names: Vec<&str> = doc["fleet"]["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, hosts, "{app} ran on its allocation");
+        let ranks = doc["fleet"]["steps"][0]["job"]["ranks"].as_array().unwrap();
+        assert!(
+            ranks.iter().all(|r| r["iterations"] == 100),
+            "{app}: {ranks:?}"
+        );
+    }
+    let p = settled(&lab);
+    for h in ["h2", "h4", "h5", "h7"] {
+        assert!(
+            class_field(
+                port(&p, &format!("{h}>leaf{}", if h < "h5" { 1 } else { 2 })),
+                "lat",
+                "sent_bytes"
+            ) > 0,
+            "{h}"
+        );
+    }
+    for h in ["h1", "h3"] {
+        assert_eq!(
+            class_field(port(&p, &format!("{h}>leaf1")), "lat", "sent_bytes"),
+            0,
+            "{h}"
+        );
+    }
+}

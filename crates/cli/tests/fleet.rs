@@ -556,3 +556,75 @@ fn a_run_token_keeps_out_an_agent_without_it() {
     assert!(hosts.iter().all(|h| h.get("failed").is_none()), "{hosts:?}");
     assert!(!serde_json::to_string(&doc).unwrap().contains("a-secret"));
 }
+
+/// Both proxy applications on local agents: every rank runs every
+/// iteration, the document holds each rank's iteration times and matches
+/// the schema, and the console names each rank.
+#[test]
+fn proxy_jobs_on_local_agents_time_every_iteration_of_every_rank() {
+    let _alone = alone_with_traffic();
+    for (app, extra, peers) in [
+        ("halo3d", vec!["--cells", "16", "--compute", "100us"], 7u64),
+        ("all-to-all", vec!["--message", "1K"], 7),
+    ] {
+        let mut cmd = linerate_cmd();
+        cmd.args([
+            "job", app, "--local", "8", "-n", "30", "--dscp", "af11", "--json", "-",
+        ])
+        .args(&extra);
+        let (doc, stderr) = succeeded(&mut cmd);
+        assert_matches_schema(&doc);
+        assert_eq!(doc["kind"], "job");
+        let job = &doc["fleet"]["steps"][0]["job"];
+        assert_eq!(job["kind"], app);
+        assert_eq!(job["dscp"], 10);
+        let ranks = job["ranks"].as_array().unwrap();
+        assert_eq!(ranks.len(), 8, "{app}");
+        for r in ranks {
+            assert_eq!(r["iterations"], 30, "{app}: {r}");
+            assert_eq!(r["iteration_us"].as_array().unwrap().len(), 30);
+            assert_eq!(
+                r["peers"].as_u64(),
+                Some(peers),
+                "{app}: 2x2x2 grid or all others"
+            );
+            assert!(r["median_us"].as_f64().unwrap() > 0.0);
+            assert!(r["max_us"].as_f64() >= r["p99_us"].as_f64());
+        }
+        if app == "halo3d" {
+            assert_eq!(job["grid"], serde_json::json!([2, 2, 2]));
+            // 16x16 faces of 2 doubles, 16-cell edges, corners, each joined per peer.
+            let bytes = ranks[0]["bytes_per_iteration"].as_u64().unwrap();
+            assert_eq!(bytes, (6 * 256 + 12 * 16 + 8) * 2 * 8);
+        }
+        assert!(
+            stderr.contains("median us") && stderr.contains("local7"),
+            "{stderr}"
+        );
+        let verdict = doc["summary"]["verdict"]["sentence"].as_str().unwrap();
+        assert!(
+            verdict.contains(&format!("The {app} job ran 30 iteration(s) on 8 rank(s)")),
+            "{verdict}"
+        );
+    }
+}
+
+#[test]
+fn job_flags_out_of_range_are_usage_errors() {
+    for args in [
+        vec!["job", "halo3d", "--local", "2", "--cells", "0"],
+        vec![
+            "job", "halo3d", "--local", "2", "--cells", "1024", "--values", "64",
+        ],
+        vec!["job", "a2a", "--local", "2", "-n", "0"],
+        vec!["job", "a2a", "--lab-hosts", "h1,h2"],
+    ] {
+        let out = linerate_cmd().args(&args).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

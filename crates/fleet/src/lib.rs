@@ -13,6 +13,7 @@
 
 pub mod clock;
 pub mod hostlist;
+pub mod job;
 pub mod launch;
 pub mod plan;
 

@@ -132,6 +132,7 @@ fn verdict(kind: &str, best: Option<&FleetStep>, outcome: &Outcome) -> Verdict {
     let mut evidence = BTreeMap::new();
     let mut limit = Limit::Unknown;
     let mut sentence = match (kind, best) {
+        ("job", Some(s)) => job_sentence(s, &mut evidence),
         ("mesh", Some(_)) => {
             let (said, found) = mesh_sentence(outcome, &mut evidence);
             limit = found;
@@ -180,6 +181,33 @@ fn verdict(kind: &str, best: Option<&FleetStep>, outcome: &Outcome) -> Verdict {
         sentence,
         evidence,
     }
+}
+
+/// A proxy job in words: its run time, the ranks' median iteration and
+/// the slowest rank's tail.
+fn job_sentence(s: &FleetStep, evidence: &mut BTreeMap<String, f64>) -> String {
+    let Some(j) = &s.job else {
+        return "The job ran no rank.".into();
+    };
+    evidence.insert("total_seconds".into(), j.total_seconds);
+    evidence.insert("median_iteration_us".into(), j.median_iteration_us);
+    let ran: Vec<_> = j.ranks.iter().filter(|r| r.iterations > 0).collect();
+    let Some(slowest) = ran.iter().max_by(|a, b| a.p99_us.total_cmp(&b.p99_us)) else {
+        return format!("The {} job completed no iteration.", j.kind);
+    };
+    evidence.insert("slowest_rank_p99_us".into(), slowest.p99_us);
+    format!(
+        "The {} job ran {} iteration(s) on {} rank(s) in {:.2} s: median iteration {:.0} us; \
+         the slowest rank ({}) took {:.0} us at the 99th percentile, {:.0} us at most.",
+        j.kind,
+        j.iterations,
+        j.ranks.len(),
+        j.total_seconds,
+        j.median_iteration_us,
+        slowest.rank,
+        slowest.p99_us,
+        slowest.max_us
+    )
 }
 
 /// One shared bottleneck, named once: when most of a step's flows found
@@ -295,6 +323,7 @@ mod tests {
         let steps = flows
             .into_iter()
             .map(|f| FleetStep {
+                job: None,
                 factors: [
                     ("from".to_string(), f.from as u64),
                     ("to".into(), f.to as u64),

@@ -79,6 +79,8 @@ pub struct AgentSource {
     pub remote_path: String,
     /// One agent in each host namespace of this lab (h1 is rank 0).
     pub lab: Option<String>,
+    /// Only these hosts of the lab, in rank order (an allocation).
+    pub lab_hosts: Vec<String>,
     /// N agents as processes on this host's loopback.
     pub local: Option<u32>,
     /// Where agents reach the coordinator: HOST or HOST:PORT.
@@ -180,6 +182,34 @@ impl Starter {
     }
 }
 
+/// `lab` with only the hosts named, in that order (all when none are).
+fn allocated(mut lab: Lab, names: &[String]) -> Result<Lab, LaunchError> {
+    if names.is_empty() {
+        return Ok(lab);
+    }
+    let mut chosen = Vec::with_capacity(names.len());
+    for n in names {
+        let host = lab.host(n).map_err(|source| LaunchError::Lab {
+            name: lab.spec.name.clone(),
+            source,
+        })?;
+        if chosen
+            .iter()
+            .any(|h: &linerate_lab::lab::Host| h.name == *n)
+        {
+            return Err(LaunchError::Usage(format!("--lab-hosts names {n} twice")));
+        }
+        chosen.push(host.clone());
+    }
+    if chosen.len() < 2 {
+        return Err(LaunchError::Usage(
+            "--lab-hosts: a run needs at least two hosts".into(),
+        ));
+    }
+    lab.hosts = chosen;
+    Ok(lab)
+}
+
 /// What this process is in the run `source` and the launcher's variables
 /// (read through `env`) describe.
 pub fn role(
@@ -231,7 +261,9 @@ pub fn role(
         if lab.hosts.len() > 2 && lab.router.is_none() {
             return Err(LaunchError::LabWithoutRouter(name.clone()));
         }
-        Starter::Lab { lab: Box::new(lab) }
+        Starter::Lab {
+            lab: Box::new(allocated(lab, &source.lab_hosts)?),
+        }
     } else if let Some(agents) = source.local {
         Starter::Local { agents }
     } else {

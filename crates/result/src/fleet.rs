@@ -88,6 +88,109 @@ pub struct FleetStep {
     /// Each rank with a flow in the step: what it sent and received.
     #[serde(default)]
     pub hosts: Vec<HostRate>,
+    /// A proxy application's step (`linerate job`): every rank's iterations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<JobResult>,
+}
+
+/// A proxy application run as one step: each rank iterates, exchanging
+/// messages with its peers every iteration, and times each iteration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobResult {
+    /// `halo3d` (faces, edges and corners with the neighbours in a 3D grid)
+    /// or `all-to-all` (a message to every other rank).
+    pub kind: String,
+    /// Iterations each rank was to run.
+    pub iterations: u32,
+    /// Compute time each rank spends per iteration before exchanging, us.
+    pub compute_us: u32,
+    /// The ranks' grid (halo3d), x by y by z.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grid: Option<[u32; 3]>,
+    /// DSCP code point of its messages, when marked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dscp: Option<u8>,
+    /// Every rank of the job.
+    pub ranks: Vec<JobRank>,
+    /// The job's run time: its slowest rank's, seconds.
+    pub total_seconds: f64,
+    /// The median over ranks of each rank's median iteration, us.
+    pub median_iteration_us: f64,
+}
+
+/// One rank of a proxy application.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobRank {
+    /// The rank.
+    pub rank: u32,
+    /// Its peers and the bytes it sends each of them per iteration.
+    pub peers: u32,
+    /// Bytes it sends per iteration, all peers together.
+    pub bytes_per_iteration: u64,
+    /// Iterations it completed.
+    pub iterations: u32,
+    /// Median iteration time, us.
+    pub median_us: f64,
+    /// 99th percentile iteration time, us.
+    pub p99_us: f64,
+    /// Longest iteration, us.
+    pub max_us: f64,
+    /// From its first iteration's start to its last one's end, seconds.
+    pub total_seconds: f64,
+    /// Every iteration's time in order, us (the per-node figures).
+    pub iteration_us: Vec<f64>,
+    /// Why it stopped short, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl JobRank {
+    /// A rank's summary from its iteration times.
+    pub fn of(
+        rank: u32,
+        peers: u32,
+        bytes_per_iteration: u64,
+        iteration_ns: &[u64],
+        error: Option<String>,
+    ) -> JobRank {
+        let us: Vec<f64> = iteration_ns
+            .iter()
+            .map(|&ns| (ns as f64 / 1e3 * 100.0).round() / 100.0)
+            .collect();
+        JobRank {
+            rank,
+            peers,
+            bytes_per_iteration,
+            iterations: us.len() as u32,
+            median_us: crate::stats::median(us.iter().copied()),
+            p99_us: crate::stats::quantile(us.iter().copied(), 0.99),
+            max_us: us.iter().copied().fold(0.0, f64::max),
+            total_seconds: iteration_ns.iter().sum::<u64>() as f64 / 1e9,
+            iteration_us: us,
+            error,
+        }
+    }
+}
+
+impl JobResult {
+    /// The job's figures from its ranks.
+    pub fn of(kind: &str, iterations: u32, compute_us: u32, ranks: Vec<JobRank>) -> JobResult {
+        JobResult {
+            kind: kind.to_string(),
+            iterations,
+            compute_us,
+            grid: None,
+            dscp: None,
+            total_seconds: ranks.iter().map(|r| r.total_seconds).fold(0.0, f64::max),
+            median_iteration_us: crate::stats::median(
+                ranks
+                    .iter()
+                    .filter(|r| r.iterations > 0)
+                    .map(|r| r.median_us),
+            ),
+            ranks,
+        }
+    }
 }
 
 /// One rank's share of a step, its flows that ran summed.

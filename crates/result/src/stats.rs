@@ -17,9 +17,31 @@ pub fn median(values: impl IntoIterator<Item = f64>) -> f64 {
     }
 }
 
+/// The `q` quantile (0 to 1) of the finite values by nearest rank (the
+/// smallest value with at least `q` of the values at or below it); 0 when
+/// there are none.
+pub fn quantile(values: impl IntoIterator<Item = f64>, q: f64) -> f64 {
+    let mut v: Vec<f64> = values.into_iter().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    let rank = (q.clamp(0.0, 1.0) * v.len() as f64).ceil() as usize;
+    v[rank.clamp(1, v.len()) - 1]
+}
+
 #[cfg(test)]
 mod tests {
-    use super::median;
+    use super::{median, quantile};
+
+    #[test]
+    fn a_quantile_is_a_value_that_was_measured() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(quantile(v.clone(), 0.99), 99.0);
+        assert_eq!(quantile(v.clone(), 1.0), 100.0);
+        assert_eq!(quantile(v, 0.0), 1.0);
+        assert_eq!(quantile([], 0.5), 0.0);
+    }
 
     #[test]
     fn an_even_count_takes_the_mean_of_its_middle_two() {

@@ -18,9 +18,11 @@ use linerate_fleet::clock::{self, Exchange, Offset};
 use linerate_fleet::plan::{self, Flow};
 use linerate_result::HostFacts;
 use linerate_result::fleet::{FleetHost, FleetStep, FlowResult, HostRate};
+
+pub use crate::job_step::JobPlan;
 use linerate_wire::{
-    Accept, AgentJoin, AgentReport, AgentTask, CAPABILITIES, ClockEcho, ClockProbe, Message,
-    Refusal, RefusalCode, TaskFlow,
+    Accept, AgentJoin, AgentReport, AgentTask, CAPABILITIES, ClockEcho, ClockProbe, JobReport,
+    Message, Refusal, RefusalCode, TaskFlow,
 };
 
 /// The driver's name for one agent connection.
@@ -70,6 +72,8 @@ pub struct PlannedStep {
     pub factors: BTreeMap<String, u64>,
     /// The flows the step starts together.
     pub flows: Vec<Flow>,
+    /// A proxy application the ranks run instead (`linerate job`).
+    pub job: Option<JobPlan>,
 }
 
 /// What the driver may show as the run goes.
@@ -138,6 +142,11 @@ impl Rank {
     fn data_addr(&self) -> Option<SocketAddr> {
         Some(SocketAddr::new(self.ip?, self.join.as_ref()?.data_port))
     }
+
+    fn job_addr(&self) -> Option<SocketAddr> {
+        let port = self.join.as_ref()?.job_port;
+        (port != 0).then_some(SocketAddr::new(self.ip?, port))
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,6 +182,8 @@ pub struct Coordinator {
     steps: Vec<FleetStep>,
     /// The running step's flows, by index, as reported.
     current: Vec<Option<FlowResult>>,
+    /// The running job step's ranks, by rank, as reported.
+    current_job: Vec<Option<JobReport>>,
     outbox: VecDeque<(Conn, Message)>,
     /// Connections to close once their last message is sent.
     closing: VecDeque<Conn>,
@@ -199,6 +210,7 @@ impl Coordinator {
             links: BTreeMap::new(),
             steps: Vec::new(),
             current: Vec::new(),
+            current_job: Vec::new(),
             outbox: VecDeque::new(),
             closing: VecDeque::new(),
             events: VecDeque::new(),
@@ -472,6 +484,12 @@ impl Coordinator {
         }
         rank.owes_report = false;
         rank.due = None;
+        if self.plan[step].job.is_some() {
+            if let Some(slot) = self.current_job.get_mut(r as usize) {
+                *slot = report.job;
+            }
+            return;
+        }
         for (i, mut flow) in report.flows {
             let Some(plan) = planned.get(i as usize).filter(|f| f.from == r) else {
                 return self.fail_rank(r, format!("it reported flow {i}, not one of its own"));
@@ -543,6 +561,9 @@ impl Coordinator {
             return self.finish();
         };
         self.phase = Phase::Running { step };
+        if let Some(job) = planned.job.clone() {
+            return self.start_job(now, step, &job);
+        }
         let s = &self.settings;
         let lead = s.lead + s.lead_per_flow * planned.flows.len().min(1 << 20) as u32;
         let start = now.wall_ns + lead.as_nanos() as u64;
@@ -577,6 +598,60 @@ impl Coordinator {
                 duration_ms: s.duration.as_millis() as u64,
                 interval_ms: s.interval_ms,
                 flows,
+                job: None,
+            };
+            self.outbox.push_back((conn, Message::AgentTask(task)));
+        }
+    }
+
+    /// Hands every rank of `job` its task: one start time for all, room to
+    /// connect to each peer (`lead_per_flow` a peer), the step's duration as
+    /// the job's limit.
+    fn start_job(&mut self, now: Now, step: usize, job: &JobPlan) {
+        let s = &self.settings;
+        let widest = job.peers.iter().map(Vec::len).max().unwrap_or(0);
+        let lead = s.lead + s.lead_per_flow * widest.min(1 << 20) as u32;
+        let start = now.wall_ns + lead.as_nanos() as u64;
+        let due = now.at + lead + s.duration + s.report_grace;
+        let (duration_ms, interval_ms) = (s.duration.as_millis() as u64, s.interval_ms);
+        self.current_job = vec![None; self.ranks.len()];
+        let ranks = &self.ranks;
+        let tasks = crate::job_step::tasks(job, |r| {
+            let rank = &ranks[r as usize];
+            if let Some(why) = &rank.failed {
+                return Err(format!("rank {r} failed: {why}"));
+            }
+            rank.job_addr()
+                .ok_or_else(|| format!("rank {r} has no job port"))
+        });
+        self.events.push_back(Event::StepStarted {
+            step,
+            flows: tasks.len(),
+        });
+        for (r, task) in tasks {
+            let task = match task {
+                Ok(t) => t,
+                Err(why) => {
+                    self.current_job[r as usize] = Some(JobReport {
+                        iteration_ns: Vec::new(),
+                        error: Some(why),
+                    });
+                    continue;
+                }
+            };
+            let rank = &mut self.ranks[r as usize];
+            let (Some(conn), Some(offset)) = (rank.conn, rank.offset) else {
+                continue;
+            };
+            rank.owes_report = true;
+            rank.due = Some(due);
+            let task = AgentTask {
+                step: step as u32,
+                start_at_ns: offset.to_agent(start as i64).max(0) as u64,
+                duration_ms,
+                interval_ms,
+                flows: Vec::new(),
+                job: Some(task),
             };
             self.outbox.push_back((conn, Message::AgentTask(task)));
         }
@@ -598,6 +673,9 @@ impl Coordinator {
     /// Records step `step` with what was reported; a flow without a report
     /// gets `missing` (or its sender's failure).
     fn close_step(&mut self, step: usize, missing: &str) {
+        if let Some(job) = self.plan[step].job.clone() {
+            return self.close_job(step, &job, missing);
+        }
         let planned = &self.plan[step];
         let flows: Vec<FlowResult> = planned
             .flows
@@ -645,6 +723,37 @@ impl Coordinator {
             start_spread_ms: spread,
             hosts: HostRate::of(&flows),
             flows,
+            job: None,
+        });
+    }
+
+    fn close_job(&mut self, step: usize, job: &JobPlan, missing: &str) {
+        let reports = std::mem::take(&mut self.current_job);
+        let ranks = &self.ranks;
+        let result = crate::job_step::result(job, &reports, |r| {
+            match (&ranks[r as usize].failed, missing) {
+                (Some(f), _) => format!("rank {r} failed: {f}"),
+                (None, "") => "not reported".to_string(),
+                (None, m) => m.to_string(),
+            }
+        });
+        for r in &mut self.ranks {
+            r.owes_report = false;
+            r.due = None;
+        }
+        self.events.push_back(Event::StepDone {
+            step,
+            aggregate_bits_per_second: 0.0,
+        });
+        self.steps.push(FleetStep {
+            factors: self.plan[step].factors.clone(),
+            flows: Vec::new(),
+            aggregate_bits_per_second: 0.0,
+            jain_index: 1.0,
+            retransmits: 0,
+            start_spread_ms: None,
+            hosts: Vec::new(),
+            job: Some(result),
         });
     }
 

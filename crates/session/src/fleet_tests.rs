@@ -82,6 +82,7 @@ impl Sim {
                     data_port: 5201,
                     host: HostFacts::default(),
                     token: None,
+                    job_port: 6000 + rank as u16,
                 };
                 let machine = Agent::new(now.at, join, Duration::from_secs(60));
                 if fault != Fault::NeverJoins {
@@ -214,11 +215,17 @@ impl Sim {
                             (f.flow, flow)
                         })
                         .collect();
+                    // A job's rank: one iteration a peer, 1 ms each.
+                    let job = task.job.as_ref().map(|j| linerate_wire::JobReport {
+                        iteration_ns: vec![1_000_000; j.peers.len()],
+                        error: None,
+                    });
                     agent.machine.task_done(
                         now.at,
                         AgentReport {
                             step: task.step,
                             flows,
+                            job,
                         },
                     );
                 }
@@ -240,8 +247,75 @@ fn incast_plan(ranks: u32, senders: &[u16]) -> Vec<PlannedStep> {
         .map(|s| PlannedStep {
             factors: BTreeMap::from([("senders_per_host".into(), u64::from(s.senders_per_host))]),
             flows: s.flows,
+            job: None,
         })
         .collect()
+}
+
+fn all_to_all_plan(ranks: u32) -> Vec<PlannedStep> {
+    vec![PlannedStep {
+        factors: BTreeMap::new(),
+        flows: Vec::new(),
+        job: Some(crate::job_step::JobPlan {
+            kind: linerate_wire::JobKind::AllToAll,
+            iterations: 10,
+            compute_us: 0,
+            tos: None,
+            grid: None,
+            peers: (0..ranks)
+                .map(|r| linerate_fleet::job::all_to_all_peers(r, ranks, 64))
+                .collect(),
+        }),
+    }]
+}
+
+#[test]
+fn a_job_gives_every_rank_its_peers_job_ports_and_one_start() {
+    let mut sim = Sim::new(3, &[], all_to_all_plan(3));
+    let out = sim.run();
+    let job = out.steps[0].job.as_ref().expect("a job step");
+    assert_eq!(job.ranks.len(), 3);
+    assert!(
+        job.ranks
+            .iter()
+            .all(|r| r.error.is_none() && r.iterations == 2)
+    );
+    assert_eq!(job.median_iteration_us, 1000.0);
+    for (r, agent) in sim.agents.iter().enumerate() {
+        let task = &agent.tasks[0];
+        let peers = &task.job.as_ref().unwrap().peers;
+        assert_eq!(peers.len(), 2);
+        for p in peers {
+            assert_eq!(
+                p.addr.port(),
+                6000 + p.rank as u16,
+                "rank {r}: its peer's job port"
+            );
+            assert_eq!(
+                p.addr.ip(),
+                IpAddr::V4(Ipv4Addr::new(10, 0, 0, p.rank as u8))
+            );
+        }
+        let start = task.start_at_ns as i64 - agent.offset_ns;
+        let first = sim.agents[0].tasks[0].start_at_ns as i64 - sim.agents[0].offset_ns;
+        assert_eq!(start, first, "one start on the coordinator's clock");
+    }
+}
+
+#[test]
+fn a_job_rank_whose_peer_never_joined_is_named_with_why() {
+    let mut sim = Sim::new(3, &[(2, Fault::NeverJoins)], all_to_all_plan(3));
+    let out = sim.run();
+    let job = out.steps[0].job.as_ref().expect("a job step");
+    for r in &job.ranks {
+        let why = r.error.as_deref().unwrap_or_default();
+        assert!(why.contains("rank 2 failed"), "rank {}: {why:?}", r.rank);
+        assert_eq!(r.iterations, 0);
+    }
+    assert!(
+        sim.agents[0].tasks.is_empty(),
+        "no task that cannot complete"
+    );
 }
 
 #[test]
@@ -372,6 +446,7 @@ fn a_second_join_as_the_same_rank_is_refused_and_the_first_kept() {
         data_port: 1,
         host: HostFacts::default(),
         token: None,
+        job_port: 0,
     };
     sim.coordinator
         .handle(sim.now, 99, Message::AgentJoin(Box::new(stray)));
@@ -463,6 +538,7 @@ fn a_run_with_a_token_takes_only_joins_that_show_it() {
         data_port: 5201,
         host: HostFacts::default(),
         token: token.map(str::to_string),
+        job_port: 0,
     };
     let ip = IpAddr::V4(Ipv4Addr::LOCALHOST);
     for (conn, token) in [

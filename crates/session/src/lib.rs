@@ -19,6 +19,7 @@ pub mod agent;
 pub mod bench_client;
 pub mod bench_server;
 pub mod coordinator;
+pub mod job_step;
 pub mod join;
 pub mod transfer_receiver;
 pub mod transfer_sender;

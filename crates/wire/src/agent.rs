@@ -38,6 +38,9 @@ pub struct AgentJoin {
     /// merely reaches the coordinator's port cannot take a rank.
     #[serde(default)]
     pub token: Option<String>,
+    /// The port its proxy-job ranks accept their peers on (0: none).
+    #[serde(default)]
+    pub job_port: u16,
 }
 
 impl AgentJoin {
@@ -108,11 +111,104 @@ pub struct AgentTask {
     pub interval_ms: u64,
     /// The flows this agent sends.
     pub flows: Vec<TaskFlow>,
+    /// A proxy application's rank to run instead of flows.
+    #[serde(default)]
+    pub job: Option<JobTask>,
+}
+
+/// Most iterations of one proxy job.
+pub const MAX_JOB_ITERATIONS: u32 = 100_000;
+/// Most peers of one proxy-job rank.
+pub const MAX_JOB_PEERS: usize = 4096;
+/// Most bytes one rank sends one peer per iteration.
+pub const MAX_JOB_MESSAGE: u32 = 64 << 20;
+
+/// Which proxy application a job runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum JobKind {
+    /// Each rank exchanges faces, edges and corners with its neighbours in
+    /// a 3D grid every iteration (bandwidth-heavy, as Ember's halo3d-26).
+    Halo3d,
+    /// Each rank sends a small message to every other rank every
+    /// iteration (latency-sensitive, as the FFT proxy subcom3d-a2a).
+    AllToAll,
+}
+
+impl JobKind {
+    /// Its name in flags and results.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobKind::Halo3d => "halo3d",
+            JobKind::AllToAll => "all-to-all",
+        }
+    }
+}
+
+/// One peer of a proxy-job rank.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobPeer {
+    /// Its rank.
+    pub rank: u32,
+    /// Where its job port listens.
+    pub addr: SocketAddr,
+    /// Bytes sent to it, and received from it, every iteration.
+    pub bytes: u32,
+}
+
+/// Coordinator to agent: run one rank of a proxy application.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobTask {
+    /// Which application.
+    pub kind: JobKind,
+    /// Iterations to run.
+    pub iterations: u32,
+    /// Compute time before each iteration's exchange, us.
+    pub compute_us: u32,
+    /// The TOS byte of its connections, when marked.
+    pub tos: Option<u8>,
+    /// Its peers.
+    pub peers: Vec<JobPeer>,
+}
+
+impl JobTask {
+    /// Whether it is within bounds.
+    pub fn validate(&self) -> Result<(), WireError> {
+        if self.iterations == 0 || self.iterations > MAX_JOB_ITERATIONS {
+            return WireError::invalid("iterations", "must be 1 to 100000");
+        }
+        if self.compute_us > 10_000_000 {
+            return WireError::invalid("compute_us", "must be at most 10 s");
+        }
+        if self.peers.len() > MAX_JOB_PEERS {
+            return WireError::invalid("peers", "at most 4096");
+        }
+        if self
+            .peers
+            .iter()
+            .any(|p| p.bytes == 0 || p.bytes > MAX_JOB_MESSAGE)
+        {
+            return WireError::invalid("bytes", "must be 1 byte to 64 MiB");
+        }
+        Ok(())
+    }
+}
+
+/// Agent to coordinator: how one proxy-job rank's iterations went.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobReport {
+    /// Every completed iteration's time, ns.
+    pub iteration_ns: Vec<u64>,
+    /// Why it stopped short, if it did.
+    pub error: Option<String>,
 }
 
 impl AgentTask {
     /// Whether it is within bounds.
     pub fn validate(&self) -> Result<(), WireError> {
+        if let Some(job) = &self.job {
+            job.validate()?;
+        }
         if self.duration_ms == 0 || self.duration_ms > MAX_STEP_MS {
             return WireError::invalid("duration_ms", "must be between 1 ms and a day");
         }
@@ -141,11 +237,22 @@ pub struct AgentReport {
     pub step: u32,
     /// Each flow's index in the step, with what it measured.
     pub flows: Vec<(u32, FlowResult)>,
+    /// The proxy-job rank's iterations, when the step was a job.
+    #[serde(default)]
+    pub job: Option<JobReport>,
 }
 
 impl AgentReport {
     /// Whether it is within bounds.
     pub fn validate(&self) -> Result<(), WireError> {
+        if let Some(job) = &self.job {
+            if job.iteration_ns.len() > MAX_JOB_ITERATIONS as usize {
+                return WireError::invalid("iteration_ns", "at most 100000 iterations");
+            }
+            if job.error.as_ref().is_some_and(|e| e.len() > 4096) {
+                return WireError::invalid("error", "must be at most 4096 bytes");
+            }
+        }
         if self.flows.len() > MAX_AGENT_FLOWS {
             return WireError::invalid("flows", "at most 4096 a step");
         }

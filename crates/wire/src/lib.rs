@@ -27,8 +27,8 @@ mod transfer;
 mod udp;
 
 pub use agent::{
-    AgentJoin, AgentReport, AgentTask, ClockEcho, ClockProbe, MAX_AGENT_FLOWS, MAX_FLOW_INTERVALS,
-    MAX_RANKS, TaskFlow,
+    AgentJoin, AgentReport, AgentTask, ClockEcho, ClockProbe, JobKind, JobPeer, JobReport, JobTask,
+    MAX_AGENT_FLOWS, MAX_FLOW_INTERVALS, MAX_JOB_ITERATIONS, MAX_JOB_MESSAGE, MAX_RANKS, TaskFlow,
 };
 pub use codec::Reader;
 pub use error::WireError;

@@ -114,6 +114,7 @@ pub fn run(spec: &AgentSpec, stop: Arc<AtomicBool>) -> Result<()> {
 fn join_and_work(spec: &AgentSpec, data_port: u16, stop: &Arc<AtomicBool>) -> Result<()> {
     let mut ctl = reach(spec, stop)?;
     let bind = source_ip(spec);
+    let job_port = super::job::JobPort::open(spec.listen.ip(), spec.size, spec.token.clone())?;
     let join = AgentJoin {
         rank: spec.rank,
         size: spec.size,
@@ -121,6 +122,7 @@ fn join_and_work(spec: &AgentSpec, data_port: u16, stop: &Arc<AtomicBool>) -> Re
         data_port,
         host: linerate_probe::host::collect(),
         token: spec.token.clone(),
+        job_port: job_port.port(),
     };
     let mut m = Agent::new(Instant::now(), join, spec.silence);
     drive(&mut ctl, &mut m, Some(INTERRUPT_TICK), |ctl, m, turn| {
@@ -147,7 +149,22 @@ fn join_and_work(spec: &AgentSpec, data_port: u16, stop: &Arc<AtomicBool>) -> Re
                     token: spec.token.as_deref(),
                     path: spec.path,
                 };
-                let report = run_task(&task, context, &watch.stop);
+                let report = match &task.job {
+                    Some(job) => AgentReport {
+                        step: task.step,
+                        flows: Vec::new(),
+                        job: Some(super::job::run_rank(
+                            &job_port,
+                            spec.rank,
+                            spec.token.as_deref(),
+                            job,
+                            start_time(task.start_at_ns),
+                            Duration::from_millis(task.duration_ms),
+                            &watch.stop,
+                        )),
+                    },
+                    None => run_task(&task, context, &watch.stop),
+                };
                 match watch.finish() {
                     None => m.task_done(Instant::now(), report),
                     Some(input) => apply(m, input),
@@ -271,6 +288,7 @@ fn run_task(task: &AgentTask, context: FlowContext, stop: &Arc<AtomicBool>) -> A
     AgentReport {
         step: task.step,
         flows,
+        job: None,
     }
 }
 

@@ -7,6 +7,7 @@
 
 pub mod agent;
 pub mod coordinator;
+pub mod job;
 
 use std::time::SystemTime;
 
