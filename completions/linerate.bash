@@ -163,6 +163,9 @@ _linerate() {
             linerate__subcmd__help__subcmd__lab,up)
                 cmd="linerate__subcmd__help__subcmd__lab__subcmd__up"
                 ;;
+            linerate__subcmd__help__subcmd__study,interference)
+                cmd="linerate__subcmd__help__subcmd__study__subcmd__interference"
+                ;;
             linerate__subcmd__help__subcmd__study,lan)
                 cmd="linerate__subcmd__help__subcmd__study__subcmd__lan"
                 ;;
@@ -274,6 +277,9 @@ _linerate() {
             linerate__subcmd__study,help)
                 cmd="linerate__subcmd__study__subcmd__help"
                 ;;
+            linerate__subcmd__study,interference)
+                cmd="linerate__subcmd__study__subcmd__interference"
+                ;;
             linerate__subcmd__study,lan)
                 cmd="linerate__subcmd__study__subcmd__lan"
                 ;;
@@ -285,6 +291,9 @@ _linerate() {
                 ;;
             linerate__subcmd__study__subcmd__help,help)
                 cmd="linerate__subcmd__study__subcmd__help__subcmd__help"
+                ;;
+            linerate__subcmd__study__subcmd__help,interference)
+                cmd="linerate__subcmd__study__subcmd__help__subcmd__interference"
                 ;;
             linerate__subcmd__study__subcmd__help,lan)
                 cmd="linerate__subcmd__study__subcmd__help__subcmd__lan"
@@ -1080,8 +1089,22 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__help__subcmd__study)
-            opts="wan lan tuning"
+            opts="wan lan tuning interference"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__help__subcmd__study__subcmd__interference)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1316,7 +1339,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__job__subcmd__all__subcmd__to__subcmd__all)
-            opts="-n -S -h --hosts --ssh --remote-path --lab --lab-hosts --local --coordinator --iterations --compute --limit --timeout --tos --dscp --json --message --help"
+            opts="-n -S -Z -h --hosts --ssh --remote-path --lab --lab-hosts --local --coordinator --iterations --compute --limit --timeout --tos --dscp --cc --json --message --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1379,6 +1402,14 @@ _linerate() {
                     return 0
                     ;;
                 --dscp)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cc)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -Z)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1398,7 +1429,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__job__subcmd__halo3d)
-            opts="-n -S -h --hosts --ssh --remote-path --lab --lab-hosts --local --coordinator --iterations --compute --limit --timeout --tos --dscp --json --cells --values --help"
+            opts="-n -S -Z -h --hosts --ssh --remote-path --lab --lab-hosts --local --coordinator --iterations --compute --limit --timeout --tos --dscp --cc --json --cells --values --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1461,6 +1492,14 @@ _linerate() {
                     return 0
                     ;;
                 --dscp)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cc)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -Z)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2494,7 +2533,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__study)
-            opts="-h --help wan lan tuning help"
+            opts="-h --help wan lan tuning interference help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2508,7 +2547,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__study__subcmd__help)
-            opts="wan lan tuning help"
+            opts="wan lan tuning interference help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2522,6 +2561,20 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__study__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__study__subcmd__help__subcmd__interference)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2570,6 +2623,72 @@ _linerate() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__study__subcmd__interference)
+            opts="-t -h --quick --json --time --cc --name --rate --taper --stagger --iterations --message --cells --queue --seed --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cc)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --taper)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stagger)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --iterations)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --message)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cells)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --queue)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --seed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

@@ -186,6 +186,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_s
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -l timeout -d 'Give up the whole run after this long (default: the limit, with room for joining and reporting)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -s S -l tos -d 'IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -l dscp -d 'DSCP code point (0-63, or a name: ef, af11-af43, cs0-cs7): the upper six bits of the TOS byte, its two ECN bits left to the kernel' -r
+complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -s Z -l cc -d 'Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -l json -d 'Write the linerate.result/1 document to FILE (\'-\' for stdout; human output then goes to stderr)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -l cells -d 'Cells each rank holds along x, y and z (one number for a cube)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -l values -d 'Doubles per cell: a face carries cells x cells x values x 8 bytes' -r
@@ -203,6 +204,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_s
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -l timeout -d 'Give up the whole run after this long (default: the limit, with room for joining and reporting)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -s S -l tos -d 'IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -l dscp -d 'DSCP code point (0-63, or a name: ef, af11-af43, cs0-cs7): the upper six bits of the TOS byte, its two ECN bits left to the kernel' -r
+complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -s Z -l cc -d 'Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -l json -d 'Write the linerate.result/1 document to FILE (\'-\' for stdout; human output then goes to stderr)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -l message -d 'Bytes each rank sends every other rank per iteration' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -s h -l help -d 'Print help'
@@ -353,11 +355,12 @@ complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_s
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "down" -d 'Remove everything a lab created; safe to repeat and after a crash'
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "emulator" -d 'The user-space emulator process (started by `lab up`)'
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c linerate -n "__fish_linerate_using_subcommand study; and not __fish_seen_subcommand_from wan lan tuning help" -s h -l help -d 'Print help'
-complete -c linerate -n "__fish_linerate_using_subcommand study; and not __fish_seen_subcommand_from wan lan tuning help" -f -a "wan" -d 'Bandwidth vs RTT with default and BDP-sized buffers, 1 vs several streams; bandwidth over time at 44 ms with 0.02 % reordering; the window law'
-complete -c linerate -n "__fish_linerate_using_subcommand study; and not __fish_seen_subcommand_from wan lan tuning help" -f -a "lan" -d 'Bandwidth vs streams, MTU 1500 vs 9000, IPv4 vs IPv6, direct vs through a relay node'
-complete -c linerate -n "__fish_linerate_using_subcommand study; and not __fish_seen_subcommand_from wan lan tuning help" -f -a "tuning" -d 'One stream on a lab WAN before and after `tune plan`\'s settings (applied, then reverted)'
-complete -c linerate -n "__fish_linerate_using_subcommand study; and not __fish_seen_subcommand_from wan lan tuning help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and not __fish_seen_subcommand_from wan lan tuning interference help" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and not __fish_seen_subcommand_from wan lan tuning interference help" -f -a "wan" -d 'Bandwidth vs RTT with default and BDP-sized buffers, 1 vs several streams; bandwidth over time at 44 ms with 0.02 % reordering; the window law'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and not __fish_seen_subcommand_from wan lan tuning interference help" -f -a "lan" -d 'Bandwidth vs streams, MTU 1500 vs 9000, IPv4 vs IPv6, direct vs through a relay node'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and not __fish_seen_subcommand_from wan lan tuning interference help" -f -a "tuning" -d 'One stream on a lab WAN before and after `tune plan`\'s settings (applied, then reverted)'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and not __fish_seen_subcommand_from wan lan tuning interference help" -f -a "interference" -d 'A latency-sensitive all-to-all beside a bandwidth-heavy halo exchange on a leaf-spine fabric: alone, together without classes, with ETS 50/50, with strict priority, with PFC on the bandwidth class (seed 002, section VIII)'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and not __fish_seen_subcommand_from wan lan tuning interference help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l json -d 'Where to write the linerate.result/1 document' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -s t -l time -d 'Seconds per bench run (default 5, 2 with --quick)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l cc -d 'Congestion control for every run (default: the host\'s)' -r
@@ -392,9 +395,24 @@ emulator\t''
 veth\t'Plain veth (and TBF for --rate): no delay or loss'"
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -l quick -d 'A short run of every part, for CI (about a minute)'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l json -d 'Where to write the linerate.result/1 document' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -s t -l time -d 'Seconds per bench run (default 5, 2 with --quick)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l cc -d 'Congestion control for every run (default: the host\'s)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l name -d 'Name of the lab the study builds (removed at the end)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l rate -d 'Every host link\'s rate' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l taper -d 'Oversubscription of the leaves\' uplinks' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l stagger -d 'How long the bandwidth job runs before the latency job starts (the paper\'s 10 s; 2 s with --quick)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l iterations -d 'Iterations of the latency job (default 5000, 1000 with --quick)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l message -d 'Bytes the latency job sends every other rank per iteration' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l cells -d 'Cells per side of each bandwidth-job rank' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l queue -d 'Each switch port\'s buffer per class (a switch of the paper\'s kind shares 16 MB between its ports)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l seed -d 'Seed of the random disjoint allocations' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l quick -d 'A short run of every part, for CI (about a minute)'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -s h -l help -d 'Print help'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from help" -f -a "wan" -d 'Bandwidth vs RTT with default and BDP-sized buffers, 1 vs several streams; bandwidth over time at 44 ms with 0.02 % reordering; the window law'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from help" -f -a "lan" -d 'Bandwidth vs streams, MTU 1500 vs 9000, IPv4 vs IPv6, direct vs through a relay node'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from help" -f -a "tuning" -d 'One stream on a lab WAN before and after `tune plan`\'s settings (applied, then reverted)'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from help" -f -a "interference" -d 'A latency-sensitive all-to-all beside a bandwidth-heavy halo exchange on a leaf-spine fabric: alone, together without classes, with ETS 50/50, with strict priority, with PFC on the bandwidth class (seed 002, section VIII)'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c linerate -n "__fish_linerate_using_subcommand compare" -l tools -d 'Tools to run, in this order in the first round (default: linerate,iperf2,iperf3,nuttcp; files mode: linerate,rsync,scp,lftp,gridftp,wdt, those without an adapter reported as skipped; latency mode: linerate,sockperf,qperf,iperf2; udp mode: linerate,iperf2,iperf3)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand compare" -l mode -r -f -a "mem\t'Memory to memory: linerate bench, iperf2, iperf3, nuttcp'
@@ -504,6 +522,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_
 complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from study" -f -a "wan" -d 'Bandwidth vs RTT with default and BDP-sized buffers, 1 vs several streams; bandwidth over time at 44 ms with 0.02 % reordering; the window law'
 complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from study" -f -a "lan" -d 'Bandwidth vs streams, MTU 1500 vs 9000, IPv4 vs IPv6, direct vs through a relay node'
 complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from study" -f -a "tuning" -d 'One stream on a lab WAN before and after `tune plan`\'s settings (applied, then reverted)'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from study" -f -a "interference" -d 'A latency-sensitive all-to-all beside a bandwidth-heavy halo exchange on a leaf-spine fabric: alone, together without classes, with ETS 50/50, with strict priority, with PFC on the bandwidth class (seed 002, section VIII)'
 complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from tune" -f -a "audit" -d 'Read the settings that decide TCP throughput and judge them for a target'
 complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from tune" -f -a "plan" -d 'Buffers, streams and pacing for a rate and RTT, as sysctl.d and a script'
 complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from tune" -f -a "apply" -d 'Apply a plan\'s sysctls (or a built-in profile), saving the previous values (root)'

@@ -237,6 +237,8 @@ _arguments "${_arguments_options[@]}" : \
 '(--dscp)-S+[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
 '(--dscp)--tos=[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
 '--dscp=[DSCP code point (0-63, or a name\: ef, af11-af43, cs0-cs7)\: the upper six bits of the TOS byte, its two ECN bits left to the kernel]:CODE:_default' \
+'-Z+[Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic]:NAME:_default' \
+'--cc=[Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic]:NAME:_default' \
 '--json=[Write the linerate.result/1 document to FILE ('\''-'\'' for stdout; human output then goes to stderr)]:FILE:_default' \
 '--cells=[Cells each rank holds along x, y and z (one number for a cube)]:N[,N,N]:_default' \
 '--values=[Doubles per cell\: a face carries cells x cells x values x 8 bytes]:N:_default' \
@@ -261,6 +263,8 @@ _arguments "${_arguments_options[@]}" : \
 '(--dscp)-S+[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
 '(--dscp)--tos=[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
 '--dscp=[DSCP code point (0-63, or a name\: ef, af11-af43, cs0-cs7)\: the upper six bits of the TOS byte, its two ECN bits left to the kernel]:CODE:_default' \
+'-Z+[Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic]:NAME:_default' \
+'--cc=[Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic]:NAME:_default' \
 '--json=[Write the linerate.result/1 document to FILE ('\''-'\'' for stdout; human output then goes to stderr)]:FILE:_default' \
 '--message=[Bytes each rank sends every other rank per iteration]:SIZE:_default' \
 '-h[Print help]' \
@@ -673,6 +677,26 @@ veth\:"Plain veth (and TBF for --rate)\: no delay or loss"))' \
 '--help[Print help (see more with '\''--help'\'')]' \
 && ret=0
 ;;
+(interference)
+_arguments "${_arguments_options[@]}" : \
+'--json=[Where to write the linerate.result/1 document]:JSON:_default' \
+'-t+[Seconds per bench run (default 5, 2 with --quick)]:TIME:_default' \
+'--time=[Seconds per bench run (default 5, 2 with --quick)]:TIME:_default' \
+'--cc=[Congestion control for every run (default\: the host'\''s)]:CC:_default' \
+'--name=[Name of the lab the study builds (removed at the end)]:NAME:_default' \
+'--rate=[Every host link'\''s rate]:RATE:_default' \
+'--taper=[Oversubscription of the leaves'\'' uplinks]:TAPER:_default' \
+'--stagger=[How long the bandwidth job runs before the latency job starts (the paper'\''s 10 s; 2 s with --quick)]:STAGGER:_default' \
+'--iterations=[Iterations of the latency job (default 5000, 1000 with --quick)]:ITERATIONS:_default' \
+'--message=[Bytes the latency job sends every other rank per iteration]:MESSAGE:_default' \
+'--cells=[Cells per side of each bandwidth-job rank]:CELLS:_default' \
+'--queue=[Each switch port'\''s buffer per class (a switch of the paper'\''s kind shares 16 MB between its ports)]:QUEUE:_default' \
+'--seed=[Seed of the random disjoint allocations]:SEED:_default' \
+'--quick[A short run of every part, for CI (about a minute)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
 (help)
 _arguments "${_arguments_options[@]}" : \
 ":: :_linerate__subcmd__study__subcmd__help_commands" \
@@ -694,6 +718,10 @@ _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
 (tuning)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(interference)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
@@ -1049,6 +1077,10 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(interference)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
         esac
     ;;
 esac
@@ -1353,8 +1385,14 @@ _linerate__subcmd__help__subcmd__study_commands() {
 'wan:Bandwidth vs RTT with default and BDP-sized buffers, 1 vs several streams; bandwidth over time at 44 ms with 0.02 % reordering; the window law' \
 'lan:Bandwidth vs streams, MTU 1500 vs 9000, IPv4 vs IPv6, direct vs through a relay node' \
 'tuning:One stream on a lab WAN before and after \`tune plan\`'\''s settings (applied, then reverted)' \
+'interference:A latency-sensitive all-to-all beside a bandwidth-heavy halo exchange on a leaf-spine fabric\: alone, together without classes, with ETS 50/50, with strict priority, with PFC on the bandwidth class (seed 002, section VIII)' \
     )
     _describe -t commands 'linerate help study commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__study__subcmd__interference_commands] )) ||
+_linerate__subcmd__help__subcmd__study__subcmd__interference_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help study interference commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__help__subcmd__study__subcmd__lan_commands] )) ||
 _linerate__subcmd__help__subcmd__study__subcmd__lan_commands() {
@@ -1642,6 +1680,7 @@ _linerate__subcmd__study_commands() {
 'wan:Bandwidth vs RTT with default and BDP-sized buffers, 1 vs several streams; bandwidth over time at 44 ms with 0.02 % reordering; the window law' \
 'lan:Bandwidth vs streams, MTU 1500 vs 9000, IPv4 vs IPv6, direct vs through a relay node' \
 'tuning:One stream on a lab WAN before and after \`tune plan\`'\''s settings (applied, then reverted)' \
+'interference:A latency-sensitive all-to-all beside a bandwidth-heavy halo exchange on a leaf-spine fabric\: alone, together without classes, with ETS 50/50, with strict priority, with PFC on the bandwidth class (seed 002, section VIII)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'linerate study commands' commands "$@"
@@ -1652,6 +1691,7 @@ _linerate__subcmd__study__subcmd__help_commands() {
 'wan:Bandwidth vs RTT with default and BDP-sized buffers, 1 vs several streams; bandwidth over time at 44 ms with 0.02 % reordering; the window law' \
 'lan:Bandwidth vs streams, MTU 1500 vs 9000, IPv4 vs IPv6, direct vs through a relay node' \
 'tuning:One stream on a lab WAN before and after \`tune plan\`'\''s settings (applied, then reverted)' \
+'interference:A latency-sensitive all-to-all beside a bandwidth-heavy halo exchange on a leaf-spine fabric\: alone, together without classes, with ETS 50/50, with strict priority, with PFC on the bandwidth class (seed 002, section VIII)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'linerate study help commands' commands "$@"
@@ -1660,6 +1700,11 @@ _linerate__subcmd__study__subcmd__help_commands() {
 _linerate__subcmd__study__subcmd__help__subcmd__help_commands() {
     local commands; commands=()
     _describe -t commands 'linerate study help help commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__study__subcmd__help__subcmd__interference_commands] )) ||
+_linerate__subcmd__study__subcmd__help__subcmd__interference_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate study help interference commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__study__subcmd__help__subcmd__lan_commands] )) ||
 _linerate__subcmd__study__subcmd__help__subcmd__lan_commands() {
@@ -1675,6 +1720,11 @@ _linerate__subcmd__study__subcmd__help__subcmd__tuning_commands() {
 _linerate__subcmd__study__subcmd__help__subcmd__wan_commands() {
     local commands; commands=()
     _describe -t commands 'linerate study help wan commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__study__subcmd__interference_commands] )) ||
+_linerate__subcmd__study__subcmd__interference_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate study interference commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__study__subcmd__lan_commands] )) ||
 _linerate__subcmd__study__subcmd__lan_commands() {

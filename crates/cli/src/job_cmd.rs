@@ -11,7 +11,7 @@ use linerate_engine::fleet::coordinator::{
 };
 use linerate_fleet::job::{self, Halo};
 
-use crate::flags::MarkFlags;
+use crate::flags::{CongestionFlags, MarkFlags};
 use crate::fleet_cmd::{LaunchArgs, RunArgs, run_fleet};
 use crate::units;
 
@@ -48,6 +48,8 @@ pub struct JobArgs {
     pub timeout: Option<u64>,
     #[command(flatten)]
     pub mark: MarkFlags,
+    #[command(flatten)]
+    pub cc: CongestionFlags,
     /// Write the linerate.result/1 document to FILE ('-' for stdout; human output then
     /// goes to stderr).
     #[arg(long, value_name = "FILE")]
@@ -157,11 +159,13 @@ fn step(
 ) -> PlannedStep {
     let mut socket = linerate_engine::spec::SocketParams::default();
     a.mark.apply(&mut socket);
+    a.cc.apply(&mut socket);
     let plan = JobPlan {
         kind,
         iterations: a.iterations.unwrap_or(default_iterations),
         compute_us: a.compute.unwrap_or(default_compute_us).min(10_000_000) as u32,
         tos: socket.tos,
+        congestion: socket.congestion,
         grid,
         peers,
     };

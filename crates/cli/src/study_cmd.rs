@@ -6,7 +6,9 @@
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use linerate_harness::document::ManyRuns;
-use linerate_harness::study::{self, LanStudy, StudyCommon, StudyEvent, TuningStudy, WanStudy};
+use linerate_harness::study::{
+    self, InterferenceStudy, LanStudy, StudyCommon, StudyEvent, TuningStudy, WanStudy,
+};
 use linerate_probe::units::fmt_rate;
 use linerate_result::Limit;
 
@@ -21,6 +23,45 @@ pub enum StudyCommand {
     Lan(LanArgs),
     /// One stream on a lab WAN before and after `tune plan`'s settings (applied, then reverted).
     Tuning(TuningArgs),
+    /// A latency-sensitive all-to-all beside a bandwidth-heavy halo exchange on a
+    /// leaf-spine fabric: alone, together without classes, with ETS 50/50, with strict
+    /// priority, with PFC on the bandwidth class (seed 002, section VIII).
+    Interference(InterferenceArgs),
+}
+
+#[derive(Args)]
+#[command(
+    after_help = "Example:\n  linerate study interference --json interference.json\n  linerate study interference --quick      a smoke test (about a minute)"
+)]
+pub struct InterferenceArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Every host link's rate.
+    #[arg(long, default_value = "1gbit", value_parser = units::parse_rate)]
+    pub rate: u64,
+    /// Oversubscription of the leaves' uplinks.
+    #[arg(long, default_value = "4:1")]
+    pub taper: linerate_lab::fabric::Taper,
+    /// How long the bandwidth job runs before the latency job starts (the paper's
+    /// 10 s; 2 s with --quick).
+    #[arg(long, value_parser = units::parse_duration_ms)]
+    pub stagger: Option<u64>,
+    /// Iterations of the latency job (default 5000, 1000 with --quick).
+    #[arg(long)]
+    pub iterations: Option<u32>,
+    /// Bytes the latency job sends every other rank per iteration.
+    #[arg(long, default_value = "4K", value_parser = units::parse_size)]
+    pub message: u64,
+    /// Cells per side of each bandwidth-job rank.
+    #[arg(long, default_value_t = 128)]
+    pub cells: u32,
+    /// Each switch port's buffer per class (a switch of the paper's kind shares
+    /// 16 MB between its ports).
+    #[arg(long, default_value = "1M", value_parser = units::parse_size)]
+    pub queue: u64,
+    /// Seed of the random disjoint allocations.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 #[derive(Args, Clone)]
@@ -131,6 +172,26 @@ pub fn run(cmd: StudyCommand) -> anyhow::Result<()> {
             eprintln!("linerate study tuning:");
             (study::tuning(&spec, &mut print)?, a.common.json)
         }
+        StudyCommand::Interference(a) => {
+            let quick = a.common.quick;
+            let spec = InterferenceStudy {
+                common: common(&a.common)?,
+                rate_bps: a.rate,
+                taper: a.taper,
+                stagger: std::time::Duration::from_millis(a.stagger.unwrap_or(if quick {
+                    2000
+                } else {
+                    10_000
+                })),
+                latency_iterations: a.iterations.unwrap_or(if quick { 1000 } else { 5000 }),
+                latency_message: a.message,
+                halo_cells: a.cells,
+                buffer_bytes: a.queue,
+                seed: a.seed,
+            };
+            eprintln!("linerate study interference:");
+            (study::interference(&spec, &mut print)?, a.common.json)
+        }
     };
     print_findings(&runs);
     crate::study_doc::write(runs, &json)
@@ -154,8 +215,18 @@ fn print(e: StudyEvent) {
         StudyEvent::Ran {
             series,
             factors,
+            job_seconds: Some(seconds),
+            ..
+        } => {
+            let shown: Vec<String> = factors.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            eprintln!("  {series:<26} {:<40} {seconds:>9.3} s", shown.join(" "));
+        }
+        StudyEvent::Ran {
+            series,
+            factors,
             bits_per_second,
             limit,
+            job_seconds: None,
         } => {
             let shown: Vec<String> = factors.iter().map(|(k, v)| format!("{k}={v}")).collect();
             let name = serde_json::to_value(limit)
@@ -193,5 +264,8 @@ fn print_findings(runs: &ManyRuns) {
     }
     for (k, v) in f {
         eprintln!("  {k} = {v:.3}");
+    }
+    if let Some(said) = runs.definitions.get("sentence") {
+        eprintln!("  {said}");
     }
 }

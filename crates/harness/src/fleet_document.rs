@@ -196,11 +196,19 @@ fn job_sentence(s: &FleetStep, evidence: &mut BTreeMap<String, f64>) -> String {
         return format!("The {} job completed no iteration.", j.kind);
     };
     evidence.insert("slowest_rank_p99_us".into(), slowest.p99_us);
+    let done = ran.iter().map(|r| r.iterations).min().unwrap_or(0);
+    let ran_for = if done < j.iterations {
+        format!(
+            "{done} of {} iteration(s) (to its time limit)",
+            j.iterations
+        )
+    } else {
+        format!("{done} iteration(s)")
+    };
     format!(
-        "The {} job ran {} iteration(s) on {} rank(s) in {:.2} s: median iteration {:.0} us; \
+        "The {} job ran {ran_for} on {} rank(s) in {:.2} s: median iteration {:.0} us; \
          the slowest rank ({}) took {:.0} us at the 99th percentile, {:.0} us at most.",
         j.kind,
-        j.iterations,
         j.ranks.len(),
         j.total_seconds,
         j.median_iteration_us,

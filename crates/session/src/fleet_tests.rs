@@ -261,6 +261,7 @@ fn all_to_all_plan(ranks: u32) -> Vec<PlannedStep> {
             iterations: 10,
             compute_us: 0,
             tos: None,
+            congestion: None,
             grid: None,
             peers: (0..ranks)
                 .map(|r| linerate_fleet::job::all_to_all_peers(r, ranks, 64))

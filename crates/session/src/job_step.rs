@@ -18,6 +18,8 @@ pub struct JobPlan {
     pub compute_us: u32,
     /// The TOS byte of its connections, when marked.
     pub tos: Option<u8>,
+    /// The congestion control of its connections, when not the hosts'.
+    pub congestion: Option<String>,
     /// The ranks' grid, for a halo exchange.
     pub grid: Option<[u32; 3]>,
     /// Each rank's peers and the bytes it sends each per iteration, by rank.
@@ -52,6 +54,7 @@ pub fn tasks(
                     iterations: job.iterations,
                     compute_us: job.compute_us,
                     tos: job.tos,
+                    congestion: job.congestion.clone(),
                     peers,
                 })
             });
@@ -100,6 +103,7 @@ mod tests {
             iterations: 3,
             compute_us: 0,
             tos: Some(46 << 2),
+            congestion: None,
             grid: None,
             peers: vec![
                 vec![(1, 8), (2, 8)],

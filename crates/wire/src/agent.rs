@@ -167,6 +167,9 @@ pub struct JobTask {
     pub compute_us: u32,
     /// The TOS byte of its connections, when marked.
     pub tos: Option<u8>,
+    /// The congestion control of its connections, when not the host's.
+    #[serde(default)]
+    pub congestion: Option<String>,
     /// Its peers.
     pub peers: Vec<JobPeer>,
 }
@@ -179,6 +182,13 @@ impl JobTask {
         }
         if self.compute_us > 10_000_000 {
             return WireError::invalid("compute_us", "must be at most 10 s");
+        }
+        if self
+            .congestion
+            .as_ref()
+            .is_some_and(|c| c.is_empty() || c.len() > 16)
+        {
+            return WireError::invalid("congestion", "must be 1 to 16 bytes");
         }
         if self.peers.len() > MAX_JOB_PEERS {
             return WireError::invalid("peers", "at most 4096");

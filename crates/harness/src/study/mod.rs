@@ -2,9 +2,12 @@
 //! [`wan`] (bandwidth against RTT with default and BDP-sized buffers, one
 //! against several streams, a run over time with reordering, the window
 //! law), [`lan`] (streams, MTU, IPv4 against IPv6, direct against a relay)
-//! and [`tuning`] (one stream before and after `tune plan`'s settings).
+//! [`tuning`] (one stream before and after `tune plan`'s settings) and
+//! [`interference`] (a latency job beside a bandwidth job on a fabric, with
+//! and without traffic classes).
 
 mod bed;
+mod interference;
 mod lan;
 mod tuning;
 mod wan;
@@ -17,6 +20,7 @@ use linerate_lab::{BackendChoice, Conditions, LabSpec};
 use linerate_result::{Limit, ResultDoc, StudyPoint};
 use serde_json::Value;
 
+pub use interference::{InterferenceStudy, allocations, interference};
 pub use lan::{LanStudy, lan};
 pub use tuning::{TuningStudy, tuning};
 pub use wan::{WanStudy, wan};
@@ -60,6 +64,8 @@ pub enum StudyEvent {
         bits_per_second: f64,
         /// What its verdict found limiting it.
         limit: Limit,
+        /// A proxy job's run time (its slowest rank's), seconds.
+        job_seconds: Option<f64>,
     },
 }
 
@@ -77,6 +83,11 @@ impl Collector<'_> {
             factors: factors.clone(),
             bits_per_second: doc.summary.bits_per_second,
             limit: doc.summary.verdict.limit,
+            job_seconds: doc
+                .fleet
+                .as_ref()
+                .and_then(|f| f.steps.first()?.job.as_ref())
+                .map(|j| j.total_seconds),
         });
         self.points.push(StudyPoint {
             series: series.into(),

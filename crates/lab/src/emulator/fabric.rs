@@ -19,14 +19,16 @@ use crate::fabric::FabricSpec;
 use crate::fabric::sim::{Delivery, PortCounters, Sim, Unit};
 
 /// A super-packet is queued as runs of segments of at most this many
-/// bytes: a switch schedules and drops frames, and a 64 KiB unit would
-/// hold a strict class behind it for half a millisecond at 1 Gbit/s.
-pub const UNIT_BYTES: u64 = 16 * 1024;
+/// bytes: a switch schedules and drops frames, and a unit in service holds
+/// every other class behind it (64 KiB is half a millisecond at 1 Gbit/s;
+/// 16 KiB put 1.3x on an all-to-all beside a bulk job under strict
+/// priority, docs/benchmarks/2026-11-28-interference.md).
+pub const UNIT_BYTES: u64 = 8 * 1024;
 /// How long before a unit is due the thread stops sleeping and polls
 /// without a timeout (as the WAN emulator does, for the same reason).
 const SPIN_BEFORE_DUE_NS: u64 = 100_000;
 /// Packets read from one device before the others get a turn.
-const READ_BUDGET: usize = 32;
+const READ_BUDGET: usize = 4;
 /// How often the counters file is rewritten.
 const COUNTERS_EVERY: Duration = Duration::from_millis(50);
 

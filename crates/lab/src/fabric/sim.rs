@@ -6,7 +6,7 @@
 //! in tests and under the emulator's real one.
 //!
 //! Per port and class: a tail-drop buffer, ECN marking over a threshold,
-//! strict priority or ETS (deficit round robin by weight). Per switch, for
+//! strict priority or ETS (weighted fair queueing by byte finish tags). Per switch, for
 //! lossless classes, PFC: the bytes held from each upstream port are
 //! counted, and over XOFF the upstream port stops sending that class until
 //! they fall below XON; both ends count how long (the switches' pause
@@ -27,8 +27,6 @@ pub const HOST_BUFFER_BYTES: u64 = 16 << 20;
 /// A lossless class never tail-drops while PFC holds its senders back; this
 /// bound only keeps a misconfigured one from taking all memory.
 const LOSSLESS_CAP_FACTOR: u64 = 64;
-/// DRR quantum per per-cent of weight, bytes.
-const QUANTUM_PER_WEIGHT: u64 = 1536;
 
 /// One packet (or run of segments) crossing the fabric.
 #[derive(Clone, Debug)]
@@ -144,10 +142,13 @@ struct Queued<T> {
 
 struct PortState<T> {
     queues: Vec<VecDeque<Queued<T>>>,
-    deficit: Vec<u64>,
-    /// The ETS class DRR serves next, and whether it had its quantum this visit.
-    rr: usize,
-    granted: bool,
+    /// Each ETS class's finish tag: the virtual time its last unit sent
+    /// would have finished in a fluid system that shares by weight.
+    finish: Vec<f64>,
+    /// The finish tag of the unit sent last (self-clocked fair queueing).
+    vtime: f64,
+    /// Each ETS class's head unit's finish tag, fixed once it is the head.
+    head_tag: Vec<Option<f64>>,
     busy: bool,
     /// Since when the far end has paused each class here.
     paused_since: Vec<Option<u64>>,
@@ -190,7 +191,8 @@ impl<T> Ord for Timed<T> {
 
 struct ClassRule {
     strict: bool,
-    quantum: u64,
+    /// Its ETS weight (0 for a strict class).
+    weight: f64,
     lossless: bool,
 }
 
@@ -226,9 +228,9 @@ impl<T> Sim<T> {
             .iter()
             .map(|c| ClassRule {
                 strict: c.scheduling == Scheduling::Strict,
-                quantum: match c.scheduling {
-                    Scheduling::Ets { weight } => u64::from(weight) * QUANTUM_PER_WEIGHT,
-                    Scheduling::Strict => 0,
+                weight: match c.scheduling {
+                    Scheduling::Ets { weight } => f64::from(weight),
+                    Scheduling::Strict => 0.0,
                 },
                 lossless: c.lossless,
             })
@@ -236,9 +238,9 @@ impl<T> Sim<T> {
         let ports = (0..graph.ports.len())
             .map(|_| PortState {
                 queues: (0..n).map(|_| VecDeque::new()).collect(),
-                deficit: vec![0; n],
-                rr: 0,
-                granted: false,
+                finish: vec![0.0; n],
+                vtime: 0.0,
+                head_tag: vec![None; n],
                 busy: false,
                 paused_since: vec![None; n],
                 pausing_since: vec![None; n],
@@ -426,34 +428,36 @@ impl<T> Sim<T> {
     }
 
     /// The class `port` sends next: strict classes first, in order; then
-    /// the ETS classes by deficit round robin.
+    /// the ETS class whose head unit would finish first in a fluid system
+    /// sharing the port by weight (self-clocked fair queueing). Backlogged
+    /// classes get their weights' shares in bytes, and a class that was idle
+    /// starts from the port's virtual time, so its unit waits for at most the
+    /// one in service (round robin over byte quanta made it wait for a
+    /// quantum of the other classes as well,
+    /// docs/benchmarks/2026-11-28-interference.md).
     fn pick(&mut self, port: usize) -> Option<usize> {
         let st = &mut self.ports[port];
         if let Some(&c) = self.strict.iter().find(|&&c| Self::eligible(st, c)) {
             return Some(c);
         }
-        if !self.ets.iter().any(|&c| Self::eligible(st, c)) {
-            return None;
-        }
-        let n = self.ets.len();
-        loop {
-            let c = self.ets[st.rr % n];
-            if Self::eligible(st, c) {
-                if !st.granted {
-                    st.deficit[c] += self.rules[c].quantum;
-                    st.granted = true;
-                }
-                let head = st.queues[c].front().map_or(0, |q| q.unit.bytes);
-                if head <= st.deficit[c] {
-                    st.deficit[c] -= head;
-                    return Some(c);
-                }
-            } else if st.queues[c].is_empty() {
-                st.deficit[c] = 0;
+        let mut best: Option<(usize, f64)> = None;
+        for &c in &self.ets {
+            if !Self::eligible(st, c) {
+                continue;
             }
-            st.rr = (st.rr + 1) % n;
-            st.granted = false;
+            let head = st.queues[c].front().map_or(0, |q| q.unit.bytes) as f64;
+            let tag = *st.head_tag[c].get_or_insert_with(|| {
+                st.finish[c].max(st.vtime) + head / self.rules[c].weight.max(1.0)
+            });
+            if best.is_none_or(|(_, t)| tag < t) {
+                best = Some((c, tag));
+            }
         }
+        let (c, tag) = best?;
+        st.head_tag[c] = None;
+        st.finish[c] = tag;
+        st.vtime = tag;
+        Some(c)
     }
 
     fn try_send(&mut self, port: usize) {
