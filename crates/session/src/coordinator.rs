@@ -586,22 +586,38 @@ impl Coordinator {
             flows: planned.flows.len(),
         });
         for (r, flows) in tasks {
-            let rank = &mut self.ranks[r as usize];
-            let (Some(conn), Some(offset)) = (rank.conn, rank.offset) else {
-                continue;
-            };
-            rank.owes_report = true;
-            rank.due = Some(due);
-            let task = AgentTask {
-                step: step as u32,
-                start_at_ns: offset.to_agent(start as i64).max(0) as u64,
-                duration_ms: s.duration.as_millis() as u64,
-                interval_ms: s.interval_ms,
-                flows,
-                job: None,
-            };
-            self.outbox.push_back((conn, Message::AgentTask(task)));
+            self.hand_out(r, step, start, due, flows, None);
         }
+    }
+
+    /// Gives rank `r` its part of step `step` (flows or a job's rank), to
+    /// start at `start_wall_ns` on the coordinator's clock and report by `due`.
+    fn hand_out(
+        &mut self,
+        r: u32,
+        step: usize,
+        start_wall_ns: u64,
+        due: Instant,
+        flows: Vec<TaskFlow>,
+        job: Option<linerate_wire::JobTask>,
+    ) {
+        let duration_ms = self.settings.duration.as_millis() as u64;
+        let interval_ms = self.settings.interval_ms;
+        let rank = &mut self.ranks[r as usize];
+        let (Some(conn), Some(offset)) = (rank.conn, rank.offset) else {
+            return;
+        };
+        rank.owes_report = true;
+        rank.due = Some(due);
+        let task = AgentTask {
+            step: step as u32,
+            start_at_ns: offset.to_agent(start_wall_ns as i64).max(0) as u64,
+            duration_ms,
+            interval_ms,
+            flows,
+            job,
+        };
+        self.outbox.push_back((conn, Message::AgentTask(task)));
     }
 
     /// Hands every rank of `job` its task: one start time for all, room to
@@ -613,7 +629,6 @@ impl Coordinator {
         let lead = s.lead + s.lead_per_flow * widest.min(1 << 20) as u32;
         let start = now.wall_ns + lead.as_nanos() as u64;
         let due = now.at + lead + s.duration + s.report_grace;
-        let (duration_ms, interval_ms) = (s.duration.as_millis() as u64, s.interval_ms);
         self.current_job = vec![None; self.ranks.len()];
         let ranks = &self.ranks;
         let tasks = crate::job_step::tasks(job, |r| {
@@ -639,21 +654,7 @@ impl Coordinator {
                     continue;
                 }
             };
-            let rank = &mut self.ranks[r as usize];
-            let (Some(conn), Some(offset)) = (rank.conn, rank.offset) else {
-                continue;
-            };
-            rank.owes_report = true;
-            rank.due = Some(due);
-            let task = AgentTask {
-                step: step as u32,
-                start_at_ns: offset.to_agent(start as i64).max(0) as u64,
-                duration_ms,
-                interval_ms,
-                flows: Vec::new(),
-                job: Some(task),
-            };
-            self.outbox.push_back((conn, Message::AgentTask(task)));
+            self.hand_out(r, step, start, due, Vec::new(), Some(task));
         }
     }
 
