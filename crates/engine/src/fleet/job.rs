@@ -24,6 +24,22 @@ const HELLO_WITHIN: Duration = Duration::from_secs(2);
 const CONNECT_WITHIN: Duration = Duration::from_secs(30);
 /// How often a waiting exchange looks at its stop flag and its time limit.
 const EXCHANGE_TICK: Duration = Duration::from_millis(100);
+/// How far apart two ranks' limits may fall: they start at one agreed time
+/// on clocks that agree within milliseconds, but a rank on a busy host may
+/// start late. A peer that closes within this of this rank's own limit
+/// ended at its limit (seen: a peer's reset 1 iteration before the limit).
+const LIMIT_SKEW: Duration = Duration::from_secs(1);
+
+/// Why an exchange did not complete.
+#[derive(Debug)]
+enum Unfinished {
+    /// The rank was interrupted or reached its limit while waiting.
+    GaveUp,
+    /// A peer closed or reset its connection.
+    PeerClosed(u32),
+    /// Anything else, in words.
+    Failed(String),
+}
 
 type Accepted = Arc<(Mutex<HashMap<u32, TcpStream>>, Condvar)>;
 
@@ -199,11 +215,17 @@ pub fn run_rank(
             stop.load(Relaxed) || started.elapsed() >= limit
         }) {
             Ok(()) => {}
-            // A peer that stopped at the limit leaves this one's exchange
+            // A peer that stopped at its limit leaves this one's exchange
             // unfinished: that iteration did not complete, and no error.
-            Err(_) if !stop.load(Relaxed) && started.elapsed() >= limit => break,
+            Err(Unfinished::GaveUp) if !stop.load(Relaxed) => break,
+            Err(Unfinished::PeerClosed(_)) if started.elapsed() + LIMIT_SKEW >= limit => break,
             Err(e) => {
-                error = Some(format!("iteration {}: {e}", i + 1));
+                let why = match e {
+                    Unfinished::GaveUp => "interrupted".to_string(),
+                    Unfinished::PeerClosed(p) => format!("rank {p} closed its connection"),
+                    Unfinished::Failed(why) => why,
+                };
+                error = Some(format!("iteration {}: {why}", i + 1));
                 break;
             }
         }
@@ -286,7 +308,7 @@ fn exchange(
     outgoing: &[u8],
     incoming: &mut [u8],
     give_up: impl Fn() -> bool,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), Unfinished> {
     for l in links.iter_mut() {
         l.to_send = l.bytes;
         l.to_receive = l.bytes;
@@ -316,10 +338,10 @@ fn exchange(
         };
         match poll(&mut fds, Some(&tick)) {
             Ok(0) if give_up() => {
-                return Err("interrupted".into());
+                return Err(Unfinished::GaveUp);
             }
             Ok(_) | Err(rustix::io::Errno::INTR) => {}
-            Err(e) => return Err(format!("poll: {e}")),
+            Err(e) => return Err(Unfinished::Failed(format!("poll: {e}"))),
         }
         let ready: Vec<(usize, PollFlags)> = fds
             .iter()
@@ -334,10 +356,13 @@ fn exchange(
             {
                 let want = l.to_receive.min(incoming.len());
                 match l.stream.read(&mut incoming[..want]) {
-                    Ok(0) => return Err(format!("rank {} closed its connection", l.peer)),
+                    Ok(0) => return Err(Unfinished::PeerClosed(l.peer)),
                     Ok(n) => l.to_receive -= n,
                     Err(e) if e.kind() == ErrorKind::WouldBlock => {}
-                    Err(e) => return Err(format!("from rank {}: {e}", l.peer)),
+                    Err(e) if e.kind() == ErrorKind::ConnectionReset => {
+                        return Err(Unfinished::PeerClosed(l.peer));
+                    }
+                    Err(e) => return Err(Unfinished::Failed(format!("from rank {}: {e}", l.peer))),
                 }
             }
             if revents.contains(PollFlags::OUT) && l.to_send > 0 {
@@ -345,7 +370,15 @@ fn exchange(
                 match l.stream.write(&outgoing[..n.min(outgoing.len())]) {
                     Ok(n) => l.to_send -= n,
                     Err(e) if e.kind() == ErrorKind::WouldBlock => {}
-                    Err(e) => return Err(format!("to rank {}: {e}", l.peer)),
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            ErrorKind::ConnectionReset | ErrorKind::BrokenPipe
+                        ) =>
+                    {
+                        return Err(Unfinished::PeerClosed(l.peer));
+                    }
+                    Err(e) => return Err(Unfinished::Failed(format!("to rank {}: {e}", l.peer))),
                 }
             }
         }
@@ -455,5 +488,53 @@ mod tests {
                 .contains("interrupted"),
             "{rep:?}"
         );
+    }
+
+    /// Two ranks whose limits fall apart (one started late on a busy host):
+    /// the first to stop closes its connections, and the other ends there
+    /// without an error, with the iterations both completed.
+    #[test]
+    fn a_peer_that_stops_at_its_limit_just_before_this_rank_ends_it_cleanly() {
+        let ip: IpAddr = "127.0.0.1".parse().unwrap();
+        let ports: Vec<JobPort> = (0..2)
+            .map(|_| JobPort::open(ip, 2, None).unwrap())
+            .collect();
+        let peer = |r: u32| JobPeer {
+            rank: r,
+            addr: SocketAddr::new(ip, ports[r as usize].port()),
+            bytes: 64 << 10,
+        };
+        let stop = AtomicBool::new(false);
+        let start = SystemTime::now() + Duration::from_millis(100);
+        let (a, b) = std::thread::scope(|s| {
+            let a = s.spawn(|| {
+                let t = task(vec![peer(1)], 100_000);
+                run_rank(
+                    &ports[0],
+                    0,
+                    None,
+                    &t,
+                    start,
+                    Duration::from_millis(900),
+                    &stop,
+                )
+            });
+            let b = s.spawn(|| {
+                let t = task(vec![peer(0)], 100_000);
+                run_rank(
+                    &ports[1],
+                    1,
+                    None,
+                    &t,
+                    start,
+                    Duration::from_millis(300),
+                    &stop,
+                )
+            });
+            (a.join().unwrap(), b.join().unwrap())
+        });
+        assert_eq!((a.error.as_deref(), b.error.as_deref()), (None, None));
+        assert!(!b.iteration_ns.is_empty());
+        assert!(a.iteration_ns.len().abs_diff(b.iteration_ns.len()) <= 1);
     }
 }
