@@ -37,7 +37,8 @@ def main():
         sys.exit(f"the study failed ({out.returncode})")
     doc = json.loads(out.stdout)
     doc["yardstick"] = yardstick.finish(readings)
-    Path(a.out).write_text(json.dumps(doc, indent=1) + "\n")
+    # Compact: every rank's every iteration is in it (tens of thousands of numbers).
+    Path(a.out).write_text(json.dumps(doc, separators=(",", ":")) + "\n")
     print(doc["study"]["definitions"]["sentence"])
     print(f"wrote {a.out}")
 
