@@ -13,7 +13,7 @@ use rustix::event::{PollFd, PollFlags, poll};
 use rustix::time::Timespec;
 use serde::Serialize;
 
-use super::forward::{Port, now_ns};
+use super::forward::{FRAME_MAX, Port, SMALL_FRAME, now_ns};
 use super::packet::{Packet, VNET_HDR_LEN, mark_ce};
 use crate::fabric::FabricSpec;
 use crate::fabric::sim::{Delivery, PortCounters, Sim, Unit};
@@ -59,7 +59,12 @@ struct Driver<'a> {
     head: Vec<u8>,
     unroutable: u64,
     write_errors: u64,
+    /// Read buffers given back by delivered frames.
+    spare: Vec<Vec<u8>>,
 }
+
+/// Read buffers kept for reuse.
+const SPARE_BUFFERS: usize = 64;
 
 /// Forwards between `ports` through the fabric `spec` until a device fails.
 pub fn run(ports: &[Port], spec: &FabricSpec, counters: &Path) -> io::Result<()> {
@@ -74,8 +79,9 @@ pub fn run(ports: &[Port], spec: &FabricSpec, counters: &Path) -> io::Result<()>
         head: Vec::with_capacity(256),
         unroutable: 0,
         write_errors: 0,
+        spare: Vec::new(),
     };
-    let mut buf = vec![0u8; super::forward::FRAME_MAX];
+    let mut buf = vec![0u8; FRAME_MAX];
     let mut last_counters = Instant::now();
     loop {
         d.release(now_ns());
@@ -124,10 +130,23 @@ impl Driver<'_> {
             .collect())
     }
 
-    fn read_from(&mut self, host: usize, buf: &mut [u8]) -> io::Result<()> {
+    fn read_from(&mut self, host: usize, buf: &mut Vec<u8>) -> io::Result<()> {
         for _ in 0..READ_BUDGET {
-            match rustix::io::read(&self.ports[host].fd, &mut *buf) {
-                Ok(n) => self.take(host, &buf[..n]),
+            match rustix::io::read(&self.ports[host].fd, &mut buf[..]) {
+                Ok(n) => {
+                    // As the WAN forwarder does: a small frame is copied out,
+                    // a large one taken whole, its buffer replaced by a spare.
+                    let frame = if n <= SMALL_FRAME {
+                        buf[..n].to_vec()
+                    } else {
+                        let mut next = self.spare.pop().unwrap_or_default();
+                        next.resize(FRAME_MAX, 0);
+                        let mut frame = std::mem::replace(buf, next);
+                        frame.truncate(n);
+                        frame
+                    };
+                    self.take(host, frame);
+                }
                 Err(rustix::io::Errno::AGAIN | rustix::io::Errno::INTR) => return Ok(()),
                 Err(e) => return Err(e.into()),
             }
@@ -136,8 +155,8 @@ impl Driver<'_> {
     }
 
     /// Hands one frame from `host` to the model, cut into units.
-    fn take(&mut self, host: usize, bytes: &[u8]) {
-        let Some(p) = Packet::parse(bytes) else {
+    fn take(&mut self, host: usize, bytes: Vec<u8>) {
+        let Some(p) = Packet::parse(&bytes) else {
             self.unroutable += 1;
             return;
         };
@@ -155,14 +174,19 @@ impl Driver<'_> {
         let flow_hash = h.finish() as u32;
         let segments = p.segments();
         let per_unit = (UNIT_BYTES / p.segment_wire_bytes(0).max(1)).max(1) as usize;
-        let frame = Rc::new(bytes.to_vec());
+        let runs: Vec<(usize, usize, u64)> = (0..segments)
+            .step_by(per_unit)
+            .map(|first| {
+                let count = per_unit.min(segments - first);
+                let wire = (first..first + count)
+                    .map(|i| p.segment_wire_bytes(i))
+                    .sum();
+                (first, count, wire)
+            })
+            .collect();
+        let frame = Rc::new(bytes);
         let now = now_ns();
-        let mut first = 0;
-        while first < segments {
-            let count = per_unit.min(segments - first);
-            let wire: u64 = (first..first + count)
-                .map(|i| p.segment_wire_bytes(i))
-                .sum();
+        for (first, count, wire) in runs {
             let unit = Unit {
                 payload: Piece {
                     frame: frame.clone(),
@@ -177,7 +201,6 @@ impl Driver<'_> {
                 ce: false,
             };
             self.sim.inject(now, host, unit, &mut self.out);
-            first += count;
         }
         self.write_out();
     }
@@ -221,6 +244,13 @@ impl Driver<'_> {
             self.write_errors += 1;
         }
         self.head = head;
+        // The last unit of a large frame gives its buffer back for reading.
+        if let Ok(buffer) = Rc::try_unwrap(frame)
+            && buffer.capacity() >= FRAME_MAX
+            && self.spare.len() < SPARE_BUFFERS
+        {
+            self.spare.push(buffer);
+        }
     }
 
     fn write_counters(&self, spec: &FabricSpec, path: &Path) {
