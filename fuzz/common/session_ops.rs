@@ -10,7 +10,8 @@ use linerate_result::SideReport;
 use linerate_session::Session;
 use linerate_result::fleet::FlowResult;
 use linerate_wire::{
-    AgentJoin, AgentReport, AgentTask, ClockEcho, ClockProbe, TaskFlow,
+    AgentJoin, AgentReport, AgentTask, ClockEcho, ClockProbe, JobKind, JobPeer, JobReport,
+    JobTask, TaskFlow,
     Digests, Entries, Entry, EntryKind, FrameDecoder, Message, Need, NeedEnd, NeedFile, PeerIntervals,
     Ready, Refusal, RefusalCode, TransferTotals,
 };
@@ -77,6 +78,26 @@ pub fn agent_join(rank: u32, size: u32) -> AgentJoin {
         data_port: 5201,
         host: linerate_result::HostFacts::default(),
         token: None,
+        job_port: if rank % 2 == 0 { 5301 } else { 0 },
+    }
+}
+
+/// A proxy-job rank's task, its size from `n` (iterations of 0 and peers
+/// of 0 bytes included, which the machines must refuse).
+fn job_task(n: u64) -> JobTask {
+    JobTask {
+        kind: if n % 2 == 0 { JobKind::Halo3d } else { JobKind::AllToAll },
+        iterations: (n % 7) as u32,
+        compute_us: 0,
+        tos: (n % 3 == 0).then_some(0x20),
+        congestion: None,
+        peers: (0..n % 3)
+            .map(|i| JobPeer {
+                rank: i as u32,
+                addr: "127.0.0.1:5301".parse().unwrap(),
+                bytes: (n % 5) as u32 * 1024,
+            })
+            .collect(),
     }
 }
 
@@ -143,12 +164,17 @@ fn message(ops: &mut Ops) -> Message {
                     message_bytes: 1 << 16,
                 })
                 .collect(),
+            job: (n % 4 == 1).then(|| job_task(n)),
         }),
         20 => Message::AgentReport(AgentReport {
             step: (n % 3) as u32,
             flows: (0..n % 4)
                 .map(|i| (i as u32, FlowResult::default()))
                 .collect(),
+            job: (n % 4 == 1).then(|| JobReport {
+                iteration_ns: (0..n % 5).map(|i| 1000 * (i + 1)).collect(),
+                error: (n % 8 == 5).then(|| "reset".into()),
+            }),
         }),
         21 => Message::Dismiss,
         22 => Message::Join(linerate_wire::Join {

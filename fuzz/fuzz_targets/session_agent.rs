@@ -26,6 +26,10 @@ fuzz_target!(|data: &[u8]| {
                     AgentReport {
                         step: t.step,
                         flows: Vec::new(),
+                        job: t.job.as_ref().map(|_| linerate_wire::JobReport {
+                            iteration_ns: vec![1000; usize::from(how % 4)],
+                            error: None,
+                        }),
                     },
                 ),
                 Event::Task(_) => {}

@@ -12,7 +12,8 @@ use std::time::Duration;
 use libfuzzer_sys::fuzz_target;
 use linerate_fleet::plan;
 use linerate_session::coordinator::{Coordinator, Now, PlannedStep, Settings};
-use linerate_wire::{FrameDecoder, Message};
+use linerate_session::job_step::JobPlan;
+use linerate_wire::{FrameDecoder, JobKind, Message};
 
 #[path = "../common/session_ops.rs"]
 mod ops;
@@ -36,13 +37,31 @@ fuzz_target!(|data: &[u8]| {
         report_grace: Duration::from_secs(1),
         token: None,
     };
-    let steps = plan::incast(0, &[1, 2, 3], &[1, 2], &[3], &[8])
+    let mut steps: Vec<PlannedStep> = plan::incast(0, &[1, 2, 3], &[1, 2], &[3], &[8])
         .into_iter()
         .map(|s| PlannedStep {
             factors: BTreeMap::new(),
             flows: s.flows,
+            job: None,
         })
         .collect();
+    // A proxy job as the plan's last step: its ranks hand out their job
+    // ports' peers and report iterations instead of flows.
+    steps.push(PlannedStep {
+        factors: BTreeMap::new(),
+        flows: Vec::new(),
+        job: Some(JobPlan {
+            kind: JobKind::AllToAll,
+            iterations: 3,
+            compute_us: 0,
+            tos: None,
+            congestion: None,
+            grid: None,
+            peers: (0..RANKS)
+                .map(|r| linerate_fleet::job::all_to_all_peers(r, RANKS, 1024))
+                .collect(),
+        }),
+    });
     let mut c = Coordinator::new(now, settings, Default::default(), steps);
     let mut o = ops::Ops::new(data);
     let mut decoder = FrameDecoder::new();
