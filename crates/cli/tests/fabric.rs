@@ -458,6 +458,8 @@ fn two_jobs_share_a_fabric_on_disjoint_allocations_in_their_own_classes() {
             "{app}: {ranks:?}"
         );
     }
+    let kinds = common::report_kinds(&halo, "job-report");
+    assert_eq!(kinds, ["job-iterations"], "a job's report draws its ranks");
     let p = settled(&lab);
     for h in ["h2", "h4", "h5", "h7"] {
         assert!(
@@ -551,6 +553,19 @@ fn the_interference_study_reproduces_the_papers_direction() {
             .unwrap()
             .to_string();
         if none >= 2.0 && none >= 1.5 * ets && none >= 1.5 * strict {
+            let (kinds, page) = common::report_page(&doc, "study-report");
+            for k in ["job-times", "job-per-node"] {
+                assert_eq!(
+                    kinds.iter().filter(|x| *x == k).count(),
+                    2,
+                    "{k}: one for each job in {kinds:?}"
+                );
+            }
+            let table = page.split("id=\"pause-table\"").nth(1).expect("Table II");
+            assert!(
+                table.contains("<td>pfc</td><td>leaf1</td>"),
+                "the PFC configuration's pauses, by switch: {table}"
+            );
             return;
         }
         said.push(sentence);

@@ -2,8 +2,9 @@
 //! (per stream and summed, with the time to stabilise), TCP_INFO panels,
 //! throughput against streams, RTT and message size, before/after bars,
 //! tool comparison bars with min-max whiskers, and the latency figures
-//! planned by [`crate::latency_figures`], and the many-host figures (incast
-//! sweeps, mesh matrices) planned by [`crate::fleet_figures`].
+//! planned by [`crate::latency_figures`], the many-host figures (incast
+//! sweeps, mesh matrices) planned by [`crate::fleet_figures`], and the proxy
+//! jobs' planned by [`crate::job_figures`].
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -11,7 +12,7 @@ use std::fmt::Write as _;
 use crate::chart::{self, Bar, Bars, Lines, Series};
 use crate::data::{self, Run};
 use crate::{Input, ReportError, time_to_stabilise};
-use crate::{fleet_figures, latency_figures};
+use crate::{fleet_figures, job_figures, latency_figures};
 use linerate_result::stats::median;
 
 /// In the order a report shows them: comparisons and sweeps first, then
@@ -40,6 +41,12 @@ pub enum FigureKind {
     IncastFairness,
     /// A mesh's pair rates as a matrix.
     Mesh,
+    /// A proxy job's time per fabric configuration (an interference study).
+    JobTimes,
+    /// Each node's median iteration per fabric configuration.
+    JobPerNode,
+    /// A proxy job's iteration times, rank by rank.
+    JobIterations,
     /// Throughput over time.
     OverTime,
     /// The senders' TCP_INFO over time (round trip, window, retransmits).
@@ -66,6 +73,9 @@ impl FigureKind {
             FigureKind::Incast => "incast",
             FigureKind::IncastFairness => "incast-fairness",
             FigureKind::Mesh => "mesh",
+            FigureKind::JobTimes => "job-times",
+            FigureKind::JobPerNode => "job-per-node",
+            FigureKind::JobIterations => "job-iterations",
         }
     }
 }
@@ -220,6 +230,19 @@ pub fn choose(inputs: &[Input]) -> (Vec<Figure>, Vec<String>) {
                 let drawn = chart::matrix(FigureKind::Mesh.slug(), &spec);
                 let csv = matrix_csv(&spec);
                 b.add(FigureKind::Mesh, spec.title.clone(), caption, drawn, csv);
+            }
+        }
+    }
+    for planned in job_figures::plan(inputs) {
+        match planned {
+            job_figures::Planned::Iterations { caption, spec } => {
+                b.add_lines(FigureKind::JobIterations, caption, &spec)
+            }
+            job_figures::Planned::PerNode { caption, spec } => {
+                b.add_lines(FigureKind::JobPerNode, caption, &spec)
+            }
+            job_figures::Planned::Times { caption, spec } => {
+                b.add_bars(FigureKind::JobTimes, caption, &spec)
             }
         }
     }

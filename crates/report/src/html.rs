@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use linerate_result::ResultDoc;
 
-use crate::{Figure, Input, data};
+use crate::{Figure, Input, data, job_figures};
 
 /// `s` made safe inside HTML text and attribute values.
 pub fn escape(s: &str) -> String {
@@ -68,6 +68,9 @@ pub fn page(inputs: &[Input], figures: &[Figure], errors: &[String], generated: 
     h.push_str("</table>\n");
     if let Some(findings) = findings_table(inputs) {
         h.push_str(&findings);
+    }
+    if let Some(pauses) = pause_table(inputs) {
+        h.push_str(&pauses);
     }
     h.push_str("<h2 id=\"figures\">Figures</h2>\n");
     if figures.is_empty() {
@@ -139,6 +142,33 @@ fn findings_table(inputs: &[Input]) -> Option<String> {
     }
     (!rows.is_empty()).then(|| {
         format!("<h2 id=\"findings\">Findings</h2>\n<table><tr><th>result</th><th>finding</th><th class=\"num\">value</th><th>definition</th></tr>\n{rows}</table>\n")
+    })
+}
+
+/// The interference study's pause durations, as the seed's Table II.
+fn pause_table(inputs: &[Input]) -> Option<String> {
+    let mut rows = String::new();
+    for i in inputs {
+        for r in job_figures::pause_rows(&i.doc) {
+            let _ = writeln!(
+                rows,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{:.1}</td><td class=\"num\">{:.1}</td></tr>",
+                escape(&i.path),
+                escape(&r.config),
+                escape(&r.switch),
+                r.received_us / 1000.0,
+                r.sent_us / 1000.0
+            );
+        }
+    }
+    (!rows.is_empty()).then(|| {
+        format!(
+            "<h2 id=\"pauses\">Pause durations</h2>\n<p>Per switch, summed over its ports: how \
+             long its ports were paused by their neighbours (received) and paused them (sent), as \
+             the seed's Table II. Only configurations with a lossless class pause.</p>\n\
+             <table id=\"pause-table\"><tr><th>result</th><th>configuration</th><th>switch</th>\
+             <th class=\"num\">received, ms</th><th class=\"num\">sent, ms</th></tr>\n{rows}</table>\n"
+        )
     })
 }
 

@@ -9,6 +9,7 @@ pub mod chart;
 pub mod data;
 pub mod figures;
 mod fleet_figures;
+mod job_figures;
 pub mod html;
 mod latency_figures;
 

@@ -261,6 +261,12 @@ pub fn assert_matches_schema(doc: &serde_json::Value) {
 #[allow(dead_code)]
 /// The figures `linerate report` draws from `doc`, each checked drawn.
 pub fn report_kinds(doc: &serde_json::Value, tag: &str) -> Vec<String> {
+    report_page(doc, tag).0
+}
+
+/// The figures `linerate report` draws from `doc`, each checked drawn, and
+/// the page.
+pub fn report_page(doc: &serde_json::Value, tag: &str) -> (Vec<String>, String) {
     let dir = tree::TempDir::new(tag);
     let input = dir.join("result.json");
     std::fs::write(&input, serde_json::to_vec(doc).unwrap()).unwrap();
@@ -273,13 +279,14 @@ pub fn report_kinds(doc: &serde_json::Value, tag: &str) -> Vec<String> {
     ]);
     assert!(out.status.success(), "report: {}", text(&out));
     let page = std::fs::read_to_string(&html).unwrap();
-    figures(&page)
+    let kinds = figures(&page)
         .into_iter()
         .map(|(kind, body)| {
             assert_drawn(&kind, &body);
             kind
         })
-        .collect()
+        .collect();
+    (kinds, page)
 }
 
 #[allow(dead_code)]
