@@ -162,6 +162,8 @@ fn message(ops: &mut Ops) -> Message {
                     to: "127.0.0.1:5201".parse().unwrap(),
                     streams: 1,
                     message_bytes: 1 << 16,
+                    tos: (i == 1).then_some(0xb8),
+                    congestion: (i == 2).then(|| "c".repeat(n as usize % 20)),
                 })
                 .collect(),
             job: (n % 4 == 1).then(|| job_task(n)),

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
 use linerate_fleet::plan;
-use linerate_session::coordinator::{Coordinator, Now, PlannedStep, Settings};
+use linerate_session::coordinator::{ConnectionSetup, Coordinator, Now, PlannedStep, Settings};
 use linerate_session::job_step::JobPlan;
 use linerate_wire::{FrameDecoder, JobKind, Message};
 
@@ -36,6 +36,10 @@ fuzz_target!(|data: &[u8]| {
         interval_ms: 0,
         report_grace: Duration::from_secs(1),
         token: None,
+        connections: ConnectionSetup {
+            tos: Some(0xb8),
+            congestion: Some("cubic".into()),
+        },
     };
     let mut steps: Vec<PlannedStep> = plan::incast(0, &[1, 2, 3], &[1, 2], &[3], &[8])
         .into_iter()
@@ -54,8 +58,6 @@ fuzz_target!(|data: &[u8]| {
             kind: JobKind::AllToAll,
             iterations: 3,
             compute_us: 0,
-            tos: None,
-            congestion: None,
             grid: None,
             peers: (0..RANKS)
                 .map(|r| linerate_fleet::job::all_to_all_peers(r, RANKS, 1024))

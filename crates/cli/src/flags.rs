@@ -84,7 +84,7 @@ impl BufferFlags {
 #[derive(Args, Clone, Debug, Default)]
 pub struct CongestionFlags {
     /// Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic.
-    #[arg(short = 'Z', long = "cc", value_name = "NAME")]
+    #[arg(short = 'Z', long = "cc", value_name = "NAME", value_parser = parse_congestion)]
     pub congestion: Option<String>,
 }
 
@@ -92,6 +92,17 @@ impl CongestionFlags {
     pub fn apply(&self, socket: &mut SocketParams) {
         socket.congestion = self.congestion.clone();
     }
+}
+
+/// A congestion control's name as the kernel takes it (TCP_CA_NAME_MAX).
+fn parse_congestion(s: &str) -> Result<String, String> {
+    if s.is_empty() || s.len() > 15 || !s.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(format!(
+            "'{s}' is not a congestion control name (1 to 15 characters, as `sysctl \
+             net.ipv4.tcp_available_congestion_control` lists them)"
+        ));
+    }
+    Ok(s.to_string())
 }
 
 pub fn parse_tos(s: &str) -> Result<u8, String> {

@@ -12,11 +12,12 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 use linerate_engine::fleet::agent::{self, AgentSpec};
-use linerate_engine::fleet::coordinator::{Event, Outcome, PlannedStep, Settings};
+use linerate_engine::fleet::coordinator::{ConnectionSetup, Event, Outcome, PlannedStep, Settings};
 use linerate_engine::fleet::coordinator::{Hooks, Rendezvous};
 use linerate_fleet::plan::{self, Step};
 use linerate_probe::units::{fmt_bytes, fmt_rate};
 
+use crate::flags::{CongestionFlags, MarkFlags};
 use crate::usage::UsageError;
 use crate::{output, signals, units};
 use linerate_harness::fleet_document as fleet_doc;
@@ -51,6 +52,10 @@ pub struct RunArgs {
     /// goes to stderr).
     #[arg(long, value_name = "FILE")]
     pub json: Option<String>,
+    #[command(flatten)]
+    pub mark: MarkFlags,
+    #[command(flatten)]
+    pub cc: CongestionFlags,
 }
 
 #[derive(Args, Clone, Debug)]
@@ -417,6 +422,17 @@ fn unspecified(like: SocketAddr) -> std::net::IpAddr {
     }
 }
 
+/// How every connection of the run is set up, from `--tos`/`--dscp` and `--cc`.
+fn connection_setup(a: &RunArgs) -> ConnectionSetup {
+    let mut socket = linerate_engine::spec::SocketParams::default();
+    a.mark.apply(&mut socket);
+    a.cc.apply(&mut socket);
+    ConnectionSetup {
+        tos: socket.tos,
+        congestion: socket.congestion,
+    }
+}
+
 /// The run's limit: joining, then every step with its lead and grace.
 fn run_timeout(a: &RunArgs, steps: usize) -> Duration {
     match a.timeout {
@@ -481,6 +497,7 @@ fn coordinate(
         duration: Duration::from_millis(a.time_ms),
         interval_ms: a.interval_ms,
         report_grace: REPORT_GRACE,
+        connections: connection_setup(a),
     };
     let steps = plan.clone();
     let mut joined = 0;
@@ -517,7 +534,15 @@ fn coordinate(
 /// what ran, then exits as interrupted.
 fn finish(kind: &'static str, a: &RunArgs, launcher: &str, outcome: Outcome) -> anyhow::Result<()> {
     let mut out = output::Out::new(a.json.as_deref() == Some("-"));
-    let doc = fleet_doc::document(kind, launcher, &outcome, std::env::args().collect());
+    let mut doc = fleet_doc::document(kind, launcher, &outcome, std::env::args().collect());
+    let setup = connection_setup(a);
+    if let Some(tos) = setup.tos {
+        doc.parameters["tos"] = tos.into();
+        doc.parameters["dscp"] = (tos >> 2).into();
+    }
+    if let Some(cc) = setup.congestion {
+        doc.parameters["congestion"] = cc.into();
+    }
     if kind == "mesh" {
         for line in fleet_doc::slowest_pairs(&outcome) {
             out.line(&line);

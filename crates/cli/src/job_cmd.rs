@@ -157,15 +157,10 @@ fn step(
     grid: Option<[u32; 3]>,
     peers: Vec<Vec<(u32, u64)>>,
 ) -> PlannedStep {
-    let mut socket = linerate_engine::spec::SocketParams::default();
-    a.mark.apply(&mut socket);
-    a.cc.apply(&mut socket);
     let plan = JobPlan {
         kind,
         iterations: a.iterations.unwrap_or(default_iterations),
         compute_us: a.compute.unwrap_or(default_compute_us).min(10_000_000) as u32,
-        tos: socket.tos,
-        congestion: socket.congestion,
         grid,
         peers,
     };
@@ -187,6 +182,8 @@ fn run_args(a: &JobArgs) -> RunArgs {
         interval_ms: 0,
         timeout: a.timeout,
         json: a.json.clone(),
+        mark: a.mark.clone(),
+        cc: a.cc.clone(),
     }
 }
 

@@ -202,7 +202,12 @@ fn interference(out: &mut Vec<Planned>, name: &str, doc: &ResultDoc) {
 
 /// Each node's median iteration, one line per configuration: which nodes a
 /// configuration slowed (the seed's figures 9 and 10).
-fn per_node(out: &mut Vec<Planned>, name: &str, job: &str, points: &[(String, &ResultDoc, &JobResult)]) {
+fn per_node(
+    out: &mut Vec<Planned>,
+    name: &str,
+    job: &str,
+    points: &[(String, &ResultDoc, &JobResult)],
+) {
     let series: Vec<Series> = points
         .iter()
         .map(|(config, _, j)| Series {

@@ -9,8 +9,8 @@ pub mod chart;
 pub mod data;
 pub mod figures;
 mod fleet_figures;
-mod job_figures;
 pub mod html;
+mod job_figures;
 mod latency_figures;
 
 pub use figures::{Figure, FigureKind, choose};

@@ -63,6 +63,18 @@ pub struct Settings {
     pub interval_ms: u64,
     /// How long after a step's end its reports may take.
     pub report_grace: Duration,
+    /// How every connection of the run is set up, flows' and job ranks'.
+    pub connections: ConnectionSetup,
+}
+
+/// What every connection of a run is given: its marking for the network's
+/// traffic classes and its congestion control.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConnectionSetup {
+    /// The TOS byte, when marked.
+    pub tos: Option<u8>,
+    /// The congestion control, when not the hosts' own.
+    pub congestion: Option<String>,
 }
 
 /// One step of the plan: what it varies, and its flows.
@@ -577,6 +589,8 @@ impl Coordinator {
                     to,
                     streams: flow.streams,
                     message_bytes: u32::try_from(flow.message_bytes).unwrap_or(u32::MAX),
+                    tos: s.connections.tos,
+                    congestion: s.connections.congestion.clone(),
                 }),
                 Err(reason) => self.current[i] = Some(failed_flow(flow, reason)),
             }
@@ -631,7 +645,7 @@ impl Coordinator {
         let due = now.at + lead + s.duration + s.report_grace;
         self.current_job = vec![None; self.ranks.len()];
         let ranks = &self.ranks;
-        let tasks = crate::job_step::tasks(job, |r| {
+        let tasks = crate::job_step::tasks(job, &s.connections, |r| {
             let rank = &ranks[r as usize];
             if let Some(why) = &rank.failed {
                 return Err(format!("rank {r} failed: {why}"));
@@ -731,13 +745,14 @@ impl Coordinator {
     fn close_job(&mut self, step: usize, job: &JobPlan, missing: &str) {
         let reports = std::mem::take(&mut self.current_job);
         let ranks = &self.ranks;
-        let result = crate::job_step::result(job, &reports, |r| {
-            match (&ranks[r as usize].failed, missing) {
-                (Some(f), _) => format!("rank {r} failed: {f}"),
-                (None, "") => "not reported".to_string(),
-                (None, m) => m.to_string(),
-            }
-        });
+        let result =
+            crate::job_step::result(job, &self.settings.connections, &reports, |r| {
+                match (&ranks[r as usize].failed, missing) {
+                    (Some(f), _) => format!("rank {r} failed: {f}"),
+                    (None, "") => "not reported".to_string(),
+                    (None, m) => m.to_string(),
+                }
+            });
         for r in &mut self.ranks {
             r.owes_report = false;
             r.due = None;

@@ -14,7 +14,9 @@ use linerate_result::fleet::FlowResult;
 use linerate_wire::{AgentJoin, AgentReport, ClockEcho, Message};
 
 use crate::agent::{self, Agent};
-use crate::coordinator::{Conn, Coordinator, Event, Now, Outcome, PlannedStep, Settings};
+use crate::coordinator::{
+    Conn, ConnectionSetup, Coordinator, Event, Now, Outcome, PlannedStep, Settings,
+};
 use crate::core::Session;
 
 #[derive(Clone, Copy, PartialEq)]
@@ -59,16 +61,22 @@ fn settings(size: u32) -> Settings {
         interval_ms: 1000,
         report_grace: Duration::from_secs(5),
         token: None,
+        connections: Default::default(),
     }
 }
 
 impl Sim {
     fn new(size: u32, faults: &[(u32, Fault)], plan: Vec<PlannedStep>) -> Sim {
+        Sim::with_settings(settings(size), faults, plan)
+    }
+
+    fn with_settings(settings: Settings, faults: &[(u32, Fault)], plan: Vec<PlannedStep>) -> Sim {
+        let size = settings.size;
         let now = Now {
             at: std::time::Instant::now(),
             wall_ns: 1_700_000_000_000_000_000,
         };
-        let mut coordinator = Coordinator::new(now, settings(size), HostFacts::default(), plan);
+        let mut coordinator = Coordinator::new(now, settings, HostFacts::default(), plan);
         let agents = (0..size)
             .map(|rank| {
                 let fault = faults
@@ -260,14 +268,41 @@ fn all_to_all_plan(ranks: u32) -> Vec<PlannedStep> {
             kind: linerate_wire::JobKind::AllToAll,
             iterations: 10,
             compute_us: 0,
-            tos: None,
-            congestion: None,
             grid: None,
             peers: (0..ranks)
                 .map(|r| linerate_fleet::job::all_to_all_peers(r, ranks, 64))
                 .collect(),
         }),
     }]
+}
+
+#[test]
+fn every_flow_and_every_job_rank_is_set_up_as_the_run_says() {
+    let mut marked = settings(3);
+    marked.connections = ConnectionSetup {
+        tos: Some(0xb8),
+        congestion: Some("cubic".into()),
+    };
+    let mut plan = incast_plan(3, &[1]);
+    plan.extend(all_to_all_plan(3));
+    let mut sim = Sim::with_settings(marked, &[], plan);
+    let out = sim.run();
+    assert_eq!(out.steps.len(), 2);
+    assert_eq!(out.steps[1].job.as_ref().unwrap().dscp, Some(46));
+    let tasks: Vec<_> = sim.agents.iter().flat_map(|a| &a.tasks).collect();
+    let flows: Vec<_> = tasks.iter().flat_map(|t| &t.flows).collect();
+    assert_eq!(flows.len(), 2, "the incast's two senders");
+    assert!(
+        flows
+            .iter()
+            .all(|f| f.tos == Some(0xb8) && f.congestion.as_deref() == Some("cubic"))
+    );
+    let jobs: Vec<_> = tasks.iter().filter_map(|t| t.job.as_ref()).collect();
+    assert_eq!(jobs.len(), 3);
+    assert!(
+        jobs.iter()
+            .all(|j| j.tos == Some(0xb8) && j.congestion.as_deref() == Some("cubic"))
+    );
 }
 
 #[test]

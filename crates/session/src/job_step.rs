@@ -7,6 +7,8 @@ use std::net::SocketAddr;
 use linerate_result::fleet::{JobRank, JobResult};
 use linerate_wire::{JobKind, JobPeer, JobReport, JobTask};
 
+use crate::coordinator::ConnectionSetup;
+
 /// A proxy application run as one step.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobPlan {
@@ -16,10 +18,6 @@ pub struct JobPlan {
     pub iterations: u32,
     /// Compute time per iteration, us.
     pub compute_us: u32,
-    /// The TOS byte of its connections, when marked.
-    pub tos: Option<u8>,
-    /// The congestion control of its connections, when not the hosts'.
-    pub congestion: Option<String>,
     /// The ranks' grid, for a halo exchange.
     pub grid: Option<[u32; 3]>,
     /// Each rank's peers and the bytes it sends each per iteration, by rank.
@@ -30,6 +28,7 @@ pub struct JobPlan {
 /// rank's job port is, or why it has none (it failed, it never joined).
 pub fn tasks(
     job: &JobPlan,
+    connections: &ConnectionSetup,
     job_addr: impl Fn(u32) -> Result<SocketAddr, String>,
 ) -> Vec<(u32, Result<JobTask, String>)> {
     job.peers
@@ -53,8 +52,8 @@ pub fn tasks(
                     kind: job.kind,
                     iterations: job.iterations,
                     compute_us: job.compute_us,
-                    tos: job.tos,
-                    congestion: job.congestion.clone(),
+                    tos: connections.tos,
+                    congestion: connections.congestion.clone(),
                     peers,
                 })
             });
@@ -67,6 +66,7 @@ pub fn tasks(
 /// it has none (`missing(rank)`).
 pub fn result(
     job: &JobPlan,
+    connections: &ConnectionSetup,
     reports: &[Option<JobReport>],
     missing: impl Fn(u32) -> String,
 ) -> JobResult {
@@ -88,7 +88,7 @@ pub fn result(
         .collect();
     JobResult {
         grid: job.grid,
-        dscp: job.tos.map(|t| t >> 2),
+        dscp: connections.tos.map(|t| t >> 2),
         ..JobResult::of(job.kind.as_str(), job.iterations, job.compute_us, ranks)
     }
 }
@@ -102,8 +102,6 @@ mod tests {
             kind: JobKind::AllToAll,
             iterations: 3,
             compute_us: 0,
-            tos: Some(46 << 2),
-            congestion: None,
             grid: None,
             peers: vec![
                 vec![(1, 8), (2, 8)],
@@ -122,7 +120,7 @@ mod tests {
                 Ok(SocketAddr::from(([10, 0, 0, r as u8 + 1], 9000)))
             }
         };
-        let t = tasks(&plan(), addr);
+        let t = tasks(&plan(), &ConnectionSetup::default(), addr);
         assert_eq!(t.len(), 3);
         assert!(
             t[0].1
@@ -131,6 +129,21 @@ mod tests {
                 .contains("its peer rank 2 failed")
         );
         assert!(t[2].1.is_err());
+    }
+
+    #[test]
+    fn every_rank_is_set_up_as_the_run_says() {
+        let marked = ConnectionSetup {
+            tos: Some(46 << 2),
+            congestion: Some("cubic".into()),
+        };
+        let t = tasks(&plan(), &marked, |r| {
+            Ok(SocketAddr::from(([10, 0, 0, r as u8 + 1], 9000)))
+        });
+        assert!(t.iter().all(|(_, task)| {
+            let task = task.as_ref().unwrap();
+            (task.tos, task.congestion.as_deref()) == (Some(0xb8), Some("cubic"))
+        }));
     }
 
     #[test]
@@ -146,7 +159,13 @@ mod tests {
                 error: Some("stopped".into()),
             }),
         ];
-        let r = result(&plan(), &reports, |r| format!("rank {r}: not reported"));
+        let marked = ConnectionSetup {
+            tos: Some(46 << 2),
+            congestion: None,
+        };
+        let r = result(&plan(), &marked, &reports, |r| {
+            format!("rank {r}: not reported")
+        });
         assert_eq!(r.dscp, Some(46));
         assert_eq!(r.ranks[0].median_us, 2.0);
         assert_eq!(r.ranks[0].max_us, 3.0);

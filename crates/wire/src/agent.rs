@@ -96,6 +96,12 @@ pub struct TaskFlow {
     pub streams: u16,
     /// Bytes per write.
     pub message_bytes: u32,
+    /// The TOS byte of its connections, when marked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tos: Option<u8>,
+    /// The congestion control of its connections, when not the host's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub congestion: Option<String>,
 }
 
 /// Coordinator to agent: the flows of one step, started together.
@@ -183,11 +189,7 @@ impl JobTask {
         if self.compute_us > 10_000_000 {
             return WireError::invalid("compute_us", "must be at most 10 s");
         }
-        if self
-            .congestion
-            .as_ref()
-            .is_some_and(|c| c.is_empty() || c.len() > 16)
-        {
+        if !congestion_in_bounds(self.congestion.as_deref()) {
             return WireError::invalid("congestion", "must be 1 to 16 bytes");
         }
         if self.peers.len() > MAX_JOB_PEERS {
@@ -202,6 +204,12 @@ impl JobTask {
         }
         Ok(())
     }
+}
+
+/// Whether a congestion control's name fits the kernel's (16 bytes, as
+/// TCP_CA_NAME_MAX).
+fn congestion_in_bounds(name: Option<&str>) -> bool {
+    name.is_none_or(|c| !c.is_empty() && c.len() <= 16)
 }
 
 /// Agent to coordinator: how one proxy-job rank's iterations went.
@@ -234,6 +242,9 @@ impl AgentTask {
             }
             if f.message_bytes == 0 || f.message_bytes > 256 << 20 {
                 return WireError::invalid("message_bytes", "must be between 1 byte and 256 MiB");
+            }
+            if !congestion_in_bounds(f.congestion.as_deref()) {
+                return WireError::invalid("congestion", "must be 1 to 16 bytes");
             }
         }
         Ok(())

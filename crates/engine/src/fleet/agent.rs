@@ -23,7 +23,7 @@ use crate::server::Server;
 use crate::session::connect::{Peer, new_session_id, open_control};
 use crate::session::control::{Control, Input};
 use crate::session::{Turn, apply, drive};
-use crate::spec::{Affinity, BenchSpec, RxPoll};
+use crate::spec::{Affinity, BenchSpec, RxPoll, SocketParams};
 
 /// How often the watch over the coordinator looks at the interrupt flag.
 const WATCH_TICK: Duration = Duration::from_millis(200);
@@ -313,6 +313,11 @@ fn run_flow(
             .token
             .map(|t| linerate_wire::RunToken(t.to_string())),
         path: context.path,
+        socket: SocketParams {
+            tos: flow.tos,
+            congestion: flow.congestion.clone(),
+            ..SocketParams::default()
+        },
         ..BenchSpec::default()
     };
     let mut result = FlowResult {
