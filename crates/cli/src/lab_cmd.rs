@@ -129,6 +129,9 @@ pub enum BackendArg {
     Emulator,
     /// Plain veth (and TBF for --rate): no delay or loss.
     Veth,
+    /// A --topology's switches as kernel namespaces with HTB classes per port
+    /// (no PFC, ECN or hop delay).
+    Htb,
 }
 
 impl From<BackendArg> for BackendChoice {
@@ -138,6 +141,7 @@ impl From<BackendArg> for BackendChoice {
             BackendArg::Netem => BackendChoice::Netem,
             BackendArg::Emulator => BackendChoice::Emulator,
             BackendArg::Veth => BackendChoice::Veth,
+            BackendArg::Htb => BackendChoice::Htb,
         }
     }
 }
@@ -409,6 +413,7 @@ fn up(a: UpArgs) -> anyhow::Result<()> {
         let backend = match spec.backend {
             BackendChoice::Netem => linerate_lab::Backend::Netem,
             BackendChoice::Veth => linerate_lab::Backend::Veth,
+            BackendChoice::Htb => linerate_lab::Backend::Htb,
             // Without probing the kernel a dry run shows the backend that works everywhere.
             BackendChoice::Emulator | BackendChoice::Auto => linerate_lab::Backend::Emulator,
         };

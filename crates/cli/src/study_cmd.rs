@@ -62,6 +62,28 @@ pub struct InterferenceArgs {
     /// Seed of the random disjoint allocations.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// The fabric's switches: the emulator (every configuration), or kernel
+    /// switches with HTB classes (faster; no PFC, so its configuration is skipped).
+    #[arg(long, value_enum, default_value = "emulator")]
+    pub backend: FabricBackendArg,
+}
+
+/// What a study's fabric is built of.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum FabricBackendArg {
+    /// The emulator's switches.
+    Emulator,
+    /// Kernel switches with HTB classes.
+    Htb,
+}
+
+impl From<FabricBackendArg> for linerate_lab::BackendChoice {
+    fn from(b: FabricBackendArg) -> Self {
+        match b {
+            FabricBackendArg::Emulator => linerate_lab::BackendChoice::Emulator,
+            FabricBackendArg::Htb => linerate_lab::BackendChoice::Htb,
+        }
+    }
 }
 
 #[derive(Args, Clone)]
@@ -188,6 +210,7 @@ pub fn run(cmd: StudyCommand) -> anyhow::Result<()> {
                 halo_cells: a.cells,
                 buffer_bytes: a.queue,
                 seed: a.seed,
+                backend: a.backend.into(),
             };
             eprintln!("linerate study interference:");
             (study::interference(&spec, &mut print)?, a.common.json)

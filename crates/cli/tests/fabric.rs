@@ -189,8 +189,20 @@ fn shares(lab: &TestLab, a_extra: &[&str], b_extra: &[&str]) -> (f64, f64) {
     (rate(a1 - a0), rate(b1 - b0))
 }
 
-fn star(tag: &str, classes: &[&str]) -> TestLab {
-    let mut args = vec!["--topology", "star", "--hosts", "3", "--rate", "500M"];
+/// The fabric's backends: the emulator's model and kernel switches.
+const BACKENDS: [&str; 2] = ["emulator", "htb"];
+
+fn star(tag: &str, backend: &str, classes: &[&str]) -> TestLab {
+    let mut args = vec![
+        "--topology",
+        "star",
+        "--hosts",
+        "3",
+        "--rate",
+        "500M",
+        "--backend",
+        backend,
+    ];
     for c in classes {
         args.extend(["--class", c]);
     }
@@ -217,10 +229,13 @@ fn ets_shares_one_port_by_its_weights() {
         return;
     }
     let _alone = alone_with_traffic();
-    for (wa, wb) in [(50u32, 50u32), (80, 20)] {
+    for ((wa, wb), backend) in [(50u32, 50u32), (80, 20)]
+        .into_iter()
+        .flat_map(|w| BACKENDS.map(|b| (w, b)))
+    {
         let a = format!("a:dscp=af11:ets={wa}");
         let b = format!("b:dscp=*:ets={wb}");
-        let lab = star(&format!("ets{wa}"), &[&a, &b]);
+        let lab = star(&format!("ets{wa}{}", &backend[..1]), backend, &[&a, &b]);
         within_tries(|| {
             let (ra, rb) = shares(&lab, &["--dscp", "af11"], &[]);
             let total = ra + rb;
@@ -228,7 +243,7 @@ fn ets_shares_one_port_by_its_weights() {
             let want = (f64::from(wa) / 100.0, f64::from(wb) / 100.0);
             let ok = (sa / want.0 - 1.0).abs() <= 0.1 && (sb / want.1 - 1.0).abs() <= 0.1;
             let says = format!(
-                "ETS {wa}/{wb}: a {:.0} Mbit/s, b {:.0} Mbit/s (shares {sa:.3}/{sb:.3})",
+                "{backend} ETS {wa}/{wb}: a {:.0} Mbit/s, b {:.0} Mbit/s (shares {sa:.3}/{sb:.3})",
                 ra / 1e6,
                 rb / 1e6
             );
@@ -247,19 +262,104 @@ fn a_strict_class_takes_what_it_needs_and_bulk_the_rest() {
         return;
     }
     let _alone = alone_with_traffic();
-    let lab = star("prio", &["a:dscp=ef:strict", "b:dscp=*:ets=100"]);
-    within_tries(|| {
-        let (ra, rb) = shares(&lab, &["--dscp", "ef", "-b", "150M"], &[]);
-        let ok = (ra / 150e6 - 1.0).abs() <= 0.1 && rb >= 0.9 * (500e6 - ra);
-        let says = format!(
-            "strict a at 150M: a {:.0} Mbit/s, bulk b {:.0} Mbit/s of 500",
-            ra / 1e6,
-            rb / 1e6
+    for backend in BACKENDS {
+        let lab = star(
+            &format!("prio{}", &backend[..1]),
+            backend,
+            &["a:dscp=ef:strict", "b:dscp=*:ets=100"],
         );
-        if ok { Ok(()) } else { Err(says) }
-    });
-    let p = ports(&lab);
-    assert_eq!(class_field(port(&p, "sw1>h3"), "a", "drops"), 0);
+        within_tries(|| {
+            let (ra, rb) = shares(&lab, &["--dscp", "ef", "-b", "150M"], &[]);
+            let ok = (ra / 150e6 - 1.0).abs() <= 0.1 && rb >= 0.9 * (500e6 - ra);
+            let says = format!(
+                "{backend} strict a at 150M: a {:.0} Mbit/s, bulk b {:.0} Mbit/s of 500",
+                ra / 1e6,
+                rb / 1e6
+            );
+            if ok { Ok(()) } else { Err(says) }
+        });
+        let p = ports(&lab);
+        assert_eq!(
+            class_field(port(&p, "sw1>h3"), "a", "drops"),
+            0,
+            "{backend}"
+        );
+    }
+}
+
+/// A leaf-spine of kernel switches (`--backend htb`): a namespace per
+/// switch, every host reaches one on the other leaf across the spines
+/// (ECMP over two), the ports' counters follow the traffic, and what
+/// kernel qdiscs cannot do (PFC pause) is refused before anything is built.
+#[test]
+fn kernel_switches_route_a_leaf_spine_and_refuse_pause() {
+    if !require_root("kernel_switches_route_a_leaf_spine_and_refuse_pause") {
+        return;
+    }
+    let _alone = alone_with_traffic();
+    let out = run(&[
+        "lab",
+        "up",
+        "--name",
+        "khtb",
+        "--backend",
+        "htb",
+        "--topology",
+        "star",
+        "--class",
+        "a:dscp=ef:ets=50:lossless",
+        "--class",
+        "b:dscp=*:ets=50",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("PFC"), "{err}");
+    let netns = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    assert!(
+        !String::from_utf8_lossy(&netns.stdout).contains("lr-khtb-"),
+        "refused before anything was built"
+    );
+    let lab = TestLab::up(
+        "kls",
+        &[
+            "--backend",
+            "htb",
+            "--topology",
+            "leaf-spine",
+            "--leaves",
+            "2",
+            "--spines",
+            "2",
+            "--hosts-per-leaf",
+            "4",
+            "--taper",
+            "4:1",
+        ],
+    );
+    assert_eq!(lab.namespaces().len(), 12, "8 hosts, 2 leaves, 2 spines");
+    let text =
+        String::from_utf8_lossy(&run(&["lab", "status", "--name", &lab.name]).stdout).to_string();
+    assert!(text.contains("backend htb"), "{text}");
+    let _server = lab.serve("h8", 5201);
+    for h in ["h1", "h2", "h3", "h4"] {
+        let result = finish(bench_from(&lab, h, "h8", 5201, &["-t", "1"]));
+        assert!(result["summary"]["bytes"].as_u64() > Some(0), "{h}");
+    }
+    let ports = settled(&lab);
+    let from_leaf1: u64 = ["h1", "h2", "h3", "h4"]
+        .iter()
+        .map(|h| class_field(port(&ports, &format!("{h}>leaf1")), "be", "sent_bytes"))
+        .sum();
+    let up: u64 = ["leaf1>spine1", "leaf1>spine2"]
+        .iter()
+        .map(|p| class_field(port(&ports, p), "be", "sent_bytes"))
+        .sum();
+    assert!(from_leaf1 > 0);
+    assert!(
+        up >= from_leaf1 * 95 / 100,
+        "leaf1's hosts sent {from_leaf1} bytes, its uplinks carried {up}"
+    );
+    // The uplinks run at the taper's rate: 4 x 1 Gbit/s at 4:1 over two spines.
+    assert_eq!(port(&ports, "leaf1>spine2")["rate_bps"], 500_000_000u64);
 }
 
 /// Three cubic senders into one host for 3 s; the counters after.
@@ -478,6 +578,28 @@ fn two_jobs_share_a_fabric_on_disjoint_allocations_in_their_own_classes() {
             "{h}"
         );
     }
+    // The same marking flag on an incast between two of the halo's hosts:
+    // its bytes go through the latency class from then on.
+    let before = class_field(port(&p, "h3>leaf1"), "lat", "sent_bytes");
+    let incast = common::linerate_cmd()
+        .args(["incast", "--lab", &lab.name, "--lab-hosts", "h1,h3"])
+        .args(["--senders", "1", "--sizes", "1M", "-t", "1", "--dscp", "ef"])
+        .args(["--json", "-"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("incast");
+    let incast = finish(incast);
+    assert_eq!(incast["parameters"]["dscp"], 46);
+    let sent = incast["fleet"]["steps"][0]["flows"][0]["bytes"]
+        .as_u64()
+        .unwrap();
+    assert!(sent > 0, "{incast}");
+    let marked = class_field(port(&settled(&lab), "h3>leaf1"), "lat", "sent_bytes") - before;
+    assert!(
+        marked >= sent,
+        "the incast's {sent} bytes left h3 in the latency class ({marked} bytes)"
+    );
 }
 
 /// The interference study on its reduced lab: every configuration ran

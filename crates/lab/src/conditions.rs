@@ -15,6 +15,9 @@ pub enum Backend {
     Emulator,
     /// Plain veth links; a rate, if any, by TBF.
     Veth,
+    /// A fabric of kernel switches: namespaces that route, HTB classes on
+    /// every port.
+    Htb,
 }
 
 impl Backend {
@@ -24,6 +27,7 @@ impl Backend {
             Backend::Netem => "netem",
             Backend::Emulator => "emulator",
             Backend::Veth => "veth",
+            Backend::Htb => "htb",
         }
     }
 }
@@ -40,6 +44,8 @@ pub enum BackendChoice {
     Emulator,
     /// Plain veth links: a rate (TBF), no delay or loss.
     Veth,
+    /// A fabric's switches as kernel namespaces with HTB classes.
+    Htb,
 }
 
 /// Link conditions, the same in both directions (delay is half the RTT each way).

@@ -22,7 +22,7 @@ const APPLY_TIMEOUT: Duration = Duration::from_secs(2);
 
 fn choose(spec: &LabSpec, k: &KernelSupport) -> Result<(Backend, String), LabError> {
     if spec.fabric.is_some() {
-        return choose_fabric(spec.backend, k);
+        return choose_fabric(spec, k);
     }
     let c = &spec.conditions;
     match spec.backend {
@@ -60,13 +60,29 @@ fn choose(spec: &LabSpec, k: &KernelSupport) -> Result<(Backend, String), LabErr
         BackendChoice::Auto => Err(LabError::Missing(
             "this kernel has neither netem nor TUN; only --backend veth works here".into(),
         )),
+        BackendChoice::Htb => Err(LabError::Spec(
+            "--backend htb builds the switches of a --topology; a lab without one uses netem, \
+             the emulator or veth"
+                .into(),
+        )),
     }
 }
 
-/// A fabric's classes, ECN and PFC are the emulator's: kernel qdiscs have
-/// no pause frames, and this kernel has no prio or ets qdisc.
-fn choose_fabric(asked: BackendChoice, k: &KernelSupport) -> Result<(Backend, String), LabError> {
-    match asked {
+/// A fabric's switches: the emulator makes every feature (classes, ECN,
+/// PFC pause, hop delay); kernel switches with HTB classes (`--backend htb`)
+/// forward faster but have no pause frames or marking, so they are chosen
+/// only when asked for.
+fn choose_fabric(spec: &LabSpec, k: &KernelSupport) -> Result<(Backend, String), LabError> {
+    match spec.backend {
+        BackendChoice::Htb if !k.htb => Err(LabError::Missing(
+            "--backend htb: this kernel has no HTB qdisc (sch_htb); use --backend emulator".into(),
+        )),
+        BackendChoice::Htb => Ok((
+            Backend::Htb,
+            "kernel switches with HTB classes were asked for (strict priority as HTB priority, \
+             ETS as guaranteed shares)"
+                .into(),
+        )),
         BackendChoice::Auto | BackendChoice::Emulator if k.tun => Ok((
             Backend::Emulator,
             "a fabric's switches (per-class queues, ETS, ECN, PFC pause) are made by the emulator".into(),
@@ -75,7 +91,7 @@ fn choose_fabric(asked: BackendChoice, k: &KernelSupport) -> Result<(Backend, St
             "a --topology lab needs the emulator, and the emulator needs /dev/net/tun (CONFIG_TUN)".into(),
         )),
         BackendChoice::Netem | BackendChoice::Veth => Err(LabError::Spec(
-            "--topology labs run on the emulator (--backend emulator or auto): kernel qdiscs have no PFC pause".into(),
+            "--topology labs run on the emulator (--backend emulator or auto) or on kernel switches (--backend htb)".into(),
         )),
     }
 }
@@ -98,7 +114,20 @@ impl Lab {
         backend_reason: String,
     ) -> Result<Lab, LabError> {
         spec.validate()?;
-        if backend != Backend::Emulator && !spec.router && spec.hosts > 2 {
+        if backend == Backend::Htb {
+            let why = match &spec.fabric {
+                None => Some(
+                    "--backend htb builds the switches of a --topology; a lab without one uses \
+                     netem, the emulator or veth"
+                        .to_string(),
+                ),
+                Some(f) => crate::fabric::kernel::refusal(f),
+            };
+            if let Some(why) = why {
+                return Err(LabError::Spec(why));
+            }
+        }
+        if backend != Backend::Emulator && spec.fabric.is_none() && !spec.router && spec.hosts > 2 {
             return Err(LabError::Spec(
                 "more than two hosts need --router (or the emulator backend)".into(),
             ));
@@ -145,10 +174,19 @@ impl Lab {
         state::write_atomic(&state::state_file(&self.spec.name), &text)
     }
 
-    /// Every namespace the lab made (hosts and router).
+    /// Every namespace the lab made (hosts, router, kernel switches).
     pub fn namespaces(&self) -> Vec<String> {
         let mut v: Vec<String> = self.hosts.iter().map(|h| h.netns.clone()).collect();
         v.extend(self.router.clone());
+        if let Some(f) = self
+            .spec
+            .fabric
+            .as_ref()
+            .filter(|_| self.backend == Backend::Htb)
+        {
+            let g = crate::fabric::graph::Graph::build(f);
+            v.extend(crate::fabric::kernel::switch_namespaces(self, &g));
+        }
         v
     }
 
@@ -358,7 +396,7 @@ impl Lab {
         self.spec.conditions = conditions;
         let applied = match self.backend {
             Backend::Emulator => self.set_emulated(),
-            Backend::Netem | Backend::Veth => self.apply_qdiscs(&before),
+            Backend::Netem | Backend::Veth | Backend::Htb => self.apply_qdiscs(&before),
         };
         if let Err(e) = applied {
             self.spec.conditions = before;
@@ -389,8 +427,22 @@ impl Lab {
         down_named(&self.spec.name, self.emulator.as_ref(), &self.namespaces())
     }
 
-    /// Live counters of the emulator, as it last wrote them.
+    /// Live counters: the emulator's, as it last wrote them, or a kernel
+    /// fabric's ports read now.
     pub fn counters(&self) -> Option<serde_json::Value> {
+        if let Some(f) = self
+            .spec
+            .fabric
+            .as_ref()
+            .filter(|_| self.backend == Backend::Htb)
+        {
+            return Some(serde_json::json!({
+                "topology": f.topology.as_str(),
+                "ports": crate::fabric::kernel::counters(self, f),
+                "unroutable": 0,
+                "write_errors": 0,
+            }));
+        }
         let text = std::fs::read_to_string(state::counters_file(&self.spec.name)).ok()?;
         serde_json::from_str(&text).ok()
     }

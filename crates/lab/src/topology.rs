@@ -25,16 +25,21 @@ pub fn steps(lab: &Lab) -> Vec<Step> {
         s.push(cmd(&["ip", "-n", &ns, "link", "set", "lo", "up"]));
     }
     let router = lab.router.as_deref();
-    match (lab.backend, router) {
-        (Backend::Emulator, _) => s.push(Step::StartEmulator),
-        (_, None) => {
+    match (lab.backend, router, &lab.spec.fabric) {
+        (Backend::Emulator, _, _) => s.push(Step::StartEmulator),
+        (Backend::Htb, _, Some(fabric)) => s.extend(
+            crate::fabric::kernel::steps(lab, fabric)
+                .into_iter()
+                .map(Step::Run),
+        ),
+        (_, None, _) => {
             let (a, b) = (&lab.hosts[0].netns, &lab.hosts[1].netns);
             s.push(cmd(&[
                 "ip", "link", "add", DEVICE, "netns", a, "type", "veth", "peer", "name", DEVICE,
                 "netns", b,
             ]));
         }
-        (_, Some(r)) => {
+        (_, Some(r), _) => {
             for h in &lab.hosts {
                 s.push(cmd(&[
                     "ip", "link", "add", DEVICE, "netns", &h.netns, "type", "veth", "peer", "name",
@@ -143,7 +148,9 @@ pub fn steps(lab: &Lab) -> Vec<Step> {
             DEVICE,
             "nodad",
         ]));
-        if router.is_some() && lab.backend != Backend::Emulator {
+        // Kernel switches route like a router: each host's gateway is its
+        // switch's port.
+        if lab.backend == Backend::Htb || (router.is_some() && lab.backend != Backend::Emulator) {
             s.push(cmd(&[
                 "ip",
                 "-n",
@@ -184,7 +191,7 @@ pub fn qdisc_steps(lab: &Lab, verb: &str) -> Vec<Vec<String>> {
     let args = match lab.backend {
         Backend::Netem => Some(c.netem_args()),
         Backend::Veth => c.tbf_args(lab.spec.mtu),
-        Backend::Emulator => None,
+        Backend::Emulator | Backend::Htb => None,
     };
     let Some(args) = args else { return Vec::new() };
     // Egress of every link end that carries traffic between hosts.

@@ -44,6 +44,8 @@ pub struct InterferenceStudy {
     pub buffer_bytes: u64,
     /// Seed of the random allocations.
     pub seed: u64,
+    /// What the fabric's switches are made of.
+    pub backend: BackendChoice,
 }
 
 /// One configuration of the fabric and which jobs run on it.
@@ -136,6 +138,14 @@ pub fn interference(
         .map_err(HarnessError::io(format!("creating {}", scratch.display())))?;
     let mut latency_alone_s = None;
     for config in &CONFIGS {
+        let lossless = config.classes.iter().any(|c| c.ends_with(":lossless"));
+        if lossless && a.backend == BackendChoice::Htb {
+            (col.on)(StudyEvent::LabUp(format!(
+                "{}: skipped, kernel switches send no pause frames (PFC needs --backend emulator)",
+                config.name
+            )));
+            continue;
+        }
         let lab = FabricLab::up(a, config)?;
         (col.on)(StudyEvent::LabUp(format!(
             "{}: leaf-spine, {} leaves of {} hosts, taper {}, classes {}",
@@ -170,7 +180,6 @@ pub fn interference(
                 job_median_us(doc),
             );
         }
-        let lossless = config.classes.iter().any(|c| c.ends_with(":lossless"));
         for s in pauses_by_switch(&lab.ports()).iter().filter(|_| lossless) {
             findings.insert(
                 format!("pause_received_us_{}_{}", config.name, s.switch),
@@ -213,6 +222,7 @@ pub fn interference(
         "rate_bps": a.rate_bps, "taper": a.taper.to_string(), "stagger_seconds": a.stagger.as_secs_f64(),
         "latency_iterations": a.latency_iterations, "latency_message_bytes": a.latency_message,
         "halo_cells": a.halo_cells, "buffer_bytes": a.buffer_bytes, "seed": a.seed, "quick": a.common.quick,
+        "backend": if a.backend == BackendChoice::Htb { "htb" } else { "emulator" },
         "bandwidth_hosts": bandwidth_hosts, "latency_hosts": latency_hosts,
     });
     let headline = col
@@ -275,7 +285,7 @@ impl FabricLab {
             hosts: LEAVES * HOSTS_PER_LEAF,
             router: false,
             mtu: 1500,
-            backend: BackendChoice::Emulator,
+            backend: a.backend,
             conditions: Conditions::default(),
             fabric: Some(fabric),
         };

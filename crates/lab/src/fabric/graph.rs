@@ -167,6 +167,14 @@ impl Graph {
         Some(choices[flow_hash as usize % choices.len()])
     }
 
+    /// Every port out of `node` that starts a shortest path to host `to`.
+    pub fn next_hops(&self, node: usize, to: usize) -> &[usize] {
+        self.next
+            .get(node)
+            .and_then(|n| n.get(to))
+            .map_or(&[], Vec::as_slice)
+    }
+
     /// How many hosts the fabric has.
     pub fn hosts(&self) -> usize {
         self.hosts

@@ -1,0 +1,557 @@
+//! A fabric of kernel switches (`--backend htb`): a namespace per switch
+//! that routes between its ports (equal-cost paths hashed on ports, as a
+//! leaf-spine's ECMP), every port's egress an HTB class per traffic class
+//! over a byte FIFO of the port's buffer, classified by DSCP with u32
+//! filters. Strict classes borrow first (HTB priority); ETS classes are
+//! guaranteed their weight's share of the port. What this backend has no
+//! qdisc for (PFC pause, ECN marking without RED, hop delay without netem)
+//! is refused before anything is built; the emulator has them all.
+
+use std::net::{Ipv4Addr, Ipv6Addr};
+use std::process::Command;
+
+use serde::Deserialize;
+
+use super::graph::Graph;
+use super::sim::{ClassCounters, PortCounters};
+use super::{FabricSpec, Scheduling};
+use crate::layout::Lab;
+
+/// Why this backend cannot build `spec`, in the user's words.
+pub fn refusal(spec: &FabricSpec) -> Option<String> {
+    if spec.has_pfc() {
+        return Some(
+            "a lossless class (PFC pause) needs --backend emulator: kernel qdiscs send no pause frames"
+                .into(),
+        );
+    }
+    if spec.ecn_threshold_bytes.is_some() {
+        return Some(
+            "--ecn-threshold needs --backend emulator: kernel switches here queue in plain FIFOs \
+             (this kernel has no RED qdisc to mark with)"
+                .into(),
+        );
+    }
+    if spec.hop_delay_us > 0 {
+        return Some(
+            "--hop-delay needs netem on every port, which --backend htb does not use; use --backend emulator"
+                .into(),
+        );
+    }
+    None
+}
+
+/// The namespace of node `node` (a host's, or a switch's).
+fn netns(lab: &Lab, g: &Graph, node: usize) -> String {
+    match lab.hosts.get(node).filter(|_| g.nodes[node].host) {
+        Some(h) => h.netns.clone(),
+        None => format!("lr-{}-{}", lab.spec.name, g.nodes[node].name),
+    }
+}
+
+/// Every switch's namespace.
+pub fn switch_namespaces(lab: &Lab, g: &Graph) -> Vec<String> {
+    (0..g.nodes.len())
+        .filter(|&n| !g.nodes[n].host)
+        .map(|n| netns(lab, g, n))
+        .collect()
+}
+
+/// The device port `p` leaves by: a host's `lab0`, a switch's port named
+/// after the node at its far end.
+fn device(g: &Graph, p: usize) -> String {
+    let l = &g.ports[p];
+    if g.nodes[l.from].host {
+        crate::emulator::DEVICE.to_string()
+    } else {
+        g.nodes[l.to].name.clone()
+    }
+}
+
+/// The links between two switches, each once, by their lower port.
+fn switch_links(g: &Graph) -> Vec<usize> {
+    (0..g.ports.len())
+        .filter(|&p| p < g.reverse[p])
+        .filter(|&p| !g.nodes[g.ports[p].from].host && !g.nodes[g.ports[p].to].host)
+        .collect()
+}
+
+/// The addresses of switch link `k`'s two ends (the lower port's sender
+/// first), outside the hosts' 10.201.0.0/16 and fd77::/16.
+fn link_addrs(index: u8, k: usize) -> [(Ipv4Addr, Ipv6Addr); 2] {
+    let k = k as u8;
+    [1u8, 2].map(|end| {
+        (
+            Ipv4Addr::new(10, 202, index, 4 * k + end),
+            Ipv6Addr::new(
+                0xfd78,
+                0,
+                u16::from(index),
+                u16::from(k),
+                0,
+                0,
+                0,
+                u16::from(end),
+            ),
+        )
+    })
+}
+
+fn cmd(parts: &[&str]) -> Vec<String> {
+    parts.iter().map(|s| s.to_string()).collect()
+}
+
+/// Every command that builds the switches, their links to each other and
+/// to the hosts, their routes and their ports' queues, once every
+/// namespace exists. The hosts' own addresses and routes are the lab's.
+pub fn steps(lab: &Lab, spec: &FabricSpec) -> Vec<Vec<String>> {
+    let g = Graph::build(spec);
+    let mtu = lab.spec.mtu.to_string();
+    let mut s = Vec::new();
+    for ns in switch_namespaces(lab, &g) {
+        for sysctl in [
+            "net.ipv4.ip_forward=1",
+            "net.ipv6.conf.all.forwarding=1",
+            // ECMP on ports as well as addresses, as a fabric's switches hash.
+            "net.ipv4.fib_multipath_hash_policy=1",
+            "net.ipv6.fib_multipath_hash_policy=1",
+        ] {
+            s.push(cmd(&["ip", "netns", "exec", &ns, "sysctl", "-qw", sysctl]));
+        }
+    }
+    // Every link as a veth pair, its ends named as `device` names them.
+    for p in (0..g.ports.len()).filter(|&p| p < g.reverse[p]) {
+        let (a, b) = (g.ports[p].from, g.ports[p].to);
+        let (na, nb) = (netns(lab, &g, a), netns(lab, &g, b));
+        let (da, db) = (device(&g, p), device(&g, g.reverse[p]));
+        s.push(cmd(&[
+            "ip", "link", "add", &da, "netns", &na, "type", "veth", "peer", "name", &db, "netns",
+            &nb,
+        ]));
+        for (node, ns, dev) in [(a, &na, &da), (b, &nb, &db)] {
+            // A host's own end is brought up with its addresses by the lab.
+            if !g.nodes[node].host {
+                s.push(cmd(&[
+                    "ip", "-n", ns, "link", "set", dev, "mtu", &mtu, "up",
+                ]));
+            }
+        }
+    }
+    // The gateway of each host's subnet on its switch's port.
+    for (i, h) in lab.hosts.iter().enumerate() {
+        let p = (0..g.ports.len())
+            .find(|&p| g.ports[p].from == i)
+            .expect("every host has a link");
+        let sw = netns(lab, &g, g.ports[p].to);
+        let dev = device(&g, g.reverse[p]);
+        s.push(cmd(&[
+            "ip",
+            "-n",
+            &sw,
+            "addr",
+            "add",
+            &format!("{}/28", h.gateway_v4),
+            "dev",
+            &dev,
+        ]));
+        s.push(cmd(&[
+            "ip",
+            "-n",
+            &sw,
+            "addr",
+            "add",
+            &format!("{}/64", h.gateway_v6),
+            "dev",
+            &dev,
+            "nodad",
+        ]));
+    }
+    let links = switch_links(&g);
+    for (k, &p) in links.iter().enumerate() {
+        for (end, port) in [p, g.reverse[p]].into_iter().enumerate() {
+            let (v4, v6) = link_addrs(lab.index, k)[end];
+            let ns = netns(lab, &g, g.ports[port].from);
+            let dev = device(&g, port);
+            s.push(cmd(&[
+                "ip",
+                "-n",
+                &ns,
+                "addr",
+                "add",
+                &format!("{v4}/30"),
+                "dev",
+                &dev,
+            ]));
+            s.push(cmd(&[
+                "ip",
+                "-n",
+                &ns,
+                "addr",
+                "add",
+                &format!("{v6}/64"),
+                "dev",
+                &dev,
+                "nodad",
+            ]));
+        }
+    }
+    s.extend(routes(lab, &g, &links));
+    for p in 0..g.ports.len() {
+        s.extend(port_queues(lab, &g, spec, p));
+    }
+    s
+}
+
+/// Each switch's routes to the subnets of the hosts it does not hold,
+/// over every next hop on a shortest path.
+fn routes(lab: &Lab, g: &Graph, links: &[usize]) -> Vec<Vec<String>> {
+    // The far end's addresses of port `p` between two switches.
+    let far = |p: usize| -> (Ipv4Addr, Ipv6Addr) {
+        let low = p.min(g.reverse[p]);
+        let k = links.iter().position(|&l| l == low).unwrap_or(0);
+        link_addrs(lab.index, k)[usize::from(p == low)]
+    };
+    let mut s = Vec::new();
+    for sw in (0..g.nodes.len()).filter(|&n| !g.nodes[n].host) {
+        let ns = netns(lab, g, sw);
+        for (i, h) in lab.hosts.iter().enumerate() {
+            let hops = g.next_hops(sw, i);
+            if hops.iter().any(|&p| g.ports[p].to == i) || hops.is_empty() {
+                continue;
+            }
+            let o = h.v4.octets();
+            let v4_net = format!("{}/28", Ipv4Addr::new(o[0], o[1], o[2], o[3] & 0xf0));
+            let seg = h.v6.segments();
+            let v6_net = format!(
+                "{}/64",
+                Ipv6Addr::new(seg[0], seg[1], seg[2], seg[3], 0, 0, 0, 0)
+            );
+            for (family, net) in [("-4", v4_net), ("-6", v6_net)] {
+                let mut argv = cmd(&["ip", "-n", &ns, family, "route", "add", &net]);
+                for &p in hops {
+                    let (v4, v6) = far(p);
+                    let via = if family == "-4" {
+                        v4.to_string()
+                    } else {
+                        v6.to_string()
+                    };
+                    if hops.len() > 1 {
+                        argv.push("nexthop".into());
+                    }
+                    argv.extend(["via".to_string(), via]);
+                }
+                s.push(argv);
+            }
+        }
+    }
+    s
+}
+
+/// HTB's class id (hex, as tc reads it) of traffic class `i`.
+fn class_id(i: usize) -> String {
+    format!("1:{:x}", 0x10 + i)
+}
+
+/// The leaf FIFO's handle of traffic class `i`.
+fn leaf_handle(i: usize) -> String {
+    format!("{:x}:", 0x10 + i)
+}
+
+/// A rate as tc reads it, in bits per second.
+fn bit(bps: u64) -> String {
+    format!("{}bit", bps.max(8))
+}
+
+/// Port `p`'s egress: the port's rate shared by its classes, each over a
+/// FIFO of the fabric's buffer, and the filters that pick a class by DSCP.
+fn port_queues(lab: &Lab, g: &Graph, spec: &FabricSpec, p: usize) -> Vec<Vec<String>> {
+    let ns = netns(lab, g, g.ports[p].from);
+    let dev = device(g, p);
+    let rate = g.ports[p].rate_bps;
+    let classes = &spec.classes;
+    // Packets no filter matches: the class of `dscp=*`, else the last.
+    let rest = classes
+        .iter()
+        .position(|c| c.dscp.is_empty())
+        .unwrap_or(classes.len().saturating_sub(1));
+    let tc = |rest: &[&str]| {
+        let mut v = cmd(&["tc", "-n", &ns]);
+        v.extend(rest.iter().map(|s| s.to_string()));
+        v
+    };
+    let mut s = vec![
+        tc(&[
+            "qdisc",
+            "replace",
+            "dev",
+            &dev,
+            "root",
+            "handle",
+            "1:",
+            "htb",
+            "default",
+            &format!("{:x}", 0x10 + rest),
+        ]),
+        tc(&[
+            "class",
+            "add",
+            "dev",
+            &dev,
+            "parent",
+            "1:",
+            "classid",
+            "1:1",
+            "htb",
+            "rate",
+            &bit(rate),
+            "ceil",
+            &bit(rate),
+        ]),
+    ];
+    // Strict classes are guaranteed a sliver and borrow the rest first; ETS
+    // classes are guaranteed their weight's share of what remains, and share
+    // what others leave by quanta in the same proportion.
+    let strict: Vec<usize> = (0..classes.len())
+        .filter(|&i| classes[i].scheduling == Scheduling::Strict)
+        .collect();
+    let sliver = rate / 100;
+    let left = rate.saturating_sub(sliver * strict.len() as u64);
+    for (i, c) in classes.iter().enumerate() {
+        let (guaranteed, prio, weight) = match c.scheduling {
+            Scheduling::Strict => {
+                let order = strict.iter().position(|&s| s == i).unwrap_or(0);
+                (sliver, order.min(6), 100)
+            }
+            Scheduling::Ets { weight } => (
+                left * u64::from(weight) / 100,
+                strict.len().min(7),
+                weight.max(1),
+            ),
+        };
+        let (id, leaf) = (class_id(i), leaf_handle(i));
+        s.push(tc(&[
+            "class",
+            "add",
+            "dev",
+            &dev,
+            "parent",
+            "1:1",
+            "classid",
+            &id,
+            "htb",
+            "rate",
+            &bit(guaranteed),
+            "ceil",
+            &bit(rate),
+            "prio",
+            &prio.to_string(),
+            "quantum",
+            &(1514 * weight).to_string(),
+        ]));
+        s.push(tc(&[
+            "qdisc",
+            "add",
+            "dev",
+            &dev,
+            "parent",
+            &id,
+            "handle",
+            &leaf,
+            "bfifo",
+            "limit",
+            &spec.buffer_bytes.to_string(),
+        ]));
+        for &d in &c.dscp {
+            let tos = format!("0x{:02x}", d << 2);
+            s.push(tc(&[
+                "filter", "add", "dev", &dev, "parent", "1:", "protocol", "ip", "prio", "1", "u32",
+                "match", "ip", "dsfield", &tos, "0xfc", "flowid", &id,
+            ]));
+            s.push(tc(&[
+                "filter", "add", "dev", &dev, "parent", "1:", "protocol", "ipv6", "prio", "2",
+                "u32", "match", "ip6", "priority", &tos, "0xfc", "flowid", &id,
+            ]));
+        }
+    }
+    s
+}
+
+/// One qdisc of `tc -s -j qdisc show`, the fields read here.
+#[derive(Deserialize)]
+struct QdiscStats {
+    handle: String,
+    #[serde(default)]
+    bytes: u64,
+    #[serde(default)]
+    packets: u64,
+    #[serde(default)]
+    drops: u64,
+    #[serde(default)]
+    backlog: u64,
+}
+
+/// Every port's counters, read from its queues now. A port whose device
+/// cannot be read shows zeros. The kernel counts drops in packets only, so
+/// `drop_bytes` stays 0; ECN marks and pauses do not happen here.
+pub fn counters(lab: &Lab, spec: &FabricSpec) -> Vec<PortCounters> {
+    let g = Graph::build(spec);
+    (0..g.ports.len())
+        .map(|p| {
+            let l = &g.ports[p];
+            let out = Command::new("tc")
+                .args(["-n", &netns(lab, &g, l.from), "-s", "-j", "qdisc", "show"])
+                .args(["dev", &device(&g, p)])
+                .output();
+            let stats: Vec<QdiscStats> = out
+                .ok()
+                .and_then(|o| serde_json::from_slice(&o.stdout).ok())
+                .unwrap_or_default();
+            PortCounters {
+                port: g.port_name(p),
+                from: g.nodes[l.from].name.clone(),
+                to: g.nodes[l.to].name.clone(),
+                switch: !g.nodes[l.from].host,
+                rate_bps: l.rate_bps,
+                classes: spec
+                    .classes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        let q = stats.iter().find(|q| q.handle == leaf_handle(i));
+                        ClassCounters {
+                            class: c.name.clone(),
+                            sent_bytes: q.map_or(0, |q| q.bytes),
+                            sent_packets: q.map_or(0, |q| q.packets),
+                            drops: q.map_or(0, |q| q.drops),
+                            queued_bytes: q.map_or(0, |q| q.backlog),
+                            ..ClassCounters::default()
+                        }
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conditions::{Backend, BackendChoice, Conditions};
+    use crate::fabric::{Taper, Topology};
+    use crate::layout::LabSpec;
+
+    fn lab(spec: &FabricSpec) -> Lab {
+        Lab::plan(
+            LabSpec {
+                name: "t".into(),
+                hosts: spec.topology.hosts(),
+                router: false,
+                mtu: 1500,
+                backend: BackendChoice::Auto,
+                conditions: Conditions::default(),
+                fabric: Some(spec.clone()),
+            },
+            3,
+            Backend::Htb,
+            String::new(),
+        )
+        .unwrap()
+    }
+
+    fn leaf_spine() -> FabricSpec {
+        FabricSpec {
+            topology: Topology::LeafSpine {
+                leaves: 2,
+                spines: 2,
+                hosts_per_leaf: 2,
+            },
+            taper: Taper { down: 2, up: 1 },
+            classes: vec![
+                "lat:dscp=ef:strict".parse().unwrap(),
+                "bulk:dscp=*:ets=100".parse().unwrap(),
+            ],
+            ..FabricSpec::default()
+        }
+    }
+
+    fn lines(steps: &[Vec<String>]) -> Vec<String> {
+        steps.iter().map(|s| s.join(" ")).collect()
+    }
+
+    #[test]
+    fn a_leaf_routes_other_leaves_hosts_over_every_spine() {
+        let spec = leaf_spine();
+        let l = lab(&spec);
+        let s = lines(&steps(&l, &spec));
+        // h3 (on leaf2) from leaf1: two next hops, one per spine.
+        let r = s
+            .iter()
+            .find(|c| c.starts_with("ip -n lr-t-leaf1 -4 route add 10.201.3.48/28"))
+            .expect("a route to h3's subnet");
+        assert_eq!(r.matches("nexthop via 10.202.3.").count(), 2, "{r}");
+        // Its own hosts are on its ports: no route added for them.
+        assert!(
+            !s.iter()
+                .any(|c| c.contains("lr-t-leaf1 -4 route add 10.201.3.16/28"))
+        );
+        // A spine reaches each host through that host's leaf only.
+        let r = s
+            .iter()
+            .find(|c| c.starts_with("ip -n lr-t-spine1 -6 route add fd77:0:3:1::/64"))
+            .expect("a v6 route to h1");
+        assert!(!r.contains("nexthop"), "{r}");
+    }
+
+    #[test]
+    fn every_port_gets_a_class_per_traffic_class_and_filters_by_dscp() {
+        let spec = leaf_spine();
+        let l = lab(&spec);
+        let s = lines(&steps(&l, &spec));
+        let htb = s
+            .iter()
+            .filter(|c| c.contains(" root handle 1: htb"))
+            .count();
+        // 4 host links and 4 leaf-spine links, both directions.
+        assert_eq!(htb, 16);
+        let h1 = |needle: &str| {
+            s.iter()
+                .filter(|c| c.starts_with("tc -n lr-t-h1 ") && c.contains(needle))
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        assert!(
+            h1("htb default 11").len() == 1,
+            "the bulk class takes the rest"
+        );
+        let strict = &h1("classid 1:10 htb")[0];
+        assert!(
+            strict.contains("prio 0") && strict.contains("ceil 1000000000bit"),
+            "{strict}"
+        );
+        let bulk = &h1("classid 1:11 htb")[0];
+        assert!(
+            bulk.contains("rate 990000000bit") && bulk.contains("prio 1"),
+            "{bulk}"
+        );
+        assert_eq!(h1("match ip dsfield 0xb8 0xfc flowid 1:10").len(), 1);
+        assert_eq!(h1("match ip6 priority 0xb8 0xfc flowid 1:10").len(), 1);
+        // The uplinks run at the taper's rate: two hosts of 1 Gbit/s at 2:1
+        // over two spines.
+        assert!(s.iter().any(|c| c.starts_with("tc -n lr-t-leaf1 ")
+            && c.contains("dev spine1 parent 1: classid 1:1 htb rate 500000000bit")));
+    }
+
+    #[test]
+    fn what_the_kernel_cannot_do_is_refused() {
+        let mut spec = leaf_spine();
+        assert_eq!(refusal(&spec), None);
+        spec.classes[1].lossless = true;
+        assert!(refusal(&spec).unwrap().contains("PFC"));
+        spec.classes[1].lossless = false;
+        spec.ecn_threshold_bytes = Some(30_000);
+        assert!(refusal(&spec).unwrap().contains("--ecn-threshold"));
+        spec.ecn_threshold_bytes = None;
+        spec.hop_delay_us = 10;
+        assert!(refusal(&spec).unwrap().contains("--hop-delay"));
+    }
+}
