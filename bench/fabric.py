@@ -5,11 +5,12 @@
   bench/fabric.py --rounds 5 --seconds 6
 
 1. Capacity: a star fabric of 4 hosts with 100 Gbit/s links (so no port
-   limits), against 4 hosts behind a router namespace on plain veth (kernel
-   forwarding); linerate bench, one pair (h1 -> h2: one port's forwarding
-   rate) and two pairs at once (h1 -> h2, h3 -> h4: the total). Rounds
-   alternate the labs; medians in Gbit/s and the fabric's share of the
-   kernel's.
+   limits) made by the emulator, the same made of kernel switches with HTB
+   classes (--backend htb), and 4 hosts behind a router namespace on plain
+   veth (kernel forwarding); linerate bench, one pair (h1 -> h2: one port's
+   forwarding rate) and two pairs at once (h1 -> h2, h3 -> h4: the total).
+   Rounds rotate the labs' order; medians in Gbit/s and each fabric's share
+   of the kernel's.
 2. Accuracy: a leaf-spine fabric (2 leaves of 4 hosts, 1 Gbit/s links, taper
    4:1, so each leaf's uplink runs at 1 Gbit/s): one flow across the spine,
    and four at once from leaf 1 to leaf 2, as a share of the uplink's rate.
@@ -28,6 +29,7 @@ import yardstick
 ROOT = Path(__file__).resolve().parent.parent
 LR = ROOT / "target" / "release" / "linerate"
 LABS = {"bfab": ["--topology", "star", "--hosts", "4", "--rate", "100G"],
+        "bhtb": ["--topology", "star", "--hosts", "4", "--rate", "100G", "--backend", "htb"],
         "bkern": ["--hosts", "4", "--router", "--backend", "veth"]}
 TAPERED = ["--topology", "leaf-spine", "--leaves", "2", "--hosts-per-leaf", "4", "--taper", "4:1"]
 started = []
@@ -105,8 +107,9 @@ def main():
                 spawn(name, h, LR, "serve", "--port", "5201")
                 listening(name, h, 5201)
         runs = {}
+        names = list(LABS)
         for r in range(a.rounds):
-            for name in (LABS if r % 2 == 0 else list(LABS)[::-1]):
+            for name in names[r % len(names):] + names[:r % len(names)]:
                 one = pairs(name, [("h1", "h2")], a.seconds)[0]
                 two = sum(pairs(name, [("h1", "h2"), ("h3", "h4")], a.seconds))
                 runs.setdefault(f"{name}/one_pair", []).append(one)
@@ -115,9 +118,10 @@ def main():
         for key, v in runs.items():
             result["capacity"][key] = {"runs_gbps": v, "median_gbps": statistics.median(v)}
         for shape in ("one_pair", "two_pairs"):
-            fab = result["capacity"][f"bfab/{shape}"]["median_gbps"]
             kern = result["capacity"][f"bkern/{shape}"]["median_gbps"]
-            result["capacity"][f"fabric_share_of_kernel/{shape}"] = fab / kern
+            for fabric, key in (("bfab", "fabric"), ("bhtb", "htb_fabric")):
+                fab = result["capacity"][f"{fabric}/{shape}"]["median_gbps"]
+                result["capacity"][f"{key}_share_of_kernel/{shape}"] = fab / kern
         for name in list(LABS):
             sh(LR, "lab", "down", "--name", name)
             labs_up.remove(name)
@@ -140,9 +144,10 @@ def main():
     result["yardstick"] = yardstick.finish(readings)
     Path(a.out).write_text(json.dumps(result, indent=1) + "\n")
     cap = result["capacity"]
-    print(f"one port: fabric {cap['bfab/one_pair']['median_gbps']:.2f} vs kernel "
-          f"{cap['bkern/one_pair']['median_gbps']:.2f} Gbit/s; two pairs: "
-          f"{cap['bfab/two_pairs']['median_gbps']:.2f} vs {cap['bkern/two_pairs']['median_gbps']:.2f}")
+    for shape in ("one_pair", "two_pairs"):
+        print(f"{shape}: emulator fabric {cap[f'bfab/{shape}']['median_gbps']:.2f}, kernel switches "
+              f"{cap[f'bhtb/{shape}']['median_gbps']:.2f}, kernel router "
+              f"{cap[f'bkern/{shape}']['median_gbps']:.2f} Gbit/s")
     print(f"wrote {a.out}")
 
 

@@ -1243,7 +1243,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__incast)
-            opts="-t -i -h --hosts --ssh --remote-path --lab --lab-hosts --local --coordinator --time --interval --timeout --json --receiver --senders --source-hosts --sizes --help"
+            opts="-t -i -S -Z -h --hosts --ssh --remote-path --lab --lab-hosts --local --coordinator --time --interval --timeout --json --tos --dscp --cc --receiver --senders --source-hosts --sizes --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1298,6 +1298,26 @@ _linerate() {
                     return 0
                     ;;
                 --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tos)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -S)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dscp)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cc)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -Z)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1988,7 +2008,7 @@ _linerate() {
                     return 0
                     ;;
                 --backend)
-                    COMPREPLY=($(compgen -W "auto netem emulator veth" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "auto netem emulator veth htb" -- "${cur}"))
                     return 0
                     ;;
                 --rtt)
@@ -2199,7 +2219,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__mesh)
-            opts="-t -i -P -h --hosts --ssh --remote-path --lab --lab-hosts --local --coordinator --time --interval --timeout --json --streams --all-at-once --help"
+            opts="-t -i -S -Z -P -h --hosts --ssh --remote-path --lab --lab-hosts --local --coordinator --time --interval --timeout --json --tos --dscp --cc --streams --all-at-once --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2254,6 +2274,26 @@ _linerate() {
                     return 0
                     ;;
                 --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tos)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -S)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dscp)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cc)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -Z)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2631,7 +2671,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__study__subcmd__interference)
-            opts="-t -h --quick --json --time --cc --name --rate --taper --stagger --iterations --message --cells --queue --seed --help"
+            opts="-t -h --quick --json --time --cc --name --rate --taper --stagger --iterations --message --cells --queue --seed --backend --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2687,6 +2727,10 @@ _linerate() {
                     ;;
                 --seed)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --backend)
+                    COMPREPLY=($(compgen -W "emulator htb" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2774,7 +2818,7 @@ _linerate() {
                     return 0
                     ;;
                 --backend)
-                    COMPREPLY=($(compgen -W "auto netem emulator veth" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "auto netem emulator veth htb" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2828,7 +2872,7 @@ _linerate() {
                     return 0
                     ;;
                 --backend)
-                    COMPREPLY=($(compgen -W "auto netem emulator veth" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "auto netem emulator veth htb" -- "${cur}"))
                     return 0
                     ;;
                 *)

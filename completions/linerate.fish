@@ -150,6 +150,9 @@ complete -c linerate -n "__fish_linerate_using_subcommand incast" -s t -l time -
 complete -c linerate -n "__fish_linerate_using_subcommand incast" -s i -l interval -d 'Between interval samples of each flow' -r
 complete -c linerate -n "__fish_linerate_using_subcommand incast" -l timeout -d 'Give up the whole run after this long (default: the plan\'s length, with room for joining and reporting)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand incast" -l json -d 'Write the linerate.result/1 document to FILE (\'-\' for stdout; human output then goes to stderr)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand incast" -s S -l tos -d 'IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand incast" -l dscp -d 'DSCP code point (0-63, or a name: ef, af11-af43, cs0-cs7): the upper six bits of the TOS byte, its two ECN bits left to the kernel' -r
+complete -c linerate -n "__fish_linerate_using_subcommand incast" -s Z -l cc -d 'Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic' -r
 complete -c linerate -n "__fish_linerate_using_subcommand incast" -l receiver -d 'The rank that receives; every other rank sends' -r
 complete -c linerate -n "__fish_linerate_using_subcommand incast" -l senders -d 'Sending processes on each source host (one flow of one stream each), swept' -r
 complete -c linerate -n "__fish_linerate_using_subcommand incast" -l source-hosts -d 'Source hosts, swept (default: all of them)' -r
@@ -166,6 +169,9 @@ complete -c linerate -n "__fish_linerate_using_subcommand mesh" -s t -l time -d 
 complete -c linerate -n "__fish_linerate_using_subcommand mesh" -s i -l interval -d 'Between interval samples of each flow' -r
 complete -c linerate -n "__fish_linerate_using_subcommand mesh" -l timeout -d 'Give up the whole run after this long (default: the plan\'s length, with room for joining and reporting)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand mesh" -l json -d 'Write the linerate.result/1 document to FILE (\'-\' for stdout; human output then goes to stderr)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand mesh" -s S -l tos -d 'IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand mesh" -l dscp -d 'DSCP code point (0-63, or a name: ef, af11-af43, cs0-cs7): the upper six bits of the TOS byte, its two ECN bits left to the kernel' -r
+complete -c linerate -n "__fish_linerate_using_subcommand mesh" -s Z -l cc -d 'Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic' -r
 complete -c linerate -n "__fish_linerate_using_subcommand mesh" -s P -l streams -d 'Streams of each pair\'s flow' -r
 complete -c linerate -n "__fish_linerate_using_subcommand mesh" -l all-at-once -d 'Every pair at once instead of one pair at a time'
 complete -c linerate -n "__fish_linerate_using_subcommand mesh" -s h -l help -d 'Print help'
@@ -294,7 +300,8 @@ complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_s
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l backend -d 'What makes the conditions' -r -f -a "auto\t'netem when the kernel has it, else the built-in emulator'
 netem\t''
 emulator\t''
-veth\t'Plain veth (and TBF for --rate): no delay or loss'"
+veth\t'Plain veth (and TBF for --rate): no delay or loss'
+htb\t'A --topology\'s switches as kernel namespaces with HTB classes per port (no PFC, ECN or hop delay)'"
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l rtt -d 'Round-trip time added by the link (e.g. 44ms); half each way' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l jitter -d 'Delay variation each way, plus or minus (packets keep their order)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l loss -d 'Packet loss (e.g. 0.1%)' -r
@@ -372,7 +379,8 @@ complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l backend -d 'Backend for the WAN conditions' -r -f -a "auto\t'netem when the kernel has it, else the built-in emulator'
 netem\t''
 emulator\t''
-veth\t'Plain veth (and TBF for --rate): no delay or loss'"
+veth\t'Plain veth (and TBF for --rate): no delay or loss'
+htb\t'A --topology\'s switches as kernel namespaces with HTB classes per port (no PFC, ECN or hop delay)'"
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l quick -d 'A short run of every part, for CI (about a minute)'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from lan" -l json -d 'Where to write the linerate.result/1 document' -r
@@ -392,7 +400,8 @@ complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -l backend -d 'Backend for the WAN conditions' -r -f -a "auto\t'netem when the kernel has it, else the built-in emulator'
 netem\t''
 emulator\t''
-veth\t'Plain veth (and TBF for --rate): no delay or loss'"
+veth\t'Plain veth (and TBF for --rate): no delay or loss'
+htb\t'A --topology\'s switches as kernel namespaces with HTB classes per port (no PFC, ECN or hop delay)'"
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -l quick -d 'A short run of every part, for CI (about a minute)'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l json -d 'Where to write the linerate.result/1 document' -r
@@ -407,8 +416,10 @@ complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l cells -d 'Cells per side of each bandwidth-job rank' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l queue -d 'Each switch port\'s buffer per class (a switch of the paper\'s kind shares 16 MB between its ports)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l seed -d 'Seed of the random disjoint allocations' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l backend -d 'The fabric\'s switches: the emulator (every configuration), or kernel switches with HTB classes (faster; no PFC, so its configuration is skipped)' -r -f -a "emulator\t'The emulator\'s switches'
+htb\t'Kernel switches with HTB classes'"
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l quick -d 'A short run of every part, for CI (about a minute)'
-complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from help" -f -a "wan" -d 'Bandwidth vs RTT with default and BDP-sized buffers, 1 vs several streams; bandwidth over time at 44 ms with 0.02 % reordering; the window law'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from help" -f -a "lan" -d 'Bandwidth vs streams, MTU 1500 vs 9000, IPv4 vs IPv6, direct vs through a relay node'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from help" -f -a "tuning" -d 'One stream on a lab WAN before and after `tune plan`\'s settings (applied, then reverted)'

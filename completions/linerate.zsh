@@ -176,6 +176,11 @@ _arguments "${_arguments_options[@]}" : \
 '--interval=[Between interval samples of each flow]:TIME:_default' \
 '--timeout=[Give up the whole run after this long (default\: the plan'\''s length, with room for joining and reporting)]:TIME:_default' \
 '--json=[Write the linerate.result/1 document to FILE ('\''-'\'' for stdout; human output then goes to stderr)]:FILE:_default' \
+'(--dscp)-S+[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
+'(--dscp)--tos=[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
+'--dscp=[DSCP code point (0-63, or a name\: ef, af11-af43, cs0-cs7)\: the upper six bits of the TOS byte, its two ECN bits left to the kernel]:CODE:_default' \
+'-Z+[Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic]:NAME:_default' \
+'--cc=[Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic]:NAME:_default' \
 '--receiver=[The rank that receives; every other rank sends]:RANK:_default' \
 '--senders=[Sending processes on each source host (one flow of one stream each), swept]:LIST:_default' \
 '--source-hosts=[Source hosts, swept (default\: all of them)]:LIST:_default' \
@@ -199,6 +204,11 @@ _arguments "${_arguments_options[@]}" : \
 '--interval=[Between interval samples of each flow]:TIME:_default' \
 '--timeout=[Give up the whole run after this long (default\: the plan'\''s length, with room for joining and reporting)]:TIME:_default' \
 '--json=[Write the linerate.result/1 document to FILE ('\''-'\'' for stdout; human output then goes to stderr)]:FILE:_default' \
+'(--dscp)-S+[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
+'(--dscp)--tos=[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
+'--dscp=[DSCP code point (0-63, or a name\: ef, af11-af43, cs0-cs7)\: the upper six bits of the TOS byte, its two ECN bits left to the kernel]:CODE:_default' \
+'-Z+[Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic]:NAME:_default' \
+'--cc=[Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic]:NAME:_default' \
 '-P+[Streams of each pair'\''s flow]:N:_default' \
 '--streams=[Streams of each pair'\''s flow]:N:_default' \
 '--all-at-once[Every pair at once instead of one pair at a time]' \
@@ -470,7 +480,8 @@ _arguments "${_arguments_options[@]}" : \
 '--backend=[What makes the conditions]:BACKEND:((auto\:"netem when the kernel has it, else the built-in emulator"
 netem\:""
 emulator\:""
-veth\:"Plain veth (and TBF for --rate)\: no delay or loss"))' \
+veth\:"Plain veth (and TBF for --rate)\: no delay or loss"
+htb\:"A --topology'\''s switches as kernel namespaces with HTB classes per port (no PFC, ECN or hop delay)"))' \
 '--rtt=[Round-trip time added by the link (e.g. 44ms); half each way]:RTT:_default' \
 '--jitter=[Delay variation each way, plus or minus (packets keep their order)]:JITTER:_default' \
 '--loss=[Packet loss (e.g. 0.1%)]:LOSS:_default' \
@@ -639,7 +650,8 @@ _arguments "${_arguments_options[@]}" : \
 '--backend=[Backend for the WAN conditions]:BACKEND:((auto\:"netem when the kernel has it, else the built-in emulator"
 netem\:""
 emulator\:""
-veth\:"Plain veth (and TBF for --rate)\: no delay or loss"))' \
+veth\:"Plain veth (and TBF for --rate)\: no delay or loss"
+htb\:"A --topology'\''s switches as kernel namespaces with HTB classes per port (no PFC, ECN or hop delay)"))' \
 '--quick[A short run of every part, for CI (about a minute)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
@@ -671,7 +683,8 @@ _arguments "${_arguments_options[@]}" : \
 '--backend=[Backend for the WAN conditions]:BACKEND:((auto\:"netem when the kernel has it, else the built-in emulator"
 netem\:""
 emulator\:""
-veth\:"Plain veth (and TBF for --rate)\: no delay or loss"))' \
+veth\:"Plain veth (and TBF for --rate)\: no delay or loss"
+htb\:"A --topology'\''s switches as kernel namespaces with HTB classes per port (no PFC, ECN or hop delay)"))' \
 '--quick[A short run of every part, for CI (about a minute)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
@@ -692,9 +705,11 @@ _arguments "${_arguments_options[@]}" : \
 '--cells=[Cells per side of each bandwidth-job rank]:CELLS:_default' \
 '--queue=[Each switch port'\''s buffer per class (a switch of the paper'\''s kind shares 16 MB between its ports)]:QUEUE:_default' \
 '--seed=[Seed of the random disjoint allocations]:SEED:_default' \
+'--backend=[The fabric'\''s switches\: the emulator (every configuration), or kernel switches with HTB classes (faster; no PFC, so its configuration is skipped)]:BACKEND:((emulator\:"The emulator'\''s switches"
+htb\:"Kernel switches with HTB classes"))' \
 '--quick[A short run of every part, for CI (about a minute)]' \
-'-h[Print help]' \
-'--help[Print help]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
 && ret=0
 ;;
 (help)

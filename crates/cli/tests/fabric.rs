@@ -235,7 +235,7 @@ fn ets_shares_one_port_by_its_weights() {
     {
         let a = format!("a:dscp=af11:ets={wa}");
         let b = format!("b:dscp=*:ets={wb}");
-        let lab = star(&format!("ets{wa}{}", &backend[..1]), backend, &[&a, &b]);
+        let lab = star(&format!("e{wa}{}", &backend[..1]), backend, &[&a, &b]);
         within_tries(|| {
             let (ra, rb) = shares(&lab, &["--dscp", "af11"], &[]);
             let total = ra + rb;
@@ -471,6 +471,18 @@ fn fabric_flags_are_checked_before_anything_is_built() {
             vec!["--topology", "leaf-spine", "--hosts", "5"],
             "does not match",
         ),
+        (vec!["--backend", "htb"], "switches of a --topology"),
+        (
+            vec![
+                "--topology",
+                "star",
+                "--backend",
+                "htb",
+                "--ecn-threshold",
+                "100K",
+            ],
+            "--ecn-threshold needs",
+        ),
     ] {
         let mut full = vec!["lab", "up", "--name", "flags", "--dry-run"];
         full.extend_from_slice(&args);
@@ -492,6 +504,23 @@ fn fabric_flags_are_checked_before_anything_is_built() {
     ]);
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("through a leaf-spine fabric"));
+    let out = run(&[
+        "lab",
+        "up",
+        "--name",
+        "flags",
+        "--dry-run",
+        "--topology",
+        "star",
+        "--backend",
+        "htb",
+    ]);
+    let script = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        script.contains("ip netns add lr-flags-sw1")
+            && script.contains("tc -n lr-flags-sw1 qdisc replace dev h1 root handle 1: htb"),
+        "{script}"
+    );
 }
 
 /// Two proxy jobs at once on disjoint allocations of one leaf-spine

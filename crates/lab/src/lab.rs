@@ -60,11 +60,8 @@ fn choose(spec: &LabSpec, k: &KernelSupport) -> Result<(Backend, String), LabErr
         BackendChoice::Auto => Err(LabError::Missing(
             "this kernel has neither netem nor TUN; only --backend veth works here".into(),
         )),
-        BackendChoice::Htb => Err(LabError::Spec(
-            "--backend htb builds the switches of a --topology; a lab without one uses netem, \
-             the emulator or veth"
-                .into(),
-        )),
+        // `Lab::plan` says why a lab without a --topology has no switches to build.
+        BackendChoice::Htb => Ok((Backend::Htb, String::new())),
     }
 }
 
@@ -80,7 +77,7 @@ fn choose_fabric(spec: &LabSpec, k: &KernelSupport) -> Result<(Backend, String),
         BackendChoice::Htb => Ok((
             Backend::Htb,
             "kernel switches with HTB classes were asked for (strict priority as HTB priority, \
-             ETS as guaranteed shares)"
+             ETS weights as HTB quanta)"
                 .into(),
         )),
         BackendChoice::Auto | BackendChoice::Emulator if k.tun => Ok((

@@ -2,8 +2,9 @@
 //! that routes between its ports (equal-cost paths hashed on ports, as a
 //! leaf-spine's ECMP), every port's egress an HTB class per traffic class
 //! over a byte FIFO of the port's buffer, classified by DSCP with u32
-//! filters. Strict classes borrow first (HTB priority); ETS classes are
-//! guaranteed their weight's share of the port. What this backend has no
+//! filters. Every class is guaranteed 1 % of the port and borrows the
+//! rest: strict classes first (HTB priority), ETS classes after them by
+//! quanta in proportion to their weights. What this backend has no
 //! qdisc for (PFC pause, ECN marking without RED, hop delay without netem)
 //! is refused before anything is built; the emulator has them all.
 
@@ -247,6 +248,9 @@ fn routes(lab: &Lab, g: &Graph, links: &[usize]) -> Vec<Vec<String>> {
     s
 }
 
+/// The largest packet a port's queue takes at once: a GSO super-packet.
+const SUPER_PACKET: u64 = 64 * 1024;
+
 /// HTB's class id (hex, as tc reads it) of traffic class `i`.
 fn class_id(i: usize) -> String {
     format!("1:{:x}", 0x10 + i)
@@ -308,24 +312,35 @@ fn port_queues(lab: &Lab, g: &Graph, spec: &FabricSpec, p: usize) -> Vec<Vec<Str
             &bit(rate),
         ]),
     ];
-    // Strict classes are guaranteed a sliver and borrow the rest first; ETS
-    // classes are guaranteed their weight's share of what remains, and share
-    // what others leave by quanta in the same proportion.
+    // HTB serves a class below its own rate before any that borrows, and
+    // offers what is left to borrowers by priority, then by quanta. So every
+    // class is guaranteed only a sliver and borrows the rest: strict classes
+    // first (a lower priority), the ETS classes after them, sharing by
+    // quanta in proportion to their weights.
     let strict: Vec<usize> = (0..classes.len())
         .filter(|&i| classes[i].scheduling == Scheduling::Strict)
         .collect();
     let sliver = rate / 100;
-    let left = rate.saturating_sub(sliver * strict.len() as u64);
+    // A class's turn ends after the packet that overdraws its quantum, so a
+    // quantum under a super-packet (64 KiB with GSO) shares by packets, not
+    // bytes: the lightest ETS class gets one super-packet a turn.
+    let lightest = classes
+        .iter()
+        .filter_map(|c| match c.scheduling {
+            Scheduling::Ets { weight } => Some(weight.max(1)),
+            Scheduling::Strict => None,
+        })
+        .min()
+        .unwrap_or(100);
     for (i, c) in classes.iter().enumerate() {
-        let (guaranteed, prio, weight) = match c.scheduling {
+        let (prio, quantum) = match c.scheduling {
             Scheduling::Strict => {
                 let order = strict.iter().position(|&s| s == i).unwrap_or(0);
-                (sliver, order.min(6), 100)
+                (order.min(6), SUPER_PACKET)
             }
             Scheduling::Ets { weight } => (
-                left * u64::from(weight) / 100,
                 strict.len().min(7),
-                weight.max(1),
+                SUPER_PACKET * u64::from(weight.max(1)) / u64::from(lightest),
             ),
         };
         let (id, leaf) = (class_id(i), leaf_handle(i));
@@ -340,13 +355,13 @@ fn port_queues(lab: &Lab, g: &Graph, spec: &FabricSpec, p: usize) -> Vec<Vec<Str
             &id,
             "htb",
             "rate",
-            &bit(guaranteed),
+            &bit(sliver),
             "ceil",
             &bit(rate),
             "prio",
             &prio.to_string(),
             "quantum",
-            &(1514 * weight).to_string(),
+            &quantum.to_string(),
         ]));
         s.push(tc(&[
             "qdisc",
@@ -530,7 +545,9 @@ mod tests {
         );
         let bulk = &h1("classid 1:11 htb")[0];
         assert!(
-            bulk.contains("rate 990000000bit") && bulk.contains("prio 1"),
+            bulk.contains("rate 10000000bit")
+                && bulk.contains("prio 1")
+                && bulk.contains("quantum 65536"),
             "{bulk}"
         );
         assert_eq!(h1("match ip dsfield 0xb8 0xfc flowid 1:10").len(), 1);
