@@ -81,15 +81,29 @@ def main():
         cpu1, up1, t1 = cpu_seconds(pid), uplink_bytes(), time.time()
         report = sh("perf", "report", "-i", data, "--no-children", "--sort", "sym", "--stdio",
                     "--percent-limit", "0.5", "-g", "none").stdout
+        inclusive = sh("perf", "report", "-i", data, "--children", "--sort", "sym", "--stdio",
+                       "--percent-limit", "0.5", "-g", "none").stdout
     finally:
         cleanup()
     symbols = [{"percent": float(m.group(1)), "kernel": m.group(2) == "k", "symbol": m.group(3).strip()}
                for m in re.finditer(r"^\s+([\d.]+)%\s+\[([.k])\]\s+(.+)$", report, re.M)]
+    # Time under each entry point, callees included: writing a frame into a
+    # host's TUN device runs that host's receive path (IP, TCP, the wakeup of
+    # its reader) in this thread; reading takes the sender's frame; poll waits.
+    entry = {}
+    for m in re.finditer(r"^\s+([\d.]+)%\s+[\d.]+%\s+\[[.k]\]\s+(.+)$", inclusive, re.M):
+        name = m.group(2).strip()
+        for key, sym in (("write_to_host_tun", "tun_get_user"), ("read_from_host_tun", "tun_do_read"),
+                         ("poll", "do_sys_poll"), ("host_tcp_receive", "tcp_v4_rcv"),
+                         ("fabric_model", "linerate_lab::fabric::sim::Sim<T>::advance")):
+            if name == sym:
+                entry[key] = float(m.group(1))
     result = {
         "fabric": FABRIC, "seconds": round(t1 - t0, 2),
         "emulator_cores": round((cpu1 - cpu0) / (t1 - t0), 3),
         "uplink_gbps": round((up1 - up0) * 8 / (t1 - t0) / 1e9, 3),
         "kernel_percent": round(sum(s["percent"] for s in symbols if s["kernel"]), 1),
+        "inclusive_percent": entry,
         "symbols": symbols,
     }
     Path(a.out).write_text(json.dumps(result, indent=1) + "\n")
@@ -99,6 +113,7 @@ def main():
           f"samples in the kernel; leaf1's uplink carried {result['uplink_gbps']} Gbit/s")
     for s in symbols[:12]:
         print(f"{s['percent']:6.2f}%  {s['symbol']}")
+    print("callees included:", ", ".join(f"{k} {v:.1f} %" for k, v in entry.items()))
     print(f"wrote {a.out}")
 
 

@@ -360,6 +360,17 @@ fn kernel_switches_route_a_leaf_spine_and_refuse_pause() {
     );
     // The uplinks run at the taper's rate: 4 x 1 Gbit/s at 4:1 over two spines.
     assert_eq!(port(&ports, "leaf1>spine2")["rate_bps"], 500_000_000u64);
+    // A proxy job across both leaves: the fabric routes its ranks too.
+    let job = common::linerate_cmd()
+        .args(["job", "all-to-all", "--lab", &lab.name])
+        .args(["--lab-hosts", "h1,h2,h5,h6", "-n", "20", "--json", "-"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("job");
+    let job = finish(job);
+    let ranks = job["fleet"]["steps"][0]["job"]["ranks"].as_array().unwrap();
+    assert!(ranks.iter().all(|r| r["iterations"] == 20), "{ranks:?}");
 }
 
 /// Three cubic senders into one host for 3 s; the counters after.

@@ -258,7 +258,8 @@ pub fn role(
             name: name.clone(),
             source,
         })?;
-        if lab.hosts.len() > 2 && lab.router.is_none() {
+        // A fabric routes between its hosts itself (kernel switches or the emulator).
+        if lab.hosts.len() > 2 && lab.router.is_none() && lab.spec.fabric.is_none() {
             return Err(LaunchError::LabWithoutRouter(name.clone()));
         }
         Starter::Lab {
