@@ -118,7 +118,7 @@ impl Lab {
                      netem, the emulator or veth"
                         .to_string(),
                 ),
-                Some(f) => crate::fabric::kernel::refusal(f),
+                Some(f) => crate::kernel_fabric::refusal(f),
             };
             if let Some(why) = why {
                 return Err(LabError::Spec(why));
@@ -182,7 +182,7 @@ impl Lab {
             .filter(|_| self.backend == Backend::Htb)
         {
             let g = crate::fabric::graph::Graph::build(f);
-            v.extend(crate::fabric::kernel::switch_namespaces(self, &g));
+            v.extend(crate::kernel_fabric::switch_namespaces(self, &g));
         }
         v
     }
@@ -435,7 +435,7 @@ impl Lab {
         {
             return Some(serde_json::json!({
                 "topology": f.topology.as_str(),
-                "ports": crate::fabric::kernel::counters(self, f),
+                "ports": crate::kernel_fabric::counters(self, f),
                 "unroutable": 0,
                 "write_errors": 0,
             }));

@@ -28,7 +28,7 @@ pub fn steps(lab: &Lab) -> Vec<Step> {
     match (lab.backend, router, &lab.spec.fabric) {
         (Backend::Emulator, _, _) => s.push(Step::StartEmulator),
         (Backend::Htb, _, Some(fabric)) => s.extend(
-            crate::fabric::kernel::steps(lab, fabric)
+            crate::kernel_fabric::steps(lab, fabric)
                 .into_iter()
                 .map(Step::Run),
         ),

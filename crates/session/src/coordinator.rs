@@ -19,6 +19,7 @@ use linerate_fleet::plan::{self, Flow};
 use linerate_result::HostFacts;
 use linerate_result::fleet::{FleetHost, FleetStep, FlowResult, HostRate};
 
+pub use crate::connection_setup::ConnectionSetup;
 pub use crate::job_step::JobPlan;
 use linerate_wire::{
     Accept, AgentJoin, AgentReport, AgentTask, CAPABILITIES, ClockEcho, ClockProbe, JobReport,
@@ -65,16 +66,6 @@ pub struct Settings {
     pub report_grace: Duration,
     /// How every connection of the run is set up, flows' and job ranks'.
     pub connections: ConnectionSetup,
-}
-
-/// What every connection of a run is given: its marking for the network's
-/// traffic classes and its congestion control.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ConnectionSetup {
-    /// The TOS byte, when marked.
-    pub tos: Option<u8>,
-    /// The congestion control, when not the hosts' own.
-    pub congestion: Option<String>,
 }
 
 /// One step of the plan: what it varies, and its flows.

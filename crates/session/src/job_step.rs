@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use linerate_result::fleet::{JobRank, JobResult};
 use linerate_wire::{JobKind, JobPeer, JobReport, JobTask};
 
-use crate::coordinator::ConnectionSetup;
+use crate::connection_setup::ConnectionSetup;
 
 /// A proxy application run as one step.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -18,6 +18,7 @@ mod core;
 pub mod agent;
 pub mod bench_client;
 pub mod bench_server;
+pub mod connection_setup;
 pub mod coordinator;
 pub mod job_step;
 pub mod join;

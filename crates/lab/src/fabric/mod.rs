@@ -2,11 +2,11 @@
 //! leaf-spine with a taper), every switch port an egress queue per traffic
 //! class (strict priority or ETS), ECN marking and PFC pause. The model is
 //! sans-IO ([`sim::Sim`]); the emulator drives it with real packets. Kernel
-//! switches with HTB classes ([`kernel`]) build what the kernel's qdiscs can.
+//! switches with HTB classes (`kernel_fabric`) build what the kernel's
+//! qdiscs can.
 
 pub mod classes;
 pub mod graph;
-pub mod kernel;
 pub mod sim;
 
 use std::fmt;

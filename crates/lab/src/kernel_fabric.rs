@@ -13,9 +13,9 @@ use std::process::Command;
 
 use serde::Deserialize;
 
-use super::graph::Graph;
-use super::sim::{ClassCounters, PortCounters};
-use super::{FabricSpec, Scheduling};
+use crate::fabric::graph::Graph;
+use crate::fabric::sim::{ClassCounters, PortCounters};
+use crate::fabric::{FabricSpec, Scheduling};
 use crate::layout::Lab;
 
 /// Why this backend cannot build `spec`, in the user's words.
