@@ -423,7 +423,12 @@ fn a_full_path_is_named_with_its_share_and_its_streams_fairness() {
                     // queue cannot hold: the loss is then named.
                     let short_of_cores = waited || busy && rate == "10.00 Gbit/s";
                     if short_of_cores && v["limit"] != "path_full" {
-                        assert!(share < 0.9, "{case}");
+                        // Named loss stands at any share: eight bbr streams
+                        // at 44 ms overran the queue (11 % retransmitted) and
+                        // still carried 0.925 of the rate beside busy loops.
+                        let named_loss =
+                            v["limit"] == "network" && sentence.contains("retransmits");
+                        assert!(share < 0.9 || named_loss, "{case}");
                         // The network: the loss, or (a forwarding hop short
                         // of CPU, kernel or emulator) what the path delivered.
                         let why: &[&str] = match v["limit"].as_str() {

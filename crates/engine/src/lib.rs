@@ -17,6 +17,7 @@ pub mod door;
 mod end;
 mod error;
 pub mod fleet;
+mod idle;
 pub mod latency;
 pub mod limits;
 mod measured;

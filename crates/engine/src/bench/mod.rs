@@ -319,7 +319,7 @@ fn plan_request(
     loopback: bool,
     (client, server): (&HostFacts, &HostFacts),
 ) {
-    let plan = plan_cpus(
+    let mut plan = plan_cpus(
         spec.rx_poll,
         params.connections(),
         loopback,
@@ -327,6 +327,19 @@ fn plan_request(
         client,
         server,
     );
+    // A polling reader, pinned or not, needs a core of its own: on a host
+    // whose cores other work holds it only takes turns with that work (a
+    // 4 KiB window on loopback ran 0.63 Gbit/s polling beside two busy loops
+    // where iperf3 ran 1.5; docs/defaults.md#rx-poll-busy-host). Only the
+    // readers poll, so they are what must find idle cores.
+    let same_host = !client.boot_id.is_empty() && client.boot_id == server.boot_id;
+    if spec.rx_poll == RxPoll::Auto && plan.rx_poll && same_host {
+        let readers = u32::from(params.connections());
+        if !crate::idle::room_for(readers, crate::idle::free_cores(client.cpus)) {
+            plan.rx_poll = false;
+            plan.pin = Pin::None;
+        }
+    }
     params.rx_poll = plan.rx_poll;
     (params.pin_cores, params.pin_pairs) = match spec.affinity {
         Affinity::Auto => (plan.pin == Pin::Spread, plan.pin == Pin::Pairs),

@@ -7,31 +7,16 @@
 
 use std::time::{Duration, Instant};
 
-use linerate_probe::cpu::{HostTicks, thread_run_delay};
+use linerate_probe::cpu::thread_run_delay;
 
-/// How long the host is watched before a run decides to spin.
-pub(crate) const LOOK: Duration = Duration::from_millis(150);
+pub(crate) use crate::idle::{free_cores, room_for};
+
 /// How often a spinning thread checks that it still has its core.
 const CHECK_EVERY: Duration = Duration::from_millis(100);
 /// A spinning thread that waited for a core this share of the time or more
 /// shares its core with other work: it blocks from then on. A spinner
 /// with a core to itself waits well under 1 % (interrupts, kernel threads).
 const WAITED_SHARE: f64 = 0.05;
-
-/// Idle cores on this host, measured over [`LOOK`].
-pub(crate) fn free_cores(cpus: u32) -> f64 {
-    let before = HostTicks::now();
-    std::thread::sleep(LOOK);
-    let (busy, _) = HostTicks::now().fractions_since(&before);
-    (1.0 - busy) * f64::from(cpus)
-}
-
-/// Whether `threads` spinning threads each find a free core among `free`:
-/// half a core of slack, as /proc/stat counts in 10 ms ticks and a
-/// previous run's teardown may still hold a core for a few of them.
-pub(crate) fn room_for(threads: u32, free: f64) -> bool {
-    free + 0.5 >= f64::from(threads)
-}
 
 /// One thread's spinning, given up for good once the thread finds itself
 /// waiting for its core (`yields`); spinning as asked otherwise.
