@@ -6,6 +6,12 @@
 use std::time::Duration;
 
 use linerate_probe::cpu::HostTicks;
+use linerate_result::HostFacts;
+
+/// Whether both ends run on one host, so their threads share its cores.
+pub(crate) fn same_host(client: &HostFacts, server: &HostFacts) -> bool {
+    !client.boot_id.is_empty() && client.boot_id == server.boot_id
+}
 
 /// How long the host is watched before a run decides to spin or poll.
 pub(crate) const LOOK: Duration = Duration::from_millis(150);

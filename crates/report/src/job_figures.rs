@@ -130,7 +130,9 @@ fn points_of<'a>(doc: &'a ResultDoc, job: &str) -> Vec<(String, &'a ResultDoc, &
         .iter()
         .filter_map(|p| {
             let (which, config) = p.series.split_once('/')?;
-            (which == job).then_some(())?;
+            if which != job {
+                return None;
+            }
             Some((config.to_string(), &p.result, job_of(&p.result)?))
         })
         .collect()

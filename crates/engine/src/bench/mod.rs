@@ -332,8 +332,7 @@ fn plan_request(
     // 4 KiB window on loopback ran 0.63 Gbit/s polling beside two busy loops
     // where iperf3 ran 1.5; docs/defaults.md#rx-poll-busy-host). Only the
     // readers poll, so they are what must find idle cores.
-    let same_host = !client.boot_id.is_empty() && client.boot_id == server.boot_id;
-    if spec.rx_poll == RxPoll::Auto && plan.rx_poll && same_host {
+    if spec.rx_poll == RxPoll::Auto && plan.rx_poll && crate::idle::same_host(client, server) {
         let readers = u32::from(params.connections());
         if !crate::idle::room_for(readers, crate::idle::free_cores(client.cpus)) {
             plan.rx_poll = false;

@@ -81,7 +81,7 @@ pub fn plan_cpus(
     client: &HostFacts,
     server: &HostFacts,
 ) -> CpuPlan {
-    let same_host = !client.boot_id.is_empty() && client.boot_id == server.boot_id;
+    let same_host = crate::idle::same_host(client, server);
     let (threads, cores) = if same_host {
         (2 * u32::from(connections), client.cpus)
     } else {

@@ -21,6 +21,7 @@ use linerate_wire::{Hello, LatencyParams, Pattern, Role, RunHeader, SessionId, S
 
 use crate::bench::BenchRun;
 use crate::error::{EngineError, Result};
+use crate::idle::same_host;
 use crate::session::connect::{Peer, before_accept, new_session_id, open_control, open_data};
 use crate::session::{Turn, drive, flush};
 use crate::sockopt::StreamOptions;
@@ -320,10 +321,6 @@ fn spins(spec: &LatencySpec, client: &HostFacts, server: &HostFacts) -> SpinChoi
             }
         }
     }
-}
-
-fn same_host(client: &HostFacts, server: &HostFacts) -> bool {
-    !client.boot_id.is_empty() && client.boot_id == server.boot_id
 }
 
 /// Every size idle; then, with load asked for, every size again beside
