@@ -9,7 +9,7 @@ const UDP_DEFAULT_RATE: u64 = 1_000_000_000;
 use linerate_engine::spec::Direction;
 use linerate_probe::verdict::{Capacity, KnownPath};
 
-use crate::flags::{AddressFlags, BufferFlags, CongestionFlags, MarkFlags};
+use crate::flags::{AddressFlags, BufferFlags, CongestionFlags, MarkFlags, StripeFlags};
 use crate::usage::{self, UsageError};
 use crate::{measure, output, signals, units};
 
@@ -113,6 +113,8 @@ pub struct BenchArgs {
     pub mark: MarkFlags,
     #[command(flatten)]
     pub address: AddressFlags,
+    #[command(flatten)]
+    pub stripe: StripeFlags,
     /// Send with MSG_ZEROCOPY (pays off on real NICs with large writes; loopback copies anyway).
     #[arg(long)]
     pub zerocopy: bool,
@@ -179,8 +181,8 @@ impl BenchArgs {
     /// What is known of the path: its capacity from `--capacity`, else
     /// the rate of the lab this runs in, and the least round trip of that
     /// lab's link.
-    fn known_path(&self) -> KnownPath {
-        let mut path = crate::netns::known_path_here();
+    fn known_path(&self, targets: &[std::net::IpAddr]) -> KnownPath {
+        let mut path = crate::netns::known_path_here(targets);
         if let Some(bps) = self.capacity {
             path.capacity = Some(Capacity {
                 bits_per_second: bps as f64,
@@ -201,7 +203,7 @@ impl BenchArgs {
                 10_000
             }),
             bytes: self.bytes,
-            path: self.known_path(),
+            path: self.known_path(&[]),
             direction: if self.bidir {
                 Direction::Bidir
             } else if self.reverse {
@@ -231,7 +233,8 @@ impl BenchArgs {
                 AffinityArg::Pairs => Affinity::Pairs,
             },
             socket: self.socket(),
-            bind: self.address.bind,
+            bind: self.address.bind.first().copied(),
+            stripes: Vec::new(),
             start_at: None,
             run_token: None,
             threads: self.threads,
@@ -288,6 +291,20 @@ pub fn resolve_target(
 pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     let server = a.resolve()?;
     let mut spec = a.spec();
+    (spec.stripes, spec.bind, spec.streams) = a
+        .stripe
+        .resolve(&a.address, spec.streams)
+        .map_err(|e| usage::UsageError(e.to_string()))?;
+    let targets: Vec<std::net::IpAddr> = match spec.stripes.as_slice() {
+        [] => vec![server.ip()],
+        paths => paths.iter().map(|p| p.remote).collect(),
+    };
+    spec.path = a.known_path(&targets);
+    if a.udp && !spec.stripes.is_empty() {
+        return Err(
+            usage::UsageError("--stripe spreads TCP streams; it takes no --udp".into()).into(),
+        );
+    }
     let trust = match a.encrypt {
         true => {
             let name = match a.port {

@@ -6,7 +6,7 @@
 use std::net::{IpAddr, SocketAddr};
 
 use clap::Args;
-use linerate_engine::address::{self, DEFAULT_PORT, Family};
+use linerate_engine::address::{self, DEFAULT_PORT, Family, Stripe};
 use linerate_engine::spec::SocketParams;
 
 use crate::units;
@@ -21,9 +21,10 @@ pub struct AddressFlags {
     /// Use IPv6 only.
     #[arg(short = '6')]
     pub ipv6: bool,
-    /// Local address to connect from.
-    #[arg(short = 'B', long, value_name = "ADDR")]
-    pub bind: Option<IpAddr>,
+    /// Local address to connect from; with --stripe, one per path
+    /// (comma-separated, in --stripe's order) or one for all.
+    #[arg(short = 'B', long, value_name = "ADDR", value_delimiter = ',')]
+    pub bind: Vec<IpAddr>,
 }
 
 impl AddressFlags {
@@ -36,10 +37,60 @@ impl AddressFlags {
         }
     }
 
+    /// The one local address every connection leaves from, if any.
+    pub fn bind(&self) -> anyhow::Result<Option<IpAddr>> {
+        match self.bind.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some(*one)),
+            many => anyhow::bail!(
+                "-B/--bind names {} addresses: several local addresses are for --stripe \
+                 (bench and send), one per path",
+                many.len()
+            ),
+        }
+    }
+
     /// HOST, HOST:PORT, V6 or [V6]:PORT (the daemon's port where none is
     /// named) to one address of the family asked for.
     pub fn resolve(&self, host: &str) -> anyhow::Result<SocketAddr> {
         Ok(address::resolve(host, DEFAULT_PORT, self.family())?)
+    }
+}
+
+/// Data connections spread over several paths (bench, send).
+#[derive(Args, Clone, Debug, Default)]
+pub struct StripeFlags {
+    /// Spread the data streams round-robin over these receiver addresses
+    /// (comma-separated, e.g. one per NIC or per link), each paired with the
+    /// -B address at its place; the control connection goes to the target.
+    /// N paths need at least N streams (-P is raised to N where lower).
+    #[arg(long, value_name = "ADDR,...", value_delimiter = ',')]
+    pub stripe: Vec<String>,
+}
+
+impl StripeFlags {
+    /// The paths, the local address of the control connection, and the
+    /// streams to run (`streams`, raised to one a path).
+    pub fn resolve(
+        &self,
+        address: &AddressFlags,
+        streams: u16,
+    ) -> anyhow::Result<(Vec<Stripe>, Option<IpAddr>, u16)> {
+        let remotes = self
+            .stripe
+            .iter()
+            .map(|h| Ok(address::resolve(h, DEFAULT_PORT, address.family())?.ip()))
+            .collect::<anyhow::Result<Vec<IpAddr>>>()?;
+        let stripes = address::stripes(&remotes, &address.bind)?;
+        let control_bind = address.bind.first().copied();
+        let paths = u16::try_from(stripes.len()).unwrap_or(u16::MAX);
+        if paths > streams {
+            eprintln!(
+                "linerate: --stripe over {paths} paths: {paths} streams, one a path (-P {} gives two a path)",
+                2 * paths
+            );
+        }
+        Ok((stripes, control_bind, streams.max(paths)))
     }
 }
 

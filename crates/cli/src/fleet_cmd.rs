@@ -221,7 +221,7 @@ pub fn run_agent(a: AgentArgs) -> anyhow::Result<()> {
         join_within: JOIN_WITHIN,
         silence: Duration::from_millis(a.timeout),
         token,
-        path: crate::netns::known_path_here(),
+        path: crate::netns::known_path_here(&[]),
     };
     a.log.init(tracing_subscriber::filter::LevelFilter::WARN);
     agent::run(&spec, signals::interrupt_flag())
@@ -339,7 +339,7 @@ pub(crate) fn run_fleet(kind: &'static str, a: &RunArgs, plan_for: &PlanFor) -> 
                 join_within: JOIN_WITHIN,
                 silence: Duration::from_millis(a.timeout.unwrap_or(600_000)),
                 token: fleet_launch::run_token(),
-                path: crate::netns::known_path_here(),
+                path: crate::netns::known_path_here(&[]),
             };
             agent::run(&spec, stop).with_context(|| format!("rank {}", launch.rank))
         }
@@ -360,7 +360,7 @@ pub(crate) fn run_fleet(kind: &'static str, a: &RunArgs, plan_for: &PlanFor) -> 
                 join_within: JOIN_WITHIN,
                 silence: timeout,
                 token: fleet_launch::run_token(),
-                path: crate::netns::known_path_here(),
+                path: crate::netns::known_path_here(&[]),
             };
             let agent_stop = Arc::clone(&stop);
             let own_agent = std::thread::spawn(move || agent::run(&spec, agent_stop));

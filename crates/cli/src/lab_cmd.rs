@@ -8,7 +8,8 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use linerate_lab::emulator::model::ReorderModel;
 use linerate_lab::fabric::{self, FabricSpec, Taper, Topology, TrafficClass};
-use linerate_lab::{BackendChoice, Conditions, Lab, LabSpec, emulator, lab, state};
+use linerate_lab::layout::BondMode;
+use linerate_lab::{BackendChoice, Conditions, Lab, LabSpec, emulator, lab, links, state};
 
 use crate::units;
 
@@ -165,6 +166,16 @@ pub struct UpArgs {
     /// What makes the conditions.
     #[arg(long, value_enum, default_value = "auto")]
     pub backend: BackendArg,
+    /// Parallel links per host, to its peer or to the router, each with the
+    /// conditions given here and its own addresses (see `lab status`);
+    /// `lab set --link N` changes one.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=8))]
+    pub links: u8,
+    /// Join each host's links into one bond that hashes every flow to one
+    /// link (lacp: layer 3+4, as an 802.3ad bond with
+    /// xmit_hash_policy=layer3+4); the host's address is then the bond's.
+    #[arg(long, value_enum)]
+    pub bond: Option<BondArg>,
     #[command(flatten)]
     pub conditions: ConditionArgs,
     #[command(flatten)]
@@ -172,6 +183,12 @@ pub struct UpArgs {
     /// Print the ip/tc commands instead of running them.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum BondArg {
+    /// A flow stays on one member, chosen by a hash of its addresses and ports.
+    Lacp,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -288,9 +305,15 @@ impl FabricArgs {
 }
 
 #[derive(Args)]
+#[command(
+    after_help = "Examples:\n  linerate lab set --rtt 88ms --loss 0.01%\n  linerate lab set --link 2 --rate 200M      slow one of a --links lab's links"
+)]
 pub struct SetArgs {
     #[command(flatten)]
     pub name: NameArgs,
+    /// Change only this link of a lab with --links (1 to N).
+    #[arg(long, value_name = "N")]
+    pub link: Option<u8>,
     #[command(flatten)]
     pub conditions: ConditionArgs,
 }
@@ -324,6 +347,10 @@ pub struct AddrArgs {
     /// The IPv6 address instead.
     #[arg(short = '6')]
     pub v6: bool,
+    /// The address on this one of the host's parallel links (--links),
+    /// instead of its first link's or its bond's.
+    #[arg(long, value_name = "N")]
+    pub link: Option<u8>,
 }
 
 #[derive(Args)]
@@ -337,10 +364,20 @@ pub fn run(cmd: LabCommand) -> anyhow::Result<()> {
         LabCommand::Up(a) => up(a),
         LabCommand::Set(a) => {
             let mut lab = Lab::load(&a.name.name)?;
-            let c = a.conditions.apply(lab.spec.conditions.clone());
-            lab.set(c)
+            let base = match a.link {
+                Some(k) => links::conditions_of(&lab, k).clone(),
+                None => lab.spec.conditions.clone(),
+            };
+            lab.set_link(a.link, a.conditions.apply(base))
                 .with_context(|| format!("changing lab {}", a.name.name))?;
-            println!("lab {}: {}", lab.spec.name, describe(&lab.spec.conditions));
+            match a.link {
+                Some(k) => println!(
+                    "lab {} link {k}: {}",
+                    lab.spec.name,
+                    describe(links::conditions_of(&lab, k))
+                ),
+                None => println!("lab {}: {}", lab.spec.name, describe(&lab.spec.conditions)),
+            }
             Ok(())
         }
         LabCommand::Status(a) => status(a),
@@ -356,10 +393,24 @@ pub fn run(cmd: LabCommand) -> anyhow::Result<()> {
         LabCommand::Addr(a) => {
             let lab = Lab::load(&a.name.name)?;
             let h = lab.host(&a.host)?;
+            let (v4, v6) = match a.link {
+                None => (h.v4, h.v6),
+                Some(k) => h
+                    .links
+                    .iter()
+                    .find(|l| l.link == k)
+                    .map(|l| (l.v4, l.v6))
+                    .with_context(|| {
+                        format!(
+                            "--link {k}: lab {} has {} link(s) per host",
+                            lab.spec.name, lab.spec.links
+                        )
+                    })?,
+            };
             if a.v6 {
-                println!("{}", h.v6);
+                println!("{v6}");
             } else {
-                println!("{}", h.v4);
+                println!("{v4}");
             }
             Ok(())
         }
@@ -403,6 +454,8 @@ pub fn spec_of(a: &UpArgs) -> anyhow::Result<LabSpec> {
         backend: a.backend.into(),
         conditions,
         fabric,
+        links: a.links,
+        bond: a.bond.map(|BondArg::Lacp| BondMode::Lacp),
     })
 }
 
@@ -574,8 +627,17 @@ fn print_lab(lab: &Lab) {
         }
         None => println!("  conditions: {}", describe(&lab.spec.conditions)),
     }
+    if let Some(b) = &lab.bond {
+        println!("  bond: {}", b.reason);
+    }
+    for (k, c) in &lab.link_conditions {
+        println!("  link {k}: {}", describe(c));
+    }
     for h in &lab.hosts {
         println!("  {}  {}  {}  {}", h.name, h.netns, h.v4, h.v6);
+        for l in &h.links {
+            println!("    link {} ({})  {}  {}", l.link, l.device, l.v4, l.v6);
+        }
     }
     if let Some(p) = &lab.emulator {
         let alive = if p.alive() {
@@ -604,6 +666,7 @@ fn status(a: StatusArgs) -> anyhow::Result<()> {
                     "lab": l,
                     "emulator_running": l.emulator.as_ref().map(|p| p.alive()),
                     "counters": l.counters(),
+                    "links": (l.spec.links > 1).then(|| links::counters(l)),
                 })
             })
             .collect();
@@ -620,6 +683,10 @@ fn status(a: StatusArgs) -> anyhow::Result<()> {
             if let Some(c) = l.counters() {
                 print_fabric_counters(&c);
             }
+            continue;
+        }
+        if l.spec.links > 1 {
+            print_link_counters(&links::counters(l));
             continue;
         }
         if let Some(serde_json::Value::Object(hosts)) = l.counters() {
@@ -640,6 +707,25 @@ fn status(a: StatusArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+fn print_link_counters(counters: &[links::LinkCounters]) {
+    use linerate_probe::units::fmt_bytes;
+    println!(
+        "  {:<6} {:<6} {:>12} {:>12} {:>12} {:>12}",
+        "host", "link", "sent", "received", "tx packets", "rx packets"
+    );
+    for c in counters {
+        println!(
+            "  {:<6} {:<6} {:>12} {:>12} {:>12} {:>12}",
+            c.host,
+            c.link,
+            fmt_bytes(c.tx_bytes as f64),
+            fmt_bytes(c.rx_bytes as f64),
+            c.tx_packets,
+            c.rx_packets
+        );
+    }
 }
 
 /// Used by studies: bail out early with the lab's own message when labs cannot run here.

@@ -196,13 +196,16 @@ impl LatencyArgs {
                 self.mark.apply(&mut socket);
                 socket
             },
-            bind: self.address.bind,
+            bind: self.address.bind.first().copied(),
         }
     }
 }
 
 pub fn run(a: LatencyArgs) -> anyhow::Result<()> {
     let server = resolve_target(&a.host, a.port, &a.address)?;
+    a.address
+        .bind()
+        .map_err(|e| crate::usage::UsageError(e.to_string()))?;
     let spec = a.spec();
     spec.check().map_err(|e| UsageError(e.to_string()))?;
     let mut out = output::Out::new(a.json.as_deref() == Some("-"));

@@ -24,12 +24,16 @@ pub fn bench(
     json_lines: bool,
 ) -> anyhow::Result<ResultDoc> {
     out.line(&format!(
-        "linerate bench to {server}: {} stream(s), {}",
+        "linerate bench to {server}: {} stream(s), {}{}",
         spec.streams,
         match spec.bytes {
             Some(b) => format!("{b} bytes"),
             None => format!("{:.1} s", spec.duration_ms as f64 / 1000.0),
         },
+        match spec.stripes.len() {
+            0 => String::new(),
+            n => format!(", striped over {n} paths"),
+        }
     ));
     let omit = if spec.bytes.is_some() {
         0
@@ -38,7 +42,8 @@ pub fn bench(
     };
     let mut printer = IntervalPrinter::new(&mut out)
         .omitting(omit as f64 / 1000.0)
-        .udp(spec.udp.is_some());
+        .udp(spec.udp.is_some())
+        .paths(spec.stripes.len());
     let run = bench::run(server, spec, stop, &mut |batch, peer| {
         printer.print(batch, peer);
         if json_lines {

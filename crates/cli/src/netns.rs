@@ -2,9 +2,10 @@
 
 use linerate_probe::verdict::KnownPath;
 
-/// What is known of the path from the lab this thread runs in, if any.
-pub fn known_path_here() -> KnownPath {
-    linerate_lab::netns::conditions_here()
+/// What is known of the path from the lab this thread runs in, if any: on
+/// a lab with several links, of the links that carry traffic to `targets`.
+pub fn known_path_here(targets: &[std::net::IpAddr]) -> KnownPath {
+    linerate_lab::netns::conditions_here(targets)
         .map(|c| KnownPath::of_lab_link(c.rate_bps, c.rtt_us, c.jitter_us))
         .unwrap_or_default()
 }

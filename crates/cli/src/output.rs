@@ -51,6 +51,9 @@ pub struct IntervalPrinter<'a> {
     omit: f64,
     /// UDP streams: rows show the receiver's counts, not TCP_INFO.
     udp: bool,
+    /// Striped paths (`--stripe`): stream i went over path i % n, and each
+    /// interval has a row per path.
+    paths: usize,
 }
 
 impl<'a> IntervalPrinter<'a> {
@@ -61,7 +64,14 @@ impl<'a> IntervalPrinter<'a> {
             prev_tcp: HashMap::new(),
             omit: 0.0,
             udp: false,
+            paths: 0,
         }
+    }
+
+    /// Adds a row per striped path to every interval.
+    pub fn paths(mut self, n: usize) -> Self {
+        self.paths = n;
+        self
     }
 
     /// Marks the rows of the first `seconds` as omitted from the summary.
@@ -113,8 +123,9 @@ impl<'a> IntervalPrinter<'a> {
         };
         // An interval that began before the omitted time ended is in it
         // (the sampler's boundaries fall a little after each mark).
+        let omit = self.omit;
         let omitted = |start: f64| {
-            if start + 1e-3 < self.omit {
+            if start + 1e-3 < omit {
                 "  (omitted)"
             } else {
                 ""
@@ -187,6 +198,7 @@ impl<'a> IntervalPrinter<'a> {
             line.push_str(omitted(s.start));
             self.out.line(&line);
         }
+        self.print_paths(batch, both);
         for side in [Side::Sender, Side::Receiver] {
             let rows: Vec<&IntervalSample> =
                 batch.iter().filter(|s| !both || s.side == side).collect();
@@ -205,6 +217,35 @@ impl<'a> IntervalPrinter<'a> {
             if !both {
                 break;
             }
+        }
+    }
+}
+
+impl IntervalPrinter<'_> {
+    /// A row per striped path: its streams' bytes, rate and retransmits.
+    fn print_paths(&mut self, batch: &[IntervalSample], both: bool) {
+        if self.paths < 2 {
+            return;
+        }
+        for p in 0..self.paths {
+            let rows: Vec<&IntervalSample> = batch
+                .iter()
+                .filter(|s| usize::from(s.stream) % self.paths == p)
+                .filter(|s| !both || s.side == Side::Receiver)
+                .collect();
+            let Some(first) = rows.first() else { continue };
+            let bytes: u64 = rows.iter().map(|s| s.bytes).sum();
+            let bps: f64 = rows.iter().map(|s| s.bits_per_second).sum();
+            self.out.line(&format!(
+                "[P{:<2}] {:>5.2}-{:<5.2} s {:>11} {:>14}  path {}, {} stream(s)",
+                p + 1,
+                first.start,
+                first.end,
+                fmt_bytes(bytes as f64),
+                fmt_rate(bps),
+                p + 1,
+                rows.len()
+            ));
         }
     }
 }
@@ -264,7 +305,44 @@ pub fn print_summary(out: &mut Out, doc: &ResultDoc) {
         "CPU per GB moved: sender {:.3} s, receiver {:.3} s",
         s.cpu_seconds_per_gb.sender, s.cpu_seconds_per_gb.receiver
     ));
+    print_links(out, doc);
     out.line(&format!("Verdict: {}", s.verdict.sentence));
+}
+
+/// What each striped path, or each member of the bond or multipath route
+/// to the peer, carried.
+pub fn print_links(out: &mut Out, doc: &ResultDoc) {
+    let s = &doc.summary;
+    if !s.paths.is_empty() {
+        out.line("Paths (--stripe):");
+        for p in &s.paths {
+            let from = p
+                .local
+                .as_deref()
+                .map_or(String::new(), |l| format!("{l} -> "));
+            out.line(&format!(
+                "  path {:<2} {:<36} {:>2} stream(s) {:>11} {:>14} {:>5.1} % {:>6} retransmits",
+                p.path,
+                format!("{from}{}", p.remote),
+                p.streams.len(),
+                fmt_bytes(p.bytes as f64),
+                fmt_rate(p.bits_per_second),
+                p.share * 100.0,
+                p.retransmits
+            ));
+        }
+    }
+    if !s.members.is_empty() {
+        out.line("Links of the bond or multipath route to the peer (device counters):");
+        for m in &s.members {
+            out.line(&format!(
+                "  {:<12} {:>11} {:>5.1} %",
+                m.device,
+                fmt_bytes(m.bytes as f64),
+                m.share * 100.0
+            ));
+        }
+    }
 }
 
 pub fn write_json<T: serde::Serialize>(doc: &T, path: &str) -> anyhow::Result<()> {

@@ -13,7 +13,7 @@ use linerate_engine::EngineError;
 use linerate_engine::server::{Server, ServerTls};
 use linerate_engine::spec::{SocketParams, TransferSpec};
 
-use crate::flags::{AddressFlags, BufferFlags, MarkFlags};
+use crate::flags::{AddressFlags, BufferFlags, MarkFlags, StripeFlags};
 use linerate_engine::spec::{SessionId, WireError};
 use linerate_engine::transfer::CachePolicy;
 use linerate_engine::transfer::receive::TransferPolicy;
@@ -114,6 +114,8 @@ pub struct SendArgs {
     pub mark: MarkFlags,
     #[command(flatten)]
     pub address: AddressFlags,
+    #[command(flatten)]
+    pub stripe: StripeFlags,
     /// Receivers poll before blocking (auto: off; polling measured slower when the receiver writes).
     #[arg(long, value_enum, default_value = "auto")]
     pub rx_poll: crate::bench_cmd::RxPollArg,
@@ -149,7 +151,8 @@ impl SendArgs {
                 self.mark.apply(&mut socket);
                 socket
             },
-            bind: self.address.bind,
+            bind: self.address.bind.first().copied(),
+            stripes: Vec::new(),
         }
     }
 }
@@ -260,9 +263,14 @@ pub fn run_send(a: SendArgs) -> anyhow::Result<()> {
     let to = Destination { tls, ..to };
     let mut progress = Progress::new(a.quiet, to_stderr);
     let interrupted = signals::interrupt_flag();
+    let mut spec = a.spec();
+    (spec.stripes, spec.bind, spec.streams) = a
+        .stripe
+        .resolve(&a.address, spec.streams)
+        .map_err(|e| crate::usage::UsageError(e.to_string()))?;
     let run = send::run(
         &to,
-        &a.spec(),
+        &spec,
         Some(&interrupted),
         &manifest,
         discovery.as_ref(),
@@ -450,6 +458,7 @@ fn print_summary(out: &mut Out, run: &TransferRun, doc: &linerate_result::Result
             s.cpu_seconds_per_gb.sender, s.cpu_seconds_per_gb.receiver
         ));
     }
+    crate::output::print_links(out, doc);
     out.line(&format!("Verdict: {}", s.verdict.sentence));
 }
 

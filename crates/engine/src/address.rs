@@ -49,6 +49,83 @@ pub enum AddressError {
     },
 }
 
+/// One path of a striped run: the receiver's address its data
+/// connections go to, and the local address they leave from, if one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stripe {
+    /// The receiver's address (the session's port).
+    pub remote: IpAddr,
+    /// The local address to bind; None: the kernel's choice by route.
+    pub local: Option<IpAddr>,
+}
+
+/// Why addresses to stripe over do not pair up.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StripeError {
+    /// Several local addresses, and not one receiver address per each.
+    #[error(
+        "--bind names {locals} local addresses and --stripe {remotes} receiver addresses: \
+         give one of each per path (or a single --bind for all)"
+    )]
+    Unpaired {
+        /// Local addresses given.
+        locals: usize,
+        /// Receiver addresses given.
+        remotes: usize,
+    },
+    /// Several local addresses without receiver addresses to pair them with.
+    #[error("--bind names {0} local addresses: name the receiver's with --stripe, one per path")]
+    NoRemotes(usize),
+    /// A local and a receiver address of different families.
+    #[error("path {path}: {local} and {remote} are not of one address family")]
+    Family {
+        /// The path's number, from 1.
+        path: usize,
+        /// Its local address.
+        local: IpAddr,
+        /// Its receiver address.
+        remote: IpAddr,
+    },
+}
+
+/// The paths `--stripe REMOTES` and `--bind LOCALS` name, in order: one per
+/// receiver address, each with the local address at its place (or the one
+/// local address for all). No receiver addresses: no striping.
+pub fn stripes(remotes: &[IpAddr], locals: &[IpAddr]) -> Result<Vec<Stripe>, StripeError> {
+    if remotes.is_empty() {
+        return match locals.len() {
+            0 | 1 => Ok(Vec::new()),
+            n => Err(StripeError::NoRemotes(n)),
+        };
+    }
+    if locals.len() > 1 && locals.len() != remotes.len() {
+        return Err(StripeError::Unpaired {
+            locals: locals.len(),
+            remotes: remotes.len(),
+        });
+    }
+    remotes
+        .iter()
+        .enumerate()
+        .map(|(i, &remote)| {
+            let local = match locals {
+                [] => None,
+                [one] => Some(*one),
+                many => Some(many[i]),
+            };
+            match local {
+                Some(l) if l.is_ipv4() != remote.is_ipv4() => Err(StripeError::Family {
+                    path: i + 1,
+                    local: l,
+                    remote,
+                }),
+                _ => Ok(Stripe { remote, local }),
+            }
+        })
+        .collect()
+}
+
 /// Whether `host` names a port of its own (`h:80`, `[v6]:80`; a bare
 /// IPv6 address has colons but no port).
 pub fn names_port(host: &str) -> bool {
@@ -85,6 +162,40 @@ pub fn resolve(host: &str, default_port: u16, family: Family) -> Result<SocketAd
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ips(list: &[&str]) -> Vec<IpAddr> {
+        list.iter().map(|a| a.parse().unwrap()).collect()
+    }
+
+    #[test]
+    fn stripes_pair_each_receiver_address_with_its_local_one() {
+        let remotes = ips(&["10.0.1.2", "10.0.2.2"]);
+        let s = stripes(&remotes, &ips(&["10.0.1.1", "10.0.2.1"])).unwrap();
+        assert_eq!(s[1].local, Some("10.0.2.1".parse().unwrap()));
+        assert_eq!(s[1].remote, remotes[1]);
+        let one = stripes(&remotes, &ips(&["10.0.0.1"])).unwrap();
+        assert!(
+            one.iter()
+                .all(|p| p.local == Some("10.0.0.1".parse().unwrap()))
+        );
+        assert!(
+            stripes(&remotes, &[])
+                .unwrap()
+                .iter()
+                .all(|p| p.local.is_none())
+        );
+        assert!(stripes(&[], &ips(&["10.0.0.1"])).unwrap().is_empty());
+        assert_eq!(
+            stripes(&remotes, &ips(&["10.0.0.1", "10.0.0.2", "10.0.0.3"])),
+            Err(StripeError::Unpaired {
+                locals: 3,
+                remotes: 2
+            })
+        );
+        assert_eq!(stripes(&[], &remotes), Err(StripeError::NoRemotes(2)));
+        let e = stripes(&ips(&["10.0.1.2"]), &ips(&["fd00::1"])).unwrap_err();
+        assert!(e.to_string().contains("not of one address family"), "{e}");
+    }
 
     #[test]
     fn every_way_of_writing_an_address_resolves_with_its_port() {

@@ -106,6 +106,8 @@ pub(crate) fn document(p: Provenance, ends: Ends, verdict: Verdict) -> ResultDoc
             cpu_seconds_per_gb: ends.cpu_seconds_per_gb,
             retransmits: ends.retransmits,
             verdict,
+            paths: Vec::new(),
+            members: Vec::new(),
         },
         lab: None,
         latency: None,

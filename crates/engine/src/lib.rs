@@ -28,6 +28,7 @@ mod session;
 pub mod shares;
 pub mod sockopt;
 pub mod spec;
+pub mod spread;
 mod stream;
 pub mod transfer;
 mod udp;

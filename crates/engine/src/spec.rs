@@ -4,6 +4,8 @@
 
 use std::net::IpAddr;
 
+pub use crate::address::Stripe;
+
 /// The socket options every session kind applies to its data connections:
 /// the wire's own struct, so the spec and what travels are one.
 /// The wire's own parameters and bounds, named here so that a caller
@@ -46,6 +48,9 @@ pub struct BenchSpec {
     pub socket: SocketParams,
     /// Local address to connect from.
     pub bind: Option<IpAddr>,
+    /// Paths the data connections spread over, round-robin (`--stripe`);
+    /// empty: every one to the server's address.
+    pub stripes: Vec<Stripe>,
     /// Encrypt every connection (`bench --encrypt`), to measure what TLS
     /// costs; None runs in the clear.
     pub tls: Option<ClientTls>,
@@ -104,6 +109,7 @@ impl Default for BenchSpec {
             affinity: Affinity::Auto,
             socket: SocketParams::default(),
             bind: None,
+            stripes: Vec::new(),
             tls: None,
             udp: None,
             start_at: None,
@@ -146,6 +152,9 @@ pub struct TransferSpec {
     pub socket: SocketParams,
     /// Local address to connect from.
     pub bind: Option<IpAddr>,
+    /// Paths the data connections spread over, round-robin (`--stripe`);
+    /// empty: every one to the receiver's address.
+    pub stripes: Vec<Stripe>,
 }
 
 impl Default for TransferSpec {
@@ -164,6 +173,7 @@ impl Default for TransferSpec {
             fsync: true,
             socket: SocketParams::default(),
             bind: None,
+            stripes: Vec::new(),
         }
     }
 }

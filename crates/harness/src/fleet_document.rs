@@ -87,6 +87,8 @@ pub fn document(
         cpu_seconds_per_gb: CpuPerGb::default(),
         retransmits: outcome.steps.iter().map(|s| s.retransmits).sum(),
         verdict: verdict(kind, best, outcome),
+        paths: Vec::new(),
+        members: Vec::new(),
     };
     let fleet = Fleet {
         launcher: launcher.to_string(),

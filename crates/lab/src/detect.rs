@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::LabError;
 
 /// What the running kernel offers a lab.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct KernelSupport {
     /// The netem qdisc.
     pub netem: bool,
@@ -17,6 +17,8 @@ pub struct KernelSupport {
     pub htb: bool,
     /// TUN devices (the emulator).
     pub tun: bool,
+    /// The bonding driver (a kernel LACP bond for `--bond lacp`).
+    pub bonding: bool,
 }
 
 /// Fails at once, saying what is missing, when labs cannot work here.
@@ -63,6 +65,8 @@ pub fn probe() -> Result<KernelSupport, LabError> {
         tbf: tries(&["tbf", "rate", "1gbit", "burst", "64k", "limit", "1m"]),
         htb: tries(&["handle", "1:", "htb"]),
         tun: std::path::Path::new("/dev/net/tun").exists(),
+        bonding: crate::exec::run(&["ip", "-n", &ns, "link", "add", "probe0", "type", "bond"])
+            .is_ok(),
     };
     crate::exec::run(&["ip", "netns", "del", &ns])?;
     Ok(support)

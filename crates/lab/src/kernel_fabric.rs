@@ -465,6 +465,8 @@ mod tests {
                 backend: BackendChoice::Auto,
                 conditions: Conditions::default(),
                 fabric: Some(spec.clone()),
+                links: 1,
+                bond: None,
             },
             3,
             Backend::Htb,

@@ -1,7 +1,7 @@
 //! A lab's life: up, set, status, down.
 
 use std::io::{BufRead, BufReader};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -23,6 +23,9 @@ const APPLY_TIMEOUT: Duration = Duration::from_secs(2);
 fn choose(spec: &LabSpec, k: &KernelSupport) -> Result<(Backend, String), LabError> {
     if spec.fabric.is_some() {
         return choose_fabric(spec, k);
+    }
+    if spec.links > 1 {
+        return crate::links::choose_backend(spec, k).map_err(LabError::Spec);
     }
     let c = &spec.conditions;
     match spec.backend {
@@ -130,17 +133,12 @@ impl Lab {
             ));
         }
         let hosts = (1..=spec.hosts)
-            .map(|i| Host {
-                name: format!("h{i}"),
-                netns: format!("lr-{}-h{i}", spec.name),
-                v4: Ipv4Addr::new(10, 201, index, 16 * i + 2),
-                v6: Ipv6Addr::new(0xfd77, 0, u16::from(index), u16::from(i), 0, 0, 0, 2),
-                gateway_v4: Ipv4Addr::new(10, 201, index, 16 * i + 1),
-                gateway_v6: Ipv6Addr::new(0xfd77, 0, u16::from(index), u16::from(i), 0, 0, 0, 1),
-            })
+            .map(|i| crate::links::host(&spec, index, i))
             .collect();
         let router =
             (spec.router || backend == Backend::Emulator).then(|| format!("lr-{}-r", spec.name));
+        // A plan made without probing the kernel shows the bond that works everywhere.
+        let bond = crate::links::bond_record(&spec, &KernelSupport::default());
         Ok(Lab {
             spec,
             index,
@@ -150,6 +148,8 @@ impl Lab {
             emulator: None,
             backend_reason,
             kernel: None,
+            bond,
+            link_conditions: Default::default(),
         })
     }
 
@@ -246,6 +246,7 @@ impl Lab {
         let kernel = detect::probe()?;
         let (backend, reason) = choose(&spec, &kernel)?;
         let mut lab = Lab::plan(spec, free_index(), backend, reason)?;
+        lab.bond = crate::links::bond_record(&lab.spec, &kernel);
         lab.kernel = Some(kernel.into());
         // Recorded before anything exists, so a crash half-way can still be cleaned up.
         lab.save()?;
@@ -389,6 +390,9 @@ impl Lab {
             )));
         }
         conditions.fits(self.backend).map_err(LabError::Spec)?;
+        if self.spec.links > 1 {
+            return self.set_links(None, conditions);
+        }
         let before = self.spec.conditions.clone();
         self.spec.conditions = conditions;
         let applied = match self.backend {
@@ -397,6 +401,53 @@ impl Lab {
         };
         if let Err(e) = applied {
             self.spec.conditions = before;
+            return Err(e);
+        }
+        self.save()
+    }
+
+    /// Changes the conditions of one of the lab's parallel links (`lab set
+    /// --link`), or of every link where `link` is None.
+    pub fn set_link(&mut self, link: Option<u8>, conditions: Conditions) -> Result<(), LabError> {
+        if link.is_some() && self.spec.links < 2 {
+            return Err(LabError::Spec(format!(
+                "--link: lab {} has one link (bring it up with --links N for more)",
+                self.spec.name
+            )));
+        }
+        if link.is_none() {
+            return self.set(conditions);
+        }
+        conditions.validate().map_err(LabError::Spec)?;
+        conditions.fits(self.backend).map_err(LabError::Spec)?;
+        if self.backend == Backend::Veth && conditions.needs_emulation() {
+            return Err(LabError::Spec(format!(
+                "lab {} runs on plain veth (a rate per link): delay, loss or reordering need netem",
+                self.spec.name
+            )));
+        }
+        self.set_links(link, conditions)
+    }
+
+    fn set_links(&mut self, link: Option<u8>, conditions: Conditions) -> Result<(), LabError> {
+        let before = (self.spec.conditions.clone(), self.link_conditions.clone());
+        match link {
+            Some(k) if !(1..=self.spec.links).contains(&k) => {
+                return Err(LabError::Spec(format!(
+                    "--link {k}: lab {} has links 1 to {}",
+                    self.spec.name, self.spec.links
+                )));
+            }
+            Some(k) => {
+                self.link_conditions.insert(k, conditions);
+            }
+            None => {
+                self.spec.conditions = conditions;
+                self.link_conditions.clear();
+            }
+        }
+        if let Err(e) = crate::links::apply(self, link) {
+            (self.spec.conditions, self.link_conditions) = before;
             return Err(e);
         }
         self.save()
@@ -534,6 +585,8 @@ mod tests {
                 ..Conditions::default()
             },
             fabric: None,
+            links: 1,
+            bond: None,
         }
     }
 
@@ -544,6 +597,7 @@ mod tests {
             tbf: true,
             htb: true,
             tun: true,
+            bonding: false,
         };
         let without = KernelSupport {
             netem: false,

@@ -2,6 +2,7 @@
 //! that building it ([`crate::topology`]) and running it ([`crate::lab`])
 //! both read.
 
+use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use serde::{Deserialize, Serialize};
@@ -14,6 +15,8 @@ use crate::state::ProcessId;
 
 /// The most hosts a lab has.
 pub const MAX_HOSTS: u8 = 8;
+/// The most parallel links a host has.
+pub const MAX_LINKS: u8 = 8;
 
 /// What the user asked for.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -34,6 +37,16 @@ pub struct LabSpec {
     /// link or one router.
     #[serde(default)]
     pub fabric: Option<FabricSpec>,
+    /// Parallel links per host (`--links`), each its own rate and queue.
+    #[serde(default = "one_link")]
+    pub links: u8,
+    /// The bond that joins a host's links (`--bond`), if any.
+    #[serde(default)]
+    pub bond: Option<BondMode>,
+}
+
+fn one_link() -> u8 {
+    1
 }
 
 impl LabSpec {
@@ -73,6 +86,7 @@ impl LabSpec {
                 "--hosts must be 2 to {MAX_HOSTS} (a --topology takes up to {MAX_FABRIC_HOSTS})"
             )));
         }
+        validate_links(self).map_err(LabError::Spec)?;
         if !(1280..=65_000).contains(&self.mtu) {
             return Err(LabError::Spec(
                 "--mtu must be 1280 to 65000 (IPv6 needs 1280)".into(),
@@ -80,6 +94,27 @@ impl LabSpec {
         }
         self.conditions.validate().map_err(LabError::Spec)
     }
+}
+
+/// Whether a spec's links and bond can be built.
+fn validate_links(spec: &LabSpec) -> Result<(), String> {
+    if !(1..=MAX_LINKS).contains(&spec.links) {
+        return Err(format!("--links must be 1 to {MAX_LINKS}"));
+    }
+    if spec.links > 1 && spec.fabric.is_some() {
+        return Err(
+            "--links gives hosts on one link or one router parallel links; a --topology's \
+             hosts have one link each"
+                .into(),
+        );
+    }
+    if spec.bond.is_some() && spec.links < 2 {
+        return Err("--bond joins a host's links: give it --links 2 or more".into());
+    }
+    if spec.links > 1 && !spec.router && spec.hosts > 2 {
+        return Err("more than two hosts with --links need --router".into());
+    }
+    Ok(())
 }
 
 /// A host of a lab.
@@ -96,6 +131,28 @@ pub struct Host {
     /// The router's address on this host's link (used when there is a kernel router).
     pub gateway_v4: Ipv4Addr,
     /// The router's IPv6 address on this host's link.
+    pub gateway_v6: Ipv6Addr,
+    /// Each of its links, when it has more than one (`--links`): their
+    /// devices and addresses. Then `v4` and `v6` are the first link's, or
+    /// the bond's where the links are bonded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<LinkAddr>,
+}
+
+/// One of a host's parallel links.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LinkAddr {
+    /// Its number, 1 to `--links`, as `lab set --link` names it.
+    pub link: u8,
+    /// Its device in the host's namespace (link1, link2, ...).
+    pub device: String,
+    /// Its IPv4 address.
+    pub v4: Ipv4Addr,
+    /// Its IPv6 address.
+    pub v6: Ipv6Addr,
+    /// The router's (or the peer's) IPv4 address on this link.
+    pub gateway_v4: Ipv4Addr,
+    /// The router's (or the peer's) IPv6 address on this link.
     pub gateway_v6: Ipv6Addr,
 }
 
@@ -118,6 +175,13 @@ pub struct Lab {
     pub backend_reason: String,
     /// What the kernel offered when the lab came up.
     pub kernel: Option<KernelSupportRecord>,
+    /// How the bond is made, when the links are bonded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bond: Option<BondRecord>,
+    /// Conditions of single links that `lab set --link` changed, by link
+    /// number; every other link has the lab's.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub link_conditions: BTreeMap<u8, Conditions>,
 }
 
 /// What the kernel offered a lab, as recorded.
@@ -131,6 +195,9 @@ pub struct KernelSupportRecord {
     pub htb: bool,
     /// TUN devices.
     pub tun: bool,
+    /// The bonding driver.
+    #[serde(default)]
+    pub bonding: bool,
 }
 
 impl From<KernelSupport> for KernelSupportRecord {
@@ -140,6 +207,35 @@ impl From<KernelSupport> for KernelSupportRecord {
             tbf: k.tbf,
             htb: k.htb,
             tun: k.tun,
+            bonding: k.bonding,
         }
     }
+}
+
+/// How a host's links are bonded (`--bond`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BondMode {
+    /// One logical link that hashes each flow to a member by layer 3+4, as
+    /// an LACP (802.3ad) bond with `xmit_hash_policy=layer3+4` does.
+    Lacp,
+}
+
+/// What makes a lab's bond.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BondMaker {
+    /// The kernel's bonding driver, mode 802.3ad.
+    Driver,
+    /// Multipath routes hashed by layer 3+4 at every end.
+    Hash,
+}
+
+/// How a lab's bond was made, and why, in words.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BondRecord {
+    /// What makes it.
+    pub made_by: BondMaker,
+    /// Why, in words.
+    pub reason: String,
 }

@@ -13,6 +13,7 @@ pub mod fabric;
 mod kernel_fabric;
 pub mod lab;
 pub mod layout;
+pub mod links;
 pub mod netns;
 pub mod state;
 mod topology;

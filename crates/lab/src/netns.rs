@@ -36,19 +36,29 @@ pub fn run_in<T: Send, E: From<LabError> + Send>(
     })
 }
 
-/// The link conditions of the lab whose host namespace this thread runs in
-/// (under `lab exec`), if any.
-pub fn conditions_here() -> Option<Conditions> {
+/// The lab whose host namespace this thread runs in (under `lab exec`), if any.
+pub fn lab_here() -> Option<Lab> {
     use std::os::unix::fs::MetadataExt;
     let id = |path: &str| std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
     let here = id("/proc/thread-self/ns/net")?;
-    let lab = crate::state::names()
+    crate::state::names()
         .iter()
         .filter_map(|name| Lab::load(name).ok())
         .find(|lab| {
             lab.hosts
                 .iter()
                 .any(|h| id(&format!("/run/netns/{}", h.netns)) == Some(here))
-        })?;
-    Some(lab.spec.conditions)
+        })
+}
+
+/// The link conditions of the lab whose host namespace this thread runs in
+/// (under `lab exec`), if any: with several links, those of the links that
+/// carry traffic to `targets` (all of a bond's), their rates summed.
+pub fn conditions_here(targets: &[std::net::IpAddr]) -> Option<Conditions> {
+    let lab = lab_here()?;
+    let mut c = lab.spec.conditions.clone();
+    if lab.spec.links > 1 && !targets.is_empty() {
+        c.rate_bps = crate::links::rate_toward(&lab, targets);
+    }
+    Some(c)
 }

@@ -24,6 +24,10 @@ pub fn steps(lab: &Lab) -> Vec<Step> {
         s.push(cmd(&["ip", "netns", "add", &ns]));
         s.push(cmd(&["ip", "-n", &ns, "link", "set", "lo", "up"]));
     }
+    if lab.spec.links > 1 {
+        s.extend(crate::links::steps(lab).into_iter().map(Step::Run));
+        return s;
+    }
     let router = lab.router.as_deref();
     match (lab.backend, router, &lab.spec.fabric) {
         (Backend::Emulator, _, _) => s.push(Step::StartEmulator),

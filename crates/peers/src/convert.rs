@@ -99,6 +99,8 @@ pub fn to_result(
                 ),
                 evidence,
             },
+            paths: Vec::new(),
+            members: Vec::new(),
         },
         lab: None,
         latency: None,

@@ -2,13 +2,15 @@
 //!
 //! [`tcpinfo`] reads and decodes TCP_INFO, [`cpu`] accounts CPU time per thread,
 //! per process and per host, [`host`] collects the facts a result must carry,
-//! [`snmp`] reads the host's UDP drop counters, [`verdict`] turns all of it
+//! [`snmp`] reads the host's UDP drop counters, [`members`] finds the
+//! links a bond or a multipath route spreads flows over, [`verdict`] turns all of it
 //! into the name of the bottleneck, and [`units`] writes rates and sizes for
 //! people.
 #![warn(missing_docs)]
 
 pub mod cpu;
 pub mod host;
+pub mod members;
 pub mod snmp;
 pub mod tcpinfo;
 pub mod units;

@@ -418,6 +418,10 @@ pub enum Limit {
     /// round trips shorter than the path can carry (packets that skipped
     /// an emulated delay), so what they did says nothing about it.
     Invalid,
+    /// The links of a bond or of a striped run did not carry their
+    /// shares: a hash put several flows on one member, or one link was
+    /// slower than the others.
+    Links,
     /// Nothing the rules could name (no TCP_INFO, too short).
     Unknown,
 }
@@ -457,6 +461,47 @@ pub struct Summary {
     pub retransmits: u64,
     /// What limited the run.
     pub verdict: Verdict,
+    /// What each path of a striped run carried (`--stripe`), in its order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<PathShare>,
+    /// What each link of the client's bond or multipath route to the
+    /// server carried during the run, from its device counters.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<MemberShare>,
+}
+
+/// What one path of a striped run carried: the streams given to one pair
+/// of local and remote addresses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PathShare {
+    /// Its number, 1 to the paths given, in `--stripe` order.
+    pub path: u16,
+    /// The local address its streams connected from, where one was given.
+    pub local: Option<String>,
+    /// The receiver's address its streams connected to.
+    pub remote: String,
+    /// Its streams (ids as in `streams`).
+    pub streams: Vec<u16>,
+    /// Payload its receivers took.
+    pub bytes: u64,
+    /// Its payload rate over the run.
+    pub bits_per_second: f64,
+    /// Segments its senders retransmitted.
+    pub retransmits: u64,
+    /// Its share of the run's payload, 0 to 1.
+    pub share: f64,
+}
+
+/// What one member link of a bond or of a multipath route carried.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemberShare {
+    /// Its device at the client (link2, eth1, ...).
+    pub device: String,
+    /// Bytes it carried in the run's data direction (sent for a forward
+    /// run, received for -R, both for --bidir), headers included.
+    pub bytes: u64,
+    /// Its share of what all members carried, 0 to 1.
+    pub share: f64,
 }
 
 /// `arg` with the secret of any receiver URL in it replaced by `REDACTED`:

@@ -21,6 +21,7 @@ use crate::session::control::Control;
 use crate::session::{Turn, drive, feed, flush};
 use crate::sockopt::StreamOptions;
 use crate::spec::BenchSpec;
+use crate::spread::{self, MemberWatch};
 
 pub mod find_rate;
 mod plan;
@@ -53,6 +54,10 @@ pub struct BenchRun {
     /// The write size was asked for (`-l`), not chosen by the CPU plan: a
     /// sweep over it is a figure of its own.
     pub write_len_asked: bool,
+    /// The paths the streams were striped over (`--stripe`).
+    pub stripes: Vec<crate::address::Stripe>,
+    /// What each link of the bond or multipath route to the server carried.
+    pub members: Option<crate::spread::MembersCarried>,
 }
 
 /// This end's samples of an interval and the server's latest, as the run
@@ -77,6 +82,7 @@ pub fn run(
         bind: spec.bind,
         tls: spec.tls.as_ref().map(|t| t.0.clone()),
         token: None,
+        stripes: spec.stripes.clone(),
     };
     let session = new_session_id()?;
     let mut ctl = open_control(&peer, session, SessionKind::Bench)?;
@@ -87,12 +93,14 @@ pub fn run(
     let mut client = None;
     let mut accepted = false;
     let mut started_at = SystemTime::now();
+    let mut members = None;
     let run = |params: &BenchParams,
                client: Option<SideReport>,
                server,
                server_host,
                started_at,
-               interrupted| BenchRun {
+               interrupted,
+               members| BenchRun {
         params: params.clone(),
         session,
         started_at,
@@ -104,6 +112,8 @@ pub fn run(
         encryption: encryption.clone(),
         path: spec.path,
         write_len_asked: spec.write_len.is_some(),
+        stripes: spec.stripes.clone(),
+        members,
     };
     drive(&mut ctl, &mut m, None, |ctl, m, turn| {
         let event = match turn {
@@ -122,6 +132,7 @@ pub fn run(
                     host,
                     started_at,
                     stopped(),
+                    members.take(),
                 )));
             }
             // Ended by the user before the server could report (its
@@ -136,6 +147,7 @@ pub fn run(
                     host,
                     started_at,
                     true,
+                    members.take(),
                 )));
             }
             Turn::Ended(Err(e)) if !accepted => return Err(before_accept(server, ctl, e)),
@@ -158,6 +170,13 @@ pub fn run(
             }
             Event::OpenStreams => {
                 let options = StreamOptions::from(&params);
+                // Striped streams are counted per path; unstriped ones per
+                // member of a bond or multipath route, where the route has one.
+                let watch = spec
+                    .stripes
+                    .is_empty()
+                    .then(|| MemberWatch::start(server.ip()))
+                    .flatten();
                 let sockets = (0..params.connections())
                     .map(|index| {
                         let hello = Hello::new(session, Role::Data, SessionKind::Bench, index);
@@ -188,6 +207,7 @@ pub fn run(
                     return Err(EngineError::ClientStreams(failed));
                 }
                 client = Some(report);
+                members = watch.map(|w| w.finish(params.direction));
                 m.run_over(Instant::now());
             }
             // Late ones, after this end's last interval was shown.
@@ -423,9 +443,30 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
             path_min_rtt_us: run.path.min_rtt_us,
         }),
     };
+    let paths = spread::paths(&run.stripes, &ends.streams);
+    let verdict = verdict::spread::judge(
+        verdict,
+        &verdict::spread::Spread {
+            paths: &paths,
+            members: run
+                .members
+                .as_ref()
+                .map(|m| (&m.spreader, m.shares.as_slice())),
+            flows: u32::from(params.streams)
+                * if params.direction == Direction::Bidir {
+                    2
+                } else {
+                    1
+                },
+            bits_per_second: ends.bits_per_second,
+        },
+    );
     let mut parameters = serde_json::to_value(params).unwrap_or_default();
     if let Some(map) = parameters.as_object_mut() {
         map.insert("session".into(), run.session.to_hex().into());
+        if !run.stripes.is_empty() {
+            map.insert("stripes".into(), spread::stripes_json(&run.stripes));
+        }
         map.insert(
             "write_len_source".into(),
             if run.write_len_asked {
@@ -471,6 +512,12 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
     };
     let mut doc = document::document(provenance, ends, verdict);
     doc.interrupted = run.interrupted;
+    doc.summary.paths = paths;
+    doc.summary.members = run
+        .members
+        .as_ref()
+        .map(|m| m.shares.clone())
+        .unwrap_or_default();
     doc
 }
 

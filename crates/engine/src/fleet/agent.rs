@@ -235,6 +235,7 @@ fn reach(spec: &AgentSpec, stop: &AtomicBool) -> Result<Control> {
         bind: source_ip(spec),
         tls: None,
         token: None,
+        stripes: Vec::new(),
     };
     let until = Instant::now() + spec.join_within;
     loop {

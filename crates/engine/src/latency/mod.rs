@@ -188,6 +188,7 @@ pub fn run(
         bind: spec.bind,
         tls: None,
         token: None,
+        stripes: Vec::new(),
     };
     let session = new_session_id()?;
     let mut ctl = open_control(&peer, session, SessionKind::Latency)?;

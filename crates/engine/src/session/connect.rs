@@ -14,6 +14,7 @@ use linerate_wire::{Hello, Role, SessionId, SessionKind};
 use super::StreamSocket;
 use super::control::Control;
 use super::link::{Link, connect_tls};
+use crate::address::Stripe;
 use crate::error::{EngineError, Result};
 use crate::sockopt::{self, StreamOptions};
 
@@ -30,6 +31,22 @@ pub struct Peer {
     /// The session's secret, which encrypted data connections show to
     /// join it (the one-shot receiver's token).
     pub token: Option<String>,
+    /// Paths data connections spread over, round-robin by their index
+    /// (`--stripe`); empty: the server's address and `bind` for all.
+    pub stripes: Vec<Stripe>,
+}
+
+impl Peer {
+    /// Where data connection `index` goes, and from where.
+    fn data_path(&self, index: u16) -> (SocketAddr, Option<IpAddr>) {
+        match self.stripes.len() {
+            0 => (self.server, self.bind),
+            n => {
+                let s = self.stripes[usize::from(index) % n];
+                (SocketAddr::new(s.remote, self.server.port()), s.local)
+            }
+        }
+    }
 }
 
 /// Opens a session's control connection and sends its hello; the
@@ -68,7 +85,8 @@ pub(crate) fn open_data(
     options: &StreamOptions,
     hello: Hello,
 ) -> Result<StreamSocket> {
-    let stream = connect(peer.server, peer.bind, Some(options))?;
+    let (to, from) = peer.data_path(hello.stream_index);
+    let stream = connect(to, from, Some(options))?;
     // The join follows the TLS handshake's last flight: with Nagle it waited
     // for the server's delayed ACK, 40 ms on every encrypted connection.
     stream

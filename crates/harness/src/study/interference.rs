@@ -288,6 +288,8 @@ impl FabricLab {
             backend: a.backend,
             conditions: Conditions::default(),
             fabric: Some(fabric),
+            links: 1,
+            bond: None,
         };
         Ok(FabricLab(Lab::up(spec, &a.common.linerate)?))
     }

@@ -42,6 +42,8 @@ pub fn lan(a: &LanStudy, on: &mut dyn FnMut(StudyEvent)) -> Result<ManyRuns, Har
         backend: BackendChoice::Veth,
         conditions: Conditions::default(),
         fabric: None,
+        links: 1,
+        bond: None,
     };
     let cc = c.cc.as_deref();
     let run = |bed: &Bed, p: u16, v6: bool| bed.bench(timed(t, p), cc, v6, &c.command_line);

@@ -141,6 +141,8 @@ fn wan_lab(c: &StudyCommon, backend: BackendChoice, rtt_us: u64, rate_bps: u64) 
             ..Conditions::default()
         },
         fabric: None,
+        links: 1,
+        bond: None,
     }
 }
 

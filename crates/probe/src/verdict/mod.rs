@@ -11,6 +11,7 @@ pub mod features;
 pub mod latency;
 pub mod rules;
 pub mod sentences;
+pub mod spread;
 pub mod steady;
 pub mod udp;
 

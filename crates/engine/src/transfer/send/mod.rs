@@ -103,6 +103,10 @@ pub struct TransferRun {
     pub pacing_rate: Option<u64>,
     /// The cipher and key exchange, when the transfer was encrypted.
     pub encryption: Option<Negotiated>,
+    /// The paths the streams were striped over (`--stripe`).
+    pub stripes: Vec<crate::address::Stripe>,
+    /// What each link of the bond or multipath route to the receiver carried.
+    pub members: Option<crate::spread::MembersCarried>,
 }
 
 struct Shared<'a> {
@@ -177,6 +181,7 @@ pub fn run(
         bind: spec.bind,
         tls: to.tls.clone(),
         token: to.token.as_ref().map(|t| t.0.clone()),
+        stripes: spec.stripes.clone(),
     };
     let request = TransferRequest {
         rx_poll: spec.rx_poll == RxPoll::On,
@@ -214,6 +219,13 @@ pub fn run(
         .stream
         .try_clone()
         .map_err(|e| EngineError::io("sharing the control connection", e))?;
+    // Striped streams are counted per path; unstriped ones per member of a
+    // bond or multipath route, where the route has one.
+    let watch = spec
+        .stripes
+        .is_empty()
+        .then(|| crate::spread::MemberWatch::start(to.server.ip()))
+        .flatten();
     let (sockets, server_host) = connect_streams(&mut ctl, &mut m, &peer, session, &options)?;
     let started_at = SystemTime::now();
     let shared = Shared {
@@ -330,6 +342,8 @@ pub fn run(
         verified,
         pacing_rate: options.socket.pacing_rate,
         encryption,
+        stripes: spec.stripes.clone(),
+        members: watch.map(|w| w.finish(linerate_wire::Direction::Forward)),
     })
 }
 

@@ -11,6 +11,19 @@ use crate::document;
 pub fn to_result(run: &TransferRun, command_line: Vec<String>) -> ResultDoc {
     let ends = document::merge(&run.client, &run.server);
     let verdict = judge(run, &ends, ends.bits_per_second, ends.seconds);
+    let paths = crate::spread::paths(&run.stripes, &ends.streams);
+    let verdict = verdict::spread::judge(
+        verdict,
+        &verdict::spread::Spread {
+            paths: &paths,
+            members: run
+                .members
+                .as_ref()
+                .map(|m| (&m.spreader, m.shares.as_slice())),
+            flows: u32::from(run.request.streams),
+            bits_per_second: ends.bits_per_second,
+        },
+    );
     let mut parameters = serde_json::to_value(&run.request).unwrap_or_default();
     if let Some(map) = parameters.as_object_mut() {
         map.remove("token");
@@ -33,6 +46,9 @@ pub fn to_result(run: &TransferRun, command_line: Vec<String>) -> ResultDoc {
             "encryption".into(),
             document::encryption(run.encryption.as_ref()),
         );
+        if !run.stripes.is_empty() {
+            map.insert("stripes".into(), crate::spread::stripes_json(&run.stripes));
+        }
     }
     let provenance = document::Provenance {
         kind: "transfer",
@@ -42,7 +58,14 @@ pub fn to_result(run: &TransferRun, command_line: Vec<String>) -> ResultDoc {
         server_host: &run.server_host,
         parameters,
     };
-    document::document(provenance, ends, verdict)
+    let mut doc = document::document(provenance, ends, verdict);
+    doc.summary.paths = paths;
+    doc.summary.members = run
+        .members
+        .as_ref()
+        .map(|m| m.shares.clone())
+        .unwrap_or_default();
+    doc
 }
 
 /// Below this much payload a transfer is all setup: no limit is named.
