@@ -7,7 +7,8 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use linerate_harness::document::ManyRuns;
 use linerate_harness::study::{
-    self, InterferenceStudy, LanStudy, StudyCommon, StudyEvent, TuningStudy, WanStudy,
+    self, InterferenceStudy, LanStudy, StripingStudy, StudyCommon, StudyEvent, TuningStudy,
+    WanStudy,
 };
 use linerate_probe::units::fmt_rate;
 use linerate_result::Limit;
@@ -27,6 +28,28 @@ pub enum StudyCommand {
     /// leaf-spine fabric: alone, together without classes, with ETS 50/50, with strict
     /// priority, with PFC on the bandwidth class (seed 002, section VIII).
     Interference(InterferenceArgs),
+    /// N parallel links between two hosts: one link alone, the N bonded (a hash per
+    /// flow) with 1, N and 4N streams, and the N striped explicitly (--stripe), memory
+    /// to memory and a file transfer (seeds 000 and 004).
+    Striping(StripingArgs),
+}
+
+#[derive(Args)]
+#[command(
+    after_help = "Example:\n  linerate study striping --json striping.json      4 links of 1 Gbit/s\n  linerate study striping --quick                   2 links, short runs"
+)]
+pub struct StripingArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Parallel links between the two hosts (default 4, 2 with --quick).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(2..=8))]
+    pub links: Option<u8>,
+    /// Each link's rate.
+    #[arg(long, default_value = "1gbit", value_parser = units::parse_rate)]
+    pub rate: u64,
+    /// Size of the file each transfer sends (default 1G, 64M with --quick).
+    #[arg(long, value_parser = units::parse_size)]
+    pub file_size: Option<u64>,
 }
 
 #[derive(Args)]
@@ -214,6 +237,16 @@ pub fn run(cmd: StudyCommand) -> anyhow::Result<()> {
             };
             eprintln!("linerate study interference:");
             (study::interference(&spec, &mut print)?, a.common.json)
+        }
+        StudyCommand::Striping(a) => {
+            let spec = StripingStudy {
+                common: common(&a.common)?,
+                links: a.links,
+                rate_bps: a.rate,
+                file_bytes: a.file_size,
+            };
+            eprintln!("linerate study striping:");
+            (study::striping(&spec, &mut print)?, a.common.json)
         }
     };
     print_findings(&runs);

@@ -176,6 +176,7 @@ fn four_links_carry_four_times_one_striped_or_bonded_and_a_slow_one_is_named() {
             .contains("the hash put it on link"),
         "{v}"
     );
+    common::assert_matches_schema(&doc);
     let top = shares(&doc, "members").into_iter().fold(0.0, f64::max);
     assert!(
         top > 0.9,
@@ -235,5 +236,59 @@ fn four_links_carry_four_times_one_striped_or_bonded_and_a_slow_one_is_named() {
     assert!(
         counters.iter().all(|c| c["tx_bytes"].as_u64().unwrap() > 0),
         "{status}"
+    );
+}
+
+#[test]
+fn the_striping_study_runs_on_a_reduced_lab() {
+    if !require_root("the_striping_study_runs_on_a_reduced_lab") {
+        return;
+    }
+    let _alone = alone_with_traffic();
+    let name = format!("sstr{}", std::process::id() % 1000);
+    let out = common::run(&["study", "striping", "--quick", "--name", &name]);
+    let _ = common::run(&["lab", "down", "--name", &name]);
+    assert!(
+        out.status.success(),
+        "study striping: {}",
+        common::text(&out)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("study JSON");
+    common::assert_matches_schema(&doc);
+    let study = &doc["study"];
+    let series: Vec<&str> = study["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["series"].as_str().unwrap())
+        .collect();
+    for s in [
+        "memory/one_link",
+        "memory/bond",
+        "memory/striped",
+        "transfer/one_link",
+        "transfer/bond",
+        "transfer/striped",
+    ] {
+        assert!(series.contains(&s), "{s} in {series:?}");
+    }
+    assert_eq!(
+        series.iter().filter(|s| **s == "memory/bond").count(),
+        3,
+        "1, N and 4N streams"
+    );
+    let f = &study["findings"];
+    // Two links striped: each carries its own streams.
+    let striped = f["memory_striped_over_one_link"].as_f64().unwrap();
+    assert!(striped > 1.7, "2 striped links over one: {striped}");
+    let one = f["memory_bond_P1_over_one_link"].as_f64().unwrap();
+    assert!(one < 1.1, "1 stream over the bond is one link's: {one}");
+    let said = study["definitions"]["sentence"].as_str().unwrap();
+    assert!(said.starts_with("2 striped links carried"), "{said}");
+    // The report draws the study as its own figure.
+    let html = common::report_page(&doc, "striping").1;
+    assert!(
+        html.contains("striping"),
+        "the report has the striping figure"
     );
 }

@@ -5,7 +5,6 @@
 //! a run's share per member says whether its flows were spread.
 
 use std::net::IpAddr;
-use std::path::Path;
 use std::process::Command;
 
 use serde::Deserialize;
@@ -95,15 +94,20 @@ pub fn toward(peer: IpAddr) -> Option<Members> {
         .output()
         .ok()?;
     let routes: Vec<Route> = serde_json::from_slice(&out.stdout).ok()?;
-    let sysfs = Path::new("/sys/class/net");
-    let hash_policy = std::fs::read_to_string(if peer.is_ipv4() {
-        "/proc/sys/net/ipv4/fib_multipath_hash_policy"
+    // /proc/thread-self/sys would be this thread's namespace's; /proc/sys
+    // is the process's, so ask sysctl in a child, which takes the thread's.
+    let key = if peer.is_ipv4() {
+        "net.ipv4.fib_multipath_hash_policy"
     } else {
-        "/proc/sys/net/ipv6/fib_multipath_hash_policy"
-    })
-    .ok()
-    .and_then(|t| t.trim().parse().ok());
-    of_routes(&routes, |dev| bond_of(sysfs, dev), hash_policy)
+        "net.ipv6.fib_multipath_hash_policy"
+    };
+    let hash_policy = Command::new("sysctl")
+        .args(["-n", key])
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|t| t.trim().parse().ok());
+    of_routes(&routes, bond_of, hash_policy)
 }
 
 /// The most specific of `routes` (each matching the peer) as members.
@@ -148,32 +152,55 @@ fn prefix_len(dst: &str) -> u8 {
     }
 }
 
-/// A bond's slaves and transmit hash policy, from the bonding driver's files.
-fn bond_of(sysfs: &Path, dev: &str) -> Option<(Vec<String>, String)> {
-    let dir = sysfs.join(dev).join("bonding");
-    let slaves = std::fs::read_to_string(dir.join("slaves")).ok()?;
-    let hash = std::fs::read_to_string(dir.join("xmit_hash_policy")).unwrap_or_default();
-    Some((
-        slaves.split_whitespace().map(str::to_owned).collect(),
-        hash.split_whitespace()
-            .next()
-            .unwrap_or("unknown")
-            .to_string(),
-    ))
+/// A bond's slaves and transmit hash policy, as `ip` reports them in this
+/// thread's namespace; None for a device that is not a bond.
+fn bond_of(dev: &str) -> Option<(Vec<String>, String)> {
+    let ip = |args: &[&str]| -> Option<Vec<serde_json::Value>> {
+        let out = Command::new("ip").args(args).output().ok()?;
+        serde_json::from_slice(&out.stdout).ok()
+    };
+    let link = ip(&["-d", "-j", "link", "show", "dev", dev])?;
+    let info = link.first()?.get("linkinfo")?;
+    if info.get("info_kind")?.as_str()? != "bond" {
+        return None;
+    }
+    let hash = info
+        .pointer("/info_data/xmit_hash_policy")
+        .and_then(|h| h.as_str())
+        .unwrap_or("unknown")
+        .to_string();
+    let slaves = ip(&["-j", "link", "show", "master", dev])?
+        .iter()
+        .filter_map(|l| l.get("ifname")?.as_str().map(str::to_owned))
+        .collect();
+    Some((slaves, hash))
 }
 
-/// Bytes each of `devices` has sent and received so far (0 where unreadable).
+/// Bytes each of `devices` has sent and received so far (0 where not
+/// found), from this thread's network namespace: a thread that entered a
+/// lab host's namespace reads that host's devices, which /sys would not
+/// show it.
 pub fn bytes(devices: &[String]) -> Vec<(u64, u64)> {
-    let read = |dev: &str, what: &str| {
-        std::fs::read_to_string(format!("/sys/class/net/{dev}/statistics/{what}"))
-            .ok()
-            .and_then(|t| t.trim().parse().ok())
-            .unwrap_or(0)
-    };
+    let table = std::fs::read_to_string("/proc/thread-self/net/dev").unwrap_or_default();
     devices
         .iter()
-        .map(|d| (read(d, "tx_bytes"), read(d, "rx_bytes")))
+        .map(|d| device_bytes(&table, d).unwrap_or((0, 0)))
         .collect()
+}
+
+/// A device's sent and received bytes in a /proc/net/dev table.
+fn device_bytes(table: &str, device: &str) -> Option<(u64, u64)> {
+    table.lines().skip(2).find_map(|line| {
+        let (name, counts) = line.split_once(':')?;
+        if name.trim() != device {
+            return None;
+        }
+        let v: Vec<u64> = counts
+            .split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        Some((*v.get(8)?, *v.first()?))
+    })
 }
 
 #[cfg(test)]
@@ -211,5 +238,14 @@ mod tests {
         let plain = routes(r#"[{"dst":"10.0.0.0/24","dev":"eth0","flags":[]}]"#);
         assert!(of_routes(&plain, |_| None, Some(1)).is_none());
         assert!(of_routes(&[], |_| None, Some(1)).is_none());
+    }
+
+    #[test]
+    fn a_devices_bytes_are_read_from_the_namespaces_table() {
+        let table = "Inter-|   Receive |  Transmit\n face |bytes packets ...\n\
+            lo: 10 1 0 0 0 0 0 0 10 1 0 0 0 0 0 0\n\
+         link2: 500 5 0 0 0 0 0 0 9000 9 0 0 0 0 0 0\n";
+        assert_eq!(device_bytes(table, "link2"), Some((9000, 500)));
+        assert_eq!(device_bytes(table, "link"), None);
     }
 }

@@ -3,8 +3,9 @@
 //! throughput against streams, RTT and message size, before/after bars,
 //! tool comparison bars with min-max whiskers, and the latency figures
 //! planned by [`crate::latency_figures`], the many-host figures (incast
-//! sweeps, mesh matrices) planned by [`crate::fleet_figures`], and the proxy
-//! jobs' planned by [`crate::job_figures`].
+//! sweeps, mesh matrices) planned by [`crate::fleet_figures`], the proxy
+//! jobs' planned by [`crate::job_figures`] and the striping study's by
+//! [`crate::link_figures`].
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -12,7 +13,7 @@ use std::fmt::Write as _;
 use crate::chart::{self, Bar, Bars, Lines, Series};
 use crate::data::{self, Run};
 use crate::{Input, ReportError, time_to_stabilise};
-use crate::{fleet_figures, job_figures, latency_figures};
+use crate::{fleet_figures, job_figures, latency_figures, link_figures};
 use linerate_result::stats::median;
 
 /// In the order a report shows them: comparisons and sweeps first, then
@@ -23,6 +24,8 @@ pub enum FigureKind {
     Tools,
     /// Before and after tuning.
     BeforeAfter,
+    /// One link, the links bonded and the links striped (a striping study).
+    Striping,
     /// Throughput against streams.
     VsStreams,
     /// Throughput against round-trip time, per buffer setting.
@@ -69,6 +72,7 @@ impl FigureKind {
             FigureKind::BandwidthVsSize => "bandwidth-vs-size",
             FigureKind::LatencyDistribution => "latency-distribution",
             FigureKind::BeforeAfter => "before-after",
+            FigureKind::Striping => "striping",
             FigureKind::Tools => "tools",
             FigureKind::Incast => "incast",
             FigureKind::IncastFairness => "incast-fairness",
@@ -247,6 +251,9 @@ pub fn choose(inputs: &[Input]) -> (Vec<Figure>, Vec<String>) {
         }
     }
     before_after(&mut b, inputs);
+    for (caption, spec) in link_figures::plan(inputs) {
+        b.add_bars(FigureKind::Striping, caption, &spec);
+    }
     tools(&mut b, inputs);
     b.figures.sort_by_key(|f| f.kind);
     (b.figures, b.errors)

@@ -12,6 +12,7 @@ mod fleet_figures;
 pub mod html;
 mod job_figures;
 mod latency_figures;
+mod link_figures;
 
 pub use figures::{Figure, FigureKind, choose};
 

@@ -3,14 +3,17 @@
 //! second.
 
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::thread::JoinHandle;
 
 use linerate_engine::bench;
 use linerate_engine::server::Server;
-use linerate_engine::spec::BenchSpec;
+use linerate_engine::spec::{BenchSpec, Stripe, TransferSpec};
+use linerate_engine::transfer::receive::TransferPolicy;
+use linerate_engine::transfer::send::{self, Destination, Discovery};
+use linerate_engine::transfer::source::Manifest;
 use linerate_lab::{Backend, Lab, LabSpec, netns};
 use linerate_probe::verdict::KnownPath;
 use linerate_result::{LabRecord, ResultDoc};
@@ -32,6 +35,16 @@ impl Bed {
     /// Brings up the lab `spec` (its emulator, if any, is `linerate`) and
     /// starts the server in its second host.
     pub fn up(spec: LabSpec, linerate: &Path) -> Result<Bed, HarnessError> {
+        Bed::up_receiving(spec, linerate, None)
+    }
+
+    /// As [`Bed::up`], the server also taking transfers (in the clear)
+    /// under `root`, where one is given.
+    pub fn up_receiving(
+        spec: LabSpec,
+        linerate: &Path,
+        root: Option<PathBuf>,
+    ) -> Result<Bed, HarnessError> {
         let lab = Lab::up(spec, linerate)?;
         let mut bed = Bed {
             lab,
@@ -47,10 +60,11 @@ impl Bed {
             let bound = netns::enter(&ns)
                 .map_err(HarnessError::from)
                 .and_then(|()| {
-                    Ok(Server::bind(SocketAddr::from((
-                        Ipv6Addr::UNSPECIFIED,
-                        PORT,
-                    )))?)
+                    let server = Server::bind(SocketAddr::from((Ipv6Addr::UNSPECIFIED, PORT)))?;
+                    Ok(match root {
+                        Some(root) => server.with_transfers(TransferPolicy::new(root)),
+                        None => server,
+                    })
                 });
             match bound {
                 Ok(server) => {
@@ -126,16 +140,81 @@ impl Bed {
     ) -> Result<ResultDoc, HarnessError> {
         let h2 = &self.lab.hosts[1];
         let addr: IpAddr = if v6 { h2.v6.into() } else { h2.v4.into() };
-        let server = SocketAddr::new(addr, PORT);
         if let Some(cc) = cc {
             spec.socket.congestion = Some(cc.into());
         }
-        let c = &self.lab.spec.conditions;
-        spec.path = KnownPath::of_lab_link(c.rate_bps, c.rtt_us, c.jitter_us);
+        self.bench_to(addr, spec, command_line)
+    }
+
+    /// One bench from the first host to `addr` (an address of the second),
+    /// its path's capacity that of the lab's links it goes over.
+    pub fn bench_to(
+        &self,
+        addr: IpAddr,
+        mut spec: BenchSpec,
+        command_line: &[String],
+    ) -> Result<ResultDoc, HarnessError> {
+        spec.path = self.known_path(addr, &spec.stripes);
         let run = self.in_host(&self.lab.hosts[0].netns, || {
-            Ok(bench::run(server, &spec, None, &mut |_, _| {})?)
+            Ok(bench::run(
+                SocketAddr::new(addr, PORT),
+                &spec,
+                None,
+                &mut |_, _| {},
+            )?)
         })?;
         let mut doc = bench::to_result(&run, command_line.to_vec());
+        doc.lab = Some(self.record());
+        Ok(doc)
+    }
+
+    /// What the lab says of the path to `addr` (or over `stripes`): with
+    /// several links, the summed rate of those it goes over.
+    fn known_path(&self, addr: IpAddr, stripes: &[Stripe]) -> KnownPath {
+        let c = &self.lab.spec.conditions;
+        let mut path = KnownPath::of_lab_link(c.rate_bps, c.rtt_us, c.jitter_us);
+        if self.lab.spec.links > 1 {
+            let targets: Vec<IpAddr> = match stripes {
+                [] => vec![addr],
+                s => s.iter().map(|s| s.remote).collect(),
+            };
+            let rate = linerate_lab::links::rate_toward(&self.lab, &targets);
+            path.capacity = KnownPath::of_lab_link(rate, 0, 0).capacity;
+        }
+        path
+    }
+
+    /// One transfer of `paths` from the first host to `dest` under the
+    /// second's receiving root, in the clear, to `addr`.
+    pub fn send_to(
+        &self,
+        addr: IpAddr,
+        spec: &TransferSpec,
+        (paths, dest): (Vec<PathBuf>, &str),
+        command_line: &[String],
+    ) -> Result<ResultDoc, HarnessError> {
+        let to = Destination {
+            server: SocketAddr::new(addr, PORT),
+            session: None,
+            token: None,
+            dest: dest.to_string(),
+            tls: None,
+        };
+        let discovery = Discovery {
+            paths,
+            follow_links: false,
+        };
+        let run = self.in_host(&self.lab.hosts[0].netns, || {
+            Ok(send::run(
+                &to,
+                spec,
+                None,
+                &Manifest::default(),
+                Some(&discovery),
+                &mut |_| {},
+            )?)
+        })?;
+        let mut doc = send::to_result(&run, command_line.to_vec());
         doc.lab = Some(self.record());
         Ok(doc)
     }

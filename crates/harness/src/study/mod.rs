@@ -2,13 +2,15 @@
 //! [`wan`] (bandwidth against RTT with default and BDP-sized buffers, one
 //! against several streams, a run over time with reordering, the window
 //! law), [`lan`] (streams, MTU, IPv4 against IPv6, direct against a relay)
-//! [`tuning`] (one stream before and after `tune plan`'s settings) and
+//! [`tuning`] (one stream before and after `tune plan`'s settings),
 //! [`interference`] (a latency job beside a bandwidth job on a fabric, with
-//! and without traffic classes).
+//! and without traffic classes) and [`striping`] (one link, N links bonded
+//! and N links striped).
 
 mod bed;
 mod interference;
 mod lan;
+mod striping;
 mod tuning;
 mod wan;
 
@@ -22,6 +24,7 @@ use serde_json::Value;
 
 pub use interference::{InterferenceStudy, allocations, interference};
 pub use lan::{LanStudy, lan};
+pub use striping::{StripingStudy, striping};
 pub use tuning::{TuningStudy, tuning};
 pub use wan::{WanStudy, wan};
 

@@ -37,7 +37,10 @@ pub fn judge(base: Verdict, s: &Spread) -> Verdict {
         return striped(base, s.paths);
     }
     match s.members {
-        Some((spreader, members)) if members.len() >= 2 => bonded(base, spreader, members, s),
+        // Counters that did not move say nothing (a device not found).
+        Some((spreader, members)) if members.len() >= 2 && members.iter().any(|m| m.bytes > 0) => {
+            bonded(base, spreader, members, s)
+        }
         _ => base,
     }
 }
@@ -93,14 +96,14 @@ fn striped(mut base: Verdict, paths: &[PathShare]) -> Verdict {
         .as_deref()
         .map_or(String::new(), |l| format!("{l} -> "));
     let sentence = format!(
-        "Links: path {} ({from}{}) carried {} of the payload ({}, {} streams) while the {} \
+        "Links: path {} ({from}{}) carried {} of the payload ({}, {}) while the {} \
          others carried {} each on average: that link is slower than the others (its rate, \
          a fault or other traffic), and a striped run goes at the sum of its links.",
         slow.path,
         slow.remote,
         pct(slow.share),
         fmt_rate(slow.bits_per_second),
-        slow.streams.len(),
+        flows(slow.streams.len() as u32),
         others.len(),
         fmt_rate(others_bps),
     );
