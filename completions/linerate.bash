@@ -169,6 +169,9 @@ _linerate() {
             linerate__subcmd__help__subcmd__study,lan)
                 cmd="linerate__subcmd__help__subcmd__study__subcmd__lan"
                 ;;
+            linerate__subcmd__help__subcmd__study,striping)
+                cmd="linerate__subcmd__help__subcmd__study__subcmd__striping"
+                ;;
             linerate__subcmd__help__subcmd__study,tuning)
                 cmd="linerate__subcmd__help__subcmd__study__subcmd__tuning"
                 ;;
@@ -283,6 +286,9 @@ _linerate() {
             linerate__subcmd__study,lan)
                 cmd="linerate__subcmd__study__subcmd__lan"
                 ;;
+            linerate__subcmd__study,striping)
+                cmd="linerate__subcmd__study__subcmd__striping"
+                ;;
             linerate__subcmd__study,tuning)
                 cmd="linerate__subcmd__study__subcmd__tuning"
                 ;;
@@ -297,6 +303,9 @@ _linerate() {
                 ;;
             linerate__subcmd__study__subcmd__help,lan)
                 cmd="linerate__subcmd__study__subcmd__help__subcmd__lan"
+                ;;
+            linerate__subcmd__study__subcmd__help,striping)
+                cmd="linerate__subcmd__study__subcmd__help__subcmd__striping"
                 ;;
             linerate__subcmd__study__subcmd__help,tuning)
                 cmd="linerate__subcmd__study__subcmd__help__subcmd__tuning"
@@ -407,7 +416,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__bench)
-            opts="-p -P -t -n -l -R -i -w -Z -b -M -N -S -4 -6 -B -u -h --port --streams --time --bytes --len --read-len --reverse --bidir --interval --omit --window --sndbuf --cc --fq-rate --bitrate --capacity --mss --no-delay --notsent-lowat --tos --dscp --bind --zerocopy --encrypt --server-fingerprint --udp --no-gso --no-gro --find-rate --probes --skip-rx-copy --rcvlowat --threads --affinity --rx-poll --json --json-stream --help"
+            opts="-p -P -t -n -l -R -i -w -Z -b -M -N -S -4 -6 -B -u -h --port --streams --time --bytes --len --read-len --reverse --bidir --interval --omit --window --sndbuf --cc --fq-rate --bitrate --capacity --mss --no-delay --notsent-lowat --tos --dscp --bind --stripe --zerocopy --encrypt --server-fingerprint --udp --no-gso --no-gro --find-rate --probes --skip-rx-copy --rcvlowat --threads --affinity --rx-poll --json --json-stream --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -534,6 +543,10 @@ _linerate() {
                     return 0
                     ;;
                 -B)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stripe)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1089,7 +1102,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__help__subcmd__study)
-            opts="wan lan tuning interference"
+            opts="wan lan tuning interference striping"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1117,6 +1130,20 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__help__subcmd__study__subcmd__lan)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__help__subcmd__study__subcmd__striping)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1711,13 +1738,17 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__lab__subcmd__addr)
-            opts="-6 -h --name --help"
+            opts="-6 -h --name --link --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --link)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1909,13 +1940,17 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__lab__subcmd__set)
-            opts="-h --name --rtt --jitter --loss --loss-burst --reorder --reorder-model --reorder-depth --duplicate --rate --queue --seed --help"
+            opts="-h --name --link --rtt --jitter --loss --loss-burst --reorder --reorder-model --reorder-depth --duplicate --rate --queue --seed --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --link)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1989,7 +2024,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__lab__subcmd__up)
-            opts="-h --name --hosts --router --mtu --backend --rtt --jitter --loss --loss-burst --reorder --reorder-model --reorder-depth --duplicate --rate --queue --seed --topology --leaves --spines --hosts-per-leaf --taper --class --ecn-threshold --pfc-xoff --hop-delay --dry-run --help"
+            opts="-h --name --hosts --router --mtu --backend --links --bond --rtt --jitter --loss --loss-burst --reorder --reorder-model --reorder-depth --duplicate --rate --queue --seed --topology --leaves --spines --hosts-per-leaf --taper --class --ecn-threshold --pfc-xoff --hop-delay --dry-run --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2009,6 +2044,14 @@ _linerate() {
                     ;;
                 --backend)
                     COMPREPLY=($(compgen -W "auto netem emulator veth htb" -- "${cur}"))
+                    return 0
+                    ;;
+                --links)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bond)
+                    COMPREPLY=($(compgen -W "lacp" -- "${cur}"))
                     return 0
                     ;;
                 --rtt)
@@ -2393,7 +2436,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__send)
-            opts="-P -w -S -4 -6 -B -q -h --url-file --from-memory --streams --block --skip-writes --overwrite --verify --no-checksum --no-fsync --no-encrypt --server-fingerprint --follow-links --direct --evict --rate --window --sndbuf --tos --dscp --bind --rx-poll --json --quiet --help"
+            opts="-P -w -S -4 -6 -B -q -h --url-file --from-memory --streams --block --skip-writes --overwrite --verify --no-checksum --no-fsync --no-encrypt --server-fingerprint --follow-links --direct --evict --rate --window --sndbuf --tos --dscp --bind --stripe --rx-poll --json --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2456,6 +2499,10 @@ _linerate() {
                     return 0
                     ;;
                 -B)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stripe)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2573,7 +2620,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__study)
-            opts="-h --help wan lan tuning interference help"
+            opts="-h --help wan lan tuning interference striping help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2587,7 +2634,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__study__subcmd__help)
-            opts="wan lan tuning interference help"
+            opts="wan lan tuning interference striping help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2629,6 +2676,20 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__study__subcmd__help__subcmd__lan)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__study__subcmd__help__subcmd__striping)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2768,6 +2829,52 @@ _linerate() {
                     return 0
                     ;;
                 --streams)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__study__subcmd__striping)
+            opts="-t -h --quick --json --time --cc --name --links --rate --file-size --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cc)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --links)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --file-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

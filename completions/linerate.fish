@@ -89,7 +89,8 @@ complete -c linerate -n "__fish_linerate_using_subcommand bench" -s M -l mss -d 
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l notsent-lowat -d 'Bytes a sending socket may hold not yet sent before its writer waits (TCP_NOTSENT_LOWAT), at both ends\' senders. Default: the kernel\'s (no limit)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s S -l tos -d 'IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l dscp -d 'DSCP code point (0-63, or a name: ef, af11-af43, cs0-cs7): the upper six bits of the TOS byte, its two ECN bits left to the kernel' -r
-complete -c linerate -n "__fish_linerate_using_subcommand bench" -s B -l bind -d 'Local address to connect from' -r
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -s B -l bind -d 'Local address to connect from; with --stripe, one per path (comma-separated, in --stripe\'s order) or one for all' -r
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -l stripe -d 'Spread the data streams round-robin over these receiver addresses (comma-separated, e.g. one per NIC or per link), each paired with the -B address at its place; the control connection goes to the target. N paths need at least N streams (-P is raised to N where lower)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l server-fingerprint -d 'The fingerprint of the server\'s certificate (`linerate serve` logs it)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l probes -d 'With --find-rate: at most this many probes; the search also ends once the passing and failing rates are within 2 %' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l rcvlowat -d 'Wake receivers only once this many bytes are queued (SO_RCVLOWAT; 1 wakes them for any data). Default: 128K between namespaces of one host, else off (see docs/defaults.md)' -r
@@ -132,7 +133,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand latency" -l timeout -d
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -s Z -l cc -d 'Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic' -r
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -s S -l tos -d 'IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -l dscp -d 'DSCP code point (0-63, or a name: ef, af11-af43, cs0-cs7): the upper six bits of the TOS byte, its two ECN bits left to the kernel' -r
-complete -c linerate -n "__fish_linerate_using_subcommand latency" -s B -l bind -d 'Local address to connect from' -r
+complete -c linerate -n "__fish_linerate_using_subcommand latency" -s B -l bind -d 'Local address to connect from; with --stripe, one per path (comma-separated, in --stripe\'s order) or one for all' -r
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -l json -d 'Write the linerate.result/1 document to FILE (\'-\' for stdout; human output then goes to stderr)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -l bandwidth -d 'Bandwidth against message size (osu_bw style): windows of --window-messages requests back to back, one reply per window'
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -s u -l udp -d 'The ping-pong over UDP: each request and reply one datagram of 12 B (its header: a sequence number and the reply\'s size) to 65,507 B. A reply that takes 4x the slowest round trip so far (at least 20 ms) counts as lost, not timed'
@@ -238,7 +239,8 @@ complete -c linerate -n "__fish_linerate_using_subcommand send" -s w -l window -
 complete -c linerate -n "__fish_linerate_using_subcommand send" -l sndbuf -d 'Send buffer (SO_SNDBUF) at the sending end. Default: kernel autotuning' -r
 complete -c linerate -n "__fish_linerate_using_subcommand send" -s S -l tos -d 'IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand send" -l dscp -d 'DSCP code point (0-63, or a name: ef, af11-af43, cs0-cs7): the upper six bits of the TOS byte, its two ECN bits left to the kernel' -r
-complete -c linerate -n "__fish_linerate_using_subcommand send" -s B -l bind -d 'Local address to connect from' -r
+complete -c linerate -n "__fish_linerate_using_subcommand send" -s B -l bind -d 'Local address to connect from; with --stripe, one per path (comma-separated, in --stripe\'s order) or one for all' -r
+complete -c linerate -n "__fish_linerate_using_subcommand send" -l stripe -d 'Spread the data streams round-robin over these receiver addresses (comma-separated, e.g. one per NIC or per link), each paired with the -B address at its place; the control connection goes to the target. N paths need at least N streams (-P is raised to N where lower)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand send" -l rx-poll -d 'Receivers poll before blocking (auto: off; polling measured slower when the receiver writes)' -r -f -a "auto\t'Poll on loopback while there are at most four stream threads per core; between namespaces of one host only while threads share cores'
 on\t''
 off\t''"
@@ -302,6 +304,8 @@ netem\t''
 emulator\t''
 veth\t'Plain veth (and TBF for --rate): no delay or loss'
 htb\t'A --topology\'s switches as kernel namespaces with HTB classes per port (no PFC, ECN or hop delay)'"
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l links -d 'Parallel links per host, to its peer or to the router, each with the conditions given here and its own addresses (see `lab status`); `lab set --link N` changes one' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l bond -d 'Join each host\'s links into one bond that hashes every flow to one link (lacp: layer 3+4, as an 802.3ad bond with xmit_hash_policy=layer3+4); the host\'s address is then the bond\'s' -r -f -a "lacp\t'A flow stays on one member, chosen by a hash of its addresses and ports'"
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l rtt -d 'Round-trip time added by the link (e.g. 44ms); half each way' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l jitter -d 'Delay variation each way, plus or minus (packets keep their order)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l loss -d 'Packet loss (e.g. 0.1%)' -r
@@ -329,6 +333,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_s
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -l dry-run -d 'Print the ip/tc commands instead of running them'
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l name -d 'Lab name' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l link -d 'Change only this link of a lab with --links (1 to N)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l rtt -d 'Round-trip time added by the link (e.g. 44ms); half each way' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l jitter -d 'Delay variation each way, plus or minus (packets keep their order)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l loss -d 'Packet loss (e.g. 0.1%)' -r
@@ -348,6 +353,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_s
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from exec" -l name -d 'Lab name' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from exec" -s h -l help -d 'Print help'
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from addr" -l name -d 'Lab name' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from addr" -l link -d 'The address on this one of the host\'s parallel links (--links), instead of its first link\'s or its bond\'s' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from addr" -s 6 -d 'The IPv6 address instead'
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from addr" -s h -l help -d 'Print help'
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from down" -l name -d 'Lab name' -r
@@ -362,12 +368,13 @@ complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_s
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "down" -d 'Remove everything a lab created; safe to repeat and after a crash'
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "emulator" -d 'The user-space emulator process (started by `lab up`)'
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c linerate -n "__fish_linerate_using_subcommand study; and not __fish_seen_subcommand_from wan lan tuning interference help" -s h -l help -d 'Print help'
-complete -c linerate -n "__fish_linerate_using_subcommand study; and not __fish_seen_subcommand_from wan lan tuning interference help" -f -a "wan" -d 'Bandwidth vs RTT with default and BDP-sized buffers, 1 vs several streams; bandwidth over time at 44 ms with 0.02 % reordering; the window law'
-complete -c linerate -n "__fish_linerate_using_subcommand study; and not __fish_seen_subcommand_from wan lan tuning interference help" -f -a "lan" -d 'Bandwidth vs streams, MTU 1500 vs 9000, IPv4 vs IPv6, direct vs through a relay node'
-complete -c linerate -n "__fish_linerate_using_subcommand study; and not __fish_seen_subcommand_from wan lan tuning interference help" -f -a "tuning" -d 'One stream on a lab WAN before and after `tune plan`\'s settings (applied, then reverted)'
-complete -c linerate -n "__fish_linerate_using_subcommand study; and not __fish_seen_subcommand_from wan lan tuning interference help" -f -a "interference" -d 'A latency-sensitive all-to-all beside a bandwidth-heavy halo exchange on a leaf-spine fabric: alone, together without classes, with ETS 50/50, with strict priority, with PFC on the bandwidth class (seed 002, section VIII)'
-complete -c linerate -n "__fish_linerate_using_subcommand study; and not __fish_seen_subcommand_from wan lan tuning interference help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and not __fish_seen_subcommand_from wan lan tuning interference striping help" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and not __fish_seen_subcommand_from wan lan tuning interference striping help" -f -a "wan" -d 'Bandwidth vs RTT with default and BDP-sized buffers, 1 vs several streams; bandwidth over time at 44 ms with 0.02 % reordering; the window law'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and not __fish_seen_subcommand_from wan lan tuning interference striping help" -f -a "lan" -d 'Bandwidth vs streams, MTU 1500 vs 9000, IPv4 vs IPv6, direct vs through a relay node'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and not __fish_seen_subcommand_from wan lan tuning interference striping help" -f -a "tuning" -d 'One stream on a lab WAN before and after `tune plan`\'s settings (applied, then reverted)'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and not __fish_seen_subcommand_from wan lan tuning interference striping help" -f -a "interference" -d 'A latency-sensitive all-to-all beside a bandwidth-heavy halo exchange on a leaf-spine fabric: alone, together without classes, with ETS 50/50, with strict priority, with PFC on the bandwidth class (seed 002, section VIII)'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and not __fish_seen_subcommand_from wan lan tuning interference striping help" -f -a "striping" -d 'N parallel links between two hosts: one link alone, the N bonded (a hash per flow) with 1, N and 4N streams, and the N striped explicitly (--stripe), memory to memory and a file transfer (seeds 000 and 004)'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and not __fish_seen_subcommand_from wan lan tuning interference striping help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l json -d 'Where to write the linerate.result/1 document' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -s t -l time -d 'Seconds per bench run (default 5, 2 with --quick)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l cc -d 'Congestion control for every run (default: the host\'s)' -r
@@ -420,10 +427,20 @@ complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen
 htb\t'Kernel switches with HTB classes'"
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l quick -d 'A short run of every part, for CI (about a minute)'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from striping" -l json -d 'Where to write the linerate.result/1 document' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from striping" -s t -l time -d 'Seconds per bench run (default 5, 2 with --quick)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from striping" -l cc -d 'Congestion control for every run (default: the host\'s)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from striping" -l name -d 'Name of the lab the study builds (removed at the end)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from striping" -l links -d 'Parallel links between the two hosts (default 4, 2 with --quick)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from striping" -l rate -d 'Each link\'s rate' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from striping" -l file-size -d 'Size of the file each transfer sends (default 1G, 64M with --quick)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from striping" -l quick -d 'A short run of every part, for CI (about a minute)'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from striping" -s h -l help -d 'Print help'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from help" -f -a "wan" -d 'Bandwidth vs RTT with default and BDP-sized buffers, 1 vs several streams; bandwidth over time at 44 ms with 0.02 % reordering; the window law'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from help" -f -a "lan" -d 'Bandwidth vs streams, MTU 1500 vs 9000, IPv4 vs IPv6, direct vs through a relay node'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from help" -f -a "tuning" -d 'One stream on a lab WAN before and after `tune plan`\'s settings (applied, then reverted)'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from help" -f -a "interference" -d 'A latency-sensitive all-to-all beside a bandwidth-heavy halo exchange on a leaf-spine fabric: alone, together without classes, with ETS 50/50, with strict priority, with PFC on the bandwidth class (seed 002, section VIII)'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from help" -f -a "striping" -d 'N parallel links between two hosts: one link alone, the N bonded (a hash per flow) with 1, N and 4N streams, and the N striped explicitly (--stripe), memory to memory and a file transfer (seeds 000 and 004)'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c linerate -n "__fish_linerate_using_subcommand compare" -l tools -d 'Tools to run, in this order in the first round (default: linerate,iperf2,iperf3,nuttcp; files mode: linerate,rsync,scp,lftp,gridftp,wdt, those without an adapter reported as skipped; latency mode: linerate,sockperf,qperf,iperf2; udp mode: linerate,iperf2,iperf3)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand compare" -l mode -r -f -a "mem\t'Memory to memory: linerate bench, iperf2, iperf3, nuttcp'
@@ -534,6 +551,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_
 complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from study" -f -a "lan" -d 'Bandwidth vs streams, MTU 1500 vs 9000, IPv4 vs IPv6, direct vs through a relay node'
 complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from study" -f -a "tuning" -d 'One stream on a lab WAN before and after `tune plan`\'s settings (applied, then reverted)'
 complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from study" -f -a "interference" -d 'A latency-sensitive all-to-all beside a bandwidth-heavy halo exchange on a leaf-spine fabric: alone, together without classes, with ETS 50/50, with strict priority, with PFC on the bandwidth class (seed 002, section VIII)'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from study" -f -a "striping" -d 'N parallel links between two hosts: one link alone, the N bonded (a hash per flow) with 1, N and 4N streams, and the N striped explicitly (--stripe), memory to memory and a file transfer (seeds 000 and 004)'
 complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from tune" -f -a "audit" -d 'Read the settings that decide TCP throughput and judge them for a target'
 complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from tune" -f -a "plan" -d 'Buffers, streams and pacing for a rate and RTT, as sysctl.d and a script'
 complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from tune" -f -a "apply" -d 'Apply a plan\'s sysctls (or a built-in profile), saving the previous values (root)'

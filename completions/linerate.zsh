@@ -92,8 +92,9 @@ _arguments "${_arguments_options[@]}" : \
 '(--dscp)-S+[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
 '(--dscp)--tos=[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
 '--dscp=[DSCP code point (0-63, or a name\: ef, af11-af43, cs0-cs7)\: the upper six bits of the TOS byte, its two ECN bits left to the kernel]:CODE:_default' \
-'-B+[Local address to connect from]:ADDR:_default' \
-'--bind=[Local address to connect from]:ADDR:_default' \
+'*-B+[Local address to connect from; with --stripe, one per path (comma-separated, in --stripe'\''s order) or one for all]:ADDR:_default' \
+'*--bind=[Local address to connect from; with --stripe, one per path (comma-separated, in --stripe'\''s order) or one for all]:ADDR:_default' \
+'*--stripe=[Spread the data streams round-robin over these receiver addresses (comma-separated, e.g. one per NIC or per link), each paired with the -B address at its place; the control connection goes to the target. N paths need at least N streams (-P is raised to N where lower)]:ADDR,...:_default' \
 '--server-fingerprint=[The fingerprint of the server'\''s certificate (\`linerate serve\` logs it)]:SHA256:_default' \
 '--probes=[With --find-rate\: at most this many probes; the search also ends once the passing and failing rates are within 2 %]:N:_default' \
 '--rcvlowat=[Wake receivers only once this many bytes are queued (SO_RCVLOWAT; 1 wakes them for any data). Default\: 128K between namespaces of one host, else off (see docs/defaults.md)]:RCVLOWAT:_default' \
@@ -148,8 +149,8 @@ _arguments "${_arguments_options[@]}" : \
 '(--dscp)-S+[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
 '(--dscp)--tos=[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
 '--dscp=[DSCP code point (0-63, or a name\: ef, af11-af43, cs0-cs7)\: the upper six bits of the TOS byte, its two ECN bits left to the kernel]:CODE:_default' \
-'-B+[Local address to connect from]:ADDR:_default' \
-'--bind=[Local address to connect from]:ADDR:_default' \
+'*-B+[Local address to connect from; with --stripe, one per path (comma-separated, in --stripe'\''s order) or one for all]:ADDR:_default' \
+'*--bind=[Local address to connect from; with --stripe, one per path (comma-separated, in --stripe'\''s order) or one for all]:ADDR:_default' \
 '--json=[Write the linerate.result/1 document to FILE ('\''-'\'' for stdout; human output then goes to stderr)]:FILE:_default' \
 '--bandwidth[Bandwidth against message size (osu_bw style)\: windows of --window-messages requests back to back, one reply per window]' \
 '(--bandwidth --window-messages)-u[The ping-pong over UDP\: each request and reply one datagram of 12 B (its header\: a sequence number and the reply'\''s size) to 65,507 B. A reply that takes 4x the slowest round trip so far (at least 20 ms) counts as lost, not timed]' \
@@ -344,8 +345,9 @@ _arguments "${_arguments_options[@]}" : \
 '(--dscp)-S+[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
 '(--dscp)--tos=[IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)]:TOS:_default' \
 '--dscp=[DSCP code point (0-63, or a name\: ef, af11-af43, cs0-cs7)\: the upper six bits of the TOS byte, its two ECN bits left to the kernel]:CODE:_default' \
-'-B+[Local address to connect from]:ADDR:_default' \
-'--bind=[Local address to connect from]:ADDR:_default' \
+'*-B+[Local address to connect from; with --stripe, one per path (comma-separated, in --stripe'\''s order) or one for all]:ADDR:_default' \
+'*--bind=[Local address to connect from; with --stripe, one per path (comma-separated, in --stripe'\''s order) or one for all]:ADDR:_default' \
+'*--stripe=[Spread the data streams round-robin over these receiver addresses (comma-separated, e.g. one per NIC or per link), each paired with the -B address at its place; the control connection goes to the target. N paths need at least N streams (-P is raised to N where lower)]:ADDR,...:_default' \
 '--rx-poll=[Receivers poll before blocking (auto\: off; polling measured slower when the receiver writes)]:RX_POLL:((auto\:"Poll on loopback while there are at most four stream threads per core; between namespaces of one host only while threads share cores"
 on\:""
 off\:""))' \
@@ -482,6 +484,8 @@ netem\:""
 emulator\:""
 veth\:"Plain veth (and TBF for --rate)\: no delay or loss"
 htb\:"A --topology'\''s switches as kernel namespaces with HTB classes per port (no PFC, ECN or hop delay)"))' \
+'--links=[Parallel links per host, to its peer or to the router, each with the conditions given here and its own addresses (see \`lab status\`); \`lab set --link N\` changes one]:LINKS:_default' \
+'--bond=[Join each host'\''s links into one bond that hashes every flow to one link (lacp\: layer 3+4, as an 802.3ad bond with xmit_hash_policy=layer3+4); the host'\''s address is then the bond'\''s]:BOND:((lacp\:"A flow stays on one member, chosen by a hash of its addresses and ports"))' \
 '--rtt=[Round-trip time added by the link (e.g. 44ms); half each way]:RTT:_default' \
 '--jitter=[Delay variation each way, plus or minus (packets keep their order)]:JITTER:_default' \
 '--loss=[Packet loss (e.g. 0.1%)]:LOSS:_default' \
@@ -514,6 +518,7 @@ leaf-spine\:"Hosts on leaves, every leaf joined to every spine (ECMP by flow has
 (set)
 _arguments "${_arguments_options[@]}" : \
 '--name=[Lab name]:NAME:_default' \
+'--link=[Change only this link of a lab with --links (1 to N)]:N:_default' \
 '--rtt=[Round-trip time added by the link (e.g. 44ms); half each way]:RTT:_default' \
 '--jitter=[Delay variation each way, plus or minus (packets keep their order)]:JITTER:_default' \
 '--loss=[Packet loss (e.g. 0.1%)]:LOSS:_default' \
@@ -550,6 +555,7 @@ _arguments "${_arguments_options[@]}" : \
 (addr)
 _arguments "${_arguments_options[@]}" : \
 '--name=[Lab name]:NAME:_default' \
+'--link=[The address on this one of the host'\''s parallel links (--links), instead of its first link'\''s or its bond'\''s]:N:_default' \
 '-6[The IPv6 address instead]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -712,6 +718,21 @@ htb\:"Kernel switches with HTB classes"))' \
 '--help[Print help (see more with '\''--help'\'')]' \
 && ret=0
 ;;
+(striping)
+_arguments "${_arguments_options[@]}" : \
+'--json=[Where to write the linerate.result/1 document]:JSON:_default' \
+'-t+[Seconds per bench run (default 5, 2 with --quick)]:TIME:_default' \
+'--time=[Seconds per bench run (default 5, 2 with --quick)]:TIME:_default' \
+'--cc=[Congestion control for every run (default\: the host'\''s)]:CC:_default' \
+'--name=[Name of the lab the study builds (removed at the end)]:NAME:_default' \
+'--links=[Parallel links between the two hosts (default 4, 2 with --quick)]:LINKS:_default' \
+'--rate=[Each link'\''s rate]:RATE:_default' \
+'--file-size=[Size of the file each transfer sends (default 1G, 64M with --quick)]:FILE_SIZE:_default' \
+'--quick[A short run of every part, for CI (about a minute)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
 (help)
 _arguments "${_arguments_options[@]}" : \
 ":: :_linerate__subcmd__study__subcmd__help_commands" \
@@ -737,6 +758,10 @@ _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
 (interference)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(striping)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
@@ -1096,6 +1121,10 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(striping)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
         esac
     ;;
 esac
@@ -1401,6 +1430,7 @@ _linerate__subcmd__help__subcmd__study_commands() {
 'lan:Bandwidth vs streams, MTU 1500 vs 9000, IPv4 vs IPv6, direct vs through a relay node' \
 'tuning:One stream on a lab WAN before and after \`tune plan\`'\''s settings (applied, then reverted)' \
 'interference:A latency-sensitive all-to-all beside a bandwidth-heavy halo exchange on a leaf-spine fabric\: alone, together without classes, with ETS 50/50, with strict priority, with PFC on the bandwidth class (seed 002, section VIII)' \
+'striping:N parallel links between two hosts\: one link alone, the N bonded (a hash per flow) with 1, N and 4N streams, and the N striped explicitly (--stripe), memory to memory and a file transfer (seeds 000 and 004)' \
     )
     _describe -t commands 'linerate help study commands' commands "$@"
 }
@@ -1413,6 +1443,11 @@ _linerate__subcmd__help__subcmd__study__subcmd__interference_commands() {
 _linerate__subcmd__help__subcmd__study__subcmd__lan_commands() {
     local commands; commands=()
     _describe -t commands 'linerate help study lan commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__study__subcmd__striping_commands] )) ||
+_linerate__subcmd__help__subcmd__study__subcmd__striping_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help study striping commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__help__subcmd__study__subcmd__tuning_commands] )) ||
 _linerate__subcmd__help__subcmd__study__subcmd__tuning_commands() {
@@ -1696,6 +1731,7 @@ _linerate__subcmd__study_commands() {
 'lan:Bandwidth vs streams, MTU 1500 vs 9000, IPv4 vs IPv6, direct vs through a relay node' \
 'tuning:One stream on a lab WAN before and after \`tune plan\`'\''s settings (applied, then reverted)' \
 'interference:A latency-sensitive all-to-all beside a bandwidth-heavy halo exchange on a leaf-spine fabric\: alone, together without classes, with ETS 50/50, with strict priority, with PFC on the bandwidth class (seed 002, section VIII)' \
+'striping:N parallel links between two hosts\: one link alone, the N bonded (a hash per flow) with 1, N and 4N streams, and the N striped explicitly (--stripe), memory to memory and a file transfer (seeds 000 and 004)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'linerate study commands' commands "$@"
@@ -1707,6 +1743,7 @@ _linerate__subcmd__study__subcmd__help_commands() {
 'lan:Bandwidth vs streams, MTU 1500 vs 9000, IPv4 vs IPv6, direct vs through a relay node' \
 'tuning:One stream on a lab WAN before and after \`tune plan\`'\''s settings (applied, then reverted)' \
 'interference:A latency-sensitive all-to-all beside a bandwidth-heavy halo exchange on a leaf-spine fabric\: alone, together without classes, with ETS 50/50, with strict priority, with PFC on the bandwidth class (seed 002, section VIII)' \
+'striping:N parallel links between two hosts\: one link alone, the N bonded (a hash per flow) with 1, N and 4N streams, and the N striped explicitly (--stripe), memory to memory and a file transfer (seeds 000 and 004)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'linerate study help commands' commands "$@"
@@ -1725,6 +1762,11 @@ _linerate__subcmd__study__subcmd__help__subcmd__interference_commands() {
 _linerate__subcmd__study__subcmd__help__subcmd__lan_commands() {
     local commands; commands=()
     _describe -t commands 'linerate study help lan commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__study__subcmd__help__subcmd__striping_commands] )) ||
+_linerate__subcmd__study__subcmd__help__subcmd__striping_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate study help striping commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__study__subcmd__help__subcmd__tuning_commands] )) ||
 _linerate__subcmd__study__subcmd__help__subcmd__tuning_commands() {
@@ -1745,6 +1787,11 @@ _linerate__subcmd__study__subcmd__interference_commands() {
 _linerate__subcmd__study__subcmd__lan_commands() {
     local commands; commands=()
     _describe -t commands 'linerate study lan commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__study__subcmd__striping_commands] )) ||
+_linerate__subcmd__study__subcmd__striping_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate study striping commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__study__subcmd__tuning_commands] )) ||
 _linerate__subcmd__study__subcmd__tuning_commands() {
