@@ -9,7 +9,7 @@ bonded (the kernel's bonding driver where present, else multipath routes
 hashed by layer 3+4 at both ends); one link alone with 4 streams, the bond
 with 1, 4 and 16 streams, the 4 links striped with --stripe (one stream a
 link), each as a 5 s bench and as a transfer of a 1 GiB file (in the clear,
-without fsync), with a yardstick reading before and after; writes the
+without fsync, in /dev/shm where it has room), with a yardstick reading before and after; writes the
 study's document to bench/results/striping.json. The study builds and
 removes its lab itself, also on failure.
 """

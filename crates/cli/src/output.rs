@@ -54,6 +54,9 @@ pub struct IntervalPrinter<'a> {
     /// Striped paths (`--stripe`): stream i went over path i % n, and each
     /// interval has a row per path.
     paths: usize,
+    /// Each sending stream's retransmits at its last interval, for the
+    /// paths' rows.
+    path_retrans: HashMap<u16, u32>,
 }
 
 impl<'a> IntervalPrinter<'a> {
@@ -65,6 +68,7 @@ impl<'a> IntervalPrinter<'a> {
             omit: 0.0,
             udp: false,
             paths: 0,
+            path_retrans: HashMap::new(),
         }
     }
 
@@ -236,15 +240,30 @@ impl IntervalPrinter<'_> {
             let Some(first) = rows.first() else { continue };
             let bytes: u64 = rows.iter().map(|s| s.bytes).sum();
             let bps: f64 = rows.iter().map(|s| s.bits_per_second).sum();
+            // This end's senders' retransmits in the interval, where it sends.
+            let mut retrans = None;
+            for s in batch
+                .iter()
+                .filter(|s| usize::from(s.stream) % self.paths == p)
+            {
+                if let (Side::Sender, Some(t)) = (s.side, s.tcp) {
+                    let before = self
+                        .path_retrans
+                        .insert(s.stream, t.total_retrans)
+                        .unwrap_or(0);
+                    *retrans.get_or_insert(0) += t.total_retrans.saturating_sub(before);
+                }
+            }
             self.out.line(&format!(
-                "[P{:<2}] {:>5.2}-{:<5.2} s {:>11} {:>14}  path {}, {} stream(s)",
+                "[P{:<2}] {:>5.2}-{:<5.2} s {:>11} {:>14}  path {}, {} stream(s){}",
                 p + 1,
                 first.start,
                 first.end,
                 fmt_bytes(bytes as f64),
                 fmt_rate(bps),
                 p + 1,
-                rows.len()
+                rows.len(),
+                retrans.map_or(String::new(), |r| format!(", {r} retransmits"))
             ));
         }
     }
