@@ -2356,7 +2356,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__recv)
-            opts="-p -h --bind --port --advertise --foreground --log --no-encrypt --wait --session-memory --max-entries --keep-special-bits --log-level --log-format --help"
+            opts="-p -h --bind --port --advertise --stripe --foreground --log --no-encrypt --wait --session-memory --max-entries --keep-special-bits --log-level --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2375,6 +2375,10 @@ _linerate() {
                     return 0
                     ;;
                 --advertise)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stripe)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

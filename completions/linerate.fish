@@ -261,6 +261,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand send" -s h -l help -d 
 complete -c linerate -n "__fish_linerate_using_subcommand recv" -l bind -d 'Local address to listen on' -r
 complete -c linerate -n "__fish_linerate_using_subcommand recv" -s p -l port -d 'Port to listen on (0: any free port)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand recv" -l advertise -d 'Host name the URL gives the sender. Default: the bind address if it is a specific one, else this host\'s name' -r
+complete -c linerate -n "__fish_linerate_using_subcommand recv" -l stripe -d 'This host\'s addresses to offer for striping (comma-separated, e.g. one per NIC): the URL lists them, and the sender spreads its streams over them, paired with its -B list, unless it gives its own --stripe' -r
 complete -c linerate -n "__fish_linerate_using_subcommand recv" -l log -d 'Log file of a receiver in the background' -r -F
 complete -c linerate -n "__fish_linerate_using_subcommand recv" -l wait -d 'Give up when no sender has connected this long after the URL was printed (s, or with ms/s/m/h; 0: wait for ever). A receiver in the background whose sender never came would otherwise hold its port for ever' -r
 complete -c linerate -n "__fish_linerate_using_subcommand recv" -l session-memory -d 'Memory one transfer\'s manifest and bookkeeping may take, charged at about 430 bytes an entry plus its path: the default holds about 4 million entries with 100-byte paths' -r

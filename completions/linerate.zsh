@@ -376,6 +376,7 @@ _arguments "${_arguments_options[@]}" : \
 '-p+[Port to listen on (0\: any free port)]:PORT:_default' \
 '--port=[Port to listen on (0\: any free port)]:PORT:_default' \
 '--advertise=[Host name the URL gives the sender. Default\: the bind address if it is a specific one, else this host'\''s name]:ADVERTISE:_default' \
+'*--stripe=[This host'\''s addresses to offer for striping (comma-separated, e.g. one per NIC)\: the URL lists them, and the sender spreads its streams over them, paired with its -B list, unless it gives its own --stripe]:ADDR,...:_default' \
 '--log=[Log file of a receiver in the background]:FILE:_files' \
 '--wait=[Give up when no sender has connected this long after the URL was printed (s, or with ms/s/m/h; 0\: wait for ever). A receiver in the background whose sender never came would otherwise hold its port for ever]:TIME:_default' \
 '--session-memory=[Memory one transfer'\''s manifest and bookkeeping may take, charged at about 430 bytes an entry plus its path\: the default holds about 4 million entries with 100-byte paths]:SIZE:_default' \

@@ -293,7 +293,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     let mut spec = a.spec();
     (spec.stripes, spec.bind, spec.streams) = a
         .stripe
-        .resolve(&a.address, spec.streams)
+        .resolve(&a.address, spec.streams, &[])
         .map_err(|e| usage::UsageError(e.to_string()))?;
     let targets: Vec<std::net::IpAddr> = match spec.stripes.as_slice() {
         [] => vec![server.ip()],

@@ -70,17 +70,22 @@ pub struct StripeFlags {
 
 impl StripeFlags {
     /// The paths, the local address of the control connection, and the
-    /// streams to run (`streams`, raised to one a path).
+    /// streams to run (`streams`, raised to one a path). Without
+    /// `--stripe`, the receiver's `offered` addresses (its URL's) are the
+    /// paths.
     pub fn resolve(
         &self,
         address: &AddressFlags,
         streams: u16,
+        offered: &[IpAddr],
     ) -> anyhow::Result<(Vec<Stripe>, Option<IpAddr>, u16)> {
-        let remotes = self
-            .stripe
-            .iter()
-            .map(|h| Ok(address::resolve(h, DEFAULT_PORT, address.family())?.ip()))
-            .collect::<anyhow::Result<Vec<IpAddr>>>()?;
+        let remotes = match self.stripe.as_slice() {
+            [] => offered.to_vec(),
+            asked => asked
+                .iter()
+                .map(|h| Ok(address::resolve(h, DEFAULT_PORT, address.family())?.ip()))
+                .collect::<anyhow::Result<Vec<IpAddr>>>()?,
+        };
         let stripes = address::stripes(&remotes, &address.bind)?;
         let control_bind = address.bind.first().copied();
         let paths = u16::try_from(stripes.len()).unwrap_or(u16::MAX);

@@ -264,9 +264,13 @@ pub fn run_send(a: SendArgs) -> anyhow::Result<()> {
     let mut progress = Progress::new(a.quiet, to_stderr);
     let interrupted = signals::interrupt_flag();
     let mut spec = a.spec();
+    let offered = match &target {
+        Target::OneShot(o) => o.stripe.clone(),
+        Target::Daemon { .. } => Vec::new(),
+    };
     (spec.stripes, spec.bind, spec.streams) = a
         .stripe
-        .resolve(&a.address, spec.streams)
+        .resolve(&a.address, spec.streams, &offered)
         .map_err(|e| crate::usage::UsageError(e.to_string()))?;
     let run = send::run(
         &to,
@@ -562,6 +566,11 @@ pub struct RecvArgs {
     /// a specific one, else this host's name.
     #[arg(long)]
     pub advertise: Option<String>,
+    /// This host's addresses to offer for striping (comma-separated, e.g. one
+    /// per NIC): the URL lists them, and the sender spreads its streams over
+    /// them, paired with its -B list, unless it gives its own --stripe.
+    #[arg(long, value_name = "ADDR,...", value_delimiter = ',')]
+    pub stripe: Vec<IpAddr>,
     /// Stay in the foreground after printing the URL. By default, when stdout
     /// is not a terminal (as in `ssh host linerate recv DIR | linerate send SRC -`), the
     /// receiver moves to the background so the command substitution returns.
@@ -631,7 +640,18 @@ pub fn run_recv(a: RecvArgs) -> anyhow::Result<()> {
             required: true,
         });
     }
-    let url = OneShot::new(addr, host, session, token, fingerprint);
+    if !a.bind.is_unspecified() && a.stripe.iter().any(|s| *s != a.bind) {
+        return Err(crate::usage::UsageError(format!(
+            "--stripe offers addresses this receiver does not listen on (--bind {} listens on that \
+             one only): leave --bind out to listen on all",
+            a.bind
+        ))
+        .into());
+    }
+    let url = OneShot {
+        stripe: a.stripe.clone(),
+        ..OneShot::new(addr, host, session, token, fingerprint)
+    };
     // The URL is the only thing on stdout, so a pipe into `linerate send SRC -` takes it.
     let mut stdout = std::io::stdout();
     let background = !a.foreground && !stdout.is_terminal();

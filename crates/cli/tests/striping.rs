@@ -95,8 +95,9 @@ fn shares(doc: &serde_json::Value, what: &str) -> Vec<f64> {
 }
 
 /// A one-shot receiver in h2 listening on every address; its URL names
-/// the first link's.
+/// the first link's and offers every link's for striping.
 fn receiver(links: &Links, dir: &std::path::Path) -> (Guard, String) {
+    let offered = links.h2.join(",");
     let mut child = linerate_cmd()
         .args([
             "lab",
@@ -109,7 +110,13 @@ fn receiver(links: &Links, dir: &std::path::Path) -> (Guard, String) {
             "recv",
         ])
         .arg(dir)
-        .args(["--advertise", &links.h2[0], "--foreground"])
+        .args([
+            "--advertise",
+            &links.h2[0],
+            "--stripe",
+            &offered,
+            "--foreground",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -184,11 +191,12 @@ fn four_links_carry_four_times_one_striped_or_bonded_and_a_slow_one_is_named() {
         doc["summary"]["members"]
     );
 
-    // A transfer striped the same way.
+    // A transfer striped over the addresses the receiver's URL offers.
     let dir = common::tree::TempDir::new("strp-recv");
     let (_recv, url) = receiver(&links, dir.path());
+    assert!(url.contains("&stripe="), "{url}");
     let json = dir.path().join("send.json");
-    let (stripe, bind) = (links.h2.join(","), links.h1.join(","));
+    let bind = links.h1.join(",");
     let out = links.lab.exec(
         "h1",
         &[
@@ -200,8 +208,6 @@ fn four_links_carry_four_times_one_striped_or_bonded_and_a_slow_one_is_named() {
             "-q",
             "-P",
             "4",
-            "--stripe",
-            &stripe,
             "-B",
             &bind,
             "--json",

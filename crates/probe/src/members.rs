@@ -93,7 +93,6 @@ pub fn toward(peer: IpAddr) -> Option<Members> {
         ])
         .output()
         .ok()?;
-    let routes: Vec<Route> = serde_json::from_slice(&out.stdout).ok()?;
     // /proc/thread-self/sys would be this thread's namespace's; /proc/sys
     // is the process's, so ask sysctl in a child, which takes the thread's.
     let key = if peer.is_ipv4() {
@@ -107,7 +106,19 @@ pub fn toward(peer: IpAddr) -> Option<Members> {
         .ok()
         .and_then(|o| String::from_utf8(o.stdout).ok())
         .and_then(|t| t.trim().parse().ok());
-    of_routes(&routes, bond_of, hash_policy)
+    from_routes(&out.stdout, bond_of, hash_policy)
+}
+
+/// The members `ip -j route show to match PEER`'s output names: the most
+/// specific route's nexthop devices, or the slaves `bond` gives for its
+/// device; None for one link or output that does not parse.
+pub fn from_routes(
+    json: &[u8],
+    bond: impl Fn(&str) -> Option<(Vec<String>, String)>,
+    hash_policy: Option<u8>,
+) -> Option<Members> {
+    let routes: Vec<Route> = serde_json::from_slice(json).ok()?;
+    of_routes(&routes, bond, hash_policy)
 }
 
 /// The most specific of `routes` (each matching the peer) as members.
@@ -189,7 +200,7 @@ pub fn bytes(devices: &[String]) -> Vec<(u64, u64)> {
 }
 
 /// A device's sent and received bytes in a /proc/net/dev table.
-fn device_bytes(table: &str, device: &str) -> Option<(u64, u64)> {
+pub fn device_bytes(table: &str, device: &str) -> Option<(u64, u64)> {
     table.lines().skip(2).find_map(|line| {
         let (name, counts) = line.split_once(':')?;
         if name.trim() != device {

@@ -1,11 +1,12 @@
 //! The one-shot receiver's address:
-//! `linerate://HOST:PORT/?session=HEX&token=HEX&fp=HEX`, printed by `recv`
-//! and pasted into `send`. `fp` is the SHA-256 fingerprint of the
+//! `linerate://HOST:PORT/?session=HEX&token=HEX&fp=HEX[&stripe=A,B,...]`,
+//! printed by `recv` and pasted into `send`; `stripe` lists the receiver's
+//! addresses a sender spreads its streams over (`recv --stripe`). `fp` is the SHA-256 fingerprint of the
 //! receiver's certificate, made for this session: the sender trusts no
 //! other. A receiver started with `--no-encrypt` prints no `fp`.
 
 use std::fmt;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use linerate_secure::Fingerprint;
 use linerate_wire::SessionId;
@@ -47,7 +48,13 @@ pub struct OneShot {
     pub token: Token,
     /// The receiver's certificate; None when it does not encrypt.
     pub fingerprint: Option<Fingerprint>,
+    /// The receiver's addresses to stripe the streams over, where it
+    /// offers several (`recv --stripe`).
+    pub stripe: Vec<IpAddr>,
 }
+
+/// Most addresses a URL's `stripe=` lists.
+pub const MAX_STRIPE: usize = 64;
 
 impl fmt::Display for OneShot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -63,10 +70,14 @@ impl fmt::Display for OneShot {
             self.session.to_hex(),
             self.token.0
         )?;
-        match &self.fingerprint {
-            Some(fp) => write!(f, "&fp={}", fp.to_hex()),
-            None => Ok(()),
+        if let Some(fp) = &self.fingerprint {
+            write!(f, "&fp={}", fp.to_hex())?;
         }
+        if !self.stripe.is_empty() {
+            let list: Vec<String> = self.stripe.iter().map(|a| a.to_string()).collect();
+            write!(f, "&stripe={}", list.join(","))?;
+        }
+        Ok(())
     }
 }
 
@@ -85,6 +96,7 @@ impl OneShot {
             session,
             token,
             fingerprint,
+            stripe: Vec::new(),
         }
     }
 
@@ -107,6 +119,7 @@ impl OneShot {
             .parse()
             .map_err(|_| format!("bad port {port:?} in the URL"))?;
         let (mut session, mut token, mut fingerprint) = (None, None, None);
+        let mut stripe = Vec::new();
         for pair in query.split('&') {
             match pair.split_once('=') {
                 Some(("fp", v)) => {
@@ -116,6 +129,19 @@ impl OneShot {
                     )
                 }
                 Some(("session", v)) => session = SessionId::from_hex(v),
+                Some(("stripe", v)) => {
+                    stripe = v
+                        .split(',')
+                        .take(MAX_STRIPE + 1)
+                        .map(|a| a.parse::<IpAddr>())
+                        .collect::<Result<_, _>>()
+                        .map_err(|_| "the URL's stripe= is not a list of addresses".to_string())?;
+                    if stripe.len() > MAX_STRIPE {
+                        return Err(format!(
+                            "the URL's stripe= lists more than {MAX_STRIPE} addresses"
+                        ));
+                    }
+                }
                 Some(("token", v)) if v.len() == 32 && v.bytes().all(|b| b.is_ascii_hexdigit()) => {
                     token = Some(Token(v.to_ascii_lowercase()))
                 }
@@ -128,6 +154,7 @@ impl OneShot {
             session: session.ok_or("the URL has no valid session=")?,
             token: token.ok_or("the URL has no valid token=")?,
             fingerprint,
+            stripe,
         })
     }
 }
@@ -144,6 +171,7 @@ mod tests {
             session: SessionId([7; 16]),
             token: Token("ab".repeat(16)),
             fingerprint: Some(Fingerprint([0xc3; 32])),
+            stripe: Vec::new(),
         };
         let text = one.to_string();
         assert!(text.starts_with("linerate://[::1]:4000/?session="));
@@ -157,6 +185,14 @@ mod tests {
             ..one
         };
         assert_eq!(OneShot::parse(&clear.to_string()).unwrap(), clear);
+        let striped = OneShot {
+            stripe: vec!["10.0.1.2".parse().unwrap(), "fd00::2".parse().unwrap()],
+            ..clear.clone()
+        };
+        let text = striped.to_string();
+        assert!(text.ends_with("&stripe=10.0.1.2,fd00::2"), "{text}");
+        assert_eq!(OneShot::parse(&text).unwrap(), striped);
+        let many = vec!["10.0.0.1"; MAX_STRIPE + 1].join(",");
         for bad in [
             "http://x:1/?session=00&token=00",
             "linerate://x/?session=00",
@@ -167,6 +203,8 @@ mod tests {
                 "00".repeat(16),
                 "ab".repeat(16)
             ),
+            &format!("{}&stripe=10.0.0.1,nope", clear),
+            &format!("{}&stripe={many}", clear),
         ] {
             assert!(OneShot::parse(bad).is_err(), "{bad}");
         }
