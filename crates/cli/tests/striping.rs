@@ -94,6 +94,14 @@ fn shares(doc: &serde_json::Value, what: &str) -> Vec<f64> {
         .collect()
 }
 
+/// Each of the four paths carried 20-30 % of the payload.
+fn assert_each_path_a_quarter(doc: &serde_json::Value) {
+    for s in shares(doc, "paths") {
+        let paths = &doc["summary"]["paths"];
+        assert!((0.2..=0.3).contains(&s), "each path 20-30 %: {paths}");
+    }
+}
+
 /// A one-shot receiver in h2 listening on every address; its URL names
 /// the first link's and offers every link's for striping.
 fn receiver(links: &Links, dir: &std::path::Path) -> (Guard, String) {
@@ -145,13 +153,7 @@ fn four_links_carry_four_times_one_striped_or_bonded_and_a_slow_one_is_named() {
         "striped over 4 links: {}",
         doc["summary"]
     );
-    for s in shares(&doc, "paths") {
-        assert!(
-            (0.2..=0.3).contains(&s),
-            "each path 20-30 %: {}",
-            doc["summary"]["paths"]
-        );
-    }
+    assert_each_path_a_quarter(&doc);
     assert_eq!(
         doc["parameters"]["stripes"].as_array().unwrap().len(),
         LINKS
@@ -222,13 +224,7 @@ fn four_links_carry_four_times_one_striped_or_bonded_and_a_slow_one_is_named() {
         "send striped over 4 links: {}",
         doc["summary"]
     );
-    for s in shares(&doc, "paths") {
-        assert!(
-            (0.2..=0.3).contains(&s),
-            "each path 20-30 %: {}",
-            doc["summary"]["paths"]
-        );
-    }
+    assert_each_path_a_quarter(&doc);
 
     // One link slowed: the striped run names it.
     links.lab.set(&["--link", "2", "--rate", "200M"]);

@@ -5,7 +5,8 @@
 use std::net::IpAddr;
 
 use linerate_probe::members::{self, Members, Spreader};
-use linerate_result::{MemberShare, PathShare, Side, StreamEnd};
+use linerate_probe::verdict;
+use linerate_result::{Limit, MemberShare, PathShare, ResultDoc, Side, StreamEnd, Verdict};
 use linerate_wire::Direction;
 
 use crate::address::Stripe;
@@ -73,8 +74,45 @@ impl MemberWatch {
     }
 }
 
+/// A run's verdict with what its links carried: each striped path's share
+/// and the members' from `members`, written into `doc`'s summary, the
+/// paths into its parameters, and the verdict `links` where they did not
+/// carry their shares. `flows` are the run's streams in its data direction.
+pub fn judge_links(
+    doc: &mut ResultDoc,
+    stripes: &[Stripe],
+    members: Option<&MembersCarried>,
+    flows: u32,
+) {
+    let paths = paths(stripes, &doc.streams);
+    let summary = &mut doc.summary;
+    summary.verdict = verdict::spread::judge(
+        std::mem::replace(&mut summary.verdict, placeholder()),
+        &verdict::spread::Spread {
+            paths: &paths,
+            members: members.map(|m| (&m.spreader, m.shares.as_slice())),
+            flows,
+            bits_per_second: summary.bits_per_second,
+        },
+    );
+    summary.paths = paths;
+    summary.members = members.map(|m| m.shares.clone()).unwrap_or_default();
+    if let (false, Some(map)) = (stripes.is_empty(), doc.parameters.as_object_mut()) {
+        map.insert("stripes".into(), stripes_json(stripes));
+    }
+}
+
+fn placeholder() -> Verdict {
+    Verdict {
+        limit: Limit::Unknown,
+        side: None,
+        sentence: String::new(),
+        evidence: Default::default(),
+    }
+}
+
 /// The paths as the result's parameters name them: `[{local, remote}]`.
-pub fn stripes_json(stripes: &[Stripe]) -> serde_json::Value {
+fn stripes_json(stripes: &[Stripe]) -> serde_json::Value {
     stripes
         .iter()
         .map(|s| serde_json::json!({"local": s.local, "remote": s.remote}))

@@ -16,6 +16,7 @@ use serde::Deserialize;
 use crate::fabric::graph::Graph;
 use crate::fabric::sim::{ClassCounters, PortCounters};
 use crate::fabric::{FabricSpec, Scheduling};
+use crate::ipcmd;
 use crate::layout::Lab;
 
 /// Why this backend cannot build `spec`, in the user's words.
@@ -98,10 +99,6 @@ fn link_addrs(index: u8, k: usize) -> [(Ipv4Addr, Ipv6Addr); 2] {
     })
 }
 
-fn cmd(parts: &[&str]) -> Vec<String> {
-    parts.iter().map(|s| s.to_string()).collect()
-}
-
 /// Every command that builds the switches, their links to each other and
 /// to the hosts, their routes and their ports' queues, once every
 /// namespace exists. The hosts' own addresses and routes are the lab's.
@@ -117,7 +114,7 @@ pub fn steps(lab: &Lab, spec: &FabricSpec) -> Vec<Vec<String>> {
             "net.ipv4.fib_multipath_hash_policy=1",
             "net.ipv6.fib_multipath_hash_policy=1",
         ] {
-            s.push(cmd(&["ip", "netns", "exec", &ns, "sysctl", "-qw", sysctl]));
+            s.push(ipcmd::sysctl(&ns, sysctl));
         }
     }
     // Every link as a veth pair, its ends named as `device` names them.
@@ -125,16 +122,11 @@ pub fn steps(lab: &Lab, spec: &FabricSpec) -> Vec<Vec<String>> {
         let (a, b) = (g.ports[p].from, g.ports[p].to);
         let (na, nb) = (netns(lab, &g, a), netns(lab, &g, b));
         let (da, db) = (device(&g, p), device(&g, g.reverse[p]));
-        s.push(cmd(&[
-            "ip", "link", "add", &da, "netns", &na, "type", "veth", "peer", "name", &db, "netns",
-            &nb,
-        ]));
+        s.push(ipcmd::veth(&da, &na, &db, &nb));
         for (node, ns, dev) in [(a, &na, &da), (b, &nb, &db)] {
             // A host's own end is brought up with its addresses by the lab.
             if !g.nodes[node].host {
-                s.push(cmd(&[
-                    "ip", "-n", ns, "link", "set", dev, "mtu", &mtu, "up",
-                ]));
+                s.push(ipcmd::up(ns, dev, &mtu));
             }
         }
     }
@@ -145,27 +137,11 @@ pub fn steps(lab: &Lab, spec: &FabricSpec) -> Vec<Vec<String>> {
             .expect("every host has a link");
         let sw = netns(lab, &g, g.ports[p].to);
         let dev = device(&g, g.reverse[p]);
-        s.push(cmd(&[
-            "ip",
-            "-n",
-            &sw,
-            "addr",
-            "add",
-            &format!("{}/28", h.gateway_v4),
-            "dev",
-            &dev,
-        ]));
-        s.push(cmd(&[
-            "ip",
-            "-n",
-            &sw,
-            "addr",
-            "add",
-            &format!("{}/64", h.gateway_v6),
-            "dev",
-            &dev,
-            "nodad",
-        ]));
+        let (v4, v6) = (
+            format!("{}/28", h.gateway_v4),
+            format!("{}/64", h.gateway_v6),
+        );
+        s.extend(ipcmd::addrs(&sw, &dev, &v4, &v6));
     }
     let links = switch_links(&g);
     for (k, &p) in links.iter().enumerate() {
@@ -173,27 +149,12 @@ pub fn steps(lab: &Lab, spec: &FabricSpec) -> Vec<Vec<String>> {
             let (v4, v6) = link_addrs(lab.index, k)[end];
             let ns = netns(lab, &g, g.ports[port].from);
             let dev = device(&g, port);
-            s.push(cmd(&[
-                "ip",
-                "-n",
+            s.extend(ipcmd::addrs(
                 &ns,
-                "addr",
-                "add",
+                &dev,
                 &format!("{v4}/30"),
-                "dev",
-                &dev,
-            ]));
-            s.push(cmd(&[
-                "ip",
-                "-n",
-                &ns,
-                "addr",
-                "add",
                 &format!("{v6}/64"),
-                "dev",
-                &dev,
-                "nodad",
-            ]));
+            ));
         }
     }
     s.extend(routes(lab, &g, &links));
@@ -228,7 +189,7 @@ fn routes(lab: &Lab, g: &Graph, links: &[usize]) -> Vec<Vec<String>> {
                 Ipv6Addr::new(seg[0], seg[1], seg[2], seg[3], 0, 0, 0, 0)
             );
             for (family, net) in [("-4", v4_net), ("-6", v6_net)] {
-                let mut argv = cmd(&["ip", "-n", &ns, family, "route", "add", &net]);
+                let mut argv = ipcmd::cmd(&["ip", "-n", &ns, family, "route", "add", &net]);
                 for &p in hops {
                     let (v4, v6) = far(p);
                     let via = if family == "-4" {
@@ -279,7 +240,7 @@ fn port_queues(lab: &Lab, g: &Graph, spec: &FabricSpec, p: usize) -> Vec<Vec<Str
         .position(|c| c.dscp.is_empty())
         .unwrap_or(classes.len().saturating_sub(1));
     let tc = |rest: &[&str]| {
-        let mut v = cmd(&["tc", "-n", &ns]);
+        let mut v = ipcmd::cmd(&["tc", "-n", &ns]);
         v.extend(rest.iter().map(|s| s.to_string()));
         v
     };

@@ -10,6 +10,7 @@ pub mod detect;
 pub mod emulator;
 mod exec;
 pub mod fabric;
+mod ipcmd;
 mod kernel_fabric;
 pub mod lab;
 pub mod layout;

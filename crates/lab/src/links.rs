@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::LabError;
 use crate::conditions::{Backend, BackendChoice, Conditions};
 use crate::detect::KernelSupport;
+use crate::ipcmd;
 use crate::layout::{BondMaker, BondRecord, Host, Lab, LabSpec, LinkAddr};
 
 /// The backend of a lab with several links: kernel links only, as the
@@ -138,17 +139,18 @@ pub fn host(spec: &LabSpec, index: u8, i: u8) -> Host {
     }
 }
 
-fn cmd(parts: &[&str]) -> Vec<String> {
-    parts.iter().map(|s| s.to_string()).collect()
-}
-
-fn sysctl(ns: &str, setting: &str) -> Vec<String> {
-    cmd(&["ip", "netns", "exec", ns, "sysctl", "-qw", setting])
-}
-
 /// The router's port of host `h`'s link `link`.
 fn router_port(h: &Host, link: u8) -> String {
     format!("{}-{link}", h.name)
+}
+
+/// The network of a /24 and of a /48 that hold `v4` and `v6`.
+fn networks(v4: Ipv4Addr, v6: Ipv6Addr) -> (String, String) {
+    let (o, g) = (v4.octets(), v6.segments());
+    (
+        format!("{}/24", Ipv4Addr::new(o[0], o[1], o[2], 0)),
+        format!("{}/48", Ipv6Addr::new(g[0], g[1], g[2], 0, 0, 0, 0, 0)),
+    )
 }
 
 /// Every command that makes the links, their addresses, routes and bond,
@@ -160,49 +162,24 @@ pub fn steps(lab: &Lab) -> Vec<Vec<String>> {
         None => {
             let (a, b) = (&lab.hosts[0].netns, &lab.hosts[1].netns);
             for l in &lab.hosts[0].links {
-                let d = l.device.as_str();
-                s.push(cmd(&[
-                    "ip", "link", "add", d, "netns", a, "type", "veth", "peer", "name", d, "netns",
-                    b,
-                ]));
+                s.push(ipcmd::veth(&l.device, a, &l.device, b));
             }
         }
         Some(r) => {
             for h in &lab.hosts {
                 for l in &h.links {
                     let port = router_port(h, l.link);
-                    s.push(cmd(&[
-                        "ip", "link", "add", &l.device, "netns", &h.netns, "type", "veth", "peer",
-                        "name", &port, "netns", r,
-                    ]));
-                    s.push(cmd(&[
-                        "ip", "-n", r, "link", "set", &port, "mtu", &mtu, "up",
-                    ]));
-                    s.push(cmd(&[
-                        "ip",
-                        "-n",
-                        r,
-                        "addr",
-                        "add",
-                        &format!("{}/28", l.gateway_v4),
-                        "dev",
-                        &port,
-                    ]));
-                    s.push(cmd(&[
-                        "ip",
-                        "-n",
-                        r,
-                        "addr",
-                        "add",
-                        &format!("{}/64", l.gateway_v6),
-                        "dev",
-                        &port,
-                        "nodad",
-                    ]));
+                    s.push(ipcmd::veth(&l.device, &h.netns, &port, r));
+                    s.push(ipcmd::up(r, &port, &mtu));
+                    let (v4, v6) = (
+                        format!("{}/28", l.gateway_v4),
+                        format!("{}/64", l.gateway_v6),
+                    );
+                    s.extend(ipcmd::addrs(r, &port, &v4, &v6));
                 }
             }
-            s.push(sysctl(r, "net.ipv4.ip_forward=1"));
-            s.push(sysctl(r, "net.ipv6.conf.all.forwarding=1"));
+            s.push(ipcmd::sysctl(r, "net.ipv4.ip_forward=1"));
+            s.push(ipcmd::sysctl(r, "net.ipv6.conf.all.forwarding=1"));
         }
     }
     let driver = lab
@@ -229,7 +206,7 @@ fn host_steps(lab: &Lab, h: &Host, mtu: &str, driver: bool) -> Vec<Vec<String>> 
     let ns = h.netns.as_str();
     let mut s = Vec::new();
     if driver {
-        s.push(cmd(&[
+        s.push(ipcmd::cmd(&[
             "ip",
             "-n",
             ns,
@@ -248,133 +225,34 @@ fn host_steps(lab: &Lab, h: &Host, mtu: &str, driver: bool) -> Vec<Vec<String>> 
             "fast",
         ]));
         for l in &h.links {
-            s.push(cmd(&["ip", "-n", ns, "link", "set", &l.device, "mtu", mtu]));
-            s.push(cmd(&[
+            s.push(ipcmd::cmd(&[
+                "ip", "-n", ns, "link", "set", &l.device, "mtu", mtu,
+            ]));
+            s.push(ipcmd::cmd(&[
                 "ip", "-n", ns, "link", "set", &l.device, "master", "bond0",
             ]));
         }
-        s.push(cmd(&[
-            "ip", "-n", ns, "link", "set", "bond0", "mtu", mtu, "up",
-        ]));
+        s.push(ipcmd::up(ns, "bond0", mtu));
         // Both bonds share one segment: /24 and /64 reach the other end.
-        s.push(cmd(&[
-            "ip",
-            "-n",
-            ns,
-            "addr",
-            "add",
-            &format!("{}/24", h.v4),
-            "dev",
-            "bond0",
-        ]));
-        s.push(cmd(&[
-            "ip",
-            "-n",
-            ns,
-            "addr",
-            "add",
-            &format!("{}/64", h.v6),
-            "dev",
-            "bond0",
-            "nodad",
-        ]));
+        let (v4, v6) = (format!("{}/24", h.v4), format!("{}/64", h.v6));
+        s.extend(ipcmd::addrs(ns, "bond0", &v4, &v6));
         return s;
     }
     for l in &h.links {
         let d = l.device.as_str();
-        s.push(cmd(&["ip", "-n", ns, "link", "set", d, "mtu", mtu, "up"]));
-        s.push(cmd(&[
-            "ip",
-            "-n",
-            ns,
-            "addr",
-            "add",
-            &format!("{}/28", l.v4),
-            "dev",
-            d,
-        ]));
-        s.push(cmd(&[
-            "ip",
-            "-n",
-            ns,
-            "addr",
-            "add",
-            &format!("{}/64", l.v6),
-            "dev",
-            d,
-            "nodad",
-        ]));
+        s.push(ipcmd::up(ns, d, mtu));
+        let (v4, v6) = (format!("{}/28", l.v4), format!("{}/64", l.v6));
+        s.extend(ipcmd::addrs(ns, d, &v4, &v6));
+        let (gw4, gw6) = (l.gateway_v4.to_string(), l.gateway_v6.to_string());
         if lab.router.is_none() {
             // The far end is the other host, in a subnet of its own.
-            s.push(cmd(&[
-                "ip",
-                "-n",
-                ns,
-                "route",
-                "add",
-                &format!("{}/32", l.gateway_v4),
-                "dev",
-                d,
-            ]));
-            s.push(cmd(&[
-                "ip",
-                "-n",
-                ns,
-                "-6",
-                "route",
-                "add",
-                &format!("{}/128", l.gateway_v6),
-                "dev",
-                d,
-            ]));
+            s.push(ipcmd::route(ns, false, &format!("{gw4}/32"), &["dev", d]));
+            s.push(ipcmd::route(ns, true, &format!("{gw6}/128"), &["dev", d]));
         } else if l.link == 1 {
-            s.push(cmd(&[
-                "ip",
-                "-n",
-                ns,
-                "route",
-                "add",
-                "default",
-                "via",
-                &l.gateway_v4.to_string(),
-            ]));
-            s.push(cmd(&[
-                "ip",
-                "-n",
-                ns,
-                "-6",
-                "route",
-                "add",
-                "default",
-                "via",
-                &l.gateway_v6.to_string(),
-            ]));
+            s.extend(ipcmd::routes_via(ns, ("default", &gw4), ("default", &gw6)));
         } else {
-            let o = l.v4.octets();
-            let net4 = format!("{}/24", Ipv4Addr::new(o[0], o[1], o[2], 0));
-            let g = l.v6.segments();
-            let net6 = format!("{}/48", Ipv6Addr::new(g[0], g[1], g[2], 0, 0, 0, 0, 0));
-            s.push(cmd(&[
-                "ip",
-                "-n",
-                ns,
-                "route",
-                "add",
-                &net4,
-                "via",
-                &l.gateway_v4.to_string(),
-            ]));
-            s.push(cmd(&[
-                "ip",
-                "-n",
-                ns,
-                "-6",
-                "route",
-                "add",
-                &net6,
-                "via",
-                &l.gateway_v6.to_string(),
-            ]));
+            let (net4, net6) = networks(l.v4, l.v6);
+            s.extend(ipcmd::routes_via(ns, (&net4, &gw4), (&net6, &gw6)));
         }
     }
     s
@@ -392,41 +270,16 @@ fn hash_bond_steps(lab: &Lab) -> Vec<Vec<String>> {
             "net.ipv4.conf.all.rp_filter=0",
             "net.ipv4.conf.default.rp_filter=0",
         ]
-        .map(|setting| sysctl(ns, setting))
+        .map(|setting| ipcmd::sysctl(ns, setting))
     };
     for h in &lab.hosts {
         let ns = h.netns.as_str();
         s.extend(hashing(ns));
-        s.push(cmd(&[
-            "ip",
-            "-n",
-            ns,
-            "addr",
-            "add",
-            &format!("{}/32", h.v4),
-            "dev",
-            "lo",
-        ]));
-        s.push(cmd(&[
-            "ip",
-            "-n",
-            ns,
-            "addr",
-            "add",
-            &format!("{}/128", h.v6),
-            "dev",
-            "lo",
-            "nodad",
-        ]));
+        let (v4, v6) = (format!("{}/32", h.v4), format!("{}/128", h.v6));
+        s.extend(ipcmd::addrs(ns, "lo", &v4, &v6));
         let targets: Vec<(String, String)> = match &lab.router {
             // Through the router, every other host's bond is behind the same links.
-            Some(_) => {
-                let (o, g) = (h.v4.octets(), h.v6.segments());
-                vec![(
-                    format!("{}/24", Ipv4Addr::new(o[0], o[1], o[2], 0)),
-                    format!("{}/48", Ipv6Addr::new(g[0], g[1], g[2], 0, 0, 0, 0, 0)),
-                )]
-            }
+            Some(_) => vec![networks(h.v4, h.v6)],
             None => lab
                 .hosts
                 .iter()
@@ -488,23 +341,12 @@ fn multipath(
     src: Option<&str>,
     hops: impl Iterator<Item = (String, String)>,
 ) -> Vec<String> {
-    let mut v = cmd(&["ip", "-n", ns]);
-    if v6 {
-        v.push("-6".into());
-    }
-    v.extend(cmd(&["route", "add", to]));
+    let mut v = ipcmd::route(ns, v6, to, &[]);
     if let Some(src) = src {
-        v.extend(cmd(&["src", src]));
+        v.extend(ipcmd::cmd(&["src", src]));
     }
     for (via, dev) in hops {
-        v.extend([
-            "nexthop".into(),
-            "via".into(),
-            via,
-            "dev".into(),
-            dev,
-            "onlink".into(),
-        ]);
+        v.extend(ipcmd::cmd(&["nexthop", "via", &via, "dev", &dev, "onlink"]));
     }
     v
 }
@@ -543,7 +385,7 @@ fn qdisc_steps(lab: &Lab) -> Vec<Vec<String>> {
     egresses(lab, None)
         .into_iter()
         .filter_map(|(ns, dev, args)| {
-            let mut v = cmd(&["tc", "-n", &ns, "qdisc", "add", "dev", &dev, "root"]);
+            let mut v = ipcmd::cmd(&["tc", "-n", &ns, "qdisc", "add", "dev", &dev, "root"]);
             v.extend(args?);
             Some(v)
         })
@@ -556,7 +398,7 @@ pub fn apply(lab: &Lab, only: Option<u8>) -> Result<(), LabError> {
     for (ns, dev, args) in egresses(lab, only) {
         match args {
             Some(args) => {
-                let mut v = cmd(&["tc", "-n", &ns, "qdisc", "replace", "dev", &dev, "root"]);
+                let mut v = ipcmd::cmd(&["tc", "-n", &ns, "qdisc", "replace", "dev", &dev, "root"]);
                 v.extend(args);
                 crate::exec::run(&v)?;
             }

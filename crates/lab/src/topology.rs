@@ -3,6 +3,7 @@
 
 use crate::conditions::Backend;
 use crate::emulator::DEVICE;
+use crate::ipcmd;
 use crate::layout::Lab;
 
 /// One step of bringing a lab up.
@@ -12,180 +13,99 @@ pub enum Step {
     StartEmulator,
 }
 
-fn cmd(parts: &[&str]) -> Step {
-    Step::Run(parts.iter().map(|s| s.to_string()).collect())
-}
-
 /// Every step, in order, to build `lab` from nothing.
 pub fn steps(lab: &Lab) -> Vec<Step> {
     let mtu = lab.spec.mtu.to_string();
-    let mut s = Vec::new();
+    let mut s: Vec<Vec<String>> = Vec::new();
     for ns in lab.namespaces() {
-        s.push(cmd(&["ip", "netns", "add", &ns]));
-        s.push(cmd(&["ip", "-n", &ns, "link", "set", "lo", "up"]));
+        s.push(ipcmd::cmd(&["ip", "netns", "add", &ns]));
+        s.push(ipcmd::cmd(&["ip", "-n", &ns, "link", "set", "lo", "up"]));
     }
     if lab.spec.links > 1 {
-        s.extend(crate::links::steps(lab).into_iter().map(Step::Run));
-        return s;
+        s.extend(crate::links::steps(lab));
+        return s.into_iter().map(Step::Run).collect();
     }
     let router = lab.router.as_deref();
+    let mut emulator = false;
     match (lab.backend, router, &lab.spec.fabric) {
-        (Backend::Emulator, _, _) => s.push(Step::StartEmulator),
-        (Backend::Htb, _, Some(fabric)) => s.extend(
-            crate::kernel_fabric::steps(lab, fabric)
-                .into_iter()
-                .map(Step::Run),
-        ),
+        (Backend::Emulator, _, _) => emulator = true,
+        (Backend::Htb, _, Some(fabric)) => s.extend(crate::kernel_fabric::steps(lab, fabric)),
         (_, None, _) => {
             let (a, b) = (&lab.hosts[0].netns, &lab.hosts[1].netns);
-            s.push(cmd(&[
-                "ip", "link", "add", DEVICE, "netns", a, "type", "veth", "peer", "name", DEVICE,
-                "netns", b,
-            ]));
+            s.push(ipcmd::veth(DEVICE, a, DEVICE, b));
         }
         (_, Some(r), _) => {
             for h in &lab.hosts {
-                s.push(cmd(&[
-                    "ip", "link", "add", DEVICE, "netns", &h.netns, "type", "veth", "peer", "name",
-                    &h.name, "netns", r,
-                ]));
-                s.push(cmd(&[
-                    "ip", "-n", r, "link", "set", &h.name, "mtu", &mtu, "up",
-                ]));
-                s.push(cmd(&[
-                    "ip",
-                    "-n",
+                s.push(ipcmd::veth(DEVICE, &h.netns, &h.name, r));
+                s.push(ipcmd::up(r, &h.name, &mtu));
+                s.extend(ipcmd::addrs(
                     r,
-                    "addr",
-                    "add",
+                    &h.name,
                     &format!("{}/28", h.gateway_v4),
-                    "dev",
-                    &h.name,
-                ]));
-                s.push(cmd(&[
-                    "ip",
-                    "-n",
-                    r,
-                    "addr",
-                    "add",
                     &format!("{}/64", h.gateway_v6),
-                    "dev",
-                    &h.name,
-                    "nodad",
-                ]));
+                ));
             }
-            s.push(cmd(&[
-                "ip",
-                "netns",
-                "exec",
-                r,
-                "sysctl",
-                "-qw",
-                "net.ipv4.ip_forward=1",
-            ]));
-            s.push(cmd(&[
-                "ip",
-                "netns",
-                "exec",
-                r,
-                "sysctl",
-                "-qw",
-                "net.ipv6.conf.all.forwarding=1",
-            ]));
+            s.push(ipcmd::sysctl(r, "net.ipv4.ip_forward=1"));
+            s.push(ipcmd::sysctl(r, "net.ipv6.conf.all.forwarding=1"));
         }
     }
+    let mut hosts = Vec::new();
     for h in &lab.hosts {
-        let ns = h.netns.as_str();
-        if lab.backend == Backend::Emulator {
-            // The kernel orphans packets handed to a TUN device, so TCP's own
-            // queue limit stops counting them; a ring that holds a whole
-            // window keeps the host from dropping its own packets in bursts.
-            s.push(cmd(&[
-                "ip",
-                "-n",
-                ns,
-                "link",
-                "set",
-                DEVICE,
-                "txqueuelen",
-                "10000",
-            ]));
-        }
-        s.push(cmd(&[
-            "ip", "-n", ns, "link", "set", DEVICE, "mtu", &mtu, "up",
-        ]));
-        if lab
-            .spec
-            .fabric
-            .as_ref()
-            .is_some_and(|f| f.ecn_threshold_bytes.is_some())
-        {
-            // Switches that mark need senders that negotiate ECN.
-            s.push(cmd(&[
-                "ip",
-                "netns",
-                "exec",
-                ns,
-                "sysctl",
-                "-qw",
-                "net.ipv4.tcp_ecn=1",
-            ]));
-        }
-        s.push(cmd(&[
-            "ip",
-            "-n",
-            ns,
-            "addr",
-            "add",
-            &format!("{}/28", h.v4),
-            "dev",
-            DEVICE,
-        ]));
-        s.push(cmd(&[
-            "ip",
-            "-n",
-            ns,
-            "addr",
-            "add",
-            &format!("{}/64", h.v6),
-            "dev",
-            DEVICE,
-            "nodad",
-        ]));
-        // Kernel switches route like a router: each host's gateway is its
-        // switch's port.
-        if lab.backend == Backend::Htb || (router.is_some() && lab.backend != Backend::Emulator) {
-            s.push(cmd(&[
-                "ip",
-                "-n",
-                ns,
-                "route",
-                "add",
-                "default",
-                "via",
-                &h.gateway_v4.to_string(),
-            ]));
-            s.push(cmd(&[
-                "ip",
-                "-n",
-                ns,
-                "-6",
-                "route",
-                "add",
-                "default",
-                "via",
-                &h.gateway_v6.to_string(),
-            ]));
-        } else {
-            s.push(cmd(&[
-                "ip", "-n", ns, "route", "add", "default", "dev", DEVICE,
-            ]));
-            s.push(cmd(&[
-                "ip", "-n", ns, "-6", "route", "add", "default", "dev", DEVICE,
-            ]));
-        }
+        hosts.extend(host_steps(lab, h, &mtu));
     }
-    s.extend(qdisc_steps(lab, "add").into_iter().map(Step::Run));
+    hosts.extend(qdisc_steps(lab, "add"));
+    let mut steps: Vec<Step> = s.into_iter().map(Step::Run).collect();
+    if emulator {
+        steps.push(Step::StartEmulator);
+    }
+    steps.extend(hosts.into_iter().map(Step::Run));
+    steps
+}
+
+/// A host's end of its link up, with its addresses and routes.
+fn host_steps(lab: &Lab, h: &crate::layout::Host, mtu: &str) -> Vec<Vec<String>> {
+    let ns = h.netns.as_str();
+    let mut s = Vec::new();
+    if lab.backend == Backend::Emulator {
+        // The kernel orphans packets handed to a TUN device, so TCP's own
+        // queue limit stops counting them; a ring that holds a whole
+        // window keeps the host from dropping its own packets in bursts.
+        s.push(ipcmd::cmd(&[
+            "ip",
+            "-n",
+            ns,
+            "link",
+            "set",
+            DEVICE,
+            "txqueuelen",
+            "10000",
+        ]));
+    }
+    s.push(ipcmd::up(ns, DEVICE, mtu));
+    if lab
+        .spec
+        .fabric
+        .as_ref()
+        .is_some_and(|f| f.ecn_threshold_bytes.is_some())
+    {
+        // Switches that mark need senders that negotiate ECN.
+        s.push(ipcmd::sysctl(ns, "net.ipv4.tcp_ecn=1"));
+    }
+    s.extend(ipcmd::addrs(
+        ns,
+        DEVICE,
+        &format!("{}/28", h.v4),
+        &format!("{}/64", h.v6),
+    ));
+    // Kernel switches route like a router: each host's gateway is its
+    // switch's port.
+    if lab.backend == Backend::Htb || (lab.router.is_some() && lab.backend != Backend::Emulator) {
+        let (gw4, gw6) = (h.gateway_v4.to_string(), h.gateway_v6.to_string());
+        s.extend(ipcmd::routes_via(ns, ("default", &gw4), ("default", &gw6)));
+    } else {
+        s.push(ipcmd::route(ns, false, "default", &["dev", DEVICE]));
+        s.push(ipcmd::route(ns, true, "default", &["dev", DEVICE]));
+    }
     s
 }
 

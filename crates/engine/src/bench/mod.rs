@@ -443,30 +443,9 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
             path_min_rtt_us: run.path.min_rtt_us,
         }),
     };
-    let paths = spread::paths(&run.stripes, &ends.streams);
-    let verdict = verdict::spread::judge(
-        verdict,
-        &verdict::spread::Spread {
-            paths: &paths,
-            members: run
-                .members
-                .as_ref()
-                .map(|m| (&m.spreader, m.shares.as_slice())),
-            flows: u32::from(params.streams)
-                * if params.direction == Direction::Bidir {
-                    2
-                } else {
-                    1
-                },
-            bits_per_second: ends.bits_per_second,
-        },
-    );
     let mut parameters = serde_json::to_value(params).unwrap_or_default();
     if let Some(map) = parameters.as_object_mut() {
         map.insert("session".into(), run.session.to_hex().into());
-        if !run.stripes.is_empty() {
-            map.insert("stripes".into(), spread::stripes_json(&run.stripes));
-        }
         map.insert(
             "write_len_source".into(),
             if run.write_len_asked {
@@ -512,12 +491,9 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
     };
     let mut doc = document::document(provenance, ends, verdict);
     doc.interrupted = run.interrupted;
-    doc.summary.paths = paths;
-    doc.summary.members = run
-        .members
-        .as_ref()
-        .map(|m| m.shares.clone())
-        .unwrap_or_default();
+    let both_ways = params.direction == Direction::Bidir;
+    let flows = u32::from(params.streams) * if both_ways { 2 } else { 1 };
+    spread::judge_links(&mut doc, &run.stripes, run.members.as_ref(), flows);
     doc
 }
 

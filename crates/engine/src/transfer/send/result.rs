@@ -11,19 +11,6 @@ use crate::document;
 pub fn to_result(run: &TransferRun, command_line: Vec<String>) -> ResultDoc {
     let ends = document::merge(&run.client, &run.server);
     let verdict = judge(run, &ends, ends.bits_per_second, ends.seconds);
-    let paths = crate::spread::paths(&run.stripes, &ends.streams);
-    let verdict = verdict::spread::judge(
-        verdict,
-        &verdict::spread::Spread {
-            paths: &paths,
-            members: run
-                .members
-                .as_ref()
-                .map(|m| (&m.spreader, m.shares.as_slice())),
-            flows: u32::from(run.request.streams),
-            bits_per_second: ends.bits_per_second,
-        },
-    );
     let mut parameters = serde_json::to_value(&run.request).unwrap_or_default();
     if let Some(map) = parameters.as_object_mut() {
         map.remove("token");
@@ -46,9 +33,6 @@ pub fn to_result(run: &TransferRun, command_line: Vec<String>) -> ResultDoc {
             "encryption".into(),
             document::encryption(run.encryption.as_ref()),
         );
-        if !run.stripes.is_empty() {
-            map.insert("stripes".into(), crate::spread::stripes_json(&run.stripes));
-        }
     }
     let provenance = document::Provenance {
         kind: "transfer",
@@ -59,12 +43,8 @@ pub fn to_result(run: &TransferRun, command_line: Vec<String>) -> ResultDoc {
         parameters,
     };
     let mut doc = document::document(provenance, ends, verdict);
-    doc.summary.paths = paths;
-    doc.summary.members = run
-        .members
-        .as_ref()
-        .map(|m| m.shares.clone())
-        .unwrap_or_default();
+    let flows = u32::from(run.request.streams);
+    crate::spread::judge_links(&mut doc, &run.stripes, run.members.as_ref(), flows);
     doc
 }
 
