@@ -16,7 +16,7 @@ use linerate_result::StudyPoint;
 use serde_json::json;
 
 use super::bed::Bed;
-use super::{Collector, StudyCommon, StudyEvent, timed};
+use super::{Collector, StudyCommon, StudyEvent, mark_invalid_runs, timed};
 use crate::HarnessError;
 use crate::document::ManyRuns;
 
@@ -179,7 +179,8 @@ pub fn striping(
         s.send((s.one_link(), "striped"), n, s.stripes())?,
     );
     let points = col.points;
-    let (findings, definitions) = findings(&points, s.links);
+    let (mut findings, mut definitions) = findings(&points, s.links);
+    mark_invalid_runs(&points, &mut findings, &mut definitions);
     let parameters = json!({
         "links": links,
         "rate_bps": a.rate_bps,
