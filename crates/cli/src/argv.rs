@@ -4,6 +4,15 @@
 //! narrows the window of a URL given as an argument to the first
 //! milliseconds of the process (docs/security.md#secrets-never-in-argv).
 
+/// This process's command line as a result records it: each word as
+/// UTF-8, lossily (`std::env::args` panics on a word that is not, such as
+/// a file name given to `send`).
+pub fn command_line() -> Vec<String> {
+    std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect()
+}
+
 /// Overwrites the value of every `token=` in the command line with `x`;
 /// whether one was found.
 pub fn hide_tokens() -> bool {

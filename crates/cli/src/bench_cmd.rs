@@ -333,7 +333,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         server,
         &spec,
         Some(signals::interrupt_flag()),
-        std::env::args().collect(),
+        crate::argv::command_line(),
         output::Out::new(to_stderr),
         a.json_stream,
     );

@@ -51,7 +51,7 @@ fn bench(addr: SocketAddr, spec: &BenchSpec, path: &Path) -> anyhow::Result<Resu
         addr,
         spec,
         None,
-        std::env::args().collect(),
+        crate::argv::command_line(),
         output::Out::silent(),
         false,
     )?;

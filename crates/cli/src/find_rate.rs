@@ -55,7 +55,7 @@ pub fn run(
         if let Some(u) = probe_spec.udp.as_mut() {
             u.rate_bps = rate;
         }
-        let command_line = std::env::args().collect();
+        let command_line = crate::argv::command_line();
         let doc = measure::bench(
             server,
             &probe_spec,

@@ -53,7 +53,13 @@ impl AddressFlags {
     /// HOST, HOST:PORT, V6 or [V6]:PORT (the daemon's port where none is
     /// named) to one address of the family asked for.
     pub fn resolve(&self, host: &str) -> anyhow::Result<SocketAddr> {
-        Ok(address::resolve(host, DEFAULT_PORT, self.family())?)
+        address::resolve(host, DEFAULT_PORT, self.family()).map_err(|e| {
+            if e.is_usage() {
+                crate::usage::UsageError(e.to_string()).into()
+            } else {
+                e.into()
+            }
+        })
     }
 }
 

@@ -530,11 +530,49 @@ fn coordinate(
     Ok(rendezvous.run(settings, plan, timeout, stop, hooks)?)
 }
 
+/// An incast's steps as a table: what the JSON holds of each, at a glance.
+fn print_incast_steps(out: &mut output::Out, outcome: &Outcome) {
+    out.line(&format!(
+        "{:<36} {:>6} {:>14} {:>14} {:>14} {:>6} {:>8}",
+        "step", "flows", "aggregate", "slowest flow", "fastest flow", "Jain", "retrans"
+    ));
+    for step in outcome.steps.iter().filter(|s| s.job.is_none()) {
+        let rates = step
+            .flows
+            .iter()
+            .filter(|f| f.error.is_none())
+            .map(|f| f.bits_per_second);
+        let (lo, hi) = rates.fold((f64::INFINITY, 0.0f64), |(lo, hi), x| {
+            (lo.min(x), hi.max(x))
+        });
+        let failed = step.flows.iter().filter(|f| f.error.is_some()).count();
+        out.line(&format!(
+            "{:<36} {:>6} {:>14} {:>14} {:>14} {:>6.3} {:>8}{}",
+            fleet_doc::describe(&step.factors),
+            step.flows.len(),
+            fmt_rate(step.aggregate_bits_per_second),
+            if lo.is_finite() {
+                fmt_rate(lo)
+            } else {
+                "-".into()
+            },
+            fmt_rate(hi),
+            step.jain_index,
+            step.retransmits,
+            if failed > 0 {
+                format!("  ({failed} failed)")
+            } else {
+                String::new()
+            }
+        ));
+    }
+}
+
 /// Prints the steps and writes the result; a stopped run still writes
 /// what ran, then exits as interrupted.
 fn finish(kind: &'static str, a: &RunArgs, launcher: &str, outcome: Outcome) -> anyhow::Result<()> {
     let mut out = output::Out::new(a.json.as_deref() == Some("-"));
-    let mut doc = fleet_doc::document(kind, launcher, &outcome, std::env::args().collect());
+    let mut doc = fleet_doc::document(kind, launcher, &outcome, crate::argv::command_line());
     let setup = connection_setup(a);
     if let Some(tos) = setup.tos {
         doc.parameters["tos"] = tos.into();
@@ -547,6 +585,9 @@ fn finish(kind: &'static str, a: &RunArgs, launcher: &str, outcome: Outcome) -> 
         for line in fleet_doc::slowest_pairs(&outcome) {
             out.line(&line);
         }
+    }
+    if kind == "incast" {
+        print_incast_steps(&mut out, &outcome);
     }
     for job in outcome.steps.iter().filter_map(|s| s.job.as_ref()) {
         out.line(

@@ -13,6 +13,14 @@ use linerate_lab::{BackendChoice, Conditions, Lab, LabSpec, emulator, lab, links
 
 use crate::units;
 
+/// One line of `format!` arguments onto a `String`.
+macro_rules! line {
+    ($out:expr, $($arg:tt)*) => {{
+        $out.push_str(&format!($($arg)*));
+        $out.push('\n');
+    }};
+}
+
 #[derive(Subcommand)]
 pub enum LabCommand {
     /// Create namespaces, links, addresses and routes, and set the conditions.
@@ -27,9 +35,6 @@ pub enum LabCommand {
     Addr(AddrArgs),
     /// Remove everything a lab created; safe to repeat and after a crash.
     Down(NameArgs),
-    /// The user-space emulator process (started by `lab up`).
-    #[command(hide = true)]
-    Emulator(EmulatorArgs),
 }
 
 #[derive(Args)]
@@ -353,12 +358,6 @@ pub struct AddrArgs {
     pub link: Option<u8>,
 }
 
-#[derive(Args)]
-pub struct EmulatorArgs {
-    #[arg(long)]
-    pub plan: PathBuf,
-}
-
 pub fn run(cmd: LabCommand) -> anyhow::Result<()> {
     match cmd {
         LabCommand::Up(a) => up(a),
@@ -422,15 +421,31 @@ pub fn run(cmd: LabCommand) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        LabCommand::Emulator(a) => {
-            let text = std::fs::read_to_string(&a.plan)
-                .with_context(|| format!("reading {}", a.plan.display()))?;
-            let plan: emulator::EmulatorPlan =
-                serde_json::from_str(&text).context("emulator plan")?;
-            emulator::run(&plan, || println!("ready"))?;
-            Ok(())
-        }
     }
+}
+
+/// The plan file of `linerate lab emulator --plan FILE`: the process `lab
+/// up` starts, which is not a command people type, so it has no place in
+/// the help, the man pages or the completions (clap_complete offers hidden
+/// subcommands).
+pub fn emulator_plan(args: &[String]) -> Option<PathBuf> {
+    match args {
+        [_, lab, emulator, flag, plan]
+            if lab == "lab" && emulator == "emulator" && flag == "--plan" =>
+        {
+            Some(PathBuf::from(plan))
+        }
+        _ => None,
+    }
+}
+
+/// Runs the emulator of a lab from its plan file, until it is ended.
+pub fn run_emulator(plan: &std::path::Path) -> anyhow::Result<()> {
+    let text =
+        std::fs::read_to_string(plan).with_context(|| format!("reading {}", plan.display()))?;
+    let plan: emulator::EmulatorPlan = serde_json::from_str(&text).context("emulator plan")?;
+    emulator::run(&plan, || println!("ready"))?;
+    Ok(())
 }
 
 pub fn spec_of(a: &UpArgs) -> anyhow::Result<LabSpec> {
@@ -482,7 +497,9 @@ fn up(a: UpArgs) -> anyhow::Result<()> {
     }
     let exe = std::env::current_exe().context("locating the linerate binary")?;
     let lab = Lab::up(spec, &exe).with_context(|| format!("bringing up lab {}", a.name.name))?;
-    print_lab(&lab);
+    let mut out = String::new();
+    print_lab(&mut out, &lab);
+    crate::output::emit(&out);
     Ok(())
 }
 
@@ -558,7 +575,7 @@ fn describe_fabric(f: &FabricSpec) -> String {
 
 /// Ports that carried or dropped anything, per class; then the switches'
 /// pause durations as the paper's Table II.
-fn print_fabric_counters(counters: &serde_json::Value) {
+fn print_fabric_counters(out: &mut String, counters: &serde_json::Value) {
     use linerate_lab::fabric::sim::{PortCounters, pauses_by_switch};
     use linerate_probe::units::fmt_bytes;
     let Some(ports) = counters
@@ -567,9 +584,17 @@ fn print_fabric_counters(counters: &serde_json::Value) {
     else {
         return;
     };
-    println!(
+    line!(
+        out,
         "  {:<14} {:<8} {:>11} {:>8} {:>8} {:>11} {:>12} {:>12}",
-        "port", "class", "sent", "drops", "ecn", "queue peak", "pause rx us", "pause tx us"
+        "port",
+        "class",
+        "sent",
+        "drops",
+        "ecn",
+        "queue peak",
+        "pause rx us",
+        "pause tx us"
     );
     for p in &ports {
         for c in p
@@ -577,7 +602,8 @@ fn print_fabric_counters(counters: &serde_json::Value) {
             .iter()
             .filter(|c| c.sent_bytes + c.drops + c.pause_received_us + c.pause_sent_us > 0)
         {
-            println!(
+            line!(
+                out,
                 "  {:<14} {:<8} {:>11} {:>8} {:>8} {:>11} {:>12} {:>12}",
                 p.port,
                 c.class,
@@ -592,18 +618,28 @@ fn print_fabric_counters(counters: &serde_json::Value) {
     }
     let pauses = pauses_by_switch(&ports);
     if pauses.iter().any(|s| s.received_us + s.sent_us > 0) {
-        println!(
+        line!(
+            out,
             "  {:<18} {:>12} {:>12}",
-            "pause durations", "rx us", "tx us"
+            "pause durations",
+            "rx us",
+            "tx us"
         );
         for s in &pauses {
-            println!("  {:<18} {:>12} {:>12}", s.switch, s.received_us, s.sent_us);
+            line!(
+                out,
+                "  {:<18} {:>12} {:>12}",
+                s.switch,
+                s.received_us,
+                s.sent_us
+            );
         }
     }
 }
 
-fn print_lab(lab: &Lab) {
-    println!(
+fn print_lab(out: &mut String, lab: &Lab) {
+    line!(
+        out,
         "lab {}: {} hosts{}, backend {} ({}), MTU {}",
         lab.spec.name,
         lab.hosts.len(),
@@ -620,23 +656,30 @@ fn print_lab(lab: &Lab) {
     );
     match &lab.spec.fabric {
         Some(f) => {
-            println!("  fabric: {}", describe_fabric(f));
+            line!(out, "  fabric: {}", describe_fabric(f));
             for c in &f.classes {
-                println!("  class {c}");
+                line!(out, "  class {c}");
             }
         }
-        None => println!("  conditions: {}", describe(&lab.spec.conditions)),
+        None => line!(out, "  conditions: {}", describe(&lab.spec.conditions)),
     }
     if let Some(b) = &lab.bond {
-        println!("  bond: {}", b.reason);
+        line!(out, "  bond: {}", b.reason);
     }
     for (k, c) in &lab.link_conditions {
-        println!("  link {k}: {}", describe(c));
+        line!(out, "  link {k}: {}", describe(c));
     }
     for h in &lab.hosts {
-        println!("  {}  {}  {}  {}", h.name, h.netns, h.v4, h.v6);
+        line!(out, "  {}  {}  {}  {}", h.name, h.netns, h.v4, h.v6);
         for l in &h.links {
-            println!("    link {} ({})  {}  {}", l.link, l.device, l.v4, l.v6);
+            line!(
+                out,
+                "    link {} ({})  {}  {}",
+                l.link,
+                l.device,
+                l.v4,
+                l.v6
+            );
         }
     }
     if let Some(p) = &lab.emulator {
@@ -645,7 +688,7 @@ fn print_lab(lab: &Lab) {
         } else {
             "NOT RUNNING (run `linerate lab down`)"
         };
-        println!("  emulator: pid {} {alive}", p.pid);
+        line!(out, "  emulator: pid {} {alive}", p.pid);
     }
 }
 
@@ -658,6 +701,8 @@ fn status(a: StatusArgs) -> anyhow::Result<()> {
     for n in &names {
         labs.push(Lab::load(n)?);
     }
+    // Written at once, so that `lab status | head` ends quietly.
+    let mut out = String::new();
     if a.json {
         let docs: Vec<serde_json::Value> = labs
             .iter()
@@ -670,29 +715,30 @@ fn status(a: StatusArgs) -> anyhow::Result<()> {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&docs)?);
+        line!(out, "{}", serde_json::to_string_pretty(&docs)?);
+        crate::output::emit(&out);
         return Ok(());
     }
     if labs.is_empty() {
-        println!("no labs are up");
-        return Ok(());
+        line!(out, "no labs are up");
     }
     for l in &labs {
-        print_lab(l);
+        print_lab(&mut out, l);
         if l.spec.fabric.is_some() {
             if let Some(c) = l.counters() {
-                print_fabric_counters(&c);
+                print_fabric_counters(&mut out, &c);
             }
             continue;
         }
         if l.spec.links > 1 {
-            print_link_counters(&links::counters(l));
+            print_link_counters(&mut out, &links::counters(l));
             continue;
         }
         if let Some(serde_json::Value::Object(hosts)) = l.counters() {
             for (from, c) in hosts {
                 let get = |k: &str| c.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
-                println!(
+                line!(
+                    out,
                     "  from {from}: {} packets, {} segments, {}, lost {}, queue drops {}, reordered {}, duplicated {}, {} queued at the rate",
                     get("packets"),
                     get("segments"),
@@ -706,17 +752,25 @@ fn status(a: StatusArgs) -> anyhow::Result<()> {
             }
         }
     }
+    crate::output::emit(&out);
     Ok(())
 }
 
-fn print_link_counters(counters: &[links::LinkCounters]) {
+fn print_link_counters(out: &mut String, counters: &[links::LinkCounters]) {
     use linerate_probe::units::fmt_bytes;
-    println!(
+    line!(
+        out,
         "  {:<6} {:<6} {:>12} {:>12} {:>12} {:>12}",
-        "host", "link", "sent", "received", "tx packets", "rx packets"
+        "host",
+        "link",
+        "sent",
+        "received",
+        "tx packets",
+        "rx packets"
     );
     for c in counters {
-        println!(
+        line!(
+            out,
             "  {:<6} {:<6} {:>12} {:>12} {:>12} {:>12}",
             c.host,
             c.link,

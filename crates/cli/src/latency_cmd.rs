@@ -218,7 +218,7 @@ pub fn run(a: LatencyArgs) -> anyhow::Result<()> {
         &mut |step| table.row(&mut out, step),
     )
     .with_context(|| format!("latency against {server} failed"))?;
-    let doc = latency::to_result(&run, std::env::args().collect());
+    let doc = latency::to_result(&run, crate::argv::command_line());
     if let Some(l) = &doc.latency {
         let how = if l.busy_poll {
             "spinning (busy-poll)"

@@ -89,6 +89,13 @@ enum Command {
 }
 
 fn main() {
+    if let Some(plan) = lab_cmd::emulator_plan(&argv::command_line()) {
+        if let Err(e) = lab_cmd::run_emulator(&plan) {
+            eprintln!("linerate: error: {e:#}");
+            std::process::exit(1);
+        }
+        return;
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Serve(a) => serve_cmd::run(a),

@@ -269,6 +269,16 @@ impl IntervalPrinter<'_> {
     }
 }
 
+/// `text` on stdout at once; a reader that stopped reading (`| head`)
+/// ends it quietly, where `println!` would panic.
+pub fn emit(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
+}
+
 /// `value` as one line of JSON on stdout, flushed at once (for `--json-stream`).
 pub fn json_line<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
     use std::io::Write;
@@ -313,8 +323,27 @@ pub fn print_summary(out: &mut Out, doc: &ResultDoc) {
             }
         ));
     }
+    for d in &s.directions {
+        let way = match d.flow {
+            linerate_result::Flow::ClientToServer => "Sent (client to server)",
+            linerate_result::Flow::ServerToClient => "Received (server to client)",
+        };
+        out.line(&format!(
+            "{way}: {} in {:.2} s = {} over {} stream(s) ({} retransmits)",
+            fmt_bytes(d.bytes as f64),
+            d.seconds,
+            fmt_rate(d.bits_per_second),
+            d.streams,
+            d.retransmits
+        ));
+    }
     out.line(&format!(
-        "Received {} in {:.2} s = {} ({} retransmits)",
+        "{} {} in {:.2} s = {} ({} retransmits)",
+        if s.directions.is_empty() {
+            "Received"
+        } else {
+            "Both ways:"
+        },
         fmt_bytes(s.bytes as f64),
         s.seconds,
         fmt_rate(s.bits_per_second),

@@ -260,7 +260,7 @@ fn common(c: &CommonArgs) -> anyhow::Result<StudyCommon> {
         cc: c.cc.clone(),
         lab_name: c.name.clone(),
         linerate: std::env::current_exe().context("locating the linerate binary")?,
-        command_line: std::env::args().collect(),
+        command_line: crate::argv::command_line(),
     })
 }
 

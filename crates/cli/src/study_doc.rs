@@ -7,6 +7,6 @@ use crate::output;
 
 /// The runs as one document, written to `json_path` (`-` for stdout).
 pub fn write(runs: ManyRuns, json_path: &str) -> anyhow::Result<()> {
-    let doc = runs.into_document(std::env::args().collect())?;
+    let doc = runs.into_document(crate::argv::command_line())?;
     output::write_json(&doc, json_path)
 }

@@ -321,7 +321,7 @@ pub fn run_send(a: SendArgs) -> anyhow::Result<()> {
             return Err(anyhow::Error::new(e).context(format!("transfer to {server} failed{hint}")));
         }
     };
-    let doc = send::to_result(&run, std::env::args().collect());
+    let doc = send::to_result(&run, crate::argv::command_line());
     print_summary(&mut out, &run, &doc);
     if let Some(path) = &a.json {
         output::write_json(&doc, path)?;

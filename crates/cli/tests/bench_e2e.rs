@@ -67,6 +67,24 @@ fn reverse_bidir_and_byte_count() {
         .map(|s| s["flow"].as_str().unwrap())
         .collect();
     assert!(flows.contains(&"client_to_server") && flows.contains(&"server_to_client"));
+    // Each direction has its own totals, and the summary is their sum.
+    let dirs = bidir["summary"]["directions"]
+        .as_array()
+        .expect("per-direction totals");
+    assert_eq!(dirs.len(), 2, "{}", bidir["summary"]);
+    assert_eq!(dirs[0]["flow"], "client_to_server");
+    assert_eq!(dirs[1]["flow"], "server_to_client");
+    let summed: u64 = dirs.iter().map(|d| d["bytes"].as_u64().unwrap()).sum();
+    assert_eq!(summed, bidir["summary"]["bytes"].as_u64().unwrap());
+    assert!(
+        dirs.iter()
+            .all(|d| d["bits_per_second"].as_f64().unwrap() > 0.0)
+    );
+    common::assert_matches_schema(&bidir);
+    assert!(
+        rev["summary"].get("directions").is_none(),
+        "one way: no split"
+    );
 
     let omitted = bench_json(&srv.addr(), &["--omit", "1", "-t", "2"]);
     for s in omitted["streams"].as_array().unwrap() {
@@ -227,4 +245,35 @@ fn threads_multiplex_streams_onto_fewer_loops_and_say_so() {
     let out = common::run(&["bench", &srv.addr(), "--udp", "--threads", "2"]);
     assert_eq!(out.status.code(), Some(2), "{}", common::text(&out));
     assert!(common::text(&out).contains("--threads"));
+}
+
+/// Flags that name nothing that can be are bad flags (exit 2), said in
+/// the user's words, before anything connects.
+#[test]
+fn a_port_out_of_range_and_unpaired_stripes_are_bad_flags() {
+    let out = common::run(&["bench", "127.0.0.1:99999"]);
+    assert_eq!(out.status.code(), Some(2), "{}", common::text(&out));
+    assert!(
+        common::text(&out).contains("port 99999 is out of range"),
+        "{}",
+        common::text(&out)
+    );
+    let out = common::run(&["bench", "127.0.0.1", "-B", "127.0.0.1,127.0.0.2"]);
+    assert_eq!(out.status.code(), Some(2), "{}", common::text(&out));
+    assert!(
+        common::text(&out).contains("--stripe"),
+        "{}",
+        common::text(&out)
+    );
+    let out = common::run(&[
+        "bench",
+        "127.0.0.1",
+        "--stripe",
+        "127.0.0.1,127.0.0.2",
+        "-B",
+        "127.0.0.1,127.0.0.2,127.0.0.3",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", common::text(&out));
+    let out = common::run(&["latency", "127.0.0.1", "-B", "127.0.0.1,127.0.0.2"]);
+    assert_eq!(out.status.code(), Some(2), "{}", common::text(&out));
 }

@@ -109,6 +109,30 @@ fn incast_with_local_agents_measures_every_flow_of_every_step() {
     assert!(cost["cpu_seconds"].as_f64().unwrap() > 0.0);
     assert!(cost["peak_rss_bytes"].as_u64().unwrap() > 0);
     assert!(stderr.contains("Jain's fairness index"), "{stderr}");
+    // The console's table: a row a step with its flows, extremes, Jain and retransmits.
+    let header = stderr
+        .lines()
+        .find(|l| l.starts_with("step "))
+        .expect("the steps' table");
+    for col in [
+        "flows",
+        "aggregate",
+        "slowest flow",
+        "fastest flow",
+        "Jain",
+        "retrans",
+    ] {
+        assert!(header.contains(col), "{header}");
+    }
+    for senders in [1, 2] {
+        let row = format!("{senders} sender(s) x 3 host(s), 64.0 KiB messages");
+        let line = stderr
+            .lines()
+            .find(|l| l.starts_with(&row))
+            .unwrap_or_else(|| panic!("{row}: {stderr}"));
+        let flows: Vec<&str> = line[row.len()..].split_whitespace().collect();
+        assert_eq!(flows[0], (3 * senders).to_string(), "{line}");
+    }
     let kinds = common::report_kinds(&doc, "incast-report");
     assert!(kinds.iter().any(|k| k == "incast"), "{kinds:?}");
     assert!(kinds.iter().any(|k| k == "incast-fairness"), "{kinds:?}");

@@ -429,6 +429,14 @@ fn bidir_rows_say_their_direction_with_a_sum_each_and_omitted_rows_say_so() {
     for sum in ["[SUM][TX]", "[SUM][RX]"] {
         assert_eq!(stdout.matches(sum).count(), 2, "one per interval: {stdout}");
     }
+    // Each direction's total, then their sum, as iperf3 reports them.
+    for total in [
+        "Sent (client to server):",
+        "Received (server to client):",
+        "Both ways:",
+    ] {
+        assert!(stdout.contains(total), "{total}: {stdout}");
+    }
     let out = run(&["bench", &srv.addr(), "-t", "2", "--omit", "1"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let rows: Vec<&str> = stdout.lines().filter(|l| l.starts_with("[  0]")).collect();

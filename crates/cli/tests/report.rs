@@ -189,6 +189,11 @@ fn compare_runs_the_debian_peers_and_draws_tool_bars() {
         .as_f64()
         .unwrap();
     assert!(ratio > 0.0);
+    for tool in ["linerate", "iperf2", "iperf3", "nuttcp"] {
+        for n in [1, 2] {
+            assert_true_median(&doc, tool, Some(n), &format!("median_bps/{tool}/P{n}"));
+        }
+    }
     let figs = report(&dir, &[&json]);
     let bars = figs
         .iter()
@@ -204,13 +209,47 @@ fn compare_runs_the_debian_peers_and_draws_tool_bars() {
         "background, 8 bars, 4 legend keys"
     );
     assert!(kinds(&figs).contains(&"vs-streams"));
-    // A missing tool is skipped with its package, not an error.
-    let one = dir.file("one.json");
+    // Four rounds: the median is the mean of the middle two.
+    let four = dir.file("four.json");
     ok(&[
-        "compare", "--tools", "linerate", "-t", "1", "--rounds", "1", "-P", "1", "--json", &one,
+        "compare", "--tools", "linerate", "-t", "1", "--rounds", "4", "-P", "1", "--json", &four,
     ]);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&four).unwrap()).unwrap();
+    assert_true_median(&doc, "linerate", Some(1), "median_bps/linerate/P1");
+    // A missing tool is skipped with its package, not an error.
     let unknown = run(&["compare", "--tools", "linerate,nosuchtool"]);
     assert_eq!(unknown.status.code(), Some(1));
+}
+
+/// The finding `key` is the median of `tool`'s rounds (at `streams`), the
+/// mean of the middle two for an even count, never the upper one.
+fn assert_true_median(doc: &serde_json::Value, tool: &str, streams: Option<u64>, key: &str) {
+    let figure = |p: &serde_json::Value| match streams {
+        Some(_) => p["result"]["summary"]["bits_per_second"].as_f64().unwrap(),
+        None => p["factors"]["rtt_us"].as_f64().unwrap(),
+    };
+    let mut v: Vec<f64> = doc["study"]["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["series"] == tool)
+        .filter(|p| streams.is_none_or(|n| p["factors"]["streams"] == n))
+        .map(figure)
+        .collect();
+    v.sort_by(f64::total_cmp);
+    assert!(v.len() >= 2, "{tool}: {v:?}");
+    let mid = v.len() / 2;
+    let want = if v.len() % 2 == 0 {
+        (v[mid - 1] + v[mid]) / 2.0
+    } else {
+        v[mid]
+    };
+    let got = doc["study"]["findings"][key].as_f64().unwrap();
+    assert!(
+        (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+        "{key}: {got} from {v:?}"
+    );
 }
 
 /// Latency mode: linerate latency beside sockperf, qperf and iperf2
@@ -228,13 +267,31 @@ fn compare_latency_and_udp_modes_run_their_peers() {
     let dir = Dir::new("compare-rounds");
     let lat = dir.file("latency.json");
     ok(&[
-        "compare", "--mode", "latency", "-t", "1", "--rounds", "1", "--json", &lat,
+        "compare", "--mode", "latency", "-t", "1", "--rounds", "2", "--json", &lat,
     ]);
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&lat).unwrap()).unwrap();
     assert_matches_schema(&doc);
     let points = doc["study"]["points"].as_array().unwrap();
-    assert_eq!(points.len(), 4, "linerate, sockperf, qperf, iperf2");
+    assert_eq!(
+        points.len(),
+        8,
+        "linerate, sockperf, qperf, iperf2, 2 rounds"
+    );
+    // Like for like: every tool blocked in its receive, linerate too.
+    for p in points {
+        assert_eq!(p["factors"]["receive"], "blocking", "{}", p["series"]);
+    }
+    for p in points.iter().filter(|p| p["series"] == "linerate") {
+        assert_eq!(
+            p["result"]["latency"]["busy_poll"], false,
+            "{}",
+            p["result"]["latency"]
+        );
+    }
+    for tool in ["linerate", "sockperf", "qperf", "iperf2"] {
+        assert_true_median(&doc, tool, None, &format!("median_rtt_us/{tool}"));
+    }
     let statistic = |tool: &str| {
         let p = points.iter().find(|p| p["series"] == tool).unwrap();
         assert_matches_schema(&p["result"]);

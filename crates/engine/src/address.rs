@@ -47,6 +47,21 @@ pub enum AddressError {
         /// The host as given.
         host: String,
     },
+    /// A port past 65535 (or 0) after the host.
+    #[error("'{host}': port {port} is out of range (1 to 65535)")]
+    PortOutOfRange {
+        /// The host as given.
+        host: String,
+        /// The port as given.
+        port: String,
+    },
+}
+
+impl AddressError {
+    /// Whether the words were wrong, not the network: a bad flag.
+    pub fn is_usage(&self) -> bool {
+        matches!(self, AddressError::PortOutOfRange { .. })
+    }
 }
 
 /// One path of a striped run: the receiver's address its data
@@ -140,6 +155,18 @@ pub fn names_port(host: &str) -> bool {
 /// one address of `family`.
 pub fn resolve(host: &str, default_port: u16, family: Family) -> Result<SocketAddr, AddressError> {
     let bare = host.trim_matches(['[', ']']);
+    // HOST:DIGITS or [V6]:DIGITS whose digits are no port.
+    if bare.parse::<IpAddr>().is_err()
+        && let Some((_, port)) = host.rsplit_once(':')
+        && !port.is_empty()
+        && port.bytes().all(|b| b.is_ascii_digit())
+        && !port.parse::<u16>().is_ok_and(|p| p > 0)
+    {
+        return Err(AddressError::PortOutOfRange {
+            host: host.into(),
+            port: port.into(),
+        });
+    }
     let with_port = if let Ok(ip) = bare.parse::<IpAddr>() {
         SocketAddr::new(ip, default_port).to_string()
     } else if names_port(host) {
@@ -162,6 +189,20 @@ pub fn resolve(host: &str, default_port: u16, family: Family) -> Result<SocketAd
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_port_out_of_range_is_named_as_such() {
+        for host in ["127.0.0.1:99999", "[::1]:70000", "dtn2:0"] {
+            let e = resolve(host, DEFAULT_PORT, Family::Any).unwrap_err();
+            assert!(e.is_usage(), "{host}: {e}");
+            assert!(e.to_string().contains("out of range"), "{e}");
+        }
+        assert!(resolve("127.0.0.1:5201", DEFAULT_PORT, Family::Any).is_ok());
+        assert!(
+            resolve("::1", DEFAULT_PORT, Family::Any).is_ok(),
+            "a bare IPv6 address"
+        );
+    }
 
     fn ips(list: &[&str]) -> Vec<IpAddr> {
         list.iter().map(|a| a.parse().unwrap()).collect()

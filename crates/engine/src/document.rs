@@ -108,6 +108,7 @@ pub(crate) fn document(p: Provenance, ends: Ends, verdict: Verdict) -> ResultDoc
             verdict,
             paths: Vec::new(),
             members: Vec::new(),
+            directions: Vec::new(),
         },
         lab: None,
         latency: None,

@@ -29,17 +29,32 @@ pub fn describe(factors: &BTreeMap<String, u64>) -> String {
     }
 }
 
-/// The three slowest pairs of a mesh, each with why.
+/// A mesh pair this far under the median pair's rate is an outlier.
+pub const OUTLIER_SHARE: f64 = 0.9;
+
+/// A mesh's outliers, each with why: failed pairs, then up to three pairs
+/// under [`OUTLIER_SHARE`] of the median pair's rate, slowest first; none
+/// when every pair is within 10 % of the median.
 pub fn slowest_pairs(outcome: &Outcome) -> Vec<String> {
+    let rates = outcome
+        .steps
+        .iter()
+        .flat_map(|s| &s.flows)
+        .filter(|f| f.error.is_none())
+        .map(|f| f.bits_per_second);
+    let median = linerate_result::stats::median(rates);
     slowest(outcome, 3)
         .into_iter()
+        .filter(|f| f.error.is_some() || f.bits_per_second < OUTLIER_SHARE * median)
         .map(|f| {
             let why = f.error.as_deref().or(f.verdict.as_deref()).unwrap_or("");
             format!(
-                "slow pair {} -> {}: {} ({why})",
+                "slow pair {} -> {}: {}, {:.0} % of the median pair's {} ({why})",
                 name(outcome, f.from),
                 name(outcome, f.to),
-                fmt_rate(f.bits_per_second)
+                fmt_rate(f.bits_per_second),
+                100.0 * f.bits_per_second / median.max(1.0),
+                fmt_rate(median),
             )
         })
         .collect()
@@ -89,6 +104,7 @@ pub fn document(
         verdict: verdict(kind, best, outcome),
         paths: Vec::new(),
         members: Vec::new(),
+        directions: Vec::new(),
     };
     let fleet = Fleet {
         launcher: launcher.to_string(),
@@ -384,6 +400,22 @@ mod tests {
         let said = slowest_pairs(&o);
         assert!(said[0].starts_with("slow pair h1 -> h0") && said[0].contains("refused"));
         assert!(said[1].starts_with("slow pair h0 -> h2"), "{said:?}");
+        assert!(said[1].contains("57 % of the median pair's"), "{said:?}");
+        assert_eq!(said.len(), 2, "5.0 is the median itself: {said:?}");
+    }
+
+    #[test]
+    fn a_mesh_whose_pairs_are_all_within_ten_per_cent_names_no_slow_pair() {
+        let o = mesh(
+            vec![
+                flow(0, 1, 9.0, None, None),
+                flow(1, 0, 9.5, None, None),
+                flow(0, 2, 8.7, None, None),
+                flow(2, 0, 9.4, None, None),
+            ],
+            None,
+        );
+        assert!(slowest_pairs(&o).is_empty());
     }
 
     #[test]

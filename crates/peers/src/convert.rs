@@ -101,6 +101,7 @@ pub fn to_result(
             },
             paths: Vec::new(),
             members: Vec::new(),
+            directions: Vec::new(),
         },
         lab: None,
         latency: None,

@@ -272,9 +272,21 @@ impl LatencyPeer {
         let (p, m, t) = (port.to_string(), size.to_string(), seconds.to_string());
         let target = crate::tool::join_host(host, port);
         let mut v: Vec<&str> = match self {
+            // Blocking in its receive as every peer does by default: spinning
+            // (--busy-poll) would compare a polling loop with blocking ones.
             LatencyPeer::Linerate => {
                 vec![
-                    exe, "latency", &target, "--sizes", &m, "-t", &t, "--json", "-",
+                    exe,
+                    "latency",
+                    &target,
+                    "--sizes",
+                    &m,
+                    "-t",
+                    &t,
+                    "--busy-poll",
+                    "off",
+                    "--json",
+                    "-",
                 ]
             }
             LatencyPeer::Sockperf => vec![

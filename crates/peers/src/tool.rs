@@ -147,6 +147,9 @@ impl Tool {
             seconds.to_string(),
         );
         let v: Vec<String> = match self {
+            // With the kernel's scheduling, as the peers run: linerate's
+            // defaults pin both ends of a stream to one core and poll on
+            // loopback, which no peer does unasked.
             Tool::Linerate => [
                 exe,
                 "bench",
@@ -157,6 +160,10 @@ impl Tool {
                 &t,
                 "-i",
                 "1",
+                "--affinity",
+                "off",
+                "--rx-poll",
+                "off",
                 "--json",
                 "-",
             ]

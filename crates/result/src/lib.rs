@@ -468,6 +468,62 @@ pub struct Summary {
     /// server carried during the run, from its device counters.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub members: Vec<MemberShare>,
+    /// Each direction's own totals when the run went both ways
+    /// (`--bidir`); the figures above are their sum.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub directions: Vec<DirectionTotal>,
+}
+
+/// What one direction of a run both ways carried.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DirectionTotal {
+    /// Which way.
+    pub flow: Flow,
+    /// Its streams.
+    pub streams: u32,
+    /// Payload its receivers took.
+    pub bytes: u64,
+    /// Its longest receiving stream's time.
+    pub seconds: f64,
+    /// Its payload rate.
+    pub bits_per_second: f64,
+    /// Segments its senders retransmitted.
+    pub retransmits: u64,
+}
+
+impl DirectionTotal {
+    /// Each direction's totals of `streams` (both ends of every stream),
+    /// client to server first; a direction without streams is left out.
+    pub fn of(streams: &[StreamEnd]) -> Vec<DirectionTotal> {
+        [Flow::ClientToServer, Flow::ServerToClient]
+            .into_iter()
+            .filter_map(|flow| {
+                let mine = streams.iter().filter(|s| s.flow == flow);
+                let received: Vec<&StreamEnd> =
+                    mine.clone().filter(|s| s.side == Side::Receiver).collect();
+                if received.is_empty() {
+                    return None;
+                }
+                let bytes: u64 = received.iter().map(|s| s.bytes).sum();
+                let seconds = received.iter().map(|s| s.seconds).fold(0.0, f64::max);
+                Some(DirectionTotal {
+                    flow,
+                    streams: received.len() as u32,
+                    bytes,
+                    seconds,
+                    bits_per_second: if seconds > 0.0 {
+                        bytes as f64 * 8.0 / seconds
+                    } else {
+                        0.0
+                    },
+                    retransmits: mine
+                        .filter(|s| s.side == Side::Sender)
+                        .filter_map(|s| s.tcp.map(|t| u64::from(t.total_retrans)))
+                        .sum(),
+                })
+            })
+            .collect()
+    }
 }
 
 /// What one path of a striped run carried: the streams given to one pair
@@ -539,6 +595,50 @@ mod tests {
             tcp: None,
             udp: None,
         }
+    }
+
+    fn end(stream: u16, flow: Flow, side: Side, bytes: u64, retrans: u32) -> StreamEnd {
+        StreamEnd {
+            stream,
+            side,
+            flow,
+            bytes,
+            bytes_total: bytes,
+            seconds: 2.0,
+            cpu_seconds: 0.0,
+            runq_wait_seconds: 0.0,
+            tls_seconds: 0.0,
+            tcp: (side == Side::Sender).then(|| TcpSample {
+                total_retrans: retrans,
+                ..TcpSample::default()
+            }),
+            sndbuf: 0,
+            rcvbuf: 0,
+            error: None,
+            udp: None,
+        }
+    }
+
+    #[test]
+    fn each_direction_of_a_run_both_ways_has_its_own_totals() {
+        let (up, down) = (Flow::ClientToServer, Flow::ServerToClient);
+        let streams = [
+            end(0, up, Side::Sender, 100, 3),
+            end(0, up, Side::Receiver, 100, 0),
+            end(1, down, Side::Sender, 50, 1),
+            end(1, down, Side::Receiver, 50, 0),
+            end(2, down, Side::Sender, 30, 0),
+            end(2, down, Side::Receiver, 30, 0),
+        ];
+        let d = DirectionTotal::of(&streams);
+        assert_eq!(d.len(), 2);
+        assert_eq!((d[0].flow, d[0].bytes, d[0].retransmits), (up, 100, 3));
+        assert_eq!(
+            (d[1].flow, d[1].streams, d[1].bytes, d[1].retransmits),
+            (down, 2, 80, 1)
+        );
+        assert_eq!(d[1].bits_per_second, 320.0);
+        assert_eq!(DirectionTotal::of(&streams[..2]).len(), 1);
     }
 
     #[test]

@@ -492,6 +492,9 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
     let mut doc = document::document(provenance, ends, verdict);
     doc.interrupted = run.interrupted;
     let both_ways = params.direction == Direction::Bidir;
+    if both_ways {
+        doc.summary.directions = linerate_result::DirectionTotal::of(&doc.streams);
+    }
     let flows = u32::from(params.streams) * if both_ways { 2 } else { 1 };
     spread::judge_links(&mut doc, &run.stripes, run.members.as_ref(), flows);
     doc

@@ -62,8 +62,21 @@ pub(super) fn run(asked: Asked, on: &mut dyn FnMut(Event)) -> Result<Ran, Harnes
     ))
 }
 
-/// Medians per tool and stream count, linerate against the best peer, and
-/// a table for people (files mode shares it: one stream count).
+/// How linerate runs beside the peers (docs/guide.md#linerate-compare).
+pub(super) const PLAIN: &str = "linerate --affinity off --rx-poll off";
+
+/// As [`summarise`], the table saying how linerate ran beside the peers.
+pub(super) fn summarise_plain(points: &[StudyPoint]) -> (BTreeMap<String, f64>, String) {
+    let (findings, table) = summarise(points);
+    let note = format!(
+        "every tool with the kernel's scheduling ({PLAIN}); Gbit/s, median (range over rounds)\n"
+    );
+    (findings, note + &table)
+}
+
+/// Medians per tool and stream count with their range over rounds,
+/// linerate against the best peer, and a table for people (files mode
+/// shares it: one stream count).
 pub(super) fn summarise(points: &[StudyPoint]) -> (BTreeMap<String, f64>, String) {
     let mut by: BTreeMap<(u64, String), Vec<f64>> = BTreeMap::new();
     for p in points {
@@ -88,7 +101,7 @@ pub(super) fn summarise(points: &[StudyPoint]) -> (BTreeMap<String, f64>, String
     streams.dedup();
     let mut table = format!("{:>8}", "streams");
     for t in &tools {
-        table.push_str(&format!("{t:>16}"));
+        table.push_str(&format!("{t:>22}"));
     }
     table.push_str("   linerate/best peer\n");
     for n in streams {
@@ -105,9 +118,13 @@ pub(super) fn summarise(points: &[StudyPoint]) -> (BTreeMap<String, f64>, String
                     } else {
                         best_peer = best_peer.max(m);
                     }
-                    table.push_str(&format!("{:>16}", fmt_rate(m)));
+                    let (lo, hi) = v.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &x| {
+                        (lo.min(x), hi.max(x))
+                    });
+                    let cell = format!("{:.2} ({:.2}-{:.2})", m / 1e9, lo / 1e9, hi / 1e9);
+                    table.push_str(&format!("{cell:>22}"));
                 }
-                None => table.push_str(&format!("{:>16}", "-")),
+                None => table.push_str(&format!("{:>22}", "-")),
             }
         }
         match mine {
@@ -153,7 +170,7 @@ fn to_doc(
 pub(super) const DEFINITIONS: [(&str, &str); 2] = [
     (
         "median_bps",
-        "For each tool and stream count, the median over rounds of the throughput the tool reports (received payload; iperf2's client reports bytes sent).",
+        "For each tool and stream count, the median over rounds (the mean of the middle two for an even count) of the throughput the tool reports (received payload; iperf2's client reports bytes sent). linerate runs with --affinity off --rx-poll off, with the kernel's scheduling as the peers run.",
     ),
     (
         "linerate_over_best_peer",
@@ -191,6 +208,19 @@ mod tests {
         let header = table.lines().next().unwrap();
         assert!(header.find("linerate") < header.find("iperf2"), "{table}");
         assert!(table.lines().nth(2).unwrap().contains(" -"), "{table}");
+        assert!(
+            table
+                .lines()
+                .nth(1)
+                .unwrap()
+                .contains("11.00 (10.00-12.00)"),
+            "{table}"
+        );
+        let (_, plain) = summarise_plain(&points);
+        assert!(
+            plain.starts_with("every tool with the kernel's scheduling"),
+            "{plain}"
+        );
     }
 
     #[test]

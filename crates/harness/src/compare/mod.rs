@@ -145,7 +145,11 @@ pub fn compare(
     };
     type Summarise = fn(&[StudyPoint]) -> (BTreeMap<String, f64>, String);
     let (ran, summarise, definitions): (Ran, Summarise, &[(&str, &str)]) = match spec.mode {
-        Mode::Mem => (mem::run(asked, on)?, mem::summarise, &mem::DEFINITIONS),
+        Mode::Mem => (
+            mem::run(asked, on)?,
+            mem::summarise_plain,
+            &mem::DEFINITIONS,
+        ),
         // One stream count: the memory mode's table, per tool.
         Mode::Files => (files::run(asked, on)?, mem::summarise, &files::DEFINITIONS),
         Mode::Latency => (
