@@ -148,9 +148,6 @@ _linerate() {
             linerate__subcmd__help__subcmd__lab,down)
                 cmd="linerate__subcmd__help__subcmd__lab__subcmd__down"
                 ;;
-            linerate__subcmd__help__subcmd__lab,emulator)
-                cmd="linerate__subcmd__help__subcmd__lab__subcmd__emulator"
-                ;;
             linerate__subcmd__help__subcmd__lab,exec)
                 cmd="linerate__subcmd__help__subcmd__lab__subcmd__exec"
                 ;;
@@ -235,9 +232,6 @@ _linerate() {
             linerate__subcmd__lab,down)
                 cmd="linerate__subcmd__lab__subcmd__down"
                 ;;
-            linerate__subcmd__lab,emulator)
-                cmd="linerate__subcmd__lab__subcmd__emulator"
-                ;;
             linerate__subcmd__lab,exec)
                 cmd="linerate__subcmd__lab__subcmd__exec"
                 ;;
@@ -258,9 +252,6 @@ _linerate() {
                 ;;
             linerate__subcmd__lab__subcmd__help,down)
                 cmd="linerate__subcmd__lab__subcmd__help__subcmd__down"
-                ;;
-            linerate__subcmd__lab__subcmd__help,emulator)
-                cmd="linerate__subcmd__lab__subcmd__help__subcmd__emulator"
                 ;;
             linerate__subcmd__lab__subcmd__help,exec)
                 cmd="linerate__subcmd__lab__subcmd__help__subcmd__exec"
@@ -892,7 +883,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__help__subcmd__lab)
-            opts="up set status exec addr down emulator"
+            opts="up set status exec addr down"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -920,20 +911,6 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__help__subcmd__lab__subcmd__down)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        linerate__subcmd__help__subcmd__lab__subcmd__emulator)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1724,7 +1701,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__lab)
-            opts="-h --help up set status exec addr down emulator help"
+            opts="-h --help up set status exec addr down help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1777,24 +1754,6 @@ _linerate() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        linerate__subcmd__lab__subcmd__emulator)
-            opts="-h --plan --help"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                --plan)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
         linerate__subcmd__lab__subcmd__exec)
             opts="-h --name --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1814,7 +1773,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__lab__subcmd__help)
-            opts="up set status exec addr down emulator help"
+            opts="up set status exec addr down help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1842,20 +1801,6 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__lab__subcmd__help__subcmd__down)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        linerate__subcmd__lab__subcmd__help__subcmd__emulator)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -570,13 +570,6 @@ _arguments "${_arguments_options[@]}" : \
 '--help[Print help]' \
 && ret=0
 ;;
-(emulator)
-_arguments "${_arguments_options[@]}" : \
-'--plan=[]:PLAN:_files' \
-'-h[Print help]' \
-'--help[Print help]' \
-&& ret=0
-;;
 (help)
 _arguments "${_arguments_options[@]}" : \
 ":: :_linerate__subcmd__lab__subcmd__help_commands" \
@@ -610,10 +603,6 @@ _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
 (down)
-_arguments "${_arguments_options[@]}" : \
-&& ret=0
-;;
-(emulator)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
@@ -1086,10 +1075,6 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
-(emulator)
-_arguments "${_arguments_options[@]}" : \
-&& ret=0
-;;
         esac
     ;;
 esac
@@ -1350,7 +1335,6 @@ _linerate__subcmd__help__subcmd__lab_commands() {
 'exec:Run a command inside a lab host (h1, h2, ...) or the router (r)' \
 'addr:Print a host'\''s address, for scripts\: \`linerate bench \$(linerate lab addr h2)\`' \
 'down:Remove everything a lab created; safe to repeat and after a crash' \
-'emulator:The user-space emulator process (started by \`lab up\`)' \
     )
     _describe -t commands 'linerate help lab commands' commands "$@"
 }
@@ -1363,11 +1347,6 @@ _linerate__subcmd__help__subcmd__lab__subcmd__addr_commands() {
 _linerate__subcmd__help__subcmd__lab__subcmd__down_commands() {
     local commands; commands=()
     _describe -t commands 'linerate help lab down commands' commands "$@"
-}
-(( $+functions[_linerate__subcmd__help__subcmd__lab__subcmd__emulator_commands] )) ||
-_linerate__subcmd__help__subcmd__lab__subcmd__emulator_commands() {
-    local commands; commands=()
-    _describe -t commands 'linerate help lab emulator commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__help__subcmd__lab__subcmd__exec_commands] )) ||
 _linerate__subcmd__help__subcmd__lab__subcmd__exec_commands() {
@@ -1596,7 +1575,6 @@ _linerate__subcmd__lab_commands() {
 'exec:Run a command inside a lab host (h1, h2, ...) or the router (r)' \
 'addr:Print a host'\''s address, for scripts\: \`linerate bench \$(linerate lab addr h2)\`' \
 'down:Remove everything a lab created; safe to repeat and after a crash' \
-'emulator:The user-space emulator process (started by \`lab up\`)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'linerate lab commands' commands "$@"
@@ -1610,11 +1588,6 @@ _linerate__subcmd__lab__subcmd__addr_commands() {
 _linerate__subcmd__lab__subcmd__down_commands() {
     local commands; commands=()
     _describe -t commands 'linerate lab down commands' commands "$@"
-}
-(( $+functions[_linerate__subcmd__lab__subcmd__emulator_commands] )) ||
-_linerate__subcmd__lab__subcmd__emulator_commands() {
-    local commands; commands=()
-    _describe -t commands 'linerate lab emulator commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__lab__subcmd__exec_commands] )) ||
 _linerate__subcmd__lab__subcmd__exec_commands() {
@@ -1630,7 +1603,6 @@ _linerate__subcmd__lab__subcmd__help_commands() {
 'exec:Run a command inside a lab host (h1, h2, ...) or the router (r)' \
 'addr:Print a host'\''s address, for scripts\: \`linerate bench \$(linerate lab addr h2)\`' \
 'down:Remove everything a lab created; safe to repeat and after a crash' \
-'emulator:The user-space emulator process (started by \`lab up\`)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'linerate lab help commands' commands "$@"
@@ -1644,11 +1616,6 @@ _linerate__subcmd__lab__subcmd__help__subcmd__addr_commands() {
 _linerate__subcmd__lab__subcmd__help__subcmd__down_commands() {
     local commands; commands=()
     _describe -t commands 'linerate lab help down commands' commands "$@"
-}
-(( $+functions[_linerate__subcmd__lab__subcmd__help__subcmd__emulator_commands] )) ||
-_linerate__subcmd__lab__subcmd__help__subcmd__emulator_commands() {
-    local commands; commands=()
-    _describe -t commands 'linerate lab help emulator commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__lab__subcmd__help__subcmd__exec_commands] )) ||
 _linerate__subcmd__lab__subcmd__help__subcmd__exec_commands() {
