@@ -48,12 +48,19 @@ fn report(dir: &Dir, inputs: &[&str]) -> Vec<(String, String)> {
     let page = std::fs::read_to_string(&html).unwrap();
     // Nothing to fetch: no scripts, links, sources or imports (the SVG
     // namespace URI is a name, not a fetch).
-    for fetch in ["<script", "<link", "src=", "href=", "@import", "url("] {
+    for fetch in ["<script", "<link", "src=", "@import", "url("] {
         assert!(
             !page.contains(fetch),
             "the page must be self-contained: found {fetch}"
         );
     }
+    // Links only to places on the page (its table of contents).
+    assert!(
+        page.split("href=")
+            .skip(1)
+            .all(|rest| rest.starts_with("\"#")),
+        "the page links only to itself"
+    );
     let figs = figures(&page);
     for (kind, body) in &figs {
         assert_drawn(kind, body);
@@ -487,5 +494,192 @@ fn runs_over_two_paths_draw_two_lines_on_whole_stream_ticks() {
     );
     for half in [">1.5<", ">2.5<", ">0.5<"] {
         assert!(!svg.contains(half), "a tick between stream counts: {half}");
+    }
+}
+
+/// A folder of every kind of run: the throughput-against-streams figure
+/// draws a line only through runs of one kind (TCP, UDP, capped, both ways,
+/// cut short), leaves round trips, incasts, meshes and transfers out of
+/// it, and the runs table gives each run its own headline.
+#[test]
+fn a_report_over_runs_of_every_kind_never_joins_two_kinds() {
+    let _alone = common::alone_with_traffic();
+    let dir = Dir::new("mixed");
+    let srv = Server::start();
+    let addr = srv.addr();
+    let bench = |name: &str, flags: &[&str]| {
+        let json = dir.file(name);
+        let mut args = vec!["bench", &addr, "-t", "1", "--json", &json];
+        args.extend_from_slice(flags);
+        ok(&args);
+    };
+    for p in ["1", "2"] {
+        bench(&format!("tcp-{p}.json"), &["-P", p]);
+        bench(&format!("udp-{p}.json"), &["-P", p, "--udp", "-b", "100M"]);
+        bench(&format!("capped-{p}.json"), &["-P", p, "-b", "300M"]);
+        bench(&format!("bidir-{p}.json"), &["-P", p, "--bidir"]);
+    }
+    // A run cut short by Ctrl-C writes what ran, marked interrupted.
+    let cut = dir.file("interrupted-2.json");
+    let mut child = common::linerate_cmd()
+        .args(["bench", &addr, "-t", "30", "-P", "2", "--json", &cut])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    assert!(
+        lines.any(|l| l.is_ok_and(|l| l.starts_with("[SUM]"))),
+        "an interval ran"
+    );
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "exits as interrupted");
+    ok(&[
+        "latency",
+        &addr,
+        "-t",
+        "1",
+        "--json",
+        &dir.file("latency.json"),
+    ]);
+    ok(&[
+        "incast",
+        "--local",
+        "3",
+        "--senders",
+        "1",
+        "--sizes",
+        "64K",
+        "-t",
+        "1",
+        "--json",
+        &dir.file("incast.json"),
+    ]);
+    ok(&[
+        "mesh",
+        "--local",
+        "3",
+        "-t",
+        "0.5",
+        "--json",
+        &dir.file("mesh.json"),
+    ]);
+    let dest = Dir::new("mixed-dest");
+    let (_recv, url) = common::oneshot(&dest.0);
+    ok(&[
+        "send",
+        "--from-memory",
+        "64M",
+        "-q",
+        "--json",
+        &dir.file("transfer.json"),
+        &url,
+    ]);
+
+    let html = dir.file("report.html");
+    let csv = dir.file("csv");
+    ok(&[
+        "report",
+        &dir.0.to_string_lossy(),
+        "-o",
+        &html,
+        "--csv",
+        &csv,
+    ]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    // Every line of the streams figure joins runs of one kind only: its
+    // series name says the kind, and has a point at 1 and at 2 streams.
+    let vs = std::fs::read_dir(&csv)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.to_string_lossy().contains("vs-streams"))
+        .expect("a throughput-vs-streams CSV");
+    let text = std::fs::read_to_string(&vs).unwrap();
+    let mut series: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
+    for row in text.lines().skip(1) {
+        let (name, rest) = row
+            .rsplit_once(',')
+            .and_then(|(a, y)| {
+                let (name, x) = a.rsplit_once(',')?;
+                Some((name.trim_matches('"').to_string(), (x, y)))
+            })
+            .expect("name,x,y");
+        series
+            .entry(name)
+            .or_default()
+            .push(rest.0.parse().unwrap());
+    }
+    let of = |words: &[&str], not: &[&str]| -> Vec<&String> {
+        series
+            .keys()
+            .filter(|k| words.iter().all(|w| k.contains(w)) && !not.iter().any(|w| k.contains(w)))
+            .collect()
+    };
+    for (words, not) in [
+        (&["UDP"][..], &["interrupted"][..]),
+        (&["capped"][..], &["UDP"][..]),
+        (&["--bidir"][..], &[][..]),
+        (&["bench, loopback"][..], &[][..]),
+    ] {
+        let lines = of(words, not);
+        assert_eq!(
+            lines.len(),
+            1,
+            "{words:?}: one line of that kind in {series:?}"
+        );
+        assert_eq!(
+            series[lines[0]].len(),
+            2,
+            "{words:?}: at 1 and 2 streams: {series:?}"
+        );
+    }
+    let cut = of(&["interrupted"], &[]);
+    assert_eq!(cut.len(), 1, "{series:?}");
+    assert_eq!(series[cut[0]].len(), 1, "the cut run alone: {series:?}");
+    for kind in ["latency", "incast", "mesh", "transfer"] {
+        assert!(
+            series.keys().all(|k| !k.starts_with(kind)),
+            "{kind} on the streams figure: {series:?}"
+        );
+    }
+    // The runs table: each run's own headline.
+    let row = |file: &str| {
+        page.split("<tr>")
+            .find(|r| r.contains(file))
+            .unwrap_or_else(|| panic!("{file} in the runs table"))
+            .to_string()
+    };
+    assert!(
+        row("latency.json").contains("round trip p50"),
+        "{}",
+        row("latency.json")
+    );
+    assert!(
+        row("incast.json").contains("peak aggregate"),
+        "{}",
+        row("incast.json")
+    );
+    assert!(
+        row("mesh.json").contains(" pairs, "),
+        "{}",
+        row("mesh.json")
+    );
+    assert!(
+        row("interrupted-2.json").contains("(interrupted)"),
+        "{}",
+        row("interrupted-2.json")
+    );
+    assert!(row("udp-1.json").contains("UDP"), "{}", row("udp-1.json"));
+    assert!(
+        !row("transfer.json").contains("unknown"),
+        "{}",
+        row("transfer.json")
+    );
+    // A table of contents names every figure.
+    assert!(page.contains("<nav id=\"contents\">"));
+    for (kind, _) in figures(&page) {
+        assert!(page.contains(&format!("href=\"#fig-{kind}-1\"")), "{kind}");
     }
 }

@@ -14,6 +14,11 @@ use crate::ReportError;
 pub const WIDTH: u32 = 760;
 /// A chart's height in pixels.
 pub const HEIGHT: u32 = 380;
+/// The most x labels a chart's width holds without their text touching
+/// ("128 KiB" is about 50 pixels at the axis's font).
+const MAX_X_LABELS: usize = 10;
+/// The most ticks an x axis of whole steps gets.
+const MAX_TICKS: usize = 256;
 
 /// One line of a chart: its name in the legend and its (x, y) points.
 #[derive(Debug, Clone)]
@@ -86,23 +91,30 @@ fn err(figure: &str) -> impl Fn(String) -> ReportError + '_ {
     }
 }
 
+/// Series colours: colour-blind-safe Okabe-Ito, then Paul Tol's muted
+/// scheme, 16 colours apart from one another before any repeats (plotters'
+/// own palette put near-identical colours side by side after the seventh).
+const PALETTE: [RGBColor; 16] = [
+    RGBColor(0, 114, 178),
+    RGBColor(230, 159, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(213, 94, 0),
+    RGBColor(204, 121, 167),
+    RGBColor(86, 180, 233),
+    RGBColor(0, 0, 0),
+    RGBColor(240, 228, 66),
+    RGBColor(51, 34, 136),
+    RGBColor(136, 204, 238),
+    RGBColor(68, 170, 153),
+    RGBColor(17, 119, 51),
+    RGBColor(153, 153, 51),
+    RGBColor(204, 102, 119),
+    RGBColor(136, 34, 85),
+    RGBColor(170, 68, 153),
+];
+
 fn colour(i: usize) -> RGBColor {
-    // Colour-blind-safe (Okabe-Ito), then plotters' palette.
-    const OKABE_ITO: [RGBColor; 7] = [
-        RGBColor(0, 114, 178),
-        RGBColor(230, 159, 0),
-        RGBColor(0, 158, 115),
-        RGBColor(213, 94, 0),
-        RGBColor(204, 121, 167),
-        RGBColor(86, 180, 233),
-        RGBColor(120, 120, 120),
-    ];
-    if i < OKABE_ITO.len() {
-        OKABE_ITO[i]
-    } else {
-        let c = Palette99::pick(i).to_rgba();
-        RGBColor(c.0, c.1, c.2)
-    }
+    PALETTE[i % PALETTE.len()]
 }
 
 fn bounds(series: &[Series]) -> Option<(f64, f64, f64)> {
@@ -195,7 +207,18 @@ pub fn draw_lines(area: &DrawingArea<SVGBackend, Shift>, spec: &Lines) -> Result
     let mut chart = builder
         .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(|x| e(&x))?;
-    let log_label = |v: &f64| fmt_size_label(2f64.powf(*v));
+    // At most MAX_X_LABELS labels fit under the chart: with more whole
+    // steps (21 doublings from 1 B to 1 MiB), every n-th is labelled.
+    let steps = ((x1 - x0).ceil() as usize).max(1);
+    let every = steps.div_ceil(MAX_X_LABELS).max(1) as i64;
+    let shown = |v: &f64| (v - v.round()).abs() < 1e-6 && (v.round() as i64).rem_euclid(every) == 0;
+    let log_label = |v: &f64| {
+        if shown(v) {
+            fmt_size_label(2f64.powf(v.round()))
+        } else {
+            String::new()
+        }
+    };
     let decade = |v: &f64| {
         if (v - v.round()).abs() < 1e-6 {
             human_decade(10f64.powf(v.round()))
@@ -211,7 +234,7 @@ pub fn draw_lines(area: &DrawingArea<SVGBackend, Shift>, spec: &Lines) -> Result
         }
     };
     let whole = |v: &f64| {
-        if (v - v.round()).abs() < 1e-6 {
+        if shown(v) {
             format!("{}", v.round())
         } else {
             String::new()
@@ -221,16 +244,15 @@ pub fn draw_lines(area: &DrawingArea<SVGBackend, Shift>, spec: &Lines) -> Result
     mesh.light_line_style(WHITE)
         .x_desc(&spec.x_label)
         .y_desc(&spec.y_label);
+    // A tick on every whole step, a label on every `every`-th.
+    let ticks = (steps + 1).min(MAX_TICKS);
     if spec.log_x {
-        // Powers of two: one label per doubling.
-        mesh.x_labels(((x1 - x0).ceil() as usize + 1).min(24))
-            .x_label_formatter(&log_label);
+        // Powers of two: a tick per doubling.
+        mesh.x_labels(ticks).x_label_formatter(&log_label);
     } else if spec.x_nines {
-        mesh.x_labels(((x1 - x0).ceil() as usize + 1).min(24))
-            .x_label_formatter(&nines);
+        mesh.x_labels(ticks).x_label_formatter(&nines);
     } else if spec.integer_x {
-        mesh.x_labels(((x1 - x0).ceil() as usize + 1).min(24))
-            .x_label_formatter(&whole);
+        mesh.x_labels(ticks).x_label_formatter(&whole);
     }
     if spec.log_y {
         mesh.y_labels(((y1 - y0).ceil() as usize + 1).min(12))

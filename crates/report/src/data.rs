@@ -74,9 +74,20 @@ fn counting_side(doc: &ResultDoc) -> Option<Side> {
     }
 }
 
+/// An interval's start and end, seconds, and its rate, bits/s.
+pub type Span = (f64, f64, f64);
+
 /// Throughput per interval, per stream: stream -> [(interval end s, bits/s)].
 pub fn per_stream(doc: &ResultDoc) -> BTreeMap<u16, Vec<(f64, f64)>> {
-    let mut out: BTreeMap<u16, Vec<(f64, f64)>> = BTreeMap::new();
+    per_stream_spans(doc)
+        .into_iter()
+        .map(|(n, v)| (n, v.into_iter().map(|(_, end, bps)| (end, bps)).collect()))
+        .collect()
+}
+
+/// Throughput per interval, per stream, each interval whole.
+pub fn per_stream_spans(doc: &ResultDoc) -> BTreeMap<u16, Vec<Span>> {
+    let mut out: BTreeMap<u16, Vec<Span>> = BTreeMap::new();
     let Some(side) = counting_side(doc) else {
         return out;
     };
@@ -88,12 +99,11 @@ pub fn per_stream(doc: &ResultDoc) -> BTreeMap<u16, Vec<(f64, f64)>> {
     // The final sliver of a run says little and plots as a cliff.
     let longest = ours().map(|i| i.end - i.start).fold(0.0, f64::max);
     for i in ours().filter(|i| i.end - i.start >= 0.9 * longest) {
-        out.entry(i.stream)
-            .or_default()
-            .push((i.end, i.bytes as f64 * 8.0 / (i.end - i.start)));
+        let bps = i.bytes as f64 * 8.0 / (i.end - i.start);
+        out.entry(i.stream).or_default().push((i.start, i.end, bps));
     }
     for v in out.values_mut() {
-        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+        v.sort_by(|a, b| a.1.total_cmp(&b.1));
     }
     out
 }
@@ -101,14 +111,37 @@ pub fn per_stream(doc: &ResultDoc) -> BTreeMap<u16, Vec<(f64, f64)>> {
 /// All streams summed per interval: [(interval end s, bits/s)], by
 /// interval start, dropping a final sliver shorter than 0.9 of a normal one.
 pub fn summed(doc: &ResultDoc) -> Vec<(f64, f64)> {
+    summed_spans(doc)
+        .into_iter()
+        .map(|(_, end, bps)| (end, bps))
+        .collect()
+}
+
+/// All streams summed per interval, each interval whole; a run without
+/// intervals (`-i 0`) is one interval, the whole run at its summary rate.
+pub fn summed_spans(doc: &ResultDoc) -> Vec<Span> {
     let Some(side) = counting_side(doc) else {
-        return Vec::new();
+        let s = &doc.summary;
+        return if s.seconds > 0.0 && s.bytes > 0 && doc.study.is_none() {
+            vec![(0.0, s.seconds, s.bits_per_second)]
+        } else {
+            Vec::new()
+        };
     };
     let sums = linerate_result::summed_intervals(&doc.intervals, side);
     let longest = sums.iter().map(|s| s.seconds).fold(0.0, f64::max);
     sums.iter()
         .filter(|s| s.seconds >= 0.9 * longest)
-        .map(|s| (s.end, s.bits_per_second))
+        .map(|s| (s.end - s.seconds, s.end, s.bits_per_second))
+        .collect()
+}
+
+/// Spans as the corners of a step line: each interval's rate held flat
+/// from its start to its end, never a slope between interval ends.
+pub fn stepped(spans: &[Span], scale: f64) -> Vec<(f64, f64)> {
+    spans
+        .iter()
+        .flat_map(|&(start, end, v)| [(start, v / scale), (end, v / scale)])
         .collect()
 }
 
@@ -180,6 +213,117 @@ pub fn point_bps(p: &linerate_result::StudyPoint) -> f64 {
         .get("wall_bps")
         .and_then(|v| v.as_f64())
         .unwrap_or(p.result.summary.bits_per_second)
+}
+
+/// What kind of run a document is, in the words of a series name: its
+/// command, and where it differs from a plain TCP run one way, its
+/// protocol, direction, rate cap or search, and whether it was cut short.
+/// Runs of different kinds never share a line.
+pub fn kind_of(doc: &ResultDoc) -> String {
+    let p = &doc.parameters;
+    let text = |k: &str| p.get(k).and_then(|v| v.as_str());
+    let mut words = vec![doc.kind.clone()];
+    if let Some(proto) = text("protocol").filter(|&x| x != "tcp") {
+        words.push(proto.to_uppercase());
+    }
+    match text("direction") {
+        Some("reverse") => words.push("reverse (-R)".into()),
+        Some("bidir") => words.push("both ways summed (--bidir)".into()),
+        _ => {}
+    }
+    // Rates are per stream in the parameters; a run is asked for in all (-b).
+    let streams = p.get("streams").and_then(|v| v.as_f64()).unwrap_or(1.0);
+    let in_all = |per_stream_bps: f64| linerate_probe::units::fmt_rate(per_stream_bps * streams);
+    if p.get("rate_search").is_some() {
+        words.push("rate search (--find-rate)".into());
+    } else if let Some(bps) = p.pointer("/udp/rate_bps").and_then(|v| v.as_f64()) {
+        words.push(format!("at {} in all", in_all(bps)));
+    } else if let Some(bytes) = p.pointer("/socket/pacing_rate").and_then(|v| v.as_f64()) {
+        words.push(format!("capped at {} in all", in_all(bytes * 8.0)));
+    }
+    if doc.interrupted {
+        words.push("interrupted".into());
+    }
+    words.join(", ")
+}
+
+/// Whether a document's headline is a throughput: not a round trip
+/// (latency), an incast's or a mesh's steps, or a proxy job's time.
+pub fn measures_throughput(doc: &ResultDoc) -> bool {
+    !matches!(doc.kind.as_str(), "latency" | "incast" | "mesh" | "job") && doc.latency.is_none()
+}
+
+/// A run's own headline figure, in words: a round trip for a latency run,
+/// the best step's aggregate and fairness for an incast, the pairs' spread
+/// for a mesh, the run time for a job, the runs of a study, else the
+/// throughput (marked when the run was cut short).
+pub fn headline(doc: &ResultDoc) -> String {
+    use linerate_probe::units::{fmt_rate, fmt_us};
+    if let Some(step) = doc.latency.as_ref().and_then(|l| l.steps.first()) {
+        let rt = &step.round_trip_us;
+        return format!(
+            "round trip p50 {}, p99 {} ({} B)",
+            fmt_us(rt.p50),
+            fmt_us(rt.p99),
+            step.request_bytes
+        );
+    }
+    if let Some(study) = &doc.study {
+        return format!("{} runs", study.points.len());
+    }
+    let steps = doc.fleet.as_ref().map_or(&[][..], |f| f.steps.as_slice());
+    if let Some(job) = steps.iter().find_map(|s| s.job.as_ref()) {
+        return format!(
+            "{} in {:.3} s, median iteration {}",
+            job.kind,
+            job.total_seconds,
+            fmt_us(job.median_iteration_us)
+        );
+    }
+    match doc.kind.as_str() {
+        "incast" => {
+            let best = steps.iter().max_by(|a, b| {
+                a.aggregate_bits_per_second
+                    .total_cmp(&b.aggregate_bits_per_second)
+            });
+            return best.map_or("no step ran".into(), |s| {
+                format!(
+                    "peak aggregate {}, Jain {:.3} ({} flows)",
+                    fmt_rate(s.aggregate_bits_per_second),
+                    s.jain_index,
+                    s.flows.len()
+                )
+            });
+        }
+        "mesh" => {
+            let rates: Vec<f64> = steps
+                .iter()
+                .flat_map(|s| &s.flows)
+                .filter(|f| f.error.is_none())
+                .map(|f| f.bits_per_second)
+                .collect();
+            let (lo, hi) = rates.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &x| {
+                (lo.min(x), hi.max(x))
+            });
+            if rates.is_empty() {
+                return "no pair ran".into();
+            }
+            return format!(
+                "{} pairs, {} to {} (median {})",
+                rates.len(),
+                fmt_rate(lo),
+                fmt_rate(hi),
+                fmt_rate(linerate_result::stats::median(rates.iter().copied()))
+            );
+        }
+        _ => {}
+    }
+    let rate = fmt_rate(doc.summary.bits_per_second);
+    if doc.interrupted {
+        format!("{rate} (interrupted)")
+    } else {
+        rate
+    }
 }
 
 /// The path a run measured, in words: the lab and its conditions, or the

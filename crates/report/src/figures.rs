@@ -263,36 +263,37 @@ fn over_time(b: &mut Builder, runs: &[Run]) {
     let chosen = runs
         .iter()
         .filter(|r| r.parent.is_none() || r.series == "over-time")
-        .filter(|r| data::summed(r.doc).len() >= 2)
+        .filter(|r| data::measures_throughput(r.doc))
+        .filter(|r| !data::summed_spans(r.doc).is_empty())
         .take(MAX_PER_RUN_FIGURES);
     for r in chosen {
-        let sum = data::summed(r.doc);
-        let streams = data::per_stream(r.doc);
+        let sum = data::summed_spans(r.doc);
+        let streams = data::per_stream_spans(r.doc);
         let mut series = Vec::new();
         if streams.len() > 1 && streams.len() <= MAX_STREAM_LINES {
-            for (n, pts) in &streams {
+            for (n, spans) in &streams {
                 series.push(Series {
-                    name: format!("stream {}", n + u16::from(r.doc.kind != "peer")),
-                    points: pts.iter().map(|&(x, y)| (x, y / GBIT)).collect(),
+                    // As the console and the JSON number them.
+                    name: format!("stream {n}"),
+                    points: data::stepped(spans, GBIT),
                 });
             }
         }
         series.push(Series {
             name: "sum".into(),
-            points: sum.iter().map(|&(x, y)| (x, y / GBIT)).collect(),
+            points: data::stepped(&sum, GBIT),
         });
-        let values: Vec<f64> = sum.iter().map(|p| p.1).collect();
+        let values: Vec<f64> = sum.iter().map(|p| p.2).collect();
         let marker = (values.len() >= 4)
             .then(|| time_to_stabilise(&values))
             .flatten()
             .map(|i| {
-                let i = i as usize;
-                let start = if i == 0 { 0.0 } else { sum[i - 1].0 };
+                let start = sum[i as usize].0;
                 (start, format!(" stable from {start:.0} s"))
             });
         let title = format!("Throughput over time: {}", short(&r.label));
         let caption = format!(
-            "{} ({}). Received payload per interval, per stream and summed{}. Verdict: {}",
+            "{} ({}). Received payload per interval, per stream and summed, each interval's rate held over it{}. Verdict: {}",
             r.doc.command_line.join(" "),
             r.doc.kind,
             marker.as_ref().map_or(String::new(), |m| format!("; dashed: time to stabilise ({} s, every later interval within 10 % of the median of the last half)", m.0)),
@@ -326,10 +327,15 @@ fn tcp_info(b: &mut Builder, runs: &[Run]) {
         }));
         let rtt = stream_series(data::tcp_series(r.doc, |t| f64::from(t.rtt_us) / 1000.0));
         let retrans = stream_series(data::tcp_series(r.doc, |t| f64::from(t.total_retrans)));
+        let run = short(&r.label);
         let specs = vec![
-            time_panel("Congestion window", "MiB", cwnd),
-            time_panel("Smoothed RTT", "ms", rtt),
-            time_panel("Retransmitted segments (cumulative)", "segments", retrans),
+            time_panel(&format!("Congestion window: {run}"), "MiB", cwnd),
+            time_panel(&format!("Smoothed RTT: {run}"), "ms", rtt),
+            time_panel(
+                &format!("Retransmitted segments (cumulative): {run}"),
+                "segments",
+                retrans,
+            ),
         ];
         let csv = panels_csv(&specs);
         let title = format!("TCP_INFO of the senders: {}", short(&r.label));
@@ -352,7 +358,7 @@ fn stream_series(m: BTreeMap<u16, Vec<(f64, f64)>>) -> Vec<Series> {
     m.into_iter()
         .take(MAX_STREAM_LINES)
         .map(|(n, points)| Series {
-            name: format!("stream {}", n + 1),
+            name: format!("stream {n}"),
             points,
         })
         .collect()
@@ -392,18 +398,45 @@ fn udp_over_time(b: &mut Builder, runs: &[Run]) {
         })
         .take(MAX_PER_RUN_FIGURES);
     for r in chosen {
+        let run = short(&r.label);
         let loss = stream_series(data::udp_series(r.doc, |u| u.loss * 100.0));
-        let jitter = stream_series(data::udp_series(r.doc, |u| u.jitter_us));
-        let specs = vec![
-            time_panel("Datagrams lost per interval", "% of those sent", loss),
-            time_panel("Jitter (RFC 3550)", "us", jitter),
-        ];
+        let mut specs = vec![time_panel(
+            &format!("Datagrams lost per interval: {run}"),
+            "% of those sent",
+            loss,
+        )];
+        // Under GRO a receive hands over many datagrams at one arrival time:
+        // their spacing, and so the jitter, is not measured.
+        let gro = r
+            .doc
+            .parameters
+            .pointer("/udp/gro")
+            .and_then(|v| v.as_bool())
+            == Some(true);
+        if !gro {
+            let jitter = stream_series(data::udp_series(r.doc, |u| u.jitter_us));
+            specs.push(time_panel(
+                &format!("Jitter (RFC 3550): {run}"),
+                "us",
+                jitter,
+            ));
+        }
         let csv = panels_csv(&specs);
-        let title = format!("UDP loss and jitter over time: {}", short(&r.label));
+        let title = if gro {
+            format!("UDP loss over time: {run}")
+        } else {
+            format!("UDP loss and jitter over time: {run}")
+        };
         let caption = format!(
             "{}. Counted by the receivers each interval: datagrams missing by their sequence \
-             numbers, and the interarrival jitter at the interval's end. Verdict: {}",
+             numbers{}. Verdict: {}",
             r.doc.command_line.join(" "),
+            if gro {
+                "; jitter not drawn: the receivers took coalesced datagrams (GRO), whose \
+                 arrival times are one per read, not one per datagram (--no-gro measures it)"
+            } else {
+                ", and the interarrival jitter at the interval's end"
+            },
             r.doc.summary.verdict.sentence
         );
         b.add(
@@ -470,22 +503,37 @@ fn wall_or_summary(r: &Run) -> f64 {
 
 fn vs_streams(b: &mut Builder, runs: &[Run]) {
     for (source, group) in by_source(runs) {
-        // Runs that chose their write size belong to the message-size figure.
+        // Runs that chose their write size belong to the message-size
+        // figure; round trips, incasts, meshes and jobs have no throughput
+        // to draw against streams.
         let eligible: Vec<&Run> = group
             .into_iter()
             .filter(|r| {
-                !r.factors.contains_key("rtt_ms") && r.doc.kind != "transfer" && !sets_write_size(r)
+                !r.factors.contains_key("rtt_ms")
+                    && r.doc.kind != "transfer"
+                    && data::measures_throughput(r.doc)
+                    && !sets_write_size(r)
             })
             .collect();
-        // Separate runs join a line only with runs over the same path
-        // under the same conditions: loopback and a lab are two lines.
+        // A line joins runs of one kind (protocol, direction, cap, cut
+        // short or not); separate runs also only over the same path under
+        // the same conditions: loopback and a lab are two lines.
         let series = sweep(
             &eligible,
             |r| r.factor("streams"),
             wall_or_summary,
             |r| match r.parent {
-                Some(_) => r.series.clone(),
-                None => format!("{}, {}", r.series, data::path_of(r.doc)),
+                Some(_) if data::kind_of(r.doc) == r.doc.kind => r.series.clone(),
+                Some(_) => format!("{}, {}", r.series, data::kind_of(r.doc)),
+                None if r.series == r.doc.kind => {
+                    format!("{}, {}", data::kind_of(r.doc), data::path_of(r.doc))
+                }
+                None => format!(
+                    "{}, {}, {}",
+                    r.series,
+                    data::kind_of(r.doc),
+                    data::path_of(r.doc)
+                ),
             },
         );
         if series.is_empty() {

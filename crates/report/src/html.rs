@@ -42,6 +42,15 @@ fn limit(doc: &ResultDoc) -> String {
         .unwrap_or_default()
 }
 
+/// A table of contents: the page's sections and every figure by title.
+fn contents(h: &mut String, figures: &[Figure]) {
+    h.push_str("<nav id=\"contents\"><h2>Contents</h2><ul><li><a href=\"#runs\">Runs</a></li><li><a href=\"#figures\">Figures</a><ul>\n");
+    for f in figures {
+        let _ = writeln!(h, "<li><a href=\"#{}\">{}</a></li>", f.id, escape(&f.title));
+    }
+    h.push_str("</ul></li><li><a href=\"#verdicts\">Verdicts</a></li><li><a href=\"#provenance\">Provenance</a></li></ul></nav>\n");
+}
+
 /// The whole page.
 pub fn page(inputs: &[Input], figures: &[Figure], errors: &[String], generated: &str) -> String {
     let mut h = String::new();
@@ -53,15 +62,16 @@ pub fn page(inputs: &[Input], figures: &[Figure], errors: &[String], generated: 
         escape(generated),
         env!("CARGO_PKG_VERSION")
     );
-    h.push_str("<h2 id=\"runs\">Runs</h2>\n<table><tr><th>result</th><th>kind</th><th>command</th><th class=\"num\">Gbit/s</th><th>limit</th></tr>\n");
+    contents(&mut h, figures);
+    h.push_str("<h2 id=\"runs\">Runs</h2>\n<table><tr><th>result</th><th>kind</th><th>command</th><th>headline</th><th>limit</th></tr>\n");
     for i in inputs {
         let _ = writeln!(
             h,
-            "<tr><td>{}</td><td>{}</td><td><code>{}</code></td><td class=\"num\">{}</td><td class=\"limit\">{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td><code>{}</code></td><td class=\"headline\">{}</td><td class=\"limit\">{}</td></tr>",
             escape(&i.path),
-            escape(&i.doc.kind),
+            escape(&data::kind_of(&i.doc)),
             escape(&i.doc.command_line.join(" ")),
-            gbit(i.doc.summary.bits_per_second),
+            escape(&data::headline(&i.doc)),
             escape(&limit(&i.doc))
         );
     }
@@ -96,9 +106,9 @@ pub fn page(inputs: &[Input], figures: &[Figure], errors: &[String], generated: 
     for r in data::runs(inputs) {
         let _ = writeln!(
             h,
-            "<li><b>{}</b> ({} Gbit/s, <span class=\"limit\">{}</span>): {}</li>",
+            "<li><b>{}</b> ({}, <span class=\"limit\">{}</span>): {}</li>",
             escape(&r.label),
-            gbit(r.doc.summary.bits_per_second),
+            escape(&data::headline(r.doc)),
             escape(&limit(r.doc)),
             escape(&r.doc.summary.verdict.sentence)
         );
