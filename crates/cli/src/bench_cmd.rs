@@ -213,8 +213,7 @@ impl BenchArgs {
             },
             interval_ms: self.interval_ms,
             omit_ms: self.omit_ms,
-            // A datagram that fits a 1500-byte MTU with its IPv4 and UDP headers.
-            write_len: self.write_len.or(self.udp.then_some(1472)),
+            write_len: self.write_len,
             read_len: self.read_len,
             rcvlowat: self.rcvlowat,
             zerocopy: self.zerocopy,
@@ -235,6 +234,7 @@ impl BenchArgs {
             socket: self.socket(),
             bind: self.address.bind.first().copied(),
             stripes: Vec::new(),
+            count_members: true,
             start_at: None,
             run_token: None,
             threads: self.threads,
@@ -391,12 +391,16 @@ mod tests {
     /// out stays as the spec's default.
     #[test]
     fn the_flags_set_the_spec() {
+        // A person's run counts what each link of a bond carries.
         assert_eq!(
             BenchSpec {
                 path: Default::default(),
                 ..parse(&words("10.0.0.2"))
             },
-            BenchSpec::default()
+            BenchSpec {
+                count_members: true,
+                ..BenchSpec::default()
+            }
         );
         let every = parse(&words(
             "10.0.0.2 -P 4 -t 1500ms --bidir -i 500ms --omit 1 -l 1M --read-len 64K \
@@ -429,6 +433,7 @@ mod tests {
                 notsent_lowat: Some(128 << 10),
             },
             bind: Some("10.0.0.1".parse().unwrap()),
+            count_members: true,
             ..BenchSpec::default()
         };
         assert_eq!(every, want);

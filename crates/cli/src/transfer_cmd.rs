@@ -153,6 +153,7 @@ impl SendArgs {
             },
             bind: self.address.bind.first().copied(),
             stripes: Vec::new(),
+            count_members: true,
         }
     }
 }

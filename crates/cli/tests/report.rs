@@ -108,7 +108,9 @@ fn bench_results_give_time_tcp_info_streams_and_message_size_figures() {
         .iter()
         .find(|f| f.0 == "over-time" && f.1.contains("p2.json"))
         .unwrap();
-    assert!(p2.1.contains("stream 2") && p2.1.contains("sum"));
+    // Numbered as the console and the JSON number them, from 0.
+    assert!(p2.1.contains("stream 0") && p2.1.contains("stream 1") && p2.1.contains("sum"));
+    assert!(!p2.1.contains("stream 2"));
     // Panels: cwnd, RTT and retransmits.
     let tcp = figs.iter().find(|f| f.0 == "tcp-info").unwrap();
     for panel in ["Congestion window", "Smoothed RTT", "Retransmitted"] {
@@ -247,7 +249,7 @@ fn assert_true_median(doc: &serde_json::Value, tool: &str, streams: Option<u64>,
     v.sort_by(f64::total_cmp);
     assert!(v.len() >= 2, "{tool}: {v:?}");
     let mid = v.len() / 2;
-    let want = if v.len() % 2 == 0 {
+    let want = if v.len().is_multiple_of(2) {
         (v[mid - 1] + v[mid]) / 2.0
     } else {
         v[mid]
@@ -597,47 +599,50 @@ fn a_report_over_runs_of_every_kind_never_joins_two_kinds() {
         .find(|p| p.to_string_lossy().contains("vs-streams"))
         .expect("a throughput-vs-streams CSV");
     let text = std::fs::read_to_string(&vs).unwrap();
-    let mut series: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
+    // name -> [(streams, Gbit/s)]
+    let mut series: std::collections::BTreeMap<String, Vec<(f64, f64)>> = Default::default();
     for row in text.lines().skip(1) {
-        let (name, rest) = row
+        let (name, x, y) = row
             .rsplit_once(',')
             .and_then(|(a, y)| {
                 let (name, x) = a.rsplit_once(',')?;
-                Some((name.trim_matches('"').to_string(), (x, y)))
+                Some((name.trim_matches('"').to_string(), x, y))
             })
             .expect("name,x,y");
         series
             .entry(name)
             .or_default()
-            .push(rest.0.parse().unwrap());
+            .push((x.parse().unwrap(), y.parse().unwrap()));
     }
-    let of = |words: &[&str], not: &[&str]| -> Vec<&String> {
-        series
-            .keys()
-            .filter(|k| words.iter().all(|w| k.contains(w)) && !not.iter().any(|w| k.contains(w)))
-            .collect()
+    let gbps = |file: &str| {
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.file(file)).unwrap()).unwrap();
+        doc["summary"]["bits_per_second"].as_f64().unwrap() / 1e9
     };
-    for (words, not) in [
-        (&["UDP"][..], &["interrupted"][..]),
-        (&["capped"][..], &["UDP"][..]),
-        (&["--bidir"][..], &[][..]),
-        (&["bench, loopback"][..], &[][..]),
+    // Each kind is one line of exactly its own two runs: no other run (the
+    // interrupted one at 2 streams above all) is in its medians.
+    for (name, file) in [
+        ("bench, loopback", "tcp"),
+        ("bench, UDP, at 100.0 Mbit/s in all, loopback", "udp"),
+        ("bench, capped at 300.0 Mbit/s in all, loopback", "capped"),
+        ("bench, both ways summed (--bidir), loopback", "bidir"),
     ] {
-        let lines = of(words, not);
-        assert_eq!(
-            lines.len(),
-            1,
-            "{words:?}: one line of that kind in {series:?}"
-        );
-        assert_eq!(
-            series[lines[0]].len(),
-            2,
-            "{words:?}: at 1 and 2 streams: {series:?}"
-        );
+        let line = series
+            .get(name)
+            .unwrap_or_else(|| panic!("{name} in {series:?}"));
+        assert_eq!(line.len(), 2, "{name}: {line:?}");
+        for &(x, y) in line {
+            let own = gbps(&format!("{file}-{x}.json"));
+            assert!(
+                (y - own).abs() < 1e-9,
+                "{name} at {x}: {y} is not its run's {own}"
+            );
+        }
     }
-    let cut = of(&["interrupted"], &[]);
-    assert_eq!(cut.len(), 1, "{series:?}");
-    assert_eq!(series[cut[0]].len(), 1, "the cut run alone: {series:?}");
+    assert!(
+        series.keys().all(|k| !k.contains("interrupted")),
+        "a lone cut-short run draws no line: {series:?}"
+    );
     for kind in ["latency", "incast", "mesh", "transfer"] {
         assert!(
             series.keys().all(|k| !k.starts_with(kind)),
@@ -645,8 +650,14 @@ fn a_report_over_runs_of_every_kind_never_joins_two_kinds() {
         );
     }
     // The runs table: each run's own headline.
+    let runs_table = page
+        .split("<h2 id=\"runs\">")
+        .nth(1)
+        .and_then(|t| t.split("</table>").next())
+        .expect("the runs table");
     let row = |file: &str| {
-        page.split("<tr>")
+        runs_table
+            .split("<tr>")
             .find(|r| r.contains(file))
             .unwrap_or_else(|| panic!("{file} in the runs table"))
             .to_string()

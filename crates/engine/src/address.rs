@@ -47,7 +47,7 @@ pub enum AddressError {
         /// The host as given.
         host: String,
     },
-    /// A port past 65535 (or 0) after the host.
+    /// A port past 65535 after the host.
     #[error("'{host}': port {port} is out of range (1 to 65535)")]
     PortOutOfRange {
         /// The host as given.
@@ -160,7 +160,7 @@ pub fn resolve(host: &str, default_port: u16, family: Family) -> Result<SocketAd
         && let Some((_, port)) = host.rsplit_once(':')
         && !port.is_empty()
         && port.bytes().all(|b| b.is_ascii_digit())
-        && !port.parse::<u16>().is_ok_and(|p| p > 0)
+        && port.parse::<u16>().is_err()
     {
         return Err(AddressError::PortOutOfRange {
             host: host.into(),
@@ -192,12 +192,16 @@ mod tests {
 
     #[test]
     fn a_port_out_of_range_is_named_as_such() {
-        for host in ["127.0.0.1:99999", "[::1]:70000", "dtn2:0"] {
+        for host in ["127.0.0.1:99999", "[::1]:70000", "dtn2:65536"] {
             let e = resolve(host, DEFAULT_PORT, Family::Any).unwrap_err();
             assert!(e.is_usage(), "{host}: {e}");
             assert!(e.to_string().contains("out of range"), "{e}");
         }
         assert!(resolve("127.0.0.1:5201", DEFAULT_PORT, Family::Any).is_ok());
+        assert!(
+            resolve("127.0.0.1:0", DEFAULT_PORT, Family::Any).is_ok(),
+            "any free port"
+        );
         assert!(
             resolve("::1", DEFAULT_PORT, Family::Any).is_ok(),
             "a bare IPv6 address"

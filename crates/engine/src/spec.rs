@@ -15,6 +15,10 @@ pub use linerate_wire::{
     SessionId, SocketParams, WireError,
 };
 
+/// A UDP bench's datagram size unless one is asked for (`-l`): one that
+/// fits a 1500-byte MTU with its IPv4 and UDP headers.
+pub const DEFAULT_DATAGRAM_LEN: u32 = 1472;
+
 /// A memory-to-memory measurement.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BenchSpec {
@@ -51,6 +55,10 @@ pub struct BenchSpec {
     /// Paths the data connections spread over, round-robin (`--stripe`);
     /// empty: every one to the server's address.
     pub stripes: Vec<Stripe>,
+    /// Count what each link of a bond or multipath route to the server
+    /// carries (a route lookup in a child process before the streams open):
+    /// for a person's run, not for each of a many-host run's flows.
+    pub count_members: bool,
     /// Encrypt every connection (`bench --encrypt`), to measure what TLS
     /// costs; None runs in the clear.
     pub tls: Option<ClientTls>,
@@ -110,6 +118,7 @@ impl Default for BenchSpec {
             socket: SocketParams::default(),
             bind: None,
             stripes: Vec::new(),
+            count_members: false,
             tls: None,
             udp: None,
             start_at: None,
@@ -155,6 +164,9 @@ pub struct TransferSpec {
     /// Paths the data connections spread over, round-robin (`--stripe`);
     /// empty: every one to the receiver's address.
     pub stripes: Vec<Stripe>,
+    /// Count what each link of a bond or multipath route to the receiver
+    /// carries (a route lookup in a child process before the streams open).
+    pub count_members: bool,
 }
 
 impl Default for TransferSpec {
@@ -174,6 +186,7 @@ impl Default for TransferSpec {
             socket: SocketParams::default(),
             bind: None,
             stripes: Vec::new(),
+            count_members: false,
         }
     }
 }

@@ -238,7 +238,7 @@ pub fn kind_of(doc: &ResultDoc) -> String {
         words.push("rate search (--find-rate)".into());
     } else if let Some(bps) = p.pointer("/udp/rate_bps").and_then(|v| v.as_f64()) {
         words.push(format!("at {} in all", in_all(bps)));
-    } else if let Some(bytes) = p.pointer("/socket/pacing_rate").and_then(|v| v.as_f64()) {
+    } else if let Some(bytes) = p.get("pacing_rate").and_then(|v| v.as_f64()) {
         words.push(format!("capped at {} in all", in_all(bytes * 8.0)));
     }
     if doc.interrupted {

@@ -172,9 +172,7 @@ pub fn run(
                 let options = StreamOptions::from(&params);
                 // Striped streams are counted per path; unstriped ones per
                 // member of a bond or multipath route, where the route has one.
-                let watch = spec
-                    .stripes
-                    .is_empty()
+                let watch = (spec.count_members && spec.stripes.is_empty())
                     .then(|| MemberWatch::start(server.ip()))
                     .flatten();
                 let sockets = (0..params.connections())
@@ -307,7 +305,10 @@ fn params_for(spec: &BenchSpec) -> BenchParams {
         streams: spec.streams,
         duration_ms: spec.duration_ms,
         bytes: spec.bytes,
-        write_len: spec.write_len.unwrap_or(WRITE_LEN_SHARED_CORES),
+        write_len: spec.write_len.unwrap_or(match spec.udp {
+            Some(_) => crate::spec::DEFAULT_DATAGRAM_LEN,
+            None => WRITE_LEN_SHARED_CORES,
+        }),
         read_len: spec.read_len.unwrap_or(READ_LEN),
         direction: spec.direction,
         interval_ms: spec.interval_ms,
@@ -367,7 +368,8 @@ fn plan_request(
         Affinity::Pairs => (false, true),
     };
     let (write_len, read_len) = plan.io_lens();
-    if spec.write_len.is_none() {
+    // A datagram's size is the path's (its MTU), not the CPU's.
+    if spec.write_len.is_none() && spec.udp.is_none() {
         params.write_len = write_len;
     }
     if spec.read_len.is_none() {
@@ -558,7 +560,7 @@ mod params_tests {
                     zerocopy: zerocopy && udp.is_none(),
                     rcvlowat,
                     bytes,
-                    write_len: udp.map(|_| 1472),
+                    write_len: None,
                     udp: udp.map(|rate_bps| UdpSpec {
                         rate_bps,
                         gso: zerocopy,

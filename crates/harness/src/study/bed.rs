@@ -155,6 +155,7 @@ impl Bed {
         command_line: &[String],
     ) -> Result<ResultDoc, HarnessError> {
         spec.path = self.known_path(addr, &spec.stripes);
+        spec.count_members = true;
         let run = self.in_host(&self.lab.hosts[0].netns, || {
             Ok(bench::run(
                 SocketAddr::new(addr, PORT),

@@ -90,6 +90,7 @@ impl Setting<'_> {
             overwrite: true,
             fsync: false,
             stripes,
+            count_members: true,
             ..TransferSpec::default()
         };
         let what = (vec![self.source.clone()], dest);

@@ -221,9 +221,7 @@ pub fn run(
         .map_err(|e| EngineError::io("sharing the control connection", e))?;
     // Striped streams are counted per path; unstriped ones per member of a
     // bond or multipath route, where the route has one.
-    let watch = spec
-        .stripes
-        .is_empty()
+    let watch = (spec.count_members && spec.stripes.is_empty())
         .then(|| crate::spread::MemberWatch::start(to.server.ip()))
         .flatten();
     let (sockets, server_host) = connect_streams(&mut ctl, &mut m, &peer, session, &options)?;
