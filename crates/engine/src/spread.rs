@@ -6,7 +6,7 @@ use std::net::IpAddr;
 
 use linerate_probe::members::{self, Members, Spreader};
 use linerate_probe::verdict;
-use linerate_result::{Limit, MemberShare, PathShare, ResultDoc, Side, StreamEnd, Verdict};
+use linerate_result::{Limit, MemberShare, PathShare, ResultDoc, StreamEnd, StreamTotals, Verdict};
 use linerate_wire::Direction;
 
 use crate::address::Stripe;
@@ -126,15 +126,12 @@ pub fn paths(stripes: &[Stripe], streams: &[StreamEnd]) -> Vec<PathShare> {
         return Vec::new();
     }
     let on = |p: usize| move |s: &&StreamEnd| usize::from(s.stream) % n == p;
-    let received = streams.iter().filter(|s| s.side == Side::Receiver);
-    let total: u64 = received.clone().map(|s| s.bytes).sum();
+    let total = StreamTotals::of(streams).bytes;
     stripes
         .iter()
         .enumerate()
         .map(|(p, stripe)| {
-            let mine: Vec<&StreamEnd> = received.clone().filter(on(p)).collect();
-            let bytes: u64 = mine.iter().map(|s| s.bytes).sum();
-            let seconds = mine.iter().map(|s| s.seconds).fold(0.0, f64::max);
+            let t = StreamTotals::of(streams.iter().filter(on(p)));
             let mut ids: Vec<u16> = streams.iter().filter(on(p)).map(|s| s.stream).collect();
             ids.dedup();
             PathShare {
@@ -142,20 +139,11 @@ pub fn paths(stripes: &[Stripe], streams: &[StreamEnd]) -> Vec<PathShare> {
                 local: stripe.local.map(|a| a.to_string()),
                 remote: stripe.remote.to_string(),
                 streams: ids,
-                bytes,
-                bits_per_second: if seconds > 0.0 {
-                    bytes as f64 * 8.0 / seconds
-                } else {
-                    0.0
-                },
-                retransmits: streams
-                    .iter()
-                    .filter(on(p))
-                    .filter(|s| s.side == Side::Sender)
-                    .filter_map(|s| s.tcp.map(|t| u64::from(t.total_retrans)))
-                    .sum(),
+                bytes: t.bytes,
+                bits_per_second: t.bits_per_second,
+                retransmits: t.retransmits,
                 share: if total > 0 {
-                    bytes as f64 / total as f64
+                    t.bytes as f64 / total as f64
                 } else {
                     0.0
                 },
@@ -167,7 +155,7 @@ pub fn paths(stripes: &[Stripe], streams: &[StreamEnd]) -> Vec<PathShare> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use linerate_result::Flow;
+    use linerate_result::{Flow, Side};
 
     fn end(stream: u16, side: Side, bytes: u64) -> StreamEnd {
         StreamEnd {

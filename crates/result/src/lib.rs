@@ -491,6 +491,45 @@ pub struct DirectionTotal {
     pub retransmits: u64,
 }
 
+/// What a set of streams carried: their receivers' payload over the
+/// longest receiving stream's time, and their senders' retransmits.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct StreamTotals {
+    /// Receiving streams among them.
+    pub receivers: u32,
+    /// Payload their receivers took.
+    pub bytes: u64,
+    /// The longest receiving stream's time.
+    pub seconds: f64,
+    /// `bytes` over `seconds`, bits/s.
+    pub bits_per_second: f64,
+    /// Segments their senders retransmitted.
+    pub retransmits: u64,
+}
+
+impl StreamTotals {
+    /// The totals of `streams` (either end of each).
+    pub fn of<'a>(streams: impl IntoIterator<Item = &'a StreamEnd>) -> StreamTotals {
+        let mut t = StreamTotals::default();
+        for s in streams {
+            match s.side {
+                Side::Receiver => {
+                    t.receivers += 1;
+                    t.bytes += s.bytes;
+                    t.seconds = t.seconds.max(s.seconds);
+                }
+                Side::Sender => {
+                    t.retransmits += s.tcp.map_or(0, |t| u64::from(t.total_retrans));
+                }
+            }
+        }
+        if t.seconds > 0.0 {
+            t.bits_per_second = t.bytes as f64 * 8.0 / t.seconds;
+        }
+        t
+    }
+}
+
 impl DirectionTotal {
     /// Each direction's totals of `streams` (both ends of every stream),
     /// client to server first; a direction without streams is left out.
@@ -498,28 +537,14 @@ impl DirectionTotal {
         [Flow::ClientToServer, Flow::ServerToClient]
             .into_iter()
             .filter_map(|flow| {
-                let mine = streams.iter().filter(|s| s.flow == flow);
-                let received: Vec<&StreamEnd> =
-                    mine.clone().filter(|s| s.side == Side::Receiver).collect();
-                if received.is_empty() {
-                    return None;
-                }
-                let bytes: u64 = received.iter().map(|s| s.bytes).sum();
-                let seconds = received.iter().map(|s| s.seconds).fold(0.0, f64::max);
-                Some(DirectionTotal {
+                let t = StreamTotals::of(streams.iter().filter(|s| s.flow == flow));
+                (t.receivers > 0).then_some(DirectionTotal {
                     flow,
-                    streams: received.len() as u32,
-                    bytes,
-                    seconds,
-                    bits_per_second: if seconds > 0.0 {
-                        bytes as f64 * 8.0 / seconds
-                    } else {
-                        0.0
-                    },
-                    retransmits: mine
-                        .filter(|s| s.side == Side::Sender)
-                        .filter_map(|s| s.tcp.map(|t| u64::from(t.total_retrans)))
-                        .sum(),
+                    streams: t.receivers,
+                    bytes: t.bytes,
+                    seconds: t.seconds,
+                    bits_per_second: t.bits_per_second,
+                    retransmits: t.retransmits,
                 })
             })
             .collect()
