@@ -338,6 +338,9 @@ _arguments "${_arguments_options[@]}" : \
 '--streams=[Parallel streams, one thread and one socket each]:N:_default' \
 '--block=[Block size\: the unit of scheduling, checksums and resume]:BYTES:_default' \
 '--server-fingerprint=[The fingerprint of the daemon'\''s certificate (\`linerate serve --root\` prints it at start). Without it, the one recorded in known_servers at the first contact is required, and a first contact records the one it sees, as ssh does]:SHA256:_default' \
+'*--exclude=[Leave out source paths matching PATTERN, by rsync'\''s rules (a leading / anchors at the sources'\'' names, a trailing / matches directories only, * stops at /, ** does not, dir/*** is a directory and all in it). Repeatable; with --include and --exclude-from, the first rule that matches a path decides, in the order given]:PATTERN:_default' \
+'*--include=[Send source paths matching PATTERN even where a later --exclude matches them (rsync'\''s rules, as --exclude)]:PATTERN:_default' \
+'*--exclude-from=[Read exclude patterns from FILE, one per line, as rsync does\: blank lines and lines starting with ; or # skipped, "+ PATTERN" includes, "- PATTERN" excludes]:FILE:_files' \
 '--rate=[Cap the whole transfer, in bits/s (e.g. 5G), paced per socket]:RATE:_default' \
 '-w+[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
 '--window=[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
@@ -353,7 +356,16 @@ on\:""
 off\:""))' \
 '--json=[Write the linerate.result/1 document to FILE ('\''-'\'' for stdout)]:FILE:_default' \
 '--skip-writes[The receiver checks and discards\: measures the network and CPUs only]' \
-'--overwrite[Replace files that exist at the destination and differ]' \
+'(--ignore-existing -u --update)--no-replace[Refuse the transfer when a file exists at the destination and differs from the source. By default such a file is replaced, at once (the new one is renamed over it when complete), as rsync does]' \
+'(-u --update)--ignore-existing[Leave files that exist at the destination as they are, even where they differ (rsync'\''s --ignore-existing)]' \
+'-u[Leave files that are newer at the destination than at the source (rsync'\''s -u, --update); replace the others that differ]' \
+'--update[Leave files that are newer at the destination than at the source (rsync'\''s -u, --update); replace the others that differ]' \
+'--delete[Delete what the destination'\''s copies of the source directories hold and the sources lack, once the transfer is complete (rsync'\''s --delete, done after the transfer). Only inside the destination; paths the --exclude rules leave out are kept. Try it with --dry-run first]' \
+'-n[Change nothing at the receiver\: list what would be created, replaced and deleted, and send no data]' \
+'--dry-run[Change nothing at the receiver\: list what would be created, replaced and deleted, and send no data]' \
+'-i[List every path created, replaced or deleted (rsync'\''s -i)]' \
+'--itemize[List every path created, replaced or deleted (rsync'\''s -i)]' \
+'(--no-replace --ignore-existing -u --update)--overwrite[Replace files that differ\: the default now; kept for older scripts]' \
 '--verify[Compare a whole-file BLAKE3 of source and destination at the end]' \
 '--no-checksum[Send blocks without their XXH3 checksum\: only TCP'\''s own checksum (and --verify, if given) guards the data. Saves both ends one pass over every byte where the CPU is the limit]' \
 '--no-fsync[Do not sync\: the receiver normally syncs each file'\''s data before it journals its blocks as done and before it renames the file into place, and each directory before it reports the transfer complete, so a crash after "complete" loses nothing. For scratch data]' \
@@ -378,7 +390,7 @@ _arguments "${_arguments_options[@]}" : \
 '--advertise=[Host name the URL gives the sender. Default\: the bind address if it is a specific one, else this host'\''s name]:ADVERTISE:_default' \
 '*--stripe=[This host'\''s addresses to offer for striping (comma-separated, e.g. one per NIC)\: the URL lists them, and the sender spreads its streams over them, paired with its -B list, unless it gives its own --stripe]:ADDR,...:_default' \
 '--log=[Log file of a receiver in the background]:FILE:_files' \
-'--wait=[Give up when no sender has connected this long after the URL was printed (s, or with ms/s/m/h; 0\: wait for ever). A receiver in the background whose sender never came would otherwise hold its port for ever]:TIME:_default' \
+'--wait=[Give up when no sender has connected this long after the URL was printed, or when a transfer cut short (the sender'\''s Ctrl-C, a lost connection) has not been resumed this long after (s, or with ms/s/m/h; 0\: wait for ever for the first, not at all after a cut). Until then the sender'\''s "rerun the same command" resumes it. A receiver in the background whose sender never came would otherwise hold its port for ever]:TIME:_default' \
 '--session-memory=[Memory one transfer'\''s manifest and bookkeeping may take, charged at about 430 bytes an entry plus its path\: the default holds about 4 million entries with 100-byte paths]:SIZE:_default' \
 '--max-entries=[Entries (files, directories, links) one transfer may announce]:N:_default' \
 '--log-level=[Least level of the lines logged\: error, warn, info, debug or trace. Default\: info (warn for \`agent\`)]:LEVEL:_default' \

@@ -16,7 +16,7 @@ use linerate_engine::confine::DestRoot;
 use linerate_engine::limits::SessionLimits;
 use linerate_engine::transfer::sink::{Accepted, Sink, SinkOptions, remove_tree};
 use linerate_engine::transfer::{CachePolicy, block_span};
-use linerate_wire::{Entry, EntryKind};
+use linerate_wire::{Entry, EntryKind, Existing};
 
 /// A scratch root under LINERATE_FUZZ_DIR (best a small tmpfs, as CI
 /// mounts: reserved space is then bounded and cheap), else the temp dir.
@@ -79,11 +79,15 @@ fn size(u: &mut Unstructured) -> Result<u64> {
 }
 
 fn entry(u: &mut Unstructured) -> Result<Entry> {
-    let kind = match u.int_in_range(0..=2)? {
+    let kind = match u.int_in_range(0..=3)? {
         0 => EntryKind::Dir,
         1 => EntryKind::File {
             size: size(u)?,
             sparse: u.arbitrary()?,
+        },
+        // A second name of any entry, earlier, later or none.
+        2 => EntryKind::HardLink {
+            to: u.int_in_range(0..=8)?,
         },
         _ => EntryKind::Symlink {
             target: u.choose(&["a", "../x", "/etc/passwd", "b/c"])?.to_string(),
@@ -160,7 +164,9 @@ fn run(u: &mut Unstructured, sink: &Sink, block_len: u32) -> Result<()> {
                 assert!(need.iter().all(|f| f.ranges.iter().all(|[a, b]| a < b)));
             }
             _ => {
-                let _ = sink.finish_dirs();
+                // With --delete at times: it must never leave the root.
+                let kept = linerate_engine::transfer::filter::Filter::default();
+                let _ = sink.finish_dirs(u.arbitrary::<bool>()?.then_some(&kept));
                 return Ok(());
             }
         }
@@ -184,7 +190,12 @@ fuzz_target!(|data: &[u8]| {
         Some(root),
         SinkOptions {
             block_len,
-            overwrite: u.arbitrary().unwrap_or(false),
+            existing: match u.arbitrary::<u8>().unwrap_or(0) % 4 {
+                0 => Existing::Refuse,
+                1 => Existing::Replace,
+                2 => Existing::Keep,
+                _ => Existing::KeepNewer,
+            },
             cache: CachePolicy::default(),
             keep_special_bits: u.arbitrary().unwrap_or(false),
             limits: SessionLimits {
@@ -193,9 +204,12 @@ fuzz_target!(|data: &[u8]| {
             },
             claims: None,
             durable: u.arbitrary().unwrap_or(false),
+            dry_run: u.arbitrary().unwrap_or(false),
+            list_changes: u.arbitrary().unwrap_or(false),
         },
     );
     let _ = run(&mut u, &sink, block_len);
+    let _ = sink.take_changes();
     let resumable = u.arbitrary().unwrap_or(false);
     drop(sink.abandon(resumable));
     drop(sink);

@@ -500,15 +500,21 @@ fn coordinate(
         connections: connection_setup(a),
     };
     let steps = plan.clone();
-    let mut joined = 0;
+    // Ranks are named by their hosts, as in the result and the report.
+    let mut names: BTreeMap<u32, String> = BTreeMap::new();
     let mut show = |e: &Event| match e {
-        Event::Joined { .. } => {
-            joined += 1;
-            if joined == size {
+        Event::Joined { rank, name } => {
+            names.insert(*rank, name.clone());
+            if names.len() == size as usize {
                 out.line(&format!("all {size} agents joined"));
             }
         }
-        Event::Failed { rank, reason } => out.line(&format!("rank {rank} failed: {reason}")),
+        Event::Failed { rank, reason } => out.line(&format!(
+            "{} failed: {reason}",
+            names
+                .get(rank)
+                .map_or_else(|| format!("rank {rank}"), |n| format!("{n} (rank {rank})"))
+        )),
         Event::StepStarted { .. } => {}
         Event::StepDone { step, .. } if steps[*step].job.is_some() => {}
         Event::StepDone {
@@ -518,7 +524,10 @@ fn coordinate(
             "step {}/{} {}: {} flow(s), {}",
             step + 1,
             steps.len(),
-            fleet_doc::describe(&steps[*step].factors),
+            fleet_doc::describe(&steps[*step].factors, &|r| names
+                .get(&r)
+                .cloned()
+                .unwrap_or_else(|| format!("rank {r}"))),
             steps[*step].flows.len(),
             fmt_rate(*aggregate_bits_per_second)
         )),
@@ -548,7 +557,7 @@ fn print_incast_steps(out: &mut output::Out, outcome: &Outcome) {
         let failed = step.flows.iter().filter(|f| f.error.is_some()).count();
         out.line(&format!(
             "{:<36} {:>6} {:>14} {:>14} {:>14} {:>6.3} {:>8}{}",
-            fleet_doc::describe(&step.factors),
+            fleet_doc::describe(&step.factors, &|r| fleet_doc::name(outcome, r)),
             step.flows.len(),
             fmt_rate(step.aggregate_bits_per_second),
             if lo.is_finite() {

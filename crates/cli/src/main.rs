@@ -18,6 +18,7 @@ mod log;
 mod measure;
 mod netns;
 mod output;
+mod progress;
 mod report_cmd;
 mod serve_cmd;
 mod signals;
@@ -96,7 +97,11 @@ fn main() {
         }
         return;
     }
-    let cli = Cli::parse();
+    // The matches stay at hand where the order of flags matters (send's
+    // --include and --exclude rules).
+    let matches = <Cli as clap::CommandFactory>::command().get_matches();
+    let cli =
+        <Cli as clap::FromArgMatches>::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let result = match cli.command {
         Command::Serve(a) => serve_cmd::run(a),
         Command::Bench(a) => bench_cmd::run(a),
@@ -105,7 +110,7 @@ fn main() {
         Command::Mesh(a) => fleet_cmd::run_mesh(a),
         Command::Job(c) => job_cmd::run(c),
         Command::Agent(a) => fleet_cmd::run_agent(a),
-        Command::Send(a) => transfer_cmd::run_send(a),
+        Command::Send(a) => transfer_cmd::run_send(a, matches.subcommand_matches("send")),
         Command::Recv(a) => transfer_cmd::run_recv(a),
         Command::Keys(c) => keys_cmd::run(c),
         Command::Demo(a) => demo_cmd::run(a),

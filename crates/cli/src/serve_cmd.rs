@@ -280,6 +280,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<()> {
             }
             let mut policy = TransferPolicy::new(root.clone());
             a.receiver.apply(&mut policy);
+            policy.progress = Some(crate::progress::receiver_report(false, 10));
             policy.partial_ttl = Some(std::time::Duration::from_millis(a.partial_ttl));
             let tls = a.keys.server_tls(&log_line)?;
             let server = server.with_transfers(policy);

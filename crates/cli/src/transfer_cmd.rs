@@ -5,7 +5,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
@@ -14,16 +14,18 @@ use linerate_engine::server::{Server, ServerTls};
 use linerate_engine::spec::{SocketParams, TransferSpec};
 
 use crate::flags::{AddressFlags, BufferFlags, MarkFlags, StripeFlags};
-use linerate_engine::spec::{SessionId, WireError};
+use linerate_engine::spec::{Action, Existing, SessionId, WireError};
 use linerate_engine::transfer::CachePolicy;
+use linerate_engine::transfer::filter::Filter;
 use linerate_engine::transfer::receive::TransferPolicy;
 use linerate_engine::transfer::send::{self, Destination, Discovery, TransferRun};
 use linerate_engine::transfer::source::{Manifest, check_roots};
 use linerate_engine::transfer::{OneShot, Token};
 use linerate_probe::units::{fmt_bytes, fmt_rate};
-use linerate_result::{IntervalSample, Side};
+use linerate_result::Side;
 
-use crate::output::{self, Out, timestamp};
+use crate::output::{self, Out};
+use crate::progress::SendProgress;
 use crate::{signals, units, usage};
 
 #[derive(Args)]
@@ -59,8 +61,35 @@ pub struct SendArgs {
     /// The receiver checks and discards: measures the network and CPUs only.
     #[arg(long)]
     pub skip_writes: bool,
-    /// Replace files that exist at the destination and differ.
+    /// Refuse the transfer when a file exists at the destination and
+    /// differs from the source. By default such a file is replaced, at
+    /// once (the new one is renamed over it when complete), as rsync does.
+    #[arg(long, conflicts_with_all = ["ignore_existing", "update"])]
+    pub no_replace: bool,
+    /// Leave files that exist at the destination as they are, even where
+    /// they differ (rsync's --ignore-existing).
+    #[arg(long, conflicts_with = "update")]
+    pub ignore_existing: bool,
+    /// Leave files that are newer at the destination than at the source
+    /// (rsync's -u, --update); replace the others that differ.
+    #[arg(short = 'u', long)]
+    pub update: bool,
+    /// Delete what the destination's copies of the source directories
+    /// hold and the sources lack, once the transfer is complete (rsync's
+    /// --delete, done after the transfer). Only inside the destination;
+    /// paths the --exclude rules leave out are kept. Try it with
+    /// --dry-run first.
     #[arg(long)]
+    pub delete: bool,
+    /// Change nothing at the receiver: list what would be created,
+    /// replaced and deleted, and send no data.
+    #[arg(short = 'n', long)]
+    pub dry_run: bool,
+    /// List every path created, replaced or deleted (rsync's -i).
+    #[arg(short = 'i', long)]
+    pub itemize: bool,
+    /// Replace files that differ: the default now; kept for older scripts.
+    #[arg(long, hide = true, conflicts_with_all = ["no_replace", "ignore_existing", "update"])]
     pub overwrite: bool,
     /// Compare a whole-file BLAKE3 of source and destination at the end.
     #[arg(long)]
@@ -92,6 +121,22 @@ pub struct SendArgs {
     /// Follow symbolic links instead of recreating them.
     #[arg(long)]
     pub follow_links: bool,
+    /// Leave out source paths matching PATTERN, by rsync's rules (a leading
+    /// / anchors at the sources' names, a trailing / matches directories
+    /// only, * stops at /, ** does not, dir/*** is a directory and all in
+    /// it). Repeatable; with --include and --exclude-from, the first rule
+    /// that matches a path decides, in the order given.
+    #[arg(long, value_name = "PATTERN")]
+    pub exclude: Vec<String>,
+    /// Send source paths matching PATTERN even where a later --exclude
+    /// matches them (rsync's rules, as --exclude).
+    #[arg(long, value_name = "PATTERN")]
+    pub include: Vec<String>,
+    /// Read exclude patterns from FILE, one per line, as rsync does: blank
+    /// lines and lines starting with ; or # skipped, "+ PATTERN" includes,
+    /// "- PATTERN" excludes.
+    #[arg(long, value_name = "FILE")]
+    pub exclude_from: Vec<PathBuf>,
     /// Bypass the page cache at both ends (O_DIRECT), for cold disk-to-disk
     /// runs: the sender reads and the receiver writes whole pages of every
     /// file above 1 MiB directly. Smaller files and a file's last partial
@@ -128,12 +173,28 @@ pub struct SendArgs {
 }
 
 impl SendArgs {
+    /// What becomes of a file that exists at the destination and differs.
+    fn existing(&self) -> Existing {
+        if self.no_replace {
+            Existing::Refuse
+        } else if self.ignore_existing {
+            Existing::Keep
+        } else if self.update {
+            Existing::KeepNewer
+        } else {
+            Existing::Replace
+        }
+    }
+
     /// What the flags ask the engine for.
     pub fn spec(&self) -> TransferSpec {
         TransferSpec {
             streams: self.streams,
             block_len: self.block_len,
-            overwrite: self.overwrite,
+            existing: self.existing(),
+            delete: self.delete,
+            dry_run: self.dry_run,
+            itemize: self.itemize,
             skip_writes: self.skip_writes,
             verify: self.verify,
             rate: self.rate.map(|bits| bits / 8),
@@ -220,7 +281,56 @@ fn target_and_sources(a: &SendArgs) -> anyhow::Result<(Target, &[String])> {
     Ok((parsed, sources))
 }
 
-pub fn run_send(a: SendArgs) -> anyhow::Result<()> {
+/// The --include, --exclude and --exclude-from rules in the order given on
+/// the command line (`matches` knows it; without, excludes come last).
+fn filter_of(a: &SendArgs, matches: Option<&clap::ArgMatches>) -> anyhow::Result<Filter> {
+    enum Rule<'a> {
+        Include(&'a str),
+        Exclude(&'a str),
+        From(&'a PathBuf),
+    }
+    let at = |id: &str, n: usize| -> Vec<usize> {
+        matches.and_then(|m| m.indices_of(id)).map_or_else(
+            || (0..n).map(|i| usize::MAX - n + i).collect(),
+            Iterator::collect,
+        )
+    };
+    let mut rules: Vec<(usize, Rule)> = Vec::new();
+    rules.extend(
+        at("include", a.include.len())
+            .into_iter()
+            .zip(a.include.iter().map(|p| Rule::Include(p))),
+    );
+    rules.extend(
+        at("exclude", a.exclude.len())
+            .into_iter()
+            .zip(a.exclude.iter().map(|p| Rule::Exclude(p))),
+    );
+    rules.extend(
+        at("exclude_from", a.exclude_from.len())
+            .into_iter()
+            .zip(a.exclude_from.iter().map(Rule::From)),
+    );
+    rules.sort_by_key(|r| r.0);
+    let mut filter = Filter::default();
+    for (_, rule) in rules {
+        let added = match rule {
+            Rule::Include(p) => filter.include(p).map_err(|e| format!("--include {e}")),
+            Rule::Exclude(p) => filter.exclude(p).map_err(|e| format!("--exclude {e}")),
+            Rule::From(file) => {
+                let text = std::fs::read_to_string(file)
+                    .with_context(|| format!("--exclude-from {}", file.display()))?;
+                filter
+                    .add_lines(&text)
+                    .map_err(|e| format!("--exclude-from {}: {e}", file.display()))
+            }
+        };
+        added.map_err(usage::UsageError)?;
+    }
+    Ok(filter)
+}
+
+pub fn run_send(a: SendArgs, matches: Option<&clap::ArgMatches>) -> anyhow::Result<()> {
     let (target, sources) = target_and_sources(&a)?;
     if sources.is_empty() && a.from_memory.is_none() {
         bail!("nothing to send: give files or directories, or --from-memory SIZE");
@@ -237,6 +347,7 @@ pub fn run_send(a: SendArgs) -> anyhow::Result<()> {
             let d = Discovery {
                 paths,
                 follow_links: a.follow_links,
+                filter: filter_of(&a, matches)?,
             };
             (Manifest::default(), Some(d))
         }
@@ -262,7 +373,7 @@ pub fn run_send(a: SendArgs) -> anyhow::Result<()> {
     };
     let (tls, daemon_trust) = client_tls(&target, &a)?;
     let to = Destination { tls, ..to };
-    let mut progress = Progress::new(a.quiet, to_stderr);
+    let mut progress = SendProgress::new(a.quiet, to_stderr);
     let interrupted = signals::interrupt_flag();
     let mut spec = a.spec();
     let offered = match &target {
@@ -279,7 +390,7 @@ pub fn run_send(a: SendArgs) -> anyhow::Result<()> {
         Some(&interrupted),
         &manifest,
         discovery.as_ref(),
-        &mut |batch| progress.update(batch, manifest.total_bytes(), manifest.file_count()),
+        &mut |batch, first| progress.update(batch, first, &manifest),
     );
     let sent = progress.sent;
     progress.finish();
@@ -300,9 +411,15 @@ pub fn run_send(a: SendArgs) -> anyhow::Result<()> {
             return Err(usage::flag_error(e, usage::SEND_FLAGS));
         }
         Err(EngineError::Interrupted) => {
+            let waits = match &target {
+                Target::OneShot(_) => {
+                    " (the receiver waits for it as long as its --wait, 10 min by default)"
+                }
+                Target::Daemon { .. } => "",
+            };
             return Err(signals::Interrupted(format!(
                 "interrupted after sending {} of {}; what arrived is kept: rerun the same \
-                 command to resume",
+                 command to resume{waits}",
                 fmt_bytes(sent as f64),
                 fmt_bytes(manifest.total_bytes() as f64)
             ))
@@ -386,7 +503,52 @@ fn bracket(host: &str) -> String {
     }
 }
 
+/// The receiver's list of changes (`--itemize`, `--dry-run`), and their
+/// counts; true when the run was a dry run, whose summary ends there.
+fn print_changes(out: &mut Out, run: &TransferRun) -> bool {
+    let t = &run.totals;
+    if run.request.itemize || run.request.dry_run {
+        for c in &t.changes {
+            let word = match c.action {
+                Action::Create => "create",
+                Action::Replace => "replace",
+                Action::Delete => "delete",
+            };
+            // The receiver's words: printed escaped.
+            out.line(&format!("{word:<8} {}", c.path.escape_debug()));
+        }
+        let all = t.created + t.replaced + t.deleted;
+        let listed = t.changes.len() as u64;
+        if all > listed {
+            out.line(&format!(
+                "... and {} more change(s), not listed",
+                all - listed
+            ));
+        }
+    }
+    let counts = format!(
+        "{} to create, {} to replace, {} to delete",
+        t.created, t.replaced, t.deleted
+    );
+    if run.request.dry_run {
+        out.line(&format!(
+            "Dry run: {counts}; nothing was sent or changed (run without --dry-run to do it)"
+        ));
+        return true;
+    }
+    if t.replaced + t.deleted > 0 {
+        out.line(&format!(
+            "Changed: {} created, {} replaced, {} deleted",
+            t.created, t.replaced, t.deleted
+        ));
+    }
+    false
+}
+
 fn print_summary(out: &mut Out, run: &TransferRun, doc: &linerate_result::ResultDoc) {
+    if print_changes(out, run) {
+        return;
+    }
     let s = &doc.summary;
     let t = &run.totals;
     let found = run.bytes_total.saturating_sub(run.bytes_needed);
@@ -467,85 +629,6 @@ fn print_summary(out: &mut Out, run: &TransferRun, doc: &linerate_result::Result
     out.line(&format!("Verdict: {}", s.verdict.sentence));
 }
 
-/// A bar on a terminal, a line per interval otherwise.
-struct Progress {
-    bar: Option<indicatif::ProgressBar>,
-    plain: bool,
-    to_stderr: bool,
-    sent: u64,
-    total: u64,
-    files: usize,
-    t0: Instant,
-}
-
-impl Progress {
-    /// The totals grow while the sources are walked.
-    fn new(quiet: bool, to_stderr: bool) -> Progress {
-        let tty = std::io::stderr().is_terminal();
-        let bar = (!quiet && tty).then(|| {
-            let b = indicatif::ProgressBar::new(0);
-            b.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "{bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} ETA {eta} {msg}",
-                )
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-            );
-            b
-        });
-        Progress {
-            bar,
-            plain: !quiet && !tty,
-            to_stderr,
-            sent: 0,
-            total: 0,
-            files: 0,
-            t0: Instant::now(),
-        }
-    }
-
-    fn update(&mut self, batch: &[IntervalSample], total: u64, files: usize) {
-        self.total = total;
-        self.files = files;
-        let bytes: u64 = batch
-            .iter()
-            .filter(|s| s.side == Side::Sender)
-            .map(|s| s.bytes)
-            .sum();
-        let secs: f64 = batch.first().map_or(0.0, |s| s.end - s.start);
-        self.sent += bytes;
-        if let Some(b) = &self.bar {
-            b.set_length(self.total);
-            b.set_message(format!("{} file(s)", self.files));
-            b.set_position(self.sent.min(self.total));
-        } else if self.plain {
-            let line = format!(
-                "{} {:6.1} s  {} of {} ({} file(s))  {}",
-                timestamp(),
-                self.t0.elapsed().as_secs_f64(),
-                fmt_bytes(self.sent as f64),
-                fmt_bytes(self.total as f64),
-                self.files,
-                fmt_rate(if secs > 0.0 {
-                    bytes as f64 * 8.0 / secs
-                } else {
-                    0.0
-                })
-            );
-            if self.to_stderr {
-                eprintln!("{line}");
-            } else {
-                println!("{line}");
-            }
-        }
-    }
-
-    fn finish(&self) {
-        if let Some(b) = &self.bar {
-            b.finish_and_clear();
-        }
-    }
-}
-
 #[derive(Args)]
 #[command(after_help = "\
 Examples:
@@ -587,8 +670,12 @@ pub struct RecvArgs {
     #[arg(long)]
     pub no_encrypt: bool,
     /// Give up when no sender has connected this long after the URL was
-    /// printed (s, or with ms/s/m/h; 0: wait for ever). A receiver in the
-    /// background whose sender never came would otherwise hold its port for ever.
+    /// printed, or when a transfer cut short (the sender's Ctrl-C, a lost
+    /// connection) has not been resumed this long after (s, or with
+    /// ms/s/m/h; 0: wait for ever for the first, not at all after a cut).
+    /// Until then the sender's "rerun the same command" resumes it. A
+    /// receiver in the background whose sender never came would otherwise
+    /// hold its port for ever.
     #[arg(long, value_name = "TIME", default_value = "10m", value_parser = units::parse_duration_ms)]
     pub wait: u64,
     #[command(flatten)]
@@ -624,13 +711,17 @@ pub fn run_recv(a: RecvArgs) -> anyhow::Result<()> {
     // The rerun that resumes is the user's: nothing is removed behind it.
     policy.partial_ttl = None;
     a.receiver.apply(&mut policy);
+    // The URL is the only thing on stdout, so a pipe into `linerate send SRC -` takes it.
+    let background = !a.foreground && !std::io::stdout().is_terminal();
+    policy.progress = Some(crate::progress::receiver_report(!background, 1));
     let limits = linerate_engine::limits::ServerLimits {
         session: a.receiver.limits(),
         ..Default::default()
     };
     let mut server = server.with_limits(limits).with_transfers(policy);
     if a.wait > 0 {
-        server = server.first_session_within(Duration::from_millis(a.wait));
+        let wait = Duration::from_millis(a.wait);
+        server = server.first_session_within(wait).resume_within(wait);
     }
     let mut fingerprint = None;
     if !a.no_encrypt {
@@ -653,9 +744,7 @@ pub fn run_recv(a: RecvArgs) -> anyhow::Result<()> {
         stripe: a.stripe.clone(),
         ..OneShot::new(addr, host, session, token, fingerprint)
     };
-    // The URL is the only thing on stdout, so a pipe into `linerate send SRC -` takes it.
     let mut stdout = std::io::stdout();
-    let background = !a.foreground && !stdout.is_terminal();
     writeln!(stdout, "{url}").context("printing the URL")?;
     stdout.flush().context("printing the URL")?;
     if background {
@@ -672,6 +761,13 @@ pub fn run_recv(a: RecvArgs) -> anyhow::Result<()> {
             "no sender connected within {} s; nothing was received (--wait sets how long \
              to wait; start recv again for a new URL)",
             wait.as_secs_f64()
+        ),
+        Err(EngineError::NotResumed(why)) => bail!(
+            "the transfer failed ({why}) and its sender did not rerun within {} s; what \
+             arrived is kept in {}: start `linerate recv` there again and rerun the send \
+             with its new URL to resume",
+            a.wait as f64 / 1000.0,
+            a.dir.display()
         ),
         other => other.context("the transfer failed (partial files are kept: rerun to resume)"),
     }

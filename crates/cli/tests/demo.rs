@@ -9,21 +9,6 @@ use std::time::{Duration, Instant};
 
 use common::{assert_drawn, figures};
 
-fn chromium() -> Option<&'static str> {
-    let found = ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find(|b| {
-            Command::new(b)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        });
-    if found.is_none() && std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("chromium is not installed; .ci/run installs it");
-    }
-    found
-}
-
 #[test]
 fn demo_report_opens_in_chromium_with_every_figure_drawn() {
     let dir = std::env::temp_dir().join(format!("lr-demo-{}", std::process::id()));
@@ -67,20 +52,14 @@ fn demo_report_opens_in_chromium_with_every_figure_drawn() {
         );
     }
 
-    let Some(browser) = chromium() else {
+    let Some(browser) = common::chromium() else {
         eprintln!("skipping the browser part: no chromium");
         let _ = std::fs::remove_dir_all(&dir);
         return;
     };
     let url = format!("file://{}", report.display());
-    let headless = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--hide-scrollbars",
-    ];
     let dom = Command::new(browser)
-        .args(headless)
+        .args(common::HEADLESS)
         .arg("--dump-dom")
         .arg(&url)
         .output()
@@ -100,18 +79,6 @@ fn demo_report_opens_in_chromium_with_every_figure_drawn() {
     for (kind, body) in &shown {
         assert_drawn(kind, body);
     }
-    let shot = dir.join("report.png");
-    let s = Command::new(browser)
-        .args(headless)
-        .arg("--window-size=1100,3000")
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg(&url)
-        .output()
-        .unwrap();
-    assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
-    let png = std::fs::read(&shot).unwrap();
-    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
-    // A blank page of this size compresses to a few KiB; figures do not.
-    assert!(png.len() > 50_000, "screenshot only {} bytes", png.len());
+    common::screenshot(browser, &report, "demo-report.png");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -45,6 +45,24 @@ fn the_manual_pages_are_current() {
         );
     }
     assert!(now["linerate-bench.1"].contains("bitrate"));
+    // Every page says how linerate exits, what it reads from the
+    // environment, what it keeps, and where to read on.
+    for (name, page) in &now {
+        for section in [
+            ".SH \"EXIT STATUS\"",
+            ".SH ENVIRONMENT",
+            "LINERATE_CONFIG_DIR",
+            "LINERATE_RUN_TOKEN",
+            ".SH FILES",
+            ".SH \"SEE ALSO\"",
+        ] {
+            assert!(page.contains(section), "{name} lacks {section}");
+        }
+    }
+    // A page sees its parent and its subcommands, by the command tree.
+    let job = &now["linerate-job.1"];
+    assert!(job.contains("linerate\\-job\\-all\\-to\\-all(1)"), "{job}");
+    assert!(now["linerate-job-all-to-all.1"].contains("linerate\\-job(1)"));
 }
 
 #[test]

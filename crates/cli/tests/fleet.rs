@@ -259,6 +259,24 @@ fn mesh_measures_every_ordered_pair_and_names_the_slowest() {
         .collect();
     pairs.sort();
     assert_eq!(pairs, [(0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1)]);
+    // Pairs are named by their hosts in the console, as in the result.
+    let hosts: Vec<&str> = doc["fleet"]["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["name"].as_str().unwrap())
+        .collect();
+    let step_lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with("step ")).collect();
+    assert_eq!(step_lines.len(), 6, "{stderr}");
+    for line in step_lines {
+        let pair = line.split(": ").next().unwrap();
+        let (from, to) = pair.rsplit_once(" -> ").unwrap_or_else(|| panic!("{line}"));
+        let from = from.rsplit(' ').next().unwrap();
+        assert!(
+            hosts.contains(&from) && hosts.contains(&to),
+            "{line}: {hosts:?}"
+        );
+    }
     // Only outliers are named: pairs under 90 % of the median pair.
     let slow: Vec<&str> = stderr
         .lines()

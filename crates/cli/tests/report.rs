@@ -573,7 +573,10 @@ fn a_report_over_runs_of_every_kind_never_joins_two_kinds() {
     ok(&[
         "send",
         "--from-memory",
-        "64M",
+        "96M",
+        // Paced over several intervals, so it has a rate over time.
+        "--rate",
+        "300M",
         "-q",
         "--json",
         &dir.file("transfer.json"),
@@ -688,9 +691,20 @@ fn a_report_over_runs_of_every_kind_never_joins_two_kinds() {
         "{}",
         row("transfer.json")
     );
+    // The transfer has its rate over time, as a bench has.
+    assert!(
+        figures(&page)
+            .iter()
+            .any(|(kind, body)| kind == "over-time" && body.contains("(transfer)")),
+        "no rate over time for the transfer"
+    );
     // A table of contents names every figure.
     assert!(page.contains("<nav id=\"contents\">"));
     for (kind, _) in figures(&page) {
         assert!(page.contains(&format!("href=\"#fig-{kind}-1\"")), "{kind}");
+    }
+    // As a person sees it: drawn in a browser.
+    if let Some(browser) = common::chromium() {
+        common::screenshot(browser, std::path::Path::new(&html), "mixed-report.png");
     }
 }

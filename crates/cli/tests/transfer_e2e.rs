@@ -159,22 +159,74 @@ fn awkward_tree_round_trips_through_the_daemon_and_a_rerun_sends_nothing() {
     assert_eq!(doc["summary"]["bytes"], 0);
 }
 
+/// A file that exists and differs: replaced by default, refused with
+/// --no-replace, kept with --ignore-existing, kept with --update only while
+/// it is newer than the source.
 #[test]
-fn existing_different_files_are_kept_unless_overwrite() {
+fn existing_different_files_are_replaced_unless_asked_otherwise() {
     let src = TempDir::new("src");
     let dst = TempDir::new("dst");
-    random_file(&src.join("f"), 5000, 11);
-    fs::write(dst.join("f"), b"precious").unwrap();
-    let (_recv, url) = oneshot(dst.path());
-    let out = send(&[src.join("f").to_str().unwrap(), &url]);
-    assert!(!out.status.success());
-    assert!(text(&out).contains("already exists"), "{}", text(&out));
-    assert_eq!(fs::read(dst.join("f")).unwrap(), b"precious");
+    // One file of several blocks, one small enough to travel whole.
+    random_file(&src.join("big"), 3 << 20, 11);
+    random_file(&src.join("small"), 5000, 12);
+    let send_with = |extra: &[&str]| {
+        let (mut recv, url) = oneshot(dst.path());
+        let mut args = vec![
+            src.join("big").to_str().unwrap().to_string(),
+            src.join("small").to_str().unwrap().to_string(),
+            url,
+            "--block".into(),
+            "1M".into(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = send(&args);
+        let _ = wait_exit(&mut recv, Duration::from_secs(10));
+        out
+    };
+    let precious = |name: &str| fs::write(dst.join(name), b"precious").unwrap();
+    let kept = |name: &str| fs::read(dst.join(name)).unwrap() == b"precious";
 
-    let (_recv, url) = oneshot(dst.path());
-    let out = send(&[src.join("f").to_str().unwrap(), &url, "--overwrite"]);
+    precious("big");
+    precious("small");
+    let out = send_with(&["--no-replace"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out).contains("already exists and differs"),
+        "{}",
+        text(&out)
+    );
+    assert!(kept("big") && kept("small"));
+
+    let out = send_with(&["--ignore-existing"]);
     assert!(out.status.success(), "{}", text(&out));
-    assert!(differences(&src.join("f"), &dst.join("f")).is_empty());
+    assert!(kept("big") && kept("small"));
+
+    // Newer at the destination: --update keeps it; older: replaced.
+    let now = std::time::UNIX_EPOCH.elapsed().unwrap().as_secs() as i64;
+    set_mtime(&dst.join("big"), now + 3600, 0);
+    set_mtime(&dst.join("small"), 1000, 0);
+    let out = send_with(&["--update"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(kept("big"));
+    assert!(differences(&src.join("small"), &dst.join("small")).is_empty());
+
+    let out = send_with(&[]);
+    assert!(out.status.success(), "{}", text(&out));
+    for name in ["big", "small"] {
+        assert!(
+            differences(&src.join(name), &dst.join(name)).is_empty(),
+            "{name}"
+        );
+    }
+    assert!(
+        leftovers(dst.path()).is_empty(),
+        "{:?}",
+        leftovers(dst.path())
+    );
+    // The flags that contradict each other are refused as bad flags.
+    let out = send(&["--no-replace", "--update", "x", "host:/d"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
 }
 
 #[test]
@@ -673,4 +725,121 @@ fn a_receiver_named_by_a_name_that_means_this_machine_gets_a_hint() {
     let url = format!("linerate://127.0.0.1:{port}/?session={session}&token={session}");
     let t = text(&send(&["--from-memory", "1M", &url, "--no-encrypt"]));
     assert!(t.contains("failed") && !t.contains("--advertise"), "{t}");
+}
+
+/// Both ends report progress off a terminal: a line per interval at the
+/// sender with the percentage, files done of needed, the rate in Gbit/s and
+/// the time left; the receiver logs its session's lines.
+#[test]
+fn both_ends_show_progress_lines_with_percent_files_rate_and_time_left() {
+    let src = TempDir::new("src");
+    let dst = TempDir::new("dst");
+    let top = src.join("run");
+    blocks_and_batches(&top, (120 << 20, 31), 12, |i| 1000 + i, 40);
+    let recv_log = src.join("recv.log");
+    let mut cmd = common::linerate_cmd();
+    cmd.args(["recv", dst.path().to_str().unwrap(), "--bind", "127.0.0.1"])
+        .arg("--foreground")
+        .stdout(Stdio::piped())
+        .stderr(fs::File::create(&recv_log).unwrap());
+    let mut child = cmd.spawn().expect("spawn recv");
+    let mut url = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut url,
+    )
+    .unwrap();
+    let mut recv = Guard(child);
+    // Paced, so several intervals pass: 120 MiB at 400 Mbit/s is 2.5 s.
+    let out = send(&[top.to_str().unwrap(), url.trim(), "--rate", "400M"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let status = wait_exit(&mut recv, Duration::from_secs(20)).expect("recv exits");
+    assert!(status.success());
+    let sender = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = sender.lines().filter(|l| l.contains(" files, ")).collect();
+    assert!(lines.len() >= 2, "too few progress lines:\n{sender}");
+    for l in &lines {
+        assert!(l.contains("bit/s") && l.contains("ETA "), "{l}");
+    }
+    // Once the listing is answered the totals hold: a percentage and files of 13.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains(" %)") && l.contains("/13 files")),
+        "{sender}"
+    );
+    let log = fs::read_to_string(&recv_log).unwrap();
+    let received: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("session ") && l.contains(" into "))
+        .collect();
+    assert!(
+        !received.is_empty(),
+        "no progress in the receiver's log:\n{log}"
+    );
+    assert!(
+        received
+            .iter()
+            .any(|l| l.contains("/13 files") && l.contains("bit/s")),
+        "{log}"
+    );
+}
+
+/// rsync's everyday case: a second run of a tree where 1 % of the files
+/// changed sends those files only, replaces them, and exits 0.
+#[test]
+fn a_rerun_after_one_percent_changed_sends_only_the_changed_files() {
+    let src = TempDir::new("src");
+    let dst = TempDir::new("dst");
+    let top = src.join("tree");
+    for d in 0..4 {
+        for f in 0..50 {
+            let path = top.join(format!("d{d}/f{f}"));
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            // Half the files of several blocks, half travelling whole.
+            let len = if f % 2 == 0 { (2 << 20) + f } else { 3000 + f };
+            random_file(&path, len, (d * 100 + f) as u64);
+        }
+    }
+    let server = daemon(dst.path());
+    let target = format!("{}:/t", server.addr());
+    let report = src.join("r.json");
+    let run = || {
+        let out = send(&[
+            top.to_str().unwrap(),
+            &target,
+            "--block",
+            "1M",
+            "-q",
+            "--json",
+            report.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", text(&out));
+        json_of(&report)
+    };
+    run();
+    // Two of the 200 files change: one large, one small, new contents and times.
+    let changed = [
+        (top.join("d1/f10"), (2 << 20) + 7),
+        (top.join("d3/f33"), 4000),
+    ];
+    for (i, (path, len)) in changed.iter().enumerate() {
+        random_file(path, *len, 9000 + i as u64);
+    }
+    let doc = run();
+    let want: u64 = changed.iter().map(|(_, len)| *len as u64).sum();
+    assert_eq!(
+        doc["parameters"]["bytes_needed"], want,
+        "{}",
+        doc["parameters"]
+    );
+    assert_eq!(doc["summary"]["bytes"], want);
+    assert_eq!(doc["parameters"]["files_skipped"], 198);
+    let diffs = differences(&top, &dst.join("t/tree"));
+    assert!(diffs.is_empty(), "trees differ: {diffs:#?}");
+    assert!(
+        leftovers(dst.path()).is_empty(),
+        "{:?}",
+        leftovers(dst.path())
+    );
 }

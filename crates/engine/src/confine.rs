@@ -47,7 +47,10 @@ pub enum ConfineError {
     #[error("path {0:?} exists and is not a directory")]
     NotADirectory(String),
     /// The file exists and may not be replaced.
-    #[error("{0:?} already exists (use --overwrite to replace it)")]
+    #[error(
+        "{0:?} already exists and differs from the source (--no-replace keeps it: leave \
+         --no-replace out to replace it, or give --ignore-existing to skip it)"
+    )]
     Exists(String),
     /// A system call on the path failed.
     #[error("{what} {path:?}: {errno}")]
@@ -185,6 +188,44 @@ impl DestRoot {
         }
         let parts = check(rel)?;
         self.directory(rel, &parts)
+    }
+
+    /// The existing directory `rel` beneath the root, or None where one of
+    /// its components is missing: nothing is created (a dry run looks).
+    pub fn find_dir(&self, rel: &str) -> Result<Option<OwnedFd>, ConfineError> {
+        let parts = if rel.is_empty() {
+            Vec::new()
+        } else {
+            check(rel)?
+        };
+        let mut cur = openat2(
+            &self.dir,
+            ".",
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+            RESOLVE,
+        )
+        .map_err(|errno| io("opening destination", rel, errno))?;
+        for part in parts {
+            cur = match existing_dir_at(&cur, part, rel) {
+                Ok(fd) => fd,
+                Err(ConfineError::Io {
+                    errno: Errno::NOENT,
+                    ..
+                }) => return Ok(None),
+                Err(e) => return Err(e),
+            };
+        }
+        Ok(Some(cur))
+    }
+
+    /// The existing directory `rel` beneath the root as a root of its own,
+    /// or None where it is missing: nothing is created.
+    pub fn find_subdir(&self, rel: &str) -> Result<Option<DestRoot>, ConfineError> {
+        Ok(self.find_dir(rel)?.map(|dir| DestRoot {
+            dir,
+            path: self.path.join(rel),
+        }))
     }
 
     /// Creates the directories of `rel` beneath the root.

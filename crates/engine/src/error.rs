@@ -116,6 +116,33 @@ pub enum EngineError {
     /// A one-shot receiver's sender never came.
     #[error("no session began within {} s", .0.as_secs_f64())]
     NoSession(std::time::Duration),
+    /// A one-shot receiver's transfer failed and its sender did not come
+    /// back to resume it in time.
+    #[error("{0}; no sender came back to resume it in time")]
+    NotResumed(Box<EngineError>),
+}
+
+impl EngineError {
+    /// Whether a transfer that ended with this error was cut short, and a
+    /// rerun of the same command would resume it: the sender gave up (its
+    /// Ctrl-C) or went silent, a connection or the disk failed. Not what a
+    /// rerun would meet again: a sender breaking the protocol, or this
+    /// receiver refusing what it asked (a rule, a file `--no-replace` keeps).
+    pub fn worth_resuming(&self) -> bool {
+        match self {
+            EngineError::Refusing(r) => r.code != linerate_wire::RefusalCode::InvalidParameters,
+            EngineError::Refused(_)
+            | EngineError::Io { .. }
+            | EngineError::Timeout(_)
+            | EngineError::PeerClosed(_)
+            | EngineError::EndedEarly
+            | EngineError::StoppedWaiting(_)
+            | EngineError::ServerStreams(_)
+            | EngineError::ClientStreams(_)
+            | EngineError::Tls(_) => true,
+            _ => false,
+        }
+    }
 }
 
 impl From<WireError> for EngineError {
@@ -151,5 +178,21 @@ mod tests {
         let io = EngineError::io("binding", std::io::Error::other("taken"));
         assert_eq!(io.to_string(), "binding: taken");
         assert!(io.source().is_none());
+    }
+
+    /// A one-shot receiver waits for a rerun after a cut, not after a
+    /// sender that broke the rules or a request it refused.
+    #[test]
+    fn only_a_transfer_cut_short_is_worth_resuming() {
+        let refusal = |code| Refusal {
+            code,
+            message: "x".into(),
+        };
+        use linerate_wire::RefusalCode::{Internal, InvalidParameters};
+        assert!(EngineError::Refused(refusal(Internal)).worth_resuming());
+        assert!(EngineError::PeerClosed("x".into()).worth_resuming());
+        assert!(EngineError::Refusing(refusal(Internal)).worth_resuming());
+        assert!(!EngineError::Refusing(refusal(InvalidParameters)).worth_resuming());
+        assert!(!EngineError::from(WireError::UnknownRole(9)).worth_resuming());
     }
 }

@@ -44,6 +44,9 @@ pub struct Server {
     tls: Option<ServerTls>,
     /// How long `run` waits for the first session to pass its handshake.
     first_session_within: Option<Duration>,
+    /// How long a one-shot receiver whose transfer was cut short waits for
+    /// its sender to rerun and resume it.
+    resume_within: Option<Duration>,
     /// A session has passed its handshake.
     started: Arc<AtomicBool>,
     /// Bench sessions must show this (a many-host run's agents).
@@ -67,6 +70,15 @@ impl Server {
     /// `tls.required`.
     pub fn with_tls(mut self, tls: ServerTls) -> Server {
         self.tls = Some(tls);
+        self
+    }
+
+    /// Makes a one-shot `run` whose transfer failed wait this long for the
+    /// same sender to come back and resume it (the sender's "rerun the same
+    /// command"), instead of returning at once; a rerun that begins in time
+    /// is served to its end.
+    pub fn resume_within(mut self, wait: Duration) -> Server {
+        self.resume_within = Some(wait);
         self
     }
 
@@ -146,6 +158,7 @@ impl Server {
             transfers: None,
             tls: None,
             first_session_within: None,
+            resume_within: None,
             started: Arc::default(),
             run_token: None,
             receive_pool: None,
@@ -166,9 +179,19 @@ impl Server {
         use rustix::event::{PollFd, PollFlags, Timespec, poll};
         let finished: Arc<Mutex<Option<SessionEnd>>> = Arc::default();
         let began = Instant::now();
+        // A cut-short transfer waiting for its rerun: until when, and why it failed.
+        let mut resuming: Option<(Instant, EngineError)> = None;
         loop {
             if stop.load(Relaxed) {
                 return Ok(());
+            }
+            // A rerun that began in time is served to its end.
+            let expired = resuming
+                .as_ref()
+                .is_some_and(|(until, _)| Instant::now() >= *until)
+                && !self.transfers.as_ref().is_some_and(|p| p.is_taken());
+            if expired && let Some((_, failed)) = resuming.take() {
+                return Err(EngineError::NotResumed(Box::new(failed)));
             }
             if let Some(wait) = self.first_session_within
                 && !self.started.load(Relaxed)
@@ -177,7 +200,20 @@ impl Server {
                 return Err(EngineError::NoSession(wait));
             }
             if once && let Some(outcome) = lock(&finished).take() {
-                return outcome.map(drop);
+                match (outcome, self.resume_within, &self.transfers) {
+                    (Err(e), Some(wait), Some(policy))
+                        if policy.is_one_shot() && e.worth_resuming() =>
+                    {
+                        tracing::warn!(
+                            "the transfer was cut short ({e}); what arrived is kept, and this \
+                             receiver waits {:.0} s for the sender to rerun the same command",
+                            wait.as_secs_f64()
+                        );
+                        policy.reopen();
+                        resuming = Some((Instant::now() + wait, e));
+                    }
+                    (outcome, ..) => return outcome.map(drop),
+                }
             }
             for line in self.shares.refusal_sums_due() {
                 tracing::warn!("{line}");

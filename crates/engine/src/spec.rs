@@ -11,8 +11,8 @@ pub use crate::address::Stripe;
 /// The wire's own parameters and bounds, named here so that a caller
 /// builds every spec from this one module.
 pub use linerate_wire::{
-    Direction, MAX_LATENCY_CONNECTIONS, MAX_MESSAGE_LEN, MAX_STREAMS, MAX_WINDOW, Pattern,
-    SessionId, SocketParams, WireError,
+    Action, Direction, Existing, MAX_LATENCY_CONNECTIONS, MAX_MESSAGE_LEN, MAX_STREAMS, MAX_WINDOW,
+    Pattern, SessionId, SocketParams, WireError,
 };
 
 /// A UDP bench's datagram size unless one is asked for (`-l`): one that
@@ -136,8 +136,15 @@ pub struct TransferSpec {
     pub streams: u16,
     /// Files are cut into blocks of this size.
     pub block_len: u32,
-    /// Replace files that exist and differ.
-    pub overwrite: bool,
+    /// What becomes of a file that exists at the destination and differs.
+    pub existing: Existing,
+    /// Remove what the destination's copies of the source directories hold
+    /// and the source lacks (`--delete`).
+    pub delete: bool,
+    /// Change nothing; list what would change (`--dry-run`).
+    pub dry_run: bool,
+    /// List every change (`--itemize`).
+    pub itemize: bool,
     /// Receive, check and discard: nothing is written.
     pub skip_writes: bool,
     /// Compare whole-file digests of both ends at the end.
@@ -174,7 +181,10 @@ impl Default for TransferSpec {
         TransferSpec {
             streams: 2,
             block_len: 8 << 20,
-            overwrite: false,
+            existing: Existing::Replace,
+            delete: false,
+            dry_run: false,
+            itemize: false,
             skip_writes: false,
             verify: false,
             rate: None,

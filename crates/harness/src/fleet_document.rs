@@ -10,8 +10,8 @@ use linerate_result::fleet::{CoordinatorCost, Fleet, FleetStep, FlowResult};
 use linerate_result::{CpuPerGb, Hosts, Limit, ResultDoc, SCHEMA, Summary, Verdict};
 use linerate_session::coordinator::Outcome;
 
-/// A step's factors in words.
-pub fn describe(factors: &BTreeMap<String, u64>) -> String {
+/// A step's factors in words, a pair of ranks by `name`d hosts.
+pub fn describe(factors: &BTreeMap<String, u64>, name: &dyn Fn(u32) -> String) -> String {
     let get = |k: &str| factors.get(k).copied();
     match (
         get("senders_per_host"),
@@ -23,7 +23,11 @@ pub fn describe(factors: &BTreeMap<String, u64>) -> String {
             fmt_bytes(m as f64)
         ),
         _ => match (get("from"), get("to")) {
-            (Some(f), Some(t)) => format!("{f} -> {t}"),
+            (Some(f), Some(t)) => format!(
+                "{} -> {}",
+                name(u32::try_from(f).unwrap_or(u32::MAX)),
+                name(u32::try_from(t).unwrap_or(u32::MAX))
+            ),
             _ => "all pairs".into(),
         },
     }
@@ -60,7 +64,8 @@ pub fn slowest_pairs(outcome: &Outcome) -> Vec<String> {
         .collect()
 }
 
-fn name(outcome: &Outcome, rank: u32) -> String {
+/// Rank `rank`'s host, as it named itself when it joined.
+pub fn name(outcome: &Outcome, rank: u32) -> String {
     outcome
         .hosts
         .get(rank as usize)
@@ -166,7 +171,7 @@ fn verdict(kind: &str, best: Option<&FleetStep>, outcome: &Outcome) -> Verdict {
             let mut said = format!(
                 "The {kind} peaked at {} ({}: {ran} flow(s)), Jain's fairness index {:.3}.",
                 fmt_rate(s.aggregate_bits_per_second),
-                describe(&s.factors),
+                describe(&s.factors, &|r| name(outcome, r)),
                 s.jain_index
             );
             if let Some(shared) = shared_full_path(s) {
@@ -379,12 +384,15 @@ mod tests {
         ];
         let incast: BTreeMap<String, u64> = incast.map(|(k, v)| (k.to_string(), v)).into();
         assert_eq!(
-            describe(&incast),
+            describe(&incast, &|r| format!("h{r}")),
             "2 sender(s) x 4 host(s), 1.0 MiB messages"
         );
         let pair: BTreeMap<String, u64> = [("from".to_string(), 0), ("to".into(), 2)].into();
-        assert_eq!(describe(&pair), "0 -> 2");
-        assert_eq!(describe(&BTreeMap::new()), "all pairs");
+        assert_eq!(describe(&pair, &|r| format!("h{r}")), "h0 -> h2");
+        assert_eq!(
+            describe(&BTreeMap::new(), &|r| format!("h{r}")),
+            "all pairs"
+        );
     }
 
     #[test]

@@ -264,9 +264,8 @@ fn over_time(b: &mut Builder, runs: &[Run]) {
         .iter()
         .filter(|r| r.parent.is_none() || r.series == "over-time")
         .filter(|r| data::measures_throughput(r.doc))
-        .filter(|r| !data::summed_spans(r.doc).is_empty())
-        .take(MAX_PER_RUN_FIGURES);
-    for r in chosen {
+        .filter(|r| !data::summed_spans(r.doc).is_empty());
+    for r in each_kind_first(chosen) {
         let sum = data::summed_spans(r.doc);
         let streams = data::per_stream_spans(r.doc);
         let mut series = Vec::new();
@@ -319,9 +318,8 @@ fn tcp_info(b: &mut Builder, runs: &[Run]) {
             data::tcp_series(r.doc, |_| 0.0)
                 .values()
                 .any(|v| v.len() >= 2)
-        })
-        .take(MAX_PER_RUN_FIGURES);
-    for r in chosen {
+        });
+    for r in each_kind_first(chosen) {
         let cwnd = stream_series(data::tcp_series(r.doc, |t| {
             f64::from(t.snd_cwnd) * f64::from(t.snd_mss) / 1_048_576.0
         }));
@@ -395,9 +393,8 @@ fn udp_over_time(b: &mut Builder, runs: &[Run]) {
             data::udp_series(r.doc, |_| 0.0)
                 .values()
                 .any(|v| v.len() >= 2)
-        })
-        .take(MAX_PER_RUN_FIGURES);
-    for r in chosen {
+        });
+    for r in each_kind_first(chosen) {
         let run = short(&r.label);
         let loss = stream_series(data::udp_series(r.doc, |u| u.loss * 100.0));
         let mut specs = vec![time_panel(
@@ -477,6 +474,29 @@ fn sweep(
                 .collect(),
         })
         .collect()
+}
+
+/// At most [`MAX_PER_RUN_FIGURES`] of `runs`, in their order, chosen so
+/// that every kind of run (a transfer, a UDP run, ...) has one before any
+/// kind has a second.
+fn each_kind_first<'r, 'a>(runs: impl Iterator<Item = &'r Run<'a>>) -> Vec<&'r Run<'a>>
+where
+    'a: 'r,
+{
+    let runs: Vec<&Run> = runs.collect();
+    let mut kinds = std::collections::HashSet::new();
+    let first: Vec<usize> = (0..runs.len())
+        .filter(|&i| kinds.insert(data::kind_of(runs[i].doc)))
+        .take(MAX_PER_RUN_FIGURES)
+        .collect();
+    let mut keep: std::collections::BTreeSet<usize> = first.into_iter().collect();
+    for i in 0..runs.len() {
+        if keep.len() >= MAX_PER_RUN_FIGURES {
+            break;
+        }
+        keep.insert(i);
+    }
+    keep.into_iter().map(|i| runs[i]).collect()
 }
 
 /// Runs by where they came from: each study or comparison on its own,

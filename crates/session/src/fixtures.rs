@@ -60,7 +60,7 @@ pub fn request(token: Option<&str>, verify: bool) -> TransferRequest {
         token: token.map(str::to_string),
         streams: 2,
         block_len: 1 << 20,
-        overwrite: false,
+        existing: linerate_wire::Existing::Refuse,
         skip_writes: false,
         verify,
         sndbuf: None,
@@ -71,6 +71,10 @@ pub fn request(token: Option<&str>, verify: bool) -> TransferRequest {
         evict: false,
         checksum: true,
         fsync: true,
+        delete: false,
+        filter: Vec::new(),
+        dry_run: false,
+        itemize: false,
     }
 }
 

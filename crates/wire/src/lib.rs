@@ -48,9 +48,9 @@ pub use message::{
 };
 pub use record::{BLOCK_TRAILER_LEN, RECORD_HEADER_LEN, Record};
 pub use transfer::{
-    DIRECT_ALIGN, Digests, ENTRIES_PER_FRAME, Entries, Entry, EntryKind, MAX_BLOCK_LEN,
-    MAX_ENTRIES, MAX_FILE_SIZE, MIN_BLOCK_LEN, Need, NeedEnd, NeedFile, TOKEN_LEN, TransferRequest,
-    TransferTotals,
+    Action, Change, DIRECT_ALIGN, Digests, ENTRIES_PER_FRAME, Entries, Entry, EntryKind, Existing,
+    MAX_BLOCK_LEN, MAX_CHANGES, MAX_ENTRIES, MAX_FILE_SIZE, MAX_FILTER_RULES, MIN_BLOCK_LEN, Need,
+    NeedEnd, NeedFile, TOKEN_LEN, TransferRequest, TransferTotals,
 };
 pub use udp::{
     DATAGRAM_HEADER_LEN, DatagramHeader, MAX_DATAGRAM_LEN, UdpCounter, UdpCounts, UdpParams,

@@ -381,6 +381,7 @@ impl Payload for PeerIntervals {
 
 impl Payload for (TransferTotals, PeerReport) {
     fn check(&self, what: &'static str) -> Result<(), WireError> {
+        self.0.validate()?;
         self.1.check(what)
     }
 }

@@ -46,8 +46,10 @@ pub struct TransferRequest {
     pub streams: u16,
     /// Bytes per block.
     pub block_len: u32,
-    /// Replace files that exist and differ.
-    pub overwrite: bool,
+    /// What becomes of a file that exists at the destination and differs
+    /// from the source (in size or modification time).
+    #[serde(default)]
+    pub existing: Existing,
     /// Receive, check and discard: no file is created.
     pub skip_writes: bool,
     /// Send whole-file BLAKE3 digests back at the end.
@@ -78,6 +80,70 @@ pub struct TransferRequest {
     /// data (`--no-fsync`).
     #[serde(default = "fsync_by_default")]
     pub fsync: bool,
+    /// Remove what the destination holds in the transfer's directories and
+    /// the source lacks (`--delete`), once the transfer is complete.
+    #[serde(default)]
+    pub delete: bool,
+    /// The sender's include/exclude rules, as `+ PATTERN` and `- PATTERN`
+    /// lines: what they leave out at the source is kept from `delete`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub filter: Vec<String>,
+    /// Change nothing: say what would be created, replaced and deleted.
+    #[serde(default)]
+    pub dry_run: bool,
+    /// Send back the list of changes (`--itemize`; always with `dry_run`).
+    #[serde(default)]
+    pub itemize: bool,
+}
+
+/// Most changes a receiver lists in its report; the counts go on beyond.
+pub const MAX_CHANGES: usize = 100_000;
+/// Most include/exclude rules a request carries.
+pub const MAX_FILTER_RULES: usize = 10_000;
+
+/// What a transfer did, or would do with `--dry-run`, to one path at the
+/// destination.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// It was missing.
+    Create,
+    /// It existed and differed.
+    Replace,
+    /// The source lacks it (`--delete`).
+    Delete,
+}
+
+/// One path the transfer changed, or would change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Change {
+    /// What was done to it.
+    pub action: Action,
+    /// Relative to the destination; a directory ends in '/'.
+    pub path: String,
+}
+
+/// What the receiver does with a file that exists at the destination and
+/// differs from the source in size or modification time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Existing {
+    /// Refuse the transfer (`--no-replace`).
+    #[default]
+    Refuse,
+    /// Replace it atomically: the new file is renamed over it once complete.
+    Replace,
+    /// Leave it as it is (`--ignore-existing`).
+    Keep,
+    /// Replace it unless it is newer than the source (`--update`).
+    KeepNewer,
+}
+
+impl Existing {
+    /// Whether a complete new file may be renamed over an existing one.
+    pub fn replaces(self) -> bool {
+        matches!(self, Existing::Replace | Existing::KeepNewer)
+    }
 }
 
 fn checksum_by_default() -> bool {
@@ -111,6 +177,17 @@ impl TransferRequest {
         }
         if self.interval_ms != 0 && self.interval_ms < 10 {
             return bad("interval_ms", "must be 0 (off) or at least 10 ms");
+        }
+        if self.filter.len() > MAX_FILTER_RULES
+            || self
+                .filter
+                .iter()
+                .any(|r| r.len() > 4096 || !(r.starts_with("+ ") || r.starts_with("- ")))
+        {
+            return bad(
+                "filter",
+                "must be at most 10000 rules, each '+ PATTERN' or '- PATTERN' of at most 4096 bytes",
+            );
         }
         Ok(())
     }
@@ -147,6 +224,12 @@ pub enum EntryKind {
     Symlink {
         /// Where it points.
         target: String,
+    },
+    /// Another name of the file an earlier entry is (a hard link, as
+    /// `rsync -H` keeps it): made once that file is in place; no data.
+    HardLink {
+        /// The earlier file entry's id.
+        to: u32,
     },
 }
 
@@ -276,4 +359,38 @@ pub struct TransferTotals {
     /// The destination is a file system in memory (tmpfs, ramfs).
     #[serde(default)]
     pub dest_in_memory: bool,
+    /// Paths created, replaced and deleted (or, with `--dry-run`, that
+    /// would be), whether listed or not.
+    #[serde(default)]
+    pub created: u64,
+    /// Files and links replaced.
+    #[serde(default)]
+    pub replaced: u64,
+    /// Paths deleted (`--delete`; a directory counts once).
+    #[serde(default)]
+    pub deleted: u64,
+    /// The changes themselves, with `--itemize` or `--dry-run`: at most
+    /// [`MAX_CHANGES`] of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<Change>,
+}
+
+impl TransferTotals {
+    /// Checks what a receiver reported: a bounded list.
+    pub fn validate(&self) -> Result<(), WireError> {
+        if self.changes.len() > MAX_CHANGES
+            || self
+                .changes
+                .iter()
+                .any(|c| c.path.is_empty() || c.path.len() > 4097 || c.path.contains('\0'))
+        {
+            return Err(WireError::InvalidField {
+                field: "changes",
+                reason: format!(
+                    "must be at most {MAX_CHANGES} paths of 1 to 4097 bytes without NUL"
+                ),
+            });
+        }
+        Ok(())
+    }
 }

@@ -2,8 +2,9 @@
 //! round-trip, and hostile records are refused without a panic.
 
 use linerate_wire::{
-    BLOCK_TRAILER_LEN, Entries, Entry, EntryKind, MAX_BLOCK_LEN, MAX_FILE_SIZE, Message, Need,
-    NeedFile, RECORD_HEADER_LEN, Record, TransferRequest,
+    Action, BLOCK_TRAILER_LEN, Change, Entries, Entry, EntryKind, Existing, MAX_BLOCK_LEN,
+    MAX_CHANGES, MAX_FILE_SIZE, MAX_FILTER_RULES, Message, Need, NeedFile, RECORD_HEADER_LEN,
+    Record, TransferRequest, TransferTotals,
 };
 use proptest::prelude::*;
 
@@ -72,14 +73,15 @@ proptest! {
 
     #[test]
     fn valid_requests_round_trip(streams in 1u16..=1024, pages in 16u32..=16384,
-                                 flags in any::<[bool; 8]>(), interval_ms in prop_oneof![Just(0u64), 10u64..100_000]) {
-        let [overwrite, skip_writes, verify, rx_poll, direct, evict, checksum, fsync] = flags;
+                                 flags in any::<[bool; 8]>(), interval_ms in prop_oneof![Just(0u64), 10u64..100_000],
+                                 existing in prop_oneof![Just(Existing::Refuse), Just(Existing::Replace), Just(Existing::Keep), Just(Existing::KeepNewer)]) {
+        let [_, skip_writes, verify, rx_poll, direct, evict, checksum, fsync] = flags;
         let req = TransferRequest {
             dest: "in/run 7".into(),
             token: None,
             streams,
             block_len: pages * 4096,
-            overwrite,
+            existing,
             skip_writes,
             verify,
             sndbuf: None,
@@ -90,6 +92,10 @@ proptest! {
             evict,
             checksum,
             fsync,
+            delete: skip_writes,
+            filter: if verify { vec!["- *.o".into(), "+ keep/".into()] } else { Vec::new() },
+            dry_run: direct,
+            itemize: evict,
         };
         let m = Message::TransferRequest(req);
         prop_assert_eq!(Message::from_frame(&m.to_frame()).unwrap(), m);
@@ -128,7 +134,7 @@ fn valid_request() -> TransferRequest {
         token: Some("ab".repeat(16)),
         streams: 2,
         block_len: 8 << 20,
-        overwrite: false,
+        existing: Existing::Refuse,
         skip_writes: false,
         verify: true,
         sndbuf: None,
@@ -139,6 +145,10 @@ fn valid_request() -> TransferRequest {
         evict: false,
         checksum: true,
         fsync: true,
+        delete: false,
+        filter: Vec::new(),
+        dry_run: false,
+        itemize: false,
     }
 }
 
@@ -168,9 +178,43 @@ fn transfer_requests_are_checked() {
             block_len: (64 << 10) + 1,
             ..ok.clone()
         },
+        // Rules travel as "+ PATTERN" or "- PATTERN", and not without end.
+        TransferRequest {
+            filter: vec!["*.o".into()],
+            ..ok.clone()
+        },
+        TransferRequest {
+            filter: vec!["- x".into(); MAX_FILTER_RULES + 1],
+            ..ok.clone()
+        },
     ] {
         let frame = Message::TransferRequest(bad).to_frame();
         assert!(Message::from_frame(&frame).is_err());
+    }
+}
+
+#[test]
+fn a_report_lists_a_bounded_number_of_changes() {
+    let change = |path: &str| Change {
+        action: Action::Delete,
+        path: path.into(),
+    };
+    let ok = TransferTotals {
+        deleted: 1,
+        changes: vec![change("a/b")],
+        ..TransferTotals::default()
+    };
+    assert!(ok.validate().is_ok());
+    for changes in [
+        vec![change("x"); MAX_CHANGES + 1],
+        vec![change("")],
+        vec![change("a\0b")],
+    ] {
+        let bad = TransferTotals {
+            changes,
+            ..TransferTotals::default()
+        };
+        assert!(bad.validate().is_err());
     }
 }
 

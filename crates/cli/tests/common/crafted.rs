@@ -178,7 +178,7 @@ pub fn transfer_request(
         token,
         streams: 1,
         block_len,
-        overwrite: false,
+        existing: linerate_wire::Existing::Refuse,
         skip_writes,
         verify: false,
         sndbuf: None,
@@ -189,5 +189,9 @@ pub fn transfer_request(
         evict: false,
         checksum: true,
         fsync: true,
+        delete: false,
+        filter: Vec::new(),
+        dry_run: false,
+        itemize: false,
     })
 }

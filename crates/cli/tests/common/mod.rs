@@ -573,3 +573,54 @@ pub fn closed(s: &mut std::net::TcpStream) -> bool {
         }
     }
 }
+
+/// A headless browser found on this machine; in CI one must be (`.ci/run`
+/// installs chromium).
+#[allow(dead_code)]
+pub fn chromium() -> Option<&'static str> {
+    let found = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| {
+            Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        });
+    if found.is_none() && std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("chromium is not installed; .ci/run installs it");
+    }
+    found
+}
+
+#[allow(dead_code)]
+pub const HEADLESS: [&str; 4] = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--hide-scrollbars",
+];
+
+/// Takes a screenshot of the whole page `html` with `browser` and checks it
+/// holds drawn figures; kept as `name` in `$LINERATE_SCREENSHOTS` when that
+/// is set, to be looked at.
+#[allow(dead_code)]
+pub fn screenshot(browser: &str, html: &std::path::Path, name: &str) {
+    let dir = tree::TempDir::new("shot");
+    let shot = dir.join(name);
+    let s = Command::new(browser)
+        .args(HEADLESS)
+        .arg("--window-size=1100,3000")
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", html.display()))
+        .output()
+        .unwrap();
+    assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
+    let png = std::fs::read(&shot).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    // A blank page of this size compresses to a few KiB; figures do not.
+    assert!(png.len() > 50_000, "screenshot only {} bytes", png.len());
+    if let Some(keep) = std::env::var_os("LINERATE_SCREENSHOTS") {
+        let _ = std::fs::create_dir_all(&keep);
+        let _ = std::fs::copy(&shot, std::path::Path::new(&keep).join(name));
+    }
+}

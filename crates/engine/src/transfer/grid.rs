@@ -16,6 +16,19 @@ pub fn block_span(size: u64, block_len: u32, index: u64) -> Option<(u64, u32)> {
     Some((offset, (size - offset).min(bl) as u32))
 }
 
+/// Bytes of a file of `size` in the block ranges `[a, b)`, in constant
+/// time per range: a range may span billions of blocks.
+pub fn ranges_bytes(ranges: &[[u64; 2]], block_len: u32, size: u64) -> u64 {
+    let bl = u64::from(block_len);
+    ranges
+        .iter()
+        .map(|&[a, b]| {
+            let end = b.saturating_mul(bl).min(size);
+            end - a.saturating_mul(bl).min(end)
+        })
+        .sum()
+}
+
 /// The per-block checksum carried after every block's payload: XXH3-64,
 /// seed 0.
 pub fn checksum(data: &[u8]) -> u64 {

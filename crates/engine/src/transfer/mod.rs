@@ -6,6 +6,7 @@
 mod batch;
 pub mod claims;
 mod direct;
+pub mod filter;
 mod grid;
 mod queue;
 mod reader;
@@ -18,6 +19,7 @@ mod url;
 
 pub use direct::CachePolicy;
 pub use grid::{block_count, block_span, checksum};
+pub use queue::FirstPass;
 pub use sink::journal::completed_blocks as journaled_blocks;
 pub use url::{OneShot, Token};
 

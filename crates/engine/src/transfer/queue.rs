@@ -6,11 +6,12 @@
 //! The first pass grows while the manifest goes out and ends once sealed.
 
 use crate::lock;
-use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::{Condvar, Mutex};
 
 use linerate_wire::{BLOCK_TRAILER_LEN, NeedFile, RECORD_HEADER_LEN};
 
+use super::grid::ranges_bytes;
 use super::source::Manifest;
 
 /// Files of one block up to this size travel many to a write.
@@ -41,6 +42,24 @@ struct FileBlocks {
 pub struct Plan {
     files: VecDeque<FileBlocks>,
     small: VecDeque<Vec<u32>>,
+    /// Bytes of the files' data the pass sends.
+    bytes: u64,
+}
+
+/// How far the first pass has come: what the receiver needs of the
+/// listing so far and how much of it went out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FirstPass {
+    /// Bytes of file data the receiver asked for (grows while the tree is walked).
+    pub bytes_needed: u64,
+    /// Files the receiver asked for.
+    pub files_needed: u64,
+    /// Files whose every asked-for block went out.
+    pub files_sent: u64,
+    /// The receiver has answered the whole listing: the totals hold.
+    pub listed: bool,
+    /// The file a stream took most recently.
+    pub latest: Option<u32>,
 }
 
 #[derive(Default)]
@@ -50,6 +69,9 @@ struct State {
     small: VecDeque<Vec<u32>>,
     round: u32,
     closed: bool,
+    /// The first pass's blocks not yet sent, by file.
+    unsent: HashMap<u32, u64>,
+    first: FirstPass,
 }
 
 #[derive(Default)]
@@ -79,10 +101,12 @@ impl Queue {
             {
                 *current = Some(f.id);
                 let id = f.id;
+                st.first.latest = Some(id);
                 st.claimed.push(f);
                 return Next::Work(Work::Block { id, index });
             }
             if let Some(b) = st.small.pop_front() {
+                st.first.latest = b.last().copied().or(st.first.latest);
                 return Next::Work(Work::Small(b));
             }
             if let Some(f) = st.claimed.iter_mut().max_by_key(|f| f.blocks.len())
@@ -118,9 +142,46 @@ impl Queue {
         self.wake.notify_all();
     }
 
+    /// Notes that `w` went out: a first-pass file is sent with its last block.
+    pub fn sent(&self, w: &Work) {
+        let mut st = lock(&self.state);
+        let st = &mut *st;
+        let mut one = |id: u32| {
+            if let Some(left) = st.unsent.get_mut(&id) {
+                *left = left.saturating_sub(1);
+                if *left == 0 {
+                    st.unsent.remove(&id);
+                    st.first.files_sent += 1;
+                }
+            }
+        };
+        match w {
+            Work::Block { id, .. } => one(*id),
+            Work::Small(ids) => ids.iter().copied().for_each(one),
+        }
+    }
+
+    /// How far the first pass has come.
+    pub fn first_pass(&self) -> FirstPass {
+        let st = lock(&self.state);
+        FirstPass {
+            listed: st.round > 0,
+            ..st.first
+        }
+    }
+
     /// Adds to the first pass while the manifest is still going out.
     pub fn add(&self, plan: Plan) {
         let mut st = lock(&self.state);
+        for f in &plan.files {
+            st.unsent.insert(f.id, f.blocks.len() as u64);
+        }
+        for id in plan.small.iter().flatten() {
+            st.unsent.insert(*id, 1);
+        }
+        st.first.files_needed +=
+            (plan.files.len() + plan.small.iter().map(Vec::len).sum::<usize>()) as u64;
+        st.first.bytes_needed += plan.bytes;
         st.unclaimed.extend(plan.files);
         st.small.extend(plan.small);
         drop(st);
@@ -160,11 +221,13 @@ impl Queue {
 pub fn plan(m: &Manifest, need: &[NeedFile], block_len: u32, failed: &HashSet<u32>) -> Plan {
     let mut large: Vec<(u64, FileBlocks)> = Vec::new();
     let mut small: Vec<(u64, u32)> = Vec::new();
+    let mut bytes = 0u64;
     for f in need.iter().filter(|f| !failed.contains(&f.id)) {
         let Some(e) = m.entry(f.id) else {
             continue;
         };
         let size = e.size();
+        bytes += ranges_bytes(&f.ranges, block_len, size);
         if size <= u64::from(block_len) && size <= SMALL_FILE && f.ranges == [[0, 1]] {
             small.push((size, f.id));
             continue;
@@ -202,6 +265,7 @@ pub fn plan(m: &Manifest, need: &[NeedFile], block_len: u32, failed: &HashSet<u3
     Plan {
         files: large.into_iter().map(|(_, f)| f).collect(),
         small: out,
+        bytes,
     }
 }
 
@@ -218,7 +282,7 @@ mod tests {
                     blocks: (0..n).collect(),
                 })
                 .collect(),
-            small: VecDeque::new(),
+            ..Plan::default()
         }
     }
 

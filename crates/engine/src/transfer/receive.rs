@@ -12,19 +12,20 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use linerate_result::Side;
+use linerate_result::{IntervalSample, Side};
 use linerate_session::transfer_receiver::Event as ReceiverEvent;
 use linerate_session::{Session, SessionError, TransferReceiver};
 use linerate_wire::{
     Accept, BLOCK_TRAILER_LEN, NeedFile, RECORD_HEADER_LEN, Record, RefusalCode, SessionId,
-    TransferRequest,
+    TransferRequest, TransferTotals,
 };
 
 use super::claims::{ClaimSet, Claims};
 use super::direct::{AlignedBuf, CachePolicy};
-use super::grid::{BlockCheck, PIECE};
+use super::filter::Filter;
+use super::grid::{BlockCheck, PIECE, ranges_bytes};
 use super::reader::RecordReader;
-use super::sink::{Accepted, Leftovers, Sink, SinkError, SinkOptions};
+use super::sink::{Accepted, Asked, Leftovers, Sink, SinkError, SinkOptions};
 use super::url::Token;
 use crate::confine::DestRoot;
 use crate::end::{self, EndConfig};
@@ -58,6 +59,55 @@ pub struct TransferPolicy {
     pub(crate) leftovers: Leftovers,
     /// The one-shot receiver's transfer has begun.
     taken: AtomicBool,
+    /// Told how far each session has come, once an interval of its sender's.
+    pub progress: Option<Arc<ProgressReport>>,
+}
+
+/// What a server does with a session's progress.
+pub type ProgressReport = dyn Fn(&ReceiveProgress) + Send + Sync;
+
+/// How far a receiving session has come.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReceiveProgress {
+    /// The session.
+    pub session: SessionId,
+    /// Where it lands, under the root.
+    pub dest: String,
+    /// What the first pass asked the sender for so far.
+    pub asked: Asked,
+    /// Bytes of file data written so far.
+    pub bytes_written: u64,
+    /// Files complete so far.
+    pub files_written: u64,
+    /// Seconds since the data began.
+    pub elapsed: f64,
+    /// Payload received over the last interval, per second.
+    pub bits_per_second: f64,
+}
+
+impl ReceiveProgress {
+    fn of(session: SessionId, dest: &str, sink: &Sink, batch: &[IntervalSample]) -> Self {
+        let totals = sink.totals();
+        let bytes: u64 = batch
+            .iter()
+            .filter(|s| s.side == Side::Receiver)
+            .map(|s| s.bytes)
+            .sum();
+        let (start, end) = batch.first().map_or((0.0, 0.0), |s| (s.start, s.end));
+        ReceiveProgress {
+            session,
+            dest: dest.to_string(),
+            asked: sink.asked_so_far(),
+            bytes_written: totals.bytes_written,
+            files_written: totals.files_written,
+            elapsed: end,
+            bits_per_second: if end > start {
+                bytes as f64 * 8.0 / (end - start)
+            } else {
+                0.0
+            },
+        }
+    }
 }
 
 impl TransferPolicy {
@@ -73,12 +123,25 @@ impl TransferPolicy {
             claims: Arc::default(),
             leftovers: Leftovers::default(),
             taken: AtomicBool::new(false),
+            progress: None,
         }
     }
 
     /// Whether this policy serves one session and nothing else.
     pub fn is_one_shot(&self) -> bool {
         self.session.is_some()
+    }
+
+    /// Whether the one-shot receiver's transfer has begun (and not been
+    /// given back by [`TransferPolicy::reopen`]).
+    pub(crate) fn is_taken(&self) -> bool {
+        self.taken.load(Relaxed)
+    }
+
+    /// Lets the one-shot receiver's sender begin again: its transfer was
+    /// cut short, and a rerun resumes it.
+    pub(crate) fn reopen(&self) {
+        self.taken.store(false, Relaxed);
     }
 
     /// Removes leftovers whose time has come; how many names went.
@@ -109,7 +172,8 @@ enum Event {
 /// What an admitted session has before its data flows.
 struct Admitted<'a> {
     req: TransferRequest,
-    dest: DestRoot,
+    /// None: a dry run into a destination that does not exist yet.
+    dest: Option<DestRoot>,
     registration: Registration<'a>,
     sockets: Vec<StreamSocket>,
 }
@@ -171,7 +235,7 @@ fn serve_admitted(
     else {
         return Err(EngineError::Internal("the transfer began unadmitted"));
     };
-    let root = (!req.skip_writes).then_some(dest);
+    let root = if req.skip_writes { None } else { dest };
     let cache = CachePolicy {
         direct: req.direct,
         evict: req.evict,
@@ -180,16 +244,30 @@ fn serve_admitted(
         root,
         SinkOptions {
             block_len: req.block_len,
-            overwrite: req.overwrite,
+            existing: req.existing,
             cache,
             keep_special_bits: policy.keep_special_bits,
             limits: policy.limits,
             claims: Some(ClaimSet::new(Arc::clone(&policy.claims), &req.dest)),
             durable: req.fsync,
+            dry_run: req.dry_run,
+            list_changes: req.itemize || req.dry_run,
         },
     );
     let resumable = AtomicBool::new(true);
-    let result = run_sink(&mut ctl, &mut m, &req, &sink, &sockets, &resumable);
+    let on_interval = |batch: &[IntervalSample]| {
+        if let Some(report) = &policy.progress {
+            report(&ReceiveProgress::of(id, &req.dest, &sink, batch));
+        }
+    };
+    let result = run_sink(
+        (&mut ctl, &mut m),
+        &req,
+        &sink,
+        &sockets,
+        &resumable,
+        &on_interval,
+    );
     if result.is_err() {
         let left = sink.abandon(resumable.load(Relaxed));
         if let Some(ttl) = policy.partial_ttl {
@@ -224,7 +302,11 @@ fn admission<'a>(
         m.abort(local(RefusalCode::Busy, busy));
         return None;
     }
-    let dest = match DestRoot::open(&policy.root).and_then(|r| r.subdir(&req.dest)) {
+    // A dry run creates nothing, not even the destination.
+    let dest = match DestRoot::open(&policy.root).and_then(|r| match req.dry_run {
+        true => r.find_subdir(&req.dest),
+        false => r.subdir(&req.dest).map(Some),
+    }) {
         Ok(d) => d,
         Err(e) => {
             m.abort(local(
@@ -276,12 +358,12 @@ fn admission<'a>(
 /// Moves the data of an admitted session into `sink`, from the manifest to
 /// the report; clears `resumable` if the sender broke a rule.
 fn run_sink(
-    ctl: &mut Control,
-    m: &mut TransferReceiver,
+    (ctl, m): (&mut Control, &mut TransferReceiver),
     req: &TransferRequest,
     sink: &Sink,
     sockets: &[StreamSocket],
     resumable: &AtomicBool,
+    on_interval: &(dyn Fn(&[IntervalSample]) + Sync),
 ) -> Result<String> {
     let controls: Vec<TcpStream> = sockets
         .iter()
@@ -304,8 +386,8 @@ fn run_sink(
         receive_stream(s, sink, req, live, &tx, &wake)
     };
     let (report, finished) = std::thread::scope(|scope| {
-        let streams =
-            scope.spawn(|| end::run_with(&cfg, sockets, t0, &abort, &mut |_| {}, &worker));
+        let streams = scope
+            .spawn(|| end::run_with(&cfg, sockets, t0, &abort, &mut |b| on_interval(b), &worker));
         let finished = control(ctl, m, sink, req.block_len, &rx, sockets.len(), resumable);
         if !finished {
             abort.store(true, Relaxed);
@@ -319,16 +401,21 @@ fn run_sink(
     if !finished {
         return ended(ctl, m, resumable).and(Err(EngineError::EndedEarly));
     }
-    let digests = sink.finish_dirs().and_then(|()| {
-        if req.verify {
-            sink.digests()
-        } else {
-            Ok(Vec::new())
-        }
-    });
+    let digests = kept_from_delete(req)
+        .and_then(|kept| sink.finish_dirs(kept.as_ref()))
+        .and_then(|()| {
+            if req.verify && !req.dry_run {
+                sink.digests()
+            } else {
+                Ok(Vec::new())
+            }
+        });
     match digests {
         Ok(digests) => {
-            let totals = sink.totals();
+            let totals = TransferTotals {
+                changes: sink.take_changes(),
+                ..sink.totals()
+            };
             let mut line = format!(
                 "transfer, {} stream(s), {} file(s) written, {} skipped, {} B received",
                 req.streams,
@@ -352,6 +439,22 @@ fn run_sink(
             ended(ctl, m, resumable).map(|()| String::new())
         }
     }
+}
+
+/// With `--delete`, what it keeps: what the sender's rules left out at
+/// the source.
+fn kept_from_delete(req: &TransferRequest) -> std::result::Result<Option<Filter>, SinkError> {
+    if !req.delete {
+        return Ok(None);
+    }
+    let mut filter = Filter::default();
+    filter
+        .add_lines(&req.filter.join("\n"))
+        .map_err(|e| SinkError::BadEntry {
+            id: 0,
+            reason: format!("the sender's rule {e}"),
+        })?;
+    Ok(Some(filter))
 }
 
 /// Sends what the machine queued last and gives its end; an end where the
@@ -402,6 +505,7 @@ fn control(
             Some(ReceiverEvent::Entries(batch)) => match sink.add(batch) {
                 Ok(need) => {
                     let (blocks, bytes) = tally(sink, &need, block_len);
+                    sink.asked(need.len() as u64, bytes);
                     m.answer(need, blocks, bytes);
                 }
                 // A manifest that broke a rule is refused; a full disk or a
@@ -414,6 +518,7 @@ fn control(
                 Err(e) => m.abort(local(RefusalCode::Internal, e)),
             },
             Some(ReceiverEvent::Listed) => {
+                sink.listed();
                 if !passes(ctl, m, sink, block_len, rx, &mut alive, resumable) {
                     return false;
                 }
@@ -519,18 +624,15 @@ fn fatal(rx: &mpsc::Receiver<Event>) -> Option<(String, bool)> {
 
 /// Blocks and bytes in `need`.
 fn tally(sink: &Sink, need: &[NeedFile], block_len: u32) -> (u64, u64) {
-    let (mut blocks, mut bytes) = (0u64, 0u64);
-    for f in need {
-        let size = sink.size(f.id);
-        for &[a, b] in &f.ranges {
-            blocks += b.saturating_sub(a);
-            // In constant time: a range may span billions of blocks.
-            let bl = u64::from(block_len);
-            let start = a.saturating_mul(bl).min(size);
-            let end = b.saturating_mul(bl).min(size);
-            bytes += end - start;
-        }
-    }
+    let blocks = need
+        .iter()
+        .flat_map(|f| &f.ranges)
+        .map(|&[a, b]| b.saturating_sub(a))
+        .sum();
+    let bytes = need
+        .iter()
+        .map(|f| ranges_bytes(&f.ranges, block_len, sink.size(f.id)))
+        .sum();
     (blocks, bytes)
 }
 

@@ -2,6 +2,7 @@
 //! relative paths name where each lands under the destination, announced in
 //! frames while the walk goes on.
 
+use std::collections::HashMap;
 use std::fs::{self, Metadata};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -10,6 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use linerate_wire::{ENTRIES_PER_FRAME, Entry, EntryKind};
 
+use super::filter::Filter;
 use crate::error::{EngineError, Result};
 
 /// Where a file's bytes come from.
@@ -98,12 +100,14 @@ impl Manifest {
     pub fn discover(
         &self,
         paths: &[PathBuf],
-        follow: bool,
+        (follow, filter): (bool, &Filter),
         announce: &mut dyn FnMut(Vec<Entry>) -> Result<()>,
     ) -> Result<()> {
         let mut walk = Walk {
             m: self,
             follow,
+            filter,
+            inodes: HashMap::new(),
             pending: Vec::new(),
             frame: FIRST_FRAME,
             announce,
@@ -142,6 +146,11 @@ pub fn check_roots(paths: &[PathBuf], follow: bool) -> Result<()> {
 struct Walk<'a> {
     m: &'a Manifest,
     follow: bool,
+    /// What is left out: an excluded directory is not walked into.
+    filter: &'a Filter,
+    /// Files with more than one name, by device and inode: the id of the
+    /// first name listed.
+    inodes: HashMap<(u64, u64), u32>,
     pending: Vec<Entry>,
     frame: usize,
     announce: &'a mut dyn FnMut(Vec<Entry>) -> Result<()>,
@@ -157,6 +166,9 @@ impl Walk<'_> {
         }
         .map_err(|e| EngineError::io(format!("reading {}", path.display()), e))?;
         let ft = meta.file_type();
+        if self.filter.excludes(&rel, ft.is_dir()) {
+            return Ok(());
+        }
         let mode = meta.permissions().mode() & 0o7777;
         let mtime_ns = mtime_ns(&meta);
         if ft.is_symlink() {
@@ -179,16 +191,25 @@ impl Walk<'_> {
                 self.add(&c.path(), format!("{rel}/{name}"), known)?;
             }
         } else if ft.is_file() {
+            let inode = (meta.nlink() > 1).then(|| (meta.dev(), meta.ino()));
+            if let Some(&to) = inode.as_ref().and_then(|i| self.inodes.get(i)) {
+                // A second name of a file listed already: no data of its own.
+                self.push(rel, mode, mtime_ns, EntryKind::HardLink { to }, None)?;
+                return Ok(());
+            }
             let size = meta.len();
             // Fewer allocated bytes than the length: the file has holes.
             let sparse = meta.blocks().saturating_mul(512) < size;
-            self.push(
+            let id = self.push(
                 rel,
                 mode,
                 mtime_ns,
                 EntryKind::File { size, sparse },
                 Some(Origin::Path(path.to_path_buf())),
             )?;
+            if let Some(i) = inode {
+                self.inodes.insert(i, id);
+            }
         } else if let Ok(mut s) = self.m.skipped.lock() {
             s.push(format!("{}: not a file, directory or link", path.display()));
         }
@@ -202,7 +223,7 @@ impl Walk<'_> {
         mtime_ns: i64,
         kind: EntryKind,
         o: Option<Origin>,
-    ) -> Result<()> {
+    ) -> Result<u32> {
         let e = Entry {
             path,
             mode,
@@ -210,12 +231,12 @@ impl Walk<'_> {
             kind,
         };
         self.pending.push(e.clone());
-        self.m.push(e, o);
+        let id = self.m.push(e, o);
         if self.pending.len() >= self.frame {
             self.frame = (self.frame * 2).min(ENTRIES_PER_FRAME);
             self.flush()?;
         }
-        Ok(())
+        Ok(id)
     }
 
     fn flush(&mut self) -> Result<()> {

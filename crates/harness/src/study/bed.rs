@@ -204,6 +204,7 @@ impl Bed {
         let discovery = Discovery {
             paths,
             follow_links: false,
+            filter: Default::default(),
         };
         let run = self.in_host(&self.lab.hosts[0].netns, || {
             Ok(send::run(
@@ -212,7 +213,7 @@ impl Bed {
                 None,
                 &Manifest::default(),
                 Some(&discovery),
-                &mut |_| {},
+                &mut |_, _| {},
             )?)
         })?;
         let mut doc = send::to_result(&run, command_line.to_vec());

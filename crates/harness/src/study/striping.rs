@@ -87,7 +87,6 @@ impl Setting<'_> {
     ) -> Result<linerate_result::ResultDoc, HarnessError> {
         let spec = TransferSpec {
             streams,
-            overwrite: true,
             fsync: false,
             stripes,
             count_members: true,

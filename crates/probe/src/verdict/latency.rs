@@ -202,7 +202,9 @@ fn latency_sentence(steps: &[&Step]) -> String {
             - f64::from(first.request_bytes + first.reply_bytes);
         if grow > 0.0 {
             s.push_str(&format!(
-                " Up to {} the round trip grows to {}: {} per byte moved both ways.",
+                " With {} messages the round trip grows to {}: the added bytes, there and \
+                 back, took as long as they would at {}, the rate one message at a time \
+                 gets on this path.",
                 fmt_bytes(f64::from(last.request_bytes)),
                 fmt_us(last.round_trip_us.p50),
                 fmt_rate(bytes * 8.0 / (grow / 1e6)),
@@ -349,6 +351,30 @@ mod tests {
             "{}",
             v.sentence
         );
+    }
+
+    #[test]
+    fn a_size_sweep_says_in_words_what_the_added_bytes_cost() {
+        let large = Step {
+            request_bytes: 65536,
+            reply_bytes: 65536,
+            ..step("idle", 40.0)
+        };
+        let v = judge_latency(&[step("idle", 20.0), large], None);
+        assert!(
+            v.sentence
+                .contains(" KiB messages the round trip grows to 40"),
+            "{}",
+            v.sentence
+        );
+        // 131,070 bytes more, there and back, in 20 us more.
+        assert!(
+            v.sentence
+                .contains("there and back, took as long as they would at 52.43 Gbit/s"),
+            "{}",
+            v.sentence
+        );
+        assert!(!v.sentence.contains("per byte"), "{}", v.sentence);
     }
 
     #[test]

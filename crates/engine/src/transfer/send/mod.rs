@@ -21,7 +21,8 @@ use linerate_wire::{
 };
 
 use super::direct::CachePolicy;
-use super::queue::{self, Queue};
+use super::filter::Filter;
+use super::queue::{self, FirstPass, Queue};
 use super::source::{Manifest, Origin};
 use super::url::Token;
 use crate::end::{self, EndConfig};
@@ -159,18 +160,21 @@ pub struct Discovery {
     pub paths: Vec<std::path::PathBuf>,
     /// Follow symbolic links in them.
     pub follow_links: bool,
+    /// What is left out (`--exclude`, `--include`).
+    pub filter: Filter,
 }
 
 /// Sends `manifest`, first walking `discovery` into it when given: entries
 /// go out as they are found and the streams start on the first of them.
-/// `on_interval` sees the sending streams' samples live.
+/// `on_interval` sees the sending streams' samples live, with how far the
+/// first pass has come.
 pub fn run(
     to: &Destination,
     spec: &TransferSpec,
     interrupt: Option<&AtomicBool>,
     manifest: &Manifest,
     discovery: Option<&Discovery>,
-    on_interval: &mut dyn FnMut(&[IntervalSample]),
+    on_interval: &mut dyn FnMut(&[IntervalSample], &FirstPass),
 ) -> Result<TransferRun> {
     let session = match to.session {
         Some(s) => s,
@@ -189,7 +193,7 @@ pub fn run(
         token: to.token.as_ref().map(|t| t.0.clone()),
         streams: spec.streams,
         block_len: spec.block_len,
-        overwrite: spec.overwrite,
+        existing: spec.existing,
         skip_writes: spec.skip_writes,
         verify: spec.verify,
         sndbuf: spec.socket.sndbuf,
@@ -200,6 +204,10 @@ pub fn run(
         // TLS authenticates every record: a block checksum adds nothing.
         checksum: spec.checksum && to.tls.is_none(),
         fsync: spec.fsync,
+        delete: spec.delete,
+        filter: discovery.map(|d| d.filter.lines()).unwrap_or_default(),
+        dry_run: spec.dry_run,
+        itemize: spec.itemize,
     };
     // Refused before anything is opened: bad flags are not a failed transfer.
     request.validate()?;
@@ -296,7 +304,8 @@ pub fn run(
             let _ = out.stream.shutdown(Shutdown::Read);
             driven
         });
-        let client = end::run_with(&end_cfg, sockets, t0, &abort, on_interval, &worker);
+        let mut each = |batch: &[IntervalSample]| on_interval(batch, &shared.queue.first_pass());
+        let client = end::run_with(&end_cfg, sockets, t0, &abort, &mut each, &worker);
         (client, lister.join(), driver.join())
     });
     let listed = listed.map_err(|_| EngineError::Panicked("the manifest walker"))?;

@@ -27,6 +27,15 @@ pub fn to_result(run: &TransferRun, command_line: Vec<String>) -> ResultDoc {
             "bytes_written_direct".into(),
             run.totals.bytes_written_direct.into(),
         );
+        map.insert("created".into(), run.totals.created.into());
+        map.insert("replaced".into(), run.totals.replaced.into());
+        map.insert("deleted".into(), run.totals.deleted.into());
+        if !run.totals.changes.is_empty() {
+            map.insert(
+                "changes".into(),
+                serde_json::to_value(&run.totals.changes).unwrap_or_default(),
+            );
+        }
         map.insert("verified_files".into(), run.verified.into());
         map.insert("mismatched_files".into(), run.mismatched.clone().into());
         map.insert(

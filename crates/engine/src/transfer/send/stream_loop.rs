@@ -59,7 +59,10 @@ pub(super) fn send_stream(s: &StreamSocket, shared: &Shared, live: &Live) -> Out
                     &mut open,
                     &mut memory_sums,
                 ) {
-                    Ok(n) => Ok(n),
+                    Ok(n) => {
+                        shared.queue.sent(&Work::Block { id, index });
+                        Ok(n)
+                    }
                     Err(e) => {
                         shared.queue.requeue(Work::Block { id, index });
                         Err(e)
@@ -67,7 +70,10 @@ pub(super) fn send_stream(s: &StreamSocket, shared: &Shared, live: &Live) -> Out
                 }
             }
             Next::Work(Work::Small(ids)) => match send_small(&mut sock, shared, &ids, &mut batch) {
-                Ok(n) => Ok(n),
+                Ok(n) => {
+                    shared.queue.sent(&Work::Small(ids));
+                    Ok(n)
+                }
                 Err(e) => {
                     shared.queue.requeue(Work::Small(ids));
                     Err(e)

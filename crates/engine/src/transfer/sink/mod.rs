@@ -17,7 +17,9 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use linerate_wire::{Entry, EntryKind, MAX_FILE_SIZE, NeedFile, TransferTotals};
+use crate::transfer::filter::Filter;
+use changes::Fate;
+use linerate_wire::{Action, Entry, EntryKind, Existing, MAX_FILE_SIZE, NeedFile, TransferTotals};
 use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, ResolveFlags};
 use rustix::io::Errno;
 
@@ -27,6 +29,7 @@ use super::grid::block_span;
 use crate::confine::{self, ConfineError, DestRoot};
 use crate::limits::{Budget, OverBudget, SessionLimits};
 
+mod changes;
 mod cleanup;
 mod durable;
 mod index;
@@ -117,6 +120,25 @@ struct Counters {
     bytes_written_direct: AtomicU64,
     blocks_rejected: AtomicU64,
     write_ns: AtomicU64,
+    /// What the first pass asked the sender for, and whether the listing
+    /// it answered was whole.
+    files_asked: AtomicU64,
+    bytes_asked: AtomicU64,
+    listed: std::sync::atomic::AtomicBool,
+    created: AtomicU64,
+    replaced: AtomicU64,
+    deleted: AtomicU64,
+}
+
+/// What the first pass asked the sender for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Asked {
+    /// Files that miss blocks.
+    pub files: u64,
+    /// Bytes of data they miss.
+    pub bytes: u64,
+    /// The whole listing has been answered: the totals hold.
+    pub listed: bool,
 }
 
 /// A new directory built under a hidden name in `parent`.
@@ -132,7 +154,8 @@ struct Stage {
 /// How the receiver treats what a sender asks for.
 pub struct SinkOptions {
     pub block_len: u32,
-    pub overwrite: bool,
+    /// What becomes of a file that exists and differs.
+    pub existing: Existing,
     pub cache: CachePolicy,
     /// Apply setuid, setgid and sticky bits from the sender.
     pub keep_special_bits: bool,
@@ -142,6 +165,12 @@ pub struct SinkOptions {
     /// Sync data before journaling and renaming, and directories before
     /// the end (off with `--no-fsync`).
     pub durable: bool,
+    /// Look and change nothing: note what would be created and replaced,
+    /// and ask for no block (`--dry-run`).
+    pub dry_run: bool,
+    /// List each change for the report (`--itemize`, `--dry-run`), not
+    /// only count them.
+    pub list_changes: bool,
 }
 
 /// One manifest entry and, for a file, what has arrived of it.
@@ -154,7 +183,7 @@ pub struct Sink {
     /// None: `--skip-writes`, nothing touches the disk.
     root: Option<DestRoot>,
     block_len: u32,
-    overwrite: bool,
+    existing: Existing,
     cache: CachePolicy,
     keep_special_bits: bool,
     limits: SessionLimits,
@@ -189,6 +218,10 @@ pub struct Sink {
     on_disk: bool,
     /// Syncs full batches of blocks off the stream threads (durable only).
     syncer: Option<durable::Syncer>,
+    dry_run: bool,
+    list_changes: bool,
+    /// What was created, replaced and deleted, when listed.
+    changes: Mutex<Vec<linerate_wire::Change>>,
 }
 
 /// Whether a staging file found in the destination can be one this
@@ -248,7 +281,7 @@ impl Sink {
             .flatten();
         Sink {
             block_len: o.block_len,
-            overwrite: o.overwrite,
+            existing: o.existing,
             cache: o.cache,
             keep_special_bits: o.keep_special_bits,
             limits: o.limits,
@@ -273,6 +306,9 @@ impl Sink {
             syncer,
             changed_dirs: Mutex::default(),
             stage_unsynced: Default::default(),
+            dry_run: o.dry_run,
+            list_changes: o.list_changes,
+            changes: Mutex::default(),
             root,
         }
     }
@@ -339,7 +375,11 @@ impl Sink {
             self.items.push(Item { entry: e, slot });
         }
         let last = self.len();
-        if self.root.is_some() {
+        if self.dry_run {
+            for id in first..last {
+                self.preview(id)?;
+            }
+        } else if self.root.is_some() {
             for id in first..last {
                 self.prepare(id)?;
             }
@@ -368,6 +408,17 @@ impl Sink {
             EntryKind::Dir => (true, PathKind::Dir),
             EntryKind::File { .. } => (false, PathKind::File),
             EntryKind::Symlink { .. } => (false, PathKind::Link),
+            EntryKind::HardLink { to } => {
+                let first = self.items.get(to as usize).map(|i| &i.entry.kind);
+                if to >= id || !matches!(first, Some(EntryKind::File { .. })) {
+                    return Err(bad(format!(
+                        "{:?} is announced as a second name of entry {to}, which is not an \
+                         earlier file",
+                        e.path
+                    )));
+                }
+                (false, PathKind::File)
+            }
         };
         let indexed = lock(&self.index)
             .add(&e.path, kind)
@@ -435,6 +486,7 @@ impl Sink {
                 let (fd, created, staged) = self.make_dir(&e.path, parent, name)?;
                 lock(&self.dirs).insert(e.path.clone(), Arc::new(fd));
                 if created {
+                    self.note(Action::Create, &e.path, true);
                     lock(&self.fresh).insert(e.path.clone());
                     self.dir_changed(parent, &self.dir(parent)?);
                 }
@@ -443,28 +495,12 @@ impl Sink {
                 }
                 self.counters.dirs.fetch_add(1, Relaxed);
             }
-            EntryKind::Symlink { target } => {
-                let dir = self.dir(parent)?;
-                match rustix::fs::readlinkat(&*dir, name, Vec::new()) {
-                    Ok(t) if t.as_bytes() == target.as_bytes() => {}
-                    Ok(_) if self.overwrite => {
-                        rustix::fs::unlinkat(&*dir, name, AtFlags::empty())
-                            .map_err(|x| io_err("replacing link", &e.path, x))?;
-                        rustix::fs::symlinkat(target.as_str(), &*dir, name)
-                            .map_err(|x| io_err("creating link", &e.path, x))?;
-                    }
-                    Ok(_) | Err(Errno::INVAL) => {
-                        return Err(ConfineError::Exists(e.path.clone()).into());
-                    }
-                    Err(Errno::NOENT) => rustix::fs::symlinkat(target.as_str(), &*dir, name)
-                        .map_err(|x| io_err("creating link", &e.path, x))?,
-                    Err(x) => return Err(io_err("reading link", &e.path, x)),
-                }
-                self.dir_changed(parent, &dir);
-                self.counters.symlinks.fetch_add(1, Relaxed);
-            }
+            EntryKind::Symlink { target } => self.place_symlink(e, target)?,
+            // Made once its file is in place: see `make_hard_links`.
+            EntryKind::HardLink { .. } => {}
             EntryKind::File { .. } if lock(&self.fresh).contains(parent) => {
                 // A new directory holds no earlier file, temporary or journal.
+                self.note(Action::Create, &e.path, false);
                 if let Some(slot) = self.slot(id) {
                     slot.in_fresh_dir.store(true, Relaxed);
                     if !slot.sparse {
@@ -476,30 +512,32 @@ impl Sink {
                     self.finalize(id)?;
                 }
             }
-            EntryKind::File { size, .. } => {
+            EntryKind::File { .. } => {
                 let dir = self.dir(parent)?;
-                match rustix::fs::statat(&*dir, name, AtFlags::SYMLINK_NOFOLLOW) {
-                    Ok(st) => {
-                        let same = (st.st_mode & libc::S_IFMT) == libc::S_IFREG
-                            && st.st_size as u64 == *size
-                            && st.st_mtime.saturating_mul(1_000_000_000) + st.st_mtime_nsec as i64
-                                == e.mtime_ns;
-                        if same {
-                            // Complete from an earlier run: nothing to send.
-                            self.mark_all(id);
-                            self.counters.files_skipped.fetch_add(1, Relaxed);
-                            return Ok(());
-                        }
-                        if lock(&self.staged).contains(parent) {
-                            // Cut short in an earlier run of this transfer.
-                            rustix::fs::unlinkat(&*dir, name, AtFlags::empty())
-                                .map_err(|x| io_err("removing partial", &e.path, x))?;
-                        } else if !self.overwrite {
-                            return Err(ConfineError::Exists(e.path.clone()).into());
-                        }
-                    }
-                    Err(Errno::NOENT) => {}
+                let found = match rustix::fs::statat(&*dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+                    Ok(st) => Some(st),
+                    Err(Errno::NOENT) => None,
                     Err(x) => return Err(io_err("checking", &e.path, x)),
+                };
+                let staged = lock(&self.staged).contains(parent);
+                match self.fate(found.as_ref(), e, staged) {
+                    Fate::Unchanged => {
+                        // Complete from an earlier run, or to be left as
+                        // it is: nothing to send.
+                        self.mark_all(id);
+                        self.counters.files_skipped.fetch_add(1, Relaxed);
+                        return Ok(());
+                    }
+                    Fate::Refused => return Err(ConfineError::Exists(e.path.clone()).into()),
+                    Fate::Partial => {
+                        // Cut short in an earlier run of this transfer.
+                        rustix::fs::unlinkat(&*dir, name, AtFlags::empty())
+                            .map_err(|x| io_err("removing partial", &e.path, x))?;
+                        self.note(Action::Create, &e.path, false);
+                    }
+                    Fate::Create => self.note(Action::Create, &e.path, false),
+                    // Renamed over the old file once complete.
+                    Fate::Replace => self.note(Action::Replace, &e.path, false),
                 }
                 self.load_journal(id, &dir, name);
                 if let Some(slot) = self.slot(id)
@@ -515,6 +553,50 @@ impl Sink {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Makes link entry `e` (to `target`) as the policy says, and gives it
+    /// the source's modification time (rsync -a does; a link's own time is
+    /// set without following it).
+    fn place_symlink(&self, e: &Entry, target: &str) -> Result<(), SinkError> {
+        let (parent, name) = split(&e.path);
+        let dir = self.dir(parent)?;
+        let create = || {
+            rustix::fs::symlinkat(target, &*dir, name)
+                .map_err(|x| io_err("creating link", &e.path, x))
+        };
+        let ours = match rustix::fs::readlinkat(&*dir, name, Vec::new()) {
+            Ok(t) if t.as_bytes() == target.as_bytes() => true,
+            Ok(_) if self.existing.replaces() => {
+                rustix::fs::unlinkat(&*dir, name, AtFlags::empty())
+                    .map_err(|x| io_err("replacing link", &e.path, x))?;
+                create()?;
+                self.note(Action::Replace, &e.path, false);
+                true
+            }
+            Ok(_) | Err(Errno::INVAL) if self.existing == Existing::Keep => false,
+            Ok(_) | Err(Errno::INVAL) => {
+                return Err(ConfineError::Exists(e.path.clone()).into());
+            }
+            Err(Errno::NOENT) => {
+                create()?;
+                self.note(Action::Create, &e.path, false);
+                true
+            }
+            Err(x) => return Err(io_err("reading link", &e.path, x)),
+        };
+        if ours {
+            rustix::fs::utimensat(
+                &*dir,
+                name,
+                &timestamps(e.mtime_ns),
+                AtFlags::SYMLINK_NOFOLLOW,
+            )
+            .map_err(|x| io_err("setting time of", &e.path, x))?;
+        }
+        self.dir_changed(parent, &dir);
+        self.counters.symlinks.fetch_add(1, Relaxed);
         Ok(())
     }
 
@@ -853,7 +935,7 @@ impl Sink {
             rustix::fs::futimens(of.file.as_fd(), &timestamps(e.mtime_ns))
                 .map_err(|x| io_err("setting time of", &e.path, x))?;
         }
-        let flags = if self.overwrite {
+        let flags = if self.existing.replaces() {
             RenameFlags::empty()
         } else {
             RenameFlags::NOREPLACE
@@ -876,9 +958,12 @@ impl Sink {
     /// Renames the stages into place, then sets directory modes and times,
     /// deepest first (writing into a directory changes its time), then
     /// syncs every directory that gained a name.
-    pub fn finish_dirs(&self) -> Result<(), SinkError> {
+    pub fn finish_dirs(&self, delete: Option<&Filter>) -> Result<(), SinkError> {
         if self.root.is_none() {
             return Ok(());
+        }
+        if self.dry_run {
+            return delete.map_or(Ok(()), |kept| self.delete_extraneous(kept));
         }
         self.sync_stages()?;
         for st in lock(&self.stages).drain(..) {
@@ -894,6 +979,12 @@ impl Sink {
                 x => io_err("renaming into place", &st.path, x),
             })?;
             self.dir_changed(split(&st.path).0, &st.parent);
+        }
+        // Second names and deletions change directories: before their
+        // times are set.
+        self.make_hard_links()?;
+        if let Some(kept) = delete {
+            self.delete_extraneous(kept)?;
         }
         let dirs: Vec<&Entry> = self
             .items
@@ -944,6 +1035,27 @@ impl Sink {
         Ok(out)
     }
 
+    /// Notes what the first pass asked for of one batch of the listing.
+    pub fn asked(&self, files: u64, bytes: u64) {
+        self.counters.files_asked.fetch_add(files, Relaxed);
+        self.counters.bytes_asked.fetch_add(bytes, Relaxed);
+    }
+
+    /// Notes that the whole listing has been answered.
+    pub fn listed(&self) {
+        self.counters.listed.store(true, Relaxed);
+    }
+
+    /// What the first pass asked for so far.
+    pub fn asked_so_far(&self) -> Asked {
+        let c = &self.counters;
+        Asked {
+            files: c.files_asked.load(Relaxed),
+            bytes: c.bytes_asked.load(Relaxed),
+            listed: c.listed.load(Relaxed),
+        }
+    }
+
     pub fn totals(&self) -> TransferTotals {
         let c = &self.counters;
         TransferTotals {
@@ -956,6 +1068,11 @@ impl Sink {
             blocks_rejected: c.blocks_rejected.load(Relaxed),
             write_seconds: c.write_ns.load(Relaxed) as f64 / 1e9,
             dest_in_memory: self.root.as_ref().is_some_and(DestRoot::in_memory),
+            created: c.created.load(Relaxed),
+            replaced: c.replaced.load(Relaxed),
+            deleted: c.deleted.load(Relaxed),
+            // Taken once, for the report: see `take_changes`.
+            changes: Vec::new(),
         }
     }
 }

@@ -46,6 +46,15 @@ pub(super) fn journal_name(name: &str) -> String {
     hidden_name(name, ".lrjournal")
 }
 
+/// Whether `name` is one of the hidden names above (a transfer's file,
+/// journal or directory in the making).
+pub(super) fn is_staging(name: &str) -> bool {
+    name.starts_with('.')
+        && [".lrpart", ".lrstage", ".lrjournal"]
+            .iter()
+            .any(|s| name.ends_with(s))
+}
+
 pub(super) fn timestamps(mtime_ns: i64) -> Timestamps {
     let t = Timespec {
         tv_sec: mtime_ns.div_euclid(1_000_000_000),

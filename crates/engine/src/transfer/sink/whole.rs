@@ -10,7 +10,7 @@ use std::time::Instant;
 use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 
-use super::names::{split, timestamps};
+use super::names::{split, temp_name, timestamps};
 use super::{Sink, SinkError, io_err};
 use crate::confine::ConfineError;
 use crate::transfer::direct;
@@ -90,31 +90,40 @@ impl Sink {
             }
             // The file itself (AT_EMPTY_PATH: allowed for an O_TMPFILE file
             // its opener links, since Linux 6.10) or, before that, through /proc.
-            let link =
-                |dir: &OwnedFd| match rustix::fs::linkat(&f, "", dir, name, AtFlags::EMPTY_PATH) {
-                    Err(Errno::NOENT | Errno::PERM | Errno::INVAL) => {
-                        let proc_path =
-                            format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&f));
-                        rustix::fs::linkat(
-                            rustix::fs::CWD,
-                            proc_path.as_str(),
-                            dir,
-                            name,
-                            AtFlags::SYMLINK_FOLLOW,
-                        )
-                    }
-                    other => other,
-                };
-            let linked = link(&dir);
+            let link = |dir: &OwnedFd, name: &str| match rustix::fs::linkat(
+                &f,
+                "",
+                dir,
+                name,
+                AtFlags::EMPTY_PATH,
+            ) {
+                Err(Errno::NOENT | Errno::PERM | Errno::INVAL) => {
+                    let proc_path =
+                        format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&f));
+                    rustix::fs::linkat(
+                        rustix::fs::CWD,
+                        proc_path.as_str(),
+                        dir,
+                        name,
+                        AtFlags::SYMLINK_FOLLOW,
+                    )
+                }
+                other => other,
+            };
+            let linked = link(&dir, name);
             if linked.is_ok() || linked == Err(Errno::EXIST) {
                 self.dir_changed(parent, &dir);
             }
             match linked {
                 Ok(()) => Ok(true),
-                Err(Errno::EXIST) if self.overwrite => {
-                    rustix::fs::unlinkat(&*dir, name, AtFlags::empty())
+                // Replaced at once, as rsync does: linked under the
+                // temporary name, then renamed over the old file.
+                Err(Errno::EXIST) if self.existing.replaces() => {
+                    let temp = temp_name(name);
+                    let _ = rustix::fs::unlinkat(&*dir, temp.as_str(), AtFlags::empty());
+                    link(&dir, &temp).map_err(|x| io_err("linking into place", &e.path, x))?;
+                    rustix::fs::renameat(&*dir, temp.as_str(), &*dir, name)
                         .map_err(|x| io_err("replacing", &e.path, x))?;
-                    link(&dir).map_err(|x| io_err("linking into place", &e.path, x))?;
                     Ok(true)
                 }
                 Err(Errno::EXIST) => Err(ConfineError::Exists(e.path.clone()).into()),

@@ -1,0 +1,394 @@
+//! `send` keeps rsync's habits: each case runs rsync itself on the same
+//! tree with the same flags, and the trees both leave are compared.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use common::tree::{TempDir, random_file};
+use common::{Server, send, text};
+
+/// Every path under `root` with its kind, '/'-separated and sorted.
+fn listing(root: &Path) -> Vec<String> {
+    fn walk(dir: &Path, rel: &str, out: &mut Vec<String>) {
+        let mut names: Vec<_> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        for n in names {
+            let path = dir.join(&n);
+            let rel = if rel.is_empty() {
+                n.clone()
+            } else {
+                format!("{rel}/{n}")
+            };
+            let meta = fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                out.push(format!("{rel}/"));
+                walk(&path, &rel, out);
+            } else {
+                out.push(rel);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if root.exists() {
+        walk(root, "", &mut out);
+    }
+    out
+}
+
+fn filter_tree(top: &Path) {
+    for (path, len) in [
+        ("a.c", 100),
+        ("b.c", 200),
+        ("a.o", 300),
+        ("keep.o", 400),
+        ("x.tmp", 10),
+        ("{a,b}", 20),
+        ("cache/x", 30),
+        ("sub/b.log", 40),
+        ("sub/cache/y", 50),
+        ("sub/deep/c.log", 60),
+        ("sub/deep/d.c", 70),
+        ("sub/t/foo", 80),
+        ("foo", 90),
+    ] {
+        let p = top.join(path);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        random_file(&p, len, len as u64);
+    }
+}
+
+/// rsync's include/exclude rules mean the same to `send`: for each set of
+/// rules, `rsync -a RULES SRC DEST` and `linerate send RULES SRC HOST:/DEST`
+/// leave the same paths.
+#[test]
+fn include_and_exclude_rules_leave_what_rsync_leaves() {
+    let src = TempDir::new("src");
+    let top = src.join("t");
+    filter_tree(&top);
+    let rules_file = src.join("rules");
+    fs::write(
+        &rules_file,
+        "# kept objects\n+ keep.o\n- *.o\n; temporary\n*.tmp\n",
+    )
+    .unwrap();
+    let rules_file = rules_file.to_str().unwrap();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["--exclude", "*.o"],
+        vec!["--include", "keep.o", "--exclude", "*.o"],
+        vec!["--exclude", "*.o", "--include", "keep.o"],
+        vec!["--exclude", "cache/"],
+        vec!["--exclude", "/t/foo"],
+        vec!["--exclude", "foo"],
+        vec!["--exclude", "sub/*.log"],
+        vec!["--exclude", "t/**/c.log"],
+        vec!["--exclude", "sub/***"],
+        vec!["--include", "*/", "--include", "*.c", "--exclude", "*"],
+        vec!["--exclude", "?.c"],
+        vec!["--exclude", "{a,b}"],
+        vec!["--exclude-from", rules_file],
+        vec!["--exclude", "/t"],
+    ];
+    let dst = TempDir::new("dst");
+    let server = Server::with_root(dst.path());
+    for (i, rules) in cases.iter().enumerate() {
+        let by_rsync = dst.join(&format!("rsync{i}"));
+        fs::create_dir_all(&by_rsync).unwrap();
+        let out = Command::new("rsync")
+            .arg("-a")
+            .args(rules)
+            .arg(&top)
+            .arg(format!("{}/", by_rsync.display()))
+            .output()
+            .expect("rsync (apt install rsync)");
+        assert!(out.status.success(), "rsync {rules:?}: {}", text(&out));
+        let target = format!("{}:/linerate{i}", server.addr());
+        let mut args = rules.clone();
+        args.extend([top.to_str().unwrap(), &target, "-q"]);
+        let out = send(&args);
+        assert!(out.status.success(), "send {rules:?}: {}", text(&out));
+        assert_eq!(
+            listing(&dst.join(&format!("linerate{i}"))),
+            listing(&by_rsync),
+            "rules {rules:?}"
+        );
+    }
+    // A pattern rsync refuses is a bad flag, named.
+    let target = format!("{}:/bad", server.addr());
+    let out = send(&["--exclude", "[z-a", top.to_str().unwrap(), &target]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("--exclude"), "{}", text(&out));
+}
+
+/// Puts the same extra paths into a destination copy of `t`, and one
+/// beside it, outside what the transfer covers.
+fn add_extras(dest: &Path) {
+    let t = dest.join("t");
+    fs::write(t.join("extra"), b"x").unwrap();
+    fs::create_dir_all(t.join("sub/extra_dir/deeper")).unwrap();
+    fs::write(t.join("sub/extra_dir/deeper/y"), b"y").unwrap();
+    fs::write(t.join("junk.o"), b"o").unwrap();
+    std::os::unix::fs::symlink("/etc", t.join("link")).unwrap();
+    fs::write(dest.join("outside.txt"), b"stay").unwrap();
+}
+
+/// `--delete` removes exactly what rsync's --delete removes: what the
+/// source lacks inside the transferred directories, never what the
+/// exclude rules leave out, never beside the transfer, never through a
+/// link; `--dry-run` lists it first and changes nothing.
+#[test]
+fn delete_removes_what_rsync_removes_and_a_dry_run_lists_it_first() {
+    let src = TempDir::new("src");
+    let top = src.join("t");
+    filter_tree(&top);
+    let dst = TempDir::new("dst");
+    let server = Server::with_root(dst.path());
+    let by_rsync = dst.join("r");
+    let by_linerate = dst.join("l");
+    fs::create_dir_all(&by_rsync).unwrap();
+    let rsync = |extra: &[&str]| {
+        let out = Command::new("rsync")
+            .arg("-a")
+            .args(extra)
+            .arg(&top)
+            .arg(format!("{}/", by_rsync.display()))
+            .output()
+            .expect("rsync (apt install rsync)");
+        assert!(out.status.success(), "rsync: {}", text(&out));
+    };
+    let target = format!("{}:/l", server.addr());
+    let linerate = |extra: &[&str]| {
+        let mut args = extra.to_vec();
+        args.extend([top.to_str().unwrap(), &target]);
+        let out = send(&args);
+        assert!(out.status.success(), "send {extra:?}: {}", text(&out));
+        text(&out)
+    };
+    rsync(&[]);
+    linerate(&["-q"]);
+    assert_eq!(listing(&by_linerate), listing(&by_rsync));
+    add_extras(&by_rsync);
+    add_extras(&by_linerate);
+    fs::remove_file(top.join("b.c")).unwrap();
+    fs::remove_dir_all(top.join("sub/deep")).unwrap();
+
+    let before = listing(&by_linerate);
+    let said = linerate(&["--delete", "--dry-run", "--exclude", "*.o"]);
+    assert_eq!(
+        listing(&by_linerate),
+        before,
+        "a dry run changed the destination"
+    );
+    for gone in [
+        "t/b.c",
+        "t/extra",
+        "t/sub/extra_dir/",
+        "t/sub/deep/",
+        "t/link",
+    ] {
+        assert!(
+            said.lines()
+                .any(|l| l.starts_with("delete ") && l.ends_with(gone)),
+            "{gone} not listed:\n{said}"
+        );
+    }
+    assert!(
+        !said.contains("junk.o") && !said.contains("outside"),
+        "{said}"
+    );
+    assert!(
+        said.contains("Dry run: 0 to create, 0 to replace, 5 to delete"),
+        "{said}"
+    );
+
+    rsync(&["--delete", "--exclude", "*.o"]);
+    let said = linerate(&["--delete", "--exclude", "*.o", "-q"]);
+    assert_eq!(listing(&by_linerate), listing(&by_rsync), "{said}");
+    assert!(by_linerate.join("outside.txt").exists());
+    assert!(by_linerate.join("t/junk.o").exists());
+    assert!(Path::new("/etc/hostname").exists() || Path::new("/etc/passwd").exists());
+}
+
+/// `-i` lists what a run created and replaced, as rsync's -i does.
+#[test]
+fn itemize_lists_what_was_created_and_replaced() {
+    let src = TempDir::new("src");
+    let top = src.join("t");
+    filter_tree(&top);
+    let dst = TempDir::new("dst");
+    let server = Server::with_root(dst.path());
+    let target = format!("{}:/i", server.addr());
+    let out = send(&[top.to_str().unwrap(), &target, "-q"]);
+    assert!(out.status.success(), "{}", text(&out));
+    random_file(&top.join("a.c"), 150, 77);
+    random_file(&top.join("sub/new"), 10, 78);
+    let out = send(&["-i", top.to_str().unwrap(), &target, "-q"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let said = text(&out);
+    let changes: Vec<&str> = said
+        .lines()
+        .filter(|l| {
+            ["create ", "replace ", "delete "]
+                .iter()
+                .any(|w| l.starts_with(w))
+        })
+        .collect();
+    assert_eq!(changes, ["replace  t/a.c", "create   t/sub/new"], "{said}");
+}
+
+/// The sender's Ctrl-C says "rerun the same command to resume", and it is
+/// true with a one-shot receiver too: it waits for the rerun, which sends
+/// only what is missing, and the tree arrives byte-identical.
+#[test]
+fn ctrl_c_then_the_same_command_resumes_into_a_one_shot_receiver() {
+    use std::io::BufRead;
+    let src = TempDir::new("src");
+    let dst = TempDir::new("dst");
+    let top = src.join("t");
+    fs::create_dir_all(&top).unwrap();
+    random_file(&top.join("big"), 64 << 20, 5);
+    random_file(&top.join("small"), 1000, 6);
+    let (mut recv, url) = common::oneshot(dst.path());
+    // Paced: 64 MiB at 200 Mbit/s take 2.7 s.
+    let args = [
+        top.to_str().unwrap(),
+        url.as_str(),
+        "--rate",
+        "200M",
+        "--block",
+        "1M",
+    ];
+    let mut child = common::linerate_cmd()
+        .arg("send")
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    assert!(
+        lines.any(|l| l.is_ok_and(|l| l.contains(" files, "))),
+        "an interval ran"
+    );
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let cut = child.wait_with_output().unwrap();
+    assert_eq!(cut.status.code(), Some(130), "{}", text(&cut));
+    assert!(
+        String::from_utf8_lossy(&cut.stderr).contains("rerun the same command"),
+        "{}",
+        text(&cut)
+    );
+    let again = send(&args);
+    assert!(again.status.success(), "{}", text(&again));
+    assert!(text(&again).contains("Resumed: "), "{}", text(&again));
+    let status = common::wait_exit(&mut recv, std::time::Duration::from_secs(20))
+        .expect("recv exits once the transfer is complete");
+    assert!(status.success());
+    let diffs = common::tree::differences(&top, &dst.join("t"));
+    assert!(diffs.is_empty(), "trees differ: {diffs:#?}");
+}
+
+/// A symbolic link arrives with its own modification time, as
+/// `rsync -a` leaves it (the link's, not its target's).
+#[test]
+fn symlinks_keep_their_own_modification_time() {
+    use std::os::unix::fs::MetadataExt;
+    let src = TempDir::new("src");
+    let top = src.join("t");
+    fs::create_dir_all(&top).unwrap();
+    random_file(&top.join("target"), 100, 1);
+    std::os::unix::fs::symlink("target", top.join("link")).unwrap();
+    let touched = Command::new("touch")
+        .args(["-h", "-d", "@1000000000.5"])
+        .arg(top.join("link"))
+        .status()
+        .unwrap();
+    assert!(touched.success());
+    let dst = TempDir::new("dst");
+    let server = Server::with_root(dst.path());
+    let out = send(&[
+        top.to_str().unwrap(),
+        &format!("{}:/l", server.addr()),
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let by_rsync = dst.join("r");
+    fs::create_dir_all(&by_rsync).unwrap();
+    let out = Command::new("rsync")
+        .arg("-a")
+        .arg(&top)
+        .arg(format!("{}/", by_rsync.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let mtime = |p: &Path| {
+        let m = fs::symlink_metadata(p).unwrap();
+        (m.mtime(), m.mtime_nsec())
+    };
+    let source = mtime(&top.join("link"));
+    assert_eq!(source.0, 1_000_000_000);
+    assert_eq!(mtime(&dst.join("l/t/link")), source);
+    assert_eq!(mtime(&by_rsync.join("t/link")).0, source.0);
+}
+
+/// Names of one file stay names of one file, as `rsync -aH` keeps them;
+/// the second name carries no data, and a rerun leaves them as they are.
+#[test]
+fn hard_links_arrive_as_rsync_h_leaves_them() {
+    use std::os::unix::fs::MetadataExt;
+    let src = TempDir::new("src");
+    let top = src.join("t");
+    fs::create_dir_all(top.join("sub")).unwrap();
+    random_file(&top.join("data"), 3 << 20, 1);
+    fs::hard_link(top.join("data"), top.join("sub/again")).unwrap();
+    fs::hard_link(top.join("data"), top.join("third")).unwrap();
+    random_file(&top.join("alone"), 100, 2);
+    let dst = TempDir::new("dst");
+    let server = Server::with_root(dst.path());
+    let target = format!("{}:/l", server.addr());
+    let report = src.join("r.json");
+    let run = || {
+        let out = send(&[
+            top.to_str().unwrap(),
+            &target,
+            "-q",
+            "--json",
+            report.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", text(&out));
+        serde_json::from_str::<serde_json::Value>(&fs::read_to_string(&report).unwrap()).unwrap()
+    };
+    let doc = run();
+    // The data went once.
+    assert_eq!(doc["summary"]["bytes"], (3 << 20) + 100);
+    let by_rsync = dst.join("r");
+    fs::create_dir_all(&by_rsync).unwrap();
+    let out = Command::new("rsync")
+        .arg("-aH")
+        .arg(&top)
+        .arg(format!("{}/", by_rsync.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let shape = |root: &Path| {
+        let ino = |p: &str| fs::metadata(root.join(p)).unwrap().ino();
+        let nlink = |p: &str| fs::metadata(root.join(p)).unwrap().nlink();
+        (
+            ino("t/data") == ino("t/sub/again") && ino("t/data") == ino("t/third"),
+            nlink("t/data"),
+            nlink("t/alone"),
+        )
+    };
+    assert_eq!(shape(&dst.join("l")), (true, 3, 1));
+    assert_eq!(shape(&dst.join("l")), shape(&by_rsync));
+    assert_eq!(listing(&dst.join("l")), listing(&by_rsync));
+    let doc = run();
+    assert_eq!(doc["summary"]["bytes"], 0, "the rerun sent data");
+    assert_eq!(shape(&dst.join("l")), (true, 3, 1));
+}

@@ -1,0 +1,301 @@
+//! What a transfer changes at the destination, in rsync's terms: each
+//! path created or replaced, counted and (with `--itemize` or `--dry-run`)
+//! listed; a dry run that looks and touches nothing; and `--delete`, which
+//! removes what the transfer's directories hold and the source lacks.
+
+use std::collections::HashSet;
+use std::os::fd::OwnedFd;
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+
+use linerate_wire::{Action, Change, Entry, EntryKind, Existing, MAX_CHANGES};
+use rustix::fs::{AtFlags, FileType, Stat};
+use rustix::io::Errno;
+
+use super::cleanup::remove_tree;
+use super::names::{is_staging, split, temp_name};
+use super::{Sink, SinkError, io_err, lock};
+use crate::confine::ConfineError;
+use crate::transfer::filter::Filter;
+
+/// What becomes of a file of the manifest, by what its name holds at the
+/// destination.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Fate {
+    /// Nothing is there.
+    Create,
+    /// A different file is there, and the policy replaces it.
+    Replace,
+    /// What an earlier, cut-short run of this transfer left in a stage.
+    Partial,
+    /// The same file is there, or the policy keeps what is.
+    Unchanged,
+    /// A different file is there and `--no-replace` refuses it.
+    Refused,
+}
+
+impl Sink {
+    /// The fate of file entry `e`, whose name holds `found` (None: nothing);
+    /// `staged` when its directory is a stage of this transfer.
+    pub(super) fn fate(&self, found: Option<&Stat>, e: &Entry, staged: bool) -> Fate {
+        let Some(st) = found else {
+            return Fate::Create;
+        };
+        let mtime_ns = st
+            .st_mtime
+            .saturating_mul(1_000_000_000)
+            .saturating_add(st.st_mtime_nsec as i64);
+        let same = (st.st_mode & libc::S_IFMT) == libc::S_IFREG
+            && st.st_size as u64 == e.size()
+            && mtime_ns == e.mtime_ns;
+        if same {
+            return Fate::Unchanged;
+        }
+        if staged {
+            return Fate::Partial;
+        }
+        match self.existing {
+            Existing::Keep => Fate::Unchanged,
+            Existing::KeepNewer if mtime_ns > e.mtime_ns => Fate::Unchanged,
+            Existing::Refuse => Fate::Refused,
+            Existing::Replace | Existing::KeepNewer => Fate::Replace,
+        }
+    }
+
+    /// Counts a change, and lists it when asked to (up to [`MAX_CHANGES`]).
+    pub(super) fn note(&self, action: Action, path: &str, is_dir: bool) {
+        let c = &self.counters;
+        let count = match action {
+            Action::Create => &c.created,
+            Action::Replace => &c.replaced,
+            Action::Delete => &c.deleted,
+        };
+        count.fetch_add(1, Relaxed);
+        if !self.list_changes {
+            return;
+        }
+        let mut list = lock(&self.changes);
+        if list.len() < MAX_CHANGES {
+            let path = if is_dir {
+                format!("{path}/")
+            } else {
+                path.to_string()
+            };
+            list.push(Change { action, path });
+        }
+    }
+
+    /// The listed changes, once, for the report.
+    pub fn take_changes(&self) -> Vec<Change> {
+        std::mem::take(&mut *lock(&self.changes))
+    }
+
+    /// The existing directory `rel` at the destination, opened without
+    /// creating anything; None where it is missing or there is no
+    /// destination.
+    fn found_dir(&self, rel: &str) -> Result<Option<Arc<OwnedFd>>, SinkError> {
+        if let Some(d) = lock(&self.dirs).get(rel) {
+            return Ok(Some(Arc::clone(d)));
+        }
+        let Some(root) = &self.root else {
+            return Ok(None);
+        };
+        let Some(d) = root.find_dir(rel)? else {
+            return Ok(None);
+        };
+        let d = Arc::new(d);
+        lock(&self.dirs).insert(rel.to_string(), Arc::clone(&d));
+        Ok(Some(d))
+    }
+
+    /// A dry run's look at entry `id`: what the transfer would do to its
+    /// path, noted; nothing is created or asked for.
+    pub(super) fn preview(&self, id: usize) -> Result<(), SinkError> {
+        let e = self.entry(id);
+        let (parent, name) = split(&e.path);
+        // Under a directory the run would create, everything is created.
+        let dir = if lock(&self.fresh).contains(parent) {
+            None
+        } else {
+            self.found_dir(parent)?
+        };
+        let found = match &dir {
+            Some(d) => match rustix::fs::statat(&**d, name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) => Some(st),
+                Err(Errno::NOENT) => None,
+                Err(x) => return Err(io_err("checking", &e.path, x)),
+            },
+            None => None,
+        };
+        match &e.kind {
+            EntryKind::Dir => {
+                let is_dir = found
+                    .as_ref()
+                    .is_some_and(|st| (st.st_mode & libc::S_IFMT) == libc::S_IFDIR);
+                if !is_dir {
+                    lock(&self.fresh).insert(e.path.clone());
+                    self.note(Action::Create, &e.path, true);
+                }
+            }
+            EntryKind::Symlink { target } => {
+                let same = dir
+                    .as_ref()
+                    .and_then(|d| rustix::fs::readlinkat(&**d, name, Vec::new()).ok())
+                    .is_some_and(|t| t.as_bytes() == target.as_bytes());
+                match (same, &found) {
+                    (true, _) => {}
+                    (false, None) => self.note(Action::Create, &e.path, false),
+                    (false, Some(_)) => self.note(Action::Replace, &e.path, false),
+                }
+            }
+            EntryKind::HardLink { .. } if found.is_none() => {
+                self.note(Action::Create, &e.path, false);
+            }
+            EntryKind::HardLink { .. } => {}
+            EntryKind::File { .. } => match self.fate(found.as_ref(), e, false) {
+                Fate::Create | Fate::Partial => self.note(Action::Create, &e.path, false),
+                Fate::Replace => self.note(Action::Replace, &e.path, false),
+                Fate::Refused => return Err(ConfineError::Exists(e.path.clone()).into()),
+                Fate::Unchanged => {}
+            },
+        }
+        // Nothing is asked for.
+        self.mark_all(id);
+        Ok(())
+    }
+
+    /// `--delete`: removes (in a dry run, only notes) what the transfer's
+    /// directories hold at the destination and the manifest lacks. Paths
+    /// the sender's rules left out are kept, as are other transfers'
+    /// staging files; directories this transfer created hold nothing else.
+    pub(super) fn delete_extraneous(&self, filter: &Filter) -> Result<(), SinkError> {
+        let listed: HashSet<&str> = self
+            .items
+            .iter()
+            .map(|(_, i)| i.entry.path.as_str())
+            .collect();
+        let dirs: Vec<&str> = self
+            .items
+            .iter()
+            .filter(|(_, i)| matches!(i.entry.kind, EntryKind::Dir))
+            .map(|(_, i)| i.entry.path.as_str())
+            .collect();
+        for d in dirs {
+            if lock(&self.fresh).contains(d) || lock(&self.staged).contains(d) {
+                continue;
+            }
+            let Some(fd) = self.found_dir(d)? else {
+                continue;
+            };
+            for (name, is_dir) in names_in(&fd).map_err(|x| io_err("listing", d, x))? {
+                let path = format!("{d}/{name}");
+                if listed.contains(path.as_str())
+                    || is_staging(&name)
+                    || filter.excludes(&path, is_dir)
+                {
+                    continue;
+                }
+                if !self.dry_run {
+                    let removed = if is_dir {
+                        remove_tree(&fd, &name)
+                    } else {
+                        rustix::fs::unlinkat(&*fd, name.as_str(), AtFlags::empty())
+                    };
+                    removed.map_err(|x| io_err("deleting", &path, x))?;
+                    self.dir_changed(d, &fd);
+                }
+                self.note(Action::Delete, &path, is_dir);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Sink {
+    /// Gives each hard link of the manifest its name, once every file is
+    /// in place: a second name of the file its first entry became. A name
+    /// that is already that file is left; another file there is replaced
+    /// (at once: linked beside it, then renamed over it) as the policy says.
+    pub(super) fn make_hard_links(&self) -> Result<(), SinkError> {
+        for (_, item) in self.items.iter() {
+            let EntryKind::HardLink { to } = item.entry.kind else {
+                continue;
+            };
+            let Some(first) = self.items.get(to as usize) else {
+                continue;
+            };
+            let path = &item.entry.path;
+            let (first_parent, first_name) = split(&first.entry.path);
+            let (parent, name) = split(path);
+            let (Some(first_dir), Some(dir)) =
+                (self.found_dir(first_parent)?, self.found_dir(parent)?)
+            else {
+                continue;
+            };
+            // A first name that did not arrive (kept by the policy, or
+            // not a file there) leaves its second name alone.
+            let Ok(file) = rustix::fs::statat(&*first_dir, first_name, AtFlags::SYMLINK_NOFOLLOW)
+            else {
+                continue;
+            };
+            let link = |to: &str| {
+                rustix::fs::linkat(&*first_dir, first_name, &*dir, to, AtFlags::empty())
+                    .map_err(|x| io_err("linking", path, x))
+            };
+            match rustix::fs::statat(&*dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) if (st.st_dev, st.st_ino) == (file.st_dev, file.st_ino) => continue,
+                Ok(_) if self.existing.replaces() => {
+                    let temp = temp_name(name);
+                    let _ = rustix::fs::unlinkat(&*dir, temp.as_str(), AtFlags::empty());
+                    link(&temp)?;
+                    rustix::fs::renameat(&*dir, temp.as_str(), &*dir, name)
+                        .map_err(|x| io_err("replacing", path, x))?;
+                    self.note(Action::Replace, path, false);
+                }
+                Ok(_) if self.existing == Existing::Refuse => {
+                    return Err(ConfineError::Exists(path.clone()).into());
+                }
+                Ok(_) => continue,
+                Err(Errno::NOENT) => {
+                    link(name)?;
+                    self.note(Action::Create, path, false);
+                }
+                Err(x) => return Err(io_err("checking", path, x)),
+            }
+            self.dir_changed(parent, &dir);
+        }
+        Ok(())
+    }
+}
+
+/// The names in directory `dir` (opened for listing from its path
+/// handle), each with whether it is a directory (a link is not).
+fn names_in(dir: &OwnedFd) -> Result<Vec<(String, bool)>, Errno> {
+    let open = rustix::fs::openat(
+        dir,
+        ".",
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )?;
+    let mut out = Vec::new();
+    for entry in rustix::fs::Dir::read_from(&open)? {
+        let entry = entry?;
+        let name = entry.file_name().to_bytes();
+        if name == b"." || name == b".." {
+            continue;
+        }
+        // Names that are not UTF-8 cannot be in a manifest: they are the
+        // destination's own, and stay.
+        let Ok(name) = std::str::from_utf8(name) else {
+            continue;
+        };
+        let is_dir = match entry.file_type() {
+            FileType::Directory => true,
+            FileType::Unknown => rustix::fs::statat(&open, name, AtFlags::SYMLINK_NOFOLLOW)
+                .is_ok_and(|st| (st.st_mode & libc::S_IFMT) == libc::S_IFDIR),
+            _ => false,
+        };
+        out.push((name.to_string(), is_dir));
+    }
+    Ok(out)
+}
