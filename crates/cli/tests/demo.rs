@@ -36,6 +36,11 @@ fn demo_report_opens_in_chromium_with_every_figure_drawn() {
     );
     assert!(stdout.contains("verified end to end"), "{stdout}");
     let written = std::fs::read_to_string(&report).unwrap();
+    // Its runs went over loopback, and the legends say so.
+    assert!(
+        !written.contains("unknown path"),
+        "a demo run's path is unknown"
+    );
     let expected = figures(&written);
     let kinds: Vec<&str> = expected.iter().map(|f| f.0.as_str()).collect();
     for want in [

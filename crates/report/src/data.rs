@@ -355,6 +355,16 @@ pub fn path_of(doc: &ResultDoc) -> String {
             "loopback".to_string()
         }
         Some(t) => format!("to {t}"),
+        // A run a command made for itself (the demo, a study): both ends
+        // on one booted machine is loopback.
+        None if doc
+            .hosts
+            .server
+            .as_ref()
+            .is_some_and(|s| !s.boot_id.is_empty() && s.boot_id == doc.hosts.client.boot_id) =>
+        {
+            "loopback".to_string()
+        }
         None => "unknown path".to_string(),
     }
 }

@@ -600,9 +600,9 @@ pub const HEADLESS: [&str; 4] = [
     "--hide-scrollbars",
 ];
 
-/// Takes a screenshot of the whole page `html` with `browser` and checks it
-/// holds drawn figures; kept as `name` in `$LINERATE_SCREENSHOTS` when that
-/// is set, to be looked at.
+/// Takes a screenshot of the top of page `html` with `browser` and checks
+/// it holds drawn figures; kept as `name`, with the page, in
+/// `$LINERATE_SCREENSHOTS` when that is set, to be looked at.
 #[allow(dead_code)]
 pub fn screenshot(browser: &str, html: &std::path::Path, name: &str) {
     let dir = tree::TempDir::new("shot");
@@ -620,7 +620,10 @@ pub fn screenshot(browser: &str, html: &std::path::Path, name: &str) {
     // A blank page of this size compresses to a few KiB; figures do not.
     assert!(png.len() > 50_000, "screenshot only {} bytes", png.len());
     if let Some(keep) = std::env::var_os("LINERATE_SCREENSHOTS") {
-        let _ = std::fs::create_dir_all(&keep);
-        let _ = std::fs::copy(&shot, std::path::Path::new(&keep).join(name));
+        let keep = std::path::Path::new(&keep);
+        let _ = std::fs::create_dir_all(keep);
+        let _ = std::fs::copy(&shot, keep.join(name));
+        // The page itself (self-contained), to be looked at whole.
+        let _ = std::fs::copy(html, keep.join(name).with_extension("html"));
     }
 }
