@@ -38,6 +38,7 @@ import argparse
 import json
 import os
 import platform
+import pwd
 import shutil
 import signal
 import statistics
@@ -195,8 +196,14 @@ class Daemons:
         if not exe:
             return False
         self.gridftp_port = free_port()
-        # Anonymous access must map to an unprivileged user (root is refused).
-        self.spawn([exe, "-p", str(self.gridftp_port), "-aa", "-anonymous-user", "ftp",
+        # Anonymous access must map to an unprivileged user (root is refused):
+        # ftp where an FTP server's package made it, else nobody.
+        try:
+            pwd.getpwnam("ftp")
+            user = "ftp"
+        except KeyError:
+            user = "nobody"
+        self.spawn([exe, "-p", str(self.gridftp_port), "-aa", "-anonymous-user", user,
                     "-control-interface", "127.0.0.1", "-data-interface", "127.0.0.1"])
         return True
 
