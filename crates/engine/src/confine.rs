@@ -139,6 +139,18 @@ impl DestRoot {
         self.directory_created(rel, parts).map(|(fd, _)| fd)
     }
 
+    /// A path handle of the root itself, to walk `rel` from.
+    fn root_handle(&self, rel: &str) -> Result<OwnedFd, ConfineError> {
+        openat2(
+            &self.dir,
+            ".",
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+            RESOLVE,
+        )
+        .map_err(|errno| io("opening destination", rel, errno))
+    }
+
     /// As [`DestRoot::directory`], and whether its last component was created now.
     fn directory_created(
         &self,
@@ -146,14 +158,7 @@ impl DestRoot {
         parts: &[&str],
     ) -> Result<(OwnedFd, bool), ConfineError> {
         let mut created = false;
-        let mut cur = openat2(
-            &self.dir,
-            ".",
-            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-            RESOLVE,
-        )
-        .map_err(|errno| io("opening destination", rel, errno))?;
+        let mut cur = self.root_handle(rel)?;
         for part in parts {
             (cur, created) = dir_at(&cur, part, rel)?;
         }
@@ -198,14 +203,7 @@ impl DestRoot {
         } else {
             check(rel)?
         };
-        let mut cur = openat2(
-            &self.dir,
-            ".",
-            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-            RESOLVE,
-        )
-        .map_err(|errno| io("opening destination", rel, errno))?;
+        let mut cur = self.root_handle(rel)?;
         for part in parts {
             cur = match existing_dir_at(&cur, part, rel) {
                 Ok(fd) => fd,
