@@ -290,7 +290,8 @@ fn mesh_measures_every_ordered_pair_and_names_the_slowest() {
             .and_then(|a| a.rsplit(' ').next())
             .and_then(|p| p.parse().ok())
             .unwrap_or_else(|| panic!("{line}"));
-        assert!(share < 90.0, "{line}");
+        // Printed to the whole per cent: an outlier under 90 % may show as 90.
+        assert!(share <= 90.0, "{line}");
     }
     let sentence = doc["summary"]["verdict"]["sentence"].as_str().unwrap();
     assert!(
