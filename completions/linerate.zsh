@@ -365,6 +365,11 @@ off\:""))' \
 '--dry-run[Change nothing at the receiver\: list what would be created, replaced and deleted, and send no data]' \
 '-i[List every path created, replaced or deleted (rsync'\''s -i)]' \
 '--itemize[List every path created, replaced or deleted (rsync'\''s -i)]' \
+'-X[Send extended attributes (the user. namespace; as root also trusted. and security., which a receiver applies only with --keep-special-bits), as rsync'\''s -X]' \
+'--xattrs[Send extended attributes (the user. namespace; as root also trusted. and security., which a receiver applies only with --keep-special-bits), as rsync'\''s -X]' \
+'-A[Send POSIX ACLs (access and default), as rsync'\''s -A]' \
+'--acls[Send POSIX ACLs (access and default), as rsync'\''s -A]' \
+'--numeric-ids[Give owners and groups by the numbers sent, not by their names. A receiver keeps owners only when it runs as root, as rsync does]' \
 '(--no-replace --ignore-existing -u --update)--overwrite[Replace files that differ\: the default now; kept for older scripts]' \
 '--verify[Compare a whole-file BLAKE3 of source and destination at the end]' \
 '--no-checksum[Send blocks without their XXH3 checksum\: only TCP'\''s own checksum (and --verify, if given) guards the data. Saves both ends one pass over every byte where the CPU is the limit]' \

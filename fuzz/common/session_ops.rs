@@ -59,6 +59,8 @@ pub fn entry(n: u64) -> Entry {
             size: n << 20,
             sparse: false,
         },
+        owner: None,
+        xattrs: Vec::new(),
     }
 }
 

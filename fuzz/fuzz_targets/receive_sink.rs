@@ -98,6 +98,8 @@ fn entry(u: &mut Unstructured) -> Result<Entry> {
         mode: u.arbitrary()?,
         mtime_ns: u.arbitrary()?,
         kind,
+        owner: None,
+        xattrs: Vec::new(),
     })
 }
 
@@ -206,6 +208,7 @@ fuzz_target!(|data: &[u8]| {
             durable: u.arbitrary().unwrap_or(false),
             dry_run: u.arbitrary().unwrap_or(false),
             list_changes: u.arbitrary().unwrap_or(false),
+            numeric_ids: u.arbitrary().unwrap_or(false),
         },
     );
     let _ = run(&mut u, &sink, block_len);

@@ -29,6 +29,8 @@ fuzz_target!(|data: &[u8]| {
             size,
             sparse: false,
         },
+        owner: None,
+        xattrs: Vec::new(),
     };
     let blocks = block_count(size, block_len);
     if let Some(done) = journaled_blocks(data, &entry, block_len, blocks) {

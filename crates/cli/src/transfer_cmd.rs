@@ -88,6 +88,18 @@ pub struct SendArgs {
     /// List every path created, replaced or deleted (rsync's -i).
     #[arg(short = 'i', long)]
     pub itemize: bool,
+    /// Send extended attributes (the user. namespace; as root also
+    /// trusted. and security., which a receiver applies only with
+    /// --keep-special-bits), as rsync's -X.
+    #[arg(short = 'X', long)]
+    pub xattrs: bool,
+    /// Send POSIX ACLs (access and default), as rsync's -A.
+    #[arg(short = 'A', long)]
+    pub acls: bool,
+    /// Give owners and groups by the numbers sent, not by their names. A
+    /// receiver keeps owners only when it runs as root, as rsync does.
+    #[arg(long)]
+    pub numeric_ids: bool,
     /// Replace files that differ: the default now; kept for older scripts.
     #[arg(long, hide = true, conflicts_with_all = ["no_replace", "ignore_existing", "update"])]
     pub overwrite: bool,
@@ -195,6 +207,7 @@ impl SendArgs {
             delete: self.delete,
             dry_run: self.dry_run,
             itemize: self.itemize,
+            numeric_ids: self.numeric_ids,
             skip_writes: self.skip_writes,
             verify: self.verify,
             rate: self.rate.map(|bits| bits / 8),
@@ -348,6 +361,10 @@ pub fn run_send(a: SendArgs, matches: Option<&clap::ArgMatches>) -> anyhow::Resu
                 paths,
                 follow_links: a.follow_links,
                 filter: filter_of(&a, matches)?,
+                wanted: linerate_engine::transfer::meta::Wanted {
+                    xattrs: a.xattrs,
+                    acls: a.acls,
+                },
             };
             (Manifest::default(), Some(d))
         }
@@ -535,6 +552,9 @@ fn print_changes(out: &mut Out, run: &TransferRun) -> bool {
             "Dry run: {counts}; nothing was sent or changed (run without --dry-run to do it)"
         ));
         return true;
+    }
+    if !t.owners_kept {
+        out.line("Owners: the receiver's own (it does not run as root; as with rsync, only a root receiver keeps them)");
     }
     if t.replaced + t.deleted > 0 {
         out.line(&format!(

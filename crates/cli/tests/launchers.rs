@@ -254,11 +254,18 @@ fn mpirun_places_the_ranks_in_the_namespaces() {
     let _alone = alone_with_traffic();
     let dir = TempDir::new("mpi");
     let hosts = Hosts::up("mpi", 172, 4);
-    // Open MPI's launch agent: instead of ssh-ing to host nI, enter its namespace.
+    // Open MPI's launch agent: instead of ssh-ing to host nI, enter its
+    // namespace. Each node's daemon keeps its session directory apart: on
+    // one machine they raced to create the same job directory under /tmp
+    // ("mkdir ... File exists", once in a loaded run).
     let agent = dir.0.join("enter.sh");
+    let tmp = dir.0.display();
     std::fs::write(
         &agent,
-        "#!/bin/sh\nhost=\"$1\"; shift\nexec nsenter --net=/run/netns/lrs-mpi-$host sh -c \"$*\"\n",
+        format!(
+            "#!/bin/sh\nhost=\"$1\"; shift\nmkdir -p {tmp}/tmp-$host\n\
+             exec env TMPDIR={tmp}/tmp-$host nsenter --net=/run/netns/lrs-mpi-$host sh -c \"$*\"\n"
+        ),
     )
     .unwrap();
     sh(&["chmod", "+x", agent.to_str().unwrap()]);

@@ -392,3 +392,78 @@ fn hard_links_arrive_as_rsync_h_leaves_them() {
     assert_eq!(doc["summary"]["bytes"], 0, "the rerun sent data");
     assert_eq!(shape(&dst.join("l")), (true, 3, 1));
 }
+
+fn shell(cmd: &str) {
+    let out = Command::new("sh").args(["-c", cmd]).output().unwrap();
+    assert!(out.status.success(), "{cmd}: {}", text(&out));
+}
+
+/// What one path's owner, mode, extended attributes and ACL read as,
+/// relative to `root`.
+fn metadata_of(root: &Path, rel: &str) -> String {
+    let p = root.join(rel);
+    let p = p.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(args[0]).args(&args[1..]).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", text(&out));
+        // getfattr names the path without its leading '/'.
+        String::from_utf8_lossy(&out.stdout)
+            .replace(p, rel)
+            .replace(p.trim_start_matches('/'), rel)
+    };
+    let mut s = run(&["stat", "-c", "%u:%g %a %F", p]);
+    s += &run(&["getfattr", "-h", "-d", "-m", "^user\\.", p]);
+    if !fs::symlink_metadata(root.join(rel)).unwrap().is_symlink() {
+        s += &run(&["getfacl", "-n", "-p", p]);
+    }
+    s
+}
+
+/// As root, owners (by number with --numeric-ids), extended attributes
+/// (-X) and POSIX ACLs (-A), on files, directories and links, arrive as
+/// `rsync -aHAX --numeric-ids` leaves them.
+#[test]
+fn owners_xattrs_and_acls_arrive_as_rsync_leaves_them() {
+    if !common::require_root("owners_xattrs_and_acls_arrive_as_rsync_leaves_them") {
+        return;
+    }
+    let src = TempDir::new("src");
+    let top = src.join("t");
+    fs::create_dir_all(top.join("sub")).unwrap();
+    random_file(&top.join("a"), 3 << 20, 1);
+    random_file(&top.join("sub/b"), 100, 2);
+    std::os::unix::fs::symlink("a", top.join("l")).unwrap();
+    let t = top.to_str().unwrap();
+    // ACL entries that ask no group write: a receiver applies its umask to
+    // modes (rsync -p does not), and a file's mode bounds its ACL's mask.
+    shell(&format!(
+        "cd '{t}' && chown 12345:23456 a && chown 34567:45678 sub sub/b && chown -h 5555:6666 l \
+         && setfattr -n user.note -v hello a && setfattr -n user.tag -v x sub \
+         && setfacl -m u:12345:r,g:23456:r a && setfacl -d -m g:23456:rx sub"
+    ));
+    let dst = TempDir::new("dst");
+    let server = Server::with_root(dst.path());
+    let target = format!("{}:/l", server.addr());
+    let out = send(&["-X", "-A", "--numeric-ids", t, &target, "-q"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let by_rsync = dst.join("r");
+    fs::create_dir_all(&by_rsync).unwrap();
+    shell(&format!(
+        "rsync -aHAX --numeric-ids '{t}' '{}/'",
+        by_rsync.display()
+    ));
+    for rel in ["t", "t/a", "t/sub", "t/sub/b", "t/l"] {
+        let ours = metadata_of(&dst.join("l"), rel);
+        assert_eq!(ours, metadata_of(&by_rsync, rel), "{rel}");
+        // Everything below the top was given away from root at the source.
+        assert!(
+            rel == "t" || !ours.starts_with("0:0 "),
+            "{rel} kept no owner: {ours}"
+        );
+    }
+    // Without -X and -A, the attributes stay behind (as rsync without them).
+    let target = format!("{}:/plain", server.addr());
+    let out = send(&[t, &target, "-q"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!metadata_of(&dst.join("plain"), "t/a").contains("user.note"));
+}

@@ -62,6 +62,8 @@ fn paths_that_leave_the_root_are_refused() {
                     kind: EntryKind::Symlink {
                         target: outside.to_str().unwrap().into(),
                     },
+                    owner: None,
+                    xattrs: Vec::new(),
                 },
                 file("up/x", 10),
             ],
@@ -218,6 +220,8 @@ fn a_new_directory_appears_only_once_the_transfer_is_complete() {
         mode: 0o750,
         mtime_ns: 1_000_000_000,
         kind: EntryKind::Dir,
+        owner: None,
+        xattrs: Vec::new(),
     };
     c.send(&Message::Entries(Entries {
         entries: vec![dir, file("new/a", 100)],

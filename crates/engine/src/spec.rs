@@ -145,6 +145,8 @@ pub struct TransferSpec {
     pub dry_run: bool,
     /// List every change (`--itemize`).
     pub itemize: bool,
+    /// Owners by number, not name (`--numeric-ids`).
+    pub numeric_ids: bool,
     /// Receive, check and discard: nothing is written.
     pub skip_writes: bool,
     /// Compare whole-file digests of both ends at the end.
@@ -185,6 +187,7 @@ impl Default for TransferSpec {
             delete: false,
             dry_run: false,
             itemize: false,
+            numeric_ids: false,
             skip_writes: false,
             verify: false,
             rate: None,

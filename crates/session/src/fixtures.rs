@@ -75,6 +75,7 @@ pub fn request(token: Option<&str>, verify: bool) -> TransferRequest {
         filter: Vec::new(),
         dry_run: false,
         itemize: false,
+        numeric_ids: false,
     }
 }
 
@@ -87,6 +88,8 @@ pub fn file(path: &str) -> Entry {
             size: 3 << 20,
             sparse: false,
         },
+        owner: None,
+        xattrs: Vec::new(),
     }
 }
 

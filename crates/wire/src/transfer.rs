@@ -94,6 +94,9 @@ pub struct TransferRequest {
     /// Send back the list of changes (`--itemize`; always with `dry_run`).
     #[serde(default)]
     pub itemize: bool,
+    /// Owners by the numbers the sender sent, not by their names.
+    #[serde(default)]
+    pub numeric_ids: bool,
 }
 
 /// Most changes a receiver lists in its report; the counts go on beyond.
@@ -204,7 +207,45 @@ pub struct Entry {
     pub mtime_ns: i64,
     /// Directory, file or symlink.
     pub kind: EntryKind,
+    /// Who owns it at the source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<Owner>,
+    /// Its extended attributes, when asked for (`-X`, `-A`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub xattrs: Vec<Xattr>,
 }
+
+/// Who owns an entry at the source: the numbers, and the names where the
+/// sender's host has them (a receiver maps names to its own numbers unless
+/// `--numeric-ids`, as rsync does).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Owner {
+    /// The owner's user id.
+    pub uid: u32,
+    /// The group id.
+    pub gid: u32,
+    /// The owner's user name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// The group's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+}
+
+/// One extended attribute of an entry; a POSIX ACL is one too
+/// (`system.posix_acl_access`, `system.posix_acl_default`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Xattr {
+    /// Its name, with its namespace (`user.`, `system.`, ...).
+    pub name: String,
+    /// Its value.
+    pub value: Vec<u8>,
+}
+
+/// Most extended attributes one entry carries.
+pub const MAX_XATTRS: usize = 128;
+/// Largest value of one extended attribute (the kernel's own limit).
+pub const MAX_XATTR_VALUE: usize = 64 << 10;
 
 /// What a manifest entry is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -270,6 +311,32 @@ impl Entries {
                 return Err(WireError::InvalidField {
                     field: "size",
                     reason: format!("{} is over the largest file, {MAX_FILE_SIZE}", e.size()),
+                });
+            }
+            let bad_xattr = |x: &Xattr| {
+                x.name.is_empty()
+                    || x.name.len() > 255
+                    || x.name.contains('\0')
+                    || x.value.len() > MAX_XATTR_VALUE
+            };
+            if e.xattrs.len() > MAX_XATTRS || e.xattrs.iter().any(bad_xattr) {
+                return Err(WireError::InvalidField {
+                    field: "xattrs",
+                    reason: format!(
+                        "at most {MAX_XATTRS}, each named by 1 to 255 bytes without NUL, \
+                         its value at most 64 KiB"
+                    ),
+                });
+            }
+            if let Some(o) = &e.owner
+                && [&o.user, &o.group]
+                    .into_iter()
+                    .flatten()
+                    .any(|n| n.is_empty() || n.len() > 256 || n.contains('\0'))
+            {
+                return Err(WireError::InvalidField {
+                    field: "owner",
+                    reason: "names must be 1 to 256 bytes without NUL".into(),
                 });
             }
             if let EntryKind::Symlink { target } = &e.kind
@@ -369,6 +436,10 @@ pub struct TransferTotals {
     /// Paths deleted (`--delete`; a directory counts once).
     #[serde(default)]
     pub deleted: u64,
+    /// The receiver gave entries the owners the sender sent (it runs as
+    /// root; otherwise its files are its own, as rsync's are).
+    #[serde(default)]
+    pub owners_kept: bool,
     /// The changes themselves, with `--itemize` or `--dry-run`: at most
     /// [`MAX_CHANGES`] of them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

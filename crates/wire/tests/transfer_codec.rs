@@ -3,8 +3,8 @@
 
 use linerate_wire::{
     Action, BLOCK_TRAILER_LEN, Change, Entries, Entry, EntryKind, Existing, MAX_BLOCK_LEN,
-    MAX_CHANGES, MAX_FILE_SIZE, MAX_FILTER_RULES, Message, Need, NeedFile, RECORD_HEADER_LEN,
-    Record, TransferRequest, TransferTotals,
+    MAX_CHANGES, MAX_FILE_SIZE, MAX_FILTER_RULES, MAX_XATTR_VALUE, MAX_XATTRS, Message, Need,
+    NeedFile, Owner, RECORD_HEADER_LEN, Record, TransferRequest, TransferTotals, Xattr,
 };
 use proptest::prelude::*;
 
@@ -28,6 +28,7 @@ fn entry() -> impl Strategy<Value = Entry> {
             (0..=MAX_FILE_SIZE, any::<bool>())
                 .prop_map(|(size, sparse)| EntryKind::File { size, sparse }),
             "[a-z/.]{1,30}".prop_map(|target| EntryKind::Symlink { target }),
+            (0u32..100).prop_map(|to| EntryKind::HardLink { to }),
         ],
     )
         .prop_map(|(path, mode, mtime_ns, kind)| Entry {
@@ -35,6 +36,21 @@ fn entry() -> impl Strategy<Value = Entry> {
             mode,
             mtime_ns,
             kind,
+            // Owners and attributes on some entries, by the mode's bits.
+            owner: (mode % 2 == 0).then(|| Owner {
+                uid: mode,
+                gid: mode + 1,
+                user: Some("user".into()),
+                group: None,
+            }),
+            xattrs: if mode % 3 == 0 {
+                vec![Xattr {
+                    name: "user.note".into(),
+                    value: vec![0, 1, 255],
+                }]
+            } else {
+                Vec::new()
+            },
         })
 }
 
@@ -65,7 +81,7 @@ proptest! {
 
     #[test]
     fn a_file_over_the_largest_size_is_refused(size in (MAX_FILE_SIZE + 1)..=u64::MAX) {
-        let e = Entry { path: "f".into(), mode: 0o644, mtime_ns: 0, kind: EntryKind::File { size, sparse: true } };
+        let e = Entry { path: "f".into(), mode: 0o644, mtime_ns: 0, kind: EntryKind::File { size, sparse: true }, owner: None, xattrs: Vec::new() };
         let m = Message::Entries(Entries { entries: vec![e] });
         let err = Message::from_frame(&m.to_frame()).unwrap_err();
         prop_assert!(err.to_string().contains("size"), "{}", err);
@@ -96,6 +112,7 @@ proptest! {
             filter: if verify { vec!["- *.o".into(), "+ keep/".into()] } else { Vec::new() },
             dry_run: direct,
             itemize: evict,
+            numeric_ids: rx_poll,
         };
         let m = Message::TransferRequest(req);
         prop_assert_eq!(Message::from_frame(&m.to_frame()).unwrap(), m);
@@ -149,6 +166,7 @@ fn valid_request() -> TransferRequest {
         filter: Vec::new(),
         dry_run: false,
         itemize: false,
+        numeric_ids: false,
     }
 }
 
@@ -231,4 +249,46 @@ fn a_request_without_the_checksum_field_keeps_checksums_on() {
         back.checksum,
         "a sender from before the option always checksummed"
     );
+}
+
+#[test]
+fn hostile_owners_and_attributes_are_refused() {
+    let entry = |owner: Option<Owner>, xattrs: Vec<Xattr>| Entry {
+        path: "f".into(),
+        mode: 0o644,
+        mtime_ns: 0,
+        kind: EntryKind::File {
+            size: 1,
+            sparse: false,
+        },
+        owner,
+        xattrs,
+    };
+    let x = |name: &str, len: usize| Xattr {
+        name: name.into(),
+        value: vec![7; len],
+    };
+    let named = |user: &str| Owner {
+        uid: 1,
+        gid: 1,
+        user: Some(user.into()),
+        group: None,
+    };
+    let fine = entry(Some(named("ada")), vec![x("user.a", 10)]);
+    let frame = Message::Entries(Entries {
+        entries: vec![fine],
+    })
+    .to_frame();
+    assert!(Message::from_frame(&frame).is_ok());
+    for bad in [
+        entry(None, vec![x("user.a", 1); MAX_XATTRS + 1]),
+        entry(None, vec![x("user.a", MAX_XATTR_VALUE + 1)]),
+        entry(None, vec![x("", 1)]),
+        entry(None, vec![x("user.\0", 1)]),
+        entry(Some(named("")), Vec::new()),
+        entry(Some(named("a\0b")), Vec::new()),
+    ] {
+        let frame = Message::Entries(Entries { entries: vec![bad] }).to_frame();
+        assert!(Message::from_frame(&frame).is_err());
+    }
 }

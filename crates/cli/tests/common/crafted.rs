@@ -126,6 +126,8 @@ pub fn file(path: &str, size: u64) -> Entry {
             size,
             sparse: false,
         },
+        owner: None,
+        xattrs: Vec::new(),
     }
 }
 
@@ -158,6 +160,8 @@ pub fn entry(path: &str, mode: u32, kind: EntryKind) -> Entry {
         mode,
         mtime_ns: 1_000_000_000,
         kind,
+        owner: None,
+        xattrs: Vec::new(),
     }
 }
 
@@ -193,5 +197,6 @@ pub fn transfer_request(
         filter: Vec::new(),
         dry_run: false,
         itemize: false,
+        numeric_ids: false,
     })
 }

@@ -8,6 +8,7 @@ pub mod claims;
 mod direct;
 pub mod filter;
 mod grid;
+pub mod meta;
 mod queue;
 mod reader;
 pub mod receive;

@@ -252,6 +252,7 @@ fn serve_admitted(
             durable: req.fsync,
             dry_run: req.dry_run,
             list_changes: req.itemize || req.dry_run,
+            numeric_ids: req.numeric_ids,
         },
     );
     let resumable = AtomicBool::new(true);

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use linerate_wire::{ENTRIES_PER_FRAME, Entry, EntryKind};
 
 use super::filter::Filter;
+use super::meta;
 use crate::error::{EngineError, Result};
 
 /// Where a file's bytes come from.
@@ -87,6 +88,8 @@ impl Manifest {
                     size,
                     sparse: false,
                 },
+                owner: None,
+                xattrs: Vec::new(),
             },
             Some(Origin::Memory),
         );
@@ -100,7 +103,7 @@ impl Manifest {
     pub fn discover(
         &self,
         paths: &[PathBuf],
-        (follow, filter): (bool, &Filter),
+        (follow, filter, wanted): (bool, &Filter, meta::Wanted),
         announce: &mut dyn FnMut(Vec<Entry>) -> Result<()>,
     ) -> Result<()> {
         let mut walk = Walk {
@@ -108,6 +111,8 @@ impl Manifest {
             follow,
             filter,
             inodes: HashMap::new(),
+            wanted,
+            names: meta::Names::default(),
             pending: Vec::new(),
             frame: FIRST_FRAME,
             announce,
@@ -151,6 +156,9 @@ struct Walk<'a> {
     /// Files with more than one name, by device and inode: the id of the
     /// first name listed.
     inodes: HashMap<(u64, u64), u32>,
+    /// The extended attributes to read (`-X`, `-A`).
+    wanted: meta::Wanted,
+    names: meta::Names,
     pending: Vec<Entry>,
     frame: usize,
     announce: &'a mut dyn FnMut(Vec<Entry>) -> Result<()>,
@@ -169,15 +177,15 @@ impl Walk<'_> {
         if self.filter.excludes(&rel, ft.is_dir()) {
             return Ok(());
         }
-        let mode = meta.permissions().mode() & 0o7777;
-        let mtime_ns = mtime_ns(&meta);
+        let at = (path, &meta, rel);
         if ft.is_symlink() {
             let target = fs::read_link(path)
                 .map_err(|e| EngineError::io(format!("reading link {}", path.display()), e))?;
             let target = utf8(&target)?;
-            self.push(rel, mode, mtime_ns, EntryKind::Symlink { target }, None)?;
+            self.push(at, EntryKind::Symlink { target }, None)?;
         } else if ft.is_dir() {
-            self.push(rel.clone(), mode, mtime_ns, EntryKind::Dir, None)?;
+            let rel = at.2.clone();
+            self.push(at, EntryKind::Dir, None)?;
             let mut children: Vec<_> = fs::read_dir(path)
                 .map_err(|e| EngineError::io(format!("listing {}", path.display()), e))?
                 .collect::<std::io::Result<Vec<_>>>()
@@ -194,16 +202,14 @@ impl Walk<'_> {
             let inode = (meta.nlink() > 1).then(|| (meta.dev(), meta.ino()));
             if let Some(&to) = inode.as_ref().and_then(|i| self.inodes.get(i)) {
                 // A second name of a file listed already: no data of its own.
-                self.push(rel, mode, mtime_ns, EntryKind::HardLink { to }, None)?;
+                self.push(at, EntryKind::HardLink { to }, None)?;
                 return Ok(());
             }
             let size = meta.len();
             // Fewer allocated bytes than the length: the file has holes.
             let sparse = meta.blocks().saturating_mul(512) < size;
             let id = self.push(
-                rel,
-                mode,
-                mtime_ns,
+                at,
                 EntryKind::File { size, sparse },
                 Some(Origin::Path(path.to_path_buf())),
             )?;
@@ -216,19 +222,27 @@ impl Walk<'_> {
         Ok(())
     }
 
+    /// Lists `rel` (at `path` on disk, with `meta`) as a `kind`, with its
+    /// mode, time, owner and the extended attributes asked for.
     fn push(
         &mut self,
-        path: String,
-        mode: u32,
-        mtime_ns: i64,
+        (path, meta, rel): (&Path, &Metadata, String),
         kind: EntryKind,
         o: Option<Origin>,
     ) -> Result<u32> {
+        let xattrs = meta::xattrs_of(path, self.wanted).map_err(|e| {
+            EngineError::io(
+                format!("reading attributes of {}", path.display()),
+                e.into(),
+            )
+        })?;
         let e = Entry {
-            path,
-            mode,
-            mtime_ns,
+            path: rel,
+            mode: meta.permissions().mode() & 0o7777,
+            mtime_ns: mtime_ns(meta),
             kind,
+            owner: Some(self.names.owner(meta)),
+            xattrs,
         };
         self.pending.push(e.clone());
         let id = self.m.push(e, o);

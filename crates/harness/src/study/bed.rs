@@ -205,6 +205,7 @@ impl Bed {
             paths,
             follow_links: false,
             filter: Default::default(),
+            wanted: Default::default(),
         };
         let run = self.in_host(&self.lab.hosts[0].netns, || {
             Ok(send::run(

@@ -114,7 +114,7 @@ pub(super) fn announce(
         batch(known.by_ref().take(ENTRIES_PER_FRAME).collect())?;
     }
     if let Some(d) = discovery {
-        manifest.discover(&d.paths, (d.follow_links, &d.filter), &mut batch)?;
+        manifest.discover(&d.paths, (d.follow_links, &d.filter, d.wanted), &mut batch)?;
     }
     let bytes = manifest.total_bytes();
     tx.send(SenderInput::EntriesEnd { bytes })

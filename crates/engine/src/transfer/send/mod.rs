@@ -162,6 +162,8 @@ pub struct Discovery {
     pub follow_links: bool,
     /// What is left out (`--exclude`, `--include`).
     pub filter: Filter,
+    /// The extended attributes and ACLs read with each entry (`-X`, `-A`).
+    pub wanted: super::meta::Wanted,
 }
 
 /// Sends `manifest`, first walking `discovery` into it when given: entries
@@ -208,6 +210,7 @@ pub fn run(
         filter: discovery.map(|d| d.filter.lines()).unwrap_or_default(),
         dry_run: spec.dry_run,
         itemize: spec.itemize,
+        numeric_ids: spec.numeric_ids,
     };
     // Refused before anything is opened: bad flags are not a failed transfer.
     request.validate()?;

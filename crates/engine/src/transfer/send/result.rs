@@ -27,6 +27,7 @@ pub fn to_result(run: &TransferRun, command_line: Vec<String>) -> ResultDoc {
             "bytes_written_direct".into(),
             run.totals.bytes_written_direct.into(),
         );
+        map.insert("owners_kept".into(), run.totals.owners_kept.into());
         map.insert("created".into(), run.totals.created.into());
         map.insert("replaced".into(), run.totals.replaced.into());
         map.insert("deleted".into(), run.totals.deleted.into());

@@ -49,6 +49,8 @@ mod tests {
                 size,
                 sparse: false,
             },
+            owner: None,
+            xattrs: Vec::new(),
         }
     }
 

@@ -171,6 +171,8 @@ pub struct SinkOptions {
     /// List each change for the report (`--itemize`, `--dry-run`), not
     /// only count them.
     pub list_changes: bool,
+    /// Owners by the sender's numbers, not their names (`--numeric-ids`).
+    pub numeric_ids: bool,
 }
 
 /// One manifest entry and, for a file, what has arrived of it.
@@ -222,6 +224,8 @@ pub struct Sink {
     list_changes: bool,
     /// What was created, replaced and deleted, when listed.
     changes: Mutex<Vec<linerate_wire::Change>>,
+    /// Owners and extended attributes as they arrive.
+    ids: crate::transfer::meta::Ids,
 }
 
 /// Whether a staging file found in the destination can be one this
@@ -309,6 +313,7 @@ impl Sink {
             dry_run: o.dry_run,
             list_changes: o.list_changes,
             changes: Mutex::default(),
+            ids: crate::transfer::meta::Ids::new(o.numeric_ids, o.keep_special_bits),
             root,
         }
     }
@@ -587,6 +592,9 @@ impl Sink {
             Err(x) => return Err(io_err("reading link", &e.path, x)),
         };
         if ours {
+            self.ids
+                .apply_to_link(&*dir, name, e)
+                .map_err(|x| io_err("setting owner of", &e.path, x))?;
             rustix::fs::utimensat(
                 &*dir,
                 name,
@@ -930,6 +938,10 @@ impl Sink {
         let dir = self.dir(parent)?;
         if let Some(of) = of {
             self.sync_and_drop(&of.file, &e.path)?;
+            // Owner first: a change of owner clears setuid bits.
+            self.ids
+                .apply(of.file.as_fd(), e)
+                .map_err(|x| io_err("setting owner or attributes of", &e.path, x))?;
             rustix::fs::fchmod(of.file.as_fd(), Mode::from_raw_mode(self.mode_of(e.mode)))
                 .map_err(|x| io_err("setting mode of", &e.path, x))?;
             rustix::fs::futimens(of.file.as_fd(), &timestamps(e.mtime_ns))
@@ -994,6 +1006,9 @@ impl Sink {
             .collect();
         for e in dirs.into_iter().rev() {
             let fd = self.open_beneath(&e.path, OFlags::RDONLY | OFlags::DIRECTORY, "opening")?;
+            self.ids
+                .apply(&fd, e)
+                .map_err(|x| io_err("setting owner or attributes of", &e.path, x))?;
             rustix::fs::fchmod(&fd, Mode::from_raw_mode(self.mode_of(e.mode)))
                 .map_err(|x| io_err("setting mode of", &e.path, x))?;
             rustix::fs::futimens(&fd, &timestamps(e.mtime_ns))
@@ -1068,6 +1083,7 @@ impl Sink {
             blocks_rejected: c.blocks_rejected.load(Relaxed),
             write_seconds: c.write_ns.load(Relaxed) as f64 / 1e9,
             dest_in_memory: self.root.as_ref().is_some_and(DestRoot::in_memory),
+            owners_kept: self.ids.keeps_owners(),
             created: c.created.load(Relaxed),
             replaced: c.replaced.load(Relaxed),
             deleted: c.deleted.load(Relaxed),

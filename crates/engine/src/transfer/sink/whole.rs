@@ -78,6 +78,10 @@ impl Sink {
             } else {
                 self.sync_data(&f, &e.path)?;
             }
+            // Owner first: a change of owner clears setuid bits.
+            self.ids
+                .apply(&f, e)
+                .map_err(|x| io_err("setting owner or attributes of", &e.path, x))?;
             if !exact {
                 rustix::fs::fchmod(&f, Mode::from_raw_mode(mode))
                     .map_err(|x| io_err("setting mode of", &e.path, x))?;

@@ -1,0 +1,276 @@
+//! What rsync keeps beyond modes and times: owners (`-o -g`, by name
+//! unless `--numeric-ids`), extended attributes (`-X`) and POSIX ACLs
+//! (`-A`, which the kernel keeps as the attributes
+//! `system.posix_acl_access` and `system.posix_acl_default`). Read at the
+//! source while the tree is walked; given at the receiver before a file's
+//! mode (a change of owner clears setuid bits), and owners only where the
+//! receiver runs as root, as rsync does.
+
+use std::collections::HashMap;
+use std::os::fd::AsFd;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::sync::Mutex;
+
+use linerate_wire::{Entry, MAX_XATTR_VALUE, MAX_XATTRS, Owner, Xattr};
+use rustix::fs::{AtFlags, XattrFlags};
+use rustix::io::Errno;
+use rustix::process::{Gid, Uid};
+
+use crate::lock;
+
+const ACLS: [&str; 2] = ["system.posix_acl_access", "system.posix_acl_default"];
+
+/// Which extended attributes a sender reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Wanted {
+    /// `-X`: the `user.` namespace, and as root `trusted.` and `security.`.
+    pub xattrs: bool,
+    /// `-A`: the POSIX ACLs.
+    pub acls: bool,
+}
+
+impl Wanted {
+    fn takes(self, name: &str, root: bool) -> bool {
+        if ACLS.contains(&name) {
+            return self.acls;
+        }
+        self.xattrs
+            && (name.starts_with("user.")
+                || (root && (name.starts_with("trusted.") || name.starts_with("security."))))
+    }
+
+    /// Whether any attribute is read.
+    pub fn any(self) -> bool {
+        self.xattrs || self.acls
+    }
+}
+
+/// The sender's names of user and group ids, each looked up once.
+#[derive(Default)]
+pub struct Names {
+    users: HashMap<u32, Option<String>>,
+    groups: HashMap<u32, Option<String>>,
+}
+
+impl Names {
+    /// The owner of a file with metadata `meta`.
+    pub fn owner(&mut self, meta: &std::fs::Metadata) -> Owner {
+        let (uid, gid) = (meta.uid(), meta.gid());
+        let user = self
+            .users
+            .entry(uid)
+            .or_insert_with(|| {
+                nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
+                    .ok()
+                    .flatten()
+                    .map(|u| u.name)
+            })
+            .clone();
+        let group = self
+            .groups
+            .entry(gid)
+            .or_insert_with(|| {
+                nix::unistd::Group::from_gid(nix::unistd::Gid::from_raw(gid))
+                    .ok()
+                    .flatten()
+                    .map(|g| g.name)
+            })
+            .clone();
+        Owner {
+            uid,
+            gid,
+            user,
+            group,
+        }
+    }
+}
+
+/// The extended attributes of `path` (not followed if a link) that `wanted`
+/// takes; none where the file system has none.
+pub fn xattrs_of(path: &Path, wanted: Wanted) -> Result<Vec<Xattr>, Errno> {
+    if !wanted.any() {
+        return Ok(Vec::new());
+    }
+    let size = match rustix::fs::llistxattr_query(path) {
+        Ok(n) => n,
+        Err(Errno::NOTSUP) => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    if size == 0 {
+        return Ok(Vec::new());
+    }
+    let mut list = vec![0u8; size];
+    let n = rustix::fs::llistxattr(path, &mut list[..])?;
+    list.truncate(n);
+    let root = rustix::process::geteuid().is_root();
+    let mut out = Vec::new();
+    for name in list.split(|&b| b == 0).filter(|n| !n.is_empty()) {
+        let Ok(name) = std::str::from_utf8(name) else {
+            continue;
+        };
+        if !wanted.takes(name, root) || out.len() >= MAX_XATTRS {
+            continue;
+        }
+        let len = match rustix::fs::lgetxattr_query(path, name) {
+            Ok(len) => len.min(MAX_XATTR_VALUE),
+            // Gone since it was listed.
+            Err(Errno::NODATA) => continue,
+            Err(e) => return Err(e),
+        };
+        let mut value = vec![0u8; len];
+        let n = rustix::fs::lgetxattr(path, name, &mut value[..])?;
+        value.truncate(n);
+        out.push(Xattr {
+            name: name.to_string(),
+            value,
+        });
+    }
+    Ok(out)
+}
+
+/// The receiver's numbers for the owners senders name.
+pub struct Ids {
+    /// Use the sender's numbers as they are (`--numeric-ids`).
+    numeric: bool,
+    /// This process may give files away (it runs as root).
+    root: bool,
+    /// `security.` and `trusted.` attributes are applied: a file capability
+    /// (`security.capability`) is a setuid bit by another name, taken from
+    /// trusted senders only (`--keep-special-bits`).
+    privileged: bool,
+    users: Mutex<HashMap<String, Option<u32>>>,
+    groups: Mutex<HashMap<String, Option<u32>>>,
+}
+
+impl Ids {
+    /// Ids for a transfer that asked for `numeric` ones; `privileged`:
+    /// the receiver trusts its senders with special bits.
+    pub fn new(numeric: bool, privileged: bool) -> Ids {
+        Ids {
+            numeric,
+            root: rustix::process::geteuid().is_root(),
+            privileged,
+            users: Mutex::default(),
+            groups: Mutex::default(),
+        }
+    }
+
+    /// Whether owners are given to what arrives.
+    pub fn keeps_owners(&self) -> bool {
+        self.root
+    }
+
+    /// The owner and group `o` names, in this host's numbers: by name where
+    /// the name is known here (and not `--numeric-ids`), else as sent.
+    fn of(&self, o: &Owner) -> (Uid, Gid) {
+        let mut uid = o.uid;
+        let mut gid = o.gid;
+        if !self.numeric {
+            if let Some(name) = &o.user
+                && let Some(id) = *lock(&self.users).entry(name.clone()).or_insert_with(|| {
+                    nix::unistd::User::from_name(name)
+                        .ok()
+                        .flatten()
+                        .map(|u| u.uid.as_raw())
+                })
+            {
+                uid = id;
+            }
+            if let Some(name) = &o.group
+                && let Some(id) = *lock(&self.groups).entry(name.clone()).or_insert_with(|| {
+                    nix::unistd::Group::from_name(name)
+                        .ok()
+                        .flatten()
+                        .map(|g| g.gid.as_raw())
+                })
+            {
+                gid = id;
+            }
+        }
+        (Uid::from_raw(uid), Gid::from_raw(gid))
+    }
+
+    /// Gives the open file or directory `fd` entry `e`'s owner (as root)
+    /// and extended attributes; before its mode is set.
+    pub fn apply(&self, fd: impl AsFd, e: &Entry) -> Result<(), Errno> {
+        if self.root
+            && let Some(o) = &e.owner
+        {
+            let (uid, gid) = self.of(o);
+            rustix::fs::fchown(&fd, Some(uid), Some(gid))?;
+        }
+        let allowed = |name: &str| {
+            name.starts_with("user.")
+                || ACLS.contains(&name)
+                || (self.privileged
+                    && (name.starts_with("security.") || name.starts_with("trusted.")))
+        };
+        for x in e.xattrs.iter().filter(|x| allowed(&x.name)) {
+            match rustix::fs::fsetxattr(&fd, x.name.as_str(), &x.value, XattrFlags::empty()) {
+                // A destination without them (as rsync, which warns): the
+                // data still arrives.
+                Ok(()) | Err(Errno::NOTSUP) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Gives the link `name` in `dir` entry `e`'s owner (as root), without
+    /// following it.
+    pub fn apply_to_link(&self, dir: impl AsFd, name: &str, e: &Entry) -> Result<(), Errno> {
+        if self.root
+            && let Some(o) = &e.owner
+        {
+            let (uid, gid) = self.of(o);
+            rustix::fs::chownat(dir, name, Some(uid), Some(gid), AtFlags::SYMLINK_NOFOLLOW)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn acls_come_with_a_and_the_rest_with_x_by_namespace() {
+        let a = Wanted {
+            xattrs: false,
+            acls: true,
+        };
+        let x = Wanted {
+            xattrs: true,
+            acls: false,
+        };
+        assert!(a.takes("system.posix_acl_access", false));
+        assert!(!a.takes("user.note", false));
+        assert!(x.takes("user.note", false));
+        assert!(!x.takes("system.posix_acl_default", true));
+        assert!(!x.takes("trusted.x", false));
+        assert!(x.takes("trusted.x", true));
+        assert!(!Wanted::default().any());
+    }
+
+    #[test]
+    fn owners_go_by_name_unless_numeric() {
+        let root = Owner {
+            uid: 4242,
+            gid: 4343,
+            user: Some("root".into()),
+            group: Some("root".into()),
+        };
+        let (u, g) = Ids::new(false, false).of(&root);
+        assert_eq!((u.as_raw(), g.as_raw()), (0, 0));
+        let (u, g) = Ids::new(true, false).of(&root);
+        assert_eq!((u.as_raw(), g.as_raw()), (4242, 4343));
+        let unknown = Owner {
+            user: Some("no-such-user-here".into()),
+            group: None,
+            ..root
+        };
+        let (u, g) = Ids::new(false, false).of(&unknown);
+        assert_eq!((u.as_raw(), g.as_raw()), (4242, 4343));
+    }
+}
