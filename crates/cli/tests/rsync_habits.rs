@@ -467,3 +467,43 @@ fn owners_xattrs_and_acls_arrive_as_rsync_leaves_them() {
     assert!(out.status.success(), "{}", text(&out));
     assert!(!metadata_of(&dst.join("plain"), "t/a").contains("user.note"));
 }
+
+/// A sparse file arrives as sparse as `rsync -S` leaves it: a few bytes in
+/// a block make a page of data, not a block, and the allocation is within
+/// 1 % of the source's.
+#[test]
+fn sparse_files_keep_their_holes_as_rsync_s_does() {
+    use std::os::unix::fs::{FileExt, MetadataExt};
+    let src = TempDir::new("src");
+    let top = src.join("t");
+    fs::create_dir_all(&top).unwrap();
+    let f = fs::File::create(top.join("sparse")).unwrap();
+    f.set_len(100 << 20).unwrap();
+    f.write_all_at(b"x", 50 << 20).unwrap();
+    f.write_all_at(&vec![7u8; 1 << 20], 80 << 20).unwrap();
+    drop(f);
+    let dst = TempDir::new("dst");
+    let server = Server::with_root(dst.path());
+    let out = send(&[
+        top.to_str().unwrap(),
+        &format!("{}:/l", server.addr()),
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let by_rsync = dst.join("r");
+    fs::create_dir_all(&by_rsync).unwrap();
+    shell(&format!(
+        "rsync -aS '{}' '{}/'",
+        top.display(),
+        by_rsync.display()
+    ));
+    let allocated = |p: &Path| fs::metadata(p).unwrap().blocks() * 512;
+    let source = allocated(&top.join("sparse"));
+    let ours = allocated(&dst.join("l/t/sparse"));
+    let rsyncs = allocated(&by_rsync.join("t/sparse"));
+    assert!(
+        ours <= source + source / 100,
+        "allocated {ours} bytes, the source {source}, rsync -S {rsyncs}"
+    );
+    assert!(common::tree::differences(&top, &dst.join("l/t")).is_empty());
+}

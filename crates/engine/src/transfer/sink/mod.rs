@@ -32,6 +32,7 @@ use crate::limits::{Budget, OverBudget, SessionLimits};
 mod changes;
 mod cleanup;
 mod durable;
+mod holes;
 mod index;
 pub(crate) mod journal;
 mod names;
@@ -770,9 +771,13 @@ impl Sink {
         if want != *direct_now && direct::set_direct(&of.file, want).is_ok() {
             *direct_now = want;
         }
-        of.file
-            .write_all_at(data, at)
-            .map_err(|x| io_err("writing", &self.entry(id).path, x))?;
+        let sparse = self.slot(id).is_some_and(|s| s.sparse);
+        if sparse && !*direct_now {
+            holes::write_keeping_holes(&of.file, at, data)
+        } else {
+            of.file.write_all_at(data, at)
+        }
+        .map_err(|x| io_err("writing", &self.entry(id).path, x))?;
         self.counters
             .write_ns
             .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
