@@ -41,6 +41,17 @@ fn listing(root: &Path) -> Vec<String> {
     out
 }
 
+/// `rsync FLAGS SRC DEST/`: rsync itself, to compare what it leaves.
+fn rsync_into(flags: &[&str], src: &Path, dest: &Path) {
+    let out = Command::new("rsync")
+        .args(flags)
+        .arg(src)
+        .arg(format!("{}/", dest.display()))
+        .output()
+        .expect("rsync (apt install rsync)");
+    assert!(out.status.success(), "rsync {flags:?}: {}", text(&out));
+}
+
 fn filter_tree(top: &Path) {
     for (path, len) in [
         ("a.c", 100),
@@ -99,14 +110,8 @@ fn include_and_exclude_rules_leave_what_rsync_leaves() {
     for (i, rules) in cases.iter().enumerate() {
         let by_rsync = dst.join(&format!("rsync{i}"));
         fs::create_dir_all(&by_rsync).unwrap();
-        let out = Command::new("rsync")
-            .arg("-a")
-            .args(rules)
-            .arg(&top)
-            .arg(format!("{}/", by_rsync.display()))
-            .output()
-            .expect("rsync (apt install rsync)");
-        assert!(out.status.success(), "rsync {rules:?}: {}", text(&out));
+        let flags: Vec<&str> = std::iter::once("-a").chain(rules.iter().copied()).collect();
+        rsync_into(&flags, &top, &by_rsync);
         let target = format!("{}:/linerate{i}", server.addr());
         let mut args = rules.clone();
         args.extend([top.to_str().unwrap(), &target, "-q"]);
@@ -152,14 +157,8 @@ fn delete_removes_what_rsync_removes_and_a_dry_run_lists_it_first() {
     let by_linerate = dst.join("l");
     fs::create_dir_all(&by_rsync).unwrap();
     let rsync = |extra: &[&str]| {
-        let out = Command::new("rsync")
-            .arg("-a")
-            .args(extra)
-            .arg(&top)
-            .arg(format!("{}/", by_rsync.display()))
-            .output()
-            .expect("rsync (apt install rsync)");
-        assert!(out.status.success(), "rsync: {}", text(&out));
+        let flags: Vec<&str> = std::iter::once("-a").chain(extra.iter().copied()).collect();
+        rsync_into(&flags, &top, &by_rsync);
     };
     let target = format!("{}:/l", server.addr());
     let linerate = |extra: &[&str]| {
@@ -320,13 +319,7 @@ fn symlinks_keep_their_own_modification_time() {
     assert!(out.status.success(), "{}", text(&out));
     let by_rsync = dst.join("r");
     fs::create_dir_all(&by_rsync).unwrap();
-    let out = Command::new("rsync")
-        .arg("-a")
-        .arg(&top)
-        .arg(format!("{}/", by_rsync.display()))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
+    rsync_into(&["-a"], &top, &by_rsync);
     let mtime = |p: &Path| {
         let m = fs::symlink_metadata(p).unwrap();
         (m.mtime(), m.mtime_nsec())
@@ -369,13 +362,7 @@ fn hard_links_arrive_as_rsync_h_leaves_them() {
     assert_eq!(doc["summary"]["bytes"], (3 << 20) + 100);
     let by_rsync = dst.join("r");
     fs::create_dir_all(&by_rsync).unwrap();
-    let out = Command::new("rsync")
-        .arg("-aH")
-        .arg(&top)
-        .arg(format!("{}/", by_rsync.display()))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
+    rsync_into(&["-aH"], &top, &by_rsync);
     let shape = |root: &Path| {
         let ino = |p: &str| fs::metadata(root.join(p)).unwrap().ino();
         let nlink = |p: &str| fs::metadata(root.join(p)).unwrap().nlink();
@@ -448,10 +435,7 @@ fn owners_xattrs_and_acls_arrive_as_rsync_leaves_them() {
     assert!(out.status.success(), "{}", text(&out));
     let by_rsync = dst.join("r");
     fs::create_dir_all(&by_rsync).unwrap();
-    shell(&format!(
-        "rsync -aHAX --numeric-ids '{t}' '{}/'",
-        by_rsync.display()
-    ));
+    rsync_into(&["-aHAX", "--numeric-ids"], &top, &by_rsync);
     for rel in ["t", "t/a", "t/sub", "t/sub/b", "t/l"] {
         let ours = metadata_of(&dst.join("l"), rel);
         assert_eq!(ours, metadata_of(&by_rsync, rel), "{rel}");
@@ -492,11 +476,7 @@ fn sparse_files_keep_their_holes_as_rsync_s_does() {
     assert!(out.status.success(), "{}", text(&out));
     let by_rsync = dst.join("r");
     fs::create_dir_all(&by_rsync).unwrap();
-    shell(&format!(
-        "rsync -aS '{}' '{}/'",
-        top.display(),
-        by_rsync.display()
-    ));
+    rsync_into(&["-aS"], &top, &by_rsync);
     let allocated = |p: &Path| fs::metadata(p).unwrap().blocks() * 512;
     let source = allocated(&top.join("sparse"));
     let ours = allocated(&dst.join("l/t/sparse"));

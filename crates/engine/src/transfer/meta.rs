@@ -57,26 +57,12 @@ impl Names {
     /// The owner of a file with metadata `meta`.
     pub fn owner(&mut self, meta: &std::fs::Metadata) -> Owner {
         let (uid, gid) = (meta.uid(), meta.gid());
-        let user = self
-            .users
-            .entry(uid)
-            .or_insert_with(|| {
-                nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
-                    .ok()
-                    .flatten()
-                    .map(|u| u.name)
-            })
-            .clone();
-        let group = self
-            .groups
-            .entry(gid)
-            .or_insert_with(|| {
-                nix::unistd::Group::from_gid(nix::unistd::Gid::from_raw(gid))
-                    .ok()
-                    .flatten()
-                    .map(|g| g.name)
-            })
-            .clone();
+        let user = named(&mut self.users, uid, |id| {
+            nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(id)).map(|u| u.map(|u| u.name))
+        });
+        let group = named(&mut self.groups, gid, |id| {
+            nix::unistd::Group::from_gid(nix::unistd::Gid::from_raw(id)).map(|g| g.map(|g| g.name))
+        });
         Owner {
             uid,
             gid,
@@ -84,6 +70,18 @@ impl Names {
             group,
         }
     }
+}
+
+/// The name of user or group `id`, looked up once for `cache`.
+fn named(
+    cache: &mut HashMap<u32, Option<String>>,
+    id: u32,
+    look_up: impl FnOnce(u32) -> nix::Result<Option<String>>,
+) -> Option<String> {
+    cache
+        .entry(id)
+        .or_insert_with(|| look_up(id).ok().flatten())
+        .clone()
 }
 
 /// The extended attributes of `path` (not followed if a link) that `wanted`
