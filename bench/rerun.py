@@ -12,8 +12,8 @@ tmpfs; each tool keeps its own destination (tmpfs too) in sync with it:
 
 Every round runs each tool once per case, the order rotating, and checks
 that the changed files arrived. Medians of the wall time of the client
-command (setup included) and ratios peer / linerate (above 1: linerate is
-faster). linerate runs with its defaults (encrypted, synced) and, like for
+command (setup included) and ratios peer / linerate[clear] (above 1:
+linerate is faster), like for like. linerate runs with its defaults (encrypted, synced) and, like for
 like with rsync and GridFTP (clear, no fsync), as linerate[clear]; each run
 of it starts a one-shot `linerate recv` into its destination.
 
@@ -141,9 +141,12 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(conf, ignore_errors=True)
     med = {case: {n: statistics.median(v) for n, v in t.items() if v} for case, t in times.items()}
+    # Like for like: the peers run in the clear and do not sync, as
+    # linerate[clear] does; linerate's defaults (TLS, synced) are shown too.
+    base = "linerate[clear]"
     ratios = {
-        case: {n: m[n] / m["linerate"] for n in m if n != "linerate"}
-        for case, m in med.items() if "linerate" in m
+        case: {n: m[n] / m[base] for n in m if not n.startswith("linerate")}
+        for case, m in med.items() if base in m
     }
     doc = {
         "schema": "linerate.bench/1", "bench": "rerun",
@@ -154,7 +157,7 @@ def main():
         "rounds": a.rounds,
         "seconds": times,
         "median_seconds": med,
-        "peer_over_linerate": ratios,
+        "peer_over_linerate_clear": ratios,
         "skipped": skipped,
         "yardstick": yardstick.finish(readings),
     }
@@ -164,7 +167,7 @@ def main():
         print(f"{case}:")
         for n, s in m.items():
             ratio = ratios.get(case, {}).get(n)
-            print(f"  {n:<16} {s:7.2f} s" + (f"   {ratio:.2f}x linerate's time" if ratio else ""))
+            print(f"  {n:<16} {s:7.2f} s" + (f"   {ratio:.2f}x linerate[clear]'s time" if ratio else ""))
     for n, why in skipped.items():
         print(f"skipped {n}: {why}")
     print(f"written {a.out}")
