@@ -948,6 +948,23 @@ mod tests {
             ..full_path(1)
         };
         assert_eq!(rules::decide(&at_capacity, None), Finding::PathFull);
+        // At the capacity, senders that paused only while their threads
+        // waited for a core (10 Gbit/s at 91 %, data waiting 89 % of the
+        // run, the sender waiting for a core 15 %) filled the path; the
+        // same pauses beyond the waits are the application's.
+        let scheduled = Features {
+            busy_share: 0.89,
+            sender_wait: 0.15,
+            receiver_wait: 0.12,
+            capacity: lab_rate(1.9e9 / 0.91),
+            ..full_path(1)
+        };
+        assert_eq!(rules::decide(&scheduled, None), Finding::PathFull);
+        let paused_more = Features {
+            busy_share: 0.7,
+            ..scheduled
+        };
+        assert_ne!(rules::decide(&paused_more, None), Finding::PathFull);
         // Loss after the ramp with no queue and a rate far below capacity:
         // a lossy path.
         let lossy = Features {
