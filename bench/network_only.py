@@ -9,9 +9,9 @@ the order rotating:
   bench          linerate bench -P N -t 4 (memory to memory, no framing)
   bench-8m       the same with 8 MiB writes (-l 8M), the transfer's block: its
                  one buffer no longer fits a core's cache, as a 4 GiB file never does
-  memory-nock    send --from-memory 4G --no-checksum (transfer framing alone)
+  memory-nock    send --from-memory 4G --no-block-checksum (transfer framing alone)
   memory         send --from-memory 4G (adds the receiver's hash)
-  file-nock      send FILE --no-checksum (adds reading the source from the page cache)
+  file-nock      send FILE --no-block-checksum (adds reading the source from the page cache)
   file           send FILE (the issue's network-only figure: both hashes)
   floor-copy     the same file moved by bench/kernel_floor.py: pread and send,
                  recv and drop, 256 KiB at a time, nothing else (the copies
@@ -54,9 +54,9 @@ def modes(src):
     return {
         "bench": ("bench", []),
         "bench-8m": ("bench", ["-l", "8M"]),
-        "memory-nock": ("send", ["--from-memory", str(SIZE), "--no-checksum"]),
+        "memory-nock": ("send", ["--from-memory", str(SIZE), "--no-block-checksum"]),
         "memory": ("send", ["--from-memory", str(SIZE)]),
-        "file-nock": ("send", [str(src), "--no-checksum"]),
+        "file-nock": ("send", [str(src), "--no-block-checksum"]),
         "file": ("send", [str(src)]),
         "floor-copy": ("floor", [str(src), "copy"]),
         "floor-zero-copy": ("floor", [str(src), "zero-copy"]),

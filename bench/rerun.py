@@ -15,7 +15,9 @@ that the changed files arrived. Medians of the wall time of the client
 command (setup included) and ratios peer / linerate[clear] (above 1:
 linerate is faster), like for like. linerate runs with its defaults (encrypted, synced) and, like for
 like with rsync and GridFTP (clear, no fsync), as linerate[clear]; each run
-of it starts a one-shot `linerate recv` into its destination.
+of it starts a one-shot `linerate recv` into its destination. Comparing
+contents instead of sizes and times (`-c`), linerate[clear,-c] runs beside
+rsync[-c], and their ratio is given apart.
 
   bench/rerun.py                    # 3 rounds
   bench/rerun.py --files 2000 --rounds 5 --tools linerate,rsync
@@ -63,7 +65,8 @@ def main():
     ap.add_argument("--size", type=int, default=4096, help="bytes per file")
     ap.add_argument("--share", type=float, default=0.01, help="share of files changed per round")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--tools", default="linerate,linerate[clear],rsync,rsyncd,gridftp")
+    ap.add_argument("--tools",
+                    default="linerate,linerate[clear],rsync,rsyncd,gridftp,linerate[clear,-c],rsync[-c]")
     ap.add_argument("--linerate", default=str(ROOT / "target/release/linerate"))
     ap.add_argument("--out", default=str(ROOT / "bench/results/rerun.json"))
     a = ap.parse_args()
@@ -94,6 +97,11 @@ def main():
             runners["linerate[clear]"] = lambda d: clear.run(src, d)
         if "rsync" in wanted:
             runners["rsync"] = lambda d: transfer.timed(["rsync", "-a", str(src), f"{d}/"])
+        by_contents = transfer.Linerate(a.linerate, 2, ["--no-encrypt", "--no-fsync", "-c"])
+        if "linerate[clear,-c]" in wanted:
+            runners["linerate[clear,-c]"] = lambda d: by_contents.run(src, d)
+        if "rsync[-c]" in wanted:
+            runners["rsync[-c]"] = lambda d: transfer.timed(["rsync", "-a", "-c", str(src), f"{d}/"])
         if "rsyncd" in wanted:
             if daemons.rsyncd(dst):
                 runners["rsyncd"] = lambda d: transfer.timed(
@@ -111,7 +119,7 @@ def main():
                 skipped["gridftp"] = "globus-url-copy or globus-gridftp-server not installed"
         dests = {}
         for name in runners:
-            d = dst / name.replace("[", "-").replace("]", "")
+            d = dst / name.replace("[", "-").replace("]", "").replace(",", "")
             d.mkdir()
             d.chmod(0o777)
             dests[name] = d
@@ -145,9 +153,16 @@ def main():
     # linerate[clear] does; linerate's defaults (TLS, synced) are shown too.
     base = "linerate[clear]"
     ratios = {
-        case: {n: m[n] / m[base] for n in m if not n.startswith("linerate")}
+        case: {n: m[n] / m[base] for n in m if not n.startswith("linerate") and not n.endswith("[-c]")}
         for case, m in med.items() if base in m
     }
+    # By contents, like for like: rsync -c over linerate -c.
+    by_contents = {
+        case: {"rsync[-c]": m["rsync[-c]"] / m["linerate[clear,-c]"]}
+        for case, m in med.items() if "rsync[-c]" in m and "linerate[clear,-c]" in m
+    }
+    for case, r in by_contents.items():
+        ratios.setdefault(case, {}).update(r)
     doc = {
         "schema": "linerate.bench/1", "bench": "rerun",
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -157,6 +172,7 @@ def main():
         "rounds": a.rounds,
         "seconds": times,
         "median_seconds": med,
+        # rsync[-c] is over linerate[clear,-c]; every other peer over linerate[clear].
         "peer_over_linerate_clear": ratios,
         "skipped": skipped,
         "yardstick": yardstick.finish(readings),
@@ -167,7 +183,8 @@ def main():
         print(f"{case}:")
         for n, s in m.items():
             ratio = ratios.get(case, {}).get(n)
-            print(f"  {n:<16} {s:7.2f} s" + (f"   {ratio:.2f}x linerate[clear]'s time" if ratio else ""))
+            against = "linerate[clear,-c]" if n.endswith("[-c]") else "linerate[clear]"
+            print(f"  {n:<18} {s:7.2f} s" + (f"   {ratio:.2f}x {against}'s time" if ratio else ""))
     for n, why in skipped.items():
         print(f"skipped {n}: {why}")
     print(f"written {a.out}")

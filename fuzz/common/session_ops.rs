@@ -58,6 +58,7 @@ pub fn entry(n: u64) -> Entry {
         kind: EntryKind::File {
             size: n << 20,
             sparse: false,
+            digest: None,
         },
         owner: None,
         xattrs: Vec::new(),

@@ -84,6 +84,10 @@ fn entry(u: &mut Unstructured) -> Result<Entry> {
         1 => EntryKind::File {
             size: size(u)?,
             sparse: u.arbitrary()?,
+            // --checksum: the receiver reads what it holds to compare.
+            digest: u
+                .arbitrary::<Option<[u8; 32]>>()?
+                .map(|d| d.iter().map(|b| format!("{b:02x}")).collect()),
         },
         // A second name of any entry, earlier, later or none.
         2 => EntryKind::HardLink {

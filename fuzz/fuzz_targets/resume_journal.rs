@@ -28,6 +28,7 @@ fuzz_target!(|data: &[u8]| {
         kind: EntryKind::File {
             size,
             sparse: false,
+            digest: None,
         },
         owner: None,
         xattrs: Vec::new(),

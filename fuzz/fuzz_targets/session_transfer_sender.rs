@@ -25,7 +25,7 @@ fuzz_target!(|data: &[u8]| {
             0 | 1 => s.entries(vec![ops::entry(u64::from(how))]),
             2 => s.entries_end(now),
             3 | 4 => s.progress(now),
-            5 => s.reading_back(std::time::Duration::from_secs(u64::from(how))),
+            5 => s.reading_time(std::time::Duration::from_secs(u64::from(how))),
             8 => s.abort(SessionError::local(RefusalCode::Internal, "unreadable")),
             _ => {}
         }

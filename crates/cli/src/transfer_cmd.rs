@@ -106,11 +106,19 @@ pub struct SendArgs {
     /// Compare a whole-file BLAKE3 of source and destination at the end.
     #[arg(long)]
     pub verify: bool,
+    /// Decide by contents which files differ, as rsync's -c does: the
+    /// sender reads every file for its BLAKE3, the receiver reads each
+    /// file it holds of the same size and compares; files of the same
+    /// contents are kept (their time set to the source's) whatever their
+    /// times say, and files whose size and time match but whose contents
+    /// differ are sent. Costs a read of both trees.
+    #[arg(short = 'c', long)]
+    pub checksum: bool,
     /// Send blocks without their XXH3 checksum: only TCP's own checksum
     /// (and --verify, if given) guards the data. Saves both ends one pass
     /// over every byte where the CPU is the limit.
     #[arg(long)]
-    pub no_checksum: bool,
+    pub no_block_checksum: bool,
     /// Do not sync: the receiver normally syncs each file's data before
     /// it journals its blocks as done and before it renames the file into
     /// place, and each directory before it reports the transfer complete,
@@ -217,7 +225,7 @@ impl SendArgs {
                 direct: self.direct,
                 evict: self.evict,
             },
-            checksum: !self.no_checksum,
+            checksum: !self.no_block_checksum,
             fsync: !self.no_fsync,
             socket: {
                 let mut socket = SocketParams::default();
@@ -365,6 +373,7 @@ pub fn run_send(a: SendArgs, matches: Option<&clap::ArgMatches>) -> anyhow::Resu
                     xattrs: a.xattrs,
                     acls: a.acls,
                 },
+                digests: a.checksum,
             };
             (Manifest::default(), Some(d))
         }
@@ -611,7 +620,9 @@ fn print_summary(out: &mut Out, run: &TransferRun, doc: &linerate_result::Result
         }
     }
     if !run.request.checksum && run.encryption.is_none() {
-        out.line("Blocks carried no checksum (--no-checksum): TCP's checksum alone guarded them");
+        out.line(
+            "Blocks carried no checksum (--no-block-checksum): TCP's checksum alone guarded them",
+        );
     }
     if run.request.skip_writes {
         out.line("Receiver discarded the data (--skip-writes)");

@@ -157,6 +157,7 @@ fn announced_sizes_are_checked_before_anything_is_allocated() {
         EntryKind::File {
             size: 1 << 48,
             sparse: true,
+            digest: None,
         },
     );
     c.send(&entries(vec![sparse]));
@@ -393,6 +394,7 @@ fn special_mode_bits_are_applied_only_when_the_receiver_asks() {
                 EntryKind::File {
                     size: 10,
                     sparse: false,
+                    digest: None,
                 },
             ),
             entry(
@@ -401,6 +403,7 @@ fn special_mode_bits_are_applied_only_when_the_receiver_asks() {
                 EntryKind::File {
                     size: 10,
                     sparse: false,
+                    digest: None,
                 },
             ),
         ]));

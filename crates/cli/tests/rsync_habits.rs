@@ -7,7 +7,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use common::tree::{TempDir, random_file};
+use common::tree::{TempDir, differences, random_file, set_mtime};
 use common::{Server, send, text};
 
 /// Every path under `root` with its kind, '/'-separated and sorted.
@@ -238,6 +238,72 @@ fn itemize_lists_what_was_created_and_replaced() {
         })
         .collect();
     assert_eq!(changes, ["replace  t/a.c", "create   t/sub/new"], "{said}");
+}
+
+/// `-c` decides by contents, as `rsync -c`: a file whose contents changed
+/// under the same size and time is sent, where size and time alone miss
+/// it; a file of the same contents under another time is not sent, and
+/// takes the source's time. Both leave the tree the source is.
+#[test]
+fn checksum_decides_by_contents_as_rsync_c_does() {
+    use std::os::unix::fs::MetadataExt;
+    let src = TempDir::new("src");
+    let top = src.join("t");
+    filter_tree(&top);
+    let dst = TempDir::new("dst");
+    let server = Server::with_root(dst.path());
+    let target = format!("{}:/lr", server.addr());
+    let by_rsync = dst.join("rs");
+    fs::create_dir_all(&by_rsync).unwrap();
+    let out = send(&[top.to_str().unwrap(), &target, "-q"]);
+    assert!(out.status.success(), "{}", text(&out));
+    rsync_into(&["-a"], &top, &by_rsync);
+    let stale = |copy: &Path| {
+        let was = fs::metadata(copy.join("a.c")).unwrap();
+        random_file(&copy.join("a.c"), 100, 999);
+        set_mtime(&copy.join("a.c"), was.mtime(), was.mtime_nsec() as u32);
+    };
+    for copy in [dst.join("lr/t"), by_rsync.join("t")] {
+        stale(&copy);
+        set_mtime(&copy.join("b.c"), 1_000_000_000, 0);
+    }
+    let report = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend([top.to_str().unwrap(), &target, "--json", "-", "-q"]);
+        let out = send(&all);
+        assert!(out.status.success(), "{args:?}: {}", text(&out));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("json on stdout")
+    };
+    // By contents: exactly the changed file's 100 bytes.
+    let doc = report(&["-c", "-i"]);
+    let p = &doc["parameters"];
+    assert_eq!(p["compare_contents"], true);
+    assert_eq!(p["bytes_needed"], 100, "{doc}");
+    assert_eq!(p["replaced"], 1, "{doc}");
+    assert_eq!(p["changes"][0]["path"], "t/a.c", "{doc}");
+    rsync_into(&["-a", "-c"], &top, &by_rsync);
+    // Files alike (rsync here leaves a new directory its own time).
+    let in_files = |diffs: Vec<String>| -> Vec<String> {
+        diffs
+            .into_iter()
+            .filter(|d| !top.join(d.split(':').next().unwrap()).is_dir())
+            .collect()
+    };
+    assert_eq!(
+        in_files(differences(&top, &by_rsync.join("t"))),
+        Vec::<String>::new()
+    );
+    assert_eq!(differences(&top, &dst.join("lr/t")), Vec::<String>::new());
+    // Once alike, a rerun by contents sends nothing.
+    assert_eq!(report(&["-c"])["parameters"]["bytes_needed"], 0);
+    // Size and time alone miss a change that kept both; -c finds it.
+    stale(&dst.join("lr/t"));
+    let doc = report(&[]);
+    assert_eq!(doc["parameters"]["bytes_needed"], 0, "{doc}");
+    assert_eq!(doc["parameters"]["compare_contents"], false);
+    assert_eq!(differences(&top, &dst.join("lr/t")).len(), 1);
+    assert_eq!(report(&["-c"])["parameters"]["bytes_needed"], 100);
+    assert_eq!(differences(&top, &dst.join("lr/t")), Vec::<String>::new());
 }
 
 /// The sender's Ctrl-C says "rerun the same command to resume", and it is

@@ -348,7 +348,7 @@ fn skip_writes_without_checksums_drops_every_block_and_keeps_framing() {
         top.to_str().unwrap(),
         &url,
         "--skip-writes",
-        "--no-checksum",
+        "--no-block-checksum",
         "--block",
         "1M",
         "--json",
@@ -363,7 +363,7 @@ fn skip_writes_without_checksums_drops_every_block_and_keeps_framing() {
 }
 
 #[test]
-fn no_checksum_still_delivers_identical_files_and_says_so() {
+fn no_block_checksum_still_delivers_identical_files_and_says_so() {
     let src = TempDir::new("src");
     let dst = TempDir::new("dst");
     let top = src.join("top");
@@ -376,7 +376,7 @@ fn no_checksum_still_delivers_identical_files_and_says_so() {
         top.to_str().unwrap(),
         &url,
         "--no-encrypt",
-        "--no-checksum",
+        "--no-block-checksum",
         "--verify",
         "--block",
         "1M",

@@ -76,6 +76,7 @@ pub fn request(token: Option<&str>, verify: bool) -> TransferRequest {
         dry_run: false,
         itemize: false,
         numeric_ids: false,
+        compare_contents: false,
     }
 }
 
@@ -87,6 +88,7 @@ pub fn file(path: &str) -> Entry {
         kind: EntryKind::File {
             size: 3 << 20,
             sparse: false,
+            digest: None,
         },
         owner: None,
         xattrs: Vec::new(),

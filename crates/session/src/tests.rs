@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use linerate_result::SideReport;
 use linerate_wire::{
     Digests, Entries, FrameDecoder, FrameType, Join, Message, Need, NeedEnd, PeerIntervals, Ready,
-    Refusal, RefusalCode, TransferTotals,
+    Refusal, RefusalCode, TransferRequest, TransferTotals,
 };
 
 use crate::core::{Session, SessionError};
@@ -317,7 +317,7 @@ fn a_transfer_runs_its_passes_until_nothing_is_missing() {
     let mut clock = Clock::new();
     let req = request(Some(TOKEN), true);
     let mut sender = TransferSender::new(clock.0, req);
-    sender.reading_back(Duration::from_secs(1));
+    sender.reading_time(Duration::from_secs(1));
     let mut receiver = TransferReceiver::new(clock.0, accept(), Some(TOKEN.into()));
     let (mut sd, mut rd) = (SenderDriver::default(), ReceiverDriver::default());
     let mut ended_passes = 1;
@@ -382,6 +382,66 @@ fn a_sender_gives_up_on_a_receiver_that_stops_taking_data() {
         s.poll_end(),
         Some(Err(SessionError::Timeout { .. }))
     ));
+}
+
+/// A sender that reads large files for their digests (`--checksum`) sends
+/// an empty batch now and then: the receiver asks for nothing and waits on.
+#[test]
+fn an_empty_batch_keeps_a_receiver_waiting_for_the_manifest() {
+    use transfer_receiver::Event;
+    let mut clock = Clock::new();
+    let mut r = TransferReceiver::new(clock.0, accept(), Some(TOKEN.into()));
+    r.handle(
+        clock.0,
+        Message::TransferRequest(request(Some(TOKEN), false)),
+    );
+    assert!(matches!(r.poll_event(), Some(Event::Admit(_))));
+    r.admitted(clock.0);
+    r.streams_connected(clock.0);
+    r.handle(clock.0, Message::Start);
+    assert_eq!(r.poll_event(), Some(Event::Begin));
+    while r.poll_transmit().is_some() {}
+    let step = crate::TRANSFER_STEP_TIMEOUT;
+    let late = clock.tick(step - Duration::from_secs(1));
+    r.handle(late, Message::Entries(Entries { entries: vec![] }));
+    assert_eq!(r.poll_event(), Some(Event::Entries(vec![])));
+    r.answer(vec![], 0, 0);
+    assert_eq!(r.poll_transmit(), None, "nothing is asked for");
+    assert_eq!(r.poll_timeout(), Some(late + step));
+    r.handle_timeout(late + Duration::from_secs(2));
+    assert!(!r.is_over());
+}
+
+#[test]
+fn a_sender_waits_longer_on_a_receiver_that_compares_contents() {
+    let mut clock = Clock::new();
+    let reading = Duration::from_secs(120);
+    for compare_contents in [false, true] {
+        let mut s = TransferSender::new(
+            clock.0,
+            TransferRequest {
+                compare_contents,
+                ..request(None, false)
+            },
+        );
+        s.handle(clock.0, Message::Accept(accept()));
+        s.handle(clock.0, Message::Ready(Ready {}));
+        s.streams_open(clock.0);
+        s.reading_time(reading);
+        let listed = clock.tick(Duration::from_secs(1));
+        s.entries_end(listed);
+        let allowed = if compare_contents {
+            reading
+        } else {
+            Duration::ZERO
+        };
+        assert_eq!(
+            s.poll_timeout(),
+            Some(listed + crate::PEER_SILENCE + allowed)
+        );
+        s.handle_timeout(listed + crate::PEER_SILENCE);
+        assert_eq!(s.is_over(), !compare_contents, "{compare_contents}");
+    }
 }
 
 #[test]

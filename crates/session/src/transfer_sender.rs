@@ -97,6 +97,9 @@ pub struct TransferSender {
     files: u64,
     /// Time the receiver may take to read back what it wrote (--verify).
     reading_back: Duration,
+    /// Time the receiver may take, silent, to read what it holds before it
+    /// answers (--checksum).
+    comparing: Duration,
     /// The manifest has been announced to its end.
     listed: bool,
     pass: u32,
@@ -119,6 +122,7 @@ impl TransferSender {
             request,
             files: 0,
             reading_back: Duration::ZERO,
+            comparing: Duration::ZERO,
             listed: false,
             pass: 0,
             pass_files: 0,
@@ -130,11 +134,16 @@ impl TransferSender {
         }
     }
 
-    /// The time the receiver's report may take beyond its silence limit
-    /// when it reads back what it wrote (--verify).
-    pub fn reading_back(&mut self, time: Duration) {
+    /// The time the receiver may take beyond its silence limit to read
+    /// the files of the transfer: before its report when it reads back what
+    /// it wrote (--verify), before its answers when it compares contents
+    /// (--checksum).
+    pub fn reading_time(&mut self, time: Duration) {
         if self.request.verify {
             self.reading_back = time;
+        }
+        if self.request.compare_contents {
+            self.comparing = time;
         }
     }
 
@@ -185,7 +194,7 @@ impl TransferSender {
     fn heard(&mut self, now: Instant) {
         self.last_heard = now;
         // While the manifest is still walked, silence may be the sender's own.
-        let deadline = self.listed.then(|| now + PEER_SILENCE);
+        let deadline = self.listed.then(|| now + PEER_SILENCE + self.comparing);
         self.core
             .wait("the receiver's list of missing blocks", deadline);
     }

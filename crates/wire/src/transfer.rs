@@ -97,6 +97,11 @@ pub struct TransferRequest {
     /// Owners by the numbers the sender sent, not by their names.
     #[serde(default)]
     pub numeric_ids: bool,
+    /// Files are compared by the digests of their contents, which the
+    /// manifest carries (`--checksum`); the receiver reads each file it
+    /// holds of the same size before it answers.
+    #[serde(default)]
+    pub compare_contents: bool,
 }
 
 /// Most changes a receiver lists in its report; the counts go on beyond.
@@ -242,6 +247,9 @@ pub struct Xattr {
     pub value: Vec<u8>,
 }
 
+/// Hex digits of a file's BLAKE3 digest.
+pub const DIGEST_HEX_LEN: usize = 64;
+
 /// Most extended attributes one entry carries.
 pub const MAX_XATTRS: usize = 128;
 /// Largest value of one extended attribute (the kernel's own limit).
@@ -260,6 +268,11 @@ pub enum EntryKind {
         /// It has holes.
         #[serde(default)]
         sparse: bool,
+        /// BLAKE3 of its contents, 64 lowercase hex digits (`--checksum`):
+        /// a receiver compares it with a file of the same size it holds,
+        /// whatever the two files' times say.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        digest: Option<String>,
     },
     /// A symbolic link, never followed at the receiver.
     Symlink {
@@ -280,6 +293,14 @@ impl Entry {
         match self.kind {
             EntryKind::File { size, .. } => size,
             _ => 0,
+        }
+    }
+
+    /// The digest of a file's contents, when the sender listed it.
+    pub fn digest(&self) -> Option<&str> {
+        match &self.kind {
+            EntryKind::File { digest, .. } => digest.as_deref(),
+            _ => None,
         }
     }
 }
@@ -337,6 +358,17 @@ impl Entries {
                 return Err(WireError::InvalidField {
                     field: "owner",
                     reason: "names must be 1 to 256 bytes without NUL".into(),
+                });
+            }
+            if e.digest().is_some_and(|d| {
+                d.len() != DIGEST_HEX_LEN
+                    || !d
+                        .bytes()
+                        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+            }) {
+                return Err(WireError::InvalidField {
+                    field: "digest",
+                    reason: format!("must be {DIGEST_HEX_LEN} lowercase hex digits"),
                 });
             }
             if let EntryKind::Symlink { target } = &e.kind

@@ -25,8 +25,16 @@ fn entry() -> impl Strategy<Value = Entry> {
         any::<i64>(),
         prop_oneof![
             Just(EntryKind::Dir),
-            (0..=MAX_FILE_SIZE, any::<bool>())
-                .prop_map(|(size, sparse)| EntryKind::File { size, sparse }),
+            (
+                0..=MAX_FILE_SIZE,
+                any::<bool>(),
+                proptest::option::of("[0-9a-f]{64}")
+            )
+                .prop_map(|(size, sparse, digest)| EntryKind::File {
+                    size,
+                    sparse,
+                    digest
+                }),
             "[a-z/.]{1,30}".prop_map(|target| EntryKind::Symlink { target }),
             (0u32..100).prop_map(|to| EntryKind::HardLink { to }),
         ],
@@ -81,7 +89,7 @@ proptest! {
 
     #[test]
     fn a_file_over_the_largest_size_is_refused(size in (MAX_FILE_SIZE + 1)..=u64::MAX) {
-        let e = Entry { path: "f".into(), mode: 0o644, mtime_ns: 0, kind: EntryKind::File { size, sparse: true }, owner: None, xattrs: Vec::new() };
+        let e = Entry { path: "f".into(), mode: 0o644, mtime_ns: 0, kind: EntryKind::File { size, sparse: true, digest: None }, owner: None, xattrs: Vec::new() };
         let m = Message::Entries(Entries { entries: vec![e] });
         let err = Message::from_frame(&m.to_frame()).unwrap_err();
         prop_assert!(err.to_string().contains("size"), "{}", err);
@@ -91,7 +99,7 @@ proptest! {
     fn valid_requests_round_trip(streams in 1u16..=1024, pages in 16u32..=16384,
                                  flags in any::<[bool; 8]>(), interval_ms in prop_oneof![Just(0u64), 10u64..100_000],
                                  existing in prop_oneof![Just(Existing::Refuse), Just(Existing::Replace), Just(Existing::Keep), Just(Existing::KeepNewer)]) {
-        let [_, skip_writes, verify, rx_poll, direct, evict, checksum, fsync] = flags;
+        let [contents, skip_writes, verify, rx_poll, direct, evict, checksum, fsync] = flags;
         let req = TransferRequest {
             dest: "in/run 7".into(),
             token: None,
@@ -113,6 +121,7 @@ proptest! {
             dry_run: direct,
             itemize: evict,
             numeric_ids: rx_poll,
+            compare_contents: contents,
         };
         let m = Message::TransferRequest(req);
         prop_assert_eq!(Message::from_frame(&m.to_frame()).unwrap(), m);
@@ -167,6 +176,7 @@ fn valid_request() -> TransferRequest {
         dry_run: false,
         itemize: false,
         numeric_ids: false,
+        compare_contents: false,
     }
 }
 
@@ -260,6 +270,7 @@ fn hostile_owners_and_attributes_are_refused() {
         kind: EntryKind::File {
             size: 1,
             sparse: false,
+            digest: None,
         },
         owner,
         xattrs,
@@ -290,5 +301,28 @@ fn hostile_owners_and_attributes_are_refused() {
     ] {
         let frame = Message::Entries(Entries { entries: vec![bad] }).to_frame();
         assert!(Message::from_frame(&frame).is_err());
+    }
+}
+
+#[test]
+fn a_digest_must_be_64_lowercase_hex_digits() {
+    let with = |digest: &str| Entries {
+        entries: vec![Entry {
+            path: "f".into(),
+            mode: 0o644,
+            mtime_ns: 0,
+            kind: EntryKind::File {
+                size: 1,
+                sparse: false,
+                digest: Some(digest.into()),
+            },
+            owner: None,
+            xattrs: Vec::new(),
+        }],
+    };
+    assert!(with(&"a".repeat(64)).validate().is_ok());
+    for bad in ["", "ab", &"A".repeat(64), &"g".repeat(64), &"a".repeat(65)] {
+        let err = with(bad).validate().unwrap_err();
+        assert!(err.to_string().contains("digest"), "{bad:?}: {err}");
     }
 }

@@ -125,6 +125,7 @@ pub fn file(path: &str, size: u64) -> Entry {
         kind: EntryKind::File {
             size,
             sparse: false,
+            digest: None,
         },
         owner: None,
         xattrs: Vec::new(),
@@ -198,5 +199,6 @@ pub fn transfer_request(
         dry_run: false,
         itemize: false,
         numeric_ids: false,
+        compare_contents: false,
     })
 }

@@ -24,6 +24,14 @@ pub use queue::FirstPass;
 pub use sink::journal::completed_blocks as journaled_blocks;
 pub use url::{OneShot, Token};
 
+/// BLAKE3 of everything `r` yields, in hex: how `--verify` checks a
+/// written file against its source and `--checksum` compares contents.
+pub fn content_digest(r: impl std::io::Read) -> std::io::Result<String> {
+    let mut h = blake3::Hasher::new();
+    h.update_reader(r)?;
+    Ok(h.finalize().to_hex().to_string())
+}
+
 /// Fills `b` from the system's random source (session ids, tokens).
 pub fn random_bytes(b: &mut [u8]) -> std::io::Result<()> {
     getrandom::fill(b).map_err(|e| std::io::Error::other(e.to_string()))

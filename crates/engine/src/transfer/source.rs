@@ -4,10 +4,12 @@
 
 use std::collections::HashMap;
 use std::fs::{self, Metadata};
+use std::io::Read;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::{Duration, Instant};
 
 use linerate_wire::{ENTRIES_PER_FRAME, Entry, EntryKind};
 
@@ -31,6 +33,14 @@ pub const MEMORY_FILE_NAME: &str = "linerate-memory.bin";
 /// frame up to the wire's limit, so the first files leave early and a large
 /// tree still goes in full frames.
 const FIRST_FRAME: usize = 64;
+
+/// How much of a file is read at a time for its digest.
+const DIGEST_READ: usize = 1 << 20;
+
+/// The longest a walk that reads files for their digests keeps the
+/// receiver without a frame: well inside the receiver's wait for the next
+/// one (`TRANSFER_STEP_TIMEOUT`, 30 s).
+const WALK_SIGN_OF_LIFE: Duration = Duration::from_secs(5);
 
 /// The entries announced so far. Discovery appends while streams read, so
 /// entries live in an append-only vector: an id handed out stays valid.
@@ -87,6 +97,7 @@ impl Manifest {
                 kind: EntryKind::File {
                     size,
                     sparse: false,
+                    digest: None,
                 },
                 owner: None,
                 xattrs: Vec::new(),
@@ -97,24 +108,23 @@ impl Manifest {
     }
 
     /// Walks `paths` into this manifest: each lands under the destination by
-    /// its last component, as with `cp -r`. Symbolic links are sent as links
-    /// unless `follow`. `announce` gets the new entries in order, a frame's
-    /// worth at a time, while the walk goes on.
+    /// its last component, as with `cp -r`, listed as `how` says.
+    /// `announce` gets the new entries in order, a frame's worth at a time,
+    /// while the walk goes on.
     pub fn discover(
         &self,
         paths: &[PathBuf],
-        (follow, filter, wanted): (bool, &Filter, meta::Wanted),
+        how: Listing<'_>,
         announce: &mut dyn FnMut(Vec<Entry>) -> Result<()>,
     ) -> Result<()> {
         let mut walk = Walk {
             m: self,
-            follow,
-            filter,
+            how,
             inodes: HashMap::new(),
-            wanted,
             names: meta::Names::default(),
             pending: Vec::new(),
             frame: FIRST_FRAME,
+            last_frame: Instant::now(),
             announce,
         };
         for p in paths {
@@ -148,19 +158,30 @@ pub fn check_roots(paths: &[PathBuf], follow: bool) -> Result<()> {
     Ok(())
 }
 
+/// How a walk lists what it finds.
+#[derive(Clone, Copy)]
+pub struct Listing<'a> {
+    /// Follow symbolic links (otherwise they are sent as links).
+    pub follow: bool,
+    /// What is left out: an excluded directory is not walked into.
+    pub filter: &'a Filter,
+    /// The extended attributes to read (`-X`, `-A`).
+    pub wanted: meta::Wanted,
+    /// Read each file to list the digest of its contents (`--checksum`).
+    pub digests: bool,
+}
+
 struct Walk<'a> {
     m: &'a Manifest,
-    follow: bool,
-    /// What is left out: an excluded directory is not walked into.
-    filter: &'a Filter,
+    how: Listing<'a>,
     /// Files with more than one name, by device and inode: the id of the
     /// first name listed.
     inodes: HashMap<(u64, u64), u32>,
-    /// The extended attributes to read (`-X`, `-A`).
-    wanted: meta::Wanted,
     names: meta::Names,
     pending: Vec<Entry>,
     frame: usize,
+    /// When the last frame of entries went out.
+    last_frame: Instant,
     announce: &'a mut dyn FnMut(Vec<Entry>) -> Result<()>,
 }
 
@@ -169,12 +190,12 @@ impl Walk<'_> {
     fn add(&mut self, path: &Path, rel: String, known: Option<Metadata>) -> Result<()> {
         let meta = match known {
             Some(m) => Ok(m),
-            None if self.follow => fs::metadata(path),
+            None if self.how.follow => fs::metadata(path),
             None => fs::symlink_metadata(path),
         }
         .map_err(|e| EngineError::io(format!("reading {}", path.display()), e))?;
         let ft = meta.file_type();
-        if self.filter.excludes(&rel, ft.is_dir()) {
+        if self.how.filter.excludes(&rel, ft.is_dir()) {
             return Ok(());
         }
         let at = (path, &meta, rel);
@@ -195,7 +216,11 @@ impl Walk<'_> {
                 let name = c.file_name();
                 let name = name.to_str().ok_or_else(|| not_utf8(&c.path()))?;
                 // Relative to the open directory: no walk down the whole path.
-                let known = if self.follow { None } else { c.metadata().ok() };
+                let known = if self.how.follow {
+                    None
+                } else {
+                    c.metadata().ok()
+                };
                 self.add(&c.path(), format!("{rel}/{name}"), known)?;
             }
         } else if ft.is_file() {
@@ -208,9 +233,18 @@ impl Walk<'_> {
             let size = meta.len();
             // Fewer allocated bytes than the length: the file has holes.
             let sparse = meta.blocks().saturating_mul(512) < size;
+            let digest = if self.how.digests {
+                Some(self.digest_of(path)?)
+            } else {
+                None
+            };
             let id = self.push(
                 at,
-                EntryKind::File { size, sparse },
+                EntryKind::File {
+                    size,
+                    sparse,
+                    digest,
+                },
                 Some(Origin::Path(path.to_path_buf())),
             )?;
             if let Some(i) = inode {
@@ -230,7 +264,7 @@ impl Walk<'_> {
         kind: EntryKind,
         o: Option<Origin>,
     ) -> Result<u32> {
-        let xattrs = meta::xattrs_of(path, self.wanted).map_err(|e| {
+        let xattrs = meta::xattrs_of(path, self.how.wanted).map_err(|e| {
             EngineError::io(
                 format!("reading attributes of {}", path.display()),
                 e.into(),
@@ -257,7 +291,34 @@ impl Walk<'_> {
         if self.pending.is_empty() {
             return Ok(());
         }
+        self.last_frame = Instant::now();
         (self.announce)(std::mem::take(&mut self.pending))
+    }
+
+    /// The digest of the contents of file `path`. Reading a large file
+    /// takes a while: what is listed goes out meanwhile, and an empty frame
+    /// when nothing is, so the receiver knows the walk goes on.
+    fn digest_of(&mut self, path: &Path) -> Result<String> {
+        let reading =
+            |e| EngineError::io(format!("reading {} for its checksum", path.display()), e);
+        let mut file = fs::File::open(path).map_err(reading)?;
+        let mut h = blake3::Hasher::new();
+        let mut buf = vec![0u8; DIGEST_READ];
+        loop {
+            let n = match file.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(reading(e)),
+            };
+            h.update(&buf[..n]);
+            if self.last_frame.elapsed() >= WALK_SIGN_OF_LIFE {
+                self.last_frame = Instant::now();
+                let pending = std::mem::take(&mut self.pending);
+                (self.announce)(pending)?;
+            }
+        }
+        Ok(h.finalize().to_hex().to_string())
     }
 }
 

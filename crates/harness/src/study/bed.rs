@@ -206,6 +206,7 @@ impl Bed {
             follow_links: false,
             filter: Default::default(),
             wanted: Default::default(),
+            digests: false,
         };
         let run = self.in_host(&self.lab.hosts[0].netns, || {
             Ok(send::run(

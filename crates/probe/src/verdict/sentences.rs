@@ -323,7 +323,7 @@ fn cpu(f: &Features, why: &str, command: Command) -> String {
     let fewer = match command {
         _ if encrypted => "leave cores to the encryption named below",
         Command::Bench => "use fewer copies (--skip-rx-copy shows the receive copy's share)",
-        Command::Send => "drop the block checksums where TCP's own suffice (--no-checksum)",
+        Command::Send => "drop the block checksums where TCP's own suffice (--no-block-checksum)",
     };
     format!(
         "CPU: {why}; sender threads at {:.0} % and receiver threads at {:.0} % of a core{waited}, hosts {:.0} % busy. \

@@ -20,6 +20,7 @@ use crate::error::{EngineError, Result};
 use crate::lock;
 use crate::session::control::{Control, Input};
 use crate::session::{apply, flush, local};
+use crate::transfer::source::Listing;
 
 /// How often a driver waiting on its peer looks whether the user
 /// interrupted it.
@@ -114,7 +115,13 @@ pub(super) fn announce(
         batch(known.by_ref().take(ENTRIES_PER_FRAME).collect())?;
     }
     if let Some(d) = discovery {
-        manifest.discover(&d.paths, (d.follow_links, &d.filter, d.wanted), &mut batch)?;
+        let how = Listing {
+            follow: d.follow_links,
+            filter: &d.filter,
+            wanted: d.wanted,
+            digests: d.digests,
+        };
+        manifest.discover(&d.paths, how, &mut batch)?;
     }
     let bytes = manifest.total_bytes();
     tx.send(SenderInput::EntriesEnd { bytes })
@@ -212,7 +219,7 @@ pub(super) fn drive(
                 m.entries(entries);
             }
             Ok(SenderInput::EntriesEnd { bytes }) => {
-                m.reading_back(Duration::from_secs(bytes / VERIFY_BYTES_PER_SEC));
+                m.reading_time(Duration::from_secs(bytes / VERIFY_BYTES_PER_SEC));
                 m.entries_end(Instant::now());
             }
             Err(RecvTimeoutError::Timeout) => m.handle_timeout(Instant::now()),

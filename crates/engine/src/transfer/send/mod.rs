@@ -20,6 +20,7 @@ use linerate_wire::{
     Hello, NeedFile, Role, SessionId, SessionKind, TransferRequest, TransferTotals,
 };
 
+use super::content_digest;
 use super::direct::CachePolicy;
 use super::filter::Filter;
 use super::queue::{self, FirstPass, Queue};
@@ -47,8 +48,9 @@ const _: () =
     assert!(linerate_session::PEER_SILENCE.as_secs() == crate::sockopt::IDLE_TIMEOUT.as_secs());
 /// How long an interrupted sender waits for the receiver to end its side.
 const RECEIVER_LETS_GO: Duration = Duration::from_secs(3);
-/// The slowest read-back a receiver's --verify is allowed before the
-/// sender stops waiting for its report: 50 MB/s.
+/// The slowest read a receiver is allowed over the transfer's bytes,
+/// silent: its --verify read-back before it reports, its --checksum
+/// comparison before it answers. 50 MB/s.
 const VERIFY_BYTES_PER_SEC: u64 = 50_000_000;
 
 /// Where a transfer goes.
@@ -164,6 +166,9 @@ pub struct Discovery {
     pub filter: Filter,
     /// The extended attributes and ACLs read with each entry (`-X`, `-A`).
     pub wanted: super::meta::Wanted,
+    /// Each file's contents are read for their digest, which the receiver
+    /// compares with what it holds (`--checksum`).
+    pub digests: bool,
 }
 
 /// Sends `manifest`, first walking `discovery` into it when given: entries
@@ -211,6 +216,7 @@ pub fn run(
         dry_run: spec.dry_run,
         itemize: spec.itemize,
         numeric_ids: spec.numeric_ids,
+        compare_contents: discovery.is_some_and(|d| d.digests),
     };
     // Refused before anything is opened: bad flags are not a failed transfer.
     request.validate()?;
@@ -421,10 +427,8 @@ fn compare_digests(m: &Manifest, theirs: &[(u32, String)]) -> Result<(usize, Vec
         let Some(Origin::Path(p)) = o else { continue };
         let file =
             File::open(p).map_err(|x| EngineError::io(format!("verifying {}", p.display()), x))?;
-        let mut h = blake3::Hasher::new();
-        h.update_reader(file)
+        let ours = content_digest(file)
             .map_err(|x| EngineError::io(format!("verifying {}", p.display()), x))?;
-        let ours = h.finalize().to_hex().to_string();
         match theirs.get(&id) {
             Some(d) if **d == ours => verified += 1,
             _ => mismatched.push(e.path.clone()),

@@ -9,13 +9,14 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 
 use linerate_wire::{Action, Change, Entry, EntryKind, Existing, MAX_CHANGES};
-use rustix::fs::{AtFlags, FileType, Stat};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
 use super::cleanup::remove_tree;
 use super::names::{is_staging, split, temp_name};
 use super::{Sink, SinkError, io_err, lock};
 use crate::confine::ConfineError;
+use crate::transfer::content_digest;
 use crate::transfer::filter::Filter;
 
 /// What becomes of a file of the manifest, by what its name holds at the
@@ -30,36 +31,67 @@ pub(super) enum Fate {
     Partial,
     /// The same file is there, or the policy keeps what is.
     Unchanged,
+    /// A file with the same contents is there under another time
+    /// (`--checksum`): it is kept and given the source's time.
+    SameContents,
     /// A different file is there and `--no-replace` refuses it.
     Refused,
 }
 
 impl Sink {
-    /// The fate of file entry `e`, whose name holds `found` (None: nothing);
-    /// `staged` when its directory is a stage of this transfer.
-    pub(super) fn fate(&self, found: Option<&Stat>, e: &Entry, staged: bool) -> Fate {
+    /// The fate of file entry `e`, whose name holds `found` (None: nothing)
+    /// in directory `dir`; `staged` when that directory is a stage of this
+    /// transfer. With the source's digest (`--checksum`) a file of the
+    /// same size is read and compared, whatever its time, as `rsync -c`
+    /// does; otherwise size and time decide.
+    pub(super) fn fate(
+        &self,
+        found: Option<&Stat>,
+        e: &Entry,
+        staged: bool,
+        dir: Option<&OwnedFd>,
+    ) -> Result<Fate, SinkError> {
         let Some(st) = found else {
-            return Fate::Create;
+            return Ok(Fate::Create);
         };
         let mtime_ns = st
             .st_mtime
             .saturating_mul(1_000_000_000)
             .saturating_add(st.st_mtime_nsec as i64);
-        let same = (st.st_mode & libc::S_IFMT) == libc::S_IFREG
-            && st.st_size as u64 == e.size()
-            && mtime_ns == e.mtime_ns;
-        if same {
-            return Fate::Unchanged;
-        }
+        let same_size =
+            (st.st_mode & libc::S_IFMT) == libc::S_IFREG && st.st_size as u64 == e.size();
+        let same_time = mtime_ns == e.mtime_ns;
         if staged {
-            return Fate::Partial;
+            // The earlier run finished a file only by giving it its time.
+            return Ok(if same_size && same_time {
+                Fate::Unchanged
+            } else {
+                Fate::Partial
+            });
         }
         match self.existing {
-            Existing::Keep => Fate::Unchanged,
-            Existing::KeepNewer if mtime_ns > e.mtime_ns => Fate::Unchanged,
-            Existing::Refuse => Fate::Refused,
-            Existing::Replace | Existing::KeepNewer => Fate::Replace,
+            Existing::Keep => return Ok(Fate::Unchanged),
+            Existing::KeepNewer if mtime_ns > e.mtime_ns => return Ok(Fate::Unchanged),
+            _ => {}
         }
+        let same = match (e.digest(), dir) {
+            (Some(theirs), Some(dir)) if same_size => {
+                let ours = digest_at(dir, &e.path).map_err(|x| io_err("comparing", &e.path, x))?;
+                if ours != theirs {
+                    None
+                } else if same_time {
+                    Some(Fate::Unchanged)
+                } else {
+                    Some(Fate::SameContents)
+                }
+            }
+            (Some(_), _) => None,
+            (None, _) => (same_size && same_time).then_some(Fate::Unchanged),
+        };
+        Ok(same.unwrap_or(match self.existing {
+            Existing::Refuse => Fate::Refused,
+            _ => Fate::Replace,
+        }))
     }
 
     /// Counts a change, and lists it when asked to (up to [`MAX_CHANGES`]).
@@ -152,11 +184,11 @@ impl Sink {
                 self.note(Action::Create, &e.path, false);
             }
             EntryKind::HardLink { .. } => {}
-            EntryKind::File { .. } => match self.fate(found.as_ref(), e, false) {
+            EntryKind::File { .. } => match self.fate(found.as_ref(), e, false, dir.as_deref())? {
                 Fate::Create | Fate::Partial => self.note(Action::Create, &e.path, false),
                 Fate::Replace => self.note(Action::Replace, &e.path, false),
                 Fate::Refused => return Err(ConfineError::Exists(e.path.clone()).into()),
-                Fate::Unchanged => {}
+                Fate::Unchanged | Fate::SameContents => {}
             },
         }
         // Nothing is asked for.
@@ -274,8 +306,8 @@ fn names_in(dir: &OwnedFd) -> Result<Vec<(String, bool)>, Errno> {
     let open = rustix::fs::openat(
         dir,
         ".",
-        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
-        rustix::fs::Mode::empty(),
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
     )?;
     let mut out = Vec::new();
     for entry in rustix::fs::Dir::read_from(&open)? {
@@ -298,4 +330,23 @@ fn names_in(dir: &OwnedFd) -> Result<Vec<(String, bool)>, Errno> {
         out.push((name.to_string(), is_dir));
     }
     Ok(out)
+}
+
+/// The digest of the contents of regular file `path` (its last component)
+/// in `dir`, opened without following a link.
+fn digest_at(dir: &OwnedFd, path: &str) -> Result<String, Errno> {
+    let (_, name) = split(path);
+    let fd = rustix::fs::openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    // Only a regular file is read: the name may have changed since it was
+    // looked at.
+    if rustix::fs::fstat(&fd)?.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err(Errno::INVAL);
+    }
+    content_digest(std::fs::File::from(fd))
+        .map_err(|x| Errno::from_io_error(&x).unwrap_or(Errno::IO))
 }

@@ -48,6 +48,7 @@ mod tests {
             kind: EntryKind::File {
                 size,
                 sparse: false,
+                digest: None,
             },
             owner: None,
             xattrs: Vec::new(),

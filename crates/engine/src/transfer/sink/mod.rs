@@ -24,6 +24,7 @@ use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, ResolveFlags};
 use rustix::io::Errno;
 
 use super::claims::{CLAIM_BYTES, ClaimSet};
+use super::content_digest;
 use super::direct::{self, CachePolicy};
 use super::grid::block_span;
 use crate::confine::{self, ConfineError, DestRoot};
@@ -373,7 +374,7 @@ impl Sink {
             let id = first + i;
             self.admit(id as u32, &e)?;
             let slot = match e.kind {
-                EntryKind::File { size, sparse } => {
+                EntryKind::File { size, sparse, .. } => {
                     Some(FileSlot::new(size, self.block_len, sparse))
                 }
                 _ => None,
@@ -526,7 +527,21 @@ impl Sink {
                     Err(x) => return Err(io_err("checking", &e.path, x)),
                 };
                 let staged = lock(&self.staged).contains(parent);
-                match self.fate(found.as_ref(), e, staged) {
+                match self.fate(found.as_ref(), e, staged, Some(&*dir))? {
+                    Fate::SameContents => {
+                        // Kept; its time becomes the source's, so a run
+                        // without --checksum finds it the same.
+                        rustix::fs::utimensat(
+                            &*dir,
+                            name,
+                            &timestamps(e.mtime_ns),
+                            AtFlags::SYMLINK_NOFOLLOW,
+                        )
+                        .map_err(|x| io_err("setting the time of", &e.path, x))?;
+                        self.mark_all(id);
+                        self.counters.files_skipped.fetch_add(1, Relaxed);
+                        return Ok(());
+                    }
                     Fate::Unchanged => {
                         // Complete from an earlier run, or to be left as
                         // it is: nothing to send.
@@ -1047,10 +1062,9 @@ impl Sink {
                 continue;
             }
             let fd = self.open_beneath(&e.path, OFlags::RDONLY, "reading back")?;
-            let mut h = blake3::Hasher::new();
-            h.update_reader(File::from(fd))
-                .map_err(|x| io_err("reading back", &e.path, x))?;
-            out.push((id as u32, h.finalize().to_hex().to_string()));
+            let digest =
+                content_digest(File::from(fd)).map_err(|x| io_err("reading back", &e.path, x))?;
+            out.push((id as u32, digest));
         }
         Ok(out)
     }
