@@ -444,13 +444,19 @@ fn a_full_path_is_named_with_its_share_and_its_streams_fairness() {
                         sentence.contains(&format!("of {rate}, the lab's --rate)")),
                         "{case}"
                     );
-                    // Or, short of cores (10 Gbit/s on a busy host, or any
-                    // rate where the run's own threads waited: the emulator
+                    // Or, short of cores (10 Gbit/s on a busy host, any
+                    // rate where the run's own threads waited, or a host
+                    // whose cores other work kept busy: the emulator
                     // waited too), the emulator forwards under 90 % of its
                     // rate while a queue stands before it: the path is full
-                    // at what it forwards.
+                    // at what it forwards (2 Gbit/s beside two busy loops:
+                    // 89 %, the host 99.9 % busy, the bench's own threads
+                    // hardly waiting).
                     let queued = v["evidence"]["queue_us"].as_f64().unwrap_or(0.0) > 0.0;
-                    let short_emulator = queued && (waited || busy && rate == "10.00 Gbit/s");
+                    let host_saturated =
+                        v["evidence"]["host_cpu_busy"].as_f64().unwrap_or(0.0) >= 0.95;
+                    let short_emulator =
+                        queued && (waited || host_saturated || busy && rate == "10.00 Gbit/s");
                     assert!(share >= 0.9 || short_emulator, "{case}");
                     assert_eq!(streams == "8", sentence.contains("Jain's index"), "{case}");
                 }

@@ -261,9 +261,9 @@ fn a_request_without_the_checksum_field_keeps_checksums_on() {
     );
 }
 
-#[test]
-fn hostile_owners_and_attributes_are_refused() {
-    let entry = |owner: Option<Owner>, xattrs: Vec<Xattr>| Entry {
+/// A one-byte file, with nothing beyond its stat.
+fn one_byte_file() -> Entry {
+    Entry {
         path: "f".into(),
         mode: 0o644,
         mtime_ns: 0,
@@ -272,8 +272,17 @@ fn hostile_owners_and_attributes_are_refused() {
             sparse: false,
             digest: None,
         },
+        owner: None,
+        xattrs: Vec::new(),
+    }
+}
+
+#[test]
+fn hostile_owners_and_attributes_are_refused() {
+    let entry = |owner: Option<Owner>, xattrs: Vec<Xattr>| Entry {
         owner,
         xattrs,
+        ..one_byte_file()
     };
     let x = |name: &str, len: usize| Xattr {
         name: name.into(),
@@ -308,16 +317,12 @@ fn hostile_owners_and_attributes_are_refused() {
 fn a_digest_must_be_64_lowercase_hex_digits() {
     let with = |digest: &str| Entries {
         entries: vec![Entry {
-            path: "f".into(),
-            mode: 0o644,
-            mtime_ns: 0,
             kind: EntryKind::File {
                 size: 1,
                 sparse: false,
                 digest: Some(digest.into()),
             },
-            owner: None,
-            xattrs: Vec::new(),
+            ..one_byte_file()
         }],
     };
     assert!(with(&"a".repeat(64)).validate().is_ok());

@@ -112,6 +112,18 @@ fn io_err(what: &'static str, path: &str, source: impl Into<std::io::Error>) -> 
     }
 }
 
+/// Gives `name` in `dir` the modification time of entry `e`, without
+/// following a link.
+fn set_time_at(dir: &OwnedFd, name: &str, e: &Entry) -> Result<(), SinkError> {
+    rustix::fs::utimensat(
+        dir,
+        name,
+        &timestamps(e.mtime_ns),
+        AtFlags::SYMLINK_NOFOLLOW,
+    )
+    .map_err(|x| io_err("setting the time of", &e.path, x))
+}
+
 #[derive(Default)]
 struct Counters {
     files_written: AtomicU64,
@@ -531,13 +543,7 @@ impl Sink {
                     Fate::SameContents => {
                         // Kept; its time becomes the source's, so a run
                         // without --checksum finds it the same.
-                        rustix::fs::utimensat(
-                            &*dir,
-                            name,
-                            &timestamps(e.mtime_ns),
-                            AtFlags::SYMLINK_NOFOLLOW,
-                        )
-                        .map_err(|x| io_err("setting the time of", &e.path, x))?;
+                        set_time_at(&dir, name, e)?;
                         self.mark_all(id);
                         self.counters.files_skipped.fetch_add(1, Relaxed);
                         return Ok(());
@@ -611,13 +617,7 @@ impl Sink {
             self.ids
                 .apply_to_link(&*dir, name, e)
                 .map_err(|x| io_err("setting owner of", &e.path, x))?;
-            rustix::fs::utimensat(
-                &*dir,
-                name,
-                &timestamps(e.mtime_ns),
-                AtFlags::SYMLINK_NOFOLLOW,
-            )
-            .map_err(|x| io_err("setting time of", &e.path, x))?;
+            set_time_at(&dir, name, e)?;
         }
         self.dir_changed(parent, &dir);
         self.counters.symlinks.fetch_add(1, Relaxed);
