@@ -16,7 +16,7 @@ command (setup included) and ratios peer / linerate[clear] (above 1:
 linerate is faster), like for like. linerate runs with its defaults (encrypted, synced) and, like for
 like with rsync and GridFTP (clear, no fsync), as linerate[clear]; each run
 of it starts a one-shot `linerate recv` into its destination. Comparing
-contents instead of sizes and times (`-c`), linerate[clear,-c] runs beside
+contents instead of sizes and times (`-c`), linerate[clear -c] runs beside
 rsync[-c], and their ratio is given apart.
 
   bench/rerun.py                    # 3 rounds
@@ -66,7 +66,7 @@ def main():
     ap.add_argument("--share", type=float, default=0.01, help="share of files changed per round")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--tools",
-                    default="linerate,linerate[clear],rsync,rsyncd,gridftp,linerate[clear,-c],rsync[-c]")
+                    default="linerate,linerate[clear],rsync,rsyncd,gridftp,linerate[clear -c],rsync[-c]")
     ap.add_argument("--linerate", default=str(ROOT / "target/release/linerate"))
     ap.add_argument("--out", default=str(ROOT / "bench/results/rerun.json"))
     a = ap.parse_args()
@@ -98,8 +98,8 @@ def main():
         if "rsync" in wanted:
             runners["rsync"] = lambda d: transfer.timed(["rsync", "-a", str(src), f"{d}/"])
         by_contents = transfer.Linerate(a.linerate, 2, ["--no-encrypt", "--no-fsync", "-c"])
-        if "linerate[clear,-c]" in wanted:
-            runners["linerate[clear,-c]"] = lambda d: by_contents.run(src, d)
+        if "linerate[clear -c]" in wanted:
+            runners["linerate[clear -c]"] = lambda d: by_contents.run(src, d)
         if "rsync[-c]" in wanted:
             runners["rsync[-c]"] = lambda d: transfer.timed(["rsync", "-a", "-c", str(src), f"{d}/"])
         if "rsyncd" in wanted:
@@ -119,7 +119,7 @@ def main():
                 skipped["gridftp"] = "globus-url-copy or globus-gridftp-server not installed"
         dests = {}
         for name in runners:
-            d = dst / name.replace("[", "-").replace("]", "").replace(",", "")
+            d = dst / name.replace("[", "-").replace("]", "").replace(" ", "")
             d.mkdir()
             d.chmod(0o777)
             dests[name] = d
@@ -158,8 +158,8 @@ def main():
     }
     # By contents, like for like: rsync -c over linerate -c.
     by_contents = {
-        case: {"rsync[-c]": m["rsync[-c]"] / m["linerate[clear,-c]"]}
-        for case, m in med.items() if "rsync[-c]" in m and "linerate[clear,-c]" in m
+        case: {"rsync[-c]": m["rsync[-c]"] / m["linerate[clear -c]"]}
+        for case, m in med.items() if "rsync[-c]" in m and "linerate[clear -c]" in m
     }
     for case, r in by_contents.items():
         ratios.setdefault(case, {}).update(r)
@@ -172,7 +172,7 @@ def main():
         "rounds": a.rounds,
         "seconds": times,
         "median_seconds": med,
-        # rsync[-c] is over linerate[clear,-c]; every other peer over linerate[clear].
+        # rsync[-c] is over linerate[clear -c]; every other peer over linerate[clear].
         "peer_over_linerate_clear": ratios,
         "skipped": skipped,
         "yardstick": yardstick.finish(readings),
@@ -183,7 +183,7 @@ def main():
         print(f"{case}:")
         for n, s in m.items():
             ratio = ratios.get(case, {}).get(n)
-            against = "linerate[clear,-c]" if n.endswith("[-c]") else "linerate[clear]"
+            against = "linerate[clear -c]" if n.endswith("[-c]") else "linerate[clear]"
             print(f"  {n:<18} {s:7.2f} s" + (f"   {ratio:.2f}x {against}'s time" if ratio else ""))
     for n, why in skipped.items():
         print(f"skipped {n}: {why}")

@@ -125,6 +125,7 @@ impl Manifest {
             pending: Vec::new(),
             frame: FIRST_FRAME,
             last_frame: Instant::now(),
+            digest_buf: Vec::new(),
             announce,
         };
         for p in paths {
@@ -182,6 +183,9 @@ struct Walk<'a> {
     frame: usize,
     /// When the last frame of entries went out.
     last_frame: Instant,
+    /// Where files are read for their digests: one buffer for the walk,
+    /// not one per file.
+    digest_buf: Vec<u8>,
     announce: &'a mut dyn FnMut(Vec<Entry>) -> Result<()>,
 }
 
@@ -303,7 +307,8 @@ impl Walk<'_> {
             |e| EngineError::io(format!("reading {} for its checksum", path.display()), e);
         let mut file = fs::File::open(path).map_err(reading)?;
         let mut h = blake3::Hasher::new();
-        let mut buf = vec![0u8; DIGEST_READ];
+        let mut buf = std::mem::take(&mut self.digest_buf);
+        buf.resize(DIGEST_READ, 0);
         loop {
             let n = match file.read(&mut buf) {
                 Ok(0) => break,
@@ -318,6 +323,7 @@ impl Walk<'_> {
                 (self.announce)(pending)?;
             }
         }
+        self.digest_buf = buf;
         Ok(h.finalize().to_hex().to_string())
     }
 }
