@@ -57,10 +57,10 @@ impl Names {
     /// The owner of a file with metadata `meta`.
     pub fn owner(&mut self, meta: &std::fs::Metadata) -> Owner {
         let (uid, gid) = (meta.uid(), meta.gid());
-        let user = named(&mut self.users, uid, |id| {
+        let user = looked_up(&mut self.users, &uid, |&id| {
             nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(id)).map(|u| u.map(|u| u.name))
         });
-        let group = named(&mut self.groups, gid, |id| {
+        let group = looked_up(&mut self.groups, &gid, |&id| {
             nix::unistd::Group::from_gid(nix::unistd::Gid::from_raw(id)).map(|g| g.map(|g| g.name))
         });
         Owner {
@@ -72,16 +72,19 @@ impl Names {
     }
 }
 
-/// The name of user or group `id`, looked up once for `cache`.
-fn named(
-    cache: &mut HashMap<u32, Option<String>>,
-    id: u32,
-    look_up: impl FnOnce(u32) -> nix::Result<Option<String>>,
-) -> Option<String> {
-    cache
-        .entry(id)
-        .or_insert_with(|| look_up(id).ok().flatten())
-        .clone()
+/// What `key` (a user or group, by number or by name) stands for, looked
+/// up once for `cache`.
+fn looked_up<K: std::hash::Hash + Eq + Clone, V: Clone>(
+    cache: &mut HashMap<K, Option<V>>,
+    key: &K,
+    look_up: impl FnOnce(&K) -> nix::Result<Option<V>>,
+) -> Option<V> {
+    if let Some(v) = cache.get(key) {
+        return v.clone();
+    }
+    let v = look_up(key).ok().flatten();
+    cache.insert(key.clone(), v.clone());
+    v
 }
 
 /// The extended attributes of `path` (not followed if a link) that `wanted`
@@ -166,21 +169,15 @@ impl Ids {
         let mut gid = o.gid;
         if !self.numeric {
             if let Some(name) = &o.user
-                && let Some(id) = *lock(&self.users).entry(name.clone()).or_insert_with(|| {
-                    nix::unistd::User::from_name(name)
-                        .ok()
-                        .flatten()
-                        .map(|u| u.uid.as_raw())
+                && let Some(id) = looked_up(&mut lock(&self.users), name, |n| {
+                    nix::unistd::User::from_name(n).map(|u| u.map(|u| u.uid.as_raw()))
                 })
             {
                 uid = id;
             }
             if let Some(name) = &o.group
-                && let Some(id) = *lock(&self.groups).entry(name.clone()).or_insert_with(|| {
-                    nix::unistd::Group::from_name(name)
-                        .ok()
-                        .flatten()
-                        .map(|g| g.gid.as_raw())
+                && let Some(id) = looked_up(&mut lock(&self.groups), name, |n| {
+                    nix::unistd::Group::from_name(n).map(|g| g.map(|g| g.gid.as_raw()))
                 })
             {
                 gid = id;

@@ -425,10 +425,14 @@ fn compare_digests(m: &Manifest, theirs: &[(u32, String)]) -> Result<(usize, Vec
     let mut verified = 0;
     for (id, e, o) in m.iter() {
         let Some(Origin::Path(p)) = o else { continue };
-        let file =
-            File::open(p).map_err(|x| EngineError::io(format!("verifying {}", p.display()), x))?;
-        let ours = content_digest(file)
-            .map_err(|x| EngineError::io(format!("verifying {}", p.display()), x))?;
+        // Listed with -c: read once, while listed (a change since would
+        // have failed the file while it was sent).
+        let ours = match e.digest() {
+            Some(listed) => listed.to_string(),
+            None => File::open(p)
+                .and_then(content_digest)
+                .map_err(|x| EngineError::io(format!("verifying {}", p.display()), x))?,
+        };
         match theirs.get(&id) {
             Some(d) if **d == ours => verified += 1,
             _ => mismatched.push(e.path.clone()),
