@@ -52,6 +52,22 @@ fn rsync_into(flags: &[&str], src: &Path, dest: &Path) {
     assert!(out.status.success(), "rsync {flags:?}: {}", text(&out));
 }
 
+/// `send SEND_FLAGS TOP HOST:/l` to a daemon rooted in a new directory,
+/// and `rsync RSYNC_FLAGS TOP` into its `r`: that directory, and the daemon.
+fn copied_by_both(top: &Path, send_flags: &[&str], rsync_flags: &[&str]) -> (TempDir, Server) {
+    let dst = TempDir::new("dst");
+    let server = Server::with_root(dst.path());
+    let target = format!("{}:/l", server.addr());
+    let mut args = send_flags.to_vec();
+    args.extend([top.to_str().unwrap(), &target, "-q"]);
+    let out = send(&args);
+    assert!(out.status.success(), "{}", text(&out));
+    let by_rsync = dst.join("r");
+    fs::create_dir_all(&by_rsync).unwrap();
+    rsync_into(rsync_flags, top, &by_rsync);
+    (dst, server)
+}
+
 fn filter_tree(top: &Path) {
     for (path, len) in [
         ("a.c", 100),
@@ -375,17 +391,8 @@ fn symlinks_keep_their_own_modification_time() {
         .status()
         .unwrap();
     assert!(touched.success());
-    let dst = TempDir::new("dst");
-    let server = Server::with_root(dst.path());
-    let out = send(&[
-        top.to_str().unwrap(),
-        &format!("{}:/l", server.addr()),
-        "-q",
-    ]);
-    assert!(out.status.success(), "{}", text(&out));
+    let (dst, _server) = copied_by_both(&top, &[], &["-a"]);
     let by_rsync = dst.join("r");
-    fs::create_dir_all(&by_rsync).unwrap();
-    rsync_into(&["-a"], &top, &by_rsync);
     let mtime = |p: &Path| {
         let m = fs::symlink_metadata(p).unwrap();
         (m.mtime(), m.mtime_nsec())
@@ -494,14 +501,12 @@ fn owners_xattrs_and_acls_arrive_as_rsync_leaves_them() {
          && setfattr -n user.note -v hello a && setfattr -n user.tag -v x sub \
          && setfacl -m u:12345:r,g:23456:r a && setfacl -d -m g:23456:rx sub"
     ));
-    let dst = TempDir::new("dst");
-    let server = Server::with_root(dst.path());
-    let target = format!("{}:/l", server.addr());
-    let out = send(&["-X", "-A", "--numeric-ids", t, &target, "-q"]);
-    assert!(out.status.success(), "{}", text(&out));
+    let (dst, server) = copied_by_both(
+        &top,
+        &["-X", "-A", "--numeric-ids"],
+        &["-aHAX", "--numeric-ids"],
+    );
     let by_rsync = dst.join("r");
-    fs::create_dir_all(&by_rsync).unwrap();
-    rsync_into(&["-aHAX", "--numeric-ids"], &top, &by_rsync);
     for rel in ["t", "t/a", "t/sub", "t/sub/b", "t/l"] {
         let ours = metadata_of(&dst.join("l"), rel);
         assert_eq!(ours, metadata_of(&by_rsync, rel), "{rel}");
@@ -532,17 +537,8 @@ fn sparse_files_keep_their_holes_as_rsync_s_does() {
     f.write_all_at(b"x", 50 << 20).unwrap();
     f.write_all_at(&vec![7u8; 1 << 20], 80 << 20).unwrap();
     drop(f);
-    let dst = TempDir::new("dst");
-    let server = Server::with_root(dst.path());
-    let out = send(&[
-        top.to_str().unwrap(),
-        &format!("{}:/l", server.addr()),
-        "-q",
-    ]);
-    assert!(out.status.success(), "{}", text(&out));
+    let (dst, _server) = copied_by_both(&top, &[], &["-aS"]);
     let by_rsync = dst.join("r");
-    fs::create_dir_all(&by_rsync).unwrap();
-    rsync_into(&["-aS"], &top, &by_rsync);
     let allocated = |p: &Path| fs::metadata(p).unwrap().blocks() * 512;
     let source = allocated(&top.join("sparse"));
     let ours = allocated(&dst.join("l/t/sparse"));
