@@ -22,6 +22,7 @@ use common::crafted::{
 use common::tree::{TempDir, differences, random_file};
 use common::{
     Server, SmallFs, bench_json, leftovers, oneshot, oneshot_clear, send, text, wait_exit,
+    wait_moving, wait_until,
 };
 use linerate_wire::{EntryKind, FRAME_HEADER_LEN, Message, Record, SessionId, SessionKind};
 
@@ -62,17 +63,6 @@ fn answers_bench(server: &mut Server) {
     assert!(server.is_running(), "the server died");
     let doc = bench_json(&server.addr(), &["-t", "0.3", "-i", "0.1"]);
     assert!(doc["summary"].is_object(), "{doc}");
-}
-
-fn wait_until(timeout: Duration, mut ok: impl FnMut() -> bool) -> bool {
-    let end = Instant::now() + timeout;
-    while Instant::now() < end {
-        if ok() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    ok()
 }
 
 /// A child with its output captured, killed if dropped before `finish`.
@@ -198,6 +188,15 @@ fn announced_sizes_are_checked_before_anything_is_allocated() {
     assert!(c.refusal().contains("largest file"));
     let status = wait_exit(&mut recv, Duration::from_secs(10)).expect("recv ends");
     assert_eq!(status.code(), Some(1), "ended by a signal? {status:?}");
+}
+
+/// The port a receiver's URL names.
+fn url_port(url: &str) -> u16 {
+    let (addr, _, _) = parse_url(url);
+    addr.rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("a port in the URL")
 }
 
 fn parse_url(url: &str) -> (String, String, String) {
@@ -569,7 +568,7 @@ fn a_second_writer_of_one_path_is_refused_at_once() {
         "200M",
         "--no-encrypt",
     ]);
-    std::thread::sleep(Duration::from_millis(600));
+    wait_moving(None, server.port, 4 << 20);
     let t = Instant::now();
     let second = send(&[b.to_str().unwrap(), &target, "--no-encrypt"]);
     assert!(!second.status.success(), "the second writer succeeded");
@@ -635,7 +634,7 @@ fn a_source_changed_while_sent_fails_and_a_rerun_sends_it() {
             "1M",
             "--no-encrypt",
         ]);
-        std::thread::sleep(Duration::from_millis(700));
+        wait_moving(None, server.port, 4 << 20);
         let mut f = fs::OpenOptions::new().write(true).open(&src).unwrap();
         if append {
             use std::io::Seek;
@@ -696,7 +695,7 @@ fn a_stopped_peer_ends_the_run_in_well_under_a_minute() {
         "--rate",
         "100M",
     ]);
-    std::thread::sleep(Duration::from_millis(1000));
+    wait_moving(None, url_port(&url), 4 << 20);
     let pid = recv.0.id();
     signal(pid, "-STOP");
     let t = Instant::now();
@@ -718,7 +717,7 @@ fn a_stopped_peer_ends_the_run_in_well_under_a_minute() {
 
     let mut server = Server::start();
     let bench = spawn(&["bench", &server.addr(), "-t", "60"]);
-    std::thread::sleep(Duration::from_millis(1000));
+    wait_moving(None, server.port, 4 << 20);
     let spid = server.child.id();
     signal(spid, "-STOP");
     let t = Instant::now();
@@ -774,7 +773,7 @@ fn a_one_shot_receiver_takes_exactly_one_transfer() {
         "200M",
         "--no-encrypt",
     ]);
-    std::thread::sleep(Duration::from_millis(500));
+    wait_moving(None, url_port(&url), 1 << 20);
     let mut c = Crafted::connect(&addr, id);
     c.request(Some(token));
     let msg = c.refusal();

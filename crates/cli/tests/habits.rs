@@ -174,12 +174,20 @@ fn a_tiny_window_is_a_buffer_as_iperf3s_w_is() {
     panic!("linerate -w 4K against iperf3 -w 4K, bit/s: {tries:?}");
 }
 
-/// Sends SIGINT to a running `linerate` after `after`, and waits for it.
-fn interrupt(child: std::process::Child, after: Duration) -> std::process::Output {
-    std::thread::sleep(after);
+/// Sends SIGINT to a running `linerate` once it moves data through `port`,
+/// and waits for it.
+fn interrupt_under_way(child: std::process::Child, port: u16) -> std::process::Output {
+    common::wait_moving(None, port, 8 << 20);
+    let asked = std::time::Instant::now();
     // SAFETY: kill has no memory preconditions; the pid is our own child's.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    child.wait_with_output().expect("wait for linerate")
+    let out = child.wait_with_output().expect("wait for linerate");
+    let took = asked.elapsed();
+    assert!(
+        took < Duration::from_secs(15),
+        "Ctrl-C took {took:?} to end the run"
+    );
+    out
 }
 
 #[test]
@@ -197,9 +205,7 @@ fn ctrl_c_on_bench_prints_the_summary_and_writes_the_partial_json() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let started = std::time::Instant::now();
-        let out = interrupt(child, Duration::from_secs(2));
-        assert!(started.elapsed() < Duration::from_secs(15), "{extra:?}");
+        let out = interrupt_under_way(child, srv.port);
         assert_eq!(out.status.code(), Some(130), "{extra:?}: {}", text(&out));
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(stdout.contains("Interrupted"), "{extra:?}: {stdout}");
@@ -229,7 +235,7 @@ fn ctrl_c_on_send_says_how_to_resume_and_the_rerun_says_what_it_found() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let out = interrupt(child, Duration::from_millis(1500));
+    let out = interrupt_under_way(child, srv.port);
     assert_eq!(out.status.code(), Some(130), "{}", text(&out));
     assert!(
         text(&out).contains("rerun the same command to resume"),

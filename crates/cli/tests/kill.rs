@@ -25,7 +25,7 @@ fn client_killed_mid_run_leaves_the_server_healthy() {
     for extra in [&["-P", "2"][..], &["-R"][..]] {
         let mut srv = Server::start();
         let mut client = start_bench(&srv.addr(), extra);
-        std::thread::sleep(Duration::from_millis(1500));
+        common::wait_moving(None, srv.port, 8 << 20);
         client.0.kill().unwrap();
         client.0.wait().unwrap();
         assert!(
@@ -45,7 +45,7 @@ fn server_killed_mid_run_fails_the_client_quickly() {
     for extra in [&["-P", "2"][..], &["-R"][..], &["--bidir"][..]] {
         let mut srv = Server::start();
         let mut client = start_bench(&srv.addr(), extra);
-        std::thread::sleep(Duration::from_millis(1500));
+        common::wait_moving(None, srv.port, 8 << 20);
         srv.child.kill().unwrap();
         let killed = Instant::now();
         let status = wait_bounded(&mut client.0, Duration::from_secs(20));

@@ -87,8 +87,12 @@ fn a_killed_emulator_is_reported_and_cleaned_up() {
             .unwrap()
             .success()
     );
-    std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(lab.status()["emulator_running"], false);
+    assert!(
+        common::wait_until(Duration::from_secs(10), || {
+            lab.status()["emulator_running"] == false
+        }),
+        "the lab still sees its emulator"
+    );
     let human = run(&["lab", "status", "--name", &lab.name]);
     assert!(String::from_utf8_lossy(&human.stdout).contains("NOT RUNNING"));
     let set = run(&["lab", "set", "--name", &lab.name, "--rtt", "10ms"]);
@@ -230,7 +234,6 @@ fn configured_rtt_holds_under_bulk_traffic_and_the_window_law_holds() {
     let h2 = lab.addr("h2", false);
     let medians = until_within(|| rtt_under_load(&lab, &h2), 44.0, 0.5);
     eprintln!("median RTT under load, per try: {medians:?} ms");
-    std::thread::sleep(Duration::from_secs(5));
     // Window / RTT: 4 MiB over 44 ms is about 762 Mbit/s (a large send buffer, so the window is the only limit).
     let shares = until_within(|| window_law_share(&lab, &h2), 1.0, 0.1);
     eprintln!("throughput / (window / RTT), per try: {shares:?}");
@@ -534,7 +537,9 @@ fn until_within(mut measure: impl FnMut() -> f64, want: f64, tolerance: f64) -> 
 fn rtt_under_load(lab: &TestLab, h2: &str) -> f64 {
     let target = format!("{h2}:5201");
     let bulk = lab.spawn("h1", &[linerate(), "bench", &target, "-t", "6", "-P", "2"]);
-    std::thread::sleep(Duration::from_secs(2));
+    // Past slow start: two streams reach their 4 MiB windows within
+    // about 16 MiB sent.
+    common::wait_moving(Some(&lab.netns("h2")), 5201, 32 << 20);
     let ping = lab.exec("h1", &["ping", "-c", "25", "-i", "0.1", h2]);
     drop(bulk);
     let text = String::from_utf8_lossy(&ping.stdout).to_string();
@@ -544,8 +549,7 @@ fn rtt_under_load(lab: &TestLab, h2: &str) -> f64 {
         .filter_map(|t| t.split_whitespace().next()?.parse().ok())
         .collect();
     assert!(rtts.len() >= 20, "ping replies: {text}");
-    // The bench's server takes the next session once this one is over.
-    std::thread::sleep(Duration::from_secs(1));
+    lab.wait_idle("h2", 5201);
     median(rtts)
 }
 

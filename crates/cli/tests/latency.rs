@@ -307,7 +307,16 @@ fn stop_the_server_mid_run(udp: bool) {
             .spawn()
             .unwrap(),
     );
-    std::thread::sleep(Duration::from_millis(1500));
+    // The rounds run: their datagrams arrive, or their bytes on the
+    // session's connection.
+    if udp {
+        let from = common::udp_counter(None, "InDatagrams");
+        assert!(common::wait_until(Duration::from_secs(30), || {
+            common::udp_counter(None, "InDatagrams") >= from + 200
+        }));
+    } else {
+        common::wait_moving(None, srv.port, 64 << 10);
+    }
     let pid = srv.child.id() as i32;
     // SAFETY: kill sends a signal to a process this test started.
     unsafe { libc::kill(pid, libc::SIGSTOP) };

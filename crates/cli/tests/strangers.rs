@@ -17,7 +17,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use common::tree::TempDir;
-use common::{Server, alone_with_traffic, linerate, linerate_cmd, require_root, test_keys, text};
+use common::{
+    Server, alone_with_traffic, linerate, linerate_cmd, require_root, test_keys, text, udp_counter,
+    wait_until,
+};
 use linerate_wire::{Hello, Role, SessionId, SessionKind};
 
 const STRANGERS: u8 = 50;
@@ -347,7 +350,7 @@ fn strangers_cannot_lock_out_a_key_holder_or_a_bench() {
             }));
         }
         // The strangers hold their places before the rightful client comes.
-        let held = wait_for(Duration::from_secs(30), || footprint(pid).1 >= base.1 + 30);
+        let held = wait_until(Duration::from_secs(30), || footprint(pid).1 >= base.1 + 30);
         assert!(held, "{case}: the strangers reached the daemon");
         let log_before = srv.log_lines().len();
         let began = Instant::now();
@@ -526,7 +529,7 @@ fn a_reverse_udp_bench_ends_with_its_client() {
     let lab = Lab::up("udp");
     let (_srv, daemon) = lab.daemon(&[]);
     let mut client = lab.client(&["bench", &daemon, "-R", "--udp", "-b", "200M", "-t", "60"]);
-    let out_datagrams = || udp_counter(&lab.srv, "OutDatagrams");
+    let out_datagrams = || udp_counter(Some(&lab.srv), "OutDatagrams");
     // Wait until datagrams flow.
     let flowing = {
         let until = Instant::now() + Duration::from_secs(20);
@@ -955,13 +958,13 @@ fn forged_udp_latency_requests_get_no_reply() {
         .status();
     let udp_counters = || {
         (
-            udp_counter(&lab.srv, "InDatagrams"),
-            udp_counter(&lab.srv, "OutDatagrams"),
+            udp_counter(Some(&lab.srv), "InDatagrams"),
+            udp_counter(Some(&lab.srv), "OutDatagrams"),
         )
     };
     // The last real round's reply has left once the count stands still.
     let mut last = udp_counters();
-    let settled = wait_for(Duration::from_secs(10), || {
+    let settled = wait_until(Duration::from_secs(10), || {
         let now = udp_counters();
         std::mem::replace(&mut last, now) == now
     });
@@ -972,7 +975,7 @@ fn forged_udp_latency_requests_get_no_reply() {
         std::thread::spawn(move || forge(&lab_cli, client_addr, server_addr, 200))
     };
     let sent = forged.join().expect("forger");
-    wait_for(Duration::from_secs(10), || {
+    wait_until(Duration::from_secs(10), || {
         udp_counters().0 >= in_before + 200
     });
     let (in_after, out_after) = udp_counters();
@@ -995,37 +998,6 @@ fn forged_udp_latency_requests_get_no_reply() {
         0,
         "the server answered forged requests"
     );
-}
-
-/// One of the UDP counters of /proc/net/snmp in namespace `ns`.
-fn udp_counter(ns: &str, name: &str) -> u64 {
-    let out = Command::new("ip")
-        .args(["netns", "exec", ns, "cat", "/proc/net/snmp"])
-        .output()
-        .expect("snmp");
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    let mut udp = text.lines().filter(|l| l.starts_with("Udp:"));
-    let (names, values) = (udp.next().unwrap_or(""), udp.next().unwrap_or(""));
-    names
-        .split_whitespace()
-        .zip(values.split_whitespace())
-        .find(|(n, _)| *n == name)
-        .and_then(|(_, v)| v.parse().ok())
-        .unwrap_or(0)
-}
-
-/// Waits until `ready` holds, at most `within`; whether it did.
-fn wait_for(within: Duration, mut ready: impl FnMut() -> bool) -> bool {
-    let until = Instant::now() + within;
-    loop {
-        if ready() {
-            return true;
-        }
-        if Instant::now() >= until {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// Sends `count` UDP latency requests from `from` to `to` through a raw

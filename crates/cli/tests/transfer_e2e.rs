@@ -406,13 +406,16 @@ fn resume_tree(root: &Path) {
     }
 }
 
-/// Pseudo-random pause in [lo, hi) ms, different on every run.
-fn random_pause(lo: u64, hi: u64) -> Duration {
+/// Waits until the transfer to `server` is under way, then a pseudo-random
+/// further 0-1.4 s (different on every run), so a kill lands at a new
+/// point of the 300 MiB (3 s at 800M) each time.
+fn pause_under_way(server: &Server) {
+    common::wait_moving(None, server.port, 16 << 20);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .subsec_nanos() as u64;
-    Duration::from_millis(lo + nanos % (hi - lo))
+    std::thread::sleep(Duration::from_millis(nanos % 1400));
 }
 
 fn rerun_completes_with_less(src: &Path, dst_root: &Path, dest: &str) {
@@ -479,7 +482,7 @@ fn paced_transfer(extra: &[&str]) -> (TempDir, TempDir, Server, Guard) {
 #[test]
 fn receiver_killed_mid_transfer_then_rerun_resumes() {
     let (src, dst, mut server, mut sender) = paced_transfer(&[]);
-    std::thread::sleep(random_pause(800, 2200));
+    pause_under_way(&server);
     server.child.kill().unwrap();
     server.child.wait().unwrap();
     let t = Instant::now();
@@ -497,7 +500,7 @@ fn receiver_killed_mid_transfer_then_rerun_resumes() {
 #[test]
 fn sender_killed_mid_transfer_then_rerun_resumes() {
     let (src, dst, server, mut sender) = paced_transfer(&[]);
-    std::thread::sleep(random_pause(800, 2200));
+    pause_under_way(&server);
     sender.0.kill().unwrap();
     sender.0.wait().unwrap();
     assert!(
@@ -516,7 +519,7 @@ fn sender_killed_mid_transfer_then_rerun_resumes() {
 fn a_reset_stream_does_not_stop_the_transfer() {
     let (src, dst, server, mut sender) = paced_transfer(&["-P", "4"]);
     let report = src.join("r.json");
-    std::thread::sleep(Duration::from_millis(1000));
+    common::wait_moving(None, server.port, 16 << 20);
     // The sender's newest connection to the server is a data stream (the
     // control connection is opened first): reset it from the kernel.
     let pid = sender.0.id();
@@ -611,7 +614,8 @@ fn a_source_that_shrinks_mid_send_is_reported_and_nothing_crashes() {
         .spawn()
         .unwrap();
     let mut sender = Guard(child);
-    std::thread::sleep(Duration::from_millis(1500));
+    // Within the first 64 MiB block: 4 MiB take a third of a second at 100M.
+    common::wait_moving(None, server.port, 4 << 20);
     let t = Instant::now();
     fs::OpenOptions::new()
         .write(true)

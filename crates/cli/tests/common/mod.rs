@@ -483,6 +483,87 @@ pub fn free_port() -> u16 {
         .expect("a free loopback port")
 }
 
+/// Waits until `ready` holds, asking every 50 ms, at most `timeout`;
+/// whether it did.
+pub fn wait_until(timeout: Duration, mut ready: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + timeout;
+    loop {
+        if ready() {
+            return true;
+        }
+        if Instant::now() >= end {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The kernel's view (`ss -ti`) of the established TCP connections from or
+/// to `port`, in the namespace `netns` or in this one.
+pub fn established(netns: Option<&str>, port: u16) -> String {
+    let filter = format!("( sport = :{port} or dport = :{port} )");
+    let ss = ["ss", "-tinH", "state", "established", filter.as_str()];
+    let mut cmd = match netns {
+        Some(ns) => {
+            let mut c = Command::new("ip");
+            c.args(["netns", "exec", ns]).args(ss);
+            c
+        }
+        None => {
+            let mut c = Command::new(ss[0]);
+            c.args(&ss[1..]);
+            c
+        }
+    };
+    let out = cmd.output().expect("ss runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Bytes received so far on the connections of `port`, both ends summed:
+/// a run moving data shows here whichever way it sends and by whatever call.
+pub fn tcp_bytes_received(netns: Option<&str>, port: u16) -> u64 {
+    established(netns, port)
+        .split_whitespace()
+        .filter_map(|w| w.strip_prefix("bytes_received:")?.parse::<u64>().ok())
+        .sum()
+}
+
+/// One of the kernel's UDP counters (`/proc/net/snmp`, e.g. `InDatagrams`)
+/// in the namespace `netns` or in this one.
+pub fn udp_counter(netns: Option<&str>, name: &str) -> u64 {
+    let text = match netns {
+        Some(ns) => {
+            let out = Command::new("ip")
+                .args(["netns", "exec", ns, "cat", "/proc/net/snmp"])
+                .output()
+                .expect("snmp");
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        }
+        None => std::fs::read_to_string("/proc/net/snmp").expect("snmp"),
+    };
+    let mut udp = text.lines().filter(|l| l.starts_with("Udp:"));
+    let (names, values) = (udp.next().unwrap_or(""), udp.next().unwrap_or(""));
+    names
+        .split_whitespace()
+        .zip(values.split_whitespace())
+        .find(|(n, _)| *n == name)
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Waits until the connections of `port` have received `bytes` more than
+/// when called: the run on it is under way, however late a loaded host
+/// started it (a fixed sleep could act while it was still in its handshake).
+pub fn wait_moving(netns: Option<&str>, port: u16, bytes: u64) {
+    let from = tcp_bytes_received(netns, port);
+    assert!(
+        wait_until(Duration::from_secs(60), || {
+            tcp_bytes_received(netns, port) >= from + bytes
+        }),
+        "{bytes} bytes never went through port {port}"
+    );
+}
+
 /// Whether a socket listens on TCP `port`, from the kernel's tables, so
 /// asking does not connect: an iperf3 server takes any connection as a
 /// client, and reopens its listening socket once that client is gone.

@@ -56,7 +56,7 @@ impl TestLab {
     pub fn serve(&self, host: &str, port: u16) -> Guard {
         let port_text = port.to_string();
         let g = self.spawn(host, &[linerate(), "serve", "--port", &port_text]);
-        let ns = format!("lr-{}-{host}", self.name);
+        let ns = self.netns(host);
         let filter = format!("sport = :{port}");
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
@@ -70,6 +70,38 @@ impl TestLab {
             std::thread::sleep(Duration::from_millis(20));
         }
         panic!("no server listened on {host}:{port} within 20 s");
+    }
+
+    /// The namespace `host` lives in.
+    pub fn netns(&self, host: &str) -> String {
+        format!("lr-{}-{host}", self.name)
+    }
+
+    /// Waits until `host` holds no connection on `port` open: its server
+    /// has ended the last session and takes the next one alone.
+    pub fn wait_idle(&self, host: &str, port: u16) {
+        let ns = self.netns(host);
+        let filter = format!("( sport = :{port} )");
+        let ss = [
+            "netns",
+            "exec",
+            &ns,
+            "ss",
+            "-tnH",
+            "state",
+            "connected",
+            "exclude",
+            "time-wait",
+            &filter,
+        ];
+        let idle = || {
+            let out = Command::new("ip").args(ss).output().expect("ss");
+            String::from_utf8_lossy(&out.stdout).trim().is_empty()
+        };
+        assert!(
+            super::wait_until(Duration::from_secs(30), idle),
+            "{host}:{port} kept a connection open"
+        );
     }
 
     pub fn status(&self) -> serde_json::Value {
