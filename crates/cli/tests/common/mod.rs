@@ -528,6 +528,33 @@ pub fn tcp_bytes_received(netns: Option<&str>, port: u16) -> u64 {
         .sum()
 }
 
+/// Runs `f`, and the share of every core's time that was busy meanwhile
+/// (`/proc/stat`): other processes' work included, which a test of timing
+/// must know of before it reads a slowdown as the network's.
+pub fn host_busy_while<T>(f: impl FnOnce() -> T) -> (T, f64) {
+    let times = || -> (u64, u64) {
+        let stat = std::fs::read_to_string("/proc/stat").expect("/proc/stat");
+        let cpu: Vec<u64> = stat
+            .lines()
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .skip(1)
+            .take(8)
+            .filter_map(|v| v.parse().ok())
+            .collect();
+        // user nice system idle iowait irq softirq steal
+        let idle = cpu.get(3).copied().unwrap_or(0) + cpu.get(4).copied().unwrap_or(0);
+        (cpu.iter().sum(), idle)
+    };
+    let (total0, idle0) = times();
+    let out = f();
+    let (total1, idle1) = times();
+    let total = total1.saturating_sub(total0).max(1);
+    let idle = idle1.saturating_sub(idle0);
+    (out, 1.0 - idle as f64 / total as f64)
+}
+
 /// One of the kernel's UDP counters (`/proc/net/snmp`, e.g. `InDatagrams`)
 /// in the namespace `netns` or in this one.
 pub fn udp_counter(netns: Option<&str>, name: &str) -> u64 {
