@@ -31,14 +31,23 @@ const EXCHANGE_TICK: Duration = Duration::from_millis(100);
 const LIMIT_SKEW: Duration = Duration::from_secs(1);
 
 /// Why an exchange did not complete.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 enum Unfinished {
     /// The rank was interrupted or reached its limit while waiting.
+    #[error("interrupted")]
     GaveUp,
     /// A peer closed or reset its connection.
+    #[error("rank {0} closed its connection")]
     PeerClosed(u32),
-    /// Anything else, in words.
-    Failed(String),
+    /// Waiting for the peers failed.
+    #[error("poll: {0}")]
+    Poll(rustix::io::Errno),
+    /// Reading from a peer failed.
+    #[error("from rank {peer}: {error}")]
+    Receive { peer: u32, error: std::io::Error },
+    /// Writing to a peer failed.
+    #[error("to rank {peer}: {error}")]
+    Send { peer: u32, error: std::io::Error },
 }
 
 type Accepted = Arc<(Mutex<HashMap<u32, TcpStream>>, Condvar)>;
@@ -220,12 +229,7 @@ pub fn run_rank(
             Err(Unfinished::GaveUp) if !stop.load(Relaxed) => break,
             Err(Unfinished::PeerClosed(_)) if started.elapsed() + LIMIT_SKEW >= limit => break,
             Err(e) => {
-                let why = match e {
-                    Unfinished::GaveUp => "interrupted".to_string(),
-                    Unfinished::PeerClosed(p) => format!("rank {p} closed its connection"),
-                    Unfinished::Failed(why) => why,
-                };
-                error = Some(format!("iteration {}: {why}", i + 1));
+                error = Some(format!("iteration {}: {e}", i + 1));
                 break;
             }
         }
@@ -341,7 +345,7 @@ fn exchange(
                 return Err(Unfinished::GaveUp);
             }
             Ok(_) | Err(rustix::io::Errno::INTR) => {}
-            Err(e) => return Err(Unfinished::Failed(format!("poll: {e}"))),
+            Err(e) => return Err(Unfinished::Poll(e)),
         }
         let ready: Vec<(usize, PollFlags)> = fds
             .iter()
@@ -362,7 +366,12 @@ fn exchange(
                     Err(e) if e.kind() == ErrorKind::ConnectionReset => {
                         return Err(Unfinished::PeerClosed(l.peer));
                     }
-                    Err(e) => return Err(Unfinished::Failed(format!("from rank {}: {e}", l.peer))),
+                    Err(error) => {
+                        return Err(Unfinished::Receive {
+                            peer: l.peer,
+                            error,
+                        });
+                    }
                 }
             }
             if revents.contains(PollFlags::OUT) && l.to_send > 0 {
@@ -378,7 +387,12 @@ fn exchange(
                     {
                         return Err(Unfinished::PeerClosed(l.peer));
                     }
-                    Err(e) => return Err(Unfinished::Failed(format!("to rank {}: {e}", l.peer))),
+                    Err(error) => {
+                        return Err(Unfinished::Send {
+                            peer: l.peer,
+                            error,
+                        });
+                    }
                 }
             }
         }
