@@ -174,10 +174,10 @@ fn a_tiny_window_is_a_buffer_as_iperf3s_w_is() {
     panic!("linerate -w 4K against iperf3 -w 4K, bit/s: {tries:?}");
 }
 
-/// Sends SIGINT to a running `linerate` once it moves data through `port`,
+/// Sends SIGINT to a running `linerate` once `bytes` went through `port`,
 /// and waits for it.
-fn interrupt_under_way(child: std::process::Child, port: u16) -> std::process::Output {
-    common::wait_moving(None, port, 8 << 20);
+fn interrupt_after(child: std::process::Child, port: u16, bytes: u64) -> std::process::Output {
+    common::wait_moving(None, port, bytes);
     let asked = std::time::Instant::now();
     // SAFETY: kill has no memory preconditions; the pid is our own child's.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
@@ -205,7 +205,7 @@ fn ctrl_c_on_bench_prints_the_summary_and_writes_the_partial_json() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let out = interrupt_under_way(child, srv.port);
+        let out = interrupt_after(child, srv.port, 8 << 20);
         assert_eq!(out.status.code(), Some(130), "{extra:?}: {}", text(&out));
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(stdout.contains("Interrupted"), "{extra:?}: {stdout}");
@@ -235,7 +235,11 @@ fn ctrl_c_on_send_says_how_to_resume_and_the_rerun_says_what_it_found() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let out = interrupt_under_way(child, srv.port);
+    // Past a few whole 8 MiB blocks, so the rerun has some to resume:
+    // interrupted after 8 MiB (two streams' first blocks still in flight),
+    // the rerun once found none and sent everything; 64 MiB of 256 leaves
+    // the run about 4 s at 400M.
+    let out = interrupt_after(child, srv.port, 64 << 20);
     assert_eq!(out.status.code(), Some(130), "{}", text(&out));
     assert!(
         text(&out).contains("rerun the same command to resume"),
