@@ -144,14 +144,7 @@ impl Server {
 
     /// Waits until `pred` holds for the log, up to `timeout`.
     pub fn wait_log(&self, timeout: Duration, pred: impl Fn(&[String]) -> bool) -> bool {
-        let end = Instant::now() + timeout;
-        while Instant::now() < end {
-            if pred(&self.log_lines()) {
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        pred(&self.log_lines())
+        wait_until(timeout, || pred(&self.log_lines()))
     }
 }
 
@@ -498,25 +491,29 @@ pub fn wait_until(timeout: Duration, mut ready: impl FnMut() -> bool) -> bool {
     }
 }
 
+/// What `argv` prints, run in the namespace `netns` or in this one.
+pub fn output_in(netns: Option<&str>, argv: &[&str]) -> String {
+    let mut cmd = match netns {
+        Some(ns) => {
+            let mut c = Command::new("ip");
+            c.args(["netns", "exec", ns]).args(argv);
+            c
+        }
+        None => {
+            let mut c = Command::new(argv[0]);
+            c.args(&argv[1..]);
+            c
+        }
+    };
+    let out = cmd.output().unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// The kernel's view (`ss -ti`) of the established TCP connections from or
 /// to `port`, in the namespace `netns` or in this one.
 pub fn established(netns: Option<&str>, port: u16) -> String {
     let filter = format!("( sport = :{port} or dport = :{port} )");
-    let ss = ["ss", "-tinH", "state", "established", filter.as_str()];
-    let mut cmd = match netns {
-        Some(ns) => {
-            let mut c = Command::new("ip");
-            c.args(["netns", "exec", ns]).args(ss);
-            c
-        }
-        None => {
-            let mut c = Command::new(ss[0]);
-            c.args(&ss[1..]);
-            c
-        }
-    };
-    let out = cmd.output().expect("ss runs");
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    output_in(netns, &["ss", "-tinH", "state", "established", &filter])
 }
 
 /// Bytes received so far on the connections of `port`, both ends summed:
@@ -532,42 +529,16 @@ pub fn tcp_bytes_received(netns: Option<&str>, port: u16) -> u64 {
 /// (`/proc/stat`): other processes' work included, which a test of timing
 /// must know of before it reads a slowdown as the network's.
 pub fn host_busy_while<T>(f: impl FnOnce() -> T) -> (T, f64) {
-    let times = || -> (u64, u64) {
-        let stat = std::fs::read_to_string("/proc/stat").expect("/proc/stat");
-        let cpu: Vec<u64> = stat
-            .lines()
-            .next()
-            .unwrap_or("")
-            .split_whitespace()
-            .skip(1)
-            .take(8)
-            .filter_map(|v| v.parse().ok())
-            .collect();
-        // user nice system idle iowait irq softirq steal
-        let idle = cpu.get(3).copied().unwrap_or(0) + cpu.get(4).copied().unwrap_or(0);
-        (cpu.iter().sum(), idle)
-    };
-    let (total0, idle0) = times();
+    use linerate_probe::cpu::HostTicks;
+    let before = HostTicks::now();
     let out = f();
-    let (total1, idle1) = times();
-    let total = total1.saturating_sub(total0).max(1);
-    let idle = idle1.saturating_sub(idle0);
-    (out, 1.0 - idle as f64 / total as f64)
+    (out, HostTicks::now().fractions_since(&before).0)
 }
 
 /// One of the kernel's UDP counters (`/proc/net/snmp`, e.g. `InDatagrams`)
 /// in the namespace `netns` or in this one.
 pub fn udp_counter(netns: Option<&str>, name: &str) -> u64 {
-    let text = match netns {
-        Some(ns) => {
-            let out = Command::new("ip")
-                .args(["netns", "exec", ns, "cat", "/proc/net/snmp"])
-                .output()
-                .expect("snmp");
-            String::from_utf8_lossy(&out.stdout).into_owned()
-        }
-        None => std::fs::read_to_string("/proc/net/snmp").expect("snmp"),
-    };
+    let text = output_in(netns, &["cat", "/proc/net/snmp"]);
     let mut udp = text.lines().filter(|l| l.starts_with("Udp:"));
     let (names, values) = (udp.next().unwrap_or(""), udp.next().unwrap_or(""));
     names

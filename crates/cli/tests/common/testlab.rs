@@ -83,9 +83,6 @@ impl TestLab {
         let ns = self.netns(host);
         let filter = format!("( sport = :{port} )");
         let ss = [
-            "netns",
-            "exec",
-            &ns,
             "ss",
             "-tnH",
             "state",
@@ -94,10 +91,7 @@ impl TestLab {
             "time-wait",
             &filter,
         ];
-        let idle = || {
-            let out = Command::new("ip").args(ss).output().expect("ss");
-            String::from_utf8_lossy(&out.stdout).trim().is_empty()
-        };
+        let idle = || super::output_in(Some(&ns), &ss).trim().is_empty();
         assert!(
             super::wait_until(Duration::from_secs(30), idle),
             "{host}:{port} kept a connection open"

@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""The whole test suite, several times in a row, with every core kept busy.
+
+Clones the repository at a commit into a scratch folder (so what is tested is
+what was committed, not the working tree), builds the tests once with the
+cores idle, then runs `CI=true cargo test --workspace --release
+--no-fail-fast` (the README's test command, as CI runs it) `--runs` times.
+Before each run it starts one nice-0 busy loop a core (`bash -c 'while :; do
+:; done'`) and ends them, by PID, after the run: the suite must hold on a host
+that other work shares. Each run's time, test counts, failed test names and
+the host's busy share over the run (/proc/stat) go to a JSON document,
+written again after every run so an interrupted series keeps what it had.
+
+  bench/loaded_series.py                          # HEAD, 3 runs, a busy loop a core
+  bench/loaded_series.py --commit 263db11 --runs 1 --spinners 0
+
+Root is needed for the suite's namespace tests (as in CI). The scratch clone
+is removed at the end unless --keep; its target folder can be shared with
+--target-dir to skip rebuilding the dependencies.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TEST_CMD = ["cargo", "test", "--workspace", "--release", "--no-fail-fast"]
+RESULT_LINE = re.compile(r"test result: (\w+)\. (\d+) passed; (\d+) failed; (\d+) ignored")
+FAILED_TEST = re.compile(r"^test (\S+) \.\.\. FAILED$")
+BINARY = re.compile(r"^\s*(?:Running|Doc-tests) (\S+)")
+SPINNER = ["bash", "-c", "while :; do :; done"]
+
+
+def host_ticks():
+    """(busy, total) clock ticks of all CPUs so far, from /proc/stat."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    idle = fields[3] + fields[4]
+    return sum(fields) - idle, sum(fields)
+
+
+def parse_test_output(text):
+    """Passed, failed and ignored counts summed over every test binary, and
+    the tests that failed, each named after its binary's source."""
+    passed = failed = ignored = 0
+    for m in RESULT_LINE.finditer(text):
+        passed += int(m.group(2))
+        failed += int(m.group(3))
+        ignored += int(m.group(4))
+    names, binary = set(), "?"
+    for line in text.splitlines():
+        if m := BINARY.match(line):
+            binary = m.group(1)
+        elif m := FAILED_TEST.match(line):
+            names.add(f"{binary}::{m.group(1)}")
+    names = sorted(names)
+    return {"passed": passed, "failed": failed, "ignored": ignored, "failed_tests": names}
+
+
+def start_spinners(count):
+    return [
+        subprocess.Popen(SPINNER, stdin=subprocess.DEVNULL, start_new_session=True)
+        for _ in range(count)
+    ]
+
+
+def end_all(procs):
+    for p in procs:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+
+
+def run_suite(checkout, env, log_path, timeout, spinners):
+    """One run of the test command beside `spinners` busy loops."""
+    busy = start_spinners(spinners)
+    busy0, total0 = host_ticks()
+    started = time.monotonic()
+    with open(log_path, "w") as log:
+        tests = subprocess.Popen(
+            TEST_CMD, cwd=checkout, env=env, stdout=log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, start_new_session=True,
+        )
+        try:
+            code = tests.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(tests.pid, signal.SIGKILL)
+            tests.wait()
+            code = None
+        finally:
+            if tests.poll() is None:
+                os.killpg(tests.pid, signal.SIGKILL)
+                tests.wait()
+            end_all(busy)
+    seconds = time.monotonic() - started
+    busy1, total1 = host_ticks()
+    run = parse_test_output(Path(log_path).read_text(errors="replace"))
+    run.update(
+        exit_code=code,
+        timed_out=code is None,
+        seconds=round(seconds, 1),
+        host_busy=round((busy1 - busy0) / max(1, total1 - total0), 3),
+        log=str(log_path),
+    )
+    return run
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--commit", default="HEAD", help="what to test (default HEAD)")
+    ap.add_argument("--runs", type=int, default=3, help="runs in the series (default 3)")
+    ap.add_argument("--spinners", type=int, default=os.cpu_count() or 2,
+                    help="busy loops beside each run (default: one a core)")
+    ap.add_argument("--timeout", type=float, default=3600, help="seconds one run may take (default 3600)")
+    ap.add_argument("--target-dir", help="cargo target folder to build in (default: the clone's own)")
+    ap.add_argument("--out", default=None, help="JSON output (default bench/results/loaded-series-COMMIT.json)")
+    ap.add_argument("--logs", default=None,
+                    help="folder for each run's output (default: /tmp/linerate-series-COMMIT-logs)")
+    ap.add_argument("--keep", action="store_true", help="keep the scratch clone")
+    args = ap.parse_args()
+    if args.runs < 1 or args.spinners < 0:
+        ap.error("--runs takes 1 or more, --spinners 0 or more")
+
+    commit = subprocess.run(["git", "rev-parse", "--short", args.commit], cwd=ROOT,
+                            capture_output=True, text=True, check=True).stdout.strip()
+    out = Path(args.out or ROOT / "bench" / "results" / f"loaded-series-{commit}.json")
+    logs = Path(args.logs or Path(tempfile.gettempdir()) / f"linerate-series-{commit}-logs")
+    logs.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="linerate-series-"))
+    checkout = scratch / "linerate"
+    env = dict(os.environ, CI="true", CARGO_TERM_COLOR="never")
+    if args.target_dir:
+        env["CARGO_TARGET_DIR"] = args.target_dir
+    doc = {
+        "kind": "loaded_series",
+        "commit": commit,
+        "command": " ".join(["CI=true", *TEST_CMD]),
+        "spinners": args.spinners,
+        "cpus": os.cpu_count(),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "runs": [],
+    }
+
+    def save():
+        out.write_text(json.dumps(doc, indent=2) + "\n")
+
+    try:
+        subprocess.run(["git", "clone", "--quiet", str(ROOT), str(checkout)], check=True)
+        subprocess.run(["git", "checkout", "--quiet", commit], cwd=checkout, check=True)
+        print(f"building the tests at {commit}, cores idle", flush=True)
+        build = subprocess.run([*TEST_CMD, "--no-run"], cwd=checkout, env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if build.returncode != 0:
+            sys.exit(f"the build failed:\n{build.stderr[-4000:]}")
+        for n in range(1, args.runs + 1):
+            print(f"run {n} of {args.runs} beside {args.spinners} busy loops", flush=True)
+            run = run_suite(checkout, env, logs / f"run-{n}.log", args.timeout, args.spinners)
+            run["run"] = n
+            doc["runs"].append(run)
+            save()
+            verdict = "passed" if run["exit_code"] == 0 else f"FAILED {run['failed_tests']}"
+            print(f"  {run['passed']} passed, {run['failed']} failed in {run['seconds']} s, "
+                  f"host {run['host_busy']:.0%} busy: {verdict}", flush=True)
+    finally:
+        doc["in_a_row"] = next((i for i, r in enumerate(doc["runs"]) if r["exit_code"] != 0),
+                               len(doc["runs"]))
+        save()
+        if not args.keep:
+            shutil.rmtree(scratch, ignore_errors=True)
+    print(f"{doc['in_a_row']} of {len(doc['runs'])} runs passed in a row; {out}")
+    sys.exit(0 if doc["in_a_row"] == args.runs else 1)
+
+
+if __name__ == "__main__":
+    main()
