@@ -7,7 +7,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use linerate_engine::transfer::{block_count, journaled_blocks};
-use linerate_wire::{Entry, EntryKind};
+use linerate_wire::Entry;
 
 fn le<const N: usize>(data: &[u8], at: usize) -> [u8; N] {
     let mut b = [0u8; N];
@@ -22,16 +22,8 @@ fuzz_target!(|data: &[u8]| {
     let mtime_ns = i64::from_le_bytes(le(data, 12));
     let block_len = u32::from_le_bytes(le(data, 20)).max(1);
     let entry = Entry {
-        path: "f".into(),
-        mode: 0o644,
         mtime_ns,
-        kind: EntryKind::File {
-            size,
-            sparse: false,
-            digest: None,
-        },
-        owner: None,
-        xattrs: Vec::new(),
+        ..Entry::file("f", size)
     };
     let blocks = block_count(size, block_len);
     if let Some(done) = journaled_blocks(data, &entry, block_len, blocks) {

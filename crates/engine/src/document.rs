@@ -4,8 +4,8 @@
 use std::time::SystemTime;
 
 use linerate_result::{
-    CpuPerGb, HostFacts, Hosts, IntervalSample, ResultDoc, SCHEMA, Side, SideReport, StreamEnd,
-    Summary, Verdict,
+    CpuPerGb, HostFacts, Hosts, IntervalSample, ResultDoc, Side, SideReport, StreamEnd, Summary,
+    Verdict,
 };
 
 /// Both ends' streams and intervals, with the totals of a summary.
@@ -78,43 +78,23 @@ pub(crate) struct Provenance<'a> {
 }
 
 pub(crate) fn document(p: Provenance, ends: Ends, verdict: Verdict) -> ResultDoc {
+    let hosts = Hosts {
+        client: p.client_host.clone(),
+        server: Some(p.server_host.clone()),
+    };
+    let totals = (ends.bits_per_second, ends.bytes, ends.seconds);
+    let summary = Summary::new(totals, ends.cpu_seconds_per_gb, ends.retransmits, verdict);
     ResultDoc {
-        schema: SCHEMA.to_string(),
-        kind: p.kind.to_string(),
-        linerate_version: env!("CARGO_PKG_VERSION").to_string(),
-        command_line: p
-            .command_line
-            .iter()
-            .map(|a| linerate_result::redact(a))
-            .collect(),
-        started_at: p
-            .started_at
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map(|d| d.as_secs_f64())
-            .unwrap_or(0.0),
-        hosts: Hosts {
-            client: p.client_host.clone(),
-            server: Some(p.server_host.clone()),
-        },
-        parameters: p.parameters,
         intervals: ends.intervals,
         streams: ends.streams,
-        summary: Summary {
-            bits_per_second: ends.bits_per_second,
-            bytes: ends.bytes,
-            seconds: ends.seconds,
-            cpu_seconds_per_gb: ends.cpu_seconds_per_gb,
-            retransmits: ends.retransmits,
-            verdict,
-            paths: Vec::new(),
-            members: Vec::new(),
-            directions: Vec::new(),
-        },
-        lab: None,
-        latency: None,
-        study: None,
-        fleet: None,
-        interrupted: false,
+        ..ResultDoc::new(
+            p.kind,
+            &p.command_line,
+            p.started_at,
+            hosts,
+            p.parameters,
+            summary,
+        )
     }
 }
 

@@ -42,30 +42,23 @@ impl ManyRuns {
         if self.kind == "study" {
             parameters["study"] = json!(self.detail);
         }
+        let (hosts, summary) = (head.result.hosts.clone(), head.result.summary.clone());
+        let lab = head.result.lab.clone();
         Ok(ResultDoc {
-            schema: linerate_result::SCHEMA.into(),
-            kind: self.kind.into(),
-            linerate_version: env!("CARGO_PKG_VERSION").into(),
-            command_line,
-            started_at: self
-                .started
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .map(|d| d.as_secs_f64())
-                .unwrap_or(0.0),
-            hosts: head.result.hosts.clone(),
-            summary: head.result.summary.clone(),
-            lab: head.result.lab.clone(),
-            parameters,
-            intervals: Vec::new(),
-            streams: Vec::new(),
-            latency: None,
+            lab,
             study: Some(Study {
                 points: self.points,
                 findings: self.findings,
                 definitions: self.definitions,
             }),
-            fleet: None,
-            interrupted: false,
+            ..ResultDoc::new(
+                self.kind,
+                &command_line,
+                self.started,
+                hosts,
+                parameters,
+                summary,
+            )
         })
     }
 }

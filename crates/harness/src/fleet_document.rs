@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use linerate_probe::units::{fmt_bytes, fmt_rate};
 use linerate_result::fleet::{CoordinatorCost, Fleet, FleetStep, FlowResult};
-use linerate_result::{CpuPerGb, Hosts, Limit, ResultDoc, SCHEMA, Summary, Verdict};
+use linerate_result::{CpuPerGb, Hosts, Limit, ResultDoc, Summary, Verdict};
 use linerate_session::coordinator::Outcome;
 
 /// A step's factors in words, a pair of ranks by `name`d hosts.
@@ -98,19 +98,15 @@ pub fn document(
             .total_cmp(&y.aggregate_bits_per_second)
     });
     let flows = || outcome.steps.iter().flat_map(|s| &s.flows);
-    let summary = Summary {
-        bits_per_second: best.map_or(0.0, |s| s.aggregate_bits_per_second),
-        bytes: flows().map(|f| f.bytes).sum(),
-        seconds: best
-            .and_then(|s| s.flows.iter().map(|f| f.seconds).reduce(f64::max))
+    let totals = (
+        best.map_or(0.0, |s| s.aggregate_bits_per_second),
+        flows().map(|f| f.bytes).sum(),
+        best.and_then(|s| s.flows.iter().map(|f| f.seconds).reduce(f64::max))
             .unwrap_or(0.0),
-        cpu_seconds_per_gb: CpuPerGb::default(),
-        retransmits: outcome.steps.iter().map(|s| s.retransmits).sum(),
-        verdict: verdict(kind, best, outcome),
-        paths: Vec::new(),
-        members: Vec::new(),
-        directions: Vec::new(),
-    };
+    );
+    let retransmits = outcome.steps.iter().map(|s| s.retransmits).sum();
+    let verdict = verdict(kind, best, outcome);
+    let summary = Summary::new(totals, CpuPerGb::default(), retransmits, verdict);
     let fleet = Fleet {
         launcher: launcher.to_string(),
         hosts: outcome.hosts.clone(),
@@ -121,30 +117,22 @@ pub fn document(
             ranks: outcome.hosts.len() as u32,
         }),
     };
+    let hosts = Hosts {
+        client: linerate_probe::host::collect(),
+        server: None,
+    };
+    let parameters = serde_json::json!({ "launcher": launcher, "ranks": outcome.hosts.len() });
     ResultDoc {
-        schema: SCHEMA.to_string(),
-        kind: kind.to_string(),
-        linerate_version: env!("CARGO_PKG_VERSION").to_string(),
-        command_line: command_line
-            .iter()
-            .map(|a| linerate_result::redact(a))
-            .collect(),
-        started_at: SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0.0, |d| d.as_secs_f64()),
-        hosts: Hosts {
-            client: linerate_probe::host::collect(),
-            server: None,
-        },
-        parameters: serde_json::json!({ "launcher": launcher, "ranks": outcome.hosts.len() }),
-        intervals: Vec::new(),
-        streams: Vec::new(),
-        summary,
-        lab: None,
-        latency: None,
-        study: None,
         fleet: Some(fleet),
         interrupted: outcome.stopped.is_some(),
+        ..ResultDoc::new(
+            kind,
+            &command_line,
+            SystemTime::now(),
+            hosts,
+            parameters,
+            summary,
+        )
     }
 }
 

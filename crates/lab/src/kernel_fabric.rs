@@ -382,29 +382,23 @@ pub fn counters(lab: &Lab, spec: &FabricSpec) -> Vec<PortCounters> {
                 .ok()
                 .and_then(|o| serde_json::from_slice(&o.stdout).ok())
                 .unwrap_or_default();
-            PortCounters {
-                port: g.port_name(p),
-                from: g.nodes[l.from].name.clone(),
-                to: g.nodes[l.to].name.clone(),
-                switch: !g.nodes[l.from].host,
-                rate_bps: l.rate_bps,
-                classes: spec
-                    .classes
-                    .iter()
-                    .enumerate()
-                    .map(|(i, c)| {
-                        let q = stats.iter().find(|q| q.handle == leaf_handle(i));
-                        ClassCounters {
-                            class: c.name.clone(),
-                            sent_bytes: q.map_or(0, |q| q.bytes),
-                            sent_packets: q.map_or(0, |q| q.packets),
-                            drops: q.map_or(0, |q| q.drops),
-                            queued_bytes: q.map_or(0, |q| q.backlog),
-                            ..ClassCounters::default()
-                        }
-                    })
-                    .collect(),
-            }
+            let classes = spec
+                .classes
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let q = stats.iter().find(|q| q.handle == leaf_handle(i));
+                    ClassCounters {
+                        class: c.name.clone(),
+                        sent_bytes: q.map_or(0, |q| q.bytes),
+                        sent_packets: q.map_or(0, |q| q.packets),
+                        drops: q.map_or(0, |q| q.drops),
+                        queued_bytes: q.map_or(0, |q| q.backlog),
+                        ..ClassCounters::default()
+                    }
+                })
+                .collect();
+            PortCounters::of(&g, p, classes)
         })
         .collect()
 }

@@ -4,9 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::SystemTime;
 
-use linerate_result::{
-    CpuPerGb, Hosts, IntervalSample, Limit, ResultDoc, SCHEMA, Side, Summary, Verdict,
-};
+use linerate_result::{CpuPerGb, Hosts, IntervalSample, Limit, ResultDoc, Side, Summary, Verdict};
 
 use crate::PeerRun;
 
@@ -66,48 +64,35 @@ pub fn to_result(
     }
     let mut evidence = BTreeMap::new();
     evidence.insert("bits_per_second".into(), run.bits_per_second);
+    let verdict = Verdict {
+        limit: Limit::Unknown,
+        side: None,
+        sentence: format!(
+            "{tool} does not measure what limited it; run linerate bench under the same conditions for a verdict"
+        ),
+        evidence,
+    };
+    let cpu_seconds_per_gb = CpuPerGb {
+        sender: per_gb(cpu.client),
+        receiver: per_gb(cpu.server),
+    };
+    let totals = (run.bits_per_second, run.bytes, run.seconds);
+    let retransmits = run.retransmits.unwrap_or(0);
+    let summary = Summary::new(totals, cpu_seconds_per_gb, retransmits, verdict);
+    let hosts = Hosts {
+        client: linerate_probe::host::collect(),
+        server: None,
+    };
     ResultDoc {
-        schema: SCHEMA.into(),
-        kind: "peer".into(),
-        linerate_version: env!("CARGO_PKG_VERSION").into(),
-        command_line,
-        started_at: started_at
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0.0, |d| d.as_secs_f64()),
-        hosts: Hosts {
-            client: linerate_probe::host::collect(),
-            server: None,
-        },
-        parameters,
         intervals,
-        streams: Vec::new(),
-        summary: Summary {
-            bits_per_second: run.bits_per_second,
-            bytes: run.bytes,
-            seconds: run.seconds,
-            cpu_seconds_per_gb: CpuPerGb {
-                sender: per_gb(cpu.client),
-                receiver: per_gb(cpu.server),
-            },
-            retransmits: run.retransmits.unwrap_or(0),
-            verdict: Verdict {
-                limit: Limit::Unknown,
-                side: None,
-                sentence: format!(
-                    "{} does not measure what limited it; run linerate bench under the same conditions for a verdict",
-                    tool
-                ),
-                evidence,
-            },
-            paths: Vec::new(),
-            members: Vec::new(),
-            directions: Vec::new(),
-        },
-        lab: None,
-        latency: None,
-        study: None,
-        fleet: None,
-        interrupted: false,
+        ..ResultDoc::new(
+            "peer",
+            &command_line,
+            started_at,
+            hosts,
+            parameters,
+            summary,
+        )
     }
 }
 

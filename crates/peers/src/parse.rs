@@ -29,6 +29,32 @@ pub struct PeerRun {
     pub counted: &'static str,
 }
 
+impl PeerRun {
+    /// A run of `bytes` in `seconds` (its rate taken from them), counted at
+    /// the end `counted` names, with nothing else the tool might report.
+    fn timed(
+        tool: &'static str,
+        (bytes, seconds): (u64, f64),
+        streams: u32,
+        intervals: Vec<PeerInterval>,
+        counted: &'static str,
+    ) -> Result<PeerRun, PeerError> {
+        if seconds <= 0.0 {
+            return Err(err(tool, "the run lasted no time"));
+        }
+        Ok(PeerRun {
+            bits_per_second: bytes as f64 * 8.0 / seconds,
+            bytes,
+            seconds,
+            streams,
+            intervals,
+            retransmits: None,
+            cpu_percent: None,
+            counted,
+        })
+    }
+}
+
 /// One interval line of a peer's output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PeerInterval {
@@ -118,19 +144,8 @@ pub fn iperf2_csv(text: &str) -> Result<PeerRun, PeerError> {
             }
         }
     }
-    if seconds <= 0.0 {
-        return Err(err(T, "the run lasted no time"));
-    }
-    Ok(PeerRun {
-        bits_per_second: bytes as f64 * 8.0 / seconds,
-        bytes,
-        seconds,
-        streams: by_id.len() as u32,
-        intervals,
-        retransmits: None,
-        cpu_percent: None,
-        counted: "sent",
-    })
+    let streams = by_id.len() as u32;
+    PeerRun::timed(T, (bytes, seconds), streams, intervals, "sent")
 }
 
 /// iperf3 `-J`: the receiver's sum, per-stream intervals with the sender's
@@ -254,18 +269,10 @@ pub fn nuttcp_parse(text: &str, streams: u32) -> Result<PeerRun, PeerError> {
             "no final line (real_seconds=...); was it run with -fparse?",
         )
     })?;
-    if seconds <= 0.0 {
-        return Err(err(T, "the run lasted no time"));
-    }
     Ok(PeerRun {
-        bits_per_second: bytes as f64 * 8.0 / seconds,
-        bytes,
-        seconds,
-        streams,
-        intervals,
         retransmits: retrans.map(|r| r as u64),
         cpu_percent: tx.zip(rx),
-        counted: "received",
+        ..PeerRun::timed(T, (bytes, seconds), streams, intervals, "received")?
     })
 }
 

@@ -58,6 +58,63 @@ pub struct ResultDoc {
     pub interrupted: bool,
 }
 
+impl ResultDoc {
+    /// A `kind` document of this version: the command line with its
+    /// secrets redacted, the start as seconds since the epoch, and no
+    /// samples or kind-specific parts (set those after).
+    pub fn new(
+        kind: &str,
+        command_line: &[String],
+        started_at: std::time::SystemTime,
+        hosts: Hosts,
+        parameters: serde_json::Value,
+        summary: Summary,
+    ) -> ResultDoc {
+        ResultDoc {
+            schema: SCHEMA.to_string(),
+            kind: kind.to_string(),
+            linerate_version: env!("CARGO_PKG_VERSION").to_string(),
+            command_line: command_line.iter().map(|a| redact(a)).collect(),
+            started_at: started_at
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64()),
+            hosts,
+            parameters,
+            intervals: Vec::new(),
+            streams: Vec::new(),
+            summary,
+            lab: None,
+            latency: None,
+            study: None,
+            fleet: None,
+            interrupted: false,
+        }
+    }
+}
+
+impl Summary {
+    /// A run's totals and verdict, with no paths, members or directions
+    /// (a striped, bonded or two-way run adds its own).
+    pub fn new(
+        (bits_per_second, bytes, seconds): (f64, u64, f64),
+        cpu_seconds_per_gb: CpuPerGb,
+        retransmits: u64,
+        verdict: Verdict,
+    ) -> Summary {
+        Summary {
+            bits_per_second,
+            bytes,
+            seconds,
+            cpu_seconds_per_gb,
+            retransmits,
+            verdict,
+            paths: Vec::new(),
+            members: Vec::new(),
+            directions: Vec::new(),
+        }
+    }
+}
+
 /// Which lab, topology and backend produced the conditions of a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LabRecord {

@@ -4,7 +4,7 @@
 
 use linerate_result::HostFacts;
 use linerate_wire::{
-    Accept, BenchParams, Direction, Entry, EntryKind, LatencyParams, NeedFile, TransferRequest,
+    Accept, BenchParams, Direction, Entry, LatencyParams, NeedFile, TransferRequest,
 };
 
 /// A one-shot receiver's token in its valid form.
@@ -81,18 +81,7 @@ pub fn request(token: Option<&str>, verify: bool) -> TransferRequest {
 }
 
 pub fn file(path: &str) -> Entry {
-    Entry {
-        path: path.into(),
-        mode: 0o644,
-        mtime_ns: 0,
-        kind: EntryKind::File {
-            size: 3 << 20,
-            sparse: false,
-            digest: None,
-        },
-        owner: None,
-        xattrs: Vec::new(),
-    }
+    Entry::file(path, 3 << 20)
 }
 
 pub fn need(id: u32) -> NeedFile {

@@ -288,6 +288,24 @@ pub enum EntryKind {
 }
 
 impl Entry {
+    /// A plain file of `size` bytes at `path`: mode 0644, time 0, not
+    /// sparse, no digest, owner or attributes (a generated source's file,
+    /// and the start of a test's).
+    pub fn file(path: impl Into<String>, size: u64) -> Entry {
+        Entry {
+            path: path.into(),
+            mode: 0o644,
+            mtime_ns: 0,
+            kind: EntryKind::File {
+                size,
+                sparse: false,
+                digest: None,
+            },
+            owner: None,
+            xattrs: Vec::new(),
+        }
+    }
+
     /// A file's size; 0 for directories and symlinks.
     pub fn size(&self) -> u64 {
         match self.kind {

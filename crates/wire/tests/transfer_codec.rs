@@ -263,18 +263,7 @@ fn a_request_without_the_checksum_field_keeps_checksums_on() {
 
 /// A one-byte file, with nothing beyond its stat.
 fn one_byte_file() -> Entry {
-    Entry {
-        path: "f".into(),
-        mode: 0o644,
-        mtime_ns: 0,
-        kind: EntryKind::File {
-            size: 1,
-            sparse: false,
-            digest: None,
-        },
-        owner: None,
-        xattrs: Vec::new(),
-    }
+    Entry::file("f", 1)
 }
 
 #[test]

@@ -118,18 +118,7 @@ impl Crafted {
 }
 
 pub fn file(path: &str, size: u64) -> Entry {
-    Entry {
-        path: path.into(),
-        mode: 0o644,
-        mtime_ns: 0,
-        kind: EntryKind::File {
-            size,
-            sparse: false,
-            digest: None,
-        },
-        owner: None,
-        xattrs: Vec::new(),
-    }
+    Entry::file(path, size)
 }
 
 /// Sends file `id` whole, as one block record with its checksum.

@@ -89,21 +89,7 @@ impl Manifest {
     /// One generated file of `size` bytes.
     pub fn from_memory(size: u64) -> Manifest {
         let m = Manifest::default();
-        m.push(
-            Entry {
-                path: MEMORY_FILE_NAME.to_string(),
-                mode: 0o644,
-                mtime_ns: 0,
-                kind: EntryKind::File {
-                    size,
-                    sparse: false,
-                    digest: None,
-                },
-                owner: None,
-                xattrs: Vec::new(),
-            },
-            Some(Origin::Memory),
-        );
+        m.push(Entry::file(MEMORY_FILE_NAME, size), Some(Origin::Memory));
         m
     }
 

@@ -100,6 +100,21 @@ pub struct PortCounters {
     pub classes: Vec<ClassCounters>,
 }
 
+impl PortCounters {
+    /// Port `p` of `g` with its classes' counters, however they were read.
+    pub(crate) fn of(g: &Graph, p: usize, classes: Vec<ClassCounters>) -> PortCounters {
+        let link = &g.ports[p];
+        PortCounters {
+            port: g.port_name(p),
+            from: g.nodes[link.from].name.clone(),
+            to: g.nodes[link.to].name.clone(),
+            switch: !g.nodes[link.from].host,
+            rate_bps: link.rate_bps,
+            classes,
+        }
+    }
+}
+
 /// A switch's pause duration counters summed over its ports, as the
 /// paper's Table II gives them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -498,7 +513,6 @@ impl<T> Sim<T> {
             .iter()
             .enumerate()
             .map(|(p, st)| {
-                let link = &g.ports[p];
                 let classes = st
                     .counters
                     .iter()
@@ -513,14 +527,7 @@ impl<T> Sim<T> {
                         }
                     })
                     .collect();
-                PortCounters {
-                    port: g.port_name(p),
-                    from: g.nodes[link.from].name.clone(),
-                    to: g.nodes[link.to].name.clone(),
-                    switch: !g.nodes[link.from].host,
-                    rate_bps: link.rate_bps,
-                    classes,
-                }
+                PortCounters::of(g, p, classes)
             })
             .collect()
     }

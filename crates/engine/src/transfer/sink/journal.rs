@@ -37,21 +37,12 @@ pub fn completed_blocks(bytes: &[u8], e: &Entry, block_len: u32, blocks: u64) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use linerate_wire::EntryKind;
     use proptest::prelude::*;
 
     fn file(size: u64, mtime_ns: i64) -> Entry {
         Entry {
-            path: "a/b".into(),
-            mode: 0o644,
             mtime_ns,
-            kind: EntryKind::File {
-                size,
-                sparse: false,
-                digest: None,
-            },
-            owner: None,
-            xattrs: Vec::new(),
+            ..Entry::file("a/b", size)
         }
     }
 
