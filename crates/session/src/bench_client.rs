@@ -62,6 +62,13 @@ impl BenchClient {
         }
     }
 
+    /// Whether the server has taken the session (its accept arrived): an
+    /// error before then may come from something that is not linerate.
+    #[must_use]
+    pub fn accepted(&self) -> bool {
+        self.step != Step::Accept
+    }
+
     /// Asks the server to run `params`.
     pub fn request(&mut self, now: Instant, params: BenchParams) {
         if self.step == Step::Planning {

@@ -184,10 +184,12 @@ fn a_bench_session_runs_to_its_report() {
     let mut clock = Clock::new();
     let mut client = BenchClient::new(clock.0);
     let mut server = BenchServer::new(clock.0, accept());
+    assert!(!client.accepted(), "nothing has come back yet");
     exchange(&mut client, &mut server, &mut clock, |c, s, now| {
         drive_bench_client(c, now);
         drive_bench_server(s, now);
     });
+    assert!(client.accepted());
     assert_eq!(server.poll_end(), Some(Ok(())));
     assert_eq!(client.poll_end(), Some(Ok(SideReport::default())));
     assert_eq!(client.poll_end(), None, "the end is taken once");

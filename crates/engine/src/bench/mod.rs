@@ -91,7 +91,6 @@ pub fn run(
     let client_host = linerate_probe::host::collect();
     let mut server_host = HostFacts::default();
     let mut client = None;
-    let mut accepted = false;
     let mut started_at = SystemTime::now();
     let mut members = None;
     let run = |params: &BenchParams,
@@ -150,7 +149,7 @@ pub fn run(
                     members.take(),
                 )));
             }
-            Turn::Ended(Err(e)) if !accepted => return Err(before_accept(server, ctl, e)),
+            Turn::Ended(Err(e)) if !m.accepted() => return Err(before_accept(server, ctl, e)),
             Turn::Ended(Err(e @ EngineError::Refused(_))) => return Err(e),
             Turn::Ended(Err(e)) if client.is_some() => {
                 return Err(EngineError::NoServerReport(Box::new(e)));
@@ -161,7 +160,6 @@ pub fn run(
         };
         match event {
             Event::Accepted(accept) => {
-                accepted = true;
                 let loopback = server.ip().is_loopback();
                 let hosts = (&client_host, &accept.host);
                 plan_request(spec, &mut params, ctl, loopback, hosts);

@@ -197,7 +197,6 @@ pub fn run(
     let mut server_host = HostFacts::default();
     let started_at = SystemTime::now();
     let clock_overhead_ns = rounds::clock_overhead_ns();
-    let mut accepted = false;
     let mut ran = None;
     let mut busy_poll_choice = None;
     drive(&mut ctl, &mut m, None, |ctl, m, turn| {
@@ -219,14 +218,13 @@ pub fn run(
                     interrupted: stop.load(Relaxed),
                 }));
             }
-            Turn::Ended(Err(e)) if !accepted => return Err(before_accept(server, ctl, e)),
+            Turn::Ended(Err(e)) if !m.accepted() => return Err(before_accept(server, ctl, e)),
             Turn::Ended(Err(e)) => return Err(e),
             Turn::Idle => return Ok(Continue(())),
             Turn::Event(event) => event,
         };
         match event {
             Event::Accepted(accept) => {
-                accepted = true;
                 server_host = accept.host;
                 let choice = spins(spec, &client_host, &server_host);
                 params.busy_poll = choice.spin;
