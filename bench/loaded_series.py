@@ -37,6 +37,9 @@ RESULT_LINE = re.compile(r"test result: (\w+)\. (\d+) passed; (\d+) failed; (\d+
 FAILED_TEST = re.compile(r"^test (\S+) \.\.\. FAILED$")
 BINARY = re.compile(r"^\s*(?:Running|Doc-tests) (\S+)")
 SPINNER = ["bash", "-c", "while :; do :; done"]
+# A few of the programs .ci/run installs before its tests: without them a
+# series measures a machine that cannot pass, not the suite.
+NEEDED = ["iperf", "iperf3", "nuttcp", "sockperf", "rsync", "chromium", "sshd", "mpirun", "srun"]
 
 
 def host_ticks():
@@ -127,6 +130,10 @@ def main():
     args = ap.parse_args()
     if args.runs < 1 or args.spinners < 0:
         ap.error("--runs takes 1 or more, --spinners 0 or more")
+    path = os.environ.get("PATH", "") + ":/usr/sbin:/sbin"
+    missing = [p for p in NEEDED if shutil.which(p, path=path) is None]
+    if missing:
+        sys.exit(f"not installed: {' '.join(missing)}; install what .ci/run installs first")
 
     commit = subprocess.run(["git", "rev-parse", "--short", args.commit], cwd=ROOT,
                             capture_output=True, text=True, check=True).stdout.strip()
