@@ -16,7 +16,8 @@ written again after every run so an interrupted series keeps what it had.
 
 Root is needed for the suite's namespace tests (as in CI). The scratch clone
 is removed at the end unless --keep; its target folder can be shared with
---target-dir to skip rebuilding the dependencies.
+--target-dir to skip rebuilding the dependencies, or --in-place tests this
+checkout itself, when it has nothing uncommitted, in its own target folder.
 """
 
 import argparse
@@ -127,6 +128,8 @@ def main():
     ap.add_argument("--logs", default=None,
                     help="folder for each run's output (default: /tmp/linerate-series-COMMIT-logs)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch clone")
+    ap.add_argument("--in-place", action="store_true",
+                    help="test this checkout as it is (it must have nothing uncommitted), building in its own target")
     args = ap.parse_args()
     if args.runs < 1 or args.spinners < 0:
         ap.error("--runs takes 1 or more, --spinners 0 or more")
@@ -140,8 +143,15 @@ def main():
     out = Path(args.out or ROOT / "bench" / "results" / f"loaded-series-{commit}.json")
     logs = Path(args.logs or Path(tempfile.gettempdir()) / f"linerate-series-{commit}-logs")
     logs.mkdir(parents=True, exist_ok=True)
+    if args.in_place:
+        if args.commit != "HEAD":
+            ap.error("--in-place tests HEAD; leave out --commit")
+        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT,
+                               capture_output=True, text=True, check=True).stdout
+        if dirty.strip():
+            sys.exit(f"--in-place needs a checkout with nothing uncommitted:\n{dirty}")
     scratch = Path(tempfile.mkdtemp(prefix="linerate-series-"))
-    checkout = scratch / "linerate"
+    checkout = ROOT if args.in_place else scratch / "linerate"
     env = dict(os.environ, CI="true", CARGO_TERM_COLOR="never")
     if args.target_dir:
         env["CARGO_TARGET_DIR"] = args.target_dir
@@ -159,8 +169,9 @@ def main():
         out.write_text(json.dumps(doc, indent=2) + "\n")
 
     try:
-        subprocess.run(["git", "clone", "--quiet", str(ROOT), str(checkout)], check=True)
-        subprocess.run(["git", "checkout", "--quiet", commit], cwd=checkout, check=True)
+        if not args.in_place:
+            subprocess.run(["git", "clone", "--quiet", str(ROOT), str(checkout)], check=True)
+            subprocess.run(["git", "checkout", "--quiet", commit], cwd=checkout, check=True)
         print(f"building the tests at {commit}, cores idle", flush=True)
         build = subprocess.run([*TEST_CMD, "--no-run"], cwd=checkout, env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

@@ -229,6 +229,7 @@ fn ets_shares_one_port_by_its_weights() {
         return;
     }
     let _alone = alone_with_traffic();
+    let _ahead = common::ahead_of_outside_load();
     for ((wa, wb), backend) in [(50u32, 50u32), (80, 20)]
         .into_iter()
         .flat_map(|w| BACKENDS.map(|b| (w, b)))
@@ -262,6 +263,7 @@ fn a_strict_class_takes_what_it_needs_and_bulk_the_rest() {
         return;
     }
     let _alone = alone_with_traffic();
+    let _ahead = common::ahead_of_outside_load();
     for backend in BACKENDS {
         let lab = star(
             &format!("prio{}", &backend[..1]),
@@ -662,6 +664,7 @@ fn the_interference_study_reproduces_the_papers_direction() {
         return;
     }
     let _alone = alone_with_traffic();
+    let _ahead = common::ahead_of_outside_load();
     let mut said = Vec::new();
     for _ in 0..2 {
         let (out, busy) = common::host_busy_while(|| {

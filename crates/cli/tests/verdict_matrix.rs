@@ -91,6 +91,7 @@ fn bench_json_on_core(core: &str, addr: &str, flags: &[&str]) -> serde_json::Val
 /// named the senders, which waited for their core as much).
 #[test]
 fn a_side_crowded_onto_one_core_is_named_the_cpu_limit() {
+    let _ahead = common::ahead_of_outside_load();
     let last = std::thread::available_parallelism()
         .map_or(1, |n| n.get() - 1)
         .to_string();
