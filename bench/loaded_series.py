@@ -17,7 +17,9 @@ written again after every run so an interrupted series keeps what it had.
 Root is needed for the suite's namespace tests (as in CI). The scratch clone
 is removed at the end unless --keep; its target folder can be shared with
 --target-dir to skip rebuilding the dependencies, or --in-place tests this
-checkout itself, when it has nothing uncommitted, in its own target folder.
+checkout itself, when it has nothing uncommitted, in its own target folder
+(commit nothing there until the series ends: a new commit rebuilds the
+binary, which names its commit, inside the next loaded run).
 """
 
 import argparse
@@ -178,6 +180,12 @@ def main():
         if build.returncode != 0:
             sys.exit(f"the build failed:\n{build.stderr[-4000:]}")
         for n in range(1, args.runs + 1):
+            # The binary names its commit (crates/cli/build.rs): a commit made
+            # in the checkout meanwhile would rebuild it inside the loaded run.
+            now = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=checkout,
+                                 capture_output=True, text=True, check=True).stdout.strip()
+            if now != commit:
+                sys.exit(f"the checkout moved from {commit} to {now}: leave it as it is during a series")
             print(f"run {n} of {args.runs} beside {args.spinners} busy loops", flush=True)
             run = run_suite(checkout, env, logs / f"run-{n}.log", args.timeout, args.spinners)
             run["run"] = n
