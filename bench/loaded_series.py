@@ -152,8 +152,8 @@ def main():
                                capture_output=True, text=True, check=True).stdout
         if dirty.strip():
             sys.exit(f"--in-place needs a checkout with nothing uncommitted:\n{dirty}")
-    scratch = Path(tempfile.mkdtemp(prefix="linerate-series-"))
-    checkout = ROOT if args.in_place else scratch / "linerate"
+    scratch = None if args.in_place else Path(tempfile.mkdtemp(prefix="linerate-series-"))
+    checkout = ROOT if scratch is None else scratch / "linerate"
     env = dict(os.environ, CI="true", CARGO_TERM_COLOR="never")
     if args.target_dir:
         env["CARGO_TARGET_DIR"] = args.target_dir
@@ -171,7 +171,7 @@ def main():
         out.write_text(json.dumps(doc, indent=2) + "\n")
 
     try:
-        if not args.in_place:
+        if scratch is not None:
             subprocess.run(["git", "clone", "--quiet", str(ROOT), str(checkout)], check=True)
             subprocess.run(["git", "checkout", "--quiet", commit], cwd=checkout, check=True)
         print(f"building the tests at {commit}, cores idle", flush=True)
@@ -198,7 +198,7 @@ def main():
         doc["in_a_row"] = next((i for i, r in enumerate(doc["runs"]) if r["exit_code"] != 0),
                                len(doc["runs"]))
         save()
-        if not args.keep:
+        if scratch is not None and not args.keep:
             shutil.rmtree(scratch, ignore_errors=True)
     print(f"{doc['in_a_row']} of {len(doc['runs'])} runs passed in a row; {out}")
     sys.exit(0 if doc["in_a_row"] == args.runs else 1)
