@@ -144,7 +144,6 @@ def main():
                             capture_output=True, text=True, check=True).stdout.strip()
     out = Path(args.out or ROOT / "bench" / "results" / f"loaded-series-{commit}.json")
     logs = Path(args.logs or Path(tempfile.gettempdir()) / f"linerate-series-{commit}-logs")
-    logs.mkdir(parents=True, exist_ok=True)
     if args.in_place:
         if args.commit != "HEAD":
             ap.error("--in-place tests HEAD; leave out --commit")
@@ -152,6 +151,7 @@ def main():
                                capture_output=True, text=True, check=True).stdout
         if dirty.strip():
             sys.exit(f"--in-place needs a checkout with nothing uncommitted:\n{dirty}")
+    logs.mkdir(parents=True, exist_ok=True)
     scratch = None if args.in_place else Path(tempfile.mkdtemp(prefix="linerate-series-"))
     checkout = ROOT if scratch is None else scratch / "linerate"
     env = dict(os.environ, CI="true", CARGO_TERM_COLOR="never")
