@@ -228,6 +228,14 @@ impl Features {
             && (self.min_sndbuf == 0 || in_flight <= f64::from(self.min_sndbuf))
     }
 
+    /// The steady rate (after the ramp) of the average stream, bits/s: what
+    /// a per-stream pacing cap holds. The whole run's rate also counts the
+    /// session's setup and the ramp, which no cap paces and which a busy
+    /// host stretches.
+    pub fn steady_per_stream_bps(&self) -> f64 {
+        self.steady_bps / self.senders.max(1) as f64
+    }
+
     /// The busiest sending thread waited for a core a good share of the run.
     pub fn sender_starved(&self) -> bool {
         self.sender_wait >= STARVED_SHARE

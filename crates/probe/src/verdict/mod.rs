@@ -731,6 +731,7 @@ mod tests {
             Finding::NoTcpInfo
         );
         let paced = Features {
+            steady_bps: 9.5e8,
             per_stream_bps: 9.5e8,
             ..busy
         };
@@ -739,6 +740,18 @@ mod tests {
             Finding::Paced { cap_bps: 1e9 }
         );
         assert_eq!(rules::decide(&paced, Some(2e9)), Finding::Application);
+        // Two streams at their caps of 500 Mbit/s after a setup that a busy
+        // host made long (seen: 893 Mbit/s over the run, 975 after the ramp).
+        let slow_setup = Features {
+            senders: 2,
+            steady_bps: 9.75e8,
+            per_stream_bps: 4.47e8,
+            ..busy
+        };
+        assert_eq!(
+            rules::decide(&slow_setup, Some(5e8)),
+            Finding::Paced { cap_bps: 5e8 }
+        );
         let window = Features {
             rwnd_share: 0.9,
             min_rcvbuf: 64 << 10,

@@ -193,7 +193,7 @@ fn no_tcp_info(f: &Features) -> Option<Finding> {
 
 fn paced(f: &Features, cap_bps: Option<f64>) -> Option<Finding> {
     let cap_bps = cap_bps?;
-    (f.per_stream_bps >= 0.9 * cap_bps).then_some(Finding::Paced { cap_bps })
+    (f.steady_per_stream_bps() >= 0.9 * cap_bps).then_some(Finding::Paced { cap_bps })
 }
 
 /// The kernel counts window-limited time only while data waits to be

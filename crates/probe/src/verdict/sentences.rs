@@ -31,7 +31,7 @@ pub fn sentence(found: &Finding, f: &Features, to: Speaker) -> String {
         ),
         Finding::Paced { cap_bps } => format!(
             "Application: each stream ran at {} against a pacing cap of {} ({}); the cap, not the path, set the rate.",
-            fmt_rate(f.per_stream_bps),
+            fmt_rate(f.steady_per_stream_bps()),
             fmt_rate(cap_bps),
             match command {
                 Command::Bench => "--fq-rate or -b",
