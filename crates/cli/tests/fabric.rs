@@ -154,9 +154,11 @@ fn a_leaf_spine_lab_comes_up_and_down_and_its_counters_add_up() {
 fn shares(lab: &TestLab, a_extra: &[&str], b_extra: &[&str]) -> (f64, f64) {
     let _s1 = lab.serve("h3", 5201);
     let _s2 = lab.serve("h3", 5202);
-    let mut a_args = vec!["-t", "4", "--cc", "cubic"];
+    // Blocking receivers: a polling one would hold a core at real-time
+    // priority (common::realtime_ahead_of_outside_load).
+    let mut a_args = vec!["-t", "4", "--cc", "cubic", "--rx-poll", "off"];
     a_args.extend_from_slice(a_extra);
-    let mut b_args = vec!["-t", "4", "--cc", "cubic"];
+    let mut b_args = vec!["-t", "4", "--cc", "cubic", "--rx-poll", "off"];
     b_args.extend_from_slice(b_extra);
     let a = bench_from(lab, "h1", "h3", 5201, &a_args);
     let b = bench_from(lab, "h2", "h3", 5202, &b_args);
@@ -229,7 +231,7 @@ fn ets_shares_one_port_by_its_weights() {
         return;
     }
     let _alone = alone_with_traffic();
-    let _ahead = common::ahead_of_outside_load();
+    let _ahead = common::realtime_ahead_of_outside_load();
     for ((wa, wb), backend) in [(50u32, 50u32), (80, 20)]
         .into_iter()
         .flat_map(|w| BACKENDS.map(|b| (w, b)))
@@ -263,7 +265,7 @@ fn a_strict_class_takes_what_it_needs_and_bulk_the_rest() {
         return;
     }
     let _alone = alone_with_traffic();
-    let _ahead = common::ahead_of_outside_load();
+    let _ahead = common::realtime_ahead_of_outside_load();
     for backend in BACKENDS {
         let lab = star(
             &format!("prio{}", &backend[..1]),
@@ -664,7 +666,7 @@ fn the_interference_study_reproduces_the_papers_direction() {
         return;
     }
     let _alone = alone_with_traffic();
-    let _ahead = common::ahead_of_outside_load();
+    let _ahead = common::realtime_ahead_of_outside_load();
     let mut said = Vec::new();
     for _ in 0..2 {
         let (out, busy) = common::host_busy_while(|| {

@@ -43,15 +43,19 @@ fn bench_limits_are_named_on_a_quiet_and_on_a_busy_host() {
 }
 
 /// `send --from-memory 300M --rate 1G` to `target` with `extra`, run on
-/// a `host` host; its verdict.
-fn capped_send(host: &str, target: &str, extra: &[&str]) -> (String, String) {
+/// a `host` host; its document.
+fn capped_send_doc(host: &str, target: &str, extra: &[&str]) -> serde_json::Value {
     let mut args = vec!["send", "--from-memory", "300M", "--rate", "1G"];
     args.extend_from_slice(extra);
     args.extend_from_slice(&["--json", "-", "-q", target]);
     let out = common::run(&args);
     assert!(out.status.success(), "{host}: {}", text(&out));
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("send JSON");
-    verdict(&doc)
+    serde_json::from_slice(&out.stdout).expect("send JSON")
+}
+
+/// The same send's verdict.
+fn capped_send(host: &str, target: &str, extra: &[&str]) -> (String, String) {
+    verdict(&capped_send_doc(host, target, extra))
 }
 
 #[test]
@@ -149,17 +153,31 @@ fn a_tmpfs_destination_is_named_as_memory_never_as_a_disk() {
             "{host} host: {v}"
         );
         assert!(!sentence.contains("by the disk"), "{host} host: {sentence}");
-        // Under its own rate cap, writing into memory: the cap is the limit.
+        // Under its own rate cap, writing into memory: where the streams
+        // held the cap, the cap is the limit. Where they fell short (a busy
+        // host, seen: the copies into memory took 77 % of the streams'
+        // time), what held them is named, and still not as a disk.
         let capped = format!("{}:/{host}-capped", srv.addr());
-        let (capped_limit, capped_sentence) = capped_send(host, &capped, &[]);
-        assert_eq!(
-            capped_limit, "application",
-            "{host} host: {capped_sentence}"
-        );
-        assert!(
-            capped_sentence.contains("--rate"),
-            "{host} host: {capped_sentence}"
-        );
+        let doc = capped_send_doc(host, &capped, &[]);
+        let (capped_limit, capped_sentence) = verdict(&doc);
+        let steady = doc["summary"]["verdict"]["evidence"]["steady_bits_per_second"]
+            .as_f64()
+            .unwrap_or(0.0);
+        if steady >= 0.9e9 {
+            assert_eq!(
+                capped_limit, "application",
+                "{host} host: {capped_sentence}"
+            );
+            assert!(
+                capped_sentence.contains("--rate"),
+                "{host} host: {capped_sentence}"
+            );
+        } else {
+            assert!(
+                !capped_sentence.contains("by the disk"),
+                "{host} host: {capped_sentence}"
+            );
+        }
         if limit == "destination_disk" {
             assert!(
                 sentence.contains("in memory (tmpfs)"),

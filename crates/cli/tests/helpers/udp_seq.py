@@ -1,22 +1,35 @@
 #!/usr/bin/env python3
 """Sequence-numbered UDP through a lab: `recv ADDR PORT` prints what arrived
 (count, lost, early = arrived before a lower sequence number that came
-later); `send ADDR PORT N` sends N packets, paced so no socket drops them."""
-import json, socket, sys, time
+later, socket_drops = datagrams the receiving socket itself dropped, full);
+`send ADDR PORT N` sends N packets, paced so no socket drops them."""
+import json, socket, struct, sys, time
+
+# Linux values; Python's socket module names neither.
+SO_RCVBUFFORCE, SO_RXQ_OVFL = 33, 40
 
 def recv(addr, port):
     fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
     s = socket.socket(fam, socket.SOCK_DGRAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 << 20)
+    # A receiver that other work keeps off its core for a moment must not
+    # drop what the lab delivered: root sets the buffer past rmem_max.
+    try:
+        s.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 64 << 20)
+    except PermissionError:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 << 20)
+    s.setsockopt(socket.SOL_SOCKET, SO_RXQ_OVFL, 1)
     s.bind((addr, port))
     print("ready", flush=True)
-    seqs, total = [], None
+    seqs, total, socket_drops = [], None, 0
     s.settimeout(10)
     while True:
         try:
-            data = s.recv(2048)
+            data, ancillary, _, _ = s.recvmsg(2048, socket.CMSG_SPACE(4))
         except socket.timeout:
             break
+        for level, kind, value in ancillary:
+            if level == socket.SOL_SOCKET and kind == SO_RXQ_OVFL:
+                socket_drops = struct.unpack("I", value[:4])[0]
         seq = int.from_bytes(data[:8], "big")
         total = int.from_bytes(data[8:16], "big")
         seqs.append(seq)
@@ -29,7 +42,7 @@ def recv(addr, port):
     distinct = len(set(seqs))
     print(json.dumps({"received": len(seqs), "distinct": distinct, "sent": total,
                       "lost": (total or 0) - distinct, "duplicates": len(seqs) - distinct,
-                      "early": early}), flush=True)
+                      "early": early, "socket_drops": socket_drops}), flush=True)
 
 def send(addr, port, n):
     fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
