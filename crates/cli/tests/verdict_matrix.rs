@@ -88,8 +88,11 @@ fn bench_json_on_core(core: &str, addr: &str, flags: &[&str]) -> serde_json::Val
 }
 
 /// One side's stream threads crowded onto one core: the CPU is the limit,
-/// at the crowded side. Four senders on CPU 0 against a server free to use
-/// every core; or two receivers on the last CPU reading 256 bytes at a
+/// at the crowded side. Four senders on CPU 0 writing 256 bytes at a time
+/// against a server free to use every core (with the default writes, work
+/// from outside the test on the free core made the receivers wait for it
+/// more than the senders: docs/benchmarks/2026-12-01-loaded-series.md#the-crowded-side);
+/// or two receivers on the last CPU reading 256 bytes at a
 /// time (a system call each) against two senders on CPU 0 (with reads of
 /// 1 or 2 KiB, or senders free to use every core, a busy host at times
 /// named the senders, which waited for their core as much).
@@ -106,7 +109,7 @@ fn a_side_crowded_onto_one_core_is_named_the_cpu_limit() {
     );
     let unpinned = ["--affinity", "off", "-t", "2"];
     quiet_and_busy(&|host| {
-        let mut senders = vec!["-P", "4"];
+        let mut senders = vec!["-P", "4", "--len", "256"];
         senders.extend(unpinned);
         let doc = bench_json_on_core("0", &free.addr(), &senders);
         let (limit, sentence) = verdict(&doc);
