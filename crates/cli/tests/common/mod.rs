@@ -26,12 +26,13 @@ pub fn alone_with_traffic() -> std::sync::MutexGuard<'static, ()> {
 
 /// This test's thread, and every process it starts from now on, run at
 /// nice -10 until the guard drops (the lab's emulator runs at -20), ahead
-/// of work from outside the test. A fabric test measures how a port
-/// shares its rate between classes, which it shows only while each
-/// class's sender keeps its queue full; a verdict test loads the cores in
-/// a shape of its own (one side crowded, its own busy loops). Other work on
+/// of work from outside the test. A verdict test loads the cores in a
+/// shape of its own (one side crowded, its own busy loops), and a lab test
+/// measures the emulator's delay or loss, not the host's; other work on
 /// the host that takes the test's cores changes what either measures
 /// (docs/benchmarks/2026-12-01-loaded-series.md#traffic-ahead-of-outside-load).
+/// Tests that start no busy loops of their own and need the core the
+/// moment they wake take [`realtime_ahead_of_outside_load`] instead.
 /// Take it before starting the test's servers, so both ends stand alike.
 pub fn ahead_of_outside_load() -> impl Drop {
     struct Restore(i32);
