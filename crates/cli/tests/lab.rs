@@ -49,6 +49,12 @@ fn up_is_idempotent_and_down_leaves_nothing() {
         return;
     }
     let lab = TestLab::up("idem", &["--backend", "emulator"]);
+    // Counters from the moment `up` returns, not 50 ms later.
+    let first = &lab.status()["counters"];
+    assert!(
+        first["h1"]["packets"].is_u64() && first["h2"]["packets"].is_u64(),
+        "{first}"
+    );
     let again = run(&["lab", "up", "--name", &lab.name, "--backend", "emulator"]);
     assert!(again.status.success(), "the same up twice is a no-op");
     let other = run(&["lab", "up", "--name", &lab.name, "--rtt", "10ms"]);

@@ -66,8 +66,14 @@ struct Driver<'a> {
 /// Read buffers kept for reuse.
 const SPARE_BUFFERS: usize = 64;
 
-/// Forwards between `ports` through the fabric `spec` until a device fails.
-pub fn run(ports: &[Port], spec: &FabricSpec, counters: &Path) -> io::Result<()> {
+/// Writes the first counters, calls `ready`, then forwards between `ports`
+/// through the fabric `spec` until a device fails.
+pub fn run(
+    ports: &[Port],
+    spec: &FabricSpec,
+    counters: &Path,
+    ready: impl FnOnce(),
+) -> io::Result<()> {
     for p in ports {
         rustix::io::ioctl_fionbio(&p.fd, true)?;
     }
@@ -82,6 +88,9 @@ pub fn run(ports: &[Port], spec: &FabricSpec, counters: &Path) -> io::Result<()>
         spare: Vec::new(),
     };
     let mut buf = vec![0u8; FRAME_MAX];
+    // Every port is in `lab status` from the moment `lab up` returns.
+    d.write_counters(spec, counters);
+    ready();
     let mut last_counters = Instant::now();
     loop {
         d.release(now_ns());

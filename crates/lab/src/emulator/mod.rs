@@ -108,11 +108,14 @@ pub fn run(plan: &EmulatorPlan, ready: impl FnOnce()) -> Result<(), LabError> {
             "linerate emulator: could not raise its priority ({e}); delays may run late under CPU load"
         );
     }
-    ready();
     if let Some(spec) = &plan.fabric {
-        return fabric::run(&ports, spec, &plan.counters)
+        return fabric::run(&ports, spec, &plan.counters, ready)
             .map_err(|e| LabError::Emulator(format!("fabric: {e}")));
     }
+    // Counters exist once the lab is up: `lab status` right after `lab up`
+    // shows zeros, not nothing.
+    write_host_counters(plan, &counters);
+    ready();
     std::thread::scope(|s| {
         let mut workers = Vec::new();
         for from in 0..ports.len() {
@@ -139,16 +142,21 @@ pub fn run(plan: &EmulatorPlan, ready: impl FnOnce()) -> Result<(), LabError> {
             }
             ticks += 1;
             if ticks.is_multiple_of(COUNTER_TICKS) {
-                let snapshot: BTreeMap<&str, _> = plan
-                    .hosts
-                    .iter()
-                    .zip(&counters)
-                    .map(|(h, c)| (h.name.as_str(), c.snapshot()))
-                    .collect();
-                if let Ok(text) = serde_json::to_vec_pretty(&snapshot) {
-                    let _ = crate::state::write_atomic(&plan.counters, &text);
-                }
+                write_host_counters(plan, &counters);
             }
         }
     })
+}
+
+/// Each host's counters, by host name, to the plan's counters file.
+fn write_host_counters(plan: &EmulatorPlan, counters: &[Counters]) {
+    let snapshot: BTreeMap<&str, _> = plan
+        .hosts
+        .iter()
+        .zip(counters)
+        .map(|(h, c)| (h.name.as_str(), c.snapshot()))
+        .collect();
+    if let Ok(text) = serde_json::to_vec_pretty(&snapshot) {
+        let _ = crate::state::write_atomic(&plan.counters, &text);
+    }
 }
