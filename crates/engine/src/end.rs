@@ -12,6 +12,7 @@ use linerate_wire::{BenchParams, Direction};
 
 use std::net::TcpStream;
 
+use crate::buffer::AlignedBuf;
 use crate::multiplex;
 use crate::pool::{Job, ReceivePool};
 use crate::session::StreamSocket;
@@ -192,7 +193,7 @@ pub fn run(
     let send_buf = if sockets.iter().any(|s| cfg.sends(s.index)) {
         stream::shared_pattern(p.write_len as usize)
     } else {
-        Arc::new(Vec::new())
+        Arc::new(AlignedBuf::new(0))
     };
     let send_buf = &send_buf[..send_buf.len().min(p.write_len as usize)];
     let worker = |s: &StreamSocket, live: &Live| {
@@ -218,7 +219,7 @@ pub fn run(
                 // Best effort: without it the reader only wakes more often.
                 let _ = sockopt::set_rcvlowat(&s.stream, lowat);
             }
-            let mut buf = vec![0u8; p.read_len as usize];
+            let mut buf = AlignedBuf::new(p.read_len as usize);
             let plan = ReceivePlan {
                 skip_copy: p.skip_rx_copy,
                 poll: p.rx_poll,
@@ -247,7 +248,7 @@ pub fn run(
             multiplex::send_many(&members, &quotas, &plan, abort)
         } else {
             set_loop_rcvlowat(p, group.iter().map(|(s, _)| *s));
-            let mut buf = vec![0u8; p.read_len as usize];
+            let mut buf = AlignedBuf::new(p.read_len as usize);
             multiplex::receive_many(&members, &mut buf, p.skip_rx_copy, abort)
         }
     };

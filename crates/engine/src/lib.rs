@@ -11,6 +11,7 @@
 
 pub mod address;
 pub mod bench;
+pub mod buffer;
 pub mod confine;
 mod document;
 pub mod door;

@@ -5,6 +5,8 @@ use std::io::{ErrorKind, Write};
 use std::net::TcpStream;
 
 use linerate_secure::TlsStream;
+
+use crate::buffer::AlignedBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
@@ -414,16 +416,16 @@ pub(crate) fn read_failed(e: &std::io::Error, abort: &AtomicBool) -> Option<Stri
 /// sessions asking for 256 MiB writes hold one 256 MiB buffer, not
 /// sixteen (docs/security.md#fair-shares). Every pattern is a prefix of
 /// a longer one, so the longest made so far serves all shorter ones.
-pub(crate) fn shared_pattern(len: usize) -> std::sync::Arc<Vec<u8>> {
+pub(crate) fn shared_pattern(len: usize) -> std::sync::Arc<AlignedBuf> {
     use std::sync::{Arc, Mutex, Weak};
-    static SHARED: Mutex<Weak<Vec<u8>>> = Mutex::new(Weak::new());
+    static SHARED: Mutex<Weak<AlignedBuf>> = Mutex::new(Weak::new());
     let mut held = crate::lock(&SHARED);
     if let Some(p) = held.upgrade()
         && p.len() >= len
     {
         return p;
     }
-    let p = Arc::new(pattern(len));
+    let p = Arc::new(AlignedBuf::from_slice(&pattern(len)));
     *held = Arc::downgrade(&p);
     p
 }

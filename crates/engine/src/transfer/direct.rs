@@ -17,26 +17,8 @@ use rustix::fs::{Advice, OFlags};
 
 const ALIGN: usize = DIRECT_ALIGN as usize;
 
+pub use crate::buffer::AlignedBuf;
 pub use crate::spec::CachePolicy;
-
-/// A buffer whose start is page aligned, as direct I/O needs.
-pub struct AlignedBuf {
-    raw: Vec<u8>,
-    start: usize,
-    len: usize,
-}
-
-impl AlignedBuf {
-    pub fn new(len: usize) -> AlignedBuf {
-        let raw = vec![0u8; len + ALIGN];
-        let start = (ALIGN - raw.as_ptr().addr() % ALIGN) % ALIGN;
-        AlignedBuf { raw, start, len }
-    }
-
-    pub fn as_mut_slice(&mut self) -> &mut [u8] {
-        &mut self.raw[self.start..self.start + self.len]
-    }
-}
 
 /// Whether a write of `data` at `offset` may bypass the page cache.
 pub fn aligned(data: &[u8], offset: u64) -> bool {
@@ -139,7 +121,7 @@ mod tests {
     fn aligned_buffers_start_on_a_page() {
         for len in [1, 4096, 256 << 10] {
             let mut b = AlignedBuf::new(len);
-            let s = b.as_mut_slice();
+            let s = &mut b[..];
             assert_eq!(s.len(), len);
             assert_eq!(s.as_ptr().addr() % ALIGN, 0);
         }
@@ -148,7 +130,7 @@ mod tests {
     #[test]
     fn alignment_needs_address_length_and_offset() {
         let mut b = AlignedBuf::new(8192);
-        let s = b.as_mut_slice();
+        let s = &mut b[..];
         assert!(aligned(&s[..4096], 8192));
         assert!(!aligned(&s[..4095], 8192));
         assert!(!aligned(&s[1..4097], 8192));
@@ -165,9 +147,9 @@ mod tests {
         let f = File::open(&path).unwrap();
         let direct = set_direct(&f, true).is_ok();
         let mut b = AlignedBuf::new(16384);
-        read_exact_direct(&f, b.as_mut_slice(), 10_000 - 8192, 8192).unwrap();
-        assert_eq!(&b.as_mut_slice()[..10_000 - 8192], &data[8192..]);
-        assert!(read_exact_direct(&f, b.as_mut_slice(), 8192, 8192).is_err());
+        read_exact_direct(&f, &mut b[..], 10_000 - 8192, 8192).unwrap();
+        assert_eq!(&b[..10_000 - 8192], &data[8192..]);
+        assert!(read_exact_direct(&f, &mut b[..], 8192, 8192).is_err());
         if direct {
             set_direct(&f, false).unwrap();
         }

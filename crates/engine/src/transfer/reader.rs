@@ -11,6 +11,7 @@ use linerate_secure::TlsStream;
 use rustix::io::Errno;
 use rustix::net::RecvFlags;
 
+use crate::buffer::AlignedBuf;
 use crate::stream::recv_polled;
 
 const BUFFER: usize = 64 << 10;
@@ -19,7 +20,7 @@ pub struct RecordReader<'a> {
     sock: &'a TcpStream,
     tls: Option<&'a mut TlsStream>,
     poll: bool,
-    buf: Vec<u8>,
+    buf: AlignedBuf,
     start: usize,
     end: usize,
 }
@@ -30,7 +31,7 @@ impl<'a> RecordReader<'a> {
             sock,
             tls,
             poll,
-            buf: vec![0u8; BUFFER],
+            buf: AlignedBuf::new(BUFFER),
             start: 0,
             end: 0,
         }

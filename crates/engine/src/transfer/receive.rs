@@ -650,7 +650,7 @@ fn receive_stream(
     let mut reader = RecordReader::new(&s.stream, tls.as_deref_mut(), req.rx_poll);
     // Page aligned, so whole pieces can be written past the cache.
     let mut aligned = AlignedBuf::new(PIECE.min(req.block_len as usize));
-    let buf = aligned.as_mut_slice();
+    let buf = &mut aligned[..];
     let mut header = [0u8; RECORD_HEADER_LEN];
     let (mut got, mut last) = (0u64, Instant::now());
     let mut error = None;

@@ -32,7 +32,7 @@ pub(super) fn send_stream(s: &StreamSocket, shared: &Shared, live: &Live) -> Out
     };
     // Page aligned, for direct reads.
     let mut aligned = AlignedBuf::new(PIECE.min(shared.block_len as usize));
-    let buf = aligned.as_mut_slice();
+    let buf = &mut aligned[..];
     let mut batch = SmallBatch::default();
     let mut open: Option<OpenSource> = None;
     let mut memory_sums: HashMap<u32, u64> = HashMap::new();
