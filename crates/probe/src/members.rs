@@ -78,8 +78,12 @@ struct NextHop {
 
 /// The members that carry flows to `peer`, when the route to it is a bond
 /// or a multipath route of two or more links; None otherwise, or where
-/// `ip` cannot say.
+/// `ip` cannot say. A loopback peer has none, and nothing is run for it
+/// (a loopback run paid three child processes for this before).
 pub fn toward(peer: IpAddr) -> Option<Members> {
+    if peer.is_loopback() {
+        return None;
+    }
     let family = if peer.is_ipv4() { "-4" } else { "-6" };
     let out = Command::new("ip")
         .args([
@@ -93,20 +97,28 @@ pub fn toward(peer: IpAddr) -> Option<Members> {
         ])
         .output()
         .ok()?;
-    // /proc/thread-self/sys would be this thread's namespace's; /proc/sys
-    // is the process's, so ask sysctl in a child, which takes the thread's.
+    let mut members = from_routes(&out.stdout, bond_of, None)?;
+    if let Spreader::Multipath { hash_policy } = &mut members.spreader {
+        *hash_policy = multipath_hash_policy(peer);
+    }
+    Some(members)
+}
+
+/// The kernel's multipath hash policy for `peer`'s family. /proc/thread-self/sys
+/// would be this thread's namespace's; /proc/sys is the process's, so ask
+/// sysctl in a child, which takes the thread's.
+fn multipath_hash_policy(peer: IpAddr) -> Option<u8> {
     let key = if peer.is_ipv4() {
         "net.ipv4.fib_multipath_hash_policy"
     } else {
         "net.ipv6.fib_multipath_hash_policy"
     };
-    let hash_policy = Command::new("sysctl")
+    Command::new("sysctl")
         .args(["-n", key])
         .output()
         .ok()
         .and_then(|o| String::from_utf8(o.stdout).ok())
-        .and_then(|t| t.trim().parse().ok());
-    from_routes(&out.stdout, bond_of, hash_policy)
+        .and_then(|t| t.trim().parse().ok())
 }
 
 /// The members `ip -j route show to match PEER`'s output names: the most
