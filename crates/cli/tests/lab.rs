@@ -331,8 +331,10 @@ fn starved(v: &serde_json::Value) -> bool {
     let share = |k: &str| e[k].as_f64().unwrap_or(0.0);
     let waited = share("sender_runq_wait_share").max(share("receiver_runq_wait_share")) >= 0.25
         || share("sender_runq_wait_share") >= 1.0 - share("sender_busy_share");
+    // The wait is named either as the cause or, where a full receive
+    // window was the reader's, beside the threads' CPU shares.
     let said = v["sentence"].as_str().unwrap_or("");
-    waited && said.contains("waited for a CPU")
+    waited && (said.contains("waited for a CPU") || said.contains("waiting for a core"))
 }
 
 /// A full path, named so with its queue, its share of the lab's rate and,

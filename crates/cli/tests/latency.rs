@@ -159,6 +159,12 @@ fn a_size_sweep_and_two_connections() {
             "2",
             "--busy-poll",
             "off",
+            // Each size ends at its rounds or its time, whichever comes
+            // first: the counts are what is tested, so the time must not
+            // bind (beside two busy loops, 1 s a size ran 457 rounds of
+            // 1 MiB, not 600).
+            "-t",
+            "20",
         ],
     );
     let s = steps(&doc);

@@ -571,7 +571,9 @@ pub fn run_loops(
             seconds: o.last_byte.saturating_duration_since(start).as_secs_f64(),
             cpu_seconds: o.cpu_seconds,
             runq_wait_seconds: o.runq_wait_seconds,
-            tls_seconds: s.tls.as_ref().map_or(0.0, |t| lock(t).busy_seconds()),
+            tls_seconds: s.tls.as_ref().map_or(0.0, |t| {
+                tls_cpu_seconds(lock(t).busy_seconds(), o.cpu_seconds, o.runq_wait_seconds)
+            }),
             tcp: o.tcp.map(|t| since_omit(t, skipped.tcp)),
             // Read at the end: autotuning has grown them by then.
             sndbuf: buffers.sndbuf,
@@ -696,6 +698,21 @@ pub(crate) fn pin_to_core(slot: usize) {
     let mut set = CpuSet::new();
     set.set(cpus[slot % cpus.len()]);
     let _ = sched_setaffinity(None, &set);
+}
+
+/// The CPU time a thread spent in TLS, from the wall time its seal and
+/// open calls took: that wall time also holds the waits for a core of a
+/// thread preempted inside them, which on a busy host made TLS take more
+/// than the thread's whole CPU time (docs/security.md#tls-time). Sealing
+/// and opening never block, so they were preempted like the rest of the
+/// thread's runnable time: its running share of that time converts one
+/// into the other.
+fn tls_cpu_seconds(in_tls: f64, cpu: f64, runq_wait: f64) -> f64 {
+    let runnable = cpu + runq_wait;
+    if runnable <= 0.0 {
+        return 0.0;
+    }
+    (in_tls * cpu / runnable).min(cpu)
 }
 
 fn failed_outcome(msg: &str) -> Outcome {
@@ -859,7 +876,20 @@ fn sample(
 
 #[cfg(test)]
 mod tests {
-    use super::groups;
+    use super::{groups, tls_cpu_seconds};
+
+    #[test]
+    fn tls_time_counts_only_the_share_the_thread_ran() {
+        // An idle host: the wall time in TLS is CPU time.
+        assert!((tls_cpu_seconds(0.4, 0.8, 0.0) - 0.4).abs() < 1e-12);
+        // Runnable 0.85 s, running 0.24 of it (a run beside busy loops):
+        // 0.39 s in TLS calls is 0.11 s of CPU, not more than the thread had.
+        let cpu = tls_cpu_seconds(0.39, 0.24, 0.61);
+        assert!((cpu - 0.39 * 0.24 / 0.85).abs() < 1e-12, "{cpu}");
+        assert!(tls_cpu_seconds(2.0, 0.3, 0.1) <= 0.3);
+        assert_eq!(tls_cpu_seconds(0.0, 0.0, 0.0), 0.0);
+        assert_eq!(tls_cpu_seconds(0.1, 0.0, 0.0), 0.0);
+    }
 
     #[test]
     fn loops_split_senders_and_receivers_apart_and_round_robin() {
