@@ -16,7 +16,9 @@ written again after every run so an interrupted series keeps what it had.
 
 Root is needed for the suite's namespace tests (as in CI). The scratch clone
 is removed at the end unless --keep; its target folder can be shared with
---target-dir to skip rebuilding the dependencies, or --in-place tests this
+--target-dir to skip rebuilding the dependencies (the workspace's own
+artifacts are removed from it at the end: the test binaries name the
+clone's fixture folders), or --in-place tests this
 checkout itself, when it has nothing uncommitted, in its own target folder
 (commit nothing there until the series ends: a new commit rebuilds the
 binary, which names its commit, inside the next loaded run).
@@ -82,6 +84,26 @@ def end_all(procs):
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
         p.wait()
+
+
+def forget_workspace(checkout, env):
+    """Removes the workspace's own artifacts from a shared target folder.
+
+    The tests find their fixtures through CARGO_MANIFEST_DIR, compiled in.
+    Cargo counts a build fresh in another checkout of the same files, so
+    after the scratch clone is gone a checkout sharing the folder would run
+    test binaries that look for fixtures in the deleted clone (on
+    2026-12-03 an --in-place series after a --target-dir one failed every
+    fixture test of crates/peers and crates/tune)."""
+    meta = subprocess.run(["cargo", "metadata", "--no-deps", "--format-version", "1"],
+                          cwd=checkout, env=env, capture_output=True, text=True)
+    if meta.returncode != 0:
+        print(f"could not list the workspace to clean it: {meta.stderr.strip()}", flush=True)
+        return
+    names = [p["name"] for p in json.loads(meta.stdout)["packages"]]
+    specs = [arg for name in names for arg in ("-p", name)]
+    subprocess.run(["cargo", "clean", "--release", *specs], cwd=checkout, env=env,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def run_suite(checkout, env, log_path, timeout, spinners):
@@ -200,6 +222,8 @@ def main():
         save()
         if scratch is not None and not args.keep:
             shutil.rmtree(scratch, ignore_errors=True)
+            if args.target_dir:
+                forget_workspace(ROOT, env)
     print(f"{doc['in_a_row']} of {len(doc['runs'])} runs passed in a row; {out}")
     sys.exit(0 if doc["in_a_row"] == args.runs else 1)
 

@@ -973,6 +973,22 @@ mod tests {
             ..full_path(1)
         };
         assert_eq!(rules::decide(&scheduled, None), Finding::PathFull);
+        // At the capacity, a rate that swung as the scheduler held the
+        // receiver (a lab at 1 Gbit/s beside busy loops: 91 %, intervals
+        // varying 22 %, the receiver waiting for a core 70 % of the run)
+        // still filled the path; below it, the swings are not a full path.
+        let swung_at_capacity = Features {
+            rate_variation: Some(0.215),
+            receiver_wait: 0.70,
+            capacity: lab_rate(1.9e9 / 0.912),
+            ..full_path(1)
+        };
+        assert_eq!(rules::decide(&swung_at_capacity, None), Finding::PathFull);
+        let swung_below = Features {
+            capacity: lab_rate(1.9e9 / 0.8),
+            ..swung_at_capacity
+        };
+        assert_ne!(rules::decide(&swung_below, None), Finding::PathFull);
         let paused_more = Features {
             busy_share: 0.7,
             ..scheduled
