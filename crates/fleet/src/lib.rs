@@ -21,6 +21,7 @@ pub use launch::{Launch, Launcher};
 
 /// A launcher's description of the run that cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum FleetError {
     /// A host list (Slurm's compressed form or `--hosts`) that does not expand.
     #[error("host list {list:?}: {reason}")]

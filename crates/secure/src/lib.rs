@@ -31,6 +31,7 @@ pub use stream::TlsStream;
 
 /// What can go wrong making identities and configurations.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SecureError {
     /// rcgen could not make a certificate.
     #[error("making a certificate: {0}")]

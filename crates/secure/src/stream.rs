@@ -108,8 +108,9 @@ pub struct TlsStream {
     outgoing: Vec<u8>,
     out_used: usize,
     peer_closed: bool,
-    /// Time spent sealing and opening records (the cipher and rustls's
-    /// copies): the verdict's share of the CPU that TLS took.
+    /// Wall time spent sealing and opening records (the cipher and
+    /// rustls's copies), waits for a core included; the engine converts it
+    /// to CPU time (docs/security.md#tls-time).
     busy: std::time::Duration,
 }
 
@@ -169,7 +170,7 @@ impl TlsStream {
         }
     }
 
-    /// Seconds spent sealing and opening records so far.
+    /// Wall seconds spent sealing and opening records so far.
     pub fn busy_seconds(&self) -> f64 {
         self.busy.as_secs_f64()
     }

@@ -10,6 +10,7 @@ use thiserror::Error;
 
 /// Why a session ended before its last step.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum SessionError {
     /// The peer sent a message the session does not take at this step.
     #[error("unexpected {got} message while waiting for {waiting_for}")]

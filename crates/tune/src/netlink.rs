@@ -40,6 +40,7 @@ pub struct DumpPart {
 
 /// Why an rtnetlink datagram did not decode.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DecodeError {
     /// A message's length does not fit the datagram.
     #[error("netlink message length {0} at offset {1} does not fit the datagram")]

@@ -2,6 +2,7 @@ use thiserror::Error;
 
 /// Everything that can be wrong with bytes received from a peer.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum WireError {
     /// The peer's first bytes are not linerate's magic.
     #[error("not a linerate peer: bad magic {0:02x?}")]

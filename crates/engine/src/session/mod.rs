@@ -156,7 +156,8 @@ impl From<SessionError> for EngineError {
             }
             SessionError::Refused(r) => EngineError::Refused(r),
             SessionError::Local(r) => EngineError::Refusing(r),
-            unexpected @ SessionError::Unexpected { .. } => EngineError::Session(unexpected),
+            // Unexpected, and any step error added later: kept whole.
+            other => EngineError::Session(other),
         }
     }
 }

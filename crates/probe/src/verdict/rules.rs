@@ -324,7 +324,7 @@ fn paused_for_a_core(f: &Features) -> Option<Finding> {
     })
 }
 
-/// A steady rate at the path's known capacity is a full path before any
+/// A rate at the path's known capacity is a full path before any
 /// window, buffer or CPU share is weighed: whatever else held the senders
 /// part of the time, the path had no room left (a 10 Gbit/s lab at 91 % on
 /// a busy host was once called CPU, its send buffer full 57 % of the time).

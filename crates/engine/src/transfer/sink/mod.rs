@@ -55,6 +55,7 @@ const RESOLVE: ResolveFlags = ResolveFlags::BENEATH
 
 /// Why the receiver cannot go on; sent to the sender as the refusal.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SinkError {
     #[error(transparent)]
     Confine(#[from] ConfineError),
@@ -90,6 +91,7 @@ impl SinkError {
 /// A data record that does not fit the manifest: the sender broke the
 /// protocol, and the stream ends.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RecordError {
     #[error("block for entry {0}, which is not a file in the manifest")]
     NotAFile(u32),
