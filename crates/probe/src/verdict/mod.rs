@@ -776,6 +776,44 @@ mod tests {
         );
     }
 
+    /// Four senders sharing one core, each running a quarter of the time
+    /// and waiting for it the rest, with a window (731 KiB) under their
+    /// congestion window (1.1 MiB) and none of their time limited by it
+    /// (figures of a run that CI named the window): the CPU held them.
+    #[test]
+    fn a_window_under_the_congestion_window_does_not_hold_senders_waiting_for_a_core() {
+        let crowded = Features {
+            senders: 4,
+            busy_us: 8e6,
+            busy_share: 0.995,
+            per_stream_bps: 4.6e8,
+            steady_bps: 1.85e9,
+            cwnd_bytes: 1_178_694.0,
+            peer_window: 748_032.0,
+            min_rcvbuf: 756_662,
+            min_sndbuf: 4 << 20,
+            rtt_us: 668.5,
+            min_rtt_us: 6.0,
+            sender_util: 0.25,
+            sender_wait: 0.75,
+            receiver_util: 0.01,
+            host_busy: 0.54,
+            ..Features::default()
+        };
+        assert!(matches!(
+            rules::decide(&crowded, None),
+            Finding::Cpu {
+                side: Side::Sender,
+                ..
+            }
+        ));
+        let idle_writers = Features {
+            sender_wait: 0.0,
+            ..crowded
+        };
+        assert_eq!(rules::decide(&idle_writers, None), Finding::ReceiverWindow);
+    }
+
     /// A lab's `--rate` of `bps` as the path's capacity.
     fn lab_rate(bps: f64) -> Option<Capacity> {
         Some(Capacity {
