@@ -4,12 +4,15 @@
 Clones the repository at a commit into a scratch folder (so what is tested is
 what was committed, not the working tree), builds the tests once with the
 cores idle, then runs `CI=true cargo test --workspace --release
---no-fail-fast` (the README's test command, as CI runs it) `--runs` times.
+--no-fail-fast` (the README's test command, as CI runs it) `--runs` times,
+stopping after a failed run unless --keep-going.
 Before each run it starts one nice-0 busy loop a core (`bash -c 'while :; do
 :; done'`) and ends them, by PID, after the run: the suite must hold on a host
 that other work shares. Each run's time, test counts, failed test names and
 the host's busy share over the run (/proc/stat) go to a JSON document,
 written again after every run so an interrupted series keeps what it had.
+SIGINT or SIGTERM ends the run in hand (its tests and busy loops) and
+keeps the runs before it.
 
   bench/loaded_series.py                          # HEAD, 3 runs, a busy loop a core
   bench/loaded_series.py --commit 263db11 --runs 1 --spinners 0
@@ -152,6 +155,8 @@ def main():
     ap.add_argument("--logs", default=None,
                     help="folder for each run's output (default: /tmp/linerate-series-COMMIT-logs)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch clone")
+    ap.add_argument("--keep-going", action="store_true",
+                    help="run every run even after one failed (default: stop there, the series cannot pass)")
     ap.add_argument("--in-place", action="store_true",
                     help="test this checkout as it is (it must have nothing uncommitted), building in its own target")
     args = ap.parse_args()
@@ -192,6 +197,15 @@ def main():
     def save():
         out.write_text(json.dumps(doc, indent=2) + "\n")
 
+    def stop(signum, _frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    # A series started in the background from a script ignores SIGINT, and
+    # SIGTERM would skip the clean-up: both end the run in hand (its tests
+    # and busy loops, by process group) and keep the runs so far.
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+
     try:
         if scratch is not None:
             subprocess.run(["git", "clone", "--quiet", str(ROOT), str(checkout)], check=True)
@@ -216,6 +230,11 @@ def main():
             verdict = "passed" if run["exit_code"] == 0 else f"FAILED {run['failed_tests']}"
             print(f"  {run['passed']} passed, {run['failed']} failed in {run['seconds']} s, "
                   f"host {run['host_busy']:.0%} busy: {verdict}", flush=True)
+            if run["exit_code"] != 0 and not args.keep_going:
+                break
+    except KeyboardInterrupt as stopped:
+        doc["stopped"] = f"{stopped} after {len(doc['runs'])} runs"
+        print(f"stopped: {stopped}", flush=True)
     finally:
         doc["in_a_row"] = next((i for i, r in enumerate(doc["runs"]) if r["exit_code"] != 0),
                                len(doc["runs"]))
