@@ -109,26 +109,31 @@ def forget_workspace(checkout, env):
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def run_group(cmd, timeout, **popen):
+    """`cmd`'s exit code, or None past `timeout` seconds. It runs in a
+    process group of its own, ended whole on a timeout or an interrupt:
+    cargo's compilers and test binaries with it."""
+    child = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=True, **popen)
+    try:
+        return child.wait(timeout)
+    except subprocess.TimeoutExpired:
+        return None
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+
+
 def run_suite(checkout, env, log_path, timeout, spinners):
     """One run of the test command beside `spinners` busy loops."""
     busy = start_spinners(spinners)
     busy0, total0 = host_ticks()
     started = time.monotonic()
     with open(log_path, "w") as log:
-        tests = subprocess.Popen(
-            TEST_CMD, cwd=checkout, env=env, stdout=log, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, start_new_session=True,
-        )
         try:
-            code = tests.wait(timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(tests.pid, signal.SIGKILL)
-            tests.wait()
-            code = None
+            code = run_group(TEST_CMD, timeout, cwd=checkout, env=env, stdout=log,
+                             stderr=subprocess.STDOUT)
         finally:
-            if tests.poll() is None:
-                os.killpg(tests.pid, signal.SIGKILL)
-                tests.wait()
             end_all(busy)
     seconds = time.monotonic() - started
     busy1, total1 = host_ticks()
@@ -211,10 +216,12 @@ def main():
             subprocess.run(["git", "clone", "--quiet", str(ROOT), str(checkout)], check=True)
             subprocess.run(["git", "checkout", "--quiet", commit], cwd=checkout, check=True)
         print(f"building the tests at {commit}, cores idle", flush=True)
-        build = subprocess.run([*TEST_CMD, "--no-run"], cwd=checkout, env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        if build.returncode != 0:
-            sys.exit(f"the build failed:\n{build.stderr[-4000:]}")
+        build_log = logs / "build.log"
+        with open(build_log, "w") as log:
+            built = run_group([*TEST_CMD, "--no-run"], None, cwd=checkout, env=env,
+                              stdout=subprocess.DEVNULL, stderr=log)
+        if built != 0:
+            sys.exit(f"the build failed:\n{build_log.read_text(errors='replace')[-4000:]}")
         for n in range(1, args.runs + 1):
             # The binary names its commit (crates/cli/build.rs): a commit made
             # in the checkout meanwhile would rebuild it inside the loaded run.
