@@ -199,9 +199,10 @@ fn paced(f: &Features, cap_bps: Option<f64>) -> Option<Finding> {
 /// The kernel counts window-limited time only while data waits to be
 /// sent; a window well under the congestion window, with idle writers, is
 /// the same limit. Writers waiting for a core are not idle: what they
-/// did not send, the CPU held back, whatever the window. A roomy buffer that fills because its reader never
-/// blocks (running or waiting for a core) is the reader's limit: a larger
-/// window would only fill too. A tiny buffer makes its reader busy by itself.
+/// did not send, the CPU held back, whatever the window. A roomy buffer
+/// that fills because its reader never blocks (running or waiting for a
+/// core) is the reader's limit: a larger window would only fill too. A
+/// tiny buffer makes its reader busy by itself.
 fn receive_window(f: &Features) -> Option<Finding> {
     let window_below_cwnd = f.peer_window > 0.0
         && f.peer_window < 0.9 * f.pipe_bytes()
