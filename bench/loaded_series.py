@@ -23,8 +23,10 @@ is removed at the end unless --keep; its target folder can be shared with
 artifacts are removed from it at the end: the test binaries name the
 clone's fixture folders), or --in-place tests this
 checkout itself, when it has nothing uncommitted, in its own target folder
-(commit nothing there until the series ends: a new commit rebuilds the
-binary, which names its commit, inside the next loaded run).
+(commit nothing there until the series ends, and add no branch or
+worktree: the binary names its commit and watches .git/refs/heads, so
+either rebuilds it inside the next loaded run, which the run then records
+as `rebuilt`).
 """
 
 import argparse
@@ -137,8 +139,12 @@ def run_suite(checkout, env, log_path, timeout, spinners):
             end_all(busy)
     seconds = time.monotonic() - started
     busy1, total1 = host_ticks()
-    run = parse_test_output(Path(log_path).read_text(errors="replace"))
+    text = Path(log_path).read_text(errors="replace")
+    run = parse_test_output(text)
     run.update(
+        # Crates compiled inside the loaded run: the checkout changed after
+        # the build, and the run's time includes that build.
+        rebuilt=re.findall(r"^\s*Compiling (\S+)", text, re.M),
         exit_code=code,
         timed_out=code is None,
         seconds=round(seconds, 1),
@@ -235,6 +241,8 @@ def main():
             doc["runs"].append(run)
             save()
             verdict = "passed" if run["exit_code"] == 0 else f"FAILED {run['failed_tests']}"
+            if run["rebuilt"]:
+                verdict += f" (rebuilt {', '.join(run['rebuilt'])} inside the run)"
             print(f"  {run['passed']} passed, {run['failed']} failed in {run['seconds']} s, "
                   f"host {run['host_busy']:.0%} busy: {verdict}", flush=True)
             if run["exit_code"] != 0 and not args.keep_going:

@@ -106,6 +106,7 @@ impl Hosts {
 
     fn down_quietly(&self) {
         for i in 1..=self.count {
+            self.end_what_runs_in(&self.netns(i));
             let _ = Command::new("ip")
                 .args(["netns", "del", &self.netns(i)])
                 .output();
@@ -113,6 +114,35 @@ impl Hosts {
         let _ = Command::new("ip")
             .args(["link", "del", &self.bridge()])
             .output();
+    }
+}
+
+impl Hosts {
+    /// Ends what the test's daemons started in a namespace and left running
+    /// (a `slurmstepd` outlives its slurmd): a process still inside keeps the
+    /// namespace, and with it the host's end of its veth, after `ip netns del`.
+    fn end_what_runs_in(&self, ns: &str) {
+        let until = Instant::now() + Duration::from_secs(10);
+        loop {
+            let pids = Command::new("ip")
+                .args(["netns", "pids", ns])
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+                .unwrap_or_default();
+            let pids: Vec<i32> = pids
+                .split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect();
+            if pids.is_empty() || Instant::now() > until {
+                return;
+            }
+            for pid in pids {
+                // SAFETY: kill has no memory preconditions; the PID runs in a
+                // namespace this test made, so the test started it.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 }
 
