@@ -830,6 +830,23 @@ fn a_data_connection_joins_with_the_sessions_token_in_memory() {
 }
 
 #[test]
+fn a_data_connection_waits_for_its_ready_as_long_as_the_server_waits_for_it() {
+    let now = Instant::now();
+    let mut client = JoinClient::new(now, false, None);
+    assert_eq!(client.poll_timeout(), Some(now + crate::SETUP_TIMEOUT));
+    client.handle_timeout(now + Duration::from_secs(6));
+    assert!(!client.is_over(), "a ready 6 s late is still taken");
+    client.handle(now + Duration::from_secs(6), Message::Ready(Ready {}));
+    assert_eq!(client.poll_end(), Some(Ok(())));
+    let mut late = JoinClient::new(now, false, None);
+    late.handle_timeout(now + crate::SETUP_TIMEOUT);
+    assert!(matches!(
+        late.poll_end(),
+        Some(Err(SessionError::Timeout { .. }))
+    ));
+}
+
+#[test]
 fn the_join_refuses_every_fault_at_every_step() {
     let registered = waiting_for_joins();
     faults_at_every_step(
