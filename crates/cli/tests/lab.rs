@@ -1044,7 +1044,8 @@ fn udp_loss_through_a_lossy_lab_is_measured_within_a_tenth() {
     // The UDP ping-pong through the same lab: lost rounds are counted, not
     // timed (a round is lost with its request or its reply, so its loss
     // lies between the one-way loss and twice it). A count of rounds, not a
-    // time: a loaded host did 2,000 rounds in 4 s, and 37 lost.
+    // time, whatever share of a core the host gives the run
+    // (docs/benchmarks/2026-12-03-loaded-series.md#udp-rounds).
     let target = format!("{h2}:5201");
     let out = lab.exec(
         "h1",

@@ -104,9 +104,29 @@ impl Hosts {
         self.procs.push(Guard(child));
     }
 
+    /// Ends what the test's daemons started in a namespace and left running
+    /// (a `slurmstepd` outlives its slurmd): a process still inside keeps the
+    /// namespace, and with it the host's end of its veth, after `ip netns del`.
+    fn end_what_runs_in(ns: &str) {
+        common::wait_until(Duration::from_secs(10), || {
+            let out = Command::new("ip").args(["netns", "pids", ns]).output();
+            let listed = out.map(|o| o.stdout).unwrap_or_default();
+            let pids: Vec<i32> = String::from_utf8_lossy(&listed)
+                .split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect();
+            for &pid in &pids {
+                // SAFETY: kill has no memory preconditions; the PID runs in a
+                // namespace this test made, so the test started it.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            pids.is_empty()
+        });
+    }
+
     fn down_quietly(&self) {
         for i in 1..=self.count {
-            self.end_what_runs_in(&self.netns(i));
+            Hosts::end_what_runs_in(&self.netns(i));
             let _ = Command::new("ip")
                 .args(["netns", "del", &self.netns(i)])
                 .output();
@@ -114,35 +134,6 @@ impl Hosts {
         let _ = Command::new("ip")
             .args(["link", "del", &self.bridge()])
             .output();
-    }
-}
-
-impl Hosts {
-    /// Ends what the test's daemons started in a namespace and left running
-    /// (a `slurmstepd` outlives its slurmd): a process still inside keeps the
-    /// namespace, and with it the host's end of its veth, after `ip netns del`.
-    fn end_what_runs_in(&self, ns: &str) {
-        let until = Instant::now() + Duration::from_secs(10);
-        loop {
-            let pids = Command::new("ip")
-                .args(["netns", "pids", ns])
-                .output()
-                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-                .unwrap_or_default();
-            let pids: Vec<i32> = pids
-                .split_whitespace()
-                .filter_map(|p| p.parse().ok())
-                .collect();
-            if pids.is_empty() || Instant::now() > until {
-                return;
-            }
-            for pid in pids {
-                // SAFETY: kill has no memory preconditions; the PID runs in a
-                // namespace this test made, so the test started it.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
     }
 }
 

@@ -26,9 +26,9 @@ use crate::transfer_receiver::same_secret;
 /// How long an encrypted data connection may take to send its join.
 pub const JOIN_WITHIN: Duration = Duration::from_secs(5);
 /// How long a client waits for the server's answer to its join: as long as
-/// the server's session waits for its data connections. A receiver that
-/// 1,024 connections reach at once beside busy cores answered some after
-/// 5 s (docs/benchmarks/2026-12-03-loaded-series.md#incast-ready).
+/// the server's session waits for its data connections, since a busy
+/// receiver answers late but answers
+/// (docs/benchmarks/2026-12-03-loaded-series.md#incast-ready).
 pub const READY_WITHIN: Duration = crate::SETUP_TIMEOUT;
 
 /// What a session's data connections must show to join it.
