@@ -5,6 +5,7 @@
 use std::time::{Duration, SystemTime};
 
 use linerate_lab::Lab;
+use linerate_peers::PeerError;
 use linerate_peers::convert::Cpu;
 use linerate_peers::process::{Server, run_client};
 
@@ -68,6 +69,28 @@ pub fn free_port() -> Result<u16, HarnessError> {
     Ok(l.port())
 }
 
+/// Tries to start a server on a port free when picked, `start(port)`;
+/// picks a fresh port and starts it again, up to `PORT_TRIES` times, when
+/// the server exited before it listened: another process may take a port
+/// between its pick and the server's bind (docs/guide.md#compare-ports).
+pub fn on_free_port<T>(
+    mut start: impl FnMut(u16) -> Result<T, HarnessError>,
+) -> Result<(u16, T), HarnessError> {
+    let mut tries = 1;
+    loop {
+        let port = free_port()?;
+        match start(port) {
+            Err(HarnessError::Peer(PeerError::ExitedAtOnce { .. })) if tries < PORT_TRIES => {
+                tries += 1;
+            }
+            started => return started.map(|server| (port, server)),
+        }
+    }
+}
+
+/// Starts of a server before its exit is an error.
+const PORT_TRIES: u32 = 3;
+
 /// What one client run printed, the CPU both ends used, and when it began.
 #[derive(Debug)]
 pub struct ClientRun {
@@ -119,6 +142,45 @@ pub fn run_against(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn exited() -> HarnessError {
+        HarnessError::Peer(PeerError::ExitedAtOnce {
+            command: "serve".into(),
+            status: "exit status: 1".into(),
+            said: String::new(),
+        })
+    }
+
+    #[test]
+    fn a_server_that_exits_at_once_is_started_again_on_a_fresh_port() {
+        let mut ports = Vec::new();
+        let (port, started) = on_free_port(|port| {
+            ports.push(port);
+            if ports.len() < 3 {
+                Err(exited())
+            } else {
+                Ok("listening")
+            }
+        })
+        .unwrap();
+        assert_eq!((ports.len(), port, started), (3, ports[2], "listening"));
+
+        let mut tries = 0;
+        let err = on_free_port(|_| -> Result<(), _> {
+            tries += 1;
+            Err(exited())
+        });
+        assert!(matches!(err, Err(HarnessError::Peer(_))));
+        assert_eq!(tries, 3, "three starts, then the error");
+
+        let mut tries = 0;
+        let err = on_free_port(|_| -> Result<(), _> {
+            tries += 1;
+            Err(HarnessError::NoRuns)
+        });
+        assert!(matches!(err, Err(HarnessError::NoRuns)));
+        assert_eq!(tries, 1, "other errors are not tried again");
+    }
 
     #[test]
     fn loopback_runs_commands_as_they_are() {

@@ -37,6 +37,17 @@ pub enum PeerError {
     /// It did not start, listen or end as it should.
     #[error("{0}")]
     Run(String),
+    /// A server exited before it listened: most often its port, free when
+    /// it was picked, was taken before the server bound it.
+    #[error("`{command}` exited at once ({status}){said}")]
+    ExitedAtOnce {
+        /// The server's command line.
+        command: String,
+        /// How it ended.
+        status: String,
+        /// The end of what it printed on stderr, after ": ", or nothing.
+        said: String,
+    },
     /// A system call around it failed.
     #[error("{context}: {error}")]
     Io {

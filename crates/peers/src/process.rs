@@ -15,6 +15,29 @@ use crate::PeerError;
 pub struct Server {
     child: Child,
     argv: Vec<String>,
+    /// The end of its stderr, once the pipe closes.
+    said: std::sync::mpsc::Receiver<String>,
+}
+
+/// How much of a server's stderr an error quotes.
+const SAID_TAIL: usize = 512;
+
+/// Drains a server's stderr on a thread, so a chatty server never blocks
+/// on a full pipe, and sends its last `SAID_TAIL` bytes when it closes.
+fn drain_stderr(child: &mut Child) -> std::sync::mpsc::Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    if let Some(mut pipe) = child.stderr.take() {
+        std::thread::spawn(move || {
+            let (mut tail, mut buf) = (Vec::new(), [0u8; 4096]);
+            while let Ok(n @ 1..) = pipe.read(&mut buf) {
+                tail.extend_from_slice(&buf[..n]);
+                let over = tail.len().saturating_sub(SAID_TAIL);
+                tail.drain(..over);
+            }
+            let _ = tx.send(String::from_utf8_lossy(&tail).trim().to_string());
+        });
+    }
+    rx
 }
 
 fn spawn(argv: &[String], out: Stdio, err: Stdio) -> Result<Child, PeerError> {
@@ -47,15 +70,26 @@ impl Server {
         udp: bool,
         within: Duration,
     ) -> Result<Server, PeerError> {
-        let child = spawn(&argv, Stdio::null(), Stdio::null())?;
-        let mut server = Server { child, argv };
+        let mut child = spawn(&argv, Stdio::null(), Stdio::piped())?;
+        let said = drain_stderr(&mut child);
+        let mut server = Server { child, argv, said };
         let deadline = Instant::now() + within;
         loop {
             if let Ok(Some(status)) = server.child.try_wait() {
-                return Err(PeerError::Run(format!(
-                    "`{}` exited at once ({status})",
-                    server.argv.join(" ")
-                )));
+                // A child of the server may hold the pipe open: wait a little.
+                let said = server
+                    .said
+                    .recv_timeout(Duration::from_secs(1))
+                    .unwrap_or_default();
+                return Err(PeerError::ExitedAtOnce {
+                    command: server.argv.join(" "),
+                    status: status.to_string(),
+                    said: if said.is_empty() {
+                        said
+                    } else {
+                        format!(": {said}")
+                    },
+                });
             }
             let ready = if udp {
                 bound_udp(server.child.id(), port)
@@ -257,5 +291,34 @@ mod tests {
         let ok = run_client(&["echo".to_string(), "hi".into()], Duration::from_secs(5)).unwrap();
         assert!(ok.success);
         assert_eq!(ok.stdout.trim(), "hi");
+    }
+
+    #[test]
+    fn a_server_that_exits_before_it_listens_says_why() {
+        let script = "echo starting >&2; echo 'bind: Address already in use' >&2; exit 1";
+        let argv: Vec<String> = ["sh", "-c", script].map(String::from).to_vec();
+        let err = Server::start(argv, 1, Duration::from_secs(5))
+            .err()
+            .unwrap();
+        assert!(matches!(err, PeerError::ExitedAtOnce { .. }), "{err:?}");
+        let said = err.to_string();
+        assert!(
+            said.ends_with("(exit status: 1): starting\nbind: Address already in use"),
+            "{said}"
+        );
+    }
+
+    #[test]
+    fn a_chatty_server_is_not_held_by_its_stderr() {
+        // 1 MiB on stderr, more than a pipe holds: a pipe nobody read would
+        // hold the writer, and the server would not get to its exit.
+        let script = "head -c 1048576 /dev/zero | tr '\\0' x >&2; exit 3";
+        let argv: Vec<String> = ["sh", "-c", script].map(String::from).to_vec();
+        let err = Server::start(argv, 1, Duration::from_secs(5))
+            .err()
+            .unwrap();
+        let said = err.to_string();
+        assert!(said.contains("(exit status: 3): xxx"), "{said}");
+        assert!(said.len() < 1024, "the tail only: {} bytes", said.len());
     }
 }

@@ -13,7 +13,7 @@ use linerate_result::StudyPoint;
 use serde_json::json;
 
 use super::{Asked, CompareSpec, Dataset, Ran};
-use crate::place::{Place, free_port, run_against};
+use crate::place::{Place, on_free_port, run_against};
 use crate::rounds::{Event, Progress, Ready, linerate_doc, nth_in_round, point, resolve};
 use crate::{HarnessError, dataset};
 
@@ -85,17 +85,22 @@ fn start_servers(
     std::fs::write(&conf, rsyncd).map_err(HarnessError::io("writing rsyncd.conf"))?;
     let mut servers = Vec::new();
     for r in ready {
-        let port = free_port()?;
         let (dest, conf) = (dest.to_string_lossy(), conf.to_string_lossy());
         let words: Vec<&str> = match r.tool {
             FileTool::Linerate => vec!["serve", "--root", &dest],
             FileTool::Rsync => vec!["--daemon", "--no-detach", "--config", &conf],
         };
-        let argv = std::iter::once(r.exe.clone())
-            .chain(words.into_iter().map(String::from))
-            .chain(["--port".into(), port.to_string()])
-            .collect();
-        let server = Server::start(place.server(argv), port, Duration::from_secs(5))?;
+        let (port, server) = on_free_port(|port| {
+            let argv = std::iter::once(r.exe.clone())
+                .chain(words.iter().map(|w| w.to_string()))
+                .chain(["--port".into(), port.to_string()])
+                .collect();
+            Ok(Server::start(
+                place.server(argv),
+                port,
+                Duration::from_secs(5),
+            )?)
+        })?;
         servers.push((r.tool, r.exe.clone(), port, server));
     }
     Ok(servers)

@@ -13,7 +13,7 @@ use serde_json::json;
 
 use super::{Asked, CompareSpec, Ran};
 use crate::HarnessError;
-use crate::place::{ClientRun, free_port, run_against};
+use crate::place::{ClientRun, on_free_port, run_against};
 use crate::rounds::{Event, Progress, linerate_doc, medians, nth_in_round, point, resolve};
 
 /// How every tool's receive waits: each peer's default, and linerate's with
@@ -36,10 +36,16 @@ pub(super) fn run(asked: Asked, on: &mut dyn FnMut(Event)) -> Result<Ran, Harnes
     skipped.iter().for_each(|s| on(Event::Skipped(s.clone())));
     let mut servers = Vec::new();
     for r in &ready {
-        let port = free_port()?;
-        let argv = place.server(r.tool.server_argv(&r.exe, &place.host, port, udp));
-        let within = Duration::from_secs(5);
-        let server = Server::start_on(argv, port, r.tool.server_is_udp(udp), within)?;
+        let (port, server) = on_free_port(|port| {
+            let argv = place.server(r.tool.server_argv(&r.exe, &place.host, port, udp));
+            let within = Duration::from_secs(5);
+            Ok(Server::start_on(
+                argv,
+                port,
+                r.tool.server_is_udp(udp),
+                within,
+            )?)
+        })?;
         servers.push((r, port, server));
     }
     let started = SystemTime::now();

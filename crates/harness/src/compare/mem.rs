@@ -14,7 +14,7 @@ use serde_json::json;
 
 use super::{Asked, Ran};
 use crate::HarnessError;
-use crate::place::{free_port, run_against};
+use crate::place::{free_port, on_free_port, run_against};
 use crate::rounds::{Event, Progress, linerate_doc, nth_in_round, point, resolve};
 
 pub(super) fn run(asked: Asked, on: &mut dyn FnMut(Event)) -> Result<Ran, HarnessError> {
@@ -23,12 +23,15 @@ pub(super) fn run(asked: Asked, on: &mut dyn FnMut(Event)) -> Result<Ran, Harnes
     skipped.iter().for_each(|s| on(Event::Skipped(s.clone())));
     let mut servers = Vec::new();
     for r in &ready {
-        let ports = Ports {
-            control: free_port()?,
-            data: free_port()?,
-        };
-        let argv = place.server(r.tool.server_argv(&r.exe, ports));
-        let server = Server::start(argv, ports.control, Duration::from_secs(5))?;
+        // The data port is picked afresh with the control port each start.
+        let (_, (ports, server)) = on_free_port(|control| {
+            let ports = Ports {
+                control,
+                data: free_port()?,
+            };
+            let argv = place.server(r.tool.server_argv(&r.exe, ports));
+            Ok((ports, Server::start(argv, control, Duration::from_secs(5))?))
+        })?;
         servers.push((r, ports, server));
     }
     let started = SystemTime::now();

@@ -15,7 +15,7 @@ use serde_json::json;
 
 use super::{Asked, CompareSpec, Ran};
 use crate::HarnessError;
-use crate::place::{ClientRun, free_port, run_against};
+use crate::place::{ClientRun, on_free_port, run_against};
 use crate::rounds::{Event, Progress, Ready, linerate_doc, medians, nth_in_round, point, resolve};
 
 pub(super) fn run(asked: Asked, on: &mut dyn FnMut(Event)) -> Result<Ran, HarnessError> {
@@ -29,8 +29,8 @@ pub(super) fn run(asked: Asked, on: &mut dyn FnMut(Event)) -> Result<Ran, Harnes
     };
     let mut servers = Vec::new();
     for r in &ready {
-        let port = free_port()?;
-        servers.push((r, port, start(r, port)?));
+        let (port, server) = on_free_port(|port| Ok(start(r, port)?))?;
+        servers.push((r, port, server));
     }
     let started = SystemTime::now();
     let mut points = Vec::new();
