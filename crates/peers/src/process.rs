@@ -293,13 +293,19 @@ mod tests {
         assert_eq!(ok.stdout.trim(), "hi");
     }
 
+    /// The error of a `sh -c script` server that never listens on port 1.
+    fn sh_server_error(script: &str) -> PeerError {
+        let argv: Vec<String> = ["sh", "-c", script].map(String::from).to_vec();
+        match Server::start(argv, 1, Duration::from_secs(5)) {
+            Ok(_) => panic!("`{script}` listened on port 1"),
+            Err(e) => e,
+        }
+    }
+
     #[test]
     fn a_server_that_exits_before_it_listens_says_why() {
-        let script = "echo starting >&2; echo 'bind: Address already in use' >&2; exit 1";
-        let argv: Vec<String> = ["sh", "-c", script].map(String::from).to_vec();
-        let err = Server::start(argv, 1, Duration::from_secs(5))
-            .err()
-            .unwrap();
+        let err =
+            sh_server_error("echo starting >&2; echo 'bind: Address already in use' >&2; exit 1");
         assert!(matches!(err, PeerError::ExitedAtOnce { .. }), "{err:?}");
         let said = err.to_string();
         assert!(
@@ -312,11 +318,7 @@ mod tests {
     fn a_chatty_server_is_not_held_by_its_stderr() {
         // 1 MiB on stderr, more than a pipe holds: a pipe nobody read would
         // hold the writer, and the server would not get to its exit.
-        let script = "head -c 1048576 /dev/zero | tr '\\0' x >&2; exit 3";
-        let argv: Vec<String> = ["sh", "-c", script].map(String::from).to_vec();
-        let err = Server::start(argv, 1, Duration::from_secs(5))
-            .err()
-            .unwrap();
+        let err = sh_server_error("head -c 1048576 /dev/zero | tr '\\0' x >&2; exit 3");
         let said = err.to_string();
         assert!(said.contains("(exit status: 3): xxx"), "{said}");
         assert!(said.len() < 1024, "the tail only: {} bytes", said.len());
