@@ -12,9 +12,6 @@ use common::{Guard, alone_with_traffic, linerate, linerate_cmd, require_root};
 
 const LINKS: usize = 4;
 const LINK_BPS: f64 = 1e9;
-/// Tries of a run whose rate is checked: a loaded host can take a run's
-/// share of a core now and then.
-const TRIES: usize = 3;
 
 struct Links {
     lab: TestLab,
@@ -62,22 +59,6 @@ impl Links {
         let mut args = vec!["--stripe", &stripe, "-B", &bind];
         args.extend_from_slice(extra);
         self.bench(&self.h2[0], &args)
-    }
-
-    /// The best of a few runs of `run` by rate, once one reaches `floor`.
-    fn best(&self, floor: f64, run: impl Fn() -> serde_json::Value) -> serde_json::Value {
-        let mut best: Option<serde_json::Value> = None;
-        for _ in 0..TRIES {
-            let doc = run();
-            let bps = rate(&doc);
-            if best.as_ref().is_none_or(|b| rate(b) < bps) {
-                best = Some(doc);
-            }
-            if bps >= floor {
-                break;
-            }
-        }
-        best.expect("one run at least")
     }
 }
 
@@ -182,7 +163,7 @@ fn four_links_carry_four_times_one_striped_or_bonded_and_a_slow_one_is_named() {
     let four = LINKS as f64 * LINK_BPS;
 
     // Striped: each link gets its own streams, so all four carry a quarter.
-    let doc = links.best(0.9 * four, || links.striped(&["-P", "4"]));
+    let doc = common::best_of(0.9 * four, rate, || links.striped(&["-P", "4"])).0;
     assert!(
         rate(&doc) >= 0.9 * four,
         "striped over 4 links: {}",
@@ -196,7 +177,7 @@ fn four_links_carry_four_times_one_striped_or_bonded_and_a_slow_one_is_named() {
 
     // Bonded, many streams: the hash spreads them over the members.
     let bond = links.lab.addr("h2", false);
-    let doc = links.best(0.75 * four, || links.bench(&bond, &["-P", "16"]));
+    let doc = common::best_of(0.75 * four, rate, || links.bench(&bond, &["-P", "16"])).0;
     assert!(
         rate(&doc) >= 0.75 * four,
         "16 streams over the bond: {}",
@@ -233,7 +214,7 @@ fn four_links_carry_four_times_one_striped_or_bonded_and_a_slow_one_is_named() {
     // encrypted, four links' worth is CPU-bound beside two busy loops on two
     // cores (docs/benchmarks/2026-12-03-loaded-series.md#striped-send).
     let dir = common::tree::TempDir::new("strp-recv");
-    let doc = links.best(0.9 * four, || {
+    let (doc, _) = common::best_of(0.9 * four, rate, || {
         striped_send(&links, dir.path(), "1500M", &["--no-encrypt"])
     });
     assert!(

