@@ -22,6 +22,15 @@ fn fixture(name: &str) -> String {
     std::fs::read_to_string(format!("{}/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
 }
 
+/// `": said"`, or nothing when `said` is empty.
+fn after_colon(said: &str) -> String {
+    if said.is_empty() {
+        String::new()
+    } else {
+        format!(": {said}")
+    }
+}
+
 /// Why a peer tool could not be run or its output not read.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -39,13 +48,13 @@ pub enum PeerError {
     Run(String),
     /// A server exited before it listened: most often its port, free when
     /// it was picked, was taken before the server bound it.
-    #[error("`{command}` exited at once ({status}){said}")]
+    #[error("`{command}` exited at once ({status}){}", after_colon(.said))]
     ExitedAtOnce {
         /// The server's command line.
         command: String,
         /// How it ended.
         status: String,
-        /// The end of what it printed on stderr, after ": ", or nothing.
+        /// The end of what it printed on stderr (empty if nothing).
         said: String,
     },
     /// A system call around it failed.

@@ -76,19 +76,13 @@ impl Server {
         let deadline = Instant::now() + within;
         loop {
             if let Ok(Some(status)) = server.child.try_wait() {
-                // A child of the server may hold the pipe open: wait a little.
-                let said = server
-                    .said
-                    .recv_timeout(Duration::from_secs(1))
-                    .unwrap_or_default();
+                // A child of the server may hold the pipe open after it
+                // exits: wait for the rest no longer than for a listener.
+                let left = deadline.saturating_duration_since(Instant::now());
                 return Err(PeerError::ExitedAtOnce {
                     command: server.argv.join(" "),
                     status: status.to_string(),
-                    said: if said.is_empty() {
-                        said
-                    } else {
-                        format!(": {said}")
-                    },
+                    said: server.said.recv_timeout(left).unwrap_or_default(),
                 });
             }
             let ready = if udp {
