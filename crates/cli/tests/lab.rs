@@ -691,6 +691,16 @@ fn without_root_every_lab_command_fails_at_once_and_says_why() {
     }
 }
 
+/// The summary of a study's point in `series` at `rtt_ms`.
+fn summary_at<'a>(doc: &'a serde_json::Value, series: &str, rtt_ms: f64) -> &'a serde_json::Value {
+    &doc["study"]["points"]
+        .as_array()
+        .expect("study points")
+        .iter()
+        .find(|p| p["series"] == series && p["factors"]["rtt_ms"] == rtt_ms)
+        .unwrap_or_else(|| panic!("no point {series} at {rtt_ms} ms"))["result"]["summary"]
+}
+
 fn study(kind: &str, extra: &[&str]) -> serde_json::Value {
     let name = format!("s{kind}{}", std::process::id() % 1000);
     let mut args = vec!["study", kind, "--quick", "--name", &name];
@@ -714,7 +724,20 @@ fn wan_study_runs_end_to_end_and_records_its_backend() {
         return;
     }
     let _alone = alone_with_traffic();
-    let doc = study("wan", &["--rtts", "0,44"]);
+    // The default buffers' verdict names a buffer only while the stream
+    // threads get the cores they ask for. Beside two busy loops a receiver
+    // once waited for a core 40 % of the run and the verdict rightly named
+    // the CPU (docs/benchmarks/2026-12-03-loaded-series.md#wan-study-cpu):
+    // such a study runs again, up to RATE_TRIES in all.
+    let mut cpu_verdicts = Vec::new();
+    let doc = loop {
+        let doc = study("wan", &["--rtts", "0,44"]);
+        let verdict = &summary_at(&doc, "default-buffers/P1", 44.0)["verdict"];
+        if verdict["limit"] != "cpu" || cpu_verdicts.len() + 1 == common::RATE_TRIES {
+            break doc;
+        }
+        cpu_verdicts.push(verdict["sentence"].to_string());
+    };
     let points = doc["study"]["points"].as_array().unwrap();
     assert_eq!(
         points
@@ -728,12 +751,7 @@ fn wan_study_runs_end_to_end_and_records_its_backend() {
             .iter()
             .all(|p| p["result"]["lab"]["backend"] == "emulator")
     );
-    let point44 = |series: &str| {
-        &points
-            .iter()
-            .find(|p| p["series"] == series && p["factors"]["rtt_ms"] == 44.0)
-            .unwrap()["result"]["summary"]
-    };
+    let point44 = |series: &str| summary_at(&doc, series, 44.0);
     let at44 = |series: &str| point44(series)["bits_per_second"].as_f64().unwrap();
     assert!(
         at44("bdp-buffers/P1") > 2.0 * at44("default-buffers/P1"),
@@ -745,7 +763,7 @@ fn wan_study_runs_end_to_end_and_records_its_backend() {
     let default = point44("default-buffers/P1");
     assert!(
         ["send_buffer", "receiver_window"].contains(&default["verdict"]["limit"].as_str().unwrap()),
-        "{default}"
+        "{default}; earlier studies' verdicts: {cpu_verdicts:?}"
     );
     assert!(at44("default-buffers/P1") > 150e6, "{default}");
     let ratio = doc["study"]["findings"]["window_law_ratio"]
