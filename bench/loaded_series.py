@@ -59,6 +59,29 @@ def host_ticks():
     return sum(fields) - idle, sum(fields)
 
 
+def busy_share(seconds=3.0):
+    """The host's busy share over the next `seconds`."""
+    busy0, total0 = host_ticks()
+    time.sleep(seconds)
+    busy1, total1 = host_ticks()
+    return (busy1 - busy0) / max(1, total1 - total0)
+
+
+# Work left running beside a series (a forgotten busy loop) makes its runs
+# something other than "beside N loops":
+# docs/benchmarks/2026-12-03-loaded-series.md#three-loops-1374de0
+IDLE_AT_MOST = 0.25
+
+
+def require_idle(doc, what):
+    """Stop the series when the host is busy before `what`, with no loop of its own."""
+    share = busy_share()
+    doc.setdefault("busy_before", {})[what] = round(share, 3)
+    if share > IDLE_AT_MOST:
+        sys.exit(f"the host is {share:.0%} busy before {what}, with no busy loop of the series "
+                 f"running: end what runs there first (top shows it)")
+
+
 def parse_test_output(text):
     """Passed, failed and ignored counts summed over every test binary, and
     the tests that failed, each named after its binary's source."""
@@ -221,6 +244,7 @@ def main():
         if scratch is not None:
             subprocess.run(["git", "clone", "--quiet", str(ROOT), str(checkout)], check=True)
             subprocess.run(["git", "checkout", "--quiet", commit], cwd=checkout, check=True)
+        require_idle(doc, "the build")
         print(f"building the tests at {commit}, cores idle", flush=True)
         build_log = logs / "build.log"
         with open(build_log, "w") as log:
@@ -235,6 +259,7 @@ def main():
                                  capture_output=True, text=True, check=True).stdout.strip()
             if now != commit:
                 sys.exit(f"the checkout moved from {commit} to {now}: leave it as it is during a series")
+            require_idle(doc, f"run {n}")
             print(f"run {n} of {args.runs} beside {args.spinners} busy loops", flush=True)
             run = run_suite(checkout, env, logs / f"run-{n}.log", args.timeout, args.spinners)
             run["run"] = n

@@ -457,6 +457,23 @@ fn a_run_without_agents_or_with_a_rank_out_of_range_is_a_usage_error() {
     );
 }
 
+/// Each reason the run's document gives for a failed rank, with how many
+/// ranks gave it, for a failed run's message (the document is kept on
+/// failure; the temporary folder is not).
+fn why_ranks_failed(path: &Path) -> String {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return "(no result document)".into();
+    };
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    let mut reasons = std::collections::BTreeMap::<String, usize>::new();
+    for host in doc["fleet"]["hosts"].as_array().into_iter().flatten() {
+        if let Some(why) = host["failed"].as_str() {
+            *reasons.entry(why.to_string()).or_default() += 1;
+        }
+    }
+    format!("failed ranks, by reason: {reasons:?}")
+}
+
 #[test]
 fn a_1024_flow_incast_from_128_sending_agents_completes() {
     let _alone = alone_with_traffic();
@@ -470,8 +487,9 @@ fn a_1024_flow_incast_from_128_sending_agents_completes() {
         .unwrap();
     assert!(
         out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        "{}{}",
+        String::from_utf8_lossy(&out.stderr),
+        why_ranks_failed(&path)
     );
     let doc = read_json(&path);
     let fleet = &doc["fleet"];
