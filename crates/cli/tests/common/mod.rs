@@ -537,8 +537,6 @@ pub fn free_port() -> u16 {
         .expect("a free loopback port")
 }
 
-/// Waits until `ready` holds, asking every 50 ms, at most `timeout`;
-/// whether it did.
 /// Runs of a rate bound before it fails: beside busy cores a run falls
 /// short now and then (docs/benchmarks/2026-12-03-loaded-series.md#incast-10g).
 pub const RATE_TRIES: usize = 3;
@@ -565,6 +563,8 @@ pub fn best_of<T>(
     (best.expect("one run at least"), rates)
 }
 
+/// Waits until `ready` holds, asking every 50 ms, at most `timeout`;
+/// whether it did.
 pub fn wait_until(timeout: Duration, mut ready: impl FnMut() -> bool) -> bool {
     let end = Instant::now() + timeout;
     loop {
