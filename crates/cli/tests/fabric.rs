@@ -224,13 +224,11 @@ fn star(tag: &str, backend: &str, classes: &[&str]) -> TestLab {
 /// its core cannot keep its class backlogged, and the share then measures
 /// the host, not the port.
 fn within_tries(case: impl Fn() -> Result<(), String>) {
-    let mut errors = Vec::new();
-    for _ in 0..3 {
-        match case() {
-            Ok(()) => return,
-            Err(e) => errors.push(e),
-        }
+    let tries = common::runs_until(Result::is_ok, case);
+    if tries.last().is_some_and(Result::is_ok) {
+        return;
     }
+    let errors: Vec<String> = tries.into_iter().filter_map(Result::err).collect();
     panic!("three tries failed: {errors:#?}");
 }
 

@@ -529,14 +529,11 @@ fn omitted_seconds_count_nowhere(lab: &TestLab, h2: &str) {
 /// pings through an idle emulator at 44 ms spread up to 45.8 ms), so a timing
 /// property gets up to three tries, the first within `tolerance` of `want`
 /// passing. Returns every try's figure; fails with all of them.
-fn until_within(mut measure: impl FnMut() -> f64, want: f64, tolerance: f64) -> Vec<f64> {
-    let mut tries = Vec::new();
-    for _ in 0..3 {
-        let got = measure();
-        tries.push(got);
-        if (got - want).abs() <= tolerance {
-            return tries;
-        }
+fn until_within(measure: impl FnMut() -> f64, want: f64, tolerance: f64) -> Vec<f64> {
+    let within = |got: &f64| (got - want).abs() <= tolerance;
+    let tries = common::runs_until(within, measure);
+    if tries.last().is_some_and(within) {
+        return tries;
     }
     panic!("not within {tolerance} of {want} in any try: {tries:?}");
 }
@@ -728,16 +725,18 @@ fn wan_study_runs_end_to_end_and_records_its_backend() {
     // threads get the cores they ask for. Beside two busy loops a receiver
     // once waited for a core 40 % of the run and the verdict rightly named
     // the CPU (docs/benchmarks/2026-12-03-loaded-series.md#wan-study-cpu):
-    // such a study runs again, up to RATE_TRIES in all.
-    let mut cpu_verdicts = Vec::new();
-    let doc = loop {
-        let doc = study("wan", &["--rtts", "0,44"]);
-        let verdict = &summary_at(&doc, "default-buffers/P1", 44.0)["verdict"];
-        if verdict["limit"] != "cpu" || cpu_verdicts.len() + 1 == common::RATE_TRIES {
-            break doc;
-        }
-        cpu_verdicts.push(verdict["sentence"].to_string());
-    };
+    // such a study runs again, up to common::TRIES in all.
+    let default_verdict =
+        |doc: &serde_json::Value| summary_at(doc, "default-buffers/P1", 44.0)["verdict"].clone();
+    let mut studies = common::runs_until(
+        |doc| default_verdict(doc)["limit"] != "cpu",
+        || study("wan", &["--rtts", "0,44"]),
+    );
+    let doc = studies.pop().expect("one study at least");
+    let cpu_verdicts: Vec<String> = studies
+        .iter()
+        .map(|doc| default_verdict(doc)["sentence"].to_string())
+        .collect();
     let points = doc["study"]["points"].as_array().unwrap();
     assert_eq!(
         points
