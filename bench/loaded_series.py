@@ -59,12 +59,17 @@ def host_ticks():
     return sum(fields) - idle, sum(fields)
 
 
+def busy_since(start):
+    """The host's busy share since `start`, a host_ticks() sample."""
+    busy, total = host_ticks()
+    return (busy - start[0]) / max(1, total - start[1])
+
+
 def busy_share(seconds=3.0):
     """The host's busy share over the next `seconds`."""
-    busy0, total0 = host_ticks()
+    start = host_ticks()
     time.sleep(seconds)
-    busy1, total1 = host_ticks()
-    return (busy1 - busy0) / max(1, total1 - total0)
+    return busy_since(start)
 
 
 # Work left running beside a series (a forgotten busy loop) makes its runs
@@ -152,7 +157,7 @@ def run_group(cmd, timeout, **popen):
 def run_suite(checkout, env, log_path, timeout, spinners):
     """One run of the test command beside `spinners` busy loops."""
     busy = start_spinners(spinners)
-    busy0, total0 = host_ticks()
+    ticks = host_ticks()
     started = time.monotonic()
     with open(log_path, "w") as log:
         try:
@@ -161,7 +166,7 @@ def run_suite(checkout, env, log_path, timeout, spinners):
         finally:
             end_all(busy)
     seconds = time.monotonic() - started
-    busy1, total1 = host_ticks()
+    host_busy = busy_since(ticks)
     text = Path(log_path).read_text(errors="replace")
     run = parse_test_output(text)
     run.update(
@@ -171,7 +176,7 @@ def run_suite(checkout, env, log_path, timeout, spinners):
         exit_code=code,
         timed_out=code is None,
         seconds=round(seconds, 1),
-        host_busy=round((busy1 - busy0) / max(1, total1 - total0), 3),
+        host_busy=round(host_busy, 3),
         log=str(log_path),
     )
     return run
