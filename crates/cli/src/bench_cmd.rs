@@ -361,6 +361,10 @@ fn finish(a: &BenchArgs, doc: &linerate_result::ResultDoc) -> anyhow::Result<()>
         })
         .into());
     }
+    // A run that moved nothing measured nothing: the verdict says why.
+    if doc.summary.bytes == 0 {
+        anyhow::bail!("the run moved nothing. {}", doc.summary.verdict.sentence);
+    }
     Ok(())
 }
 

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
+use linerate_probe::cgroup::{Cgroup, CpuStat};
 use linerate_probe::{cpu, tcpinfo};
 use linerate_result::{Flow, HostCpu, IntervalSample, Side, SideReport, StreamEnd};
 use linerate_wire::{BenchParams, Direction};
@@ -645,12 +646,19 @@ fn since_omit(
         (Some(a), Some(b)) => Some(a.saturating_sub(b)),
         (a, _) => a,
     };
+    let less32 = |a: Option<u32>, b: Option<u32>| match (a, b) {
+        (Some(a), Some(b)) => Some(a.saturating_sub(b)),
+        (a, _) => a,
+    };
     linerate_result::TcpSample {
         total_retrans: end.total_retrans.saturating_sub(at.total_retrans),
         busy_us: less(end.busy_us, at.busy_us),
         rwnd_limited_us: less(end.rwnd_limited_us, at.rwnd_limited_us),
         sndbuf_limited_us: less(end.sndbuf_limited_us, at.sndbuf_limited_us),
         bytes_retrans: less(end.bytes_retrans, at.bytes_retrans),
+        bytes_acked: less(end.bytes_acked, at.bytes_acked),
+        segs_in: less32(end.segs_in, at.segs_in),
+        data_segs_out: less32(end.data_segs_out, at.data_segs_out),
         ..end
     }
 }
@@ -660,6 +668,8 @@ fn since_omit(
 pub(crate) struct HostUse {
     ticks: cpu::HostTicks,
     process_seconds: f64,
+    /// The process's cgroup and its throttling counters at the start.
+    cgroup: Option<(Cgroup, CpuStat)>,
 }
 
 impl HostUse {
@@ -667,6 +677,10 @@ impl HostUse {
         HostUse {
             ticks: cpu::HostTicks::now(),
             process_seconds: cpu::process_seconds(),
+            cgroup: Cgroup::own().map(|c| {
+                let stat = c.cpu_stat();
+                (c, stat)
+            }),
         }
     }
 
@@ -677,6 +691,7 @@ impl HostUse {
             softirq_fraction: soft,
             cpus: cpu::cpus(),
             process_cpu_seconds: cpu::process_seconds() - self.process_seconds,
+            cgroup: self.cgroup.as_ref().and_then(|(c, at)| c.cpu_since(at)),
         }
     }
 }

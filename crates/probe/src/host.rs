@@ -54,6 +54,9 @@ pub fn collect() -> HostFacts {
         cpus: crate::cpu::cpus(),
         boot_id: read("/proc/sys/kernel/random/boot_id").unwrap_or_default(),
         sysctls,
+        cgroup: crate::cgroup::Cgroup::own()
+            .and_then(|c| c.limits())
+            .map(Box::new),
     }
 }
 

@@ -92,6 +92,13 @@ pub fn decode(b: &[u8]) -> Option<TcpSample> {
         sndbuf_limited_us: u64_at(b, 184),
         bytes_retrans: u64_at(b, 208),
         snd_wnd: u32_at(b, 228),
+        pmtu: u32_at(b, 60),
+        rcv_mss: u32_at(b, 20),
+        advmss: u32_at(b, 84),
+        rcv_rtt_us: u32_at(b, 92),
+        bytes_acked: u64_at(b, 120),
+        segs_in: u32_at(b, 140),
+        data_segs_out: u32_at(b, 156),
     })
 }
 
@@ -124,6 +131,8 @@ mod tests {
         assert_eq!(s.rwnd_limited_us, Some(2_500_000));
         assert_eq!(s.sndbuf_limited_us, Some(10));
         assert_eq!(s.snd_wnd, None, "field past the returned length");
+        assert_eq!(s.pmtu, Some(0));
+        assert_eq!(s.data_segs_out, Some(0));
     }
 
     #[test]
@@ -140,6 +149,9 @@ mod tests {
         let s = read(&c).unwrap();
         assert!(s.snd_mss > 0);
         assert!(s.busy_us.is_some(), "kernel 4.10+ reports busy time");
+        // Loopback's MTU is near 64 KiB: the learned path MTU is the route's.
+        assert!(s.pmtu.is_some_and(|m| m > 60_000), "{:?}", s.pmtu);
+        assert!(s.advmss.is_some_and(|m| m > 60_000), "{:?}", s.advmss);
     }
 
     proptest! {

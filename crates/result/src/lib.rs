@@ -179,6 +179,9 @@ pub struct HostFacts {
     pub boot_id: String,
     /// The TCP/IP sysctls that shape throughput, as read from /proc/sys.
     pub sysctls: BTreeMap<String, String>,
+    /// The cgroup linerate ran in, where it limits CPU or memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<Box<CgroupLimits>>,
 }
 
 /// Which end of a stream a sample was taken at.
@@ -235,6 +238,28 @@ pub struct TcpSample {
     pub snd_wnd: Option<u32>,
     /// The receiver's estimate of what the sender sends per round trip, bytes.
     pub rcv_space: u32,
+    /// The path MTU the connection last learned, bytes: segments of the
+    /// sender's MSS far under it were lowered by MTU probing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pmtu: Option<u32>,
+    /// The largest segment received so far, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rcv_mss: Option<u32>,
+    /// The MSS this end advertised, bytes: what its route's MTU allows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advmss: Option<u32>,
+    /// The receiver's estimate of the round trip, µs (0 until it has one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rcv_rtt_us: Option<u32>,
+    /// Bytes the peer acknowledged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_acked: Option<u64>,
+    /// Segments received (ACKs, at a sender).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segs_in: Option<u32>,
+    /// Segments sent that carried data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_segs_out: Option<u32>,
 }
 
 /// Payload and TCP state of one stream at one end over one interval.
@@ -333,6 +358,42 @@ pub struct HostCpu {
     pub cpus: u32,
     /// CPU time of the whole linerate process over the run.
     pub process_cpu_seconds: f64,
+    /// The CPU quota of the process's cgroup and what it throttled over
+    /// the run, where the cgroup has a quota or a cpuset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<CgroupCpu>,
+}
+
+/// A cgroup's CPU limits as they held one process over a run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct CgroupCpu {
+    /// The cgroup version (1 or 2).
+    pub version: u8,
+    /// Cores the quota allows (quota / period); None: no quota.
+    pub quota_cores: Option<f64>,
+    /// CPUs its cpuset allows, where the cgroup has one.
+    pub cpuset_cpus: Option<u32>,
+    /// Scheduling periods the quota ran over during the run.
+    pub periods: u64,
+    /// Of them, periods in which it throttled the cgroup.
+    pub throttled_periods: u64,
+    /// Time the cgroup's threads were held back by the quota, seconds.
+    pub throttled_seconds: f64,
+}
+
+/// The cgroup a process runs in, for the host facts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct CgroupLimits {
+    /// The cgroup version (1 or 2).
+    pub version: u8,
+    /// Its path in the CPU controller's hierarchy.
+    pub path: String,
+    /// Cores its quota allows; None: no quota.
+    pub quota_cores: Option<f64>,
+    /// CPUs its cpuset allows, where it has one.
+    pub cpuset_cpus: Option<u32>,
+    /// Its memory limit in bytes, where it has one.
+    pub memory_limit_bytes: Option<u64>,
 }
 
 /// One end's measurements, as sent from server to client.
@@ -479,8 +540,16 @@ pub enum Limit {
     /// shares: a hash put several flows on one member, or one link was
     /// slower than the others.
     Links,
-    /// Nothing the rules could name (no TCP_INFO, too short).
+    /// Nothing the rules could name (no TCP_INFO, too short, or no rule's
+    /// evidence was there); the sentence says what was measured.
     Unknown,
+    /// A hop with a smaller MTU dropped full-size segments and its ICMP
+    /// "fragmentation needed" / "packet too big" never reached the sender.
+    PathMtu,
+    /// A policer on the path: a flat rate with loss at it and no queue.
+    Policer,
+    /// A cgroup's CPU quota (a container's, a batch job's) throttled one end.
+    CpuQuota,
 }
 
 /// What limited a run, in a word and in a sentence.

@@ -93,6 +93,36 @@ pub struct Features {
     pub sender_tls_share: f64,
     /// Share of the receivers' stream-thread CPU time spent opening TLS records.
     pub receiver_tls_share: f64,
+    /// The run's span: the longest stream's, seconds. A thread's shares are
+    /// of it, not of its own stream's span, which ends at its last byte
+    /// (a receiver that got nothing has a span of nothing).
+    pub run_seconds: f64,
+    /// Payload that arrived, all streams, bytes.
+    pub received_bytes: f64,
+    /// The senders' congestion window (median stream), segments.
+    pub cwnd_segments: f64,
+    /// Segments the senders retransmitted over the whole run.
+    pub total_retransmits: u64,
+    /// The path MTU the senders last learned (median), bytes; 0 unknown.
+    pub pmtu: f64,
+    /// The largest segment the path's MTU and the receiver's MSS allow
+    /// the senders, bytes; 0 unknown.
+    pub full_mss: f64,
+    /// Where the run was under a CPU quota, the tightest end's.
+    pub quota: Option<Quota>,
+}
+
+/// A CPU quota (a cgroup's) and what it took from one end over the run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Quota {
+    /// The end under it.
+    pub side: Side,
+    /// Cores the quota allows.
+    pub cores: f64,
+    /// Share of the run's scheduling periods in which it throttled the end.
+    pub throttled_share: f64,
+    /// Seconds the end's threads were held back by it.
+    pub throttled_seconds: f64,
 }
 
 /// Of the CPU time of `ends`' threads, the share spent in TLS.
@@ -120,7 +150,8 @@ impl Features {
         };
         let busy = sum(&|s| s.tcp.and_then(|t| t.busy_us)) as f64;
         let sent: u64 = senders.iter().map(|s| s.bytes_total).sum();
-        let worst = |ends: &[&StreamEnd], time| busiest(ends.iter().copied(), time);
+        let run_seconds = e.streams.iter().map(|s| s.seconds).fold(0.0, f64::max);
+        let worst = |ends: &[&StreamEnd], time| busiest(ends.iter().copied(), time, run_seconds);
         let sender_tcp = |f: fn(&linerate_result::TcpSample) -> Option<f64>| {
             median(senders.iter().filter_map(|s| s.tcp.as_ref().and_then(f)))
         };
@@ -190,7 +221,28 @@ impl Features {
             bits_per_second: e.bits_per_second,
             sender_tls_share: tls_share(&senders),
             receiver_tls_share: tls_share(&receivers),
+            run_seconds,
+            received_bytes: if receivers.is_empty() {
+                senders
+                    .iter()
+                    .filter_map(|s| s.tcp?.bytes_acked)
+                    .sum::<u64>() as f64
+            } else {
+                receivers.iter().map(|s| s.bytes_total as f64).sum()
+            },
+            cwnd_segments: sender_tcp(|t| Some(f64::from(t.snd_cwnd))),
+            total_retransmits: whole.retransmits,
+            pmtu: sender_tcp(|t| t.pmtu.map(f64::from)),
+            full_mss: full_mss(&senders, &receivers),
+            quota: quota(e),
         }
+    }
+
+    /// The senders' segments were lowered well under what the path's MTU
+    /// and the receiver allow: the kernel's MTU probing (tcp_mtu_probing)
+    /// found that full-size segments did not arrive and fell back.
+    pub fn mss_lowered(&self) -> bool {
+        self.full_mss > 0.0 && self.snd_mss > 0.0 && self.snd_mss < LOWERED_MSS * self.full_mss
     }
 
     /// What the path itself holds of the congestion window: the window
@@ -307,18 +359,106 @@ impl Features {
         ]
         .into_iter()
         .chain(self.rate_variation.map(|v| ("rate_variation", v)))
+        .chain([
+            ("received_bytes", self.received_bytes),
+            ("cwnd_segments", self.cwnd_segments),
+            ("total_retransmits", self.total_retransmits as f64),
+            ("snd_mss_bytes", self.snd_mss),
+        ])
+        .chain((self.pmtu > 0.0).then_some(("path_mtu_bytes", self.pmtu)))
+        .chain((self.full_mss > 0.0).then_some(("full_mss_bytes", self.full_mss)))
+        .chain(self.quota.into_iter().flat_map(|q| {
+            [
+                ("quota_cores", q.cores),
+                ("quota_throttled_share", q.throttled_share),
+                ("quota_throttled_seconds", q.throttled_seconds),
+            ]
+        }))
         .map(|(k, v)| (k.to_string(), round3(v)))
         .collect()
     }
 }
 
 /// The busiest of `ends`' threads: `time` as a share of its stream's
-/// duration.
+/// duration, or of `span` where that is longer (a thread runs for the
+/// whole run, whenever its last byte came).
 pub(crate) fn busiest<'a>(
     ends: impl Iterator<Item = &'a StreamEnd>,
     time: fn(&StreamEnd) -> f64,
+    span: f64,
 ) -> f64 {
-    ends.map(|s| ratio(time(s), s.seconds)).fold(0.0, f64::max)
+    ends.map(|s| ratio(time(s), s.seconds.max(span)))
+        .fold(0.0, f64::max)
+}
+
+/// A sender's segment this share of the full size or less was lowered.
+pub const LOWERED_MSS: f64 = 0.9;
+
+/// IPv4 and TCP headers with the timestamp option: a path MTU less these
+/// is the largest segment it carries (IPv6 takes 20 more, so its full
+/// segments read a little lowered only below [`LOWERED_MSS`]).
+const HEADERS: f64 = 52.0;
+
+/// The largest segment the senders could send: what their learned path
+/// MTU carries, and no more than the receivers advertised (less the
+/// timestamp option); 0 where neither is known.
+fn full_mss(senders: &[&StreamEnd], receivers: &[&StreamEnd]) -> f64 {
+    let by_pmtu = median(
+        senders
+            .iter()
+            .filter_map(|s| s.tcp?.pmtu.filter(|&m| m > 0))
+            .map(|m| f64::from(m) - HEADERS),
+    );
+    let by_receiver = median(
+        receivers
+            .iter()
+            .filter_map(|s| s.tcp?.advmss.filter(|&m| m > 0))
+            .map(f64::from),
+    );
+    match (by_pmtu > 0.0, by_receiver > 0.0) {
+        (true, true) => by_pmtu.min(by_receiver),
+        (true, false) => by_pmtu,
+        (false, true) => by_receiver,
+        (false, false) => 0.0,
+    }
+}
+
+/// The tightest CPU quota either end ran under, with what it throttled.
+fn quota(e: &Evidence) -> Option<Quota> {
+    let of = |cpu: &linerate_result::HostCpu, side| {
+        let q = cpu.cgroup?;
+        Some(Quota {
+            side,
+            cores: q.quota_cores?,
+            throttled_share: ratio(q.throttled_periods as f64, q.periods as f64),
+            throttled_seconds: q.throttled_seconds,
+        })
+    };
+    // The client plays the sending side when any stream flows from it
+    // (both with --bidir: the sender's then).
+    let client = if e
+        .streams
+        .iter()
+        .any(|s| s.flow == linerate_result::Flow::ClientToServer)
+    {
+        Side::Sender
+    } else {
+        Side::Receiver
+    };
+    [
+        of(&e.client_cpu, client),
+        e.server_cpu.as_ref().and_then(|c| of(c, other(client))),
+    ]
+    .into_iter()
+    .flatten()
+    .max_by(|a, b| a.throttled_share.total_cmp(&b.throttled_share))
+}
+
+fn other(side: Side) -> Side {
+    match side {
+        Side::Sender => Side::Receiver,
+        Side::Receiver => Side::Sender,
+    }
 }
 
 fn round3(v: f64) -> f64 {

@@ -7,6 +7,7 @@
 //! `sentences` say it in plain words.
 
 mod arith;
+pub mod faults;
 pub mod features;
 pub mod latency;
 pub mod rules;
@@ -227,10 +228,16 @@ fn pacing_bps(e: &Evidence) -> Option<f64> {
 }
 
 fn verdict(f: &Features, found: Finding, evidence: BTreeMap<String, f64>, to: Speaker) -> Verdict {
+    let mut sentence = sentences::sentence(&found, f, to);
+    if !matches!(found, Finding::MtuBlackHole | Finding::MtuProbed)
+        && let Some(probed) = sentences::mtu_probed(f)
+    {
+        sentence.push_str(&probed);
+    }
     Verdict {
         limit: found.limit(),
         side: found.side(),
-        sentence: sentences::sentence(&found, f, to),
+        sentence,
         evidence,
     }
 }
@@ -601,10 +608,28 @@ mod tests {
         assert_eq!((v.limit, v.side), (Limit::Cpu, Some(Side::Sender)));
     }
 
+    /// Senders that always had data, held by nothing any rule sees: no
+    /// name, and the figures a person would look at next. Senders that
+    /// paused, with nothing else holding them: the application.
     #[test]
-    fn nothing_saturated_is_the_application() {
+    fn nothing_holding_busy_senders_is_unknown_and_a_pause_is_the_application() {
         let s = [
             end(Side::Sender, 1.0, Some(tcp(0, 0, 0)), 0),
+            end(Side::Receiver, 1.0, None, 1 << 20),
+        ];
+        let v = judge_of(&s, 0.2);
+        assert_eq!(v.limit, Limit::Unknown);
+        assert!(
+            v.sentence.starts_with("Unknown: no limit was identified.")
+                && v.sentence.contains("data waiting 100 % of the run")
+                && v.sentence.contains("round trip 50.0 us;"),
+            "{}",
+            v.sentence
+        );
+        let mut paused = tcp(0, 0, 0);
+        paused.busy_us = Some(4_000_000);
+        let s = [
+            end(Side::Sender, 1.0, Some(paused), 0),
             end(Side::Receiver, 1.0, None, 1 << 20),
         ];
         assert_eq!(judge_of(&s, 0.2).limit, Limit::Application);
@@ -937,7 +962,7 @@ mod tests {
             queue_us: 200.0,
             ..full_path(1)
         };
-        assert_eq!(rules::decide(&short, None), Finding::Application);
+        assert_eq!(rules::decide(&short, None), Finding::Unidentified);
         // Far below a known capacity with nothing at the ends holding
         // the senders: the path fell short of its rate, not full.
         let below = Features {
@@ -967,7 +992,7 @@ mod tests {
             rate_variation: Some(0.4),
             ..full_path(1)
         };
-        assert_eq!(rules::decide(&swinging, None), Finding::Application);
+        assert_eq!(rules::decide(&swinging, None), Finding::Unidentified);
         let saturated = Features {
             sender_util: 0.95,
             ..full_path(1)

@@ -3,6 +3,7 @@
 
 use linerate_result::{Limit, Side};
 
+use super::faults;
 use super::features::Features;
 use super::{LIMITED_SHARE, LOSSY_SHARE, THREAD_SATURATED};
 
@@ -64,6 +65,28 @@ pub enum Finding {
     },
     /// The application did not keep the senders busy.
     Application,
+    /// The senders always had data and nothing at either end or on the
+    /// path held them by any rule's evidence: no limit is named.
+    Unidentified,
+    /// Nothing arrived, and no rule's evidence says why.
+    NothingMoved,
+    /// Nothing arrived: full-size segments were lost while small ones
+    /// passed, the congestion window held at a segment.
+    MtuBlackHole,
+    /// A policer dropped what exceeded its rate.
+    Policer {
+        /// The rate it let through, bits/s.
+        rate_bps: f64,
+    },
+    /// Segments lowered under the path's MTU by TCP's MTU probing, and
+    /// the retransmits of its probes of larger ones: a black hole worked
+    /// around, at a cost.
+    MtuProbed,
+    /// A cgroup's CPU quota throttled one end.
+    Quota {
+        /// The end under it.
+        side: Side,
+    },
     /// Two TCP limits, each with its share of the senders' busy time, the
     /// larger first; neither alone explains the rate.
     Mixed {
@@ -90,7 +113,10 @@ impl Finding {
     /// The limit a result records for this finding.
     pub fn limit(&self) -> Limit {
         match self {
-            Finding::NoTcpInfo => Limit::Unknown,
+            Finding::NoTcpInfo | Finding::Unidentified | Finding::NothingMoved => Limit::Unknown,
+            Finding::MtuBlackHole | Finding::MtuProbed => Limit::PathMtu,
+            Finding::Policer { .. } => Limit::Policer,
+            Finding::Quota { .. } => Limit::CpuQuota,
             Finding::Invalid => Limit::Invalid,
             Finding::Paced { .. } | Finding::Application => Limit::Application,
             Finding::ReceiverWindow => Limit::ReceiverWindow,
@@ -111,8 +137,15 @@ impl Finding {
         match self {
             Finding::Paced { .. } | Finding::SendBuffer => Some(Side::Sender),
             Finding::ReceiverWindow => Some(Side::Receiver),
-            Finding::Cpu { side, .. } | Finding::Disk { side, .. } => Some(*side),
+            Finding::Cpu { side, .. } | Finding::Disk { side, .. } | Finding::Quota { side } => {
+                Some(*side)
+            }
             Finding::NoTcpInfo
+            | Finding::Unidentified
+            | Finding::NothingMoved
+            | Finding::MtuBlackHole
+            | Finding::MtuProbed
+            | Finding::Policer { .. }
             | Finding::Invalid
             | Finding::PathFull
             | Finding::PathShort
@@ -126,24 +159,37 @@ impl Finding {
 /// The first finding of the bench rules; `pacing_bps` is the user's cap
 /// per stream, if any.
 pub fn decide(f: &Features, pacing_bps: Option<f64>) -> Finding {
-    let rules: [&dyn Fn() -> Option<Finding>; 11] = [
+    let rules: [&dyn Fn() -> Option<Finding>; 15] = [
         &|| no_tcp_info(f),
+        &|| faults::nothing_moved(f),
         &|| invalid(f),
         &|| paced(f, pacing_bps),
         &|| full_at_capacity(f),
+        &|| faults::quota(f),
         &|| receive_window(f),
         &|| send_buffer(f),
         &|| path_full(f),
+        &|| faults::policer(f, cpu_bound(f)),
         &|| network(f),
         &|| cpu(f),
         &|| path_short(f),
         &|| paused_for_a_core(f),
+        &|| paused(f),
     ];
     let found = rules
         .iter()
         .find_map(|rule| rule())
-        .unwrap_or(Finding::Application);
-    mixed(f, found).unwrap_or(found)
+        .unwrap_or(Finding::Unidentified);
+    let found = mixed(f, found).unwrap_or(found);
+    faults::mtu_probed(f, found).unwrap_or(found)
+}
+
+/// Senders that paused (data waiting under [`ALWAYS_SENDING`] of the run)
+/// with nothing else holding them: the application's own pace. Senders
+/// that always had data are never the application's: when no rule's
+/// evidence is there, the verdict says so (docs/verdict.md#unknown).
+fn paused(f: &Features) -> Option<Finding> {
+    (f.busy_share < ALWAYS_SENDING).then_some(Finding::Application)
 }
 
 /// A limit held the senders this share of their busy time or more to count
@@ -162,7 +208,11 @@ pub const MIXED_SHARE: f64 = 0.3;
 fn mixed(f: &Features, found: Finding) -> Option<Finding> {
     if !matches!(
         found,
-        Finding::ReceiverWindow | Finding::SendBuffer | Finding::Network | Finding::Application
+        Finding::ReceiverWindow
+            | Finding::SendBuffer
+            | Finding::Network
+            | Finding::Application
+            | Finding::Unidentified
     ) {
         return None;
     }
@@ -384,7 +434,13 @@ fn cpu(f: &Features) -> Option<Finding> {
 /// what would have to be faster.
 pub fn disk(f: &Features, found: Finding, disks: &super::DiskTime) -> Finding {
     // The user's own cap set the pace: the disks only kept up with it.
-    if matches!(found, Finding::Paced { .. }) {
+    if matches!(
+        found,
+        Finding::Paced { .. }
+            | Finding::MtuBlackHole
+            | Finding::NothingMoved
+            | Finding::Quota { .. }
+    ) {
         return found;
     }
     let (read, write) = (disks.read_share, disks.write_share);

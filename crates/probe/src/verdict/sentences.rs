@@ -117,6 +117,56 @@ pub fn sentence(found: &Finding, f: &Features, to: Speaker) -> String {
             f.receiver_util * 100.0,
             f.host_busy * 100.0
         ),
+        Finding::Unidentified => unidentified(f),
+        Finding::NothingMoved => format!(
+            "Unknown: nothing arrived in {:.1} s although the senders had data waiting {:.0} % \
+             of it, and no rule's evidence says why: {} segment(s) retransmitted, congestion \
+             window {:.0} segment(s) of {}, receive window {}, round trip {}. Check that the \
+             path carries full-size packets (ping -M do -s 1472) and that nothing on it drops \
+             the data connections.",
+            f.run_seconds,
+            f.busy_share * 100.0,
+            f.total_retransmits,
+            f.cwnd_segments,
+            fmt_bytes(f.snd_mss),
+            fmt_bytes(f.peer_window),
+            fmt_us(f.rtt_us),
+        ),
+        Finding::MtuBlackHole => format!(
+            "Path MTU black hole: nothing arrived in {:.1} s; segments of {} were retransmitted \
+             {} time(s) and never acknowledged, the congestion window held at {:.0} segment(s), \
+             while the session's small messages passed{}. A hop on the path has a smaller MTU \
+             and its ICMP 'fragmentation needed' (IPv6: 'packet too big') never reached the \
+             sender. Lower the MTU to the path's, let that ICMP through, or set \
+             net.ipv4.tcp_mtu_probing=1 so that TCP finds the path's MTU itself.",
+            f.run_seconds,
+            exact_bytes(f.snd_mss),
+            f.total_retransmits,
+            f.cwnd_segments,
+            if f.pmtu > 0.0 {
+                format!(
+                    " (the senders took the path's MTU for {})",
+                    exact_bytes(f.pmtu)
+                )
+            } else {
+                String::new()
+            },
+        ),
+        Finding::Policer { rate_bps } => policer(f, rate_bps, command),
+        Finding::MtuProbed => format!(
+            "Path MTU black hole, worked around: the senders' segments were lowered to {} from \
+             the {} the path's MTU allows, as TCP's MTU probing (net.ipv4.tcp_mtu_probing) does \
+             when full-size segments are lost on the way; the streams carried {} with {} \
+             retransmits ({:.3} % of bytes), the probes of larger segments that the hop \
+             swallowed. Lower the MTU to the path's or let the hop's ICMP 'fragmentation \
+             needed' through to get full-size segments without the losses.",
+            exact_bytes(f.snd_mss),
+            exact_bytes(f.full_mss),
+            fmt_rate(f.steady_bps),
+            f.retransmits,
+            f.retrans_share * 100.0,
+        ),
+        Finding::Quota { side } => quota(f, side),
         Finding::Disk {
             side,
             share,
@@ -332,4 +382,106 @@ fn cpu(f: &Features, why: &str, command: Command) -> String {
         f.receiver_util * 100.0,
         f.host_busy * 100.0
     )
+}
+
+/// No rule's evidence was there: what was measured, the figures a person
+/// would look at next, and no name.
+fn unidentified(f: &Features) -> String {
+    format!(
+        "Unknown: no limit was identified. The streams carried {} with data waiting {:.0} % of \
+         the run; the receive window held the senders {:.0} % and the send buffer {:.0} % of \
+         their busy time; {} retransmits ({:.3} % of bytes); round trip {}{}; sender \
+         threads at {:.0} % and receiver threads at {:.0} % of a core, hosts {:.0} % busy. \
+         Look next at what lies between the hosts (a forwarding hop's CPU, a shaper, a slower \
+         link); --capacity tells the verdict the path's rate where you know it.",
+        fmt_rate(f.steady_bps),
+        f.busy_share * 100.0,
+        f.rwnd_share * 100.0,
+        f.sndbuf_share * 100.0,
+        f.retransmits,
+        f.retrans_share * 100.0,
+        fmt_us(f.rtt_us),
+        if f.min_rtt_us > 0.0 {
+            format!(" (lowest {})", fmt_us(f.min_rtt_us))
+        } else {
+            String::new()
+        },
+        f.sender_util * 100.0,
+        f.receiver_util * 100.0,
+        f.host_busy * 100.0
+    )
+}
+
+/// A policer: its rate, the loss at it, the missing queue, and pacing
+/// under it as the remedy (a congestion control that ignores loss only
+/// retransmits more: bbr lost 6 % of its bytes at a 500 Mbit/s policer).
+fn policer(f: &Features, rate_bps: f64, command: Command) -> String {
+    let pace = match command {
+        Command::Bench => "-b per stream, or --fq-rate",
+        Command::Send => "--rate",
+    };
+    format!(
+        "Policer: the path let {} through, flat, and dropped what exceeded it: {} retransmits \
+         ({:.3} % of bytes){} with no queue standing (round trip {}, lowest {}). Random loss of \
+         that share would hold a stream near {}: these losses came in bursts, as a token bucket \
+         running dry drops them. Pace under the policer, at about {} ({pace}); bbr, which \
+         ignores loss, only retransmits more.",
+        fmt_rate(rate_bps),
+        f.retransmits,
+        f.retrans_share * 100.0,
+        if f.ramp_seconds > 0.0 {
+            format!(" after the first {:.1} s", f.ramp_seconds)
+        } else {
+            String::new()
+        },
+        fmt_us(f.rtt_us),
+        fmt_us(f.min_rtt_us),
+        fmt_rate(super::faults::random_loss_rate(f)),
+        fmt_rate(0.95 * rate_bps),
+    )
+}
+
+/// A CPU quota: how much it allows, how often it throttled, and that only
+/// a larger quota helps.
+fn quota(f: &Features, side: Side) -> String {
+    let Some(q) = f.quota else {
+        return "CPU quota: a cgroup's quota throttled the run.".into();
+    };
+    let end = match side {
+        Side::Sender => "sender",
+        Side::Receiver => "receiver",
+    };
+    format!(
+        "CPU quota: the {end}'s cgroup allows {:.2} of a core and throttled it in {:.0} % of \
+         its periods ({:.2} s held back); sender threads at {:.0} % and receiver threads at \
+         {:.0} % of a core, hosts {:.0} % busy. Raise the quota (cpu.max or \
+         cpu.cfs_quota_us; a Slurm job's --cpus-per-task, a container's --cpus) or run the \
+         {end} outside it: more streams or faster cores do not help.",
+        q.cores,
+        q.throttled_share * 100.0,
+        q.throttled_seconds,
+        f.sender_util * 100.0,
+        f.receiver_util * 100.0,
+        f.host_busy * 100.0
+    )
+}
+
+/// Said after any verdict where the senders' segments were lowered under
+/// what the path's MTU allows: MTU probing recovered from a black hole.
+pub fn mtu_probed(f: &Features) -> Option<String> {
+    f.mss_lowered().then(|| {
+        format!(
+            " The senders' segments were lowered to {} from the {} the path's MTU allows: TCP's \
+             MTU probing (net.ipv4.tcp_mtu_probing) found full-size segments lost on the way (a \
+             path MTU black hole) and went on with smaller ones; fix the hop's MTU or its ICMP \
+             to get full-size segments back.",
+            exact_bytes(f.snd_mss),
+            exact_bytes(f.full_mss)
+        )
+    })
+}
+
+/// A segment or an MTU to the byte, as `ip link` and ping give them.
+fn exact_bytes(b: f64) -> String {
+    format!("{b:.0} B")
 }

@@ -32,9 +32,12 @@ pub struct UdpEvidence<'a> {
 
 /// The busiest thread of `side`: on a core or waiting for one.
 fn busiest(streams: &[StreamEnd], side: Side) -> f64 {
-    crate::verdict::features::busiest(streams.iter().filter(|s| s.side == side), |s| {
-        s.cpu_seconds + s.runq_wait_seconds
-    })
+    let span = streams.iter().map(|s| s.seconds).fold(0.0, f64::max);
+    crate::verdict::features::busiest(
+        streams.iter().filter(|s| s.side == side),
+        |s| s.cpu_seconds + s.runq_wait_seconds,
+        span,
+    )
 }
 
 /// The verdict of a UDP run: loss on the way, a receiver that could not keep up, a sender short of CPU, or the rate asked for kept.
