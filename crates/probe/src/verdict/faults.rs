@@ -339,10 +339,7 @@ mod tests {
             }
         );
         let idle_quota = under_quota(0.0);
-        assert!(!matches!(
-            decide(&idle_quota, None),
-            Finding::Quota { .. }
-        ));
+        assert!(!matches!(decide(&idle_quota, None), Finding::Quota { .. }));
         assert!(!matches!(
             decide(&under_quota(QUOTA_THROTTLED * 0.9), None),
             Finding::Quota { .. }

@@ -1,0 +1,268 @@
+//! The verdict on faults that real paths and hosts have and no setting of
+//! either end explains: a hop whose smaller MTU drops full-size segments
+//! while its ICMP never comes back, a policer, a CPU quota. Each fault is
+//! made for real (a router's MTU and nftables rules in a lab, a cgroup on
+//! loopback) and each case runs on a quiet host and beside a busy loop per
+//! core: the limit and a phrase of its sentence must be the same on both.
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use common::testlab::TestLab;
+use common::{Guard, linerate, quiet_and_busy, require_root, text};
+
+/// Two hosts through a router namespace on plain veth (kernel
+/// forwarding), a server on h2; the test dresses the router with a fault.
+struct Routed {
+    lab: TestLab,
+    _server: Guard,
+    h2: String,
+}
+
+impl Routed {
+    fn up(tag: &str) -> Routed {
+        let lab = TestLab::up(tag, &["--router", "--backend", "veth"]);
+        let server = lab.serve("h2", 5201);
+        let h2 = format!("{}:5201", lab.addr("h2", false));
+        Routed {
+            lab,
+            _server: server,
+            h2,
+        }
+    }
+
+    /// Loads nftables `rules` into the router (its own namespace: they go
+    /// with the lab).
+    fn nft(&self, rules: &str) {
+        let mut child = Command::new("ip")
+            .args(["netns", "exec", &self.lab.netns("r"), "nft", "-f", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("nft (nftables) is installed");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(rules.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "nft: {}\n{rules}", text(&out));
+    }
+
+    /// `ip ARGS` in the namespace of `host`.
+    fn ip_in(&self, host: &str, args: &[&str]) {
+        let out = Command::new("ip")
+            .args(["-n", &self.lab.netns(host)])
+            .args(args)
+            .output()
+            .expect("ip (iproute2) is installed");
+        assert!(out.status.success(), "ip {args:?}: {}", text(&out));
+    }
+
+    /// `bench` from h1 to h2's server with `flags`: its exit and document.
+    fn bench(&self, flags: &[&str]) -> (Output, serde_json::Value) {
+        let mut cmd = vec![linerate(), "bench", &self.h2, "--json", "-"];
+        cmd.extend_from_slice(flags);
+        let out = self.lab.exec("h1", &cmd);
+        let doc = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("bench {flags:?} wrote no document ({e}): {}", text(&out)));
+        (out, doc)
+    }
+}
+
+fn verdict(doc: &serde_json::Value) -> (&str, &str) {
+    let v = &doc["summary"]["verdict"];
+    (
+        v["limit"].as_str().unwrap_or(""),
+        v["sentence"].as_str().unwrap_or(""),
+    )
+}
+
+fn evidence(doc: &serde_json::Value, key: &str) -> f64 {
+    doc["summary"]["verdict"]["evidence"][key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no {key} in {}", doc["summary"]["verdict"]))
+}
+
+/// The router's link to h2 at MTU 1280 and its ICMP "fragmentation
+/// needed" and "packet too big" dropped: h1's full-size segments vanish.
+/// The run moves nothing, exits non-zero with the reason first, and names
+/// the MTU; with net.ipv4.tcp_mtu_probing=1 at h1 the kernel finds a
+/// smaller segment, the run goes on, and the verdict says so.
+#[test]
+fn a_path_mtu_black_hole_is_named_fails_the_run_and_mtu_probing_recovers() {
+    if !require_root("a_path_mtu_black_hole_is_named_fails_the_run_and_mtu_probing_recovers") {
+        return;
+    }
+    let lab = Routed::up("pmtu");
+    lab.ip_in("r", &["link", "set", "h2", "mtu", "1280"]);
+    lab.nft(
+        "table inet blackhole {
+           chain out {
+             type filter hook output priority 0;
+             icmp type destination-unreachable icmp code frag-needed drop
+             icmpv6 type packet-too-big drop
+           }
+         }",
+    );
+    quiet_and_busy(&|host| {
+        let (out, doc) = lab.bench(&["-t", "3"]);
+        let (limit, sentence) = verdict(&doc);
+        assert!(
+            !out.status.success(),
+            "{host} host: moved nothing yet exit 0"
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("error: the run moved nothing. Path MTU black hole"),
+            "{host} host: {err}"
+        );
+        assert_eq!(limit, "path_mtu", "{host} host: {sentence}");
+        assert!(
+            sentence.contains("segments of 1448 B were retransmitted")
+                && sentence.contains("net.ipv4.tcp_mtu_probing=1"),
+            "{host} host: {sentence}"
+        );
+        assert_eq!(doc["summary"]["bytes"], 0, "{host} host");
+    });
+    let probing = Command::new("ip")
+        .args(["netns", "exec", &lab.lab.netns("h1")])
+        .args(["sysctl", "-qw", "net.ipv4.tcp_mtu_probing=1"])
+        .output()
+        .unwrap();
+    assert!(probing.status.success(), "{}", text(&probing));
+    quiet_and_busy(&|host| {
+        // The kernel gives up on full-size segments after a few
+        // retransmit timeouts (about 6 s here): the run outlasts them.
+        let (out, doc) = lab.bench(&["-t", "10"]);
+        let (limit, sentence) = verdict(&doc);
+        assert!(out.status.success(), "{host} host: {}", text(&out));
+        assert!(
+            evidence(&doc, "snd_mss_bytes") < evidence(&doc, "full_mss_bytes"),
+            "{host} host: {sentence}"
+        );
+        assert!(
+            sentence.contains("MTU probing (net.ipv4.tcp_mtu_probing)"),
+            "{host} host, {limit}: {sentence}"
+        );
+    });
+}
+
+/// An nftables policer at the router, 500 Mbit/s with drops above it and
+/// no queue: named a policer, at its rate within 15 %, with cubic and with
+/// bbr, and never told to try bbr.
+#[test]
+fn a_policer_is_named_with_its_rate_for_cubic_and_bbr() {
+    if !require_root("a_policer_is_named_with_its_rate_for_cubic_and_bbr") {
+        return;
+    }
+    let lab = Routed::up("pol");
+    // 61,035 KiB/s is 500 Mbit/s (nft's kbytes are KiB).
+    lab.nft(
+        "table inet policer {
+           chain forward {
+             type filter hook forward priority 0;
+             tcp dport 5201 limit rate over 61035 kbytes/second burst 256 kbytes drop
+           }
+         }",
+    );
+    quiet_and_busy(&|host| {
+        for cc in ["cubic", "bbr"] {
+            let (out, doc) = lab.bench(&["-t", "4", "--cc", cc]);
+            assert!(out.status.success(), "{host} host, {cc}: {}", text(&out));
+            let (limit, sentence) = verdict(&doc);
+            assert_eq!(limit, "policer", "{host} host, {cc}: {sentence}");
+            let rate = evidence(&doc, "steady_bits_per_second");
+            assert!(
+                (rate / 500e6 - 1.0).abs() <= 0.15,
+                "{host} host, {cc}: policed at {rate}: {sentence}"
+            );
+            assert!(
+                sentence.contains("Pace under the policer") && !sentence.contains("try --cc"),
+                "{host} host, {cc}: {sentence}"
+            );
+        }
+    });
+}
+
+/// A cgroup (v1's cpu controller, as on this kind of machine) that allows
+/// `cores` of a core; removed when the guard drops, after the processes
+/// in it have ended.
+struct CpuQuota {
+    dir: std::path::PathBuf,
+}
+
+impl CpuQuota {
+    fn new(cores: f64) -> CpuQuota {
+        let root = std::path::Path::new("/sys/fs/cgroup/cpu");
+        assert!(
+            root.join("cpu.cfs_quota_us").exists(),
+            "cgroup v1's cpu controller is mounted at {} on this kind of machine",
+            root.display()
+        );
+        let quota = (cores * 100_000.0).round() as u64;
+        let dir = root.join(format!("linerate-test-{}-{quota}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("cpu.cfs_period_us"), "100000").unwrap();
+        std::fs::write(dir.join("cpu.cfs_quota_us"), quota.to_string()).unwrap();
+        CpuQuota { dir }
+    }
+
+    fn hold(&self, pid: u32) {
+        std::fs::write(self.dir.join("cgroup.procs"), pid.to_string()).unwrap();
+    }
+}
+
+impl Drop for CpuQuota {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// The server under a quota of a tenth of a core, as a Slurm job or a
+/// container gets: the quota named at the receiving end (the server
+/// receives) and at the sending end (`-R`). A quota that never ran out
+/// (one and a half cores, 200 Mbit/s asked) is not named.
+#[test]
+fn a_cpu_quota_is_named_at_the_end_it_holds_and_one_that_never_throttled_is_not() {
+    if !require_root("a_cpu_quota_is_named_at_the_end_it_holds_and_one_that_never_throttled_is_not")
+    {
+        return;
+    }
+    let tight = CpuQuota::new(0.1);
+    let roomy = CpuQuota::new(1.5);
+    let held = common::Server::start();
+    tight.hold(held.child.id());
+    let free = common::Server::start();
+    roomy.hold(free.child.id());
+    quiet_and_busy(&|host| {
+        for (flags, side) in [
+            (&["-t", "3"][..], "receiver"),
+            (&["-t", "3", "-R"], "sender"),
+        ] {
+            let doc = common::bench_json(&held.addr(), flags);
+            let (limit, sentence) = verdict(&doc);
+            assert_eq!(limit, "cpu_quota", "{host} host, {flags:?}: {sentence}");
+            assert_eq!(
+                doc["summary"]["verdict"]["side"], side,
+                "{host} host, {flags:?}: {sentence}"
+            );
+            assert!(
+                sentence.contains(&format!("the {side}'s cgroup allows 0.10 of a core")),
+                "{host} host, {flags:?}: {sentence}"
+            );
+            assert_eq!(
+                doc["hosts"]["server"]["cgroup"]["quota_cores"], 0.1,
+                "{host} host: the server's facts carry its quota"
+            );
+        }
+        let doc = common::bench_json(&free.addr(), &["-t", "2", "-b", "200M"]);
+        let (limit, sentence) = verdict(&doc);
+        assert_ne!(limit, "cpu_quota", "{host} host: {sentence}");
+        assert_eq!(doc["hosts"]["server"]["cgroup"]["quota_cores"], 1.5);
+    });
+}
