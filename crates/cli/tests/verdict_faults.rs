@@ -266,3 +266,31 @@ fn a_cpu_quota_is_named_at_the_end_it_holds_and_one_that_never_throttled_is_not(
         assert_eq!(doc["hosts"]["server"]["cgroup"]["quota_cores"], 1.5);
     });
 }
+
+/// A tiny window on loopback, with receivers that poll and with receivers
+/// that block: the window both times. A polling thread keeps its core busy
+/// whether or not data comes; its reads that found nothing are not work,
+/// so they never make the receiver "saturated" (it was named the CPU
+/// before).
+#[test]
+fn a_tiny_window_is_the_window_whether_receivers_poll_or_block() {
+    let _ahead = common::ahead_of_outside_load();
+    let srv = common::Server::start();
+    quiet_and_busy(&|host| {
+        for window in ["1", "16K"] {
+            for poll in ["on", "off"] {
+                let flags = ["-t", "2", "-w", window, "--rx-poll", poll];
+                let doc = common::bench_json(&srv.addr(), &flags);
+                let (limit, sentence) = verdict(&doc);
+                assert_eq!(
+                    limit, "receiver_window",
+                    "{host} host, {flags:?}: {sentence}"
+                );
+                assert!(
+                    sentence.contains("raise --window") && !sentence.contains("10 Gbit/s"),
+                    "{host} host, {flags:?}: {sentence}"
+                );
+            }
+        }
+    });
+}

@@ -572,6 +572,7 @@ pub fn run_loops(
             seconds: o.last_byte.saturating_duration_since(start).as_secs_f64(),
             cpu_seconds: o.cpu_seconds,
             runq_wait_seconds: o.runq_wait_seconds,
+            poll_idle_seconds: o.poll_idle_seconds,
             tls_seconds: s.tls.as_ref().map_or(0.0, |t| {
                 tls_cpu_seconds(lock(t).busy_seconds(), o.cpu_seconds, o.runq_wait_seconds)
             }),
@@ -737,6 +738,7 @@ fn failed_outcome(msg: &str) -> Outcome {
         last_byte: Instant::now(),
         cpu_seconds: 0.0,
         runq_wait_seconds: 0.0,
+        poll_idle_seconds: 0.0,
         tcp: None,
         error: Some(msg.to_string()),
     }

@@ -170,6 +170,7 @@ fn outcomes(members: Vec<Borrowed>, clock: &ThreadClock) -> Vec<Outcome> {
                 last_byte: m.last_byte,
                 cpu_seconds: cpu * share,
                 runq_wait_seconds: wait * share,
+                poll_idle_seconds: 0.0,
                 tcp: m.tcp,
                 error: m.error,
             }

@@ -294,6 +294,7 @@ fn end_done(ep: &OwnedFd, slots: &mut [Option<Pooled>]) {
             last_byte: p.m.last_byte,
             cpu_seconds: p.cpu_seconds,
             runq_wait_seconds: p.runq_wait_seconds,
+            poll_idle_seconds: 0.0,
             tcp: p.m.tcp,
             error: p.m.error,
         };

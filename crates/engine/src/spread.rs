@@ -168,6 +168,7 @@ mod tests {
             cpu_seconds: 0.0,
             runq_wait_seconds: 0.0,
             tls_seconds: 0.0,
+            poll_idle_seconds: 0.0,
             tcp: None,
             sndbuf: 0,
             rcvbuf: 0,

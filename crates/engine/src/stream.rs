@@ -71,6 +71,8 @@ pub struct Outcome {
     pub last_byte: Instant,
     pub cpu_seconds: f64,
     pub runq_wait_seconds: f64,
+    /// A polling receiver's time on reads that found nothing.
+    pub poll_idle_seconds: f64,
     pub tcp: Option<TcpSample>,
     pub error: Option<String>,
 }
@@ -94,6 +96,7 @@ impl Outcome {
             last_byte,
             cpu_seconds,
             runq_wait_seconds,
+            poll_idle_seconds: 0.0,
             tcp,
             error,
         }
@@ -263,16 +266,55 @@ pub(crate) fn recv_polled(
     poll: bool,
     yield_when_empty: bool,
 ) -> rustix::io::Result<usize> {
+    let mut idle = PollIdle::default();
+    recv_polled_idle(sock, buf, flags, poll, yield_when_empty, &mut idle)
+}
+
+/// The time a polling reader spent on reads that found nothing: from its
+/// first empty read to the read that found data or to its blocking one.
+/// The clock is read twice per empty streak, never on a read that finds
+/// data at once.
+#[derive(Default)]
+pub(crate) struct PollIdle {
+    pub(crate) seconds: f64,
+}
+
+/// [`recv_polled`], adding the time its empty reads took to `idle`: what
+/// a polling thread's CPU share holds besides the work it did
+/// (docs/verdict.md#polling).
+pub(crate) fn recv_polled_idle(
+    sock: &TcpStream,
+    buf: &mut [u8],
+    flags: rustix::net::RecvFlags,
+    poll: bool,
+    yield_when_empty: bool,
+    idle: &mut PollIdle,
+) -> rustix::io::Result<usize> {
     use rustix::net::{RecvFlags, recv};
-    if poll {
-        for _ in 0..RX_POLL_SPINS {
-            match recv(sock, &mut *buf, flags | RecvFlags::DONTWAIT) {
-                Err(rustix::io::Errno::AGAIN) if yield_when_empty => std::thread::yield_now(),
-                Err(rustix::io::Errno::AGAIN) => {}
-                other => return other.map(|(n, _)| n),
+    if !poll {
+        return recv(sock, buf, flags).map(|(n, _)| n);
+    }
+    let mut empty_since: Option<Instant> = None;
+    let mut done = |since: Option<Instant>| {
+        if let Some(t) = since {
+            idle.seconds += t.elapsed().as_secs_f64();
+        }
+    };
+    for _ in 0..RX_POLL_SPINS {
+        match recv(sock, &mut *buf, flags | RecvFlags::DONTWAIT) {
+            Err(rustix::io::Errno::AGAIN) => {
+                empty_since.get_or_insert_with(Instant::now);
+                if yield_when_empty {
+                    std::thread::yield_now();
+                }
+            }
+            other => {
+                done(empty_since);
+                return other.map(|(n, _)| n);
             }
         }
     }
+    done(empty_since);
     recv(sock, buf, flags).map(|(n, _)| n)
 }
 
@@ -294,9 +336,17 @@ pub fn receive(
     } else {
         RecvFlags::empty()
     };
+    let mut idle = PollIdle::default();
     loop {
-        let res = recv_polled(sock, buf, flags, plan.poll, plan.yield_when_empty)
-            .map_err(std::io::Error::from);
+        let res = recv_polled_idle(
+            sock,
+            buf,
+            flags,
+            plan.poll,
+            plan.yield_when_empty,
+            &mut idle,
+        )
+        .map_err(std::io::Error::from);
         match res {
             Ok(0) => break,
             Ok(n) => {
@@ -312,7 +362,10 @@ pub fn receive(
         }
     }
     let tcp = tcpinfo::read(sock).ok();
-    Outcome::finish(live, &clock, tcp, got, last, error)
+    Outcome {
+        poll_idle_seconds: idle.seconds,
+        ..Outcome::finish(live, &clock, tcp, got, last, error)
+    }
 }
 
 /// [`send`] through TLS (`bench --encrypt`): each write sealed and sent,

@@ -310,6 +310,10 @@ pub struct UdpCounts {
     pub buffer_drops: Option<u64>,
 }
 
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
+}
+
 /// A stream's totals at one end.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StreamEnd {
@@ -334,6 +338,11 @@ pub struct StreamEnd {
     /// (0 in the clear).
     #[serde(default)]
     pub tls_seconds: f64,
+    /// Of `cpu_seconds`, the time a polling receiver spent on reads that
+    /// found no data (0 when it blocks): a thread that blocked instead
+    /// would have slept through it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub poll_idle_seconds: f64,
     /// TCP_INFO at the stream's end.
     pub tcp: Option<TcpSample>,
     /// Socket buffer sizes the kernel granted (SO_SNDBUF / SO_RCVBUF).
@@ -759,6 +768,7 @@ mod tests {
             cpu_seconds: 0.0,
             runq_wait_seconds: 0.0,
             tls_seconds: 0.0,
+            poll_idle_seconds: 0.0,
             tcp: (side == Side::Sender).then(|| TcpSample {
                 total_retrans: retrans,
                 ..TcpSample::default()

@@ -4,7 +4,7 @@
 //! shows none of them passes on to the other rules.
 
 use super::features::Features;
-use super::rules::{ALWAYS_SENDING, FLAT_VARIATION, Finding};
+use super::finding::{ALWAYS_SENDING, FLAT_VARIATION, Finding};
 
 /// A congestion window of this many segments or fewer, with retransmits
 /// and nothing delivered: every full-size segment sent was lost.

@@ -12,6 +12,12 @@ use super::{
     Evidence, HOST_SATURATED, OWN_THREADS_BUSY, QUEUE_FLOOR_US, QUEUE_SHARE, STARVED_SHARE,
 };
 
+/// A receive buffer under this is tiny whatever its segments: less than
+/// TCP carries in flight without window scaling. Autotuned buffers start at
+/// tcp_rmem's default (128 KiB) and grow, so only a `--window` asks for one
+/// this small.
+pub const TINY_BUFFER: u32 = 64 << 10;
+
 /// What the verdict's rules look at, measured once from a run's evidence.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Features {
@@ -204,11 +210,11 @@ impl Features {
             stream_max_bps: rates.iter().copied().fold(0.0, f64::max),
             capacity: e.capacity,
             path_min_rtt_us: e.path_min_rtt_us,
-            sender_util: worst(&senders, |s| s.cpu_seconds),
-            receiver_util: worst(&receivers, |s| s.cpu_seconds),
-            sender_wait: worst(&senders, |s| s.runq_wait_seconds),
-            receiver_wait: worst(&receivers, |s| s.runq_wait_seconds),
-            receiver_occupied: worst(&receivers, |s| s.cpu_seconds + s.runq_wait_seconds),
+            sender_util: worst(&senders, running),
+            receiver_util: worst(&receivers, running),
+            sender_wait: worst(&senders, waiting),
+            receiver_wait: worst(&receivers, waiting),
+            receiver_occupied: worst(&receivers, |s| running(s) + waiting(s)),
             host_busy: e.server_cpu.map_or(e.client_cpu.busy_fraction, |s| {
                 s.busy_fraction.max(e.client_cpu.busy_fraction)
             }),
@@ -238,11 +244,36 @@ impl Features {
         }
     }
 
+    /// The rate the last advertised window carries a stream at the path's
+    /// lowest round trip (the smoothed one where the lowest is unknown).
+    pub fn window_rate(&self) -> f64 {
+        let rtt_us = if self.min_rtt_us > 0.0 {
+            self.min_rtt_us
+        } else {
+            self.rtt_us
+        };
+        ratio(self.peer_window * 8.0, rtt_us / 1e6)
+    }
+
+    /// The window carries `times` the rate each stream carried or more.
+    pub fn window_carries(&self, times: f64) -> bool {
+        let each = self.steady_per_stream_bps();
+        each > 0.0 && self.window_rate() >= times * each
+    }
+
     /// The senders' segments were lowered well under what the path's MTU
-    /// and the receiver allow: the kernel's MTU probing (tcp_mtu_probing)
-    /// found that full-size segments did not arrive and fell back.
+    /// and the receiver allow, after retransmits, with a window of two full
+    /// segments or more: the kernel's MTU probing (tcp_mtu_probing) found
+    /// that full-size segments did not arrive and fell back. A window under
+    /// two full segments lowers them by itself (TCP keeps a segment to
+    /// half the peer's largest window: `--window 16K` on loopback sends
+    /// 4 KiB segments).
     pub fn mss_lowered(&self) -> bool {
-        self.full_mss > 0.0 && self.snd_mss > 0.0 && self.snd_mss < LOWERED_MSS * self.full_mss
+        self.full_mss > 0.0
+            && self.snd_mss > 0.0
+            && self.snd_mss < LOWERED_MSS * self.full_mss
+            && self.total_retransmits > 0
+            && self.peer_window >= 2.0 * self.full_mss
     }
 
     /// What the path itself holds of the congestion window: the window
@@ -258,15 +289,17 @@ impl Features {
     }
 
     /// A receive buffer of a few small segments (under 8 KiB, as a tiny
-    /// `--window` makes them): TCP's cost per byte climbs; whatever else is
-    /// busy, the window is why. The buffer, not the last advertised window,
-    /// which a reader that fell behind closes too; and small segments, since
+    /// `--window` makes them), or one under [`TINY_BUFFER`] whatever its
+    /// segments (a 2 KiB `--window` shrinks them to 76 bytes, thirty of
+    /// which fill it): TCP's cost per byte climbs; whatever else is busy,
+    /// the window is why. The buffer, not the last advertised window, which
+    /// a reader that fell behind closes too; and small segments, since
     /// loopback's 64 KiB ones fill any autotuned buffer in a few.
     pub fn tiny_window(&self) -> bool {
-        self.min_rcvbuf > 0
-            && self.snd_mss > 0.0
+        let few_segments = self.snd_mss > 0.0
             && self.snd_mss < 8192.0
-            && f64::from(self.min_rcvbuf) <= 16.0 * self.snd_mss
+            && f64::from(self.min_rcvbuf) <= 16.0 * self.snd_mss;
+        self.min_rcvbuf > 0 && (few_segments || self.min_rcvbuf < TINY_BUFFER)
     }
 
     /// The round trip sat above its minimum by a queue that stood, and the
@@ -389,6 +422,26 @@ pub(crate) fn busiest<'a>(
 ) -> f64 {
     ends.map(|s| ratio(time(s), s.seconds.max(span)))
         .fold(0.0, f64::max)
+}
+
+/// A thread's time running or waiting for a core outside its empty
+/// polls: a polling receiver spins, and yields its core, while no data
+/// has come, and a thread that blocked would have slept through that
+/// (docs/verdict.md#polling).
+fn occupied_working(s: &StreamEnd) -> f64 {
+    (s.cpu_seconds + s.runq_wait_seconds - s.poll_idle_seconds).max(0.0)
+}
+
+/// A thread's CPU time less its empty polls.
+fn running(s: &StreamEnd) -> f64 {
+    (s.cpu_seconds - s.poll_idle_seconds)
+        .max(0.0)
+        .min(occupied_working(s))
+}
+
+/// A thread's wait for a core outside its empty polls.
+fn waiting(s: &StreamEnd) -> f64 {
+    occupied_working(s) - running(s)
 }
 
 /// A sender's segment this share of the full size or less was lowered.

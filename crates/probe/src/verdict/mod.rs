@@ -9,6 +9,7 @@
 mod arith;
 pub mod faults;
 pub mod features;
+pub mod finding;
 pub mod latency;
 pub mod rules;
 pub mod sentences;
@@ -21,7 +22,7 @@ use std::collections::BTreeMap;
 use linerate_result::{HostCpu, IntervalSample, StreamEnd, Verdict};
 
 pub use features::Features;
-pub use rules::{CpuCause, Finding};
+pub use finding::{CpuCause, Finding};
 
 /// Share of busy time above which a TCP limit is the dominant one.
 pub const LIMITED_SHARE: f64 = 0.5;
@@ -258,6 +259,7 @@ mod tests {
             cpu_seconds: cpu,
             runq_wait_seconds: 0.0,
             tls_seconds: 0.0,
+            poll_idle_seconds: 0.0,
             tcp,
             sndbuf: 4 << 20,
             rcvbuf,
@@ -303,7 +305,79 @@ mod tests {
         ];
         let v = judge_of(&s, 0.5);
         assert_eq!(v.limit, Limit::ReceiverWindow);
-        assert!(v.sentence.contains("10 Gbit/s"));
+        // No capacity was given: the sentence sizes the window from the
+        // rate each stream carried, never from a target nobody set.
+        assert!(
+            v.sentence.contains("(each carried 8.00 Gbit/s)") && !v.sentence.contains("10 Gbit/s"),
+            "{}",
+            v.sentence
+        );
+    }
+
+    /// A roomy window that carries thousands of times the rate at
+    /// loopback's round trip, closed 95 % of the time, with the receiving
+    /// threads idle: the reader was blocked elsewhere (a buffered write
+    /// into a throttled disk read as "raise --window" before). A small
+    /// window on the same path is the window, said without sizing it
+    /// against the round trip.
+    #[test]
+    fn a_window_far_above_a_short_paths_needs_is_not_sized_against_it() {
+        let f = Features {
+            senders: 1,
+            busy_us: 4e6,
+            busy_share: 1.0,
+            rwnd_share: 0.95,
+            min_rtt_us: 1.0,
+            rtt_us: 30.0,
+            peer_window: 7.1 * 1048576.0,
+            min_rcvbuf: 16 << 20,
+            min_sndbuf: 4 << 20,
+            cwnd_bytes: 1e6,
+            snd_mss: 65483.0,
+            steady_bps: 80e6,
+            per_stream_bps: 80e6,
+            ..Features::default()
+        };
+        let v = said(&f);
+        assert_eq!(
+            (v.limit, v.side),
+            (Limit::Application, Some(Side::Receiver))
+        );
+        assert!(
+            v.sentence
+                .contains("the receiving side did not read, and not for want of CPU"),
+            "{}",
+            v.sentence
+        );
+        // Writing the destination a good part of the run: the disk.
+        let disk = transfer_verdict(
+            &f,
+            rules::decide(&f, None),
+            DiskTime {
+                write_share: 0.3,
+                ..DiskTime::default()
+            },
+        );
+        assert_eq!(disk.limit, Limit::DestinationDisk, "{}", disk.sentence);
+        // `-w 1` on loopback: a 2 KiB window of 76-byte segments.
+        let small = Features {
+            peer_window: 2048.0,
+            min_rcvbuf: 2304,
+            snd_mss: 76.0,
+            rwnd_share: 0.1,
+            cwnd_bytes: 10.0 * 76.0,
+            steady_bps: 0.5e9,
+            per_stream_bps: 0.5e9,
+            ..f
+        };
+        let v = said(&small);
+        assert_eq!(v.limit, Limit::ReceiverWindow, "{}", v.sentence);
+        assert!(
+            v.sentence
+                .contains("on a path this short the round trip does not hold the rate"),
+            "{}",
+            v.sentence
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@ use linerate_result::{Limit, Side};
 
 use super::faults;
 use super::features::Features;
+pub use super::finding::{ALWAYS_SENDING, CpuCause, FLAT_VARIATION, Finding};
 use super::{LIMITED_SHARE, LOSSY_SHARE, THREAD_SATURATED};
 
 /// A socket buffer at least this large is not "tiny": a full window with such
@@ -15,99 +16,10 @@ const ROOMY_BUFFER: u32 = 256 << 10;
 /// is named the limit.
 pub const DISK_SHARE: f64 = 0.5;
 
-/// Why a run's CPU was its limit.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum CpuCause {
-    /// The receive window was full only because the reader could not keep up.
-    ReaderBehind,
-    /// The send buffer was the limit only because the CPUs were saturated.
-    WriterBehind,
-    /// The threads of one side saturated their cores.
-    ThreadsSaturated,
-    /// The stream threads waited for a CPU.
-    Starved,
-    /// Every core was busy.
-    HostBusy,
-}
-
-/// What a rule found.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Finding {
-    /// No TCP_INFO at the sending end.
-    NoTcpInfo,
-    /// The senders saw round trips shorter than the path can carry.
-    Invalid,
-    /// The user's pacing cap set the rate.
-    Paced {
-        /// The cap, bits/s.
-        cap_bps: f64,
-    },
-    /// The receivers' advertised window held the senders.
-    ReceiverWindow,
-    /// The senders' send buffer held them.
-    SendBuffer,
-    /// The senders always had data and nothing at the ends held them, yet
-    /// the path carried well under its known capacity: something on it
-    /// delivered less than its rate.
-    PathShort,
-    /// The path carried all it could: a steady rate, a standing queue or
-    /// the rate of its known capacity, and nothing at either end holding
-    /// the senders back.
-    PathFull,
-    /// The network lost or queued what was sent.
-    Network,
-    /// A side ran out of CPU.
-    Cpu {
-        /// Which side.
-        side: Side,
-        /// What took the CPU.
-        cause: CpuCause,
-    },
-    /// The application did not keep the senders busy.
-    Application,
-    /// The senders always had data and nothing at either end or on the
-    /// path held them by any rule's evidence: no limit is named.
-    Unidentified,
-    /// Nothing arrived, and no rule's evidence says why.
-    NothingMoved,
-    /// Nothing arrived: full-size segments were lost while small ones
-    /// passed, the congestion window held at a segment.
-    MtuBlackHole,
-    /// A policer dropped what exceeded its rate.
-    Policer {
-        /// The rate it let through, bits/s.
-        rate_bps: f64,
-    },
-    /// Segments lowered under the path's MTU by TCP's MTU probing, and
-    /// the retransmits of its probes of larger ones: a black hole worked
-    /// around, at a cost.
-    MtuProbed,
-    /// A cgroup's CPU quota throttled one end.
-    Quota {
-        /// The end under it.
-        side: Side,
-    },
-    /// Two TCP limits, each with its share of the senders' busy time, the
-    /// larger first; neither alone explains the rate.
-    Mixed {
-        /// The larger limit and its share.
-        first: (Limit, f64),
-        /// The smaller limit and its share.
-        second: (Limit, f64),
-    },
-    /// The stream threads spent `share` of their time on a disk; `busy`
-    /// when that was half or more of what kept the limiting side busy.
-    Disk {
-        /// Which side's disk.
-        side: Side,
-        /// Share of the stream threads' time on the disk.
-        share: f64,
-        /// Share of the limiting side's busy time, where the disk was half or more of it.
-        busy: Option<f64>,
-        /// The file system is in memory (tmpfs): no disk at all.
-        in_memory: bool,
-    },
-}
+/// A reader that stalled with its window open (the receiving side neither
+/// read nor wanted CPU) and spent this share of its time writing the
+/// destination stalled on those writes.
+pub const STALLED_ON_WRITES: f64 = 0.25;
 
 impl Finding {
     /// The limit a result records for this finding.
@@ -118,7 +30,9 @@ impl Finding {
             Finding::Policer { .. } => Limit::Policer,
             Finding::Quota { .. } => Limit::CpuQuota,
             Finding::Invalid => Limit::Invalid,
-            Finding::Paced { .. } | Finding::Application => Limit::Application,
+            Finding::Paced { .. } | Finding::Application | Finding::ReaderStalled => {
+                Limit::Application
+            }
             Finding::ReceiverWindow => Limit::ReceiverWindow,
             Finding::SendBuffer => Limit::SendBuffer,
             Finding::PathFull => Limit::PathFull,
@@ -136,7 +50,7 @@ impl Finding {
     pub fn side(&self) -> Option<Side> {
         match self {
             Finding::Paced { .. } | Finding::SendBuffer => Some(Side::Sender),
-            Finding::ReceiverWindow => Some(Side::Receiver),
+            Finding::ReceiverWindow | Finding::ReaderStalled => Some(Side::Receiver),
             Finding::Cpu { side, .. } | Finding::Disk { side, .. } | Finding::Quota { side } => {
                 Some(*side)
             }
@@ -275,11 +189,17 @@ fn receive_window(f: &Features) -> Option<Finding> {
                 side: Side::Receiver,
                 cause: CpuCause::ReaderBehind,
             }
+        } else if roomy && f.rwnd_share >= LIMITED_SHARE && f.window_carries(ROOMY_FOR_THE_PATH) {
+            Finding::ReaderStalled
         } else {
             Finding::ReceiverWindow
         },
     )
 }
+
+/// A window that carries this many times the measured rate at the path's
+/// lowest round trip did not hold the rate by its size.
+pub const ROOMY_FOR_THE_PATH: f64 = 4.0;
 
 /// Kernels count send-buffer-limited time only on some paths; a buffer
 /// smaller than the congestion window, with the writer mostly blocked, is
@@ -316,12 +236,6 @@ fn cpu_bound(f: &Features) -> bool {
         || f.cpu_scarce()
 }
 
-/// Senders with data waiting this share of the run or more never paused:
-/// only the path or an end can have set their rate.
-pub const ALWAYS_SENDING: f64 = 0.9;
-/// A summed rate that varies less than this (coefficient of variation,
-/// interval to interval after the ramp) is flat.
-pub const FLAT_VARIATION: f64 = 0.1;
 /// A rate this share of the known capacity or more has filled the path.
 pub const AT_CAPACITY: f64 = 0.9;
 
@@ -452,6 +366,8 @@ pub fn disk(f: &Features, found: Finding, disks: &super::DiskTime) -> Finding {
         (Side::Receiver, write, None)
     } else if read >= DISK_SHARE {
         (Side::Sender, read, None)
+    } else if found == Finding::ReaderStalled && write >= STALLED_ON_WRITES {
+        (Side::Receiver, write, None)
     } else if cpu_on(Side::Receiver) && mostly(write, Side::Receiver) {
         (Side::Receiver, write, Some(f.occupied(Side::Receiver)))
     } else if cpu_on(Side::Sender) && mostly(read, Side::Sender) {

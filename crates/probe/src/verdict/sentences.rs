@@ -3,7 +3,7 @@
 use linerate_result::{Limit, Side};
 
 use super::features::Features;
-use super::rules::{CpuCause, Finding};
+use super::rules::{CpuCause, Finding, ROOMY_FOR_THE_PATH};
 use super::{Command, Speaker};
 use crate::units::{fmt_bytes, fmt_rate, fmt_us};
 
@@ -40,7 +40,7 @@ pub fn sentence(found: &Finding, f: &Features, to: Speaker) -> String {
         ),
         Finding::ReceiverWindow => format!(
             "Receiver window: the senders waited for window {:.0} % of the time; the receiver's buffer was {}{}. \
-             {} of window (raise --window or net.ipv4.tcp_rmem / net.core.rmem_max).",
+             {} (raise --window or net.ipv4.tcp_rmem / net.core.rmem_max).",
             f.rwnd_share * 100.0,
             fmt_bytes(f64::from(f.min_rcvbuf)),
             if f.tiny_window() {
@@ -52,10 +52,14 @@ pub fn sentence(found: &Finding, f: &Features, to: Speaker) -> String {
             } else {
                 String::new()
             },
-            in_flight_needed(f, f.peer_window.max(f64::from(f.min_rcvbuf) / 2.0))
+            in_flight_needed(
+                f,
+                f.peer_window.max(f64::from(f.min_rcvbuf) / 2.0),
+                "of window"
+            )
         ),
         Finding::SendBuffer => format!(
-            "Send buffer: the senders' socket buffer ({}) {}. {} in flight (raise --sndbuf or net.ipv4.tcp_wmem / net.core.wmem_max).",
+            "Send buffer: the senders' socket buffer ({}) {}. {} (raise --sndbuf or net.ipv4.tcp_wmem / net.core.wmem_max).",
             fmt_bytes(f64::from(f.min_sndbuf)),
             // Say what was measured: the kernel's full-buffer time where it
             // counted some, else the buffer against the congestion window.
@@ -70,7 +74,7 @@ pub fn sentence(found: &Finding, f: &Features, to: Speaker) -> String {
                     fmt_bytes(f.cwnd_bytes)
                 )
             },
-            in_flight_needed(f, f64::from(f.min_sndbuf))
+            in_flight_needed(f, f64::from(f.min_sndbuf), "in flight")
         ),
         Finding::PathFull => path_full(f, command),
         Finding::PathShort => format!(
@@ -167,6 +171,24 @@ pub fn sentence(found: &Finding, f: &Features, to: Speaker) -> String {
             f.retrans_share * 100.0,
         ),
         Finding::Quota { side } => quota(f, side),
+        Finding::ReaderStalled => format!(
+            "Receiver: the senders waited for window {:.0} % of the time, yet the window ({}) \
+             carries {} a stream at the lowest round trip of {}, far above the {} each carried: \
+             the receiving side did not read, and not for want of CPU (its threads ran {:.0} % \
+             of a core and waited {:.0} % of the run for one). It was blocked elsewhere: a \
+             destination disk, a lock, a pause of the application.",
+            f.rwnd_share * 100.0,
+            fmt_bytes(f.peer_window),
+            fmt_rate(f.window_rate()),
+            fmt_us(if f.min_rtt_us > 0.0 {
+                f.min_rtt_us
+            } else {
+                f.rtt_us
+            }),
+            fmt_rate(f.steady_per_stream_bps()),
+            f.receiver_util * 100.0,
+            f.receiver_wait * 100.0,
+        ),
         Finding::Disk {
             side,
             share,
@@ -203,11 +225,13 @@ pub fn sentence(found: &Finding, f: &Features, to: Speaker) -> String {
     }
 }
 
-/// What a stream needs in flight, sized by the path's lowest round trip
-/// (not one stretched by delayed ACKs or a queue): for the path's known
-/// capacity, shared by the streams; otherwise what `have` bytes in flight
-/// carry at most, and what 10 Gbit/s needs.
-fn in_flight_needed(f: &Features, have: f64) -> String {
+/// What a stream needs in flight (`of` says of what: "of window", "in
+/// flight"), sized by the path's lowest round trip (not one stretched by
+/// delayed ACKs or a queue): for the path's known capacity, shared by the
+/// streams; otherwise what `have` bytes carry at most against what each
+/// stream carried, and twice that; on a path so short that `have` carries
+/// far more than was measured, that its size did not set the rate.
+fn in_flight_needed(f: &Features, have: f64, of: &str) -> String {
     let rtt_us = if f.min_rtt_us > 0.0 {
         f.min_rtt_us
     } else {
@@ -222,7 +246,7 @@ fn in_flight_needed(f: &Features, have: f64) -> String {
         Some(c) => {
             let share = c.bits_per_second / f.senders.max(1) as f64;
             format!(
-                "To fill {} ({}) at the {which} of {}, each of {} stream(s) needs {}",
+                "To fill {} ({}) at the {which} of {}, each of {} stream(s) needs {} {of}",
                 fmt_rate(c.bits_per_second),
                 c.source,
                 fmt_us(rtt_us),
@@ -230,13 +254,32 @@ fn in_flight_needed(f: &Features, have: f64) -> String {
                 fmt_bytes(share / 8.0 * rtt_us / 1e6)
             )
         }
-        None => format!(
-            "At the {which} of {}, {} carries at most {} a stream; 10 Gbit/s needs {}",
-            fmt_us(rtt_us),
-            fmt_bytes(have),
-            fmt_rate(have * 8.0 / (rtt_us / 1e6)),
-            fmt_bytes(10e9 / 8.0 * rtt_us / 1e6)
-        ),
+        None => {
+            let carries = have * 8.0 / (rtt_us / 1e6);
+            let each = f.steady_per_stream_bps();
+            if each > 0.0 && carries >= ROOMY_FOR_THE_PATH * each {
+                format!(
+                    "At the {which} of {}, {} {of} would carry {} a stream, {:.0} times the {} \
+                     each carried: on a path this short the round trip does not hold the rate, the work \
+                     of its many small sends and wake-ups does",
+                    fmt_us(rtt_us),
+                    fmt_bytes(have),
+                    fmt_rate(carries),
+                    carries / each,
+                    fmt_rate(each)
+                )
+            } else {
+                format!(
+                    "At the {which} of {}, {} {of} carries at most {} a stream (each carried {}); \
+                     to carry twice that, a stream needs {} {of}",
+                    fmt_us(rtt_us),
+                    fmt_bytes(have),
+                    fmt_rate(carries),
+                    fmt_rate(each),
+                    fmt_bytes(2.0 * each / 8.0 * rtt_us / 1e6)
+                )
+            }
+        }
     }
 }
 

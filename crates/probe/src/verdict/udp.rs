@@ -211,6 +211,7 @@ mod tests {
             cpu_seconds: cpu,
             runq_wait_seconds: 0.0,
             tls_seconds: 0.0,
+            poll_idle_seconds: 0.0,
             tcp: None,
             sndbuf: 0,
             rcvbuf: 0,
