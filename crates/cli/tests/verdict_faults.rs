@@ -294,3 +294,44 @@ fn a_tiny_window_is_the_window_whether_receivers_poll_or_block() {
         }
     });
 }
+
+/// A lab whose emulator is asked for a rate it cannot forward (40 Gbit/s
+/// on a host where it forwards about a quarter of that): the hop is named,
+/// with the CPU its threads used, not the ends' CPU (the ends wait for the
+/// cores they share with it) nor the application. The same lab at a rate
+/// it keeps (200 Mbit/s) is a full path, never the hop.
+#[test]
+fn an_emulator_short_of_cpu_is_named_the_forwarding_hop() {
+    if !require_root("an_emulator_short_of_cpu_is_named_the_forwarding_hop") {
+        return;
+    }
+    let lab = TestLab::up("hop", &["--backend", "emulator", "--rate", "40gbit"]);
+    let _server = lab.serve("h2", 5201);
+    let h2 = format!("{}:5201", lab.addr("h2", false));
+    let bench = |flags: &[&str]| {
+        let mut cmd = vec![linerate(), "bench", &h2, "--json", "-"];
+        cmd.extend_from_slice(flags);
+        let out = lab.exec("h1", &cmd);
+        assert!(out.status.success(), "bench {flags:?}: {}", text(&out));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    quiet_and_busy(&|host| {
+        let doc = bench(&["-t", "3"]);
+        let (limit, sentence) = verdict(&doc);
+        assert_eq!(limit, "forwarding_hop", "{host} host: {sentence}");
+        assert!(
+            sentence.contains("the process forwarding the packets (the lab's emulator)")
+                && sentence.contains("40.00 Gbit/s set by the lab's --rate"),
+            "{host} host: {sentence}"
+        );
+        assert!(evidence(&doc, "forwarder_cores") > 0.0, "{host} host");
+    });
+    let slow = Command::new(linerate())
+        .args(["lab", "set", "--name", &lab.name, "--rate", "200mbit"])
+        .output()
+        .unwrap();
+    assert!(slow.status.success(), "{}", text(&slow));
+    let doc = bench(&["-t", "3"]);
+    let (limit, sentence) = verdict(&doc);
+    assert_eq!(limit, "path_full", "{sentence}");
+}

@@ -659,6 +659,7 @@ fn since_omit(
         bytes_retrans: less(end.bytes_retrans, at.bytes_retrans),
         bytes_acked: less(end.bytes_acked, at.bytes_acked),
         segs_in: less32(end.segs_in, at.segs_in),
+        segs_out: less32(end.segs_out, at.segs_out),
         data_segs_out: less32(end.data_segs_out, at.data_segs_out),
         ..end
     }

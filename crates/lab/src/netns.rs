@@ -55,10 +55,15 @@ pub fn lab_here() -> Option<Lab> {
 /// (under `lab exec`), if any: with several links, those of the links that
 /// carry traffic to `targets` (all of a bond's), their rates summed.
 pub fn conditions_here(targets: &[std::net::IpAddr]) -> Option<Conditions> {
-    let lab = lab_here()?;
+    conditions_of(&lab_here()?, targets)
+}
+
+/// The link conditions of `lab` toward `targets`: with several links,
+/// those of the links that carry traffic to them, their rates summed.
+pub fn conditions_of(lab: &Lab, targets: &[std::net::IpAddr]) -> Option<Conditions> {
     let mut c = lab.spec.conditions.clone();
     if lab.spec.links > 1 && !targets.is_empty() {
-        c.rate_bps = crate::links::rate_toward(&lab, targets);
+        c.rate_bps = crate::links::rate_toward(lab, targets);
     }
     Some(c)
 }

@@ -109,6 +109,88 @@ pub fn cpus() -> u32 {
         .unwrap_or(1)
 }
 
+/// The threads of another process (a lab's emulator, which forwards the
+/// run's packets) at one moment: each thread's time on a CPU and waiting
+/// for one, from /proc/PID/task/*/schedstat.
+#[derive(Debug, Clone)]
+pub struct ThreadsOf {
+    pid: u32,
+    at: std::time::Instant,
+    threads: std::collections::BTreeMap<u32, (u64, u64)>,
+}
+
+/// What a process's threads used over a span: all of them, and the
+/// busiest one's share of the span on a CPU and waiting for one.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ThreadsUse {
+    /// Cores the threads used together (CPU time over the span).
+    pub cores: f64,
+    /// Share of the span the busiest thread ran.
+    pub running: f64,
+    /// Share of the span the busiest thread was runnable but waited for a CPU.
+    pub waiting: f64,
+}
+
+impl ThreadsOf {
+    /// Process `pid`'s threads now; None when it has ended or the kernel
+    /// keeps no schedstats.
+    pub fn sample(pid: u32) -> Option<ThreadsOf> {
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+        let threads: std::collections::BTreeMap<u32, (u64, u64)> = tasks
+            .filter_map(|t| {
+                let tid: u32 = t.ok()?.file_name().to_str()?.parse().ok()?;
+                let text =
+                    std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/schedstat")).ok()?;
+                Some((tid, parse_schedstat(&text)?))
+            })
+            .collect();
+        (!threads.is_empty()).then(|| ThreadsOf {
+            pid,
+            at: std::time::Instant::now(),
+            threads,
+        })
+    }
+
+    /// What the threads used since this sample, as shares of the time
+    /// since; None when the process ended.
+    pub fn used_since(&self) -> Option<ThreadsUse> {
+        let now = ThreadsOf::sample(self.pid)?;
+        used(self, &now)
+    }
+}
+
+fn used(then: &ThreadsOf, now: &ThreadsOf) -> Option<ThreadsUse> {
+    let span_ns = now.at.duration_since(then.at).as_nanos() as f64;
+    if span_ns <= 0.0 {
+        return None;
+    }
+    let shares: Vec<(f64, f64)> = now
+        .threads
+        .iter()
+        .filter_map(|(tid, &(run, wait))| {
+            let &(run0, wait0) = then.threads.get(tid)?;
+            Some((
+                (run.saturating_sub(run0) as f64 / span_ns).min(1.0),
+                (wait.saturating_sub(wait0) as f64 / span_ns).min(1.0),
+            ))
+        })
+        .collect();
+    let &(running, waiting) = shares.iter().max_by(|a, b| a.0.total_cmp(&b.0))?;
+    Some(ThreadsUse {
+        cores: shares.iter().map(|s| s.0).sum(),
+        running,
+        waiting,
+    })
+}
+
+/// schedstat's first two fields: ns on a CPU, ns waiting for one.
+fn parse_schedstat(text: &str) -> Option<(u64, u64)> {
+    let mut fields = text.split_whitespace();
+    let run = fields.next()?.parse().ok()?;
+    let wait = fields.next()?.parse().ok()?;
+    Some((run, wait))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,6 +211,33 @@ mod tests {
         assert_eq!(t.softirq, 25);
         assert!(parse_proc_stat("cpu  x y\n").is_none());
         assert!(parse_proc_stat("").is_none());
+    }
+
+    #[test]
+    fn another_process_uses_its_threads_summed_and_its_busiest_thread_s_share() {
+        let at = std::time::Instant::now();
+        let then = ThreadsOf {
+            pid: 0,
+            at,
+            threads: [(1, (0, 0)), (2, (5_000_000, 0))].into(),
+        };
+        let now = ThreadsOf {
+            pid: 0,
+            at: at + Duration::from_millis(100),
+            threads: [
+                (1, (90_000_000, 8_000_000)),
+                (2, (15_000_000, 0)),
+                (3, (1, 1)),
+            ]
+            .into(),
+        };
+        let b = used(&then, &now).unwrap();
+        assert!((b.running - 0.9).abs() < 1e-9 && (b.waiting - 0.08).abs() < 1e-9);
+        assert!((b.cores - 1.0).abs() < 1e-9, "thread 3 is new: not counted");
+        assert_eq!(parse_schedstat("12 34 5\n"), Some((12, 34)));
+        assert_eq!(parse_schedstat("12"), None);
+        let me = ThreadsOf::sample(std::process::id()).expect("this process has threads");
+        assert!(me.used_since().is_some());
     }
 
     #[test]

@@ -97,6 +97,7 @@ pub fn decode(b: &[u8]) -> Option<TcpSample> {
         advmss: u32_at(b, 84),
         rcv_rtt_us: u32_at(b, 92),
         bytes_acked: u64_at(b, 120),
+        segs_out: u32_at(b, 136),
         segs_in: u32_at(b, 140),
         data_segs_out: u32_at(b, 156),
     })
@@ -133,6 +134,7 @@ mod tests {
         assert_eq!(s.snd_wnd, None, "field past the returned length");
         assert_eq!(s.pmtu, Some(0));
         assert_eq!(s.data_segs_out, Some(0));
+        assert_eq!(s.segs_out, Some(0));
     }
 
     #[test]

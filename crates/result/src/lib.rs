@@ -257,6 +257,9 @@ pub struct TcpSample {
     /// Segments received (ACKs, at a sender).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub segs_in: Option<u32>,
+    /// Segments sent, with data or without (ACKs, at a receiver).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segs_out: Option<u32>,
     /// Segments sent that carried data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_segs_out: Option<u32>,
@@ -559,6 +562,12 @@ pub enum Limit {
     Policer,
     /// A cgroup's CPU quota (a container's, a batch job's) throttled one end.
     CpuQuota,
+    /// A hop that forwards in software (a lab's emulator, a router short
+    /// of CPU) forwarded all it could: below the path's rate, the ends idle.
+    ForwardingHop,
+    /// The return path (the ACKs' direction) held the senders: ACKs that
+    /// came back too slowly, or were lost on the way, clocked the data.
+    ReturnPath,
 }
 
 /// What limited a run, in a word and in a sentence.

@@ -58,6 +58,9 @@ pub struct BenchRun {
     pub stripes: Vec<crate::address::Stripe>,
     /// What each link of the bond or multipath route to the server carried.
     pub members: Option<crate::spread::MembersCarried>,
+    /// The busiest thread of the process that forwarded the run's packets
+    /// (a lab's emulator), over the streams' run.
+    pub forwarder: Option<linerate_probe::cpu::ThreadsUse>,
 }
 
 /// This end's samples of an interval and the server's latest, as the run
@@ -93,13 +96,14 @@ pub fn run(
     let mut client = None;
     let mut started_at = SystemTime::now();
     let mut members = None;
+    let mut forwarder = None;
     let run = |params: &BenchParams,
                client: Option<SideReport>,
                server,
                server_host,
                started_at,
                interrupted,
-               members| BenchRun {
+               (members, forwarder)| BenchRun {
         params: params.clone(),
         session,
         started_at,
@@ -113,6 +117,7 @@ pub fn run(
         write_len_asked: spec.write_len.is_some(),
         stripes: spec.stripes.clone(),
         members,
+        forwarder,
     };
     drive(&mut ctl, &mut m, None, |ctl, m, turn| {
         let event = match turn {
@@ -131,7 +136,7 @@ pub fn run(
                     host,
                     started_at,
                     stopped(),
-                    members.take(),
+                    (members.take(), forwarder.take()),
                 )));
             }
             // Ended by the user before the server could report (its
@@ -146,7 +151,7 @@ pub fn run(
                     host,
                     started_at,
                     true,
-                    members.take(),
+                    (members.take(), forwarder.take()),
                 )));
             }
             Turn::Ended(Err(e)) if !m.accepted() => return Err(before_accept(server, ctl, e)),
@@ -173,6 +178,10 @@ pub fn run(
                 let watch = (spec.count_members && spec.stripes.is_empty())
                     .then(|| MemberWatch::start(server.ip()))
                     .flatten();
+                let hop = spec
+                    .path
+                    .forwarder_pid
+                    .and_then(linerate_probe::cpu::ThreadsOf::sample);
                 let sockets = (0..params.connections())
                     .map(|index| {
                         let hello = Hello::new(session, Role::Data, SessionKind::Bench, index);
@@ -204,6 +213,7 @@ pub fn run(
                 }
                 client = Some(report);
                 members = watch.map(|w| w.finish(params.direction));
+                forwarder = hop.and_then(|h| h.used_since());
                 m.run_over(Instant::now());
             }
             // Late ones, after this end's last interval was shown.
@@ -441,6 +451,7 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
             intervals: &ends.intervals,
             capacity: run.path.capacity,
             path_min_rtt_us: run.path.min_rtt_us,
+            forwarder: run.forwarder,
         }),
     };
     let mut parameters = serde_json::to_value(params).unwrap_or_default();

@@ -4,7 +4,8 @@
 //! shows none of them passes on to the other rules.
 
 use super::features::Features;
-use super::finding::{ALWAYS_SENDING, FLAT_VARIATION, Finding};
+use super::finding::{ALWAYS_SENDING, AT_CAPACITY, FLAT_VARIATION, Finding};
+use super::{QUEUE_FLOOR_US, QUEUE_SHARE};
 
 /// A congestion window of this many segments or fewer, with retransmits
 /// and nothing delivered: every full-size segment sent was lost.
@@ -52,15 +53,24 @@ pub const BURSTY_LOSS: f64 = 1.5;
 /// swing it a little either side (11 % and 10 % at 500 Mbit/s).
 pub const POLICED_VARIATION: f64 = 2.0 * FLAT_VARIATION;
 
-/// A policer: senders that always had data, no queue standing anywhere
-/// (a shaper queues what exceeds its rate; a policer drops it), heavy
-/// loss that came in bursts, and a flat rate: the rate is the policer's.
-/// The CPU and the ends' windows and buffers were ruled out before.
+/// A round trip this far above its lowest, µs, or [`QUEUE_SHARE`] of the
+/// lowest where that is more, is the hosts' own delay (delayed ACKs, a
+/// reader waiting for its core), not a queue on the path: a policer at
+/// 500 Mbit/s beside two busy loops showed 0.95 to 1.1 ms of it
+/// (docs/verdict.md#policer). A shaper queues far more than this.
+pub const POLICED_QUEUE_US: f64 = 2.0 * QUEUE_FLOOR_US;
+
+/// A policer: senders that always had data, no queue standing on the
+/// path (a shaper queues what exceeds its rate; a policer drops it),
+/// heavy loss that came in bursts, and a flat rate: the rate is the
+/// policer's. The CPU and the ends' windows and buffers were ruled out
+/// before.
 pub fn policer(f: &Features, cpu_bound: bool) -> Option<Finding> {
     let flat = f.rate_variation.is_some_and(|v| v <= POLICED_VARIATION);
+    let no_queue = f.queue_us < POLICED_QUEUE_US.max(QUEUE_SHARE * f.min_rtt_us);
     let policed = f.busy_share >= ALWAYS_SENDING
         && !cpu_bound
-        && !f.standing_queue()
+        && no_queue
         && f.retrans_share >= POLICED_LOSS
         && f.per_stream_bps >= BURSTY_LOSS * random_loss_rate(f)
         && flat;
@@ -102,12 +112,37 @@ pub fn mtu_probed(f: &Features, found: Finding) -> Option<Finding> {
     (f.mss_lowered() && lossy_or_unknown).then_some(Finding::MtuProbed)
 }
 
+/// A forwarder whose threads used this many cores or more over the run
+/// did real work for it: the run's packets, not an idle loop.
+pub const FORWARDER_BUSY: f64 = 0.5;
+
+/// A process forwarding the packets in software (a lab's emulator) that
+/// worked for the run (half a core or more) while the senders always had
+/// data, neither end's own threads saturated a core, and the rate stayed
+/// under the path's known capacity (or none was set): that hop forwarded
+/// all it could (docs/verdict.md#forwarding-hop). On one host its threads
+/// and the ends' take turns on the cores, so the ends' waiting for a core
+/// is the hop's doing, not a CPU limit of theirs; its loss and queue are
+/// its own backlog too, so this comes before the path, network and CPU rules.
+pub fn forwarding_hop(f: &Features, ends_saturated: bool) -> Option<Finding> {
+    let hop = f.forwarder?;
+    let under_capacity = f
+        .capacity
+        .is_none_or(|c| f.steady_bps < AT_CAPACITY * c.bits_per_second);
+    (hop.cores >= FORWARDER_BUSY
+        && under_capacity
+        && f.busy_share >= ALWAYS_SENDING
+        && !ends_saturated)
+        .then_some(Finding::ForwardingHop { hop })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::verdict::features::Quota;
     use crate::verdict::rules::decide;
     use linerate_result::Side;
+    use proptest::prelude::*;
 
     /// One stream through a router whose nftables policer drops above
     /// 500 Mbit/s, 4 s, no delay (figures of the matrix's run with cubic).
@@ -344,5 +379,174 @@ mod tests {
             decide(&under_quota(QUOTA_THROTTLED * 0.9), None),
             Finding::Quota { .. }
         ));
+    }
+
+    /// An emulator forwarding 10.9 of the 40 Gbit/s asked (2 cores, 3 s).
+    fn through_a_busy_emulator(cores: f64) -> Features {
+        Features {
+            senders: 1,
+            busy_us: 3e6,
+            busy_share: 0.998,
+            run_seconds: 3.0,
+            received_bytes: 4.1e9,
+            steady_bps: 10.9e9,
+            per_stream_bps: 10.9e9,
+            bits_per_second: 10.9e9,
+            rtt_us: 180.0,
+            min_rtt_us: 60.0,
+            rate_variation: Some(0.05),
+            sender_util: 0.61,
+            sender_wait: 0.19,
+            receiver_util: 0.2,
+            receiver_wait: 0.3,
+            host_busy: 0.74,
+            min_rcvbuf: 6 << 20,
+            min_sndbuf: 4 << 20,
+            cwnd_bytes: 2e6,
+            peer_window: 3e6,
+            snd_mss: 1448.0,
+            capacity: Some(crate::verdict::Capacity {
+                bits_per_second: 40e9,
+                source: "the lab's --rate",
+            }),
+            forwarder: Some(crate::cpu::ThreadsUse {
+                cores,
+                running: 0.64,
+                waiting: 0.04,
+            }),
+            ..Features::default()
+        }
+    }
+
+    #[test]
+    fn a_forwarder_that_worked_under_the_paths_rate_is_the_hop_and_an_idle_one_is_not() {
+        let hop = decide(&through_a_busy_emulator(0.92), None);
+        assert!(matches!(hop, Finding::ForwardingHop { .. }), "{hop:?}");
+        // Hardly working: the hop is not named, whatever else is.
+        assert!(!matches!(
+            decide(&through_a_busy_emulator(FORWARDER_BUSY * 0.9), None),
+            Finding::ForwardingHop { .. }
+        ));
+        // At the path's rate: the path, not the hop.
+        let kept_up = Features {
+            steady_bps: 39e9,
+            ..through_a_busy_emulator(0.92)
+        };
+        assert!(!matches!(
+            decide(&kept_up, None),
+            Finding::ForwardingHop { .. }
+        ));
+        // An end saturated its core: the ends, not the hop.
+        let end_full = Features {
+            sender_util: 0.97,
+            ..through_a_busy_emulator(0.92)
+        };
+        assert!(!matches!(
+            decide(&end_full, None),
+            Finding::ForwardingHop { .. }
+        ));
+    }
+
+    fn any_features() -> impl Strategy<Value = Features> {
+        let share = || 0.0..=1.0f64;
+        (
+            (share(), share(), share(), 0.0..0.2f64, 0u64..5000, 0.0..10.0f64),
+            (0.0..1e11f64, 0.0..1e11f64, 1.0..1e5f64, 0.0..1e5f64, 0.0..1.0f64),
+            (share(), share(), share(), share(), share()),
+            (0u32..64 << 20, 0u32..64 << 20, 0.0..1e8f64, 0.0..1e8f64, 0.0..66000.0f64),
+            (0.0..66000.0f64, 0.0..1e10f64, 0.0..100.0f64, proptest::option::of(share())),
+            (proptest::option::of((0.0..2.0f64, share(), share())), proptest::option::of(1e6..1e11f64)),
+        )
+            .prop_map(|(a, b, c, d, e, g)| {
+                let (busy_share, rwnd_share, sndbuf_share, retrans_share, retransmits, run_seconds) = a;
+                let (steady_bps, bits_per_second, rtt_us, min_rtt_us, variation) = b;
+                let (sender_util, receiver_util, sender_wait, receiver_wait, host_busy) = c;
+                let (min_rcvbuf, min_sndbuf, cwnd_bytes, peer_window, snd_mss) = d;
+                let (full_mss, received_bytes, cwnd_segments, throttled) = e;
+                let (forwarder, capacity) = g;
+                Features {
+                    senders: 1,
+                    busy_us: 1e6,
+                    busy_share,
+                    rwnd_share,
+                    sndbuf_share,
+                    retrans_share,
+                    retransmits,
+                    total_retransmits: retransmits,
+                    run_seconds,
+                    steady_bps,
+                    per_stream_bps: bits_per_second,
+                    bits_per_second,
+                    rtt_us,
+                    min_rtt_us: min_rtt_us.min(rtt_us),
+                    queue_us: rtt_us - min_rtt_us.min(rtt_us),
+                    rate_variation: Some(variation),
+                    sender_util,
+                    receiver_util,
+                    sender_wait,
+                    receiver_wait,
+                    receiver_occupied: receiver_util + receiver_wait,
+                    host_busy,
+                    min_rcvbuf,
+                    min_sndbuf,
+                    cwnd_bytes,
+                    peer_window,
+                    snd_mss,
+                    full_mss,
+                    received_bytes: if received_bytes < 1e9 { 0.0 } else { received_bytes },
+                    cwnd_segments,
+                    quota: throttled.map(|t| Quota {
+                        side: Side::Receiver,
+                        cores: 0.5,
+                        throttled_share: t,
+                        throttled_seconds: t,
+                    }),
+                    forwarder: forwarder.map(|(cores, running, waiting)| crate::cpu::ThreadsUse {
+                        cores,
+                        running,
+                        waiting,
+                    }),
+                    capacity: capacity.map(|bits_per_second| crate::verdict::Capacity {
+                        bits_per_second,
+                        source: "--capacity",
+                    }),
+                    ..Features::default()
+                }
+            })
+    }
+
+    proptest! {
+        /// Whatever the figures, a fault is named only with its own
+        /// evidence at or above its own thresholds.
+        #[test]
+        fn no_fault_is_named_below_its_own_thresholds(f in any_features()) {
+            let found = decide(&f, None);
+            prop_assert_ne!(found, Finding::NoTcpInfo);
+            match found {
+                Finding::MtuBlackHole => {
+                    prop_assert!(f.received_bytes == 0.0 && f.total_retransmits > 0);
+                    prop_assert!(f.cwnd_segments <= STUCK_CWND && f.snd_mss >= 1000.0);
+                }
+                Finding::NothingMoved => prop_assert!(f.received_bytes == 0.0),
+                Finding::Policer { rate_bps } => {
+                    prop_assert!(f.retrans_share >= POLICED_LOSS && f.busy_share >= ALWAYS_SENDING);
+                    prop_assert!(f.rate_variation.unwrap() <= POLICED_VARIATION);
+                    prop_assert!(f.per_stream_bps >= BURSTY_LOSS * random_loss_rate(&f));
+                    prop_assert!(f.queue_us < POLICED_QUEUE_US.max(QUEUE_SHARE * f.min_rtt_us));
+                    prop_assert_eq!(rate_bps, f.steady_bps);
+                }
+                Finding::Quota { .. } => {
+                    prop_assert!(f.quota.unwrap().throttled_share >= QUOTA_THROTTLED);
+                }
+                Finding::ForwardingHop { hop } => {
+                    prop_assert!(hop.cores >= FORWARDER_BUSY && f.busy_share >= ALWAYS_SENDING);
+                    prop_assert!(f.sender_util < crate::verdict::THREAD_SATURATED);
+                    prop_assert!(f.receiver_util < crate::verdict::THREAD_SATURATED);
+                    prop_assert!(f.capacity.is_none_or(|c| f.steady_bps < AT_CAPACITY * c.bits_per_second));
+                }
+                Finding::MtuProbed => prop_assert!(f.mss_lowered()),
+                _ => {}
+            }
+        }
     }
 }

@@ -116,6 +116,9 @@ pub struct Features {
     pub full_mss: f64,
     /// Where the run was under a CPU quota, the tightest end's.
     pub quota: Option<Quota>,
+    /// The busiest thread of the process that forwarded the packets (a
+    /// lab's emulator) over the run, where one did.
+    pub forwarder: Option<crate::cpu::ThreadsUse>,
 }
 
 /// A CPU quota (a cgroup's) and what it took from one end over the run.
@@ -210,6 +213,7 @@ impl Features {
             stream_max_bps: rates.iter().copied().fold(0.0, f64::max),
             capacity: e.capacity,
             path_min_rtt_us: e.path_min_rtt_us,
+            forwarder: e.forwarder,
             sender_util: worst(&senders, running),
             receiver_util: worst(&receivers, running),
             sender_wait: worst(&senders, waiting),
@@ -405,6 +409,13 @@ impl Features {
                 ("quota_cores", q.cores),
                 ("quota_throttled_share", q.throttled_share),
                 ("quota_throttled_seconds", q.throttled_seconds),
+            ]
+        }))
+        .chain(self.forwarder.into_iter().flat_map(|h| {
+            [
+                ("forwarder_cores", h.cores),
+                ("forwarder_thread_running_share", h.running),
+                ("forwarder_thread_waiting_share", h.waiting),
             ]
         }))
         .map(|(k, v)| (k.to_string(), round3(v)))

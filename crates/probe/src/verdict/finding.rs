@@ -9,6 +9,8 @@ pub const ALWAYS_SENDING: f64 = 0.9;
 /// A summed rate that varies less than this (coefficient of variation,
 /// interval to interval after the ramp) is flat.
 pub const FLAT_VARIATION: f64 = 0.1;
+/// A rate this share of the known capacity or more has filled the path.
+pub const AT_CAPACITY: f64 = 0.9;
 
 /// Why a run's CPU was its limit.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -82,6 +84,13 @@ pub enum Finding {
     /// neither busy nor waiting for a core: the receiving side did not
     /// read, blocked elsewhere (a disk, a lock, a pause).
     ReaderStalled,
+    /// The process forwarding the packets between the ends (a lab's
+    /// emulator) ran or waited for a core all the run, below the path's
+    /// known capacity, with the ends' own threads not short of CPU.
+    ForwardingHop {
+        /// What its threads used over the run.
+        hop: crate::cpu::ThreadsUse,
+    },
     /// A cgroup's CPU quota throttled one end.
     Quota {
         /// The end under it.

@@ -70,6 +70,9 @@ pub struct Evidence<'a> {
     /// The least round trip the path can carry, where it is known (a
     /// lab's --rtt less twice its --jitter), µs.
     pub path_min_rtt_us: Option<f64>,
+    /// The busiest thread of the process that forwarded the run's packets
+    /// (a lab's emulator) over the run, where one did.
+    pub forwarder: Option<crate::cpu::ThreadsUse>,
 }
 
 /// What is known of the path before the run: its capacity and the least
@@ -80,6 +83,10 @@ pub struct KnownPath {
     pub capacity: Option<Capacity>,
     /// The least round trip the path can carry, µs, where known.
     pub min_rtt_us: Option<f64>,
+    /// The process that forwards the path's packets in user space (a
+    /// lab's emulator), whose busiest thread the run measures: a hop
+    /// short of CPU is named from it (docs/verdict.md#forwarding-hop).
+    pub forwarder_pid: Option<u32>,
 }
 
 impl KnownPath {
@@ -92,6 +99,7 @@ impl KnownPath {
                 source: "the lab's --rate",
             }),
             min_rtt_us: Some(rtt_us.saturating_sub(2 * jitter_us) as f64).filter(|&r| r > 0.0),
+            forwarder_pid: None,
         }
     }
 }
@@ -294,6 +302,7 @@ mod tests {
             intervals: &[],
             capacity: None,
             path_min_rtt_us: None,
+            forwarder: None,
         })
     }
 
@@ -413,6 +422,7 @@ mod tests {
             intervals: &[],
             capacity: None,
             path_min_rtt_us: None,
+            forwarder: None,
         };
         let v = judge(&e(Some("TLS13_AES_128_GCM_SHA256")));
         assert_eq!((v.limit, v.side), (Limit::Cpu, Some(Side::Sender)));

@@ -5,7 +5,7 @@ use linerate_result::{Limit, Side};
 
 use super::faults;
 use super::features::Features;
-pub use super::finding::{ALWAYS_SENDING, CpuCause, FLAT_VARIATION, Finding};
+pub use super::finding::{ALWAYS_SENDING, AT_CAPACITY, CpuCause, FLAT_VARIATION, Finding};
 use super::{LIMITED_SHARE, LOSSY_SHARE, THREAD_SATURATED};
 
 /// A socket buffer at least this large is not "tiny": a full window with such
@@ -29,6 +29,7 @@ impl Finding {
             Finding::MtuBlackHole | Finding::MtuProbed => Limit::PathMtu,
             Finding::Policer { .. } => Limit::Policer,
             Finding::Quota { .. } => Limit::CpuQuota,
+            Finding::ForwardingHop { .. } => Limit::ForwardingHop,
             Finding::Invalid => Limit::Invalid,
             Finding::Paced { .. } | Finding::Application | Finding::ReaderStalled => {
                 Limit::Application
@@ -60,6 +61,7 @@ impl Finding {
             | Finding::MtuBlackHole
             | Finding::MtuProbed
             | Finding::Policer { .. }
+            | Finding::ForwardingHop { .. }
             | Finding::Invalid
             | Finding::PathFull
             | Finding::PathShort
@@ -73,7 +75,7 @@ impl Finding {
 /// The first finding of the bench rules; `pacing_bps` is the user's cap
 /// per stream, if any.
 pub fn decide(f: &Features, pacing_bps: Option<f64>) -> Finding {
-    let rules: [&dyn Fn() -> Option<Finding>; 15] = [
+    let rules: [&dyn Fn() -> Option<Finding>; 16] = [
         &|| no_tcp_info(f),
         &|| faults::nothing_moved(f),
         &|| invalid(f),
@@ -82,8 +84,9 @@ pub fn decide(f: &Features, pacing_bps: Option<f64>) -> Finding {
         &|| faults::quota(f),
         &|| receive_window(f),
         &|| send_buffer(f),
-        &|| path_full(f),
+        &|| faults::forwarding_hop(f, ends_saturated(f)),
         &|| faults::policer(f, cpu_bound(f)),
+        &|| path_full(f),
         &|| network(f),
         &|| cpu(f),
         &|| path_short(f),
@@ -228,6 +231,12 @@ fn send_buffer(f: &Features) -> Option<Finding> {
     )
 }
 
+/// An end's own stream thread ran a core full: the ends, not a hop
+/// between them, were what could not go faster.
+fn ends_saturated(f: &Features) -> bool {
+    f.sender_util >= THREAD_SATURATED || f.receiver_util >= THREAD_SATURATED
+}
+
 fn cpu_bound(f: &Features) -> bool {
     f.sender_util >= THREAD_SATURATED
         || f.receiver_util >= THREAD_SATURATED
@@ -235,9 +244,6 @@ fn cpu_bound(f: &Features) -> bool {
         || f.receiver_starved()
         || f.cpu_scarce()
 }
-
-/// A rate this share of the known capacity or more has filled the path.
-pub const AT_CAPACITY: f64 = 0.9;
 
 /// Senders whose least round trip is below this share of the least the
 /// path can carry measured something other than the path.

@@ -171,6 +171,7 @@ pub fn sentence(found: &Finding, f: &Features, to: Speaker) -> String {
             f.retrans_share * 100.0,
         ),
         Finding::Quota { side } => quota(f, side),
+        Finding::ForwardingHop { hop } => forwarding_hop(f, hop),
         Finding::ReaderStalled => format!(
             "Receiver: the senders waited for window {:.0} % of the time, yet the window ({}) \
              carries {} a stream at the lowest round trip of {}, far above the {} each carried: \
@@ -527,4 +528,28 @@ pub fn mtu_probed(f: &Features) -> Option<String> {
 /// A segment or an MTU to the byte, as `ip link` and ping give them.
 fn exact_bytes(b: f64) -> String {
     format!("{b:.0} B")
+}
+
+/// A hop that forwards in software, out of CPU (docs/verdict.md#forwarding-hop).
+fn forwarding_hop(f: &Features, hop: crate::cpu::ThreadsUse) -> String {
+    let capacity = match f.capacity {
+        Some(c) => format!(" ({} set by {})", fmt_rate(c.bits_per_second), c.source),
+        None => String::new(),
+    };
+    format!(
+        "Forwarding hop: the process forwarding the packets (the lab's emulator) carried all \
+         it could: its threads used {:.2} cores, its busiest ran {:.0} % of the run and waited \
+         {:.0} % for a core, while the senders always had data and the ends' own threads ran \
+         at most {:.0} % of a core (waiting up to {:.0} % of the run for the cores they shared \
+         with the hop). The path carried {}, what the hop could forward, not the rate of the \
+         path it stands for{}. Give the hop cores of its own or faster ones; on a lab, a \
+         --rate it can keep makes the path, not the hop, the limit.",
+        hop.cores,
+        hop.running * 100.0,
+        hop.waiting * 100.0,
+        f.sender_util.max(f.receiver_util) * 100.0,
+        f.sender_wait.max(f.receiver_wait) * 100.0,
+        fmt_rate(f.steady_bps),
+        capacity,
+    )
 }
