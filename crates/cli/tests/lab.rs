@@ -449,9 +449,11 @@ fn a_full_path_is_named_with_its_share_and_its_streams_fairness() {
                             v["limit"] == "network" && sentence.contains("retransmits");
                         assert!(share < 0.9 || named_loss, "{case}");
                         // The network: the loss, or (a forwarding hop short
-                        // of CPU, kernel or emulator) what the path delivered.
+                        // of CPU, kernel or emulator) what the path delivered;
+                        // the emulator named where its threads did the work.
                         let why: &[&str] = match v["limit"].as_str() {
                             Some("cpu") => &["waiting for a core"],
+                            Some("forwarding_hop") => &["the lab's emulator"],
                             Some("network") => &["retransmits", "delivered less than its rate"],
                             _ => &["delivered less than its rate"],
                         };

@@ -565,9 +565,6 @@ pub enum Limit {
     /// A hop that forwards in software (a lab's emulator, a router short
     /// of CPU) forwarded all it could: below the path's rate, the ends idle.
     ForwardingHop,
-    /// The return path (the ACKs' direction) held the senders: ACKs that
-    /// came back too slowly, or were lost on the way, clocked the data.
-    ReturnPath,
 }
 
 /// What limited a run, in a word and in a sentence.

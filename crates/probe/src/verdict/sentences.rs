@@ -438,7 +438,7 @@ fn unidentified(f: &Features) -> String {
          threads at {:.0} % and receiver threads at {:.0} % of a core, hosts {:.0} % busy. \
          Look next at what lies between the hosts (a forwarding hop's CPU, a shaper, a slower \
          link); --capacity tells the verdict the path's rate where you know it.",
-        fmt_rate(f.steady_bps),
+        fmt_rate(f.bits_per_second),
         f.busy_share * 100.0,
         f.rwnd_share * 100.0,
         f.sndbuf_share * 100.0,
@@ -549,7 +549,7 @@ fn forwarding_hop(f: &Features, hop: crate::cpu::ThreadsUse) -> String {
         hop.waiting * 100.0,
         f.sender_util.max(f.receiver_util) * 100.0,
         f.sender_wait.max(f.receiver_wait) * 100.0,
-        fmt_rate(f.steady_bps),
+        fmt_rate(f.bits_per_second),
         capacity,
     )
 }
