@@ -11,6 +11,6 @@ pub fn known_path_here(targets: &[std::net::IpAddr]) -> KnownPath {
     let mut path = linerate_lab::netns::conditions_of(&lab, targets)
         .map(|c| KnownPath::of_lab_link(c.rate_bps, c.rtt_us, c.jitter_us))
         .unwrap_or_default();
-    path.forwarder_pid = lab.emulator.as_ref().filter(|e| e.alive()).map(|e| e.pid);
+    path.forwarder_pid = lab.forwarder_pid();
     path
 }

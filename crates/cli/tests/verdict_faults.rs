@@ -173,23 +173,22 @@ fn a_policer_is_named_with_its_rate_for_cubic_and_bbr() {
     // On a quiet host only: beside two busy loops cubic was named
     // "network" in some runs (2.1 % retransmitted), the evidence that
     // failed not yet known (docs/verdict.md#policer).
-    [("quiet")].iter().for_each(|host| {
-        for cc in ["cubic", "bbr"] {
-            let (out, doc) = lab.bench(&["-t", "4", "--cc", cc]);
-            assert!(out.status.success(), "{host} host, {cc}: {}", text(&out));
-            let (limit, sentence) = verdict(&doc);
-            assert_eq!(limit, "policer", "{host} host, {cc}: {sentence}");
-            let rate = evidence(&doc, "steady_bits_per_second");
-            assert!(
-                (rate / 500e6 - 1.0).abs() <= 0.15,
-                "{host} host, {cc}: policed at {rate}: {sentence}"
-            );
-            assert!(
-                sentence.contains("Pace under the policer") && !sentence.contains("try --cc"),
-                "{host} host, {cc}: {sentence}"
-            );
-        }
-    });
+    let host = "quiet";
+    for cc in ["cubic", "bbr"] {
+        let (out, doc) = lab.bench(&["-t", "4", "--cc", cc]);
+        assert!(out.status.success(), "{host} host, {cc}: {}", text(&out));
+        let (limit, sentence) = verdict(&doc);
+        assert_eq!(limit, "policer", "{host} host, {cc}: {sentence}");
+        let rate = evidence(&doc, "steady_bits_per_second");
+        assert!(
+            (rate / 500e6 - 1.0).abs() <= 0.15,
+            "{host} host, {cc}: policed at {rate}: {sentence}"
+        );
+        assert!(
+            sentence.contains("Pace under the policer") && !sentence.contains("try --cc"),
+            "{host} host, {cc}: {sentence}"
+        );
+    }
 }
 
 /// A cgroup (v1's cpu controller, as on this kind of machine) that allows

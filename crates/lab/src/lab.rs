@@ -106,6 +106,12 @@ fn free_index() -> u8 {
 }
 
 impl Lab {
+    /// The PID of the process forwarding the lab's packets in user space
+    /// (its emulator), while it runs.
+    pub fn forwarder_pid(&self) -> Option<u32> {
+        self.emulator.as_ref().filter(|e| e.alive()).map(|e| e.pid)
+    }
+
     /// Lays out a lab without touching the system.
     pub fn plan(
         spec: LabSpec,

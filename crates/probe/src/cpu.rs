@@ -26,8 +26,7 @@ pub fn thread_run_delay() -> Option<f64> {
 }
 
 fn parse_run_delay(schedstat: &str) -> Option<f64> {
-    let ns: u64 = schedstat.split_whitespace().nth(1)?.parse().ok()?;
-    Some(ns as f64 / 1e9)
+    parse_schedstat(schedstat).map(|(_, wait_ns)| wait_ns as f64 / 1e9)
 }
 
 /// CPU seconds the whole process has used.

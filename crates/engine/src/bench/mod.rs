@@ -58,8 +58,8 @@ pub struct BenchRun {
     pub stripes: Vec<crate::address::Stripe>,
     /// What each link of the bond or multipath route to the server carried.
     pub members: Option<crate::spread::MembersCarried>,
-    /// The busiest thread of the process that forwarded the run's packets
-    /// (a lab's emulator), over the streams' run.
+    /// What the threads of the process that forwarded the run's packets
+    /// (a lab's emulator) used over the streams' run.
     pub forwarder: Option<linerate_probe::cpu::ThreadsUse>,
 }
 

@@ -182,12 +182,7 @@ impl Bed {
             let rate = linerate_lab::links::rate_toward(&self.lab, &targets);
             path.capacity = KnownPath::of_lab_link(rate, 0, 0).capacity;
         }
-        path.forwarder_pid = self
-            .lab
-            .emulator
-            .as_ref()
-            .filter(|e| e.alive())
-            .map(|e| e.pid);
+        path.forwarder_pid = self.lab.forwarder_pid();
         path
     }
 

@@ -116,8 +116,8 @@ pub struct Features {
     pub full_mss: f64,
     /// Where the run was under a CPU quota, the tightest end's.
     pub quota: Option<Quota>,
-    /// The busiest thread of the process that forwarded the packets (a
-    /// lab's emulator) over the run, where one did.
+    /// What the threads of the process that forwarded the packets (a
+    /// lab's emulator) used over the run, where one did.
     pub forwarder: Option<crate::cpu::ThreadsUse>,
 }
 
@@ -251,12 +251,17 @@ impl Features {
     /// The rate the last advertised window carries a stream at the path's
     /// lowest round trip (the smoothed one where the lowest is unknown).
     pub fn window_rate(&self) -> f64 {
-        let rtt_us = if self.min_rtt_us > 0.0 {
+        ratio(self.peer_window * 8.0, self.lowest_rtt_us() / 1e6)
+    }
+
+    /// The path's lowest round trip, µs, or the smoothed one where the
+    /// lowest is unknown: what a window or buffer is judged at.
+    pub fn lowest_rtt_us(&self) -> f64 {
+        if self.min_rtt_us > 0.0 {
             self.min_rtt_us
         } else {
             self.rtt_us
-        };
-        ratio(self.peer_window * 8.0, rtt_us / 1e6)
+        }
     }
 
     /// The window carries `times` the rate each stream carried or more.

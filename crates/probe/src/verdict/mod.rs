@@ -70,8 +70,8 @@ pub struct Evidence<'a> {
     /// The least round trip the path can carry, where it is known (a
     /// lab's --rtt less twice its --jitter), µs.
     pub path_min_rtt_us: Option<f64>,
-    /// The busiest thread of the process that forwarded the run's packets
-    /// (a lab's emulator) over the run, where one did.
+    /// What the threads of the process that forwarded the run's packets
+    /// (a lab's emulator) used over the run, where one did.
     pub forwarder: Option<crate::cpu::ThreadsUse>,
 }
 

@@ -181,11 +181,7 @@ pub fn sentence(found: &Finding, f: &Features, to: Speaker) -> String {
             f.rwnd_share * 100.0,
             fmt_bytes(f.peer_window),
             fmt_rate(f.window_rate()),
-            fmt_us(if f.min_rtt_us > 0.0 {
-                f.min_rtt_us
-            } else {
-                f.rtt_us
-            }),
+            fmt_us(f.lowest_rtt_us()),
             fmt_rate(f.steady_per_stream_bps()),
             f.receiver_util * 100.0,
             f.receiver_wait * 100.0,
@@ -233,11 +229,7 @@ pub fn sentence(found: &Finding, f: &Features, to: Speaker) -> String {
 /// stream carried, and twice that; on a path so short that `have` carries
 /// far more than was measured, that its size did not set the rate.
 fn in_flight_needed(f: &Features, have: f64, of: &str) -> String {
-    let rtt_us = if f.min_rtt_us > 0.0 {
-        f.min_rtt_us
-    } else {
-        f.rtt_us
-    };
+    let rtt_us = f.lowest_rtt_us();
     let which = if f.min_rtt_us > 0.0 {
         "lowest round trip"
     } else {
