@@ -1,7 +1,10 @@
 //! A transfer's verdict names the disk that held it back: a real ext4 file
-//! system on a loop device, throttled for one end's process by the kernel's
-//! block I/O controller, with direct I/O so the throttle meets the stream
-//! threads and not a flusher (root; runs in CI).
+//! system on a loop device, throttled by the kernel's block I/O
+//! controller. With direct I/O the throttle is one end's process's, so it
+//! meets the stream threads and not a flusher; buffered, it is the
+//! device's own, with a small share of the page cache for the device, so
+//! the kernel holds the writers to the disk's pace as a slow or remote
+//! file system's would (root; runs in CI).
 
 mod common;
 
@@ -16,6 +19,9 @@ use common::tree::{TempDir, random_file};
 const THROTTLE_BPS: u64 = 16 << 20;
 /// About three seconds at the throttle: long enough to judge, short for CI.
 const DATA_BYTES: usize = 48 << 20;
+/// The page cache's share of dirty pages for the throttled device: a
+/// second of its writes, so writers meet the disk at once.
+const DIRTY_LIMIT_BYTES: u64 = 16 << 20;
 
 fn sh(cmd: &str, args: &[&str]) -> Output {
     Command::new(cmd)
@@ -42,6 +48,8 @@ struct ThrottledDisk {
     mount: TempDir,
     loop_dev: String,
     cgroup: Option<PathBuf>,
+    /// The device's throttle is the root cgroup's (v1), to be lifted.
+    root_throttle: bool,
 }
 
 impl ThrottledDisk {
@@ -58,22 +66,59 @@ impl ThrottledDisk {
             mount: TempDir::new(&format!("{tag}-mnt")),
             loop_dev,
             cgroup: None,
+            root_throttle: false,
         };
         checked("mkfs.ext4", &["-q", "-F", &disk.loop_dev]);
         let mount = disk.mount.path().to_str().unwrap().to_string();
         checked("mount", &[&disk.loop_dev, &mount]);
-        let dev = checked("lsblk", &["-dno", "MAJ:MIN", &disk.loop_dev]);
-        disk.cgroup = Some(throttle_cgroup(tag, &dev, which));
+        disk.cgroup = Some(throttle_cgroup(tag, &disk.dev(), which));
         disk
+    }
+
+    /// A disk whose every write, the flusher's included, goes at
+    /// [`THROTTLE_BPS`], and whose share of dirty pages is small: buffered
+    /// writers block on it, whichever process they are.
+    fn writeback_throttled(tag: &str) -> ThrottledDisk {
+        let mut disk = ThrottledDisk::new(tag, "write");
+        let dev = disk.dev();
+        if let Some(cg) = disk.cgroup.take() {
+            let _ = fs::remove_dir(cg);
+        }
+        let v1_root = Path::new("/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device");
+        if v1_root.exists() {
+            fs::write(v1_root, format!("{dev} {THROTTLE_BPS}")).expect("throttle the device");
+            disk.root_throttle = true;
+        } else {
+            // v2 charges writeback to the cgroup that dirtied the pages.
+            disk.cgroup = Some(throttle_cgroup(tag, &dev, "write"));
+        }
+        let bdi = Path::new("/sys/class/bdi").join(&dev);
+        // Kernels before 6.2 have no max_bytes: 1 % of the dirty limit then.
+        let limited = fs::write(bdi.join("strict_limit"), "1").is_ok()
+            && (fs::write(bdi.join("max_bytes"), DIRTY_LIMIT_BYTES.to_string()).is_ok()
+                || fs::write(bdi.join("max_ratio"), "1").is_ok());
+        assert!(limited, "cannot limit the dirty pages of {}", bdi.display());
+        disk
+    }
+
+    /// The device's MAJ:MIN.
+    fn dev(&self) -> String {
+        checked("lsblk", &["-dno", "MAJ:MIN", &self.loop_dev])
     }
 
     fn path(&self) -> &Path {
         self.mount.path()
     }
 
-    /// Runs `linerate ARGS` as a process of the throttled cgroup.
+    /// Runs `linerate ARGS` as a process of the throttled cgroup, if the
+    /// throttle is one.
     fn linerate_in(&self, args: &[&str]) -> Command {
-        let procs = self.cgroup.as_ref().unwrap().join("cgroup.procs");
+        let Some(cgroup) = &self.cgroup else {
+            let mut c = Command::new(linerate());
+            c.args(args);
+            return c;
+        };
+        let procs = cgroup.join("cgroup.procs");
         let mut c = Command::new("sh");
         c.arg("-c")
             .arg(r#"echo $$ > "$0" && exec "$@""#)
@@ -86,6 +131,12 @@ impl ThrottledDisk {
 
 impl Drop for ThrottledDisk {
     fn drop(&mut self) {
+        if self.root_throttle {
+            let _ = fs::write(
+                "/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device",
+                format!("{} 0", self.dev()),
+            );
+        }
         let _ = sh("umount", &[self.mount.path().to_str().unwrap()]);
         let _ = sh("losetup", &["-d", &self.loop_dev]);
         if let Some(cg) = &self.cgroup {
@@ -206,5 +257,44 @@ fn a_slow_source_disk_is_named() {
             v["evidence"]["source_read_share"].as_f64().unwrap() > 0.5,
             "{host} host: {v}"
         );
+    });
+}
+
+#[test]
+fn a_slow_destination_disk_written_through_the_page_cache_is_named() {
+    if !common::require_root("a_slow_destination_disk_written_through_the_page_cache_is_named") {
+        return;
+    }
+    let disk = ThrottledDisk::writeback_throttled("slowbuf");
+    common::quiet_and_busy(&|host| {
+        let dest = disk.path().join(host);
+        let (_recv, url) = common::oneshot_by(disk.linerate_in(&["recv", dest.to_str().unwrap()]));
+        let json = disk.path().join(format!("{host}.json"));
+        let size = DATA_BYTES.to_string();
+        let out = common::run(&[
+            "send",
+            "--from-memory",
+            &size,
+            "--json",
+            json.to_str().unwrap(),
+            url.trim(),
+        ]);
+        assert_sent(&out);
+        let v = verdict_of(&json);
+        assert_eq!(v["limit"], "destination_disk", "{host} host: {v}");
+        assert_eq!(v["side"], "receiver", "{host} host: {v}");
+        assert!(
+            v["evidence"]["destination_blocked_writes"]
+                .as_f64()
+                .unwrap()
+                > 0.0,
+            "{host} host: {v}"
+        );
+        let sentence = v["sentence"].as_str().unwrap();
+        assert!(
+            sentence.contains("the kernel held them to the disk's pace"),
+            "{host} host: {sentence}"
+        );
+        assert!(!sentence.contains("--window"), "{host} host: {sentence}");
     });
 }

@@ -1,7 +1,7 @@
 //! What the kernel will tell about a run, and what it means.
 //!
 //! [`tcpinfo`] reads and decodes TCP_INFO, [`cpu`] accounts CPU time per thread,
-//! per process and per host, [`cgroup`] reads the quota a process runs under, [`host`] collects the facts a result must carry,
+//! per process and per host, [`cgroup`] reads the quota a process runs under, [`writeback`] what the page cache did to a writer, [`host`] collects the facts a result must carry,
 //! [`snmp`] reads the host's UDP drop counters, [`members`] finds the
 //! links a bond or a multipath route spreads flows over, [`verdict`] turns all of it
 //! into the name of the bottleneck, and [`units`] writes rates and sizes for
@@ -16,3 +16,4 @@ pub mod snmp;
 pub mod tcpinfo;
 pub mod units;
 pub mod verdict;
+pub mod writeback;

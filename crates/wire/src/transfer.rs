@@ -476,6 +476,17 @@ pub struct TransferTotals {
     /// The destination is a file system in memory (tmpfs, ramfs).
     #[serde(default)]
     pub dest_in_memory: bool,
+    /// Seconds in which some task of the receiver's host waited on I/O
+    /// over the transfer (PSI), where the kernel keeps it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_stalled_seconds: Option<f64>,
+    /// The most dirty and writeback bytes in the receiver's page cache
+    /// when one of its writes blocked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirty_peak_bytes: Option<u64>,
+    /// Writes (and syncs) of the receiver that blocked on the disk.
+    #[serde(default)]
+    pub blocked_writes: u64,
     /// Paths created, replaced and deleted (or, with `--dry-run`, that
     /// would be), whether listed or not.
     #[serde(default)]
@@ -510,6 +521,15 @@ impl TransferTotals {
                 reason: format!(
                     "must be at most {MAX_CHANGES} paths of 1 to 4097 bytes without NUL"
                 ),
+            });
+        }
+        if self
+            .io_stalled_seconds
+            .is_some_and(|s| !s.is_finite() || s < 0.0)
+        {
+            return Err(WireError::InvalidField {
+                field: "io_stalled_seconds",
+                reason: "must be a finite number of seconds, 0 or more".into(),
             });
         }
         Ok(())

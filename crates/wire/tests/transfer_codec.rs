@@ -320,3 +320,17 @@ fn a_digest_must_be_64_lowercase_hex_digits() {
         assert!(err.to_string().contains("digest"), "{bad:?}: {err}");
     }
 }
+
+#[test]
+fn a_report_with_negative_io_stall_is_refused() {
+    let bad = TransferTotals {
+        io_stalled_seconds: Some(-1.0),
+        ..TransferTotals::default()
+    };
+    assert!(bad.validate().is_err());
+    let ok = TransferTotals {
+        io_stalled_seconds: Some(0.5),
+        ..TransferTotals::default()
+    };
+    assert!(ok.validate().is_ok());
+}

@@ -115,5 +115,7 @@ pub enum Finding {
         busy: Option<f64>,
         /// The file system is in memory (tmpfs): no disk at all.
         in_memory: bool,
+        /// The receiver's writes went through the page cache.
+        buffered: Option<super::Buffered>,
     },
 }

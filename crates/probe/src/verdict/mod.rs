@@ -124,6 +124,21 @@ pub struct DiskTime {
     pub write_share: f64,
     /// The destination is a file system in memory: its writes are copies.
     pub dest_in_memory: bool,
+    /// The destination's writes went through the page cache: what the
+    /// kernel did to them.
+    pub buffered: Option<Buffered>,
+}
+
+/// What the page cache did to a receiver's buffered writes
+/// (docs/verdict.md#buffered-disk).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Buffered {
+    /// Share of the run in which some task of the receiver's host waited on I/O.
+    pub io_stalled_share: Option<f64>,
+    /// The most dirty and writeback bytes in its page cache when a write blocked.
+    pub dirty_peak_bytes: Option<u64>,
+    /// Writes and syncs that blocked on the disk.
+    pub blocked_writes: u64,
 }
 
 /// Names the bottleneck of a bench run.
@@ -217,6 +232,15 @@ fn transfer_verdict(f: &Features, found: Finding, disks: DiskTime) -> Verdict {
         "destination_in_memory".into(),
         if disks.dest_in_memory { 1.0 } else { 0.0 },
     );
+    if let Some(b) = disks.buffered {
+        evidence.insert("destination_blocked_writes".into(), b.blocked_writes as f64);
+        if let Some(share) = b.io_stalled_share {
+            evidence.insert("destination_io_stalled_share".into(), share);
+        }
+        if let Some(bytes) = b.dirty_peak_bytes {
+            evidence.insert("destination_dirty_peak_bytes".into(), bytes as f64);
+        }
+    }
     verdict(f, found, evidence, Speaker::send())
 }
 
@@ -730,6 +754,7 @@ mod tests {
             read_share: read,
             write_share: write,
             dest_in_memory: false,
+            buffered: None,
         };
         transfer_verdict(&f, found, disks)
     }
@@ -754,6 +779,7 @@ mod tests {
             read_share: 0.0,
             write_share: 0.7,
             dest_in_memory: true,
+            buffered: None,
         };
         let v = transfer_verdict(&Features::default(), Finding::ReceiverWindow, tmpfs);
         assert!(v.sentence.contains("in memory"), "{}", v.sentence);
@@ -766,6 +792,47 @@ mod tests {
         let paced = Finding::Paced { cap_bps: 1e9 };
         let v = disk_verdict(paced, Features::default(), 0.0, 0.7);
         assert_eq!(v.limit, Limit::Application);
+    }
+
+    #[test]
+    fn buffered_writes_held_by_the_kernel_say_so() {
+        let held = Buffered {
+            io_stalled_share: Some(0.95),
+            dirty_peak_bytes: Some(8 << 20),
+            blocked_writes: 300,
+        };
+        let disks = DiskTime {
+            write_share: 0.98,
+            buffered: Some(held),
+            ..DiskTime::default()
+        };
+        let v = transfer_verdict(&Features::default(), Finding::ReceiverWindow, disks);
+        assert_eq!(v.limit, Limit::DestinationDisk);
+        assert!(
+            v.sentence.contains("page cache and the kernel held them")
+                && v.sentence.contains("8.0 MiB dirty")
+                && v.sentence.contains("I/O 95%"),
+            "{}",
+            v.sentence
+        );
+        assert_eq!(v.evidence["destination_io_stalled_share"], 0.95);
+        // Buffered writes that never blocked say nothing of the page cache.
+        let quick = DiskTime {
+            buffered: Some(Buffered {
+                blocked_writes: 0,
+                ..held
+            }),
+            ..disks
+        };
+        let v = transfer_verdict(&Features::default(), Finding::ReceiverWindow, quick);
+        assert!(!v.sentence.contains("page cache"), "{}", v.sentence);
+        // A disk that was not the limit is not named for its page cache.
+        let idle = DiskTime {
+            write_share: 0.05,
+            ..disks
+        };
+        let v = transfer_verdict(&Features::default(), Finding::ReceiverWindow, idle);
+        assert_eq!(v.limit, Limit::ReceiverWindow, "{}", v.sentence);
     }
 
     #[test]

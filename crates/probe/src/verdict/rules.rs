@@ -387,5 +387,8 @@ pub fn disk(f: &Features, found: Finding, disks: &super::DiskTime) -> Finding {
         share,
         busy,
         in_memory,
+        buffered: disks
+            .buffered
+            .filter(|_| side == Side::Receiver && !in_memory),
     }
 }

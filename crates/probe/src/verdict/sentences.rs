@@ -191,6 +191,7 @@ pub fn sentence(found: &Finding, f: &Features, to: Speaker) -> String {
             share,
             busy,
             in_memory,
+            buffered,
         } => {
             let doing = match side {
                 Side::Receiver => "writing the destination",
@@ -214,12 +215,43 @@ pub fn sentence(found: &Finding, f: &Features, to: Speaker) -> String {
                     share * 100.0
                 );
             }
+            let held = buffered.map_or(String::new(), |b| page_cache_held(&b));
             format!(
-                "Limited by the disk: the streams spent {:.0}% of their time {doing}{busy}.",
+                "Limited by the disk: the streams spent {:.0}% of their time {doing}{busy}{held}.",
                 share * 100.0
             )
         }
     }
+}
+
+/// Buffered writes that blocked: the kernel held the writers to the
+/// disk's pace, with what it showed of that (docs/verdict.md#buffered-disk).
+fn page_cache_held(b: &super::Buffered) -> String {
+    if b.blocked_writes == 0 {
+        return String::new();
+    }
+    let mut shown = Vec::new();
+    if let Some(d) = b.dirty_peak_bytes {
+        shown.push(format!(
+            "the host's page cache at {} dirty or under writeback",
+            fmt_bytes(d as f64)
+        ));
+    }
+    if let Some(s) = b.io_stalled_share {
+        shown.push(format!(
+            "the host waiting on I/O {:.0}% of the run",
+            s * 100.0
+        ));
+    }
+    let shown = if shown.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", shown.join(", "))
+    };
+    format!(
+        "; the writes went through the page cache and the kernel held them to the disk's pace{shown}: \
+         the destination's file system is what would have to be faster, not the window or the network"
+    )
 }
 
 /// What a stream needs in flight (`of` says of what: "of window", "in

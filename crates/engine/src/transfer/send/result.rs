@@ -6,6 +6,7 @@ use linerate_result::{Limit, ResultDoc, Side, Verdict};
 
 use super::TransferRun;
 use crate::document;
+use linerate_wire::TransferTotals;
 
 /// Merges both ends into one `linerate.result/1` document of kind `transfer`.
 pub fn to_result(run: &TransferRun, command_line: Vec<String>) -> ResultDoc {
@@ -82,9 +83,11 @@ fn judge(run: &TransferRun, ends: &document::Ends, bps: f64, seconds: f64) -> Ve
         };
     }
     let thread_time = seconds * f64::from(run.request.streams);
+    // The receiver's last writes and syncs end after the sender's clock
+    // stops: its time can exceed the sender's by that much.
     let share = |busy: f64| {
         if thread_time > 0.0 {
-            busy / thread_time
+            (busy / thread_time).min(1.0)
         } else {
             0.0
         }
@@ -106,6 +109,21 @@ fn judge(run: &TransferRun, ends: &document::Ends, bps: f64, seconds: f64) -> Ve
         read_share: share(run.read_seconds),
         write_share: share(run.totals.write_seconds),
         dest_in_memory: run.totals.dest_in_memory,
+        buffered: buffered(&run.totals, seconds),
     };
     verdict::judge_transfer(&evidence, disks)
+}
+
+/// What the page cache did to the receiver's writes, when most of them
+/// went through it to a disk.
+fn buffered(t: &TransferTotals, seconds: f64) -> Option<verdict::Buffered> {
+    let mostly_buffered = t.bytes_written_direct.saturating_mul(2) < t.bytes_written;
+    (mostly_buffered && !t.dest_in_memory).then(|| verdict::Buffered {
+        io_stalled_share: t
+            .io_stalled_seconds
+            .filter(|_| seconds > 0.0)
+            .map(|s| (s / seconds).min(1.0)),
+        dirty_peak_bytes: t.dirty_peak_bytes,
+        blocked_writes: t.blocked_writes,
+    })
 }

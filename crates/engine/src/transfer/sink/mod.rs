@@ -226,6 +226,8 @@ pub struct Sink {
     /// The process umask: a file created with a mode it leaves alone needs no fchmod.
     umask: u32,
     counters: Counters,
+    /// What the page cache did to the writes (docs/verdict.md#buffered-disk).
+    writeback: linerate_probe::writeback::WriteWatch,
     /// See [`durable`].
     durable: bool,
     /// Directories that gained a name, by path: synced before the end.
@@ -321,6 +323,7 @@ impl Sink {
             stages: Mutex::default(),
             umask: current_umask(),
             counters: Counters::default(),
+            writeback: linerate_probe::writeback::WriteWatch::start(),
             durable,
             on_disk,
             syncer,
@@ -795,9 +798,7 @@ impl Sink {
             of.file.write_all_at(data, at)
         }
         .map_err(|x| io_err("writing", &self.entry(id).path, x))?;
-        self.counters
-            .write_ns
-            .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
+        self.wrote_for(t.elapsed());
         self.counters
             .bytes_written
             .fetch_add(data.len() as u64, Relaxed);
@@ -814,10 +815,15 @@ impl Sink {
     fn writing<T>(&self, f: impl FnOnce() -> T) -> T {
         let t = Instant::now();
         let out = f();
+        self.wrote_for(t.elapsed());
+        out
+    }
+
+    fn wrote_for(&self, took: std::time::Duration) {
         self.counters
             .write_ns
-            .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
-        out
+            .fetch_add(took.as_nanos() as u64, Relaxed);
+        self.writeback.wrote(took);
     }
 
     /// Whether received blocks are stored (not `--skip-writes`).
@@ -1094,6 +1100,7 @@ impl Sink {
 
     pub fn totals(&self) -> TransferTotals {
         let c = &self.counters;
+        let seen = self.writeback.seen();
         TransferTotals {
             files_written: c.files_written.load(Relaxed),
             files_skipped: c.files_skipped.load(Relaxed),
@@ -1104,6 +1111,9 @@ impl Sink {
             blocks_rejected: c.blocks_rejected.load(Relaxed),
             write_seconds: c.write_ns.load(Relaxed) as f64 / 1e9,
             dest_in_memory: self.root.as_ref().is_some_and(DestRoot::in_memory),
+            io_stalled_seconds: seen.io_stalled_seconds,
+            dirty_peak_bytes: seen.dirty_peak_bytes,
+            blocked_writes: seen.blocked_writes,
             owners_kept: self.ids.keeps_owners(),
             created: c.created.load(Relaxed),
             replaced: c.replaced.load(Relaxed),

@@ -67,9 +67,7 @@ impl Sink {
                 direct::flush_and_evict(&f, 0, data.len() as u64)
                     .map_err(|x| io_err("flushing", &e.path, x))?;
             }
-            self.counters
-                .write_ns
-                .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
+            self.wrote_for(t.elapsed());
             // On disk before it has a name anyone can see: an unnamed file
             // before its link; one inside a stage before the stage's rename,
             // by one file system sync for all of them then.
