@@ -490,10 +490,8 @@ fn policer(f: &Features, rate_bps: f64, command: Command) -> String {
     };
     format!(
         "Policer: the path let {} through, flat, and dropped what exceeded it: {} retransmits \
-         ({:.3} % of bytes){} with no queue standing (round trip {}, lowest {}). Random loss of \
-         that share would hold a stream near {}: these losses came in bursts, as a token bucket \
-         running dry drops them. Pace under the policer, at about {} ({pace}); bbr, which \
-         ignores loss, only retransmits more.",
+         ({:.3} % of bytes){} with no queue standing (round trip {}, lowest {}). {} Pace under \
+         the policer, at about {} ({pace}); bbr, which ignores loss, only retransmits more.",
         fmt_rate(rate_bps),
         f.retransmits,
         f.retrans_share * 100.0,
@@ -504,9 +502,36 @@ fn policer(f: &Features, rate_bps: f64, command: Command) -> String {
         },
         fmt_us(f.rtt_us),
         fmt_us(f.min_rtt_us),
-        fmt_rate(super::faults::random_loss_rate(f)),
+        why_policed(f),
         fmt_rate(0.95 * rate_bps),
     )
+}
+
+/// Why the losses were a policer's, not random: bursts (a rate or a
+/// window above what random loss of that share leaves), or else a rate
+/// that held flat where random loss makes it swing.
+fn why_policed(f: &Features) -> String {
+    let random_window = super::faults::random_loss_window(f);
+    if f.cwnd_segments >= super::faults::BURSTY_WINDOW * random_window {
+        format!(
+            "Random loss of that share leaves a window of about {random_window:.0} segments, \
+             where the senders' held {:.0}: these losses came in bursts, as a token bucket \
+             running dry drops them.",
+            f.cwnd_segments
+        )
+    } else if super::faults::bursty_loss(f) {
+        format!(
+            "Random loss of that share would hold a stream near {}: these losses came in \
+             bursts, as a token bucket running dry drops them.",
+            fmt_rate(super::faults::random_loss_rate(f))
+        )
+    } else {
+        format!(
+            "The rate varied {:.0} % between intervals where random loss of that share makes it \
+             swing: a ceiling that drops what exceeds it held it.",
+            f.rate_variation.unwrap_or(0.0) * 100.0
+        )
+    }
 }
 
 /// A CPU quota: how much it allows, how often it throttled, and that only
