@@ -75,6 +75,7 @@ impl Routed {
 }
 
 fn verdict(doc: &serde_json::Value) -> (&str, &str) {
+    common::assert_verdict_agrees(doc);
     let v = &doc["summary"]["verdict"];
     (
         v["limit"].as_str().unwrap_or(""),

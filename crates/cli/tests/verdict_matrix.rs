@@ -9,6 +9,7 @@ use common::tree::TempDir;
 use common::{Server, bench_json, linerate, quiet_and_busy, text};
 
 fn verdict(doc: &serde_json::Value) -> (String, String) {
+    common::assert_verdict_agrees(doc);
     let v = &doc["summary"]["verdict"];
     (
         v["limit"].as_str().unwrap_or("").to_string(),

@@ -7,6 +7,7 @@
 //! `sentences` say it in plain words.
 
 mod arith;
+pub mod audit;
 pub mod faults;
 pub mod features;
 pub mod finding;
@@ -145,7 +146,8 @@ pub struct Buffered {
 pub fn judge(e: &Evidence) -> Verdict {
     let f = Features::measure(e);
     let found = rules::decide(&f, pacing_bps(e));
-    let v = verdict(&f, found, evidence_of(&f), Speaker::bench(e.congestion));
+    let mut v = verdict(&f, found, evidence_of(&f), Speaker::bench(e.congestion));
+    record_pacing(&mut v, e);
     with_cipher(v, &f, e, Command::Bench)
 }
 
@@ -220,7 +222,16 @@ impl<'a> Speaker<'a> {
 pub fn judge_transfer(e: &Evidence, disks: DiskTime) -> Verdict {
     let f = Features::measure(e);
     let found = rules::decide(&f, pacing_bps(e));
-    with_cipher(transfer_verdict(&f, found, disks), &f, e, Command::Send)
+    let mut v = transfer_verdict(&f, found, disks);
+    record_pacing(&mut v, e);
+    with_cipher(v, &f, e, Command::Send)
+}
+
+/// The pacing cap a sentence may give, in the evidence beside it.
+fn record_pacing(v: &mut Verdict, e: &Evidence) {
+    if let Some(pacing) = pacing_bps(e) {
+        v.evidence.insert("pacing_bits_per_second".into(), pacing);
+    }
 }
 
 fn transfer_verdict(f: &Features, found: Finding, disks: DiskTime) -> Verdict {
@@ -252,6 +263,10 @@ fn evidence_of(f: &Features) -> BTreeMap<String, f64> {
         evidence.insert("capacity_bits_per_second".into(), c.bits_per_second);
         let share = arith::ratio(f.steady_bps, c.bits_per_second);
         evidence.insert("capacity_share".into(), (share * 1000.0).round() / 1000.0);
+    }
+    let random_loss = faults::random_loss_rate(f);
+    if random_loss.is_finite() {
+        evidence.insert("random_loss_bits_per_second".into(), random_loss.round());
     }
     evidence
 }
