@@ -3,6 +3,7 @@
 //! command line, so they cannot drift from it. The checked-in copies
 //! (`docs/man/`, `completions/`) are tested to be current.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -188,10 +189,21 @@ fn is_parent(family: &[(String, Option<String>)], page: &str, child: &str) -> bo
         .any(|(p, parent)| p == child && parent.as_deref() == Some(page))
 }
 
+/// Writes the completion script to stdout. A reader that stops early
+/// (`linerate completions bash | head`) is not an error: the script is
+/// built first and its write ends quietly on a closed pipe, where
+/// clap_complete would panic.
 pub fn completions(a: CompletionsArgs) -> anyhow::Result<()> {
     let mut cmd = documented();
-    clap_complete::generate(a.shell, &mut cmd, "linerate", &mut std::io::stdout());
-    Ok(())
+    let mut script = Vec::new();
+    clap_complete::generate(a.shell, &mut cmd, "linerate", &mut script);
+    let mut out = std::io::stdout().lock();
+    match out.write_all(&script).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(e).context("writing the completion script to stdout")
+        }
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]

@@ -102,3 +102,28 @@ fn the_guide_shows_every_limit_with_a_sentence() {
         assert!(sentence.len() > 40, "{limit}: {row}");
     }
 }
+
+/// A reader that stops after the first line (`completions bash | head -1`)
+/// ends the write quietly: exit 0, no panic on stderr.
+#[test]
+fn completions_into_a_pipe_closed_early_end_quietly() {
+    use std::io::Read;
+    let mut child = std::process::Command::new(common::linerate())
+        .args(["completions", "bash"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    child
+        .stdout
+        .as_mut()
+        .unwrap()
+        .read_exact(&mut first)
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "exit {:?}: {err}", out.status);
+    assert!(!err.contains("panicked"), "{err}");
+}
