@@ -6,7 +6,9 @@
 
 use linerate_result::{Limit, Summary, Verdict};
 
-use super::faults::{FORWARDER_BUSY, POLICED_LOSS, POLICED_VARIATION, QUOTA_THROTTLED, STUCK_CWND};
+use super::faults::{
+    FORWARDER_BUSY, POLICED_LOSS, POLICED_VARIATION, POLICED_WINDOW, QUOTA_THROTTLED, STUCK_CWND,
+};
 use super::finding::ALWAYS_SENDING;
 use crate::units::fmt_rate;
 
@@ -143,6 +145,12 @@ fn below_threshold(v: &Verdict) -> Vec<String> {
                 "a flat rate",
             );
             need(
+                at("peak_cwnd_segments")
+                    .zip(at("retransmitted_share"))
+                    .map(|(w, p)| p > 0.0 && w >= POLICED_WINDOW * (1.5 / p).sqrt()),
+                "a window random loss would not let grow",
+            );
+            need(
                 at("sender_busy_share").map(|s| s >= ALWAYS_SENDING),
                 "senders always sending",
             );
@@ -262,11 +270,20 @@ mod tests {
             ("retransmitted_share", 0.05),
             ("rate_variation", 0.1),
             ("sender_busy_share", 0.99),
+            ("peak_cwnd_segments", 40.0),
         ];
         let s = summary(500e6, Limit::Policer, "", &policed);
         assert!(audit(&s, 1).is_empty());
-        let swinging = [policed[0], ("rate_variation", 0.4), policed[2]];
+        let swinging = [policed[0], ("rate_variation", 0.4), policed[2], policed[3]];
         let s = summary(500e6, Limit::Policer, "", &swinging);
+        assert_eq!(audit(&s, 1).len(), 1);
+        let random = [
+            policed[0],
+            policed[1],
+            policed[2],
+            ("peak_cwnd_segments", 2.0),
+        ];
+        let s = summary(500e6, Limit::Policer, "", &random);
         assert_eq!(audit(&s, 1).len(), 1);
         let s = summary(
             500e6,

@@ -41,27 +41,22 @@ pub fn nothing_moved(f: &Features) -> Option<Finding> {
 /// loss of a few per mille leaves less.
 pub const POLICED_LOSS: f64 = 0.01;
 
-/// A rate this many times what the loss would allow a Reno flow losing
-/// packets at random (Mathis et al.: MSS / RTT x 1.22 / sqrt(p)) shows the
-/// losses came in bursts, many a window, as a token bucket running dry
-/// drops them (cubic at a 500 Mbit/s policer ran at 2.2 times it, bbr at
-/// 6.7 times). Said in the sentence where it holds; not a condition, since
-/// bbr runs far above the bound under random loss too.
-pub const BURSTY_LOSS: f64 = 1.5;
-
-/// A congestion window this many times the one random loss of the run's
-/// share leaves a Reno flow (1.22 / sqrt(p) segments): a window that large
-/// loses a packet nearly every round trip under random loss and could not
-/// have grown, so the losses came in bursts (beside two busy loops cubic
-/// held 765 segments at 4.6 % lost through a 500 Mbit/s policer). Said in
-/// the sentence where it holds, as [`BURSTY_LOSS`].
-pub const BURSTY_WINDOW: f64 = 10.0;
+/// A window this many times the one random loss of the run's share
+/// leaves a Reno flow on average (1.22 / sqrt(p) segments; its sawtooth
+/// peaks at 4/3 of that): the largest the senders reached after the ramp
+/// could not have grown under random loss, so the losses came in bursts,
+/// as a token bucket running dry drops them. Cubic at a 500 Mbit/s
+/// policer reached 2.3 to 28 times it, quiet or beside two busy loops;
+/// at 4 % dropped at random it never passed 0.6 times it, its rate as flat
+/// as the policer's in some runs (docs/verdict.md#policer).
+pub const POLICED_WINDOW: f64 = 1.5;
 
 /// Rate variation after the ramp up to which a policed rate is flat: a
 /// policer's ceiling is its rate, though cubic's cuts and bbr's probes
-/// swing it a little (0.06 to 0.14 at 500 Mbit/s, quiet or beside two busy
-/// loops); random loss of the same share swings the rate more (0.16 to
-/// 0.46 at 4 % dropped at random, cubic and bbr; docs/verdict.md#policer).
+/// swing it a little (0.03 to 0.143 at 500 Mbit/s, quiet or beside two
+/// busy loops); bbr under random loss of the same share swings more (0.18
+/// to 0.79). Cubic's rate under random loss can be as flat as a
+/// policer's: [`POLICED_WINDOW`] tells those apart (docs/verdict.md#policer).
 pub const POLICED_VARIATION: f64 = 1.5 * FLAT_VARIATION;
 
 /// A round trip this far above its lowest, µs, or [`QUEUE_SHARE`] of the
@@ -73,9 +68,10 @@ pub const POLICED_QUEUE_US: f64 = 2.0 * QUEUE_FLOOR_US;
 
 /// A policer: senders that always had data, no queue standing on the
 /// path (a shaper queues what exceeds its rate; a policer drops it),
-/// heavy loss, and a rate flat at a ceiling (random loss makes it swing):
-/// the rate is the policer's. The CPU and the ends' windows and buffers were ruled out
-/// before.
+/// heavy loss that came in bursts (a window random loss would not have
+/// let grow), and a rate flat at a ceiling (bbr, which ignores loss,
+/// swings under random loss): the rate is the policer's. The CPU and the
+/// ends' windows and buffers were ruled out before.
 pub fn policer(f: &Features, cpu_bound: bool) -> Option<Finding> {
     let flat = f.rate_variation.is_some_and(|v| v <= POLICED_VARIATION);
     let no_queue = f.queue_us < POLICED_QUEUE_US.max(QUEUE_SHARE * f.min_rtt_us);
@@ -83,17 +79,17 @@ pub fn policer(f: &Features, cpu_bound: bool) -> Option<Finding> {
         && !cpu_bound
         && no_queue
         && f.retrans_share >= POLICED_LOSS
+        && bursty_loss(f)
         && flat;
     policed.then_some(Finding::Policer {
         rate_bps: f.steady_bps,
     })
 }
 
-/// Loss that came in bursts rather than at random: a rate or a window
-/// well above what random loss of that share leaves a flow.
+/// Loss that came in bursts rather than at random: a window well above
+/// what random loss of that share leaves a flow.
 pub fn bursty_loss(f: &Features) -> bool {
-    f.per_stream_bps >= BURSTY_LOSS * random_loss_rate(f)
-        || f.cwnd_segments >= BURSTY_WINDOW * random_loss_window(f)
+    f.peak_cwnd_segments >= POLICED_WINDOW * random_loss_window(f)
 }
 
 /// The congestion window, in segments, that a Reno flow losing the run's
@@ -198,6 +194,7 @@ mod tests {
             min_sndbuf: 3_764_736,
             cwnd_bytes: 59_368.0,
             cwnd_segments: 41.0,
+            peak_cwnd_segments: 41.0,
             peer_window: 29_908_992.0,
             snd_mss: 1448.0,
             pmtu: 1500.0,
@@ -212,8 +209,7 @@ mod tests {
             decide(&policed(), None),
             Finding::Policer { rate_bps: 490.8e6 }
         );
-        // bbr at the same policer: 10.8 % retransmitted, 6.7 times the
-        // random-loss bound.
+        // bbr at the same policer: 10.8 % retransmitted.
         let bbr = Features {
             retrans_share: 0.108,
             rtt_us: 575.0,
@@ -224,38 +220,35 @@ mod tests {
             ..policed()
         };
         assert!(matches!(decide(&bbr, None), Finding::Policer { .. }));
-        assert!(BURSTY_LOSS * random_loss_rate(&bbr) < bbr.per_stream_bps / 4.0);
-        // cubic beside two busy loops, a round trip of 177 us: the rate is
-        // within the random-loss bound at that round trip, the window of
-        // 765 segments far above the 5.7 random loss of 4.6 % leaves.
-        let short = Features {
-            retrans_share: 0.046,
-            rtt_us: 177.0,
-            min_rtt_us: 4.0,
-            queue_us: 173.0,
-            rate_variation: Some(0.09),
-            steady_bps: 499.5e6,
-            per_stream_bps: 499.5e6,
-            cwnd_segments: 765.0,
-            cwnd_bytes: 1_107_720.0,
+        // cubic beside two busy loops, the smallest peak window measured:
+        // 14 segments where random loss of 4 % leaves 6.
+        let busy = Features {
+            retrans_share: 0.040,
+            rtt_us: 557.0,
+            queue_us: 555.0,
+            rate_variation: Some(0.094),
+            steady_bps: 515e6,
+            per_stream_bps: 515e6,
+            cwnd_segments: 4.0,
+            peak_cwnd_segments: 14.0,
             ..policed()
         };
-        assert!(short.per_stream_bps < BURSTY_LOSS * random_loss_rate(&short));
-        assert_eq!(decide(&short, None), Finding::Policer { rate_bps: 499.5e6 });
-        // cubic on a quiet host, a round trip of 15 us: far below the
-        // random-loss bound, a window of 7 segments, the rate flat.
+        assert!(busy.peak_cwnd_segments < 3.0 * random_loss_window(&busy));
+        assert_eq!(decide(&busy, None), Finding::Policer { rate_bps: 515e6 });
+        // cubic on a quiet host, a round trip of 62 us: the window ended
+        // at 16 segments after reaching 163.
         let quiet = Features {
-            retrans_share: 0.046,
-            rtt_us: 15.0,
-            queue_us: 13.0,
-            rate_variation: Some(0.096),
-            steady_bps: 507.2e6,
-            per_stream_bps: 507.2e6,
-            cwnd_segments: 7.0,
+            retrans_share: 0.045,
+            rtt_us: 62.0,
+            queue_us: 60.0,
+            rate_variation: Some(0.132),
+            steady_bps: 481e6,
+            per_stream_bps: 481e6,
+            cwnd_segments: 16.0,
+            peak_cwnd_segments: 163.0,
             ..policed()
         };
-        assert!(!bursty_loss(&quiet));
-        assert_eq!(decide(&quiet, None), Finding::Policer { rate_bps: 507.2e6 });
+        assert_eq!(decide(&quiet, None), Finding::Policer { rate_bps: 481e6 });
     }
 
     #[test]
@@ -270,19 +263,26 @@ mod tests {
         };
         assert!(!matches!(decide(&shaper, None), Finding::Policer { .. }));
         // 4 % dropped at random (nftables' numgen at the router): cubic
-        // fell to 23 Mbit/s in retransmit timeouts, bbr ran at 5.4 Gbit/s
-        // far above the Mathis bound; both rates swung.
+        // fell to 23 Mbit/s in retransmit timeouts, its window never past
+        // 2 segments, its rate in some runs as flat as a policer's; bbr
+        // ran at 5.4 Gbit/s, its rate swinging.
         let random_cubic = Features {
-            retrans_share: 0.043,
-            rtt_us: 1071.0,
-            queue_us: 1069.0,
-            rate_variation: Some(0.189),
+            retrans_share: 0.039,
+            rtt_us: 48.0,
+            queue_us: 46.0,
+            rate_variation: Some(0.126),
             steady_bps: 23e6,
             per_stream_bps: 23e6,
             cwnd_segments: 1.0,
+            peak_cwnd_segments: 2.0,
             ..policed()
         };
         assert_eq!(decide(&random_cubic, None), Finding::Network);
+        let flat_random_cubic = Features {
+            rate_variation: Some(0.046),
+            ..random_cubic
+        };
+        assert_eq!(decide(&flat_random_cubic, None), Finding::Network);
         let random_bbr = Features {
             retrans_share: 0.045,
             rtt_us: 176.0,
@@ -291,6 +291,7 @@ mod tests {
             steady_bps: 5407e6,
             per_stream_bps: 5407e6,
             cwnd_segments: 45.0,
+            peak_cwnd_segments: 45.0,
             ..policed()
         };
         assert!(bursty_loss(&random_bbr));
@@ -525,7 +526,7 @@ mod tests {
             (0.0..1e11f64, 0.0..1e11f64, 1.0..1e5f64, 0.0..1e5f64, 0.0..1.0f64),
             (share(), share(), share(), share(), share()),
             (0u32..64 << 20, 0u32..64 << 20, 0.0..1e8f64, 0.0..1e8f64, 0.0..66000.0f64),
-            (0.0..66000.0f64, 0.0..1e10f64, 0.0..100.0f64, proptest::option::of(share())),
+            (0.0..66000.0f64, 0.0..1e10f64, 0.0..100.0f64, proptest::option::of(share()), 0.0..1000.0f64),
             (proptest::option::of((0.0..2.0f64, share(), share())), proptest::option::of(1e6..1e11f64)),
         )
             .prop_map(|(a, b, c, d, e, g)| {
@@ -533,7 +534,7 @@ mod tests {
                 let (steady_bps, bits_per_second, rtt_us, min_rtt_us, variation) = b;
                 let (sender_util, receiver_util, sender_wait, receiver_wait, host_busy) = c;
                 let (min_rcvbuf, min_sndbuf, cwnd_bytes, peer_window, snd_mss) = d;
-                let (full_mss, received_bytes, cwnd_segments, throttled) = e;
+                let (full_mss, received_bytes, cwnd_segments, throttled, peak_cwnd) = e;
                 let (forwarder, capacity) = g;
                 Features {
                     senders: 1,
@@ -566,6 +567,7 @@ mod tests {
                     full_mss,
                     received_bytes: if received_bytes < 1e9 { 0.0 } else { received_bytes },
                     cwnd_segments,
+                    peak_cwnd_segments: peak_cwnd.max(cwnd_segments),
                     quota: throttled.map(|t| Quota {
                         side: Side::Receiver,
                         cores: 0.5,
@@ -602,6 +604,7 @@ mod tests {
                 Finding::Policer { rate_bps } => {
                     prop_assert!(f.retrans_share >= POLICED_LOSS && f.busy_share >= ALWAYS_SENDING);
                     prop_assert!(f.rate_variation.unwrap() <= POLICED_VARIATION);
+                    prop_assert!(f.peak_cwnd_segments >= POLICED_WINDOW * random_loss_window(&f));
                     prop_assert!(f.queue_us < POLICED_QUEUE_US.max(QUEUE_SHARE * f.min_rtt_us));
                     prop_assert_eq!(rate_bps, f.steady_bps);
                 }

@@ -107,6 +107,9 @@ pub struct Features {
     pub received_bytes: f64,
     /// The senders' congestion window (median stream), segments.
     pub cwnd_segments: f64,
+    /// The largest window the senders reached after the ramp (median
+    /// stream), segments; the end's where intervals are missing.
+    pub peak_cwnd_segments: f64,
     /// Segments the senders retransmitted over the whole run.
     pub total_retransmits: u64,
     /// The path MTU the senders last learned (median), bytes; 0 unknown.
@@ -175,6 +178,7 @@ impl Features {
             ),
             variation: None,
             bits_per_second: None,
+            peak_cwnd_segments: None,
         };
         let steady = Steady::of(e.intervals).unwrap_or(whole);
         let rates: Vec<f64> = receivers
@@ -241,6 +245,9 @@ impl Features {
                 receivers.iter().map(|s| s.bytes_total as f64).sum()
             },
             cwnd_segments: sender_tcp(|t| Some(f64::from(t.snd_cwnd))),
+            peak_cwnd_segments: steady
+                .peak_cwnd_segments
+                .unwrap_or_else(|| sender_tcp(|t| Some(f64::from(t.snd_cwnd)))),
             total_retransmits: whole.retransmits,
             pmtu: sender_tcp(|t| t.pmtu.map(f64::from)),
             full_mss: full_mss(&senders, &receivers),
@@ -404,6 +411,7 @@ impl Features {
         .chain([
             ("received_bytes", self.received_bytes),
             ("cwnd_segments", self.cwnd_segments),
+            ("peak_cwnd_segments", self.peak_cwnd_segments),
             ("total_retransmits", self.total_retransmits as f64),
             ("snd_mss_bytes", self.snd_mss),
         ])

@@ -507,31 +507,17 @@ fn policer(f: &Features, rate_bps: f64, command: Command) -> String {
     )
 }
 
-/// Why the losses were a policer's, not random: bursts (a rate or a
-/// window above what random loss of that share leaves), or else a rate
-/// that held flat where random loss makes it swing.
+/// Why the losses were a policer's, not random: a window random loss of
+/// that share would not have let grow, and a rate that held flat.
 fn why_policed(f: &Features) -> String {
-    let random_window = super::faults::random_loss_window(f);
-    if f.cwnd_segments >= super::faults::BURSTY_WINDOW * random_window {
-        format!(
-            "Random loss of that share leaves a window of about {random_window:.0} segments, \
-             where the senders' held {:.0}: these losses came in bursts, as a token bucket \
-             running dry drops them.",
-            f.cwnd_segments
-        )
-    } else if super::faults::bursty_loss(f) {
-        format!(
-            "Random loss of that share would hold a stream near {}: these losses came in \
-             bursts, as a token bucket running dry drops them.",
-            fmt_rate(super::faults::random_loss_rate(f))
-        )
-    } else {
-        format!(
-            "The rate varied {:.0} % between intervals where random loss of that share makes it \
-             swing: a ceiling that drops what exceeds it held it.",
-            f.rate_variation.unwrap_or(0.0) * 100.0
-        )
-    }
+    format!(
+        "Random loss of that share leaves a window of about {:.0} segments where the senders' \
+         reached {:.0}, and the rate varied {:.0} % between intervals: the losses came in bursts \
+         at a ceiling, as a token bucket running dry drops them.",
+        super::faults::random_loss_window(f),
+        f.peak_cwnd_segments,
+        f.rate_variation.unwrap_or(0.0) * 100.0
+    )
 }
 
 /// A CPU quota: how much it allows, how often it throttled, and that only

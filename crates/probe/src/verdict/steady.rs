@@ -23,6 +23,10 @@ pub struct Steady {
     pub variation: Option<f64>,
     /// The summed rate's mean over the intervals after the ramp, bit/s.
     pub bits_per_second: Option<f64>,
+    /// The largest congestion window a sender's intervals after the ramp
+    /// saw, segments (the median of the streams' when there are several);
+    /// None without TCP_INFO there.
+    pub peak_cwnd_segments: Option<f64>,
 }
 
 impl Steady {
@@ -63,6 +67,7 @@ impl Steady {
             retrans_share: ratio(retrans_bytes as f64, moved as f64),
             variation: variation(&rates),
             bits_per_second: mean(&rates),
+            peak_cwnd_segments: peak_cwnd(&senders),
         })
     }
 }
@@ -98,6 +103,25 @@ fn summed_rates(streams: &[Vec<&IntervalSample>]) -> Vec<f64> {
         .filter(|&k| length(streams[0][k]) >= full / 2.0)
         .map(|k| streams.iter().map(|s| s[k].bits_per_second).sum())
         .collect()
+}
+
+/// The median over the senders of each one's largest congestion window
+/// after its first interval, segments.
+fn peak_cwnd(senders: &[Vec<&IntervalSample>]) -> Option<f64> {
+    let mut peaks: Vec<f64> = senders
+        .iter()
+        .filter_map(|s| {
+            s[1..]
+                .iter()
+                .filter_map(|i| i.tcp.map(|t| f64::from(t.snd_cwnd)))
+                .reduce(f64::max)
+        })
+        .collect();
+    if peaks.is_empty() {
+        return None;
+    }
+    peaks.sort_by(f64::total_cmp);
+    Some(peaks[peaks.len() / 2])
 }
 
 fn mean(v: &[f64]) -> Option<f64> {
@@ -185,6 +209,22 @@ mod tests {
         assert_eq!(st.retransmits, 3);
         assert!((st.retrans_share - 3.0 * 1448.0 / (3.0 * 6e6 / 8.0)).abs() < 1e-12);
         assert_eq!(st.variation, Some(0.0));
+    }
+
+    #[test]
+    fn the_peak_window_is_after_the_ramp_and_the_streams_median() {
+        let mut run = Vec::new();
+        for (stream, cwnds) in [[900, 2, 30, 5], [900, 40, 3, 3], [900, 1, 2, 1]]
+            .iter()
+            .enumerate()
+        {
+            for (k, &cwnd) in cwnds.iter().enumerate() {
+                let mut i = sample(stream as u16, (k + 1) as f64, 100.0, 0);
+                i.tcp.as_mut().unwrap().snd_cwnd = cwnd;
+                run.push(i);
+            }
+        }
+        assert_eq!(Steady::of(&run).unwrap().peak_cwnd_segments, Some(30.0));
     }
 
     #[test]
