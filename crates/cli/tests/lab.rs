@@ -239,11 +239,14 @@ fn configured_rtt_holds_under_bulk_traffic_and_the_window_law_holds() {
     assert!(threads.iter().all(|&n| n == -20), "{threads:?}");
     let _srv = server_in(&lab, "h2");
     let h2 = lab.addr("h2", false);
-    let medians = until_within(|| rtt_under_load(&lab, &h2), 44.0, 0.5);
-    eprintln!("median RTT under load, per try: {medians:?} ms");
+    // This VM's vCPUs at times wake late (pings through an idle emulator
+    // at 44 ms spread up to 45.8 ms on such a day): the median may miss by
+    // that much, a queue behind the bulk streams by far more.
+    let median = rtt_under_load(&lab, &h2);
+    assert_within(median, 44.0, 2.0, "median RTT under load, ms");
     // Window / RTT: 4 MiB over 44 ms is about 762 Mbit/s (a large send buffer, so the window is the only limit).
-    let shares = until_within(|| window_law_share(&lab, &h2), 1.0, 0.1);
-    eprintln!("throughput / (window / RTT), per try: {shares:?}");
+    let share = window_law_share(&lab, &h2);
+    assert_within(share, 1.0, 0.1, "throughput / (window / RTT)");
 }
 
 /// At 44 ms and 1 Gbit/s: a 4 MiB send buffer (tcp_wmem's default
@@ -527,17 +530,12 @@ fn omitted_seconds_count_nowhere(lab: &TestLab, h2: &str) {
     }
 }
 
-/// This VM's vCPUs at times wake late for seconds on end (on such a day,
-/// pings through an idle emulator at 44 ms spread up to 45.8 ms), so a timing
-/// property gets up to three tries, the first within `tolerance` of `want`
-/// passing. Returns every try's figure; fails with all of them.
-fn until_within(measure: impl FnMut() -> f64, want: f64, tolerance: f64) -> Vec<f64> {
-    let within = |got: &f64| (got - want).abs() <= tolerance;
-    let tries = common::runs_until(within, measure);
-    if tries.last().is_some_and(within) {
-        return tries;
-    }
-    panic!("not within {tolerance} of {want} in any try: {tries:?}");
+/// Fails unless `got` is within `tolerance` of `want`.
+fn assert_within(got: f64, want: f64, tolerance: f64, what: &str) {
+    assert!(
+        (got - want).abs() <= tolerance,
+        "{what}: {got} is not within {tolerance} of {want}"
+    );
 }
 
 /// Median ping RTT (ms) from h1 to h2 while two bulk streams run.
@@ -723,22 +721,7 @@ fn wan_study_runs_end_to_end_and_records_its_backend() {
         return;
     }
     let _alone = alone_with_traffic();
-    // The default buffers' verdict names a buffer only while the stream
-    // threads get the cores they ask for. Beside two busy loops a receiver
-    // once waited for a core 40 % of the run and the verdict rightly named
-    // the CPU (docs/benchmarks/2026-12-03-loaded-series.md#wan-study-cpu):
-    // such a study runs again, up to common::TRIES in all.
-    let default_verdict =
-        |doc: &serde_json::Value| summary_at(doc, "default-buffers/P1", 44.0)["verdict"].clone();
-    let mut studies = common::runs_until(
-        |doc| default_verdict(doc)["limit"] != "cpu",
-        || study("wan", &["--rtts", "0,44"]),
-    );
-    let doc = studies.pop().expect("one study at least");
-    let cpu_verdicts: Vec<String> = studies
-        .iter()
-        .map(|doc| default_verdict(doc)["sentence"].to_string())
-        .collect();
+    let doc = study("wan", &["--rtts", "0,44"]);
     let points = doc["study"]["points"].as_array().unwrap();
     assert_eq!(
         points
@@ -759,14 +742,29 @@ fn wan_study_runs_end_to_end_and_records_its_backend() {
         "BDP-sized buffers beat the defaults at 44 ms"
     );
     // The paper's point: the default buffers, not the path, hold one stream
-    // to a window per RTT (4 MiB of send buffer is about 760 Mbit/s). It
-    // once measured 37 Mbit/s, run partly at the previous point's 0 ms.
+    // to a window per RTT. The verdict names a buffer while the stream
+    // threads get the cores they ask for; beside two busy loops a receiver
+    // once waited for a core 40 % of the run and the verdict rightly named
+    // the CPU (docs/benchmarks/2026-12-03-loaded-series.md#wan-study-cpu),
+    // with that wait in its evidence.
     let default = point44("default-buffers/P1");
-    assert!(
-        ["send_buffer", "receiver_window"].contains(&default["verdict"]["limit"].as_str().unwrap()),
-        "{default}; earlier studies' verdicts: {cpu_verdicts:?}"
-    );
-    assert!(at44("default-buffers/P1") > 150e6, "{default}");
+    let verdict = &default["verdict"];
+    let evidence = &verdict["evidence"];
+    let figure = |key: &str| evidence[key].as_f64().unwrap_or(0.0);
+    match verdict["limit"].as_str().unwrap() {
+        "send_buffer" | "receiver_window" => {}
+        "cpu" => assert!(
+            ["sender", "receiver"].iter().any(|end| {
+                figure(&format!("{end}_runq_wait_share")) >= 0.25
+                    || figure(&format!("{end}_thread_cpu")) >= 0.85
+            }),
+            "the CPU named without a thread that waited or was saturated: {default}"
+        ),
+        _ => panic!("{default}"),
+    }
+    // It once measured 37 Mbit/s, run partly at the previous point's 0 ms:
+    // the whole run saw the 44 ms path.
+    assert!(figure("min_rtt_us") >= 40e3, "{default}");
     let ratio = doc["study"]["findings"]["window_law_ratio"]
         .as_f64()
         .unwrap();
@@ -954,7 +952,7 @@ fn latency_under_load_rises_by_the_bottlenecks_queue_delay() {
         );
         added / queue_us
     };
-    until_within(measure, 1.0, 0.2);
+    assert_within(measure(), 1.0, 0.2, "added delay / standing queue");
 }
 
 /// `latency --load 4` at 44 ms behind 1 Gbit/s (the emulator): the loaded
@@ -1005,9 +1003,19 @@ fn latency_under_load_at_44_ms_names_the_queue_the_bottleneck_held() {
         eprintln!("bottleneck queue {queue_us:.0} us; loaded p50 - idle p50 {added:.0} us");
         added / queue_us
     };
-    until_within(measure, 1.0, 0.4);
+    assert_within(
+        measure(),
+        1.0,
+        0.4,
+        "quiet host: added delay / bottleneck queue",
+    );
     let _busy = BusyCores::start();
-    until_within(measure, 1.0, 0.4);
+    assert_within(
+        measure(),
+        1.0,
+        0.4,
+        "busy host: added delay / bottleneck queue",
+    );
 }
 
 /// The bytes queued in `dev`'s root qdisc in namespace `ns`, from `tc -s`.

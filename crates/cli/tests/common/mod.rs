@@ -537,43 +537,6 @@ pub fn free_port() -> u16 {
         .expect("a free loopback port")
 }
 
-/// Runs of a measured bound before it fails: beside busy cores a run falls
-/// short now and then (docs/benchmarks/2026-12-03-loaded-series.md#incast-10g).
-pub const TRIES: usize = 3;
-
-/// Up to [`TRIES`] runs of `run`, stopping after the first that `done`
-/// accepts; every run, in order (the last is the accepted one, if any was).
-pub fn runs_until<T>(mut done: impl FnMut(&T) -> bool, mut run: impl FnMut() -> T) -> Vec<T> {
-    let mut runs = Vec::new();
-    while runs.len() < TRIES {
-        let made = run();
-        let accepted = done(&made);
-        runs.push(made);
-        if accepted {
-            break;
-        }
-    }
-    runs
-}
-
-/// The best by `rate` of up to [`TRIES`] runs of `run`, which stop at the
-/// first to reach `floor`, with every run's rate in order.
-pub fn best_of<T>(floor: f64, rate: impl Fn(&T) -> f64, run: impl FnMut() -> T) -> (T, Vec<f64>) {
-    let runs = runs_until(|made| rate(made) >= floor, run);
-    let rates = runs.iter().map(&rate).collect();
-    let best = runs
-        .into_iter()
-        .reduce(|best, made| {
-            if rate(&best) < rate(&made) {
-                made
-            } else {
-                best
-            }
-        })
-        .expect("one run at least");
-    (best, rates)
-}
-
 /// Waits until `ready` holds, asking every 50 ms, at most `timeout`;
 /// whether it did.
 pub fn wait_until(timeout: Duration, mut ready: impl FnMut() -> bool) -> bool {
