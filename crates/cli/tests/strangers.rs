@@ -627,13 +627,13 @@ fn failed_handshakes_do_not_shut_out_a_key_holder() {
     );
 }
 
-/// A receiver and a daemon stopped for 3 s and continued, 20 times each
+/// A receiver and a daemon stopped for 3 s and continued, 12 times each
 /// during transfers: every transfer completes byte-identical, exit 0.
 #[test]
 fn paused_receivers_complete_their_transfers() {
     let _alone = alone_with_traffic();
     let src = TempDir::new("pause-src");
-    let data: Vec<u8> = (0..24u32 << 20)
+    let data: Vec<u8> = (0..12u32 << 20)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
     std::fs::write(src.path().join("big"), &data).unwrap();
@@ -655,8 +655,8 @@ fn paused_receivers_complete_their_transfers() {
         paused
     };
     let mut total = 0;
-    // The one-shot receiver, 4 pauses a transfer, 5 transfers.
-    for round in 0..5 {
+    // The one-shot receiver, 4 pauses a transfer, 3 transfers.
+    for round in 0..3 {
         let dir = TempDir::new("pause-recv");
         let (mut recv, url) = common::oneshot(dir.path());
         let url_file = dir.path().join(".url");
@@ -685,12 +685,12 @@ fn paused_receivers_complete_their_transfers() {
             "round {round}: identical"
         );
     }
-    assert!(total >= 20, "{total} pauses of the receiver");
-    // The daemon, 4 pauses a transfer, 5 transfers.
+    assert!(total >= 12, "{total} pauses of the receiver");
+    // The daemon, 4 pauses a transfer, 3 transfers.
     let root = TempDir::new("pause-daemon");
     let srv = Server::with_root(root.path());
     let mut daemon_pauses = 0;
-    for round in 0..5 {
+    for round in 0..3 {
         let target = format!("{}:/r{round}", srv.addr());
         let sender = linerate_cmd()
             .args(["send", "-q", "--rate", "20M", file, &target])
@@ -707,7 +707,7 @@ fn paused_receivers_complete_their_transfers() {
         );
         assert!(std::fs::read(root.path().join(format!("r{round}/big"))).unwrap() == data);
     }
-    assert!(daemon_pauses >= 20, "{daemon_pauses} pauses of the daemon");
+    assert!(daemon_pauses >= 12, "{daemon_pauses} pauses of the daemon");
 }
 
 /// A daemon is recorded in known_servers only once a transfer to it
