@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use common::testlab::TestLab;
 use common::{BusyCores, Guard, alone_with_traffic, linerate, require_root, run};
+use linerate_probe::verdict::{STARVED_SHARE, THREAD_SATURATED};
 
 fn server_in(lab: &TestLab, host: &str) -> Guard {
     lab.serve(host, 5201)
@@ -755,8 +756,8 @@ fn wan_study_runs_end_to_end_and_records_its_backend() {
         "send_buffer" | "receiver_window" => {}
         "cpu" => assert!(
             ["sender", "receiver"].iter().any(|end| {
-                figure(&format!("{end}_runq_wait_share")) >= 0.25
-                    || figure(&format!("{end}_thread_cpu")) >= 0.85
+                figure(&format!("{end}_runq_wait_share")) >= STARVED_SHARE
+                    || figure(&format!("{end}_thread_cpu")) >= THREAD_SATURATED
             }),
             "the CPU named without a thread that waited or was saturated: {default}"
         ),

@@ -7,7 +7,7 @@
 use linerate_result::{Limit, Summary, Verdict};
 
 use super::faults::{
-    FORWARDER_BUSY, POLICED_LOSS, POLICED_VARIATION, POLICED_WINDOW, QUOTA_THROTTLED, STUCK_CWND,
+    FORWARDER_BUSY, POLICED_LOSS, POLICED_VARIATION, QUOTA_THROTTLED, STUCK_CWND, losses_in_bursts,
 };
 use super::finding::ALWAYS_SENDING;
 use crate::units::fmt_rate;
@@ -147,7 +147,7 @@ fn below_threshold(v: &Verdict) -> Vec<String> {
             need(
                 at("peak_cwnd_segments")
                     .zip(at("retransmitted_share"))
-                    .map(|(w, p)| p > 0.0 && w >= POLICED_WINDOW * (1.5 / p).sqrt()),
+                    .map(|(w, p)| losses_in_bursts(w, p)),
                 "a window random loss would not let grow",
             );
             need(

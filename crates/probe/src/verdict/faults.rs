@@ -89,17 +89,23 @@ pub fn policer(f: &Features, cpu_bound: bool) -> Option<Finding> {
 /// Loss that came in bursts rather than at random: a window well above
 /// what random loss of that share leaves a flow.
 pub fn bursty_loss(f: &Features) -> bool {
-    f.peak_cwnd_segments >= POLICED_WINDOW * random_loss_window(f)
+    losses_in_bursts(f.peak_cwnd_segments, f.retrans_share)
 }
 
-/// The congestion window, in segments, that a Reno flow losing the run's
-/// share of packets at random holds on average (Mathis et al.); infinite
-/// without loss.
-pub fn random_loss_window(f: &Features) -> f64 {
-    if f.retrans_share <= 0.0 {
+/// A peak window, segments, that losing `retrans_share` at random would
+/// not have let grow.
+pub fn losses_in_bursts(peak_cwnd_segments: f64, retrans_share: f64) -> bool {
+    peak_cwnd_segments >= POLICED_WINDOW * random_loss_window(retrans_share)
+}
+
+/// The congestion window, in segments, that a Reno flow losing
+/// `retrans_share` of its packets at random holds on average (Mathis et
+/// al.); infinite without loss.
+pub fn random_loss_window(retrans_share: f64) -> f64 {
+    if retrans_share <= 0.0 {
         return f64::INFINITY;
     }
-    (1.5f64).sqrt() / f.retrans_share.sqrt()
+    (1.5f64).sqrt() / retrans_share.sqrt()
 }
 
 /// What a Reno flow at the senders' round trip and segment size carries
@@ -109,7 +115,7 @@ pub fn random_loss_rate(f: &Features) -> f64 {
     if f.retrans_share <= 0.0 || f.rtt_us <= 0.0 {
         return f64::INFINITY;
     }
-    f.snd_mss * 8.0 / (f.rtt_us / 1e6) * (1.5f64).sqrt() / f.retrans_share.sqrt()
+    f.snd_mss * 8.0 / (f.rtt_us / 1e6) * random_loss_window(f.retrans_share)
 }
 
 /// Share of the scheduling periods a quota throttled, above which it held
@@ -233,7 +239,7 @@ mod tests {
             peak_cwnd_segments: 14.0,
             ..policed()
         };
-        assert!(busy.peak_cwnd_segments < 3.0 * random_loss_window(&busy));
+        assert!(busy.peak_cwnd_segments < 3.0 * random_loss_window(busy.retrans_share));
         assert_eq!(decide(&busy, None), Finding::Policer { rate_bps: 515e6 });
         // cubic on a quiet host, a round trip of 62 us: the window ended
         // at 16 segments after reaching 163.
@@ -604,7 +610,7 @@ mod tests {
                 Finding::Policer { rate_bps } => {
                     prop_assert!(f.retrans_share >= POLICED_LOSS && f.busy_share >= ALWAYS_SENDING);
                     prop_assert!(f.rate_variation.unwrap() <= POLICED_VARIATION);
-                    prop_assert!(f.peak_cwnd_segments >= POLICED_WINDOW * random_loss_window(&f));
+                    prop_assert!(losses_in_bursts(f.peak_cwnd_segments, f.retrans_share));
                     prop_assert!(f.queue_us < POLICED_QUEUE_US.max(QUEUE_SHARE * f.min_rtt_us));
                     prop_assert_eq!(rate_bps, f.steady_bps);
                 }

@@ -181,6 +181,7 @@ impl Features {
             peak_cwnd_segments: None,
         };
         let steady = Steady::of(e.intervals).unwrap_or(whole);
+        let cwnd_segments = sender_tcp(|t| Some(f64::from(t.snd_cwnd)));
         let rates: Vec<f64> = receivers
             .iter()
             .map(|s| ratio(s.bytes as f64 * 8.0, s.seconds))
@@ -244,10 +245,8 @@ impl Features {
             } else {
                 receivers.iter().map(|s| s.bytes_total as f64).sum()
             },
-            cwnd_segments: sender_tcp(|t| Some(f64::from(t.snd_cwnd))),
-            peak_cwnd_segments: steady
-                .peak_cwnd_segments
-                .unwrap_or_else(|| sender_tcp(|t| Some(f64::from(t.snd_cwnd)))),
+            cwnd_segments,
+            peak_cwnd_segments: steady.peak_cwnd_segments.unwrap_or(cwnd_segments),
             total_retransmits: whole.retransmits,
             pmtu: sender_tcp(|t| t.pmtu.map(f64::from)),
             full_mss: full_mss(&senders, &receivers),

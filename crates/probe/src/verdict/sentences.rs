@@ -514,7 +514,7 @@ fn why_policed(f: &Features) -> String {
         "Random loss of that share leaves a window of about {:.0} segments where the senders' \
          reached {:.0}, and the rate varied {:.0} % between intervals: the losses came in bursts \
          at a ceiling, as a token bucket running dry drops them.",
-        super::faults::random_loss_window(f),
+        super::faults::random_loss_window(f.retrans_share),
         f.peak_cwnd_segments,
         f.rate_variation.unwrap_or(0.0) * 100.0
     )
