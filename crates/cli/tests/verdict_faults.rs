@@ -370,3 +370,91 @@ fn an_emulator_short_of_cpu_is_named_the_forwarding_hop() {
     let (limit, sentence) = verdict(&doc);
     assert_eq!(limit, "path_full", "{sentence}");
 }
+
+/// The rate a sentence gives after `after` ("carried 117.9 Mbit/s"), bits/s.
+fn rate_after(sentence: &str, after: &str) -> f64 {
+    let rest = &sentence[sentence
+        .find(after)
+        .unwrap_or_else(|| panic!("no {after:?} in {sentence}"))
+        + after.len()..];
+    let mut words = rest.split_whitespace();
+    let number: f64 = words
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(f64::NAN);
+    let unit = match words.next().map(|u| u.trim_end_matches(['.', ',', ';'])) {
+        Some("kbit/s") => 1e3,
+        Some("Mbit/s") => 1e6,
+        Some("Gbit/s") => 1e9,
+        _ => f64::NAN,
+    };
+    number * unit
+}
+
+/// The router's link back to h1 shaped to 200 kbit/s (a TBF with 100 ms of
+/// queue), the way to h2 left as fast as veth forwards: h1's data goes out
+/// freely and its ACKs come back through the 200 kbit/s queue. The return
+/// path is named, with the one-way delay probe's queue on the ACKs' way and
+/// the summary's own rate, on a quiet host and beside busy loops. The near
+/// miss: the same queue on the data's way (100 Mbit/s toward h2) is the
+/// way out, never the return path (docs/verdict.md#return-path).
+#[test]
+fn a_slow_return_path_is_named_the_return_path_and_a_slow_way_out_is_not() {
+    if !require_root("a_slow_return_path_is_named_the_return_path_and_a_slow_way_out_is_not") {
+        return;
+    }
+    let lab = Routed::up("ret");
+    let tc = |args: &[&str]| {
+        let out = Command::new("ip")
+            .args(["netns", "exec", &lab.lab.netns("r"), "tc"])
+            .args(args)
+            .output()
+            .expect("tc (iproute2) is installed");
+        assert!(out.status.success(), "tc {args:?}: {}", text(&out));
+    };
+    let shape = |dev: &str, rate: &str, burst: &str| {
+        tc(&[
+            "qdisc", "replace", "dev", dev, "root", "tbf", "rate", rate, "burst", burst, "latency",
+            "100ms",
+        ]);
+    };
+    shape("h1", "200kbit", "3000");
+    quiet_and_busy(&|host| {
+        let (out, doc) = lab.bench(&["-t", "4"]);
+        assert!(out.status.success(), "{host} host: {}", text(&out));
+        let (limit, sentence) = verdict(&doc);
+        assert_eq!(limit, "return_path", "{host} host: {sentence}");
+        assert!(
+            sentence.contains("the way back from the receivers"),
+            "{host} host: {sentence}"
+        );
+        let ack = evidence(&doc, "ack_way_queue_us");
+        let data = evidence(&doc, "data_way_queue_us");
+        assert!(
+            ack >= 4.0 * data && ack >= 1000.0,
+            "{host} host: ACKs' way {ack} us, data's {data} us"
+        );
+        let summary = doc["summary"]["bits_per_second"].as_f64().unwrap();
+        let said = rate_after(sentence, "they carried ");
+        assert!(
+            (said / summary - 1.0).abs() < 0.001,
+            "{host} host: the sentence's {said} against the summary's {summary}: {sentence}"
+        );
+        let probe = &doc["one_way_delay"];
+        assert!(
+            probe["probes_answered"].as_u64() <= probe["probes_sent"].as_u64(),
+            "{probe}"
+        );
+    });
+    tc(&["qdisc", "del", "dev", "h1", "root"]);
+    shape("h2", "100mbit", "100k");
+    let (out, doc) = lab.bench(&["-t", "4"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let (limit, sentence) = verdict(&doc);
+    assert_ne!(limit, "return_path", "{sentence}");
+    assert!(
+        evidence(&doc, "data_way_queue_us") > evidence(&doc, "ack_way_queue_us"),
+        "{}",
+        doc["summary"]["verdict"]
+    );
+}

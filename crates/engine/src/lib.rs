@@ -13,6 +13,7 @@ pub mod address;
 pub mod bench;
 pub mod buffer;
 pub mod confine;
+mod delay_probe;
 mod document;
 pub mod door;
 mod end;

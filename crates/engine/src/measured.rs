@@ -54,6 +54,7 @@ pub(crate) fn serve(
     };
     let mut registration = None;
     let mut _buffers = None;
+    let mut _echo = None;
     let mut sockets = Vec::new();
     let mut summary = String::new();
     drive(&mut ctl, &mut m, None, |ctl, m, turn| {
@@ -75,6 +76,7 @@ pub(crate) fn serve(
                 if params.udp.is_some() {
                     seat.without_progress_rule();
                 }
+                _echo = delay_echo(&ctl.stream, &params);
                 match Held::take(&reg.buffers, buffer_bytes(&params)) {
                     Ok(h) => _buffers = Some(h),
                     Err(e) => {
@@ -141,6 +143,18 @@ pub(crate) fn serve(
         }
         Ok(Continue(()))
     })
+}
+
+/// The echo of a TCP bench's one-way delay probe: from this control
+/// connection's own address and port to the client's address at the port
+/// it gave; none where it gave none.
+fn delay_echo(
+    control: &std::net::TcpStream,
+    params: &BenchParams,
+) -> Option<crate::delay_probe::DelayEchoer> {
+    let port = params.delay_probe_port.filter(|_| params.udp.is_none())?;
+    let client = std::net::SocketAddr::new(control.peer_addr().ok()?.ip(), port);
+    crate::delay_probe::DelayEchoer::start(control.local_addr().ok()?, client)
 }
 
 /// Runs a bench's streams at this end; its summary line.

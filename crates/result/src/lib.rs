@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod fleet;
 pub mod latency;
+pub mod one_way;
 pub mod stats;
 
 /// Value of the `schema` field; bumped only on incompatible changes.
@@ -56,6 +57,10 @@ pub struct ResultDoc {
     /// The user ended the run early (Ctrl-C): the figures cover what ran.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// Each direction's queueing delay while a bench's streams ran, from
+    /// its one-way delay probe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub one_way_delay: Option<one_way::OneWayDelay>,
 }
 
 impl ResultDoc {
@@ -88,6 +93,7 @@ impl ResultDoc {
             study: None,
             fleet: None,
             interrupted: false,
+            one_way_delay: None,
         }
     }
 }
@@ -565,6 +571,10 @@ pub enum Limit {
     /// A hop that forwards in software (a lab's emulator, a router short
     /// of CPU) forwarded all it could: below the path's rate, the ends idle.
     ForwardingHop,
+    /// The way back from the receivers (their ACKs' direction) queued
+    /// where the data's way did not: a slow or full return path held the
+    /// senders' ACK clock.
+    ReturnPath,
 }
 
 /// What limited a run, in a word and in a sentence.

@@ -39,6 +39,7 @@ pub fn params() -> BenchParams {
         udp: None,
         run_token: None,
         threads: None,
+        delay_probe_port: None,
     }
 }
 

@@ -17,6 +17,7 @@
 
 pub mod agent;
 mod codec;
+mod delay_probe;
 mod error;
 mod frame;
 mod hello;
@@ -31,6 +32,7 @@ pub use agent::{
     MAX_AGENT_FLOWS, MAX_FLOW_INTERVALS, MAX_JOB_ITERATIONS, MAX_JOB_MESSAGE, MAX_RANKS, TaskFlow,
 };
 pub use codec::Reader;
+pub use delay_probe::{DELAY_PROBE_LEN, DelayEcho, DelayProbe};
 pub use error::WireError;
 pub use frame::{FRAME_HEADER_LEN, Frame, FrameDecoder, MAX_FRAME_LEN};
 pub use hello::{

@@ -208,6 +208,11 @@ pub struct BenchParams {
     /// thread a stream.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads: Option<u16>,
+    /// The client's UDP port for the one-way delay probe (a
+    /// [`crate::DelayProbe`] every few tens of ms): the server answers each
+    /// from its own port. None: no probe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_probe_port: Option<u16>,
 }
 
 /// A secret a peer shows: compared, never printed (its Debug hides it).
@@ -256,6 +261,9 @@ impl BenchParams {
         self.socket.validate()?;
         if let Some(udp) = &self.udp {
             udp.validate(self.write_len)?;
+        }
+        if self.delay_probe_port == Some(0) {
+            return bad("delay_probe_port", "must be a port, 1 to 65535");
         }
         if self.run_token.as_ref().is_some_and(|t| t.0.len() > 256) {
             return bad("run_token", "must be at most 256 bytes");

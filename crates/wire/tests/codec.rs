@@ -69,6 +69,7 @@ fn params() -> impl Strategy<Value = BenchParams> {
                     udp: None,
                     run_token: None,
                     threads: None,
+                    delay_probe_port: None,
                 }
             },
         )
@@ -182,6 +183,7 @@ fn invalid_parameters_are_refused_after_decoding() {
         udp: None,
         run_token: None,
         threads: None,
+        delay_probe_port: None,
     };
     let frame = Message::BenchRequest(p.clone()).to_frame();
     assert!(matches!(

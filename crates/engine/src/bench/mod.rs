@@ -61,6 +61,9 @@ pub struct BenchRun {
     /// What the threads of the process that forwarded the run's packets
     /// (a lab's emulator) used over the streams' run.
     pub forwarder: Option<linerate_probe::cpu::ThreadsUse>,
+    /// Each direction's queueing while the streams ran, where the server
+    /// answered the one-way delay probe.
+    pub one_way_delay: Option<linerate_result::one_way::OneWayDelay>,
 }
 
 /// This end's samples of an interval and the server's latest, as the run
@@ -97,13 +100,15 @@ pub fn run(
     let mut started_at = SystemTime::now();
     let mut members = None;
     let mut forwarder = None;
+    let mut prober = None;
+    let mut one_way_delay = None;
     let run = |params: &BenchParams,
                client: Option<SideReport>,
                server,
                server_host,
                started_at,
                interrupted,
-               (members, forwarder)| BenchRun {
+               (members, forwarder, one_way_delay)| BenchRun {
         params: params.clone(),
         session,
         started_at,
@@ -118,6 +123,7 @@ pub fn run(
         stripes: spec.stripes.clone(),
         members,
         forwarder,
+        one_way_delay,
     };
     drive(&mut ctl, &mut m, None, |ctl, m, turn| {
         let event = match turn {
@@ -136,7 +142,7 @@ pub fn run(
                     host,
                     started_at,
                     stopped(),
-                    (members.take(), forwarder.take()),
+                    (members.take(), forwarder.take(), one_way_delay.take()),
                 )));
             }
             // Ended by the user before the server could report (its
@@ -151,7 +157,7 @@ pub fn run(
                     host,
                     started_at,
                     true,
-                    (members.take(), forwarder.take()),
+                    (members.take(), forwarder.take(), one_way_delay.take()),
                 )));
             }
             Turn::Ended(Err(e)) if !m.accepted() => return Err(before_accept(server, ctl, e)),
@@ -168,6 +174,7 @@ pub fn run(
                 let loopback = server.ip().is_loopback();
                 let hosts = (&client_host, &accept.host);
                 plan_request(spec, &mut params, ctl, loopback, hosts);
+                prober = delay_prober(ctl, &mut params);
                 server_host = accept.host;
                 m.request(Instant::now(), params.clone());
             }
@@ -182,6 +189,7 @@ pub fn run(
                     .path
                     .forwarder_pid
                     .and_then(linerate_probe::cpu::ThreadsOf::sample);
+                let probing = prober.take().and_then(|p| p.start(server));
                 let sockets = (0..params.connections())
                     .map(|index| {
                         let hello = Hello::new(session, Role::Data, SessionKind::Bench, index);
@@ -197,6 +205,9 @@ pub fn run(
                 // receivers a grace later, never come before this sender's,
                 // even when this thread waits for a core after the flush.
                 let t0 = Instant::now();
+                if let Some(p) = &probing {
+                    p.run_begins();
+                }
                 m.streams_open();
                 flush(ctl, m)?;
                 let abort = AtomicBool::new(false);
@@ -214,6 +225,7 @@ pub fn run(
                 client = Some(report);
                 members = watch.map(|w| w.finish(params.direction));
                 forwarder = hop.and_then(|h| h.used_since());
+                one_way_delay = probing.and_then(|p| p.finish());
                 m.run_over(Instant::now());
             }
             // Late ones, after this end's last interval was shown.
@@ -221,6 +233,18 @@ pub fn run(
         }
         Ok(Continue(()))
     })
+}
+
+/// The one-way delay probe's socket for a TCP bench, its port in the
+/// request; none for a UDP bench (its datagrams carry their own times) or
+/// where no socket can be had.
+fn delay_prober(ctl: &Control, params: &mut BenchParams) -> Option<crate::delay_probe::Prober> {
+    if params.udp.is_some() {
+        return None;
+    }
+    let prober = crate::delay_probe::Prober::bind(ctl.stream.local_addr().ok()?.ip()).ok()?;
+    params.delay_probe_port = Some(prober.port().ok()?);
+    Some(prober)
 }
 
 /// What [`end::run`] calls with each interval of this end's samples.
@@ -337,6 +361,7 @@ fn params_for(spec: &BenchSpec) -> BenchParams {
         }),
         run_token: spec.run_token.clone(),
         threads: spec.threads,
+        delay_probe_port: None,
     }
 }
 
@@ -452,10 +477,21 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
             capacity: run.path.capacity,
             path_min_rtt_us: run.path.min_rtt_us,
             forwarder: run.forwarder,
+            one_way: run.one_way_delay.as_ref().and_then(|d| {
+                let client_sends = match params.direction {
+                    Direction::Forward => Some(true),
+                    Direction::Reverse => Some(false),
+                    Direction::Bidir => None,
+                };
+                verdict::DirectedQueues::of(d, client_sends)
+            }),
         }),
     };
     let mut parameters = serde_json::to_value(params).unwrap_or_default();
     if let Some(map) = parameters.as_object_mut() {
+        // A port of this run's, not a parameter of it: the probe's figures
+        // are the document's one_way_delay.
+        map.remove("delay_probe_port");
         map.insert("session".into(), run.session.to_hex().into());
         map.insert(
             "write_len_source".into(),
@@ -502,6 +538,7 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
     };
     let mut doc = document::document(provenance, ends, verdict);
     doc.interrupted = run.interrupted;
+    doc.one_way_delay = run.one_way_delay;
     let both_ways = params.direction == Direction::Bidir;
     if both_ways {
         doc.summary.directions = linerate_result::DirectionTotal::of(&doc.streams);

@@ -8,6 +8,7 @@ use linerate_result::{Limit, Summary, Verdict};
 
 use super::faults::{
     FORWARDER_BUSY, POLICED_LOSS, POLICED_VARIATION, QUOTA_THROTTLED, STUCK_CWND, losses_in_bursts,
+    return_queue,
 };
 use super::finding::ALWAYS_SENDING;
 use crate::units::fmt_rate;
@@ -175,6 +176,19 @@ fn below_threshold(v: &Verdict) -> Vec<String> {
                     .or(lowered)
                     .or(stuck),
                 "a lowered segment or a stuck window",
+            );
+        }
+        Limit::ReturnPath => {
+            need(
+                at("ack_way_queue_us")
+                    .zip(at("data_way_queue_us"))
+                    .zip(at("min_rtt_us").filter(|&r| r > 0.0).or(at("rtt_us")))
+                    .map(|((ack, data), rtt)| return_queue(ack, data, rtt)),
+                "a queue on the ACKs' way",
+            );
+            need(
+                at("sender_busy_share").map(|s| s >= ALWAYS_SENDING),
+                "senders always sending",
             );
         }
         Limit::ForwardingHop => {

@@ -165,6 +165,32 @@ pub fn forwarding_hop(f: &Features, ends_saturated: bool) -> Option<Finding> {
         .then_some(Finding::ForwardingHop { hop })
 }
 
+/// The ACKs' way queues this many times the data's way or more: the
+/// queue that stretched the round trip is on the way back. A 200 kbit/s
+/// return path kept 13 ms of queue on the ACKs' way and 0.02 ms on the
+/// data's (docs/verdict.md#return-path).
+pub const RETURN_QUEUE_RATIO: f64 = 4.0;
+
+/// The one-way delay probe saw the ACKs' way queue, at least as much as
+/// makes a standing queue ([`QUEUE_FLOOR_US`], [`QUEUE_SHARE`] of the
+/// least round trip) and [`RETURN_QUEUE_RATIO`] times the data's way,
+/// while the senders always had data: each send waits for an ACK, so a
+/// slow or full way back sets the rate whatever the way out could carry
+/// (docs/verdict.md#return-path). Before the path rules: the round trip's
+/// standing queue is the return path's, not a full way out.
+pub fn return_path(f: &Features) -> Option<Finding> {
+    let q = f.one_way?;
+    (f.busy_share >= ALWAYS_SENDING && return_queue(q.ack_way_us, q.data_way_us, f.lowest_rtt_us()))
+        .then_some(Finding::ReturnPath)
+}
+
+/// The ACKs' way queued enough, and enough more than the data's way, to
+/// be the queue of the run (the audit asks the same of a recorded run).
+pub fn return_queue(ack_way_us: f64, data_way_us: f64, lowest_rtt_us: f64) -> bool {
+    ack_way_us >= QUEUE_FLOOR_US.max(QUEUE_SHARE * lowest_rtt_us)
+        && ack_way_us >= RETURN_QUEUE_RATIO * data_way_us
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -525,6 +551,73 @@ mod tests {
         ));
     }
 
+    /// One stream through a router whose link back to the sender is a
+    /// 200 kbit/s TBF with 100 ms of queue, 6 s (the matrix's run).
+    fn ack_way_shaped(ack_way_us: f64, data_way_us: f64) -> Features {
+        Features {
+            senders: 1,
+            busy_us: 6e6,
+            busy_share: 0.999,
+            run_seconds: 6.0,
+            received_bytes: 89e6,
+            steady_bps: 112e6,
+            per_stream_bps: 117.9e6,
+            bits_per_second: 117.9e6,
+            rtt_us: 12_610.0,
+            min_rtt_us: 2.0,
+            queue_us: 12_608.0,
+            rate_variation: Some(0.14),
+            sender_util: 0.02,
+            receiver_util: 0.03,
+            host_busy: 0.02,
+            min_rcvbuf: 6 << 20,
+            min_sndbuf: 4 << 20,
+            cwnd_bytes: 1.2e6,
+            peer_window: 3e6,
+            snd_mss: 1448.0,
+            one_way: Some(crate::verdict::DirectedQueues {
+                data_way_us,
+                ack_way_us,
+                ack_way_p90_us: 1.7 * ack_way_us,
+            }),
+            ..Features::default()
+        }
+    }
+
+    #[test]
+    fn a_queue_on_the_acks_way_is_the_return_path_and_one_on_the_datas_way_is_not() {
+        assert_eq!(
+            decide(&ack_way_shaped(11_760.0, 31.0), None),
+            Finding::ReturnPath
+        );
+        // The same round trip with the queue on the way out (100 Mbit/s
+        // toward the receiver): a full path, not the way back.
+        let way_out = ack_way_shaped(27.7, 5_022.0);
+        assert_ne!(decide(&way_out, None), Finding::ReturnPath);
+        // Both ways queued alike: neither is told the limit by this rule.
+        assert_ne!(
+            decide(&ack_way_shaped(6_000.0, 3_000.0), None),
+            Finding::ReturnPath
+        );
+        // Under a standing queue's floor: no queue to speak of.
+        assert_ne!(
+            decide(&ack_way_shaped(0.9 * QUEUE_FLOOR_US, 10.0), None),
+            Finding::ReturnPath
+        );
+        // Senders that paused were not held by their ACKs.
+        let paused = Features {
+            busy_share: 0.5,
+            ..ack_way_shaped(11_760.0, 31.0)
+        };
+        assert_ne!(decide(&paused, None), Finding::ReturnPath);
+        // No probe answered: no verdict of the way back.
+        let unprobed = Features {
+            one_way: None,
+            ..ack_way_shaped(11_760.0, 31.0)
+        };
+        assert_ne!(decide(&unprobed, None), Finding::ReturnPath);
+    }
+
     fn any_features() -> impl Strategy<Value = Features> {
         let share = || 0.0..=1.0f64;
         (
@@ -533,7 +626,11 @@ mod tests {
             (share(), share(), share(), share(), share()),
             (0u32..64 << 20, 0u32..64 << 20, 0.0..1e8f64, 0.0..1e8f64, 0.0..66000.0f64),
             (0.0..66000.0f64, 0.0..1e10f64, 0.0..100.0f64, proptest::option::of(share()), 0.0..1000.0f64),
-            (proptest::option::of((0.0..2.0f64, share(), share())), proptest::option::of(1e6..1e11f64)),
+            (
+                proptest::option::of((0.0..2.0f64, share(), share())),
+                proptest::option::of(1e6..1e11f64),
+                proptest::option::of((0.0..1e6f64, 0.0..1e6f64)),
+            ),
         )
             .prop_map(|(a, b, c, d, e, g)| {
                 let (busy_share, rwnd_share, sndbuf_share, retrans_share, retransmits, run_seconds) = a;
@@ -541,7 +638,7 @@ mod tests {
                 let (sender_util, receiver_util, sender_wait, receiver_wait, host_busy) = c;
                 let (min_rcvbuf, min_sndbuf, cwnd_bytes, peer_window, snd_mss) = d;
                 let (full_mss, received_bytes, cwnd_segments, throttled, peak_cwnd) = e;
-                let (forwarder, capacity) = g;
+                let (forwarder, capacity, one_way) = g;
                 Features {
                     senders: 1,
                     busy_us: 1e6,
@@ -589,6 +686,11 @@ mod tests {
                         bits_per_second,
                         source: "--capacity",
                     }),
+                    one_way: one_way.map(|(data_way_us, ack_way_us)| crate::verdict::DirectedQueues {
+                        data_way_us,
+                        ack_way_us,
+                        ack_way_p90_us: ack_way_us,
+                    }),
                     ..Features::default()
                 }
             })
@@ -624,6 +726,11 @@ mod tests {
                     prop_assert!(f.capacity.is_none_or(|c| f.steady_bps < AT_CAPACITY * c.bits_per_second));
                 }
                 Finding::MtuProbed => prop_assert!(f.mss_lowered()),
+                Finding::ReturnPath => {
+                    let q = f.one_way.unwrap();
+                    prop_assert!(f.busy_share >= ALWAYS_SENDING);
+                    prop_assert!(q.ack_way_us >= QUEUE_FLOOR_US && q.ack_way_us >= RETURN_QUEUE_RATIO * q.data_way_us);
+                }
                 _ => {}
             }
         }

@@ -122,6 +122,8 @@ pub struct Features {
     /// What the threads of the process that forwarded the packets (a
     /// lab's emulator) used over the run, where one did.
     pub forwarder: Option<crate::cpu::ThreadsUse>,
+    /// Each direction's queueing by the one-way delay probe, where known.
+    pub one_way: Option<super::DirectedQueues>,
 }
 
 /// A CPU quota (a cgroup's) and what it took from one end over the run.
@@ -219,6 +221,7 @@ impl Features {
             capacity: e.capacity,
             path_min_rtt_us: e.path_min_rtt_us,
             forwarder: e.forwarder,
+            one_way: e.one_way,
             sender_util: worst(&senders, running),
             receiver_util: worst(&receivers, running),
             sender_wait: worst(&senders, waiting),
@@ -428,6 +431,13 @@ impl Features {
                 ("forwarder_cores", h.cores),
                 ("forwarder_thread_running_share", h.running),
                 ("forwarder_thread_waiting_share", h.waiting),
+            ]
+        }))
+        .chain(self.one_way.into_iter().flat_map(|q| {
+            [
+                ("data_way_queue_us", q.data_way_us),
+                ("ack_way_queue_us", q.ack_way_us),
+                ("ack_way_queue_p90_us", q.ack_way_p90_us),
             ]
         }))
         .map(|(k, v)| (k.to_string(), round3(v)))

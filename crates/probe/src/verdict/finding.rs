@@ -91,6 +91,9 @@ pub enum Finding {
         /// What its threads used over the run.
         hop: crate::cpu::ThreadsUse,
     },
+    /// The ACKs' way back queued where the data's way did not, the
+    /// senders always sending: the return path held their ACK clock.
+    ReturnPath,
     /// A cgroup's CPU quota throttled one end.
     Quota {
         /// The end under it.

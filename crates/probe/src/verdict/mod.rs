@@ -74,6 +74,41 @@ pub struct Evidence<'a> {
     /// What the threads of the process that forwarded the run's packets
     /// (a lab's emulator) used over the run, where one did.
     pub forwarder: Option<crate::cpu::ThreadsUse>,
+    /// Each direction's queueing while the streams ran, where a one-way
+    /// delay probe measured it and the data went one way.
+    pub one_way: Option<DirectedQueues>,
+}
+
+/// A one-way delay probe's queueing delays, told by the data's direction
+/// (docs/verdict.md#return-path).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct DirectedQueues {
+    /// Median queueing on the data's way, µs.
+    pub data_way_us: f64,
+    /// Median queueing on the ACKs' way (back from the receivers), µs.
+    pub ack_way_us: f64,
+    /// The 90th percentile of the ACKs' way, µs.
+    pub ack_way_p90_us: f64,
+}
+
+impl DirectedQueues {
+    /// The probe's delays told by the data's way: to the server when the
+    /// client sends; none for a run both ways, whose ACKs share each way
+    /// with data.
+    pub fn of(
+        d: &linerate_result::one_way::OneWayDelay,
+        client_sends: Option<bool>,
+    ) -> Option<DirectedQueues> {
+        let (data, ack) = match client_sends? {
+            true => (d.to_server, d.to_client),
+            false => (d.to_client, d.to_server),
+        };
+        Some(DirectedQueues {
+            data_way_us: data.median_us,
+            ack_way_us: ack.median_us,
+            ack_way_p90_us: ack.p90_us,
+        })
+    }
 }
 
 /// What is known of the path before the run: its capacity and the least
@@ -342,6 +377,7 @@ mod tests {
             capacity: None,
             path_min_rtt_us: None,
             forwarder: None,
+            one_way: None,
         })
     }
 
@@ -462,6 +498,7 @@ mod tests {
             capacity: None,
             path_min_rtt_us: None,
             forwarder: None,
+            one_way: None,
         };
         let v = judge(&e(Some("TLS13_AES_128_GCM_SHA256")));
         assert_eq!((v.limit, v.side), (Limit::Cpu, Some(Side::Sender)));
@@ -1275,5 +1312,28 @@ mod tests {
             ..tiny
         };
         assert!(matches!(rules::decide(&behind, None), Finding::Cpu { .. }));
+    }
+
+    #[test]
+    fn the_probes_directions_follow_the_data() {
+        use linerate_result::one_way::{OneWayDelay, QueueDelay};
+        let d = OneWayDelay {
+            probes_sent: 20,
+            probes_answered: 20,
+            to_server: QueueDelay {
+                median_us: 10.0,
+                p90_us: 20.0,
+            },
+            to_client: QueueDelay {
+                median_us: 5000.0,
+                p90_us: 9000.0,
+            },
+        };
+        let forward = DirectedQueues::of(&d, Some(true)).unwrap();
+        assert_eq!((forward.data_way_us, forward.ack_way_us), (10.0, 5000.0));
+        assert_eq!(forward.ack_way_p90_us, 9000.0);
+        let reverse = DirectedQueues::of(&d, Some(false)).unwrap();
+        assert_eq!((reverse.data_way_us, reverse.ack_way_us), (5000.0, 10.0));
+        assert!(DirectedQueues::of(&d, None).is_none());
     }
 }

@@ -30,6 +30,7 @@ impl Finding {
             Finding::Policer { .. } => Limit::Policer,
             Finding::Quota { .. } => Limit::CpuQuota,
             Finding::ForwardingHop { .. } => Limit::ForwardingHop,
+            Finding::ReturnPath => Limit::ReturnPath,
             Finding::Invalid => Limit::Invalid,
             Finding::Paced { .. } | Finding::Application | Finding::ReaderStalled => {
                 Limit::Application
@@ -62,6 +63,7 @@ impl Finding {
             | Finding::MtuProbed
             | Finding::Policer { .. }
             | Finding::ForwardingHop { .. }
+            | Finding::ReturnPath
             | Finding::Invalid
             | Finding::PathFull
             | Finding::PathShort
@@ -75,7 +77,7 @@ impl Finding {
 /// The first finding of the bench rules; `pacing_bps` is the user's cap
 /// per stream, if any.
 pub fn decide(f: &Features, pacing_bps: Option<f64>) -> Finding {
-    let rules: [&dyn Fn() -> Option<Finding>; 16] = [
+    let rules: [&dyn Fn() -> Option<Finding>; 17] = [
         &|| no_tcp_info(f),
         &|| faults::nothing_moved(f),
         &|| invalid(f),
@@ -86,6 +88,7 @@ pub fn decide(f: &Features, pacing_bps: Option<f64>) -> Finding {
         &|| send_buffer(f),
         &|| faults::forwarding_hop(f, ends_saturated(f)),
         &|| faults::policer(f, cpu_bound(f)),
+        &|| faults::return_path(f),
         &|| path_full(f),
         &|| network(f),
         &|| cpu(f),

@@ -172,6 +172,7 @@ pub fn sentence(found: &Finding, f: &Features, to: Speaker) -> String {
         ),
         Finding::Quota { side } => quota(f, side),
         Finding::ForwardingHop { hop } => forwarding_hop(f, hop),
+        Finding::ReturnPath => return_path(f),
         Finding::ReaderStalled => format!(
             "Receiver: the senders waited for window {:.0} % of the time, yet the window ({}) \
              carries {} a stream at the lowest round trip of {}, far above the {} each carried: \
@@ -563,6 +564,27 @@ pub fn mtu_probed(f: &Features) -> Option<String> {
 /// A segment or an MTU to the byte, as `ip link` and ping give them.
 fn exact_bytes(b: f64) -> String {
     format!("{b:.0} B")
+}
+
+/// A way back that queued the ACKs (docs/verdict.md#return-path).
+fn return_path(f: &Features) -> String {
+    let q = f.one_way.unwrap_or_default();
+    format!(
+        "Return path: the way back from the receivers, which their ACKs take, queued {} \
+         (median; {} at the 90th percentile) while the data's way out queued {}, by the \
+         one-way delay probe; the round trip grew from {} to {}. The senders always had data, \
+         and each send waits for an ACK: they carried {}. A slow or full link on the route \
+         back (an asymmetric route, a shaped uplink, a return queue shared with other \
+         traffic) set the rate, not the way out; check the route from the receiver to the \
+         sender and its rate. A faster way back, or fewer ACKs (receive offloads such as GRO \
+         at the receiver), raises it.",
+        fmt_us(q.ack_way_us),
+        fmt_us(q.ack_way_p90_us),
+        fmt_us(q.data_way_us),
+        fmt_us(f.lowest_rtt_us()),
+        fmt_us(f.rtt_us),
+        fmt_rate(f.bits_per_second),
+    )
 }
 
 /// A hop that forwards in software, out of CPU (docs/verdict.md#forwarding-hop).

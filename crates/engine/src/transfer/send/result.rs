@@ -104,6 +104,7 @@ fn judge(run: &TransferRun, ends: &document::Ends, bps: f64, seconds: f64) -> Ve
         capacity: None,
         path_min_rtt_us: None,
         forwarder: None,
+        one_way: None,
     };
     let disks = verdict::DiskTime {
         read_share: share(run.read_seconds),
