@@ -348,6 +348,9 @@ fn filter_of(a: &SendArgs, matches: Option<&clap::ArgMatches>) -> anyhow::Result
         };
         added.map_err(usage::UsageError)?;
     }
+    filter
+        .compile()
+        .map_err(|e| usage::UsageError(format!("--include/--exclude: {e}")))?;
     Ok(filter)
 }
 

@@ -108,6 +108,10 @@ pub struct TransferRequest {
 pub const MAX_CHANGES: usize = 100_000;
 /// Most include/exclude rules a request carries.
 pub const MAX_FILTER_RULES: usize = 10_000;
+/// Most bytes of filter patterns a request carries, all rules together:
+/// ten thousand file names of a hundred bytes, not ten thousand 4 KiB
+/// globs (docs/security.md#filter-rules).
+pub const MAX_FILTER_BYTES: usize = 1 << 20;
 
 /// What a transfer did, or would do with `--dry-run`, to one path at the
 /// destination.
@@ -187,6 +191,7 @@ impl TransferRequest {
             return bad("interval_ms", "must be 0 (off) or at least 10 ms");
         }
         if self.filter.len() > MAX_FILTER_RULES
+            || self.filter.iter().map(String::len).sum::<usize>() > MAX_FILTER_BYTES
             || self
                 .filter
                 .iter()
@@ -194,7 +199,8 @@ impl TransferRequest {
         {
             return bad(
                 "filter",
-                "must be at most 10000 rules, each '+ PATTERN' or '- PATTERN' of at most 4096 bytes",
+                "must be at most 10000 rules and 1 MiB together, each '+ PATTERN' or \
+                 '- PATTERN' of at most 4096 bytes",
             );
         }
         Ok(())

@@ -11,10 +11,12 @@
 //! against the last component; `*` stops at `/`, `**` does not, `?` is one
 //! character but `/`; `dir/***` is `dir` and everything in it.
 
-use globset::{GlobBuilder, GlobMatcher};
+use std::sync::OnceLock;
+
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
 /// A pattern rsync would not take, in the words of the flag that gave it.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("pattern {pattern:?}: {why}")]
 pub struct FilterError {
     /// The pattern as given.
@@ -23,13 +25,24 @@ pub struct FilterError {
     pub why: String,
 }
 
+/// What part of a path a pattern is matched against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Against {
+    /// The last component: a pattern without a '/' or '**'.
+    Name,
+    /// The whole path: a pattern anchored with a leading '/'.
+    Whole,
+    /// The whole path or its end after any '/'.
+    End,
+}
+
 struct Pattern {
     /// As given.
     text: String,
-    globs: Vec<GlobMatcher>,
-    anchored: bool,
+    /// Parsed, not compiled: the rules compile once, together.
+    globs: Vec<Glob>,
+    against: Against,
     dir_only: bool,
-    whole_path: bool,
 }
 
 impl Pattern {
@@ -57,7 +70,13 @@ impl Pattern {
             }
             globs.push(p.to_string());
         }
-        let whole_path = anchored || p.contains('/') || p.contains("**");
+        let against = if anchored {
+            Against::Whole
+        } else if p.contains('/') || p.contains("**") {
+            Against::End
+        } else {
+            Against::Name
+        };
         let globs = globs
             .iter()
             .map(|g| {
@@ -67,55 +86,103 @@ impl Pattern {
                     .literal_separator(true)
                     .backslash_escape(true)
                     .build()
-                    .map(|g| g.compile_matcher())
                     .map_err(|e| err(e.kind().to_string()))
             })
             .collect::<Result<_, _>>()?;
         Ok(Pattern {
             text: text.to_string(),
             globs,
-            anchored,
+            against,
             dir_only,
-            whole_path,
         })
-    }
-
-    fn matches(&self, path: &str, is_dir: bool) -> bool {
-        if self.dir_only && !is_dir {
-            return false;
-        }
-        let hit = |candidate: &str| self.globs.iter().any(|g| g.is_match(candidate));
-        if !self.whole_path {
-            return hit(path.rsplit('/').next().unwrap_or(path));
-        }
-        if self.anchored {
-            return hit(path);
-        }
-        // The end of the path: the whole of it, or after any '/'.
-        hit(path)
-            || path
-                .char_indices()
-                .filter(|&(_, c)| c == '/')
-                .any(|(i, _)| hit(&path[i + 1..]))
     }
 }
 
-/// The rules, in the order given.
+/// The globs matched against one part of a path, compiled as one set, and
+/// the rule each belongs to.
+struct RuleSet {
+    set: GlobSet,
+    rule_of: Vec<usize>,
+}
+
+impl RuleSet {
+    fn build(rules: &[(bool, Pattern)], against: Against) -> Result<RuleSet, FilterError> {
+        let mut set = GlobSetBuilder::new();
+        let mut rule_of = Vec::new();
+        for (i, (_, p)) in rules.iter().enumerate() {
+            if p.against == against {
+                for g in &p.globs {
+                    set.add(g.clone());
+                    rule_of.push(i);
+                }
+            }
+        }
+        let set = set.build().map_err(|e| FilterError {
+            pattern: format!("{} rules", rules.len()),
+            why: format!(
+                "they do not compile within the matcher's bounds ({e}); give fewer or simpler rules"
+            ),
+        })?;
+        Ok(RuleSet { set, rule_of })
+    }
+
+    /// The rules whose globs match `candidate`, into `hits`.
+    fn hits(&self, candidate: &str, scratch: &mut Vec<usize>, hits: &mut Vec<usize>) {
+        self.set.matches_into(candidate, scratch);
+        hits.extend(scratch.iter().map(|&g| self.rule_of[g]));
+    }
+}
+
+/// Every rule compiled: one set for each part of a path a rule looks at.
+struct Compiled {
+    name: RuleSet,
+    whole: RuleSet,
+    end: RuleSet,
+}
+
+/// Most rules a filter takes, as the wire does (`MAX_FILTER_RULES`).
+pub const MAX_RULES: usize = linerate_wire::MAX_FILTER_RULES;
+/// Most bytes of patterns a filter takes, all rules together
+/// (`MAX_FILTER_BYTES`): what is matched against every path stays small.
+pub const MAX_PATTERN_BYTES: usize = linerate_wire::MAX_FILTER_BYTES;
+
+/// The rules, in the order given, compiled together the first time a path
+/// is matched (or at [`Filter::compile`]).
 #[derive(Default)]
 pub struct Filter {
     rules: Vec<(bool, Pattern)>,
+    bytes: usize,
+    compiled: OnceLock<Result<Compiled, FilterError>>,
 }
 
 impl Filter {
     /// Paths matching `pattern` are sent, unless an earlier rule matched.
     pub fn include(&mut self, pattern: &str) -> Result<(), FilterError> {
-        self.rules.push((true, Pattern::new(pattern)?));
-        Ok(())
+        self.add(true, pattern)
     }
 
     /// Paths matching `pattern` are left out, unless an earlier rule matched.
     pub fn exclude(&mut self, pattern: &str) -> Result<(), FilterError> {
-        self.rules.push((false, Pattern::new(pattern)?));
+        self.add(false, pattern)
+    }
+
+    fn add(&mut self, include: bool, pattern: &str) -> Result<(), FilterError> {
+        let too_many = |why: String| FilterError {
+            pattern: pattern.chars().take(64).collect(),
+            why,
+        };
+        if self.rules.len() >= MAX_RULES {
+            return Err(too_many(format!("more than {MAX_RULES} rules")));
+        }
+        if self.bytes + pattern.len() > MAX_PATTERN_BYTES {
+            return Err(too_many(format!(
+                "the rules pass {} KiB of patterns together",
+                MAX_PATTERN_BYTES >> 10
+            )));
+        }
+        self.rules.push((include, Pattern::new(pattern)?));
+        self.bytes += pattern.len();
+        self.compiled = OnceLock::new();
         Ok(())
     }
 
@@ -137,6 +204,25 @@ impl Filter {
         Ok(())
     }
 
+    /// Compiles the rules now, so that a set too large to match is refused
+    /// before any path is.
+    pub fn compile(&self) -> Result<(), FilterError> {
+        self.compiled().map(|_| ())
+    }
+
+    fn compiled(&self) -> Result<&Compiled, FilterError> {
+        self.compiled
+            .get_or_init(|| {
+                Ok(Compiled {
+                    name: RuleSet::build(&self.rules, Against::Name)?,
+                    whole: RuleSet::build(&self.rules, Against::Whole)?,
+                    end: RuleSet::build(&self.rules, Against::End)?,
+                })
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
     /// The rules as `+ PATTERN` and `- PATTERN` lines, in order: what
     /// [`Filter::add_lines`] reads back to the same filter.
     pub fn lines(&self) -> Vec<String> {
@@ -152,12 +238,31 @@ impl Filter {
     }
 
     /// Whether `path` (relative to the top of the transfer, '/'-separated,
-    /// the source's own name first) is left out.
+    /// the source's own name first) is left out. Rules that do not compile
+    /// ([`Filter::compile`] says why) leave nothing out.
     pub fn excludes(&self, path: &str, is_dir: bool) -> bool {
-        self.rules
-            .iter()
-            .find(|(_, p)| p.matches(path, is_dir))
-            .is_some_and(|(include, _)| !include)
+        if self.rules.is_empty() {
+            return false;
+        }
+        let Ok(c) = self.compiled() else {
+            return false;
+        };
+        let (mut scratch, mut hits) = (Vec::new(), Vec::new());
+        c.name.hits(
+            path.rsplit('/').next().unwrap_or(path),
+            &mut scratch,
+            &mut hits,
+        );
+        c.whole.hits(path, &mut scratch, &mut hits);
+        // The end of the path: the whole of it, or after any '/'.
+        c.end.hits(path, &mut scratch, &mut hits);
+        for (i, _) in path.char_indices().filter(|&(_, ch)| ch == '/') {
+            c.end.hits(&path[i + 1..], &mut scratch, &mut hits);
+        }
+        hits.into_iter()
+            .filter(|&r| is_dir || !self.rules[r].1.dir_only)
+            .min()
+            .is_some_and(|r| !self.rules[r].0)
     }
 }
 
@@ -245,5 +350,110 @@ mod tests {
         let e = Filter::default().exclude("[z-a").unwrap_err();
         assert!(e.to_string().contains("[z-a"), "{e}");
         assert!(Filter::default().exclude("").is_err());
+    }
+
+    /// The rules matched one pattern at a time, each compiled alone (how
+    /// they were matched before they compiled together): the oracle.
+    fn one_at_a_time(rules: &[(bool, &str)], path: &str, is_dir: bool) -> bool {
+        let mut hit = None;
+        for (include, text) in rules {
+            let p = Pattern::new(text).unwrap();
+            if p.dir_only && !is_dir {
+                continue;
+            }
+            let m: Vec<_> = p.globs.iter().map(|g| g.compile_matcher()).collect();
+            let any = |c: &str| m.iter().any(|g| g.is_match(c));
+            let matched = match p.against {
+                Against::Name => any(path.rsplit('/').next().unwrap_or(path)),
+                Against::Whole => any(path),
+                Against::End => {
+                    any(path)
+                        || path
+                            .char_indices()
+                            .filter(|&(_, c)| c == '/')
+                            .any(|(i, _)| any(&path[i + 1..]))
+                }
+            };
+            if matched {
+                hit = Some(*include);
+                break;
+            }
+        }
+        hit.is_some_and(|include| !include)
+    }
+
+    proptest::proptest! {
+        /// Compiled together, the rules decide every path as each rule
+        /// alone, first match first, does.
+        #[test]
+        fn rules_compiled_together_decide_as_one_at_a_time(
+            rules in proptest::collection::vec(
+                (proptest::bool::ANY, proptest::sample::select(vec![
+                    "*.o", "a", "/t/a", "a/", "b/*.c", "t/**/x", "t/a/***", "?", "x*", "**/b",
+                    "/t/*/", "{a,b}", "[ab]", "c/a", "*", "t",
+                ])),
+                0..8,
+            ),
+            path in proptest::collection::vec(
+                proptest::sample::select(vec!["a", "b", "x.o", "c", "t", "x", "{a,b}", "b.c"]),
+                1..5,
+            ),
+            is_dir in proptest::bool::ANY,
+        ) {
+            let mut f = Filter::default();
+            for (include, text) in &rules {
+                if *include { f.include(text).unwrap() } else { f.exclude(text).unwrap() }
+            }
+            let path = format!("t/{}", path.join("/"));
+            proptest::prop_assert_eq!(
+                f.excludes(&path, is_dir),
+                one_at_a_time(&rules, &path, is_dir),
+                "{:?} on {}", rules, path
+            );
+        }
+    }
+
+    #[test]
+    fn rules_past_their_number_or_bytes_are_refused_by_name() {
+        let mut f = Filter::default();
+        let long = format!("*{}", "a".repeat(4095));
+        let mut refused = None;
+        for i in 0..MAX_RULES {
+            if let Err(e) = f.exclude(&long) {
+                refused = Some((i, e));
+                break;
+            }
+        }
+        let (taken, e) = refused.expect("1 MiB of patterns is the most");
+        assert_eq!(taken, MAX_PATTERN_BYTES / 4096, "{e}");
+        assert!(e.to_string().contains("KiB of patterns"), "{e}");
+        let mut f = Filter::default();
+        for _ in 0..MAX_RULES {
+            f.exclude("x").unwrap();
+        }
+        let e = f.exclude("x").unwrap_err();
+        assert!(e.to_string().contains("more than 10000 rules"), "{e}");
+    }
+
+    #[test]
+    fn a_thousand_pathological_globs_compile_once_or_are_refused() {
+        let mut f = Filter::default();
+        for i in 0..1000 {
+            // Stars between every letter: each glob's regex backtracks
+            // where a naive matcher would; ~1 KiB each.
+            let glob: String = (0..340)
+                .map(|j| if j % 2 == 0 { "*" } else { "a" })
+                .collect();
+            f.exclude(&format!("{glob}{i}")).unwrap();
+        }
+        let at = std::time::Instant::now();
+        match f.compile() {
+            Ok(()) => {
+                let path = format!("t/{}", "a".repeat(200));
+                assert!(!f.excludes(&path, false));
+            }
+            Err(e) => assert!(e.to_string().contains("give fewer or simpler rules"), "{e}"),
+        }
+        eprintln!("1000 pathological globs: {:?}", at.elapsed());
     }
 }

@@ -451,6 +451,7 @@ fn kept_from_delete(req: &TransferRequest) -> std::result::Result<Option<Filter>
     let mut filter = Filter::default();
     filter
         .add_lines(&req.filter.join("\n"))
+        .and_then(|()| filter.compile())
         .map_err(|e| SinkError::BadEntry {
             id: 0,
             reason: format!("the sender's rule {e}"),
