@@ -2385,7 +2385,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__send)
-            opts="-P -u -n -i -X -A -c -w -S -4 -6 -B -q -h --url-file --from-memory --streams --block --skip-writes --no-replace --ignore-existing --update --delete --dry-run --itemize --xattrs --acls --numeric-ids --overwrite --verify --checksum --no-block-checksum --no-fsync --no-encrypt --server-fingerprint --follow-links --exclude --include --exclude-from --direct --evict --rate --window --sndbuf --tos --dscp --bind --stripe --rx-poll --json --quiet --help"
+            opts="-P -u -n -i -X -A -c -w -S -4 -6 -B -q -h --url-file --from-memory --streams --block --skip-writes --no-replace --ignore-existing --update --delete --force --dry-run --itemize --xattrs --acls --numeric-ids --overwrite --verify --checksum --no-block-checksum --no-fsync --no-encrypt --server-fingerprint --follow-links --exclude --include --exclude-from --direct --evict --rate --window --sndbuf --tos --dscp --bind --stripe --rx-poll --json --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

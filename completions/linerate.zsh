@@ -361,6 +361,7 @@ off\:""))' \
 '-u[Leave files that are newer at the destination than at the source (rsync'\''s -u, --update); replace the others that differ]' \
 '--update[Leave files that are newer at the destination than at the source (rsync'\''s -u, --update); replace the others that differ]' \
 '--delete[Delete what the destination'\''s copies of the source directories hold and the sources lack, once the transfer is complete (rsync'\''s --delete, done after the transfer). Only inside the destination; paths the --exclude rules leave out are kept. Try it with --dry-run first]' \
+'--force[Replace a non-empty directory at the destination where the source now has a file or a link (rsync'\''s --force; --delete does it too). Without either such a run stops and names the directory; an empty one is always replaced]' \
 '-n[Change nothing at the receiver\: list what would be created, replaced and deleted, and send no data]' \
 '--dry-run[Change nothing at the receiver\: list what would be created, replaced and deleted, and send no data]' \
 '-i[List every path created, replaced or deleted (rsync'\''s -i)]' \

@@ -213,6 +213,7 @@ fuzz_target!(|data: &[u8]| {
             dry_run: u.arbitrary().unwrap_or(false),
             list_changes: u.arbitrary().unwrap_or(false),
             numeric_ids: u.arbitrary().unwrap_or(false),
+            replace_dirs: u.arbitrary().unwrap_or(false),
         },
     );
     let _ = run(&mut u, &sink, block_len);

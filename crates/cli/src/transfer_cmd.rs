@@ -81,6 +81,12 @@ pub struct SendArgs {
     /// --dry-run first.
     #[arg(long)]
     pub delete: bool,
+    /// Replace a non-empty directory at the destination where the source
+    /// now has a file or a link (rsync's --force; --delete does it too).
+    /// Without either such a run stops and names the directory; an empty
+    /// one is always replaced.
+    #[arg(long)]
+    pub force: bool,
     /// Change nothing at the receiver: list what would be created,
     /// replaced and deleted, and send no data.
     #[arg(short = 'n', long)]
@@ -213,6 +219,7 @@ impl SendArgs {
             block_len: self.block_len,
             existing: self.existing(),
             delete: self.delete,
+            force: self.force,
             dry_run: self.dry_run,
             itemize: self.itemize,
             numeric_ids: self.numeric_ids,

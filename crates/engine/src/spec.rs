@@ -141,6 +141,8 @@ pub struct TransferSpec {
     /// Remove what the destination's copies of the source directories hold
     /// and the source lacks (`--delete`).
     pub delete: bool,
+    /// Replace a non-empty directory where a file or link comes (`--force`).
+    pub force: bool,
     /// Change nothing; list what would change (`--dry-run`).
     pub dry_run: bool,
     /// List every change (`--itemize`).
@@ -185,6 +187,7 @@ impl Default for TransferSpec {
             block_len: 8 << 20,
             existing: Existing::Replace,
             delete: false,
+            force: false,
             dry_run: false,
             itemize: false,
             numeric_ids: false,

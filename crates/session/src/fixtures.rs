@@ -78,6 +78,7 @@ pub fn request(token: Option<&str>, verify: bool) -> TransferRequest {
         itemize: false,
         numeric_ids: false,
         compare_contents: false,
+        force: false,
     }
 }
 

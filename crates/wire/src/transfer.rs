@@ -84,6 +84,10 @@ pub struct TransferRequest {
     /// the source lacks (`--delete`), once the transfer is complete.
     #[serde(default)]
     pub delete: bool,
+    /// A non-empty directory where the source has a file or a link is
+    /// removed to make way for it (`--force`; `delete` does it too).
+    #[serde(default)]
+    pub force: bool,
     /// The sender's include/exclude rules, as `+ PATTERN` and `- PATTERN`
     /// lines: what they leave out at the source is kept from `delete`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

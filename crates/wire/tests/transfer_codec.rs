@@ -122,6 +122,7 @@ proptest! {
             itemize: evict,
             numeric_ids: rx_poll,
             compare_contents: contents,
+            force: checksum,
         };
         let m = Message::TransferRequest(req);
         prop_assert_eq!(Message::from_frame(&m.to_frame()).unwrap(), m);
@@ -177,6 +178,7 @@ fn valid_request() -> TransferRequest {
         itemize: false,
         numeric_ids: false,
         compare_contents: false,
+        force: false,
     }
 }
 

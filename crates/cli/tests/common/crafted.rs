@@ -189,5 +189,6 @@ pub fn transfer_request(
         itemize: false,
         numeric_ids: false,
         compare_contents: false,
+        force: false,
     })
 }

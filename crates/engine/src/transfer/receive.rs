@@ -236,6 +236,13 @@ fn serve_admitted(
         return Err(EngineError::Internal("the transfer began unadmitted"));
     };
     let root = if req.skip_writes { None } else { dest };
+    let rules = match rules_of(&req) {
+        Ok(rules) => Arc::new(rules),
+        Err(e) => {
+            m.abort(local(RefusalCode::InvalidParameters, e));
+            return ended(&mut ctl, &mut m, &AtomicBool::new(false)).map(|()| String::new());
+        }
+    };
     let cache = CachePolicy {
         direct: req.direct,
         evict: req.evict,
@@ -253,6 +260,8 @@ fn serve_admitted(
             dry_run: req.dry_run,
             list_changes: req.itemize || req.dry_run,
             numeric_ids: req.numeric_ids,
+            replace_dirs: req.force || req.delete,
+            protected: Arc::clone(&rules),
         },
     );
     let resumable = AtomicBool::new(true);
@@ -402,15 +411,14 @@ fn run_sink(
     if !finished {
         return ended(ctl, m, resumable).and(Err(EngineError::EndedEarly));
     }
-    let digests = kept_from_delete(req)
-        .and_then(|kept| sink.finish_dirs(kept.as_ref()))
-        .and_then(|()| {
-            if req.verify && !req.dry_run {
-                sink.digests()
-            } else {
-                Ok(Vec::new())
-            }
-        });
+    let kept = req.delete.then(|| sink.protected());
+    let digests = sink.finish_dirs(kept).and_then(|()| {
+        if req.verify && !req.dry_run {
+            sink.digests()
+        } else {
+            Ok(Vec::new())
+        }
+    });
     match digests {
         Ok(digests) => {
             let totals = TransferTotals {
@@ -442,21 +450,15 @@ fn run_sink(
     }
 }
 
-/// With `--delete`, what it keeps: what the sender's rules left out at
-/// the source.
-fn kept_from_delete(req: &TransferRequest) -> std::result::Result<Option<Filter>, SinkError> {
-    if !req.delete {
-        return Ok(None);
-    }
+/// The sender's include/exclude rules, compiled: what they left out at
+/// the source is kept from `--delete` and from a directory's removal.
+fn rules_of(req: &TransferRequest) -> std::result::Result<Filter, String> {
     let mut filter = Filter::default();
     filter
         .add_lines(&req.filter.join("\n"))
         .and_then(|()| filter.compile())
-        .map_err(|e| SinkError::BadEntry {
-            id: 0,
-            reason: format!("the sender's rule {e}"),
-        })?;
-    Ok(Some(filter))
+        .map_err(|e| format!("the sender's rule {e}"))?;
+    Ok(filter)
 }
 
 /// Sends what the machine queued last and gives its end; an end where the

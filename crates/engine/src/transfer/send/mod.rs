@@ -212,6 +212,7 @@ pub fn run(
         checksum: spec.checksum && to.tls.is_none(),
         fsync: spec.fsync,
         delete: spec.delete,
+        force: spec.force,
         filter: discovery.map(|d| d.filter.lines()).unwrap_or_default(),
         dry_run: spec.dry_run,
         itemize: spec.itemize,

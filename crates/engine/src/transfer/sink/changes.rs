@@ -29,8 +29,12 @@ pub(super) enum Fate {
     Replace,
     /// What an earlier, cut-short run of this transfer left in a stage.
     Partial,
-    /// The same file is there, or the policy keeps what is.
+    /// The same file is there: its attributes become the source's, as
+    /// rsync -a sets them on a file it finds up to date.
     Unchanged,
+    /// The policy keeps what is there (`--ignore-existing`, or `--update`
+    /// with a newer file there), untouched.
+    Kept,
     /// A file with the same contents is there under another time
     /// (`--checksum`): it is kept and given the source's time.
     SameContents,
@@ -38,7 +42,103 @@ pub(super) enum Fate {
     Refused,
 }
 
+/// What a name holds, as far as replacing it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Held {
+    Dir,
+    Link,
+    /// A file, or another non-directory a file's rename replaces.
+    File,
+}
+
+fn held(mode: u32) -> Held {
+    match mode & libc::S_IFMT {
+        libc::S_IFDIR => Held::Dir,
+        libc::S_IFLNK => Held::Link,
+        _ => Held::File,
+    }
+}
+
+fn wanted(kind: &EntryKind) -> Held {
+    match kind {
+        EntryKind::Dir => Held::Dir,
+        EntryKind::Symlink { .. } => Held::Link,
+        EntryKind::File { .. } | EntryKind::HardLink { .. } => Held::File,
+    }
+}
+
 impl Sink {
+    /// Where entry `e`'s name in `dir` holds another type (a directory
+    /// where a file comes, a file where a link comes, ...), removes it as
+    /// rsync does, so that the entry is made as if nothing were there: a
+    /// non-empty directory only with `--force` or `--delete` (otherwise
+    /// the run stops and names it), nothing under `--no-replace` (which
+    /// names it) or `--ignore-existing` (which keeps it and the entry is
+    /// skipped by its own rule). The removal is listed as a deletion.
+    pub(super) fn clear_the_way(&self, e: &Entry, dir: &Arc<OwnedFd>) -> Result<(), SinkError> {
+        let (parent, name) = split(&e.path);
+        let st = match rustix::fs::statat(&**dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => st,
+            Err(Errno::NOENT) => return Ok(()),
+            Err(x) => return Err(io_err("checking", &e.path, x)),
+        };
+        let was = held(st.st_mode);
+        if was == wanted(&e.kind) {
+            return Ok(());
+        }
+        match self.existing {
+            Existing::Keep => return Ok(()),
+            Existing::Refuse => return Err(ConfineError::Exists(e.path.clone()).into()),
+            Existing::Replace | Existing::KeepNewer => {}
+        }
+        if was == Held::Dir {
+            match rustix::fs::unlinkat(&**dir, name, AtFlags::REMOVEDIR) {
+                Ok(()) => {}
+                Err(Errno::NOTEMPTY | Errno::EXIST) if self.replace_dirs => {
+                    if let Some(kept) = self.kept_inside(dir, name, &e.path)? {
+                        return Err(SinkError::BadEntry {
+                            id: 0,
+                            reason: format!(
+                                "{:?} is a directory where the source now has a {}, and it \
+                                 holds {kept:?}, which the --exclude rules keep: it was left \
+                                 as it is (rsync refuses too); move it or change the rules",
+                                e.path,
+                                if wanted(&e.kind) == Held::Link {
+                                    "link"
+                                } else {
+                                    "file"
+                                }
+                            ),
+                        });
+                    }
+                    remove_tree(dir, name).map_err(|x| io_err("removing", &e.path, x))?;
+                }
+                Err(Errno::NOTEMPTY | Errno::EXIST) => {
+                    return Err(SinkError::BadEntry {
+                        id: 0,
+                        reason: format!(
+                            "{:?} is a directory that is not empty where the source now has a \
+                             {}: --force (or --delete) replaces it, as rsync's do",
+                            e.path,
+                            if wanted(&e.kind) == Held::Link {
+                                "link"
+                            } else {
+                                "file"
+                            }
+                        ),
+                    });
+                }
+                Err(x) => return Err(io_err("removing", &e.path, x)),
+            }
+        } else {
+            rustix::fs::unlinkat(&**dir, name, AtFlags::empty())
+                .map_err(|x| io_err("removing", &e.path, x))?;
+        }
+        self.note(Action::Delete, &e.path, was == Held::Dir);
+        self.dir_changed(parent, dir);
+        Ok(())
+    }
+
     /// The fate of file entry `e`, whose name holds `found` (None: nothing)
     /// in directory `dir`; `staged` when that directory is a stage of this
     /// transfer. With the source's digest (`--checksum`) a file of the
@@ -70,8 +170,8 @@ impl Sink {
             });
         }
         match self.existing {
-            Existing::Keep => return Ok(Fate::Unchanged),
-            Existing::KeepNewer if mtime_ns > e.mtime_ns => return Ok(Fate::Unchanged),
+            Existing::Keep => return Ok(Fate::Kept),
+            Existing::KeepNewer if mtime_ns > e.mtime_ns => return Ok(Fate::Kept),
             _ => {}
         }
         let same = match (e.digest(), dir) {
@@ -188,7 +288,7 @@ impl Sink {
                 Fate::Create | Fate::Partial => self.note(Action::Create, &e.path, false),
                 Fate::Replace => self.note(Action::Replace, &e.path, false),
                 Fate::Refused => return Err(ConfineError::Exists(e.path.clone()).into()),
-                Fate::Unchanged | Fate::SameContents => {}
+                Fate::Unchanged | Fate::SameContents | Fate::Kept => {}
             },
         }
         // Nothing is asked for.
@@ -227,16 +327,18 @@ impl Sink {
                 {
                     continue;
                 }
-                if !self.dry_run {
-                    let removed = if is_dir {
-                        remove_tree(&fd, &name)
-                    } else {
-                        rustix::fs::unlinkat(&*fd, name.as_str(), AtFlags::empty())
-                    };
-                    removed.map_err(|x| io_err("deleting", &path, x))?;
-                    self.dir_changed(d, &fd);
+                if self.dry_run {
+                    self.note(Action::Delete, &path, is_dir);
+                    continue;
                 }
-                self.note(Action::Delete, &path, is_dir);
+                if is_dir {
+                    self.delete_all_but_kept(&fd, &name, &path, filter, 0)?;
+                } else {
+                    rustix::fs::unlinkat(&*fd, name.as_str(), AtFlags::empty())
+                        .map_err(|x| io_err("deleting", &path, x))?;
+                    self.note(Action::Delete, &path, false);
+                }
+                self.dir_changed(d, &fd);
             }
         }
         Ok(())
@@ -244,11 +346,62 @@ impl Sink {
 }
 
 impl Sink {
+    /// Deletes directory `name` of `parent` (at `path`), which the source
+    /// lacks, but for what the rules leave out inside it: as rsync does,
+    /// those stay, with the directories that lead to them.
+    fn delete_all_but_kept(
+        &self,
+        parent: &OwnedFd,
+        name: &str,
+        path: &str,
+        filter: &Filter,
+        depth: usize,
+    ) -> Result<(), SinkError> {
+        if filter.is_empty() || depth >= crate::confine::MAX_DEPTH {
+            remove_tree(parent, name).map_err(|x| io_err("deleting", path, x))?;
+            self.note(Action::Delete, path, true);
+            return Ok(());
+        }
+        let dir = rustix::fs::openat2(
+            parent,
+            name,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+            super::RESOLVE,
+        )
+        .map_err(|x| io_err("opening", path, x))?;
+        for (inner, is_dir) in names_in(&dir).map_err(|x| io_err("listing", path, x))? {
+            let at = format!("{path}/{inner}");
+            if filter.excludes(&at, is_dir) {
+                continue;
+            }
+            if is_dir {
+                self.delete_all_but_kept(&dir, &inner, &at, filter, depth + 1)?;
+            } else {
+                rustix::fs::unlinkat(&dir, inner.as_str(), AtFlags::empty())
+                    .map_err(|x| io_err("deleting", &at, x))?;
+                self.note(Action::Delete, &at, false);
+            }
+        }
+        match rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR) {
+            Ok(()) => {
+                self.note(Action::Delete, path, true);
+                Ok(())
+            }
+            // It holds what the rules keep: it stays.
+            Err(Errno::NOTEMPTY | Errno::EXIST) => Ok(()),
+            Err(x) => Err(io_err("deleting", path, x)),
+        }
+    }
+
     /// Gives each hard link of the manifest its name, once every file is
     /// in place: a second name of the file its first entry became. A name
     /// that is already that file is left; another file there is replaced
     /// (at once: linked beside it, then renamed over it) as the policy says.
     pub(super) fn make_hard_links(&self) -> Result<(), SinkError> {
+        if self.existing.replaces() {
+            self.keep_up_to_date_names()?;
+        }
         for (_, item) in self.items.iter() {
             let EntryKind::HardLink { to } = item.entry.kind else {
                 continue;
@@ -297,6 +450,122 @@ impl Sink {
             self.dir_changed(parent, &dir);
         }
         Ok(())
+    }
+}
+
+impl Sink {
+    /// Where a group's first name was written now and another of its
+    /// names already holds the file, up to date, the group keeps that one,
+    /// as rsync -H does: the first name becomes a name of it (before any
+    /// other name is linked to the first), so that names the transfer does
+    /// not list (left out by the rules) stay names of the same file.
+    fn keep_up_to_date_names(&self) -> Result<(), SinkError> {
+        let mut kept = HashSet::new();
+        for (_, item) in self.items.iter() {
+            let EntryKind::HardLink { to } = item.entry.kind else {
+                continue;
+            };
+            let Some(first) = self.items.get(to as usize) else {
+                continue;
+            };
+            let written_now = first
+                .slot
+                .as_ref()
+                .is_some_and(|s| !s.up_to_date.load(Relaxed));
+            if !written_now || kept.contains(&to) {
+                continue;
+            }
+            let path = &item.entry.path;
+            let (first_parent, first_name) = split(&first.entry.path);
+            let (parent, name) = split(path);
+            let (Some(first_dir), Some(dir)) =
+                (self.found_dir(first_parent)?, self.found_dir(parent)?)
+            else {
+                continue;
+            };
+            let (Ok(file), Ok(st)) = (
+                rustix::fs::statat(&*first_dir, first_name, AtFlags::SYMLINK_NOFOLLOW),
+                rustix::fs::statat(&*dir, name, AtFlags::SYMLINK_NOFOLLOW),
+            ) else {
+                continue;
+            };
+            if (st.st_dev, st.st_ino) == (file.st_dev, file.st_ino)
+                || !self.up_to_date(&st, &first.entry, &dir, path)
+            {
+                continue;
+            }
+            let temp = temp_name(first_name);
+            let _ = rustix::fs::unlinkat(&*first_dir, temp.as_str(), AtFlags::empty());
+            rustix::fs::linkat(&*dir, name, &*first_dir, temp.as_str(), AtFlags::empty())
+                .map_err(|x| io_err("linking", &first.entry.path, x))?;
+            rustix::fs::renameat(&*first_dir, temp.as_str(), &*first_dir, first_name)
+                .map_err(|x| io_err("replacing", &first.entry.path, x))?;
+            self.refresh(&dir, name, &first.entry)?;
+            self.dir_changed(first_parent, &first_dir);
+            kept.insert(to);
+        }
+        Ok(())
+    }
+
+    /// The first path inside directory `name` of `parent` (at `path`)
+    /// that the sender's rules leave out, where one is: a directory that
+    /// holds one is not removed.
+    fn kept_inside(
+        &self,
+        parent: &OwnedFd,
+        name: &str,
+        path: &str,
+    ) -> Result<Option<String>, SinkError> {
+        if self.protected.is_empty() {
+            return Ok(None);
+        }
+        let mut todo = vec![(
+            rustix::fs::openat2(
+                parent,
+                name,
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+                super::RESOLVE,
+            )
+            .map_err(|x| io_err("opening", path, x))?,
+            path.to_string(),
+            0,
+        )];
+        while let Some((dir, at, depth)) = todo.pop() {
+            for (n, is_dir) in names_in(&dir).map_err(|x| io_err("listing", &at, x))? {
+                let inner = format!("{at}/{n}");
+                if self.protected.excludes(&inner, is_dir) {
+                    return Ok(Some(inner));
+                }
+                if is_dir && depth < crate::confine::MAX_DEPTH {
+                    let sub = rustix::fs::openat2(
+                        &dir,
+                        n.as_str(),
+                        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                        Mode::empty(),
+                        super::RESOLVE,
+                    )
+                    .map_err(|x| io_err("opening", &inner, x))?;
+                    todo.push((sub, inner, depth + 1));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Whether `st`, what `path` in `dir` holds, is the file of entry `e`
+    /// already: a regular file of its size and time (and contents, where
+    /// the source sent its digest).
+    fn up_to_date(&self, st: &Stat, e: &Entry, dir: &OwnedFd, path: &str) -> bool {
+        let mtime_ns = st
+            .st_mtime
+            .saturating_mul(1_000_000_000)
+            .saturating_add(st.st_mtime_nsec as i64);
+        (st.st_mode & libc::S_IFMT) == libc::S_IFREG
+            && st.st_size as u64 == e.size()
+            && mtime_ns == e.mtime_ns
+            && e.digest()
+                .is_none_or(|d| digest_at(dir, path).is_ok_and(|ours| ours == d))
     }
 }
 

@@ -189,6 +189,12 @@ pub struct SinkOptions {
     pub list_changes: bool,
     /// Owners by the sender's numbers, not their names (`--numeric-ids`).
     pub numeric_ids: bool,
+    /// A non-empty directory where a file or link comes is removed
+    /// (`--force`, `--delete`); otherwise the run stops and names it.
+    pub replace_dirs: bool,
+    /// The sender's include/exclude rules: a directory that holds a path
+    /// they leave out is never removed to make way (rsync's rule).
+    pub protected: Arc<Filter>,
 }
 
 /// One manifest entry and, for a file, what has arrived of it.
@@ -204,6 +210,10 @@ pub struct Sink {
     existing: Existing,
     cache: CachePolicy,
     keep_special_bits: bool,
+    /// A non-empty directory where a file or link comes is removed.
+    replace_dirs: bool,
+    /// What the sender's rules leave out, kept when a directory goes.
+    protected: Arc<Filter>,
     limits: SessionLimits,
     /// What the manifest and the bookkeeping hold.
     memory: Budget,
@@ -306,6 +316,8 @@ impl Sink {
             existing: o.existing,
             cache: o.cache,
             keep_special_bits: o.keep_special_bits,
+            replace_dirs: o.replace_dirs,
+            protected: o.protected,
             limits: o.limits,
             memory: Budget::new(
                 o.limits.memory,
@@ -505,6 +517,11 @@ impl Sink {
     fn prepare(&self, id: usize) -> Result<(), SinkError> {
         let e = self.entry(id);
         let (parent, name) = split(&e.path);
+        // A new directory holds nothing in the way; the top of the
+        // transfer (an empty path) is never replaced.
+        if !e.path.is_empty() && !lock(&self.fresh).contains(parent) {
+            self.clear_the_way(e, &self.dir(parent)?)?;
+        }
         match &e.kind {
             EntryKind::Dir => {
                 let (fd, created, staged) = self.make_dir(&e.path, parent, name)?;
@@ -545,17 +562,20 @@ impl Sink {
                 };
                 let staged = lock(&self.staged).contains(parent);
                 match self.fate(found.as_ref(), e, staged, Some(&*dir))? {
-                    Fate::SameContents => {
-                        // Kept; its time becomes the source's, so a run
-                        // without --checksum finds it the same.
-                        set_time_at(&dir, name, e)?;
+                    Fate::SameContents | Fate::Unchanged => {
+                        // Up to date: its owner, attributes, mode and
+                        // time become the source's (the time too, so that
+                        // a run without --checksum finds it the same).
+                        self.refresh(&dir, name, e)?;
+                        if let Some(slot) = self.slot(id) {
+                            slot.up_to_date.store(true, Relaxed);
+                        }
                         self.mark_all(id);
                         self.counters.files_skipped.fetch_add(1, Relaxed);
                         return Ok(());
                     }
-                    Fate::Unchanged => {
-                        // Complete from an earlier run, or to be left as
-                        // it is: nothing to send.
+                    Fate::Kept => {
+                        // Left as it is, by the policy: nothing to send.
                         self.mark_all(id);
                         self.counters.files_skipped.fetch_add(1, Relaxed);
                         return Ok(());
@@ -950,6 +970,32 @@ impl Sink {
         });
         *guard = Some(Arc::clone(&of));
         Ok(of)
+    }
+
+    /// The sender's include/exclude rules.
+    pub fn protected(&self) -> &Filter {
+        &self.protected
+    }
+
+    /// Gives the up-to-date file `name` in `dir` the owner, attributes,
+    /// mode and time of entry `e`, as a file written now gets them.
+    pub(super) fn refresh(&self, dir: &OwnedFd, name: &str, e: &Entry) -> Result<(), SinkError> {
+        let fd = rustix::fs::openat2(
+            dir,
+            name,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+            RESOLVE,
+        )
+        .map_err(|x| io_err("opening", &e.path, x))?;
+        // Owner first: a change of owner clears setuid bits.
+        self.ids
+            .apply(fd.as_fd(), e)
+            .map_err(|x| io_err("setting owner or attributes of", &e.path, x))?;
+        rustix::fs::fchmod(&fd, Mode::from_raw_mode(self.mode_of(e.mode)))
+            .map_err(|x| io_err("setting mode of", &e.path, x))?;
+        rustix::fs::futimens(&fd, &timestamps(e.mtime_ns))
+            .map_err(|x| io_err("setting time of", &e.path, x))
     }
 
     /// Sets mode and time, renames the complete file into place, drops its journal.

@@ -43,6 +43,8 @@ pub(super) struct FileSlot {
     done: Mutex<DoneRanges>,
     /// Blocks already in the temporary file from an earlier run.
     pub resumed: AtomicBool,
+    /// The destination held this file up to date: nothing was written.
+    pub up_to_date: AtomicBool,
     /// Its directory was created by this run inside a stage: the file can
     /// be created under its own name, nothing can be in the way.
     pub in_fresh_dir: AtomicBool,
@@ -71,6 +73,7 @@ impl FileSlot {
             sparse,
             done: Mutex::default(),
             resumed: AtomicBool::new(false),
+            up_to_date: AtomicBool::new(false),
             in_fresh_dir: AtomicBool::new(false),
             finished: AtomicBool::new(false),
             open: Mutex::new(None),

@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Reruns against rsync on random trees, for longer than CI: runs the
+differential test (crates/cli/tests/rsync_reruns.rs) for SEEDS seeds of
+ROUNDS rounds each and writes, per seed, whether every round left the same
+tree as rsync and, where not, the first difference and its round.
+
+  bench/rsync_reruns.py                         # seeds 1-10, 500 rounds
+  bench/rsync_reruns.py --seeds 20 --rounds 1000 --out bench/results/rsync-reruns.json
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+
+def run_seed(seed, rounds, timeout):
+    env = dict(os.environ, LINERATE_RERUN_SEED=str(seed), LINERATE_RERUN_ROUNDS=str(rounds))
+    started = time.monotonic()
+    try:
+        out = subprocess.run(
+            ["cargo", "test", "--release", "-q", "-p", "linerate", "--test", "rsync_reruns"],
+            env=env, capture_output=True, text=True, timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return {"seed": seed, "rounds": rounds, "same": False, "why": f"timed out after {timeout} s"}
+    seconds = round(time.monotonic() - started, 1)
+    text = out.stdout + out.stderr
+    if out.returncode == 0:
+        return {"seed": seed, "rounds": rounds, "same": True, "seconds": seconds}
+    where = re.search(r"round (\d+), send (.*)", text)
+    first = re.search(r"panicked at [^\n]*\n([^\n]*)", text)
+    return {
+        "seed": seed,
+        "rounds": rounds,
+        "same": False,
+        "seconds": seconds,
+        "failed_round": int(where.group(1)) if where else None,
+        "flags": where.group(2) if where else None,
+        "first_difference": first.group(1) if first else text[-2000:],
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seeds", type=int, default=10, help="seeds 1..N (default 10)")
+    ap.add_argument("--rounds", type=int, default=500, help="rounds per seed (default 500)")
+    ap.add_argument("--timeout", type=int, default=1800, help="seconds per seed (default 1800)")
+    ap.add_argument("--out", help="write the JSON here as well as to stdout")
+    a = ap.parse_args()
+    results = []
+    for seed in range(1, a.seeds + 1):
+        r = run_seed(seed, a.rounds, a.timeout)
+        print(json.dumps(r), file=sys.stderr)
+        results.append(r)
+    doc = {
+        "what": "linerate send against rsync -aHS on random trees changed between runs",
+        "date": time.strftime("%Y-%m-%d"),
+        "seeds": a.seeds,
+        "rounds": a.rounds,
+        "seeds_same_throughout": sum(r["same"] for r in results),
+        "results": results,
+    }
+    text = json.dumps(doc, indent=1)
+    print(text)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
