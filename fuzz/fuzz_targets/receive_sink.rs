@@ -214,6 +214,7 @@ fuzz_target!(|data: &[u8]| {
             list_changes: u.arbitrary().unwrap_or(false),
             numeric_ids: u.arbitrary().unwrap_or(false),
             replace_dirs: u.arbitrary().unwrap_or(false),
+            protected: Default::default(),
         },
     );
     let _ = run(&mut u, &sink, block_len);
