@@ -590,18 +590,26 @@ fn print_summary(out: &mut Out, run: &TransferRun, doc: &linerate_result::Result
     }
     let s = &doc.summary;
     let t = &run.totals;
-    let found = run.bytes_total.saturating_sub(run.bytes_needed);
-    if found > 0 {
+    if t.files_skipped > 0 {
         out.line(&format!(
-            "Resumed: {} of {} were already at the receiver",
-            fmt_bytes(found as f64),
+            "Up to date: {} file(s) already at the receiver, not sent",
+            t.files_skipped
+        ));
+    }
+    if t.files_resumed > 0 {
+        out.line(&format!(
+            "Resumed: {} file(s) cut short by an earlier run went on from the blocks it had \
+             written ({} of {} were at the receiver)",
+            t.files_resumed,
+            fmt_bytes(run.bytes_total.saturating_sub(run.bytes_needed) as f64),
             fmt_bytes(run.bytes_total as f64)
         ));
     }
     out.line(&format!(
-        "Sent {} of {} in {} file(s) over {} stream(s) in {:.2} s = {}{}",
+        "Sent {} of {} in {} of {} file(s) over {} stream(s) in {:.2} s = {}{}",
         fmt_bytes(run.client.bytes_total(Side::Sender) as f64),
         fmt_bytes(run.bytes_total as f64),
+        t.files_written,
         run.files,
         run.request.streams,
         s.seconds,

@@ -549,3 +549,28 @@ fn sparse_files_keep_their_holes_as_rsync_s_does() {
     );
     assert!(common::tree::differences(&top, &dst.join("l/t")).is_empty());
 }
+
+/// A rerun after one file changed says what happened: the others were up
+/// to date, one of them needed data, and nothing was resumed (no earlier
+/// run was cut short).
+#[test]
+fn a_rerun_says_how_many_files_were_up_to_date_and_how_many_went() {
+    let src = TempDir::new("src");
+    let top = src.join("t");
+    filter_tree(&top);
+    let dst = TempDir::new("dst");
+    let server = Server::with_root(dst.path());
+    let target = format!("{}:/s", server.addr());
+    let out = send(&[top.to_str().unwrap(), &target, "-q"]);
+    assert!(out.status.success(), "{}", text(&out));
+    random_file(&top.join("a.c"), 150, 99);
+    let out = send(&[top.to_str().unwrap(), &target]);
+    assert!(out.status.success(), "{}", text(&out));
+    let said = text(&out);
+    assert!(
+        said.contains("Up to date: 12 file(s) already at the receiver"),
+        "{said}"
+    );
+    assert!(said.contains(" in 1 of 13 file(s) over "), "{said}");
+    assert!(!said.contains("Resumed"), "{said}");
+}

@@ -470,6 +470,10 @@ pub struct TransferTotals {
     pub files_written: u64,
     /// Files already whole at the destination, not written.
     pub files_skipped: u64,
+    /// Files an earlier, cut-short run left blocks of (journaled): this
+    /// run went on from them.
+    #[serde(default)]
+    pub files_resumed: u64,
     /// Directories made.
     pub dirs: u64,
     /// Symlinks made.

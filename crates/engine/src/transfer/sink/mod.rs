@@ -130,6 +130,7 @@ fn set_time_at(dir: &OwnedFd, name: &str, e: &Entry) -> Result<(), SinkError> {
 struct Counters {
     files_written: AtomicU64,
     files_skipped: AtomicU64,
+    files_resumed: AtomicU64,
     dirs: AtomicU64,
     symlinks: AtomicU64,
     bytes_written: AtomicU64,
@@ -735,6 +736,7 @@ impl Sink {
             return;
         }
         slot.resumed.store(true, Relaxed);
+        self.counters.files_resumed.fetch_add(1, Relaxed);
     }
 
     /// Blocks still missing, by file.
@@ -1150,6 +1152,7 @@ impl Sink {
         TransferTotals {
             files_written: c.files_written.load(Relaxed),
             files_skipped: c.files_skipped.load(Relaxed),
+            files_resumed: c.files_resumed.load(Relaxed),
             dirs: c.dirs.load(Relaxed),
             symlinks: c.symlinks.load(Relaxed),
             bytes_written: c.bytes_written.load(Relaxed),
