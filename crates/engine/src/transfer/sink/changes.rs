@@ -12,9 +12,9 @@ use linerate_wire::{Action, Change, Entry, EntryKind, Existing, MAX_CHANGES};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
-use super::cleanup::remove_tree;
+use super::cleanup::{open_subdir, remove_tree};
 use super::names::{is_staging, split, temp_name};
-use super::{Sink, SinkError, io_err, lock};
+use super::{Item, Sink, SinkError, io_err, lock};
 use crate::confine::ConfineError;
 use crate::transfer::content_digest;
 use crate::transfer::filter::Filter;
@@ -57,6 +57,13 @@ fn held(mode: u32) -> Held {
         libc::S_IFLNK => Held::Link,
         _ => Held::File,
     }
+}
+
+/// A stat's modification time, ns since the epoch.
+fn mtime_ns_of(st: &Stat) -> i64 {
+    st.st_mtime
+        .saturating_mul(1_000_000_000)
+        .saturating_add(st.st_mtime_nsec as i64)
 }
 
 fn wanted(kind: &EntryKind) -> Held {
@@ -154,10 +161,7 @@ impl Sink {
         let Some(st) = found else {
             return Ok(Fate::Create);
         };
-        let mtime_ns = st
-            .st_mtime
-            .saturating_mul(1_000_000_000)
-            .saturating_add(st.st_mtime_nsec as i64);
+        let mtime_ns = mtime_ns_of(st);
         let same_size =
             (st.st_mode & libc::S_IFMT) == libc::S_IFREG && st.st_size as u64 == e.size();
         let same_time = mtime_ns == e.mtime_ns;
@@ -362,14 +366,7 @@ impl Sink {
             self.note(Action::Delete, path, true);
             return Ok(());
         }
-        let dir = rustix::fs::openat2(
-            parent,
-            name,
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-            super::RESOLVE,
-        )
-        .map_err(|x| io_err("opening", path, x))?;
+        let dir = open_subdir(parent, name).map_err(|x| io_err("opening", path, x))?;
         for (inner, is_dir) in names_in(&dir).map_err(|x| io_err("listing", path, x))? {
             let at = format!("{path}/{inner}");
             if filter.excludes(&at, is_dir) {
@@ -403,17 +400,15 @@ impl Sink {
             self.keep_up_to_date_names()?;
         }
         for (_, item) in self.items.iter() {
-            let EntryKind::HardLink { to } = item.entry.kind else {
-                continue;
-            };
-            let Some(first) = self.items.get(to as usize) else {
-                continue;
-            };
-            let path = &item.entry.path;
-            let (first_parent, first_name) = split(&first.entry.path);
-            let (parent, name) = split(path);
-            let (Some(first_dir), Some(dir)) =
-                (self.found_dir(first_parent)?, self.found_dir(parent)?)
+            let Some(LinkPair {
+                first_dir,
+                first_name,
+                dir,
+                parent,
+                name,
+                path,
+                ..
+            }) = self.link_pair(item)?
             else {
                 continue;
             };
@@ -423,26 +418,19 @@ impl Sink {
             else {
                 continue;
             };
-            let link = |to: &str| {
-                rustix::fs::linkat(&*first_dir, first_name, &*dir, to, AtFlags::empty())
-                    .map_err(|x| io_err("linking", path, x))
-            };
             match rustix::fs::statat(&*dir, name, AtFlags::SYMLINK_NOFOLLOW) {
                 Ok(st) if (st.st_dev, st.st_ino) == (file.st_dev, file.st_ino) => continue,
                 Ok(_) if self.existing.replaces() => {
-                    let temp = temp_name(name);
-                    let _ = rustix::fs::unlinkat(&*dir, temp.as_str(), AtFlags::empty());
-                    link(&temp)?;
-                    rustix::fs::renameat(&*dir, temp.as_str(), &*dir, name)
-                        .map_err(|x| io_err("replacing", path, x))?;
+                    link_over((&first_dir, first_name), (&dir, name), path)?;
                     self.note(Action::Replace, path, false);
                 }
                 Ok(_) if self.existing == Existing::Refuse => {
-                    return Err(ConfineError::Exists(path.clone()).into());
+                    return Err(ConfineError::Exists(path.to_string()).into());
                 }
                 Ok(_) => continue,
                 Err(Errno::NOENT) => {
-                    link(name)?;
+                    rustix::fs::linkat(&*first_dir, first_name, &*dir, name, AtFlags::empty())
+                        .map_err(|x| io_err("linking", path, x))?;
                     self.note(Action::Create, path, false);
                 }
                 Err(x) => return Err(io_err("checking", path, x)),
@@ -462,49 +450,68 @@ impl Sink {
     fn keep_up_to_date_names(&self) -> Result<(), SinkError> {
         let mut kept = HashSet::new();
         for (_, item) in self.items.iter() {
-            let EntryKind::HardLink { to } = item.entry.kind else {
+            let Some(pair) = self.link_pair(item)? else {
                 continue;
             };
-            let Some(first) = self.items.get(to as usize) else {
-                continue;
-            };
-            let written_now = first
+            let written_now = pair
+                .first
                 .slot
                 .as_ref()
                 .is_some_and(|s| !s.up_to_date.load(Relaxed));
-            if !written_now || kept.contains(&to) {
+            if !written_now || kept.contains(&pair.to) {
                 continue;
             }
-            let path = &item.entry.path;
-            let (first_parent, first_name) = split(&first.entry.path);
-            let (parent, name) = split(path);
-            let (Some(first_dir), Some(dir)) =
-                (self.found_dir(first_parent)?, self.found_dir(parent)?)
-            else {
-                continue;
-            };
             let (Ok(file), Ok(st)) = (
-                rustix::fs::statat(&*first_dir, first_name, AtFlags::SYMLINK_NOFOLLOW),
-                rustix::fs::statat(&*dir, name, AtFlags::SYMLINK_NOFOLLOW),
+                rustix::fs::statat(&*pair.first_dir, pair.first_name, AtFlags::SYMLINK_NOFOLLOW),
+                rustix::fs::statat(&*pair.dir, pair.name, AtFlags::SYMLINK_NOFOLLOW),
             ) else {
                 continue;
             };
+            let first = &pair.first.entry;
             if (st.st_dev, st.st_ino) == (file.st_dev, file.st_ino)
-                || !self.up_to_date(&st, &first.entry, &dir, path)
+                || !self.up_to_date(&st, first, &pair.dir, pair.path)
             {
                 continue;
             }
-            let temp = temp_name(first_name);
-            let _ = rustix::fs::unlinkat(&*first_dir, temp.as_str(), AtFlags::empty());
-            rustix::fs::linkat(&*dir, name, &*first_dir, temp.as_str(), AtFlags::empty())
-                .map_err(|x| io_err("linking", &first.entry.path, x))?;
-            rustix::fs::renameat(&*first_dir, temp.as_str(), &*first_dir, first_name)
-                .map_err(|x| io_err("replacing", &first.entry.path, x))?;
-            self.refresh(&dir, name, &first.entry)?;
-            self.dir_changed(first_parent, &first_dir);
-            kept.insert(to);
+            link_over(
+                (&pair.dir, pair.name),
+                (&pair.first_dir, pair.first_name),
+                &first.path,
+            )?;
+            self.refresh(&pair.dir, pair.name, first)?;
+            self.dir_changed(pair.first_parent, &pair.first_dir);
+            kept.insert(pair.to);
         }
         Ok(())
+    }
+
+    /// A hard link entry's name and its group's first name, each with its
+    /// directory; none for another entry or where a directory is missing.
+    fn link_pair<'a>(&'a self, item: &'a Item) -> Result<Option<LinkPair<'a>>, SinkError> {
+        let EntryKind::HardLink { to } = item.entry.kind else {
+            return Ok(None);
+        };
+        let Some(first) = self.items.get(to as usize) else {
+            return Ok(None);
+        };
+        let path = item.entry.path.as_str();
+        let (first_parent, first_name) = split(&first.entry.path);
+        let (parent, name) = split(path);
+        let (Some(first_dir), Some(dir)) = (self.found_dir(first_parent)?, self.found_dir(parent)?)
+        else {
+            return Ok(None);
+        };
+        Ok(Some(LinkPair {
+            to,
+            first,
+            first_dir,
+            first_parent,
+            first_name,
+            dir,
+            parent,
+            name,
+            path,
+        }))
     }
 
     /// The first path inside directory `name` of `parent` (at `path`)
@@ -520,14 +527,7 @@ impl Sink {
             return Ok(None);
         }
         let mut todo = vec![(
-            rustix::fs::openat2(
-                parent,
-                name,
-                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::empty(),
-                super::RESOLVE,
-            )
-            .map_err(|x| io_err("opening", path, x))?,
+            open_subdir(parent, name).map_err(|x| io_err("opening", path, x))?,
             path.to_string(),
             0,
         )];
@@ -538,14 +538,8 @@ impl Sink {
                     return Ok(Some(inner));
                 }
                 if is_dir && depth < crate::confine::MAX_DEPTH {
-                    let sub = rustix::fs::openat2(
-                        &dir,
-                        n.as_str(),
-                        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                        Mode::empty(),
-                        super::RESOLVE,
-                    )
-                    .map_err(|x| io_err("opening", &inner, x))?;
+                    let sub =
+                        open_subdir(&dir, n.as_str()).map_err(|x| io_err("opening", &inner, x))?;
                     todo.push((sub, inner, depth + 1));
                 }
             }
@@ -557,16 +551,40 @@ impl Sink {
     /// already: a regular file of its size and time (and contents, where
     /// the source sent its digest).
     fn up_to_date(&self, st: &Stat, e: &Entry, dir: &OwnedFd, path: &str) -> bool {
-        let mtime_ns = st
-            .st_mtime
-            .saturating_mul(1_000_000_000)
-            .saturating_add(st.st_mtime_nsec as i64);
         (st.st_mode & libc::S_IFMT) == libc::S_IFREG
             && st.st_size as u64 == e.size()
-            && mtime_ns == e.mtime_ns
+            && mtime_ns_of(st) == e.mtime_ns
             && e.digest()
                 .is_none_or(|d| digest_at(dir, path).is_ok_and(|ours| ours == d))
     }
+}
+
+/// A second name of a file (a hard link entry) and the group's first.
+struct LinkPair<'a> {
+    to: u32,
+    first: &'a Item,
+    first_dir: Arc<OwnedFd>,
+    first_parent: &'a str,
+    first_name: &'a str,
+    dir: Arc<OwnedFd>,
+    parent: &'a str,
+    name: &'a str,
+    path: &'a str,
+}
+
+/// Makes `to` a name of the file `from` names, at once: linked beside it
+/// under a temporary name, then renamed over it.
+fn link_over(
+    (from_dir, from): (&OwnedFd, &str),
+    (to_dir, to): (&OwnedFd, &str),
+    path: &str,
+) -> Result<(), SinkError> {
+    let temp = temp_name(to);
+    let _ = rustix::fs::unlinkat(to_dir, temp.as_str(), AtFlags::empty());
+    rustix::fs::linkat(from_dir, from, to_dir, temp.as_str(), AtFlags::empty())
+        .map_err(|x| io_err("linking", path, x))?;
+    rustix::fs::renameat(to_dir, temp.as_str(), to_dir, to)
+        .map_err(|x| io_err("replacing", path, x))
 }
 
 /// The names in directory `dir` (opened for listing from its path

@@ -177,15 +177,21 @@ impl Sink {
 /// Removes the directory `name` in `parent` and everything in it, never
 /// following a link and never leaving `parent`.
 pub fn remove_tree(parent: &OwnedFd, name: &str) -> Result<(), Errno> {
-    let dir = rustix::fs::openat2(
+    let dir = open_subdir(parent, name)?;
+    empty_dir(&dir, 0)?;
+    rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR)
+}
+
+/// Opens directory `name` of `parent` for listing, never through a link
+/// and never out of `parent`.
+pub fn open_subdir<P: rustix::path::Arg>(parent: &OwnedFd, name: P) -> Result<OwnedFd, Errno> {
+    rustix::fs::openat2(
         parent,
         name,
         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
         Mode::empty(),
         RESOLVE,
-    )?;
-    empty_dir(&dir, 0)?;
-    rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR)
+    )
 }
 
 fn empty_dir(dir: &OwnedFd, depth: usize) -> Result<(), Errno> {
@@ -203,13 +209,7 @@ fn empty_dir(dir: &OwnedFd, depth: usize) -> Result<(), Errno> {
     }
     for (n, is_dir) in names {
         if is_dir {
-            let sub = rustix::fs::openat2(
-                dir,
-                n.as_c_str(),
-                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::empty(),
-                RESOLVE,
-            )?;
+            let sub = open_subdir(dir, n.as_c_str())?;
             empty_dir(&sub, depth + 1)?;
             rustix::fs::unlinkat(dir, n.as_c_str(), AtFlags::REMOVEDIR)?;
         } else {
