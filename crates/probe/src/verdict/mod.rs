@@ -688,6 +688,30 @@ mod tests {
     }
 
     #[test]
+    fn a_send_buffer_smaller_than_the_window_is_the_send_buffer_not_the_window() {
+        // Seen in CI on loopback with --sndbuf 4K: 16.8 Mbit/s, a 399 KiB
+        // window under a loopback-sized congestion window, idle writers,
+        // and no window-limited time. The buffer held the writers.
+        let f = Features {
+            senders: 1,
+            busy_us: 2e6,
+            min_sndbuf: 8192,
+            min_rcvbuf: 416_563,
+            peer_window: 408_576.0,
+            cwnd_bytes: 654_830.0,
+            snd_mss: 65_483.0,
+            per_stream_bps: 16.8e6,
+            rtt_us: 2.0,
+            min_rtt_us: 2.0,
+            sender_util: 0.1,
+            receiver_util: 0.05,
+            host_busy: 0.2,
+            ..Features::default()
+        };
+        assert_eq!(rules::decide(&f, None), Finding::SendBuffer);
+    }
+
+    #[test]
     fn a_host_busy_with_other_work_is_not_the_runs_cpu_limit() {
         // Seen in a lab at 44 ms: a 4 MiB send buffer full 27 % of the
         // time, the run's threads at 2 % and 4 % of a core, the host's

@@ -168,7 +168,8 @@ fn paced(f: &Features, cap_bps: Option<f64>) -> Option<Finding> {
 
 /// The kernel counts window-limited time only while data waits to be
 /// sent; a window well under the congestion window, with idle writers, is
-/// the same limit. Writers waiting for a core are not idle: what they
+/// the same limit, unless the send buffer is smaller still: then the
+/// writers could never fill the window. Writers waiting for a core are not idle: what they
 /// did not send, the CPU held back, whatever the window. A roomy buffer
 /// that fills because its reader never blocks (running or waiting for a
 /// core) is the reader's limit: a larger window would only fill too. A
@@ -176,6 +177,7 @@ fn paced(f: &Features, cap_bps: Option<f64>) -> Option<Finding> {
 fn receive_window(f: &Features) -> Option<Finding> {
     let window_below_cwnd = f.peer_window > 0.0
         && f.peer_window < 0.9 * f.pipe_bytes()
+        && f64::from(f.min_sndbuf) >= f.peer_window
         && f.occupied(Side::Sender) < 0.5;
     if f.tiny_window() {
         return Some(Finding::ReceiverWindow);
