@@ -62,6 +62,13 @@ pub struct ServeArgs {
     /// Accept transfers (`linerate send SRC HOST:/DEST`) into DEST under this directory.
     #[arg(long, value_name = "DIR")]
     pub root: Option<std::path::PathBuf>,
+    /// Apply the ACLs senders send with -A as sent. Off, every ACL entry
+    /// (and a directory's default ACL) is held within this daemon's umask,
+    /// as modes are: no sender makes a file under --root writable by
+    /// others. For a daemon whose senders all may decide who reads and
+    /// writes what they send (docs/security.md#acls).
+    #[arg(long, requires = "root")]
+    pub acls_as_sent: bool,
     #[command(flatten)]
     pub keys: DaemonKeys,
     #[command(flatten)]
@@ -280,6 +287,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<()> {
             }
             let mut policy = TransferPolicy::new(root.clone());
             a.receiver.apply(&mut policy);
+            policy.acls_as_sent = a.acls_as_sent;
             policy.progress = Some(crate::progress::receiver_report(false, 10));
             policy.partial_ttl = Some(std::time::Duration::from_millis(a.partial_ttl));
             let tls = a.keys.server_tls(&log_line)?;

@@ -760,6 +760,8 @@ pub fn run_recv(a: RecvArgs) -> anyhow::Result<()> {
     // The rerun that resumes is the user's: nothing is removed behind it.
     policy.partial_ttl = None;
     a.receiver.apply(&mut policy);
+    // The user's own receiver takes ACLs as sent, as rsync -A does.
+    policy.acls_as_sent = true;
     // The URL is the only thing on stdout, so a pipe into `linerate send SRC -` takes it.
     let background = !a.foreground && !std::io::stdout().is_terminal();
     policy.progress = Some(crate::progress::receiver_report(!background, 1));

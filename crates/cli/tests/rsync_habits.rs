@@ -523,6 +523,97 @@ fn owners_xattrs_and_acls_arrive_as_rsync_leaves_them() {
     assert!(!metadata_of(&dst.join("plain"), "t/a").contains("user.note"));
 }
 
+/// `getfacl` of `rel` under `root`, without the header that names it.
+fn acl_of(root: &Path, rel: &str) -> String {
+    let p = root.join(rel);
+    let out = Command::new("getfacl")
+        .args(["-n", "-p", "--omit-header"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "getfacl {}: {}",
+        p.display(),
+        text(&out)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A sender's ACLs that grant others write (a file's, a small file's and a
+/// directory's default ACL) arrive held within the daemon's umask under
+/// `serve --root`, as sent with `--acls-as-sent`, and as sent into a
+/// one-shot `recv` (rsync -A's habit, for the user's own copy).
+#[test]
+fn acls_granting_others_write_are_masked_by_a_daemon_unless_it_takes_them_as_sent() {
+    let src = TempDir::new("acl-src");
+    let top = src.join("t");
+    fs::create_dir_all(top.join("d")).unwrap();
+    random_file(&top.join("big"), 3 << 20, 1);
+    random_file(&top.join("small"), 100, 2);
+    let t = top.to_str().unwrap();
+    shell(&format!(
+        "cd '{t}' && chmod 0777 big small && setfacl -m u:12345:rwx,g:23456:rwx big small \
+         && setfacl -d -m u::rwx,g::rwx,o::rwx,u:12345:rwx d"
+    ));
+    let paths = ["t/big", "t/small", "t/d"];
+    let sent: Vec<String> = paths.iter().map(|p| acl_of(src.path(), p)).collect();
+    assert!(sent[0].contains("other::rwx"), "{}", sent[0]);
+    let dst = TempDir::new("acl-dst");
+    for d in ["masked", "as-sent", "recv"] {
+        fs::create_dir_all(dst.join(d)).unwrap();
+    }
+    let send_to = |target: &str| {
+        let out = send(&["-A", "-q", t, target]);
+        assert!(out.status.success(), "{}", text(&out));
+    };
+    let masked = Server::with_root(&dst.join("masked"));
+    send_to(&format!("{}:/", masked.addr()));
+    let as_sent = Server::with_root_and(&dst.join("as-sent"), &["--acls-as-sent"]);
+    send_to(&format!("{}:/", as_sent.addr()));
+    let (_recv, url) = common::oneshot(&dst.join("recv"));
+    send_to(&url);
+    for (i, rel) in paths.iter().enumerate() {
+        let got = acl_of(&dst.join("masked"), rel);
+        // The test's umask (022) is the daemon's: no write for the group
+        // class or others, in the access ACL nor the default one.
+        for line in got
+            .lines()
+            .filter(|l| !l.starts_with("user::") && !l.starts_with("default:user::"))
+        {
+            let perms = line
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .rsplit(':')
+                .next()
+                .unwrap_or("");
+            assert!(
+                !perms.contains('w'),
+                "{rel} under the daemon: {line}\n{got}"
+            );
+        }
+        assert!(
+            got.contains("user:12345:r-x") || got.contains("default:user:12345:r-x"),
+            "{rel}: {got}"
+        );
+        let mode = fs::metadata(dst.join("masked").join(rel))
+            .unwrap()
+            .permissions();
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&mode) & 0o022,
+            0,
+            "{rel}"
+        );
+        assert_eq!(
+            acl_of(&dst.join("as-sent"), rel),
+            sent[i],
+            "{rel} with --acls-as-sent"
+        );
+        assert_eq!(acl_of(&dst.join("recv"), rel), sent[i], "{rel} into recv");
+    }
+}
+
 /// A sparse file arrives as sparse as `rsync -S` leaves it: a few bytes in
 /// a block make a page of data, not a block, and the allocation is within
 /// 1 % of the source's.

@@ -17,6 +17,7 @@ use rustix::fs::{AtFlags, XattrFlags};
 use rustix::io::Errno;
 use rustix::process::{Gid, Uid};
 
+use super::acl;
 use crate::lock;
 
 const ACLS: [&str; 2] = ["system.posix_acl_access", "system.posix_acl_default"];
@@ -140,20 +141,37 @@ pub struct Ids {
     /// (`security.capability`) is a setuid bit by another name, taken from
     /// trusted senders only (`--keep-special-bits`).
     privileged: bool,
+    /// The receiver's umask, which ACL entries are held within (a
+    /// daemon's default, docs/security.md#acls); None keeps them as sent.
+    acl_umask: Option<u32>,
     users: Mutex<HashMap<String, Option<u32>>>,
     groups: Mutex<HashMap<String, Option<u32>>>,
 }
 
 impl Ids {
     /// Ids for a transfer that asked for `numeric` ones; `privileged`:
-    /// the receiver trusts its senders with special bits.
-    pub fn new(numeric: bool, privileged: bool) -> Ids {
+    /// the receiver trusts its senders with special bits; `acl_umask`:
+    /// what ACL entries are held within, if anything.
+    pub fn new(numeric: bool, privileged: bool, acl_umask: Option<u32>) -> Ids {
         Ids {
             numeric,
             root: rustix::process::geteuid().is_root(),
             privileged,
+            acl_umask,
             users: Mutex::default(),
             groups: Mutex::default(),
+        }
+    }
+
+    /// The permission bits to give entry `e` after its attributes, of
+    /// `masked` (its mode as the receiver allows it): an access ACL
+    /// applied as sent is the mode as sent, which a mode narrowed after it
+    /// would narrow (the kernel keeps the two as one).
+    pub fn mode_after_acl(&self, e: &Entry, masked: u32, allowed: u32) -> u32 {
+        if self.acl_umask.is_none() && e.xattrs.iter().any(|x| x.name == ACLS[0]) {
+            e.mode & allowed
+        } else {
+            masked
         }
     }
 
@@ -202,7 +220,15 @@ impl Ids {
                     && (name.starts_with("security.") || name.starts_with("trusted.")))
         };
         for x in e.xattrs.iter().filter(|x| allowed(&x.name)) {
-            match rustix::fs::fsetxattr(&fd, x.name.as_str(), &x.value, XattrFlags::empty()) {
+            let masked;
+            let value = match self.acl_umask {
+                Some(umask) if ACLS.contains(&x.name.as_str()) => {
+                    masked = acl::masked(&x.value, umask).map_err(|_| Errno::INVAL)?;
+                    &masked
+                }
+                _ => &x.value,
+            };
+            match rustix::fs::fsetxattr(&fd, x.name.as_str(), value, XattrFlags::empty()) {
                 // A destination without them (as rsync, which warns): the
                 // data still arrives.
                 Ok(()) | Err(Errno::NOTSUP) => {}
@@ -256,16 +282,16 @@ mod tests {
             user: Some("root".into()),
             group: Some("root".into()),
         };
-        let (u, g) = Ids::new(false, false).of(&root);
+        let (u, g) = Ids::new(false, false, None).of(&root);
         assert_eq!((u.as_raw(), g.as_raw()), (0, 0));
-        let (u, g) = Ids::new(true, false).of(&root);
+        let (u, g) = Ids::new(true, false, None).of(&root);
         assert_eq!((u.as_raw(), g.as_raw()), (4242, 4343));
         let unknown = Owner {
             user: Some("no-such-user-here".into()),
             group: None,
             ..root
         };
-        let (u, g) = Ids::new(false, false).of(&unknown);
+        let (u, g) = Ids::new(false, false, None).of(&unknown);
         assert_eq!((u.as_raw(), g.as_raw()), (4242, 4343));
     }
 }

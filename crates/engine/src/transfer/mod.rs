@@ -3,6 +3,7 @@
 //! its offset under a temporary name, journals it for resume, and renames a
 //! file into place once all of it has arrived.
 
+pub mod acl;
 mod batch;
 pub mod claims;
 mod direct;

@@ -49,6 +49,9 @@ pub struct TransferPolicy {
     pub session: Option<SessionId>,
     /// Apply setuid, setgid and sticky bits from senders.
     pub keep_special_bits: bool,
+    /// Apply senders' ACLs as sent: a one-shot receiver's (rsync -A), or a
+    /// daemon's started so; otherwise held within the umask.
+    pub acls_as_sent: bool,
     /// What each session may hold.
     pub limits: SessionLimits,
     /// How long what a cut-short transfer left waits for a rerun before
@@ -118,6 +121,7 @@ impl TransferPolicy {
             token: None,
             session: None,
             keep_special_bits: false,
+            acls_as_sent: false,
             limits: SessionLimits::default(),
             partial_ttl: Some(DEFAULT_PARTIAL_TTL),
             claims: Arc::default(),
@@ -254,6 +258,7 @@ fn serve_admitted(
             existing: req.existing,
             cache,
             keep_special_bits: policy.keep_special_bits,
+            acls_as_sent: policy.acls_as_sent,
             limits: policy.limits,
             claims: Some(ClaimSet::new(Arc::clone(&policy.claims), &req.dest)),
             durable: req.fsync,

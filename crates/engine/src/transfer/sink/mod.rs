@@ -176,6 +176,9 @@ pub struct SinkOptions {
     pub cache: CachePolicy,
     /// Apply setuid, setgid and sticky bits from the sender.
     pub keep_special_bits: bool,
+    /// Apply the sender's ACLs as sent; otherwise their entries are held
+    /// within the receiver's umask (docs/security.md#acls).
+    pub acls_as_sent: bool,
     pub limits: SessionLimits,
     /// The paths this session holds against other sessions of the server.
     pub claims: Option<ClaimSet>,
@@ -312,6 +315,7 @@ impl Sink {
         let syncer = durable
             .then(|| durable::Syncer::start(o.block_len).ok())
             .flatten();
+        let umask = current_umask();
         Sink {
             block_len: o.block_len,
             existing: o.existing,
@@ -334,7 +338,7 @@ impl Sink {
             fresh: Mutex::default(),
             staged: Mutex::default(),
             stages: Mutex::default(),
-            umask: current_umask(),
+            umask,
             counters: Counters::default(),
             writeback: linerate_probe::writeback::WriteWatch::start(),
             durable,
@@ -345,7 +349,11 @@ impl Sink {
             dry_run: o.dry_run,
             list_changes: o.list_changes,
             changes: Mutex::default(),
-            ids: crate::transfer::meta::Ids::new(o.numeric_ids, o.keep_special_bits),
+            ids: crate::transfer::meta::Ids::new(
+                o.numeric_ids,
+                o.keep_special_bits,
+                (!o.acls_as_sent).then_some(umask),
+            ),
             root,
         }
     }
@@ -505,14 +513,16 @@ impl Sink {
 
     /// The permission bits a received file or directory gets: the sender's,
     /// without setuid, setgid and sticky unless the receiver asked for them,
-    /// less the receiver's umask.
-    fn mode_of(&self, sent: u32) -> u32 {
+    /// less the receiver's umask; as sent where an ACL taken as sent says
+    /// it.
+    fn mode_of(&self, e: &Entry) -> u32 {
         let allowed = if self.keep_special_bits {
             0o7777
         } else {
             0o777
         };
-        sent & allowed & !self.umask
+        self.ids
+            .mode_after_acl(e, e.mode & allowed & !self.umask, allowed)
     }
 
     fn prepare(&self, id: usize) -> Result<(), SinkError> {
@@ -994,7 +1004,7 @@ impl Sink {
         self.ids
             .apply(fd.as_fd(), e)
             .map_err(|x| io_err("setting owner or attributes of", &e.path, x))?;
-        rustix::fs::fchmod(&fd, Mode::from_raw_mode(self.mode_of(e.mode)))
+        rustix::fs::fchmod(&fd, Mode::from_raw_mode(self.mode_of(e)))
             .map_err(|x| io_err("setting mode of", &e.path, x))?;
         rustix::fs::futimens(&fd, &timestamps(e.mtime_ns))
             .map_err(|x| io_err("setting time of", &e.path, x))
@@ -1018,7 +1028,7 @@ impl Sink {
             self.ids
                 .apply(of.file.as_fd(), e)
                 .map_err(|x| io_err("setting owner or attributes of", &e.path, x))?;
-            rustix::fs::fchmod(of.file.as_fd(), Mode::from_raw_mode(self.mode_of(e.mode)))
+            rustix::fs::fchmod(of.file.as_fd(), Mode::from_raw_mode(self.mode_of(e)))
                 .map_err(|x| io_err("setting mode of", &e.path, x))?;
             rustix::fs::futimens(of.file.as_fd(), &timestamps(e.mtime_ns))
                 .map_err(|x| io_err("setting time of", &e.path, x))?;
@@ -1085,7 +1095,7 @@ impl Sink {
             self.ids
                 .apply(&fd, e)
                 .map_err(|x| io_err("setting owner or attributes of", &e.path, x))?;
-            rustix::fs::fchmod(&fd, Mode::from_raw_mode(self.mode_of(e.mode)))
+            rustix::fs::fchmod(&fd, Mode::from_raw_mode(self.mode_of(e)))
                 .map_err(|x| io_err("setting mode of", &e.path, x))?;
             rustix::fs::futimens(&fd, &timestamps(e.mtime_ns))
                 .map_err(|x| io_err("setting time of", &e.path, x))?;

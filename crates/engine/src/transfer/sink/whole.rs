@@ -30,11 +30,12 @@ impl Sink {
         let dir = self.dir(parent)?;
         let named = self.slot(id).is_some_and(|s| s.in_fresh_dir.load(Relaxed));
         let linked = (|| -> Result<bool, SinkError> {
-            let mode = self.mode_of(e.mode);
+            let mode = self.mode_of(e);
             // Invisible until linked or unstaged: it may carry its final
             // mode from the start (the kernel applies the umask, already
-            // taken out, and never sets the special bits at creation).
-            let exact = mode & 0o7000 == 0;
+            // taken out, and never sets the special bits at creation), unless
+            // an ACL set after it would change it.
+            let exact = mode & 0o7000 == 0 && mode & self.umask == 0 && e.xattrs.is_empty();
             let create_mode = Mode::from_raw_mode(if exact { mode } else { 0o600 });
             let opened = if named {
                 // O_EXCL: nothing, not even a link, can be in the way.
