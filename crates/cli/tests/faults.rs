@@ -801,3 +801,156 @@ fn a_one_shot_receiver_takes_exactly_one_transfer() {
     let status = wait_exit(&mut recv, Duration::from_secs(10)).expect("recv ends");
     assert!(status.success());
 }
+
+/// Threads and resident MiB of process `pid`.
+fn threads_and_rss(pid: u32) -> (u64, u64) {
+    let s = fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let field = |k: &str| {
+        s.lines()
+            .find_map(|l| l.strip_prefix(k))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .unwrap()
+    };
+    (field("Threads:"), field("VmRSS:") / 1024)
+}
+
+/// A request carrying `rules` as its include/exclude rules.
+fn request_with_rules(token: Option<String>, rules: Vec<String>) -> Message {
+    let mut m = transfer_request("", token, 1 << 20, true);
+    if let Message::TransferRequest(r) = &mut m {
+        r.filter = rules;
+        r.delete = true;
+    }
+    m
+}
+
+/// 1,000 globs that make a matcher's automaton grow: `stars` stars and
+/// classes between literals, each rule near 1 KiB (1 MiB together, the
+/// limit).
+fn pathological_rules(stars: usize) -> Vec<String> {
+    (0..1000)
+        .map(|i| {
+            let mut g = String::from("- ");
+            for k in 0..stars {
+                g += if (i + k) % 3 == 0 { "*a" } else { "[a-z]b" };
+                g += &"c".repeat(700 / stars);
+            }
+            g += &format!("{i}");
+            g
+        })
+        .collect()
+}
+
+/// Half a request: a frame header announcing `len` bytes and half of them,
+/// then the connection closed.
+fn hang_up_mid_request(addr: &str, id: SessionId, len: u32) {
+    let (c, _) = Crafted::hello(addr, id, SessionKind::Transfer);
+    let mut sock: TcpStream = c.sock;
+    let mut head = [0u8; FRAME_HEADER_LEN];
+    head[0] = 7;
+    head[1..5].copy_from_slice(&len.to_be_bytes());
+    let _ = sock.write_all(&head);
+    let _ = sock.write_all(&vec![b'{'; len as usize / 2]);
+}
+
+/// Waits for `pid` to come back to `idle` threads and within 16 MiB of
+/// its idle RSS; what it came to, in words, when it did not.
+fn back_to_idle(pid: u32, idle: (u64, u64)) -> Result<(), String> {
+    let ok = wait_until(Duration::from_secs(10), || {
+        let (t, rss) = threads_and_rss(pid);
+        t <= idle.0 && rss <= idle.1 + 16
+    });
+    ok.then_some(()).ok_or_else(|| {
+        let (t, rss) = threads_and_rss(pid);
+        format!(
+            "{t} threads and {rss} MiB, idle {} and {} MiB",
+            idle.0, idle.1
+        )
+    })
+}
+
+/// A peer's filter rules cost bounded work: 10,000 rules of 4 KiB are
+/// refused before they are compiled, 1,000 pathological globs are refused
+/// or matched within a bounded memory and CPU (measured here), and a
+/// sender that hangs up in the middle of its request leaves the daemon at
+/// its idle threads and RSS within seconds; the same against a one-shot
+/// receiver, which waits on for its sender after the hang-up.
+#[test]
+fn filter_rules_cost_bounded_work_and_a_hang_up_leaves_the_receiver_idle() {
+    let base = TempDir::new("faults");
+    let root = base.join("root");
+    fs::create_dir_all(&root).unwrap();
+    let mut server = serve(&root, &[]);
+    let pid = server.child.id();
+    answers_bench(&mut server);
+    let idle = threads_and_rss(pid);
+    let cpu_before = cpu_seconds(pid);
+    let huge = |n: usize| vec![format!("- {}", "a".repeat(4094)); n];
+    // 40 MB: past the largest frame. 28 MB: a frame, but past the rules' limit.
+    for (n, said) in [(10_000, "frame"), (7_000, "10000 rules and 1 MiB")] {
+        let (mut c, _) = Crafted::hello(&server.addr(), session(90), SessionKind::Transfer);
+        c.send(&request_with_rules(None, huge(n)));
+        let answer = std::iter::from_fn(|| c.recv()).find_map(|m| match m {
+            Message::Refuse(r) => Some(r.message),
+            _ => None,
+        });
+        if let Some(msg) = &answer {
+            assert!(msg.contains(said), "{n} rules of 4 KiB: {msg}");
+        }
+        assert!(
+            answer.is_some() || n == 10_000,
+            "{n} rules of 4 KiB: no refusal"
+        );
+    }
+    // Past the wildcards a rule may have: refused by name.
+    let (mut c, _) = Crafted::hello(&server.addr(), session(91), SessionKind::Transfer);
+    c.send(&request_with_rules(None, pathological_rules(60)));
+    let said = c.refusal();
+    assert!(said.contains("wildcards"), "{said}");
+    // Within it: refused as too large together, or taken; bounded either way.
+    let (mut c, _) = Crafted::hello(&server.addr(), session(93), SessionKind::Transfer);
+    c.send(&request_with_rules(None, pathological_rules(24)));
+    let answer = c.recv();
+    let spent = cpu_seconds(pid) - cpu_before;
+    let peak = status_kb(pid, "VmHWM:") / 1024;
+    eprintln!(
+        "filter rules: daemon idle {} threads, {} MiB; after 10,000 and 7,000 rules of 4 KiB and \
+         1,000 globs of 60 and of 24 wildcards: {spent:.2} CPU s, peak {peak} MiB; the last \
+         answer: {answer:?}",
+        idle.0, idle.1
+    );
+    match &answer {
+        Some(Message::Refuse(r)) => assert!(r.message.contains("rules"), "{}", r.message),
+        Some(Message::Ready(_)) => {}
+        other => panic!("pathological globs: {other:?}"),
+    }
+    assert!(spent < 10.0, "{spent} CPU s");
+    assert!(peak < idle.1 + 256, "peak {peak} MiB");
+    drop(c);
+    back_to_idle(pid, idle).unwrap();
+    hang_up_mid_request(&server.addr(), session(92), 900 << 10);
+    back_to_idle(pid, idle).expect("after a hang-up mid-request");
+    answers_bench(&mut server);
+
+    // A one-shot receiver: the hang-up proves no token, and it waits on.
+    let dir = base.join("in");
+    let (mut recv, url) = oneshot_clear(&dir);
+    let (addr, session_hex, token) = parse_url(&url);
+    let id = SessionId::from_hex(&session_hex).unwrap();
+    let rpid = recv.0.id();
+    wait_until(Duration::from_secs(5), || threads_and_rss(rpid).1 > 0);
+    let idle = threads_and_rss(rpid);
+    hang_up_mid_request(&addr, id, 900 << 10);
+    back_to_idle(rpid, idle).expect("recv after a hang-up mid-request");
+    assert!(wait_exit(&mut recv, Duration::from_millis(200)).is_none());
+    let cpu_before = cpu_seconds(rpid);
+    let mut c = Crafted::connect(&addr, id);
+    c.send(&request_with_rules(Some(token), pathological_rules(24)));
+    let answer = c.recv();
+    assert!(
+        matches!(answer, Some(Message::Refuse(_)) | Some(Message::Ready(_))),
+        "{answer:?}"
+    );
+    assert!(cpu_seconds(rpid) - cpu_before < 10.0);
+    assert!(status_kb(rpid, "VmHWM:") / 1024 < idle.1 + 256);
+}

@@ -15,6 +15,11 @@ use std::sync::OnceLock;
 
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
+/// Most wildcards one rule may have: each is a loop of the compiled
+/// matcher, and a thousand rules of a hundred stars each took 327 MiB to
+/// refuse (docs/security.md#filter-rules).
+pub const MAX_WILDCARDS: usize = 24;
+
 /// A pattern rsync would not take, in the words of the flag that gave it.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("pattern {pattern:?}: {why}")]
@@ -53,6 +58,15 @@ impl Pattern {
         };
         if text.is_empty() {
             return Err(err("empty".into()));
+        }
+        let wildcards = text
+            .chars()
+            .filter(|c| matches!(c, '*' | '?' | '['))
+            .count();
+        if wildcards > MAX_WILDCARDS {
+            return Err(err(format!(
+                "{wildcards} wildcards ('*', '?', '['), more than the {MAX_WILDCARDS} a rule may have"
+            )));
         }
         let mut p = text;
         let anchored = p.starts_with('/');
@@ -118,7 +132,7 @@ impl RuleSet {
             }
         }
         let set = set.build().map_err(|e| FilterError {
-            pattern: format!("{} rules", rules.len()),
+            pattern: format!("all {} rules together", rules.len()),
             why: format!(
                 "they do not compile within the matcher's bounds ({e}); give fewer or simpler rules"
             ),
@@ -438,11 +452,23 @@ mod tests {
     #[test]
     fn a_thousand_pathological_globs_compile_once_or_are_refused() {
         let mut f = Filter::default();
+        // Stars between every letter: past the wildcards a rule may have.
+        let glob: String = (0..340)
+            .map(|j| if j % 2 == 0 { "*" } else { "a" })
+            .collect();
+        let e = f.exclude(&glob).unwrap_err();
+        assert!(e.to_string().contains("more than the 24"), "{e}");
         for i in 0..1000 {
-            // Stars between every letter: each glob's regex backtracks
+            // As many as a rule may have, each glob's regex backtracking
             // where a naive matcher would; ~1 KiB each.
-            let glob: String = (0..340)
-                .map(|j| if j % 2 == 0 { "*" } else { "a" })
+            let glob: String = (0..2 * MAX_WILDCARDS)
+                .map(|j| {
+                    if j % 2 == 0 {
+                        "*"
+                    } else {
+                        "aaaaaaaaaaaaaaaaaaaa"
+                    }
+                })
                 .collect();
             f.exclude(&format!("{glob}{i}")).unwrap();
         }

@@ -176,6 +176,8 @@ enum Event {
 /// What an admitted session has before its data flows.
 struct Admitted<'a> {
     req: TransferRequest,
+    /// The sender's include/exclude rules, compiled.
+    rules: Arc<Filter>,
     /// None: a dry run into a destination that does not exist yet.
     dest: Option<DestRoot>,
     registration: Registration<'a>,
@@ -232,6 +234,7 @@ fn serve_admitted(
     }
     let Some(Admitted {
         req,
+        rules,
         dest,
         registration,
         sockets,
@@ -240,13 +243,6 @@ fn serve_admitted(
         return Err(EngineError::Internal("the transfer began unadmitted"));
     };
     let root = if req.skip_writes { None } else { dest };
-    let rules = match rules_of(&req) {
-        Ok(rules) => Arc::new(rules),
-        Err(e) => {
-            m.abort(local(RefusalCode::InvalidParameters, e));
-            return ended(&mut ctl, &mut m, &AtomicBool::new(false)).map(|()| String::new());
-        }
-    };
     let cache = CachePolicy {
         direct: req.direct,
         evict: req.evict,
@@ -317,6 +313,15 @@ fn admission<'a>(
         m.abort(local(RefusalCode::Busy, busy));
         return None;
     }
+    // Compiled before anything is made for the session: rules that do not
+    // compile within the matcher's bounds are refused at once.
+    let rules = match rules_of(&req) {
+        Ok(rules) => Arc::new(rules),
+        Err(e) => {
+            m.abort(local(RefusalCode::InvalidParameters, e));
+            return None;
+        }
+    };
     // A dry run creates nothing, not even the destination.
     let dest = match DestRoot::open(&policy.root).and_then(|r| match req.dry_run {
         true => r.find_subdir(&req.dest),
@@ -354,6 +359,7 @@ fn admission<'a>(
             m.streams_connected(Instant::now());
             Some(Admitted {
                 req,
+                rules,
                 dest,
                 registration,
                 sockets,
