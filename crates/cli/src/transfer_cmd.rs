@@ -446,6 +446,15 @@ pub fn run_send(a: SendArgs, matches: Option<&clap::ArgMatches>) -> anyhow::Resu
         Err(e @ EngineError::Wire(WireError::InvalidField { .. })) => {
             return Err(usage::flag_error(e, usage::SEND_FLAGS));
         }
+        Err(EngineError::Interrupted) if a.from_memory.is_some() => {
+            // Generated data is dated at each run's start: a rerun writes it anew.
+            return Err(signals::Interrupted(format!(
+                "interrupted after sending {} of {} of generated data",
+                fmt_bytes(sent as f64),
+                fmt_bytes(manifest.total_bytes() as f64)
+            ))
+            .into());
+        }
         Err(EngineError::Interrupted) => {
             let waits = match &target {
                 Target::OneShot(_) => {

@@ -335,6 +335,34 @@ fn from_memory_with_skip_writes_creates_nothing() {
     assert_eq!(fs::read_dir(dst.path()).unwrap().count(), 0);
 }
 
+/// Generated data lands dated when its run began, not in 1970, and a
+/// rerun writes it again: a benchmark of the receiver's disk never finds
+/// it up to date.
+#[test]
+fn generated_data_is_dated_by_its_run_and_a_rerun_writes_it_again() {
+    let dst = TempDir::new("dst");
+    let server = common::Server::with_root(dst.path());
+    let target = format!("{}:/gen", server.addr());
+    let mut mtimes = Vec::new();
+    for _ in 0..2 {
+        let began = std::time::SystemTime::now();
+        let out = send(&["--from-memory", "3M", &target, "--json", "-", "-q"]);
+        assert!(out.status.success(), "{}", text(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(doc["summary"]["bytes"], 3u64 << 20, "{doc}");
+        let m = fs::metadata(dst.join("gen/linerate-memory.bin")).unwrap();
+        let mtime = m.modified().unwrap();
+        // Dated at the sender's start, on this one clock: not before the
+        // second's start of the run (file times keep whole nanoseconds).
+        assert!(
+            mtime >= began - Duration::from_secs(1),
+            "{mtime:?} before the run began at {began:?}"
+        );
+        mtimes.push(mtime);
+    }
+    assert!(mtimes[1] > mtimes[0]);
+}
+
 #[test]
 fn skip_writes_without_checksums_drops_every_block_and_keeps_framing() {
     // The receiver then discards payloads in the kernel; a miscount there

@@ -86,10 +86,16 @@ impl Manifest {
         self.skipped.lock().map(|s| s.clone()).unwrap_or_default()
     }
 
-    /// One generated file of `size` bytes.
+    /// One generated file of `size` bytes, dated now: each run writes it
+    /// anew, as a benchmark of the receiver's disk must (one dated as the
+    /// last run's would be found up to date and not sent).
     pub fn from_memory(size: u64) -> Manifest {
         let m = Manifest::default();
-        m.push(Entry::file(MEMORY_FILE_NAME, size), Some(Origin::Memory));
+        let mut e = Entry::file(MEMORY_FILE_NAME, size);
+        e.mtime_ns = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+        m.push(e, Some(Origin::Memory));
         m
     }
 
