@@ -2483,7 +2483,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__serve)
-            opts="-p -D -h --bind --port --once --root --identity --authorized-keys --no-encrypt --session-memory --max-entries --keep-special-bits --partial-ttl --max-sessions --max-open-sessions --max-open-sessions-per-source --max-bench-time --ipv6-prefix --max-streams --frame-memory --bench-memory --daemon --pidfile --logfile --log-level --log-format --help"
+            opts="-p -D -h --bind --port --once --root --acls-as-sent --identity --authorized-keys --no-encrypt --session-memory --max-entries --keep-special-bits --partial-ttl --max-sessions --max-open-sessions --max-open-sessions-per-source --max-bench-time --ipv6-prefix --max-streams --frame-memory --bench-memory --daemon --pidfile --logfile --log-level --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -67,6 +67,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand serve" -l log-level -d
 complete -c linerate -n "__fish_linerate_using_subcommand serve" -l log-format -d 'Log lines as text, or as one JSON object a line (for collectors)' -r -f -a "text\t'`TIME LEVEL span{fields}: message`'
 json\t'`{"timestamp":..,"level":..,"message":..,"span":{..}}`'"
 complete -c linerate -n "__fish_linerate_using_subcommand serve" -l once -d 'Exit after the first session ends'
+complete -c linerate -n "__fish_linerate_using_subcommand serve" -l acls-as-sent -d 'Apply the ACLs senders send with -A as sent. Off, every ACL entry (and a directory\'s default ACL) is held within this daemon\'s umask, as modes are: no sender makes a file under --root writable by others. For a daemon whose senders all may decide who reads and writes what they send (docs/security.md#acls)'
 complete -c linerate -n "__fish_linerate_using_subcommand serve" -l no-encrypt -d 'Take transfers in the clear and from anyone who can reach the port: only on a network you trust'
 complete -c linerate -n "__fish_linerate_using_subcommand serve" -l keep-special-bits -d 'Apply setuid, setgid and sticky bits as senders send them. Off, they are dropped and the umask applies. Only for trusted senders: as root, a sender could otherwise plant a setuid-root program'
 complete -c linerate -n "__fish_linerate_using_subcommand serve" -s D -l daemon -d 'Go into the background once the port is bound (the command returns at once)'

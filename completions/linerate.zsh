@@ -53,6 +53,7 @@ _arguments "${_arguments_options[@]}" : \
 '--log-format=[Log lines as text, or as one JSON object a line (for collectors)]:FORMAT:((text\:"\`TIME LEVEL span{fields}\: message\`"
 json\:"\`{"timestamp"\:..,"level"\:..,"message"\:..,"span"\:{..}}\`"))' \
 '--once[Exit after the first session ends]' \
+'--acls-as-sent[Apply the ACLs senders send with -A as sent. Off, every ACL entry (and a directory'\''s default ACL) is held within this daemon'\''s umask, as modes are\: no sender makes a file under --root writable by others. For a daemon whose senders all may decide who reads and writes what they send (docs/security.md#acls)]' \
 '--no-encrypt[Take transfers in the clear and from anyone who can reach the port\: only on a network you trust]' \
 '--keep-special-bits[Apply setuid, setgid and sticky bits as senders send them. Off, they are dropped and the umask applies. Only for trusted senders\: as root, a sender could otherwise plant a setuid-root program]' \
 '-D[Go into the background once the port is bound (the command returns at once)]' \
@@ -387,7 +388,7 @@ off\:""))' \
 '--quiet[Print no progress]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
-'*::args -- Files and directories to send, then the target\: a linerate\:// URL printed by `linerate recv`, `-` to read that URL from standard input (so its secret stays out of `ps`), or HOST\[\:PORT\]\:/DEST for `serve --root`. With --url-file, only the sources:_default' \
+'*::args -- Files and directories to send, then the target\: a linerate\:// URL printed by `linerate recv`, `-` to read that URL from standard input (so its secret stays out of `ps`), or HOST\[\:PORT\]\:/DEST for `serve --root`. With --url-file, only the sources. As with rsync, a directory given with a trailing slash (`data/`) sends what it holds into DEST, which takes its mode and time; without one (`data`), it lands as DEST/data. `--dry-run -i` lists where each path would land:_default' \
 && ret=0
 ;;
 (recv)

@@ -42,7 +42,10 @@ pub struct SendArgs {
     /// Files and directories to send, then the target: a linerate:// URL
     /// printed by `linerate recv`, `-` to read that URL from standard input
     /// (so its secret stays out of `ps`), or HOST[:PORT]:/DEST for
-    /// `serve --root`. With --url-file, only the sources.
+    /// `serve --root`. With --url-file, only the sources. As with rsync, a
+    /// directory given with a trailing slash (`data/`) sends what it holds
+    /// into DEST, which takes its mode and time; without one (`data`), it
+    /// lands as DEST/data. `--dry-run -i` lists where each path would land.
     #[arg(required_unless_present = "url_file", num_args = 0.., value_name = "SRC... TARGET")]
     pub args: Vec<String>,
     /// Read the target URL from this file (its first line) instead of the

@@ -4,6 +4,7 @@
 mod common;
 
 use std::fs;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 
@@ -521,6 +522,56 @@ fn owners_xattrs_and_acls_arrive_as_rsync_leaves_them() {
     let out = send(&[t, &target, "-q"]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(!metadata_of(&dst.join("plain"), "t/a").contains("user.note"));
+}
+
+/// A directory given with a trailing slash sends what it holds into the
+/// destination, as rsync does: a dry run lists each path where it lands,
+/// the run (with --delete) leaves what rsync leaves, and the top of a
+/// daemon's --root keeps its own mode.
+#[test]
+fn a_trailing_slash_sends_the_contents_as_rsync_does() {
+    let src = TempDir::new("slash-src");
+    let top = src.join("t");
+    fs::create_dir_all(top.join("sub")).unwrap();
+    random_file(&top.join("a"), 1000, 1);
+    random_file(&top.join("sub/b"), 100, 2);
+    fs::set_permissions(&top, fs::Permissions::from_mode(0o750)).unwrap();
+    // Times in the past: rsync 3.5 leaves a directory made within the
+    // same second with the time it made it.
+    set_mtime(&top.join("sub"), 1_400_000_000, 3);
+    set_mtime(&top, 1_500_000_000, 7);
+    let dst = TempDir::new("slash-dst");
+    for d in ["l/in", "r/in"] {
+        fs::create_dir_all(dst.join(d)).unwrap();
+        random_file(&dst.join(d).join("extra"), 10, 3);
+    }
+    let server = Server::with_root(dst.path());
+    let slashed = format!("{}/", top.display());
+    let target = format!("{}:/l/in", server.addr());
+    let dry = send(&["-n", "-i", "--delete", &slashed, &target]);
+    assert!(dry.status.success(), "{}", text(&dry));
+    let said = text(&dry);
+    for line in [
+        "create   a",
+        "create   sub/",
+        "create   sub/b",
+        "delete   extra",
+    ] {
+        assert!(said.contains(line), "{line:?} in {said}");
+    }
+    assert!(!said.contains("t/a"), "{said}");
+    let out = send(&["-q", "--delete", &slashed, &target]);
+    assert!(out.status.success(), "{}", text(&out));
+    rsync_into(&["-a", "--delete"], Path::new(&slashed), &dst.join("r/in"));
+    let diff = differences(&dst.join("r/in"), &dst.join("l/in"));
+    assert!(diff.is_empty(), "{diff:?}");
+    // Into the top of the daemon's root: it keeps its own mode.
+    let root_mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+    let before = root_mode(dst.path());
+    let out = send(&["-q", &slashed, &format!("{}:/", server.addr())]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(dst.join("a").is_file() && dst.join("sub/b").is_file());
+    assert_eq!(root_mode(dst.path()), before);
 }
 
 /// `getfacl` of `rel` under `root`, without the header that names it.

@@ -328,6 +328,8 @@ fn date_in_the_past(rng: &mut Rng, top: &Path) {
 struct Flags {
     delete: bool,
     checksum: bool,
+    /// `SRC/`: the contents go into the destination named for it.
+    slash: bool,
     rules: &'static [&'static str],
 }
 
@@ -350,6 +352,7 @@ impl Flags {
         Flags {
             delete: rng.chance(50),
             checksum: rng.chance(20),
+            slash: rng.chance(50),
             rules: RULE_SETS[rng.below(RULE_SETS.len())],
         }
     }
@@ -426,17 +429,31 @@ fn reruns_leave_what_rsync_leaves_on_random_trees() {
         }
         date_in_the_past(&mut rng, &top);
         let flags = Flags::random(&mut rng);
+        // With a trailing slash, the same tree lands by naming where.
+        let (source, ours_at, theirs_at) = if flags.slash {
+            (
+                format!("{}/", top.display()),
+                format!("{target}/t"),
+                format!("{}/t/", theirs.display()),
+            )
+        } else {
+            (
+                top.display().to_string(),
+                target.clone(),
+                format!("{}/", theirs.display()),
+            )
+        };
         let linerate = |flags: &[&str]| {
             let mut args = flags.to_vec();
-            args.extend(["-q", top.to_str().unwrap(), &target]);
+            args.extend(["-q", &source, &ours_at]);
             (send(&args), args.join(" "))
         };
         let rsync = |flags: &[&str]| {
             Command::new("rsync")
                 .arg("-aHS")
                 .args(flags)
-                .arg(&top)
-                .arg(format!("{}/", theirs.display()))
+                .arg(&source)
+                .arg(&theirs_at)
                 .output()
                 .expect("rsync (apt install rsync)")
         };

@@ -53,7 +53,7 @@ pub use transfer::{
     Action, Change, DIGEST_HEX_LEN, DIRECT_ALIGN, Digests, ENTRIES_PER_FRAME, Entries, Entry,
     EntryKind, Existing, MAX_BLOCK_LEN, MAX_CHANGES, MAX_ENTRIES, MAX_FILE_SIZE, MAX_FILTER_BYTES,
     MAX_FILTER_RULES, MAX_XATTR_VALUE, MAX_XATTRS, MIN_BLOCK_LEN, Need, NeedEnd, NeedFile, Owner,
-    TOKEN_LEN, TransferRequest, TransferTotals, Xattr,
+    TOKEN_LEN, TOP_PATH, TransferRequest, TransferTotals, Xattr,
 };
 pub use udp::{
     DATAGRAM_HEADER_LEN, DatagramHeader, MAX_DATAGRAM_LEN, UdpCounter, UdpCounts, UdpParams,

@@ -211,6 +211,12 @@ impl TransferRequest {
     }
 }
 
+/// The path of the destination itself in a manifest: the top of a source
+/// given with a trailing slash, whose contents land in the destination
+/// and whose mode, time and attributes the destination takes (rsync's
+/// rule for `SRC/`).
+pub const TOP_PATH: &str = ".";
+
 /// One thing in the manifest. Its position in the manifest is its id.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {

@@ -263,6 +263,8 @@ fn serve_admitted(
             numeric_ids: req.numeric_ids,
             replace_dirs: req.force || req.delete,
             protected: Arc::clone(&rules),
+            keep_top: !policy.is_one_shot()
+                && req.dest.split('/').all(|p| p.is_empty() || p == "."),
         },
     );
     let resumable = AtomicBool::new(true);

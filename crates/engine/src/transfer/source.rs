@@ -5,13 +5,14 @@
 use std::collections::HashMap;
 use std::fs::{self, Metadata};
 use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-use linerate_wire::{ENTRIES_PER_FRAME, Entry, EntryKind};
+use linerate_wire::{ENTRIES_PER_FRAME, Entry, EntryKind, TOP_PATH};
 
 use super::filter::Filter;
 use super::meta;
@@ -100,7 +101,9 @@ impl Manifest {
     }
 
     /// Walks `paths` into this manifest: each lands under the destination by
-    /// its last component, as with `cp -r`, listed as `how` says.
+    /// its last component, as with `cp -r`, but for a directory given with a
+    /// trailing slash, whose contents land in the destination itself
+    /// (rsync's rule), listed as `how` says.
     /// `announce` gets the new entries in order, a frame's worth at a time,
     /// while the walk goes on.
     pub fn discover(
@@ -113,6 +116,7 @@ impl Manifest {
             m: self,
             how,
             inodes: HashMap::new(),
+            top_listed: false,
             names: meta::Names::default(),
             pending: Vec::new(),
             frame: FIRST_FRAME,
@@ -121,8 +125,12 @@ impl Manifest {
             announce,
         };
         for p in paths {
-            let name = base_name(p)?;
-            walk.add(p, name, None)?;
+            if contents_only(p) && fs::metadata(p).is_ok_and(|m| m.is_dir()) {
+                walk.add_contents(p)?;
+            } else {
+                let name = base_name(p)?;
+                walk.add(p, name, None)?;
+            }
         }
         walk.flush()
     }
@@ -170,6 +178,8 @@ struct Walk<'a> {
     /// Files with more than one name, by device and inode: the id of the
     /// first name listed.
     inodes: HashMap<(u64, u64), u32>,
+    /// The destination itself was listed, for a first `SRC/`.
+    top_listed: bool,
     names: meta::Names,
     pending: Vec<Entry>,
     frame: usize,
@@ -203,22 +213,7 @@ impl Walk<'_> {
         } else if ft.is_dir() {
             let rel = at.2.clone();
             self.push(at, EntryKind::Dir, None)?;
-            let mut children: Vec<_> = fs::read_dir(path)
-                .map_err(|e| EngineError::io(format!("listing {}", path.display()), e))?
-                .collect::<std::io::Result<Vec<_>>>()
-                .map_err(|e| EngineError::io(format!("listing {}", path.display()), e))?;
-            children.sort_by_key(|c| c.file_name());
-            for c in children {
-                let name = c.file_name();
-                let name = name.to_str().ok_or_else(|| not_utf8(&c.path()))?;
-                // Relative to the open directory: no walk down the whole path.
-                let known = if self.how.follow {
-                    None
-                } else {
-                    c.metadata().ok()
-                };
-                self.add(&c.path(), format!("{rel}/{name}"), known)?;
-            }
+            self.add_children(path, &rel)?;
         } else if ft.is_file() {
             let inode = (meta.nlink() > 1).then(|| (meta.dev(), meta.ino()));
             if let Some(&to) = inode.as_ref().and_then(|i| self.inodes.get(i)) {
@@ -250,6 +245,48 @@ impl Walk<'_> {
             s.push(format!("{}: not a file, directory or link", path.display()));
         }
         Ok(())
+    }
+
+    /// Lists what directory `path` holds, each under `rel` (the
+    /// destination itself when empty), in name order.
+    fn add_children(&mut self, path: &Path, rel: &str) -> Result<()> {
+        let listing = |e| EngineError::io(format!("listing {}", path.display()), e);
+        let mut children: Vec<_> = fs::read_dir(path)
+            .map_err(listing)?
+            .collect::<std::io::Result<Vec<_>>>()
+            .map_err(listing)?;
+        children.sort_by_key(|c| c.file_name());
+        for c in children {
+            let name = c.file_name();
+            let name = name.to_str().ok_or_else(|| not_utf8(&c.path()))?;
+            // Relative to the open directory: no walk down the whole path.
+            let known = if self.how.follow {
+                None
+            } else {
+                c.metadata().ok()
+            };
+            let child = if rel.is_empty() {
+                name.to_string()
+            } else {
+                format!("{rel}/{name}")
+            };
+            self.add(&c.path(), child, known)?;
+        }
+        Ok(())
+    }
+
+    /// Lists directory `path`, given with a trailing slash: the destination
+    /// itself takes its mode, time and attributes (once, for the first such
+    /// source), and what it holds lands in the destination.
+    fn add_contents(&mut self, path: &Path) -> Result<()> {
+        // A trailing slash reads through a link to its directory, as rsync.
+        let meta = fs::metadata(path)
+            .map_err(|e| EngineError::io(format!("reading {}", path.display()), e))?;
+        if !self.top_listed {
+            self.top_listed = true;
+            self.push((path, &meta, TOP_PATH.to_string()), EntryKind::Dir, None)?;
+        }
+        self.add_children(path, "")
     }
 
     /// Lists `rel` (at `path` on disk, with `meta`) as a `kind`, with its
@@ -325,6 +362,12 @@ pub fn mtime_ns(meta: &Metadata) -> i64 {
     meta.mtime()
         .saturating_mul(1_000_000_000)
         .saturating_add(meta.mtime_nsec())
+}
+
+/// Whether source `p` was given with a trailing slash (`src/`): then its
+/// contents land in the destination, not a directory of its name.
+pub fn contents_only(p: &Path) -> bool {
+    p.as_os_str().as_bytes().ends_with(b"/")
 }
 
 fn base_name(p: &Path) -> Result<String> {

@@ -8,7 +8,7 @@ use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 
-use linerate_wire::{Action, Change, Entry, EntryKind, Existing, MAX_CHANGES};
+use linerate_wire::{Action, Change, Entry, EntryKind, Existing, MAX_CHANGES, TOP_PATH};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
@@ -230,6 +230,7 @@ impl Sink {
     /// creating anything; None where it is missing or there is no
     /// destination.
     fn found_dir(&self, rel: &str) -> Result<Option<Arc<OwnedFd>>, SinkError> {
+        let rel = if rel == TOP_PATH { "" } else { rel };
         if let Some(d) = lock(&self.dirs).get(rel) {
             return Ok(Some(Arc::clone(d)));
         }
@@ -324,7 +325,7 @@ impl Sink {
                 continue;
             };
             for (name, is_dir) in names_in(&fd).map_err(|x| io_err("listing", d, x))? {
-                let path = format!("{d}/{name}");
+                let path = child_path(d, &name);
                 if listed.contains(path.as_str())
                     || is_staging(&name)
                     || filter.excludes(&path, is_dir)
@@ -636,4 +637,14 @@ fn digest_at(dir: &OwnedFd, path: &str) -> Result<String, Errno> {
     }
     content_digest(std::fs::File::from(fd))
         .map_err(|x| Errno::from_io_error(&x).unwrap_or(Errno::IO))
+}
+
+/// The manifest's path of `name` in directory `dir` (the destination
+/// itself being [`TOP_PATH`]).
+fn child_path(dir: &str, name: &str) -> String {
+    if dir == TOP_PATH {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
+    }
 }

@@ -19,7 +19,9 @@ use std::time::Instant;
 
 use crate::transfer::filter::Filter;
 use changes::Fate;
-use linerate_wire::{Action, Entry, EntryKind, Existing, MAX_FILE_SIZE, NeedFile, TransferTotals};
+use linerate_wire::{
+    Action, Entry, EntryKind, Existing, MAX_FILE_SIZE, NeedFile, TOP_PATH, TransferTotals,
+};
 use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, ResolveFlags};
 use rustix::io::Errno;
 
@@ -199,6 +201,10 @@ pub struct SinkOptions {
     /// The sender's include/exclude rules: a directory that holds a path
     /// they leave out is never removed to make way (rsync's rule).
     pub protected: Arc<Filter>,
+    /// The destination keeps its own owner, mode, attributes and time
+    /// when a source's top lands in it (`SRC/`): a daemon's --root, which
+    /// no sender may give away or open to others.
+    pub keep_top: bool,
 }
 
 /// One manifest entry and, for a file, what has arrived of it.
@@ -238,6 +244,8 @@ pub struct Sink {
     /// Stages to rename into place once the transfer is complete.
     stages: Mutex<Vec<Stage>>,
     /// The process umask: a file created with a mode it leaves alone needs no fchmod.
+    /// See [`SinkOptions::keep_top`].
+    keep_top: bool,
     umask: u32,
     counters: Counters,
     /// What the page cache did to the writes (docs/verdict.md#buffered-disk).
@@ -323,6 +331,7 @@ impl Sink {
             keep_special_bits: o.keep_special_bits,
             replace_dirs: o.replace_dirs,
             protected: o.protected,
+            keep_top: o.keep_top,
             limits: o.limits,
             memory: Budget::new(
                 o.limits.memory,
@@ -382,6 +391,7 @@ impl Sink {
     }
 
     fn dir(&self, rel: &str) -> Result<Arc<OwnedFd>, SinkError> {
+        let rel = if rel == TOP_PATH { "" } else { rel };
         let root = self.root.as_ref().ok_or_else(|| SinkError::BadEntry {
             id: 0,
             reason: "no destination".into(),
@@ -437,7 +447,15 @@ impl Sink {
     /// is allocated or written for it.
     fn admit(&self, id: u32, e: &Entry) -> Result<(), SinkError> {
         let bad = |reason: String| SinkError::BadEntry { id, reason };
-        confine::check(&e.path).map_err(|c| bad(c.to_string()))?;
+        if e.path == TOP_PATH {
+            if !matches!(e.kind, EntryKind::Dir) {
+                return Err(bad(format!(
+                    "{TOP_PATH:?}, the destination itself, is announced as no directory"
+                )));
+            }
+        } else {
+            confine::check(&e.path).map_err(|c| bad(c.to_string()))?;
+        }
         if e.size() > MAX_FILE_SIZE {
             return Err(bad(format!(
                 "{:?} is announced at {} bytes, over the largest file a receiver takes ({MAX_FILE_SIZE})",
@@ -527,6 +545,13 @@ impl Sink {
 
     fn prepare(&self, id: usize) -> Result<(), SinkError> {
         let e = self.entry(id);
+        if e.path == TOP_PATH {
+            // The destination itself: there already, never replaced.
+            let top = self.dir("")?;
+            lock(&self.dirs).insert(e.path.clone(), top);
+            self.counters.dirs.fetch_add(1, Relaxed);
+            return Ok(());
+        }
         let (parent, name) = split(&e.path);
         // A new directory holds nothing in the way; the top of the
         // transfer (an empty path) is never replaced.
@@ -1089,6 +1114,7 @@ impl Sink {
             .iter()
             .map(|(_, i)| &i.entry)
             .filter(|e| matches!(e.kind, EntryKind::Dir))
+            .filter(|e| !(self.keep_top && e.path == TOP_PATH))
             .collect();
         for e in dirs.into_iter().rev() {
             let fd = self.open_beneath(&e.path, OFlags::RDONLY | OFlags::DIRECTORY, "opening")?;
