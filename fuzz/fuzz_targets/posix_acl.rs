@@ -17,7 +17,7 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(out.len(), value.len());
     assert_eq!(out[..4], value[..4]);
     for (a, b) in value[4..].chunks(8).zip(out[4..].chunks(8)) {
-        assert_eq!((a[..2], a[4..]), (b[..2], b[4..]));
+        assert_eq!((&a[..2], &a[4..]), (&b[..2], &b[4..]));
         let (pa, pb) = (
             u16::from_le_bytes([a[2], a[3]]),
             u16::from_le_bytes([b[2], b[3]]),

@@ -204,6 +204,7 @@ fuzz_target!(|data: &[u8]| {
             },
             cache: CachePolicy::default(),
             keep_special_bits: u.arbitrary().unwrap_or(false),
+            carried: Default::default(),
             keep_top: u.arbitrary().unwrap_or(false),
             acls_as_sent: false,
             limits: SessionLimits {

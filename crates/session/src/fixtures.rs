@@ -78,6 +78,8 @@ pub fn request(token: Option<&str>, verify: bool) -> TransferRequest {
         itemize: false,
         numeric_ids: false,
         compare_contents: false,
+        xattrs: false,
+        acls: false,
         force: false,
     }
 }

@@ -106,6 +106,14 @@ pub struct TransferRequest {
     /// holds of the same size before it answers.
     #[serde(default)]
     pub compare_contents: bool,
+    /// The manifest carries each entry's user xattrs (`-X`): the receiver
+    /// removes those a path holds that its entry lacks, as rsync -X does.
+    #[serde(default)]
+    pub xattrs: bool,
+    /// The manifest carries each entry's ACLs (`-A`): an ACL its entry
+    /// lacks is removed.
+    #[serde(default)]
+    pub acls: bool,
 }
 
 /// Most changes a receiver lists in its report; the counts go on beyond.

@@ -189,6 +189,8 @@ pub fn transfer_request(
         itemize: false,
         numeric_ids: false,
         compare_contents: false,
+        xattrs: false,
+        acls: false,
         force: false,
     })
 }

@@ -144,6 +144,9 @@ pub struct Ids {
     /// The receiver's umask, which ACL entries are held within (a
     /// daemon's default, docs/security.md#acls); None keeps them as sent.
     acl_umask: Option<u32>,
+    /// The attributes the manifest carries: others of theirs a path holds
+    /// are removed.
+    carried: Wanted,
     users: Mutex<HashMap<String, Option<u32>>>,
     groups: Mutex<HashMap<String, Option<u32>>>,
 }
@@ -158,6 +161,7 @@ impl Ids {
             root: rustix::process::geteuid().is_root(),
             privileged,
             acl_umask,
+            carried: Wanted::default(),
             users: Mutex::default(),
             groups: Mutex::default(),
         }
@@ -173,6 +177,41 @@ impl Ids {
         } else {
             masked
         }
+    }
+
+    /// The attributes the manifest carries (`-X`, `-A`): a path's others
+    /// of them go.
+    pub fn carrying(mut self, carried: Wanted) -> Ids {
+        self.carried = carried;
+        self
+    }
+
+    /// Removes from `fd` the attributes of the carried kinds that entry
+    /// `e` lacks (a path found up to date keeps none of its own).
+    fn remove_stale(&self, fd: impl AsFd, e: &Entry) -> Result<(), Errno> {
+        if !self.carried.any() {
+            return Ok(());
+        }
+        let mut names = vec![0u8; 64 << 10];
+        let n = match rustix::fs::flistxattr(&fd, &mut names) {
+            Ok(n) => n,
+            Err(Errno::NOTSUP) => return Ok(()),
+            Err(x) => return Err(x),
+        };
+        for name in names[..n].split(|&b| b == 0).filter(|s| !s.is_empty()) {
+            let Ok(name) = std::str::from_utf8(name) else {
+                continue;
+            };
+            if self.carried.takes(name, self.root && self.privileged)
+                && !e.xattrs.iter().any(|x| x.name == name)
+            {
+                match rustix::fs::fremovexattr(&fd, name) {
+                    Ok(()) | Err(Errno::NODATA) => {}
+                    Err(x) => return Err(x),
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Whether owners are given to what arrives.
@@ -219,6 +258,7 @@ impl Ids {
                 || (self.privileged
                     && (name.starts_with("security.") || name.starts_with("trusted.")))
         };
+        self.remove_stale(&fd, e)?;
         for x in e.xattrs.iter().filter(|x| allowed(&x.name)) {
             let masked;
             let value = match self.acl_umask {

@@ -263,6 +263,10 @@ fn serve_admitted(
             numeric_ids: req.numeric_ids,
             replace_dirs: req.force || req.delete,
             protected: Arc::clone(&rules),
+            carried: crate::transfer::meta::Wanted {
+                xattrs: req.xattrs,
+                acls: req.acls,
+            },
             keep_top: !policy.is_one_shot()
                 && req.dest.split('/').all(|p| p.is_empty() || p == "."),
         },

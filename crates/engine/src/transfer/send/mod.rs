@@ -218,6 +218,8 @@ pub fn run(
         itemize: spec.itemize,
         numeric_ids: spec.numeric_ids,
         compare_contents: discovery.is_some_and(|d| d.digests),
+        xattrs: discovery.is_some_and(|d| d.wanted.xattrs),
+        acls: discovery.is_some_and(|d| d.wanted.acls),
     };
     // Refused before anything is opened: bad flags are not a failed transfer.
     request.validate()?;

@@ -205,6 +205,8 @@ pub struct SinkOptions {
     /// when a source's top lands in it (`SRC/`): a daemon's --root, which
     /// no sender may give away or open to others.
     pub keep_top: bool,
+    /// The attributes the manifest carries (`-X`, `-A`).
+    pub carried: crate::transfer::meta::Wanted,
 }
 
 /// One manifest entry and, for a file, what has arrived of it.
@@ -362,7 +364,8 @@ impl Sink {
                 o.numeric_ids,
                 o.keep_special_bits,
                 (!o.acls_as_sent).then_some(umask),
-            ),
+            )
+            .carrying(o.carried),
             root,
         }
     }
