@@ -122,6 +122,8 @@ proptest! {
             itemize: evict,
             numeric_ids: rx_poll,
             compare_contents: contents,
+            xattrs: false,
+            acls: false,
             force: checksum,
         };
         let m = Message::TransferRequest(req);
@@ -178,6 +180,8 @@ fn valid_request() -> TransferRequest {
         itemize: false,
         numeric_ids: false,
         compare_contents: false,
+        xattrs: false,
+        acls: false,
         force: false,
     }
 }
