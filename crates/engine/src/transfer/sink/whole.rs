@@ -81,7 +81,11 @@ impl Sink {
             self.ids
                 .apply(&f, e)
                 .map_err(|x| io_err("setting owner or attributes of", &e.path, x))?;
-            if !exact {
+            // A directory's default ACL, not the umask, shapes what a file
+            // created in it gets: then the mode is set after all.
+            let came_exact =
+                exact && rustix::fs::fstat(&f).is_ok_and(|st| st.st_mode & 0o7777 == mode);
+            if !came_exact {
                 rustix::fs::fchmod(&f, Mode::from_raw_mode(mode))
                     .map_err(|x| io_err("setting mode of", &e.path, x))?;
             }
