@@ -365,8 +365,8 @@ off\:""))' \
 '--force[Replace a non-empty directory at the destination where the source now has a file or a link (rsync'\''s --force; --delete does it too). Without either such a run stops and names the directory; an empty one is always replaced]' \
 '-n[Change nothing at the receiver\: list what would be created, replaced and deleted, and send no data]' \
 '--dry-run[Change nothing at the receiver\: list what would be created, replaced and deleted, and send no data]' \
-'-i[List every path created, replaced or deleted (rsync'\''s -i)]' \
-'--itemize[List every path created, replaced or deleted (rsync'\''s -i)]' \
+'-i[List every path created, replaced or deleted, in rsync -i'\''s letters (\`>f.st...... path\`; docs/guide.md#itemize)]' \
+'--itemize[List every path created, replaced or deleted, in rsync -i'\''s letters (\`>f.st...... path\`; docs/guide.md#itemize)]' \
 '-X[Send extended attributes (the user. namespace; as root also trusted. and security., which a receiver applies only with --keep-special-bits), as rsync'\''s -X]' \
 '--xattrs[Send extended attributes (the user. namespace; as root also trusted. and security., which a receiver applies only with --keep-special-bits), as rsync'\''s -X]' \
 '-A[Send POSIX ACLs (access and default), as rsync'\''s -A]' \

@@ -14,7 +14,7 @@ use linerate_engine::server::{Server, ServerTls};
 use linerate_engine::spec::{SocketParams, TransferSpec};
 
 use crate::flags::{AddressFlags, BufferFlags, MarkFlags, StripeFlags};
-use linerate_engine::spec::{Action, Existing, SessionId, WireError};
+use linerate_engine::spec::{Action, Change, Existing, SessionId, WireError};
 use linerate_engine::transfer::CachePolicy;
 use linerate_engine::transfer::filter::Filter;
 use linerate_engine::transfer::receive::TransferPolicy;
@@ -94,7 +94,8 @@ pub struct SendArgs {
     /// replaced and deleted, and send no data.
     #[arg(short = 'n', long)]
     pub dry_run: bool,
-    /// List every path created, replaced or deleted (rsync's -i).
+    /// List every path created, replaced or deleted, in rsync -i's letters
+    /// (`>f.st...... path`; docs/guide.md#itemize).
     #[arg(short = 'i', long)]
     pub itemize: bool,
     /// Send extended attributes (the user. namespace; as root also
@@ -557,13 +558,7 @@ fn print_changes(out: &mut Out, run: &TransferRun) -> bool {
     let t = &run.totals;
     if run.request.itemize || run.request.dry_run {
         for c in &t.changes {
-            let word = match c.action {
-                Action::Create => "create",
-                Action::Replace => "replace",
-                Action::Delete => "delete",
-            };
-            // The receiver's words: printed escaped.
-            out.line(&format!("{word:<8} {}", c.path.escape_debug()));
+            out.line(&itemized(c));
         }
         let all = t.created + t.replaced + t.deleted;
         let listed = t.changes.len() as u64;
@@ -594,6 +589,24 @@ fn print_changes(out: &mut Out, run: &TransferRun) -> bool {
         ));
     }
     false
+}
+
+/// A change as rsync -i prints it: its code, the path and a link's
+/// target or the name a hard link shares; the receiver's words, escaped.
+/// A receiver that sent no code gets rsync's for the action alone.
+fn itemized(c: &Change) -> String {
+    let code = match (c.item.is_empty(), c.action) {
+        (false, _) => c.item.as_str(),
+        (true, Action::Create) => "+++++++++",
+        (true, Action::Replace) => "changed",
+        (true, Action::Delete) => "*deleting",
+    };
+    let to = match (&c.to, code.as_bytes().first()) {
+        (Some(t), Some(b'h')) => format!(" => {}", t.escape_debug()),
+        (Some(t), _) => format!(" -> {}", t.escape_debug()),
+        (None, _) => String::new(),
+    };
+    format!("{code:<11} {}{to}", c.path.escape_debug())
 }
 
 fn print_summary(out: &mut Out, run: &TransferRun, doc: &linerate_result::ResultDoc) {

@@ -13,6 +13,7 @@
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
@@ -360,6 +361,133 @@ fn listed(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// The itemized changes in a run's output (`rsync -i`'s lines, and
+/// linerate's in the same shape): path to code, without what follows
+/// ` -> ` or ` => `.
+fn itemized(out: &str) -> BTreeMap<String, String> {
+    let mut changes = BTreeMap::new();
+    for line in out.lines() {
+        let Some((code, rest)) = line.split_at_checked(11) else {
+            continue;
+        };
+        let b = code.as_bytes();
+        let shaped = code.trim_end() == "*deleting"
+            || (b"<>ch.".contains(&b[0])
+                && b"fdLDS".contains(&b[1])
+                && b[2..].iter().all(|c| b"+.cstpoguaxTn ".contains(c)));
+        let Some(path) = rest.strip_prefix(' ').filter(|_| shaped) else {
+            continue;
+        };
+        let path = path.split(" -> ").next().unwrap();
+        let path = path.split(" => ").next().unwrap();
+        let code = code.trim_end().to_string();
+        let path = path.trim_start_matches("./");
+        // A path of another type removed and made again keeps its new code.
+        changes.insert(path.to_string(), code);
+    }
+    changes
+}
+
+/// Where the itemized changes of rsync (`theirs`) and linerate (`ours`)
+/// disagree: every change either lists the other lists with the same code,
+/// but for rsync's lines of attributes alone (`.f...p.....`, which
+/// linerate does not list) and for what a path of a new type replaced
+/// (rsync lists a directory's contents removed for a file, not the
+/// directory; linerate the path it removed), and for what a directory
+/// deleted held (linerate lists the directory alone). A hard link's `h` reads as
+/// `>`: which name of a group carries the data is each tool's choice, and
+/// where rsync sends a group's changed first name and links a name that
+/// was up to date to it (`hf` and nothing else), linerate keeps that name
+/// and links the first to it: the same tree, one file fewer sent
+/// (docs/guide.md#reruns). rsync also lists an existing name of a group
+/// whose file changed attributes or was sent under its first name
+/// (`hf........x`, `hf.st......`); linerate lists the file once, under
+/// the name it wrote, and the trees (contents, link counts, attributes)
+/// are compared in full besides.
+fn itemized_differences(theirs: &str, ours: &str) -> Vec<String> {
+    let (theirs, ours) = (itemized(theirs), itemized(ours));
+    let created: Vec<String> = theirs
+        .iter()
+        .chain(&ours)
+        .filter(|(_, code)| code.ends_with("+++++++++"))
+        .map(|(path, _)| path.trim_end_matches('/').to_string())
+        .collect();
+    let replaced = |path: &str| {
+        let path = path.trim_end_matches('/');
+        created
+            .iter()
+            .any(|c| path == c || path.starts_with(&format!("{c}/")))
+    };
+    // A directory deleted is one line of linerate's, as it counts once;
+    // rsync lists what it held too.
+    let deleted_dirs: Vec<&String> = ours
+        .iter()
+        .filter(|(path, code)| *code == "*deleting" && path.ends_with('/'))
+        .map(|(path, _)| path)
+        .collect();
+    let mut out = Vec::new();
+    let paths: std::collections::BTreeSet<&String> = theirs.keys().chain(ours.keys()).collect();
+    for path in paths {
+        let (t, o) = (theirs.get(path), ours.get(path));
+        let deleting = |c: Option<&String>| c.is_some_and(|c| c == "*deleting");
+        if (deleting(t) || deleting(o)) && replaced(path) {
+            continue;
+        }
+        match (t, o) {
+            (Some(t), Some(o)) if same_change(t, o) => {}
+            // The destination itself, made when the run is admitted.
+            _ if path.is_empty() => {}
+            (Some(t), None) if t.starts_with('.') => {}
+            (Some(c), None) | (None, Some(c)) if c.starts_with('h') && !c.contains('+') => {}
+            // A link or directory where a hard link's name comes: rsync
+            // compares the name with what was there; linerate removed it
+            // and lists the name new.
+            (Some(t), Some(o)) if t.starts_with('h') && o == "hf+++++++++" => {}
+            (Some(t), None)
+                if t == "*deleting" && deleted_dirs.iter().any(|d| path.starts_with(*d)) => {}
+            _ => out.push(format!(
+                "-i for {path}: rsync {}, linerate {}",
+                t.map_or("nothing", |t| t.as_str()),
+                o.map_or("nothing", |o| o.as_str())
+            )),
+        }
+    }
+    out
+}
+
+/// Whether rsync failed a run on its own: rsync 3.5 reads the default ACL
+/// of what it replaces by its old name, and a directory turned file can
+/// answer EACCES; it fails that run (code 23) and a second run lands the
+/// tree.
+fn stumbled(rsync: &std::process::Output) -> bool {
+    rsync.status.code() == Some(23) && text(rsync).contains("get_acl: sys_acl_get_file")
+}
+
+/// Whether rsync's code `theirs` and linerate's `ours` say the same of a
+/// path. Where either is a hard link's name (`h`), the data's letter is
+/// `>`, and the letters rsync gives a group's first name alone are left
+/// out: `c` (rsync -c compares that name's contents), `a` and `x` (rsync
+/// reads the others' attributes only now and then).
+fn same_change(theirs: &str, ours: &str) -> bool {
+    if theirs == ours {
+        return true;
+    }
+    if !theirs.starts_with('h') && !ours.starts_with('h') {
+        return false;
+    }
+    let plain = |code: &str| -> String {
+        code.chars()
+            .enumerate()
+            .map(|(i, c)| match (i, c) {
+                (0, 'h') => '>',
+                (2, 'c') | (9, 'a') | (10, 'x') => '.',
+                _ => c,
+            })
+            .collect()
+    };
+    plain(theirs) == plain(ours)
+}
+
 /// Owners, user xattrs and ACLs of every path under `a` that differ under
 /// `b`, line by line.
 fn attribute_differences(a: &Path, b: &Path) -> Vec<String> {
@@ -430,6 +558,7 @@ fn date_in_the_past(rng: &mut Rng, top: &Path) {
 }
 
 /// The flags of one round, as both tools spell them.
+#[derive(Clone, Copy)]
 struct Flags {
     delete: bool,
     checksum: bool,
@@ -553,23 +682,25 @@ fn reruns_leave_what_rsync_leaves_on_random_trees() {
         };
         let linerate = |flags: &[&str]| {
             let mut args = flags.to_vec();
-            args.extend(["-X", "-A", "-q", &source, &ours_at]);
+            args.extend(["-X", "-A", "-i", &source, &ours_at]);
             (send(&args), args.join(" "))
         };
         let rsync = |flags: &[&str]| {
             Command::new("rsync")
-                .arg("-aHSAX")
+                .arg("-aHSAXi")
                 .args(flags)
                 .arg(&source)
                 .arg(&theirs_at)
                 .output()
                 .expect("rsync (apt install rsync)")
         };
+        let mut itemize_diff = Vec::new();
         let (ours_out, said) = linerate(&flags.common());
         let theirs_out = rsync(&flags.common());
         let context = || {
             format!(
-                "seed {seed}, round {round}, send {said}\n{}",
+                "seed {seed}, round {round}, send {said}\nlinerate said:\n{}\n{}",
+                text(&ours_out),
                 log.join("\n")
             )
         };
@@ -586,10 +717,22 @@ fn reruns_leave_what_rsync_leaves_on_random_trees() {
                 text(&ours_out),
                 context()
             );
-            // Both refused; again without the rules.
-            let (again, _) = linerate(&["--delete"]);
+            // Both refused (rsync after the rest of the run, linerate at
+            // that path: docs/guide.md#reruns); again without the rules.
+            let unruled = Flags {
+                delete: true,
+                rules: &[],
+                ..flags
+            }
+            .common();
+            let (again, _) = linerate(&unruled);
             assert!(again.status.success(), "{}\n{}", text(&again), context());
-            let again = rsync(&["--delete"]);
+            let again = rsync(&unruled);
+            let again = if stumbled(&again) {
+                rsync(&unruled)
+            } else {
+                again
+            };
             assert!(
                 again.status.success(),
                 "rsync: {}\n{}",
@@ -603,11 +746,7 @@ fn reruns_leave_what_rsync_leaves_on_random_trees() {
                 text(&ours_out),
                 context()
             );
-            // rsync 3.5 reads the default ACL of what it replaces by its
-            // old name, and a directory turned file can answer EACCES: it
-            // fails that run (code 23) and a second run lands the tree.
-            let stumbled = theirs_out.status.code() == Some(23)
-                && text(&theirs_out).contains("get_acl: sys_acl_get_file");
+            let stumbled = stumbled(&theirs_out);
             let theirs_out = if stumbled {
                 rsync(&flags.common())
             } else {
@@ -619,6 +758,17 @@ fn reruns_leave_what_rsync_leaves_on_random_trees() {
                 text(&theirs_out),
                 context()
             );
+            // A run rsync had to repeat listed its changes over two runs.
+            if !stumbled {
+                itemize_diff = itemized_differences(&text(&theirs_out), &text(&ours_out));
+                if !itemize_diff.is_empty() {
+                    itemize_diff.push(format!(
+                        "rsync -i said:\n{}\nlinerate -i said:\n{}",
+                        text(&theirs_out),
+                        text(&ours_out)
+                    ));
+                }
+            }
         }
         let (theirs, ours) = (theirs.join("t"), ours.join("t"));
         // A directory the source lacks (or has as a file now, left out by
@@ -640,7 +790,19 @@ fn reruns_leave_what_rsync_leaves_on_random_trees() {
         // (docs/guide.md#reruns).
         diff.extend(more_differences(&theirs, &ours, flags.rules.is_empty()));
         diff.extend(attribute_differences(&theirs, &ours));
+        diff.extend(itemize_diff);
         if !diff.is_empty() {
+            // Which of the two has the source's contents.
+            for d in diff.clone() {
+                if let Some(rel) = d.strip_suffix(": contents differ") {
+                    let source = fs::read(top.join(rel)).ok();
+                    diff.push(format!(
+                        "{rel}: rsync's is the source's: {}, linerate's: {}",
+                        fs::read(theirs.join(rel)).ok() == source,
+                        fs::read(ours.join(rel)).ok() == source
+                    ));
+                }
+            }
             let ls = |p: &Path| {
                 let out = Command::new("ls")
                     .args(["-laiR", "--time-style=full-iso"])

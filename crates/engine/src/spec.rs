@@ -11,8 +11,8 @@ pub use crate::address::Stripe;
 /// The wire's own parameters and bounds, named here so that a caller
 /// builds every spec from this one module.
 pub use linerate_wire::{
-    Action, Direction, Existing, MAX_LATENCY_CONNECTIONS, MAX_MESSAGE_LEN, MAX_STREAMS, MAX_WINDOW,
-    Pattern, SessionId, SocketParams, WireError,
+    Action, Change, Direction, Existing, MAX_LATENCY_CONNECTIONS, MAX_MESSAGE_LEN, MAX_STREAMS,
+    MAX_WINDOW, Pattern, SessionId, SocketParams, WireError,
 };
 
 /// A UDP bench's datagram size unless one is asked for (`-l`): one that

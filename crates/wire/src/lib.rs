@@ -51,9 +51,9 @@ pub use message::{
 pub use record::{BLOCK_TRAILER_LEN, RECORD_HEADER_LEN, Record};
 pub use transfer::{
     Action, Change, DIGEST_HEX_LEN, DIRECT_ALIGN, Digests, ENTRIES_PER_FRAME, Entries, Entry,
-    EntryKind, Existing, MAX_BLOCK_LEN, MAX_CHANGES, MAX_ENTRIES, MAX_FILE_SIZE, MAX_FILTER_BYTES,
-    MAX_FILTER_RULES, MAX_XATTR_VALUE, MAX_XATTRS, MIN_BLOCK_LEN, Need, NeedEnd, NeedFile, Owner,
-    TOKEN_LEN, TOP_PATH, TransferRequest, TransferTotals, Xattr,
+    EntryKind, Existing, ITEM_CODE_LEN, MAX_BLOCK_LEN, MAX_CHANGES, MAX_ENTRIES, MAX_FILE_SIZE,
+    MAX_FILTER_BYTES, MAX_FILTER_RULES, MAX_XATTR_VALUE, MAX_XATTRS, MIN_BLOCK_LEN, Need, NeedEnd,
+    NeedFile, Owner, TOKEN_LEN, TOP_PATH, TransferRequest, TransferTotals, Xattr,
 };
 pub use udp::{
     DATAGRAM_HEADER_LEN, DatagramHeader, MAX_DATAGRAM_LEN, UdpCounter, UdpCounts, UdpParams,

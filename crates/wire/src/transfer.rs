@@ -145,7 +145,30 @@ pub struct Change {
     pub action: Action,
     /// Relative to the destination; a directory ends in '/'.
     pub path: String,
+    /// rsync's itemize code for it (`>f.st......`, `cL+++++++++`,
+    /// `*deleting`): what kind of path it is and which attributes of what
+    /// was there differed (docs/guide.md#itemize). Empty from a receiver
+    /// that does not say.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub item: String,
+    /// What rsync prints after the path: a link's target (` -> t`) for a
+    /// link, the name a hard link shares (` => first`) for a hard link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
 }
+
+impl Change {
+    fn is_well_formed(&self) -> bool {
+        let path_ok = |p: &str| !p.is_empty() && p.len() <= 4097 && !p.contains('\0');
+        path_ok(&self.path)
+            && self.to.as_deref().is_none_or(path_ok)
+            && self.item.len() <= ITEM_CODE_LEN
+            && self.item.bytes().all(|b| b.is_ascii_graphic() || b == b' ')
+    }
+}
+
+/// The longest itemize code: rsync's eleven letters.
+pub const ITEM_CODE_LEN: usize = 11;
 
 /// What the receiver does with a file that exists at the destination and
 /// differs from the source in size or modification time.
@@ -538,16 +561,12 @@ pub struct TransferTotals {
 impl TransferTotals {
     /// Checks what a receiver reported: a bounded list.
     pub fn validate(&self) -> Result<(), WireError> {
-        if self.changes.len() > MAX_CHANGES
-            || self
-                .changes
-                .iter()
-                .any(|c| c.path.is_empty() || c.path.len() > 4097 || c.path.contains('\0'))
-        {
+        if self.changes.len() > MAX_CHANGES || self.changes.iter().any(|c| !c.is_well_formed()) {
             return Err(WireError::InvalidField {
                 field: "changes",
                 reason: format!(
-                    "must be at most {MAX_CHANGES} paths of 1 to 4097 bytes without NUL"
+                    "must be at most {MAX_CHANGES} paths of 1 to 4097 bytes without NUL, \
+                     each with a code of at most {ITEM_CODE_LEN} printable ASCII letters"
                 ),
             });
         }

@@ -232,6 +232,8 @@ fn a_report_lists_a_bounded_number_of_changes() {
     let change = |path: &str| Change {
         action: Action::Delete,
         path: path.into(),
+        item: "*deleting".into(),
+        to: None,
     };
     let ok = TransferTotals {
         deleted: 1,
@@ -243,6 +245,18 @@ fn a_report_lists_a_bounded_number_of_changes() {
         vec![change("x"); MAX_CHANGES + 1],
         vec![change("")],
         vec![change("a\0b")],
+        vec![Change {
+            item: ">f+++++++++++".into(),
+            ..change("a")
+        }],
+        vec![Change {
+            item: ">f\n".into(),
+            ..change("a")
+        }],
+        vec![Change {
+            to: Some(String::new()),
+            ..change("a")
+        }],
     ] {
         let bad = TransferTotals {
             changes,

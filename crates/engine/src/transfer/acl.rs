@@ -60,6 +60,20 @@ pub fn masked(value: &[u8], umask: u32) -> Result<Vec<u8>, AclError> {
     Ok(out)
 }
 
+/// The entries of access ACL `value` that a mode does not hold: the
+/// owning group's, named users' and groups' (the owner's, the mask and
+/// others' are the mode's bits, which rsync -i reports as `p`, not `a`).
+/// None where `value` is no ACL.
+pub fn beyond_mode(value: &[u8]) -> Option<Vec<[u8; ENTRY]>> {
+    let body = value.get(HEADER..).filter(|b| b.len() % ENTRY == 0)?;
+    Some(
+        body.chunks_exact(ENTRY)
+            .filter(|e| matches!(u16::from_le_bytes([e[0], e[1]]), USER | GROUP_OBJ | GROUP))
+            .filter_map(|e| e.try_into().ok())
+            .collect(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,6 +86,23 @@ mod tests {
             v.extend_from_slice(&id.to_le_bytes());
         }
         v
+    }
+
+    #[test]
+    fn the_mask_and_the_modes_own_entries_are_not_beyond_the_mode() {
+        let with = |mask: u16| {
+            acl(&[
+                (USER_OBJ, 6, 0),
+                (USER, 4, 1001),
+                (GROUP_OBJ, 4, 0),
+                (MASK, mask, 0),
+                (OTHER, 4, 0),
+            ])
+        };
+        assert_eq!(beyond_mode(&with(4)), beyond_mode(&with(6)));
+        let other_user = acl(&[(USER_OBJ, 6, 0), (USER, 4, 1002), (GROUP_OBJ, 4, 0)]);
+        assert_ne!(beyond_mode(&with(4)), beyond_mode(&other_user));
+        assert_eq!(beyond_mode(&[1, 2, 3]), None);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! mode (a change of owner clears setuid bits), and owners only where the
 //! receiver runs as root, as rsync does.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::os::fd::AsFd;
 use std::os::unix::fs::MetadataExt;
@@ -252,23 +253,10 @@ impl Ids {
             let (uid, gid) = self.of(o);
             rustix::fs::fchown(&fd, Some(uid), Some(gid))?;
         }
-        let allowed = |name: &str| {
-            name.starts_with("user.")
-                || ACLS.contains(&name)
-                || (self.privileged
-                    && (name.starts_with("security.") || name.starts_with("trusted.")))
-        };
         self.remove_stale(&fd, e)?;
-        for x in e.xattrs.iter().filter(|x| allowed(&x.name)) {
-            let masked;
-            let value = match self.acl_umask {
-                Some(umask) if ACLS.contains(&x.name.as_str()) => {
-                    masked = acl::masked(&x.value, umask).map_err(|_| Errno::INVAL)?;
-                    &masked
-                }
-                _ => &x.value,
-            };
-            match rustix::fs::fsetxattr(&fd, x.name.as_str(), value, XattrFlags::empty()) {
+        for x in e.xattrs.iter().filter(|x| self.applies(&x.name)) {
+            let value = self.value_of(x)?;
+            match rustix::fs::fsetxattr(&fd, x.name.as_str(), &value, XattrFlags::empty()) {
                 // A destination without them (as rsync, which warns): the
                 // data still arrives.
                 Ok(()) | Err(Errno::NOTSUP) => {}
@@ -276,6 +264,85 @@ impl Ids {
             }
         }
         Ok(())
+    }
+
+    /// Whether attribute `name` of a sender's is given to what arrives.
+    fn applies(&self, name: &str) -> bool {
+        name.starts_with("user.")
+            || ACLS.contains(&name)
+            || (self.privileged && (name.starts_with("security.") || name.starts_with("trusted.")))
+    }
+
+    /// The value attribute `x` is given: an ACL held within the umask
+    /// where the receiver holds them.
+    fn value_of<'a>(&self, x: &'a Xattr) -> Result<Cow<'a, [u8]>, Errno> {
+        Ok(match self.acl_umask {
+            Some(umask) if ACLS.contains(&x.name.as_str()) => {
+                Cow::Owned(acl::masked(&x.value, umask).map_err(|_| Errno::INVAL)?)
+            }
+            _ => Cow::Borrowed(&x.value),
+        })
+    }
+
+    /// Whether the owner and the group of what `st` describes differ from
+    /// those entry `e` would get (never where owners are not kept).
+    pub fn owner_differs(&self, st: &rustix::fs::Stat, e: &Entry) -> (bool, bool) {
+        match &e.owner {
+            Some(o) if self.root => {
+                let (uid, gid) = self.of(o);
+                (st.st_uid != uid.as_raw(), st.st_gid != gid.as_raw())
+            }
+            _ => (false, false),
+        }
+    }
+
+    /// Whether the open file `fd` differs from entry `e` in its ACLs and in
+    /// its other carried attributes, as the receiver would give them
+    /// (rsync -i's `a` and `x`); unreadable attributes differ in nothing.
+    pub fn attrs_differ(&self, fd: impl AsFd, e: &Entry) -> (bool, bool) {
+        let mut acl = false;
+        let mut xattr = false;
+        let mut flag = |name: &str| {
+            if ACLS.contains(&name) {
+                acl = true;
+            } else {
+                xattr = true;
+            }
+        };
+        let mut names = vec![0u8; 64 << 10];
+        let Ok(n) = rustix::fs::flistxattr(&fd, &mut names) else {
+            return (false, false);
+        };
+        let root = self.root && self.privileged;
+        let held: Vec<&str> = names[..n]
+            .split(|&b| b == 0)
+            .filter_map(|s| std::str::from_utf8(s).ok())
+            .filter(|name| !name.is_empty() && self.carried.takes(name, root))
+            .collect();
+        for name in &held {
+            if !e.xattrs.iter().any(|x| x.name == *name) {
+                flag(name);
+            }
+        }
+        let mut value = vec![0u8; MAX_XATTR_VALUE];
+        for x in e.xattrs.iter().filter(|x| self.applies(&x.name)) {
+            let ours = match held.contains(&x.name.as_str()) {
+                true => rustix::fs::fgetxattr(&fd, x.name.as_str(), &mut value)
+                    .ok()
+                    .map(|n| &value[..n]),
+                false => None,
+            };
+            let theirs = self.value_of(x).ok();
+            let same = if x.name == ACLS[0] {
+                ours.and_then(acl::beyond_mode) == theirs.as_deref().and_then(acl::beyond_mode)
+            } else {
+                ours == theirs.as_deref()
+            };
+            if !same {
+                flag(&x.name);
+            }
+        }
+        (acl, xattr)
     }
 
     /// Gives the link `name` in `dir` entry `e`'s owner (as root), without

@@ -13,6 +13,7 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
 use super::cleanup::{open_subdir, remove_tree};
+use super::itemize::{Came, Differs, Itemized, Type};
 use super::names::{is_staging, split, temp_name};
 use super::{Item, Sink, SinkError, io_err, lock};
 use crate::confine::ConfineError;
@@ -141,7 +142,7 @@ impl Sink {
             rustix::fs::unlinkat(&**dir, name, AtFlags::empty())
                 .map_err(|x| io_err("removing", &e.path, x))?;
         }
-        self.note(Action::Delete, &e.path, was == Held::Dir);
+        self.note(Action::Delete, &e.path, was == Held::Dir, Itemized::deleted);
         self.dir_changed(parent, dir);
         Ok(())
     }
@@ -198,8 +199,15 @@ impl Sink {
         }))
     }
 
-    /// Counts a change, and lists it when asked to (up to [`MAX_CHANGES`]).
-    pub(super) fn note(&self, action: Action, path: &str, is_dir: bool) {
+    /// Counts a change, and lists it with its itemize code when asked to
+    /// (up to [`MAX_CHANGES`]).
+    pub(super) fn note(
+        &self,
+        action: Action,
+        path: &str,
+        is_dir: bool,
+        item: impl FnOnce() -> Itemized,
+    ) {
         let c = &self.counters;
         let count = match action {
             Action::Create => &c.created,
@@ -217,8 +225,53 @@ impl Sink {
             } else {
                 path.to_string()
             };
-            list.push(Change { action, path });
+            let Itemized { code, to } = item();
+            list.push(Change {
+                action,
+                path,
+                item: code,
+                to,
+            });
         }
+    }
+
+    /// How what `st` describes at `name` in `dir` differs from entry `e`,
+    /// of type `ty`, in rsync -i's letters.
+    pub(super) fn differs(
+        &self,
+        st: &Stat,
+        e: &Entry,
+        ty: Type,
+        dir: Option<&OwnedFd>,
+        name: &str,
+    ) -> Differs {
+        let (owner, group) = self.ids.owner_differs(st, e);
+        // rsync -i compares times to the second (docs/guide.md#itemize).
+        let mut d = Differs {
+            time: st.st_mtime != e.mtime_ns.div_euclid(1_000_000_000),
+            owner,
+            group,
+            ..Differs::default()
+        };
+        if ty == Type::Link {
+            d.checksum = true;
+            return d;
+        }
+        d.checksum = e.digest().is_some();
+        d.size = st.st_size as u64 != e.size();
+        d.perms = st.st_mode & 0o7777 != self.mode_of(e);
+        if let Some(fd) = dir.and_then(|dir| {
+            rustix::fs::openat(
+                dir,
+                name,
+                OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .ok()
+        }) {
+            (d.acl, d.xattr) = self.ids.attrs_differ(&fd, e);
+        }
+        d
     }
 
     /// The listed changes, once, for the report.
@@ -271,7 +324,9 @@ impl Sink {
                     .is_some_and(|st| (st.st_mode & libc::S_IFMT) == libc::S_IFDIR);
                 if !is_dir {
                     lock(&self.fresh).insert(e.path.clone());
-                    self.note(Action::Create, &e.path, true);
+                    self.note(Action::Create, &e.path, true, || {
+                        Itemized::created(Came::Made, Type::Dir, None)
+                    });
                 }
             }
             EntryKind::Symlink { target } => {
@@ -279,19 +334,34 @@ impl Sink {
                     .as_ref()
                     .and_then(|d| rustix::fs::readlinkat(&**d, name, Vec::new()).ok())
                     .is_some_and(|t| t.as_bytes() == target.as_bytes());
+                let to = || Some(target.clone());
                 match (same, &found) {
                     (true, _) => {}
-                    (false, None) => self.note(Action::Create, &e.path, false),
-                    (false, Some(_)) => self.note(Action::Replace, &e.path, false),
+                    (false, None) => self.note(Action::Create, &e.path, false, || {
+                        Itemized::created(Came::Made, Type::Link, to())
+                    }),
+                    (false, Some(st)) => self.note(Action::Replace, &e.path, false, || {
+                        let d = self.differs(st, e, Type::Link, None, name);
+                        Itemized::changed(Came::Made, Type::Link, d, to())
+                    }),
                 }
             }
-            EntryKind::HardLink { .. } if found.is_none() => {
-                self.note(Action::Create, &e.path, false);
+            EntryKind::HardLink { to } if found.is_none() => {
+                self.note(Action::Create, &e.path, false, || {
+                    let first = self.items.get(*to as usize).map(|i| i.entry.path.clone());
+                    Itemized::created(Came::Linked, Type::File, first)
+                });
             }
             EntryKind::HardLink { .. } => {}
             EntryKind::File { .. } => match self.fate(found.as_ref(), e, false, dir.as_deref())? {
-                Fate::Create | Fate::Partial => self.note(Action::Create, &e.path, false),
-                Fate::Replace => self.note(Action::Replace, &e.path, false),
+                Fate::Create | Fate::Partial => self.note(Action::Create, &e.path, false, || {
+                    Itemized::created(Came::Received, Type::File, None)
+                }),
+                Fate::Replace => self.note(Action::Replace, &e.path, false, || {
+                    let st = found.as_ref().expect("a file replaces what was found");
+                    let d = self.differs(st, e, Type::File, dir.as_deref(), name);
+                    Itemized::changed(Came::Received, Type::File, d, None)
+                }),
                 Fate::Refused => return Err(ConfineError::Exists(e.path.clone()).into()),
                 Fate::Unchanged | Fate::SameContents | Fate::Kept => {}
             },
@@ -333,7 +403,7 @@ impl Sink {
                     continue;
                 }
                 if self.dry_run {
-                    self.note(Action::Delete, &path, is_dir);
+                    self.note(Action::Delete, &path, is_dir, Itemized::deleted);
                     continue;
                 }
                 if is_dir {
@@ -341,7 +411,7 @@ impl Sink {
                 } else {
                     rustix::fs::unlinkat(&*fd, name.as_str(), AtFlags::empty())
                         .map_err(|x| io_err("deleting", &path, x))?;
-                    self.note(Action::Delete, &path, false);
+                    self.note(Action::Delete, &path, false, Itemized::deleted);
                 }
                 self.dir_changed(d, &fd);
             }
@@ -364,7 +434,7 @@ impl Sink {
     ) -> Result<(), SinkError> {
         if filter.is_empty() || depth >= crate::confine::MAX_DEPTH {
             remove_tree(parent, name).map_err(|x| io_err("deleting", path, x))?;
-            self.note(Action::Delete, path, true);
+            self.note(Action::Delete, path, true, Itemized::deleted);
             return Ok(());
         }
         let dir = open_subdir(parent, name).map_err(|x| io_err("opening", path, x))?;
@@ -378,12 +448,12 @@ impl Sink {
             } else {
                 rustix::fs::unlinkat(&dir, inner.as_str(), AtFlags::empty())
                     .map_err(|x| io_err("deleting", &at, x))?;
-                self.note(Action::Delete, &at, false);
+                self.note(Action::Delete, &at, false, Itemized::deleted);
             }
         }
         match rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR) {
             Ok(()) => {
-                self.note(Action::Delete, path, true);
+                self.note(Action::Delete, path, true, Itemized::deleted);
                 Ok(())
             }
             // It holds what the rules keep: it stays.
@@ -402,6 +472,7 @@ impl Sink {
         }
         for (_, item) in self.items.iter() {
             let Some(LinkPair {
+                first,
                 first_dir,
                 first_name,
                 dir,
@@ -421,9 +492,18 @@ impl Sink {
             };
             match rustix::fs::statat(&*dir, name, AtFlags::SYMLINK_NOFOLLOW) {
                 Ok(st) if (st.st_dev, st.st_ino) == (file.st_dev, file.st_ino) => continue,
-                Ok(_) if self.existing.replaces() => {
+                Ok(st) if self.existing.replaces() => {
+                    // Its contents are its first name's: rsync -c gives
+                    // a name linked to it no `c`.
+                    let d = self.list_changes.then(|| Differs {
+                        checksum: false,
+                        ..self.differs(&st, &first.entry, Type::File, Some(&dir), name)
+                    });
                     link_over((&first_dir, first_name), (&dir, name), path)?;
-                    self.note(Action::Replace, path, false);
+                    self.note(Action::Replace, path, false, || {
+                        let to = Some(first.entry.path.clone());
+                        Itemized::changed(Came::Linked, Type::File, d.unwrap_or_default(), to)
+                    });
                 }
                 Ok(_) if self.existing == Existing::Refuse => {
                     return Err(ConfineError::Exists(path.to_string()).into());
@@ -432,7 +512,10 @@ impl Sink {
                 Err(Errno::NOENT) => {
                     rustix::fs::linkat(&*first_dir, first_name, &*dir, name, AtFlags::empty())
                         .map_err(|x| io_err("linking", path, x))?;
-                    self.note(Action::Create, path, false);
+                    self.note(Action::Create, path, false, || {
+                        let to = Some(first.entry.path.clone());
+                        Itemized::created(Came::Linked, Type::File, to)
+                    });
                 }
                 Err(x) => return Err(io_err("checking", path, x)),
             }

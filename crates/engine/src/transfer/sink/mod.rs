@@ -37,6 +37,7 @@ mod cleanup;
 mod durable;
 mod holes;
 mod index;
+mod itemize;
 pub(crate) mod journal;
 mod names;
 mod ranges;
@@ -45,8 +46,14 @@ mod whole;
 
 pub use cleanup::{Leftovers, remove_tree};
 use index::{INDEX_BYTES, PathIndex, PathKind};
+use itemize::{Came, Itemized, Type};
 use names::{current_umask, journal_name, split, stage_name, temp_name, timestamps};
 use slot::{FileSlot, OpenFile};
+
+/// A file that was not there, in rsync -i's words.
+fn new_file() -> Itemized {
+    Itemized::created(Came::Received, Type::File, None)
+}
 
 /// Bytes one more range of received blocks costs (a B-tree slot).
 const RANGE_BYTES: u64 = 48;
@@ -566,7 +573,9 @@ impl Sink {
                 let (fd, created, staged) = self.make_dir(&e.path, parent, name)?;
                 lock(&self.dirs).insert(e.path.clone(), Arc::new(fd));
                 if created {
-                    self.note(Action::Create, &e.path, true);
+                    self.note(Action::Create, &e.path, true, || {
+                        Itemized::created(Came::Made, Type::Dir, None)
+                    });
                     lock(&self.fresh).insert(e.path.clone());
                     self.dir_changed(parent, &self.dir(parent)?);
                 }
@@ -580,7 +589,7 @@ impl Sink {
             EntryKind::HardLink { .. } => {}
             EntryKind::File { .. } if lock(&self.fresh).contains(parent) => {
                 // A new directory holds no earlier file, temporary or journal.
-                self.note(Action::Create, &e.path, false);
+                self.note(Action::Create, &e.path, false, new_file);
                 if let Some(slot) = self.slot(id) {
                     slot.in_fresh_dir.store(true, Relaxed);
                     if !slot.sparse {
@@ -624,11 +633,15 @@ impl Sink {
                         // Cut short in an earlier run of this transfer.
                         rustix::fs::unlinkat(&*dir, name, AtFlags::empty())
                             .map_err(|x| io_err("removing partial", &e.path, x))?;
-                        self.note(Action::Create, &e.path, false);
+                        self.note(Action::Create, &e.path, false, new_file);
                     }
-                    Fate::Create => self.note(Action::Create, &e.path, false),
+                    Fate::Create => self.note(Action::Create, &e.path, false, new_file),
                     // Renamed over the old file once complete.
-                    Fate::Replace => self.note(Action::Replace, &e.path, false),
+                    Fate::Replace => self.note(Action::Replace, &e.path, false, || {
+                        let st = found.as_ref().expect("a file replaces what was found");
+                        let d = self.differs(st, e, Type::File, Some(&dir), name);
+                        Itemized::changed(Came::Received, Type::File, d, None)
+                    }),
                 }
                 self.load_journal(id, &dir, name);
                 if let Some(slot) = self.slot(id)
@@ -657,13 +670,19 @@ impl Sink {
             rustix::fs::symlinkat(target, &*dir, name)
                 .map_err(|x| io_err("creating link", &e.path, x))
         };
+        let to = || Some(target.to_string());
         let ours = match rustix::fs::readlinkat(&*dir, name, Vec::new()) {
             Ok(t) if t.as_bytes() == target.as_bytes() => true,
             Ok(_) if self.existing.replaces() => {
+                let was = rustix::fs::statat(&*dir, name, AtFlags::SYMLINK_NOFOLLOW)
+                    .map_err(|x| io_err("replacing link", &e.path, x))?;
                 rustix::fs::unlinkat(&*dir, name, AtFlags::empty())
                     .map_err(|x| io_err("replacing link", &e.path, x))?;
                 create()?;
-                self.note(Action::Replace, &e.path, false);
+                self.note(Action::Replace, &e.path, false, || {
+                    let d = self.differs(&was, e, Type::Link, None, name);
+                    Itemized::changed(Came::Made, Type::Link, d, to())
+                });
                 true
             }
             Ok(_) | Err(Errno::INVAL) if self.existing == Existing::Keep => false,
@@ -672,7 +691,9 @@ impl Sink {
             }
             Err(Errno::NOENT) => {
                 create()?;
-                self.note(Action::Create, &e.path, false);
+                self.note(Action::Create, &e.path, false, || {
+                    Itemized::created(Came::Made, Type::Link, to())
+                });
                 true
             }
             Err(x) => return Err(io_err("reading link", &e.path, x)),
