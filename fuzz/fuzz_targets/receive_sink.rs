@@ -196,6 +196,7 @@ fuzz_target!(|data: &[u8]| {
         Some(root),
         SinkOptions {
             block_len,
+            peer: None,
             existing: match u.arbitrary::<u8>().unwrap_or(0) % 4 {
                 0 => Existing::Refuse,
                 1 => Existing::Replace,

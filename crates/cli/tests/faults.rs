@@ -954,3 +954,64 @@ fn filter_rules_cost_bounded_work_and_a_hang_up_leaves_the_receiver_idle() {
     assert!(cpu_seconds(rpid) - cpu_before < 10.0);
     assert!(status_kb(rpid, "VmHWM:") / 1024 < idle.1 + 256);
 }
+
+/// A sender that asks for contents to be compared (`-c`) and hangs up
+/// stops that work: the daemon reads files of the destination to compare
+/// them with a manifest's, and once the sender is gone it reads no
+/// further file (here 64 of 1 GiB, a minute of reading had it gone on).
+#[test]
+fn comparing_contents_stops_when_the_sender_hangs_up() {
+    let base = TempDir::new("faults");
+    let root = base.join("root");
+    let dest = root.join("c");
+    fs::create_dir_all(&dest).unwrap();
+    const FILES: usize = 64;
+    const SIZE: u64 = 1 << 30;
+    let list: Vec<_> = (0..FILES)
+        .map(|i| {
+            let name = format!("f{i:02}");
+            // Holes: read at memory speed, and no disk is spent.
+            fs::File::create(dest.join(&name))
+                .unwrap()
+                .set_len(SIZE)
+                .unwrap();
+            let mut e = file(&name, SIZE);
+            e.kind = EntryKind::File {
+                size: SIZE,
+                sparse: false,
+                digest: Some("0".repeat(linerate_wire::DIGEST_HEX_LEN)),
+            };
+            e
+        })
+        .collect();
+    let server = serve(&root, &[]);
+    let pid = server.child.id();
+    let idle = threads_and_rss(pid);
+    let mut c = Crafted::connect(&server.addr(), session(94));
+    let mut req = transfer_request("c", None, 1 << 20, false);
+    if let Message::TransferRequest(r) = &mut req {
+        r.compare_contents = true;
+        r.existing = linerate_wire::Existing::Replace;
+    }
+    c.send(&req);
+    c.manifest(list);
+    // Comparing has begun: the daemon reads.
+    let before = cpu_seconds(pid);
+    assert!(
+        wait_until(Duration::from_secs(30), || cpu_seconds(pid) > before + 0.5),
+        "the daemon never began comparing"
+    );
+    drop(c);
+    // It stops: a second of its CPU time stays under a tenth of a second.
+    let stopped = wait_until(Duration::from_secs(15), || {
+        let at = cpu_seconds(pid);
+        std::thread::sleep(Duration::from_secs(1));
+        cpu_seconds(pid) - at < 0.1
+    });
+    assert!(
+        stopped,
+        "the daemon went on reading after its sender hung up: {} CPU s",
+        cpu_seconds(pid) - before
+    );
+    back_to_idle(pid, idle).expect("after a hang-up while comparing");
+}

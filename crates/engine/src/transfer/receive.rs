@@ -251,6 +251,7 @@ fn serve_admitted(
         root,
         SinkOptions {
             block_len: req.block_len,
+            peer: ctl.stream.try_clone().ok().map(std::os::fd::OwnedFd::from),
             existing: req.existing,
             cache,
             keep_special_bits: policy.keep_special_bits,

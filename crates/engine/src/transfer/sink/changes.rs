@@ -391,6 +391,7 @@ impl Sink {
             if lock(&self.fresh).contains(d) || lock(&self.staged).contains(d) {
                 continue;
             }
+            self.check_peer()?;
             let Some(fd) = self.found_dir(d)? else {
                 continue;
             };

@@ -50,6 +50,50 @@ use itemize::{Came, Itemized, Type};
 use names::{current_umask, journal_name, split, stage_name, temp_name, timestamps};
 use slot::{FileSlot, OpenFile};
 
+/// The sender's control connection, polled at most every
+/// [`PeerWatch::EVERY`] while the receiver works for it.
+struct PeerWatch {
+    fd: OwnedFd,
+    began: Instant,
+    /// When it was last polled, ns after `began`.
+    polled_ns: AtomicU64,
+}
+
+impl PeerWatch {
+    const EVERY: std::time::Duration = std::time::Duration::from_millis(50);
+
+    fn new(fd: OwnedFd) -> PeerWatch {
+        PeerWatch {
+            fd,
+            began: Instant::now(),
+            polled_ns: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether the peer closed its end (or the connection failed).
+    fn gone(&self) -> bool {
+        let now = self.began.elapsed().as_nanos() as u64;
+        let last = self.polled_ns.load(Relaxed);
+        if now.saturating_sub(last) < Self::EVERY.as_nanos() as u64 {
+            return false;
+        }
+        self.polled_ns.store(now, Relaxed);
+        use rustix::event::{PollFd, PollFlags, poll};
+        let mut fds = [PollFd::new(&self.fd, PollFlags::RDHUP)];
+        let zero = rustix::time::Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        match poll(&mut fds, Some(&zero)) {
+            Ok(0) => false,
+            Ok(_) => fds[0]
+                .revents()
+                .intersects(PollFlags::RDHUP | PollFlags::HUP | PollFlags::ERR),
+            Err(_) => false,
+        }
+    }
+}
+
 /// A file that was not there, in rsync -i's words.
 fn new_file() -> Itemized {
     Itemized::created(Came::Received, Type::File, None)
@@ -84,6 +128,10 @@ pub enum SinkError {
         "{path:?} needs {need} bytes and the destination has {free} free for this transfer (No space left on device)"
     )]
     NoSpace { path: String, need: u64, free: u64 },
+    /// The sender's control connection closed: the work it asked for
+    /// stops (what arrived is kept for a rerun).
+    #[error("the sender hung up")]
+    PeerGone,
 }
 
 impl SinkError {
@@ -180,6 +228,10 @@ struct Stage {
 /// How the receiver treats what a sender asks for.
 pub struct SinkOptions {
     pub block_len: u32,
+    /// The sender's control connection, looked at between pieces of work
+    /// a manifest asks for (comparing contents, deleting): once it closes,
+    /// that work stops (docs/security.md#hang-up).
+    pub peer: Option<OwnedFd>,
     /// What becomes of a file that exists and differs.
     pub existing: Existing,
     pub cache: CachePolicy,
@@ -226,6 +278,7 @@ pub struct Sink {
     /// None: `--skip-writes`, nothing touches the disk.
     root: Option<DestRoot>,
     block_len: u32,
+    peer: Option<PeerWatch>,
     existing: Existing,
     cache: CachePolicy,
     keep_special_bits: bool,
@@ -335,6 +388,7 @@ impl Sink {
         let umask = current_umask();
         Sink {
             block_len: o.block_len,
+            peer: o.peer.map(PeerWatch::new),
             existing: o.existing,
             cache: o.cache,
             keep_special_bits: o.keep_special_bits,
@@ -442,10 +496,12 @@ impl Sink {
         let last = self.len();
         if self.dry_run {
             for id in first..last {
+                self.check_peer()?;
                 self.preview(id)?;
             }
         } else if self.root.is_some() {
             for id in first..last {
+                self.check_peer()?;
                 self.prepare(id)?;
             }
         }
@@ -1189,6 +1245,15 @@ impl Sink {
     pub fn asked(&self, files: u64, bytes: u64) {
         self.counters.files_asked.fetch_add(files, Relaxed);
         self.counters.bytes_asked.fetch_add(bytes, Relaxed);
+    }
+
+    /// Stops the work a sender asked for once it has hung up: comparing
+    /// a frame's files by contents, or deleting, can take minutes.
+    pub(super) fn check_peer(&self) -> Result<(), SinkError> {
+        match &self.peer {
+            Some(p) if p.gone() => Err(SinkError::PeerGone),
+            _ => Ok(()),
+        }
     }
 
     /// Notes that the whole listing has been answered.
