@@ -475,12 +475,14 @@ fn same_change(theirs: &str, ours: &str) -> bool {
     if !theirs.starts_with('h') && !ours.starts_with('h') {
         return false;
     }
+    // rsync prints a name the same in every letter with spaces.
     let plain = |code: &str| -> String {
-        code.chars()
+        format!("{code:.<11}")
+            .chars()
             .enumerate()
             .map(|(i, c)| match (i, c) {
                 (0, 'h') => '>',
-                (2, 'c') | (9, 'a') | (10, 'x') => '.',
+                (2, 'c') | (9, 'a') | (10, 'x') | (_, ' ') => '.',
                 _ => c,
             })
             .collect()
