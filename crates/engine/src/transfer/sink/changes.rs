@@ -3,7 +3,7 @@
 //! listed; a dry run that looks and touches nothing; and `--delete`, which
 //! removes what the transfer's directories hold and the source lacks.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
@@ -533,19 +533,16 @@ impl Sink {
     /// other name is linked to the first), so that names the transfer does
     /// not list (left out by the rules) stay names of the same file.
     fn keep_up_to_date_names(&self) -> Result<(), SinkError> {
-        let mut kept = HashSet::new();
+        // Per group, the name found up to date that rsync keeps: the first
+        // in its order (docs/guide.md#reruns).
+        let mut chosen: HashMap<u32, &Item> = HashMap::new();
         for (_, item) in self.items.iter() {
             let Some(pair) = self.link_pair(item)? else {
                 continue;
             };
-            let written_now = pair
-                .first
-                .slot
-                .as_ref()
-                .is_some_and(|s| !s.up_to_date.load(Relaxed));
-            if !written_now || kept.contains(&pair.to) {
+            let Some(slot) = pair.first.slot.as_ref() else {
                 continue;
-            }
+            };
             let (Ok(file), Ok(st)) = (
                 rustix::fs::statat(&*pair.first_dir, pair.first_name, AtFlags::SYMLINK_NOFOLLOW),
                 rustix::fs::statat(&*pair.dir, pair.name, AtFlags::SYMLINK_NOFOLLOW),
@@ -558,6 +555,23 @@ impl Sink {
             {
                 continue;
             }
+            // A first name up to date itself stays unless rsync's order
+            // puts this one before it.
+            if slot.up_to_date.load(Relaxed) && rsync_order(&first.path, pair.path).is_le() {
+                continue;
+            }
+            if chosen
+                .get(&pair.to)
+                .is_none_or(|c| rsync_order(pair.path, &c.entry.path).is_lt())
+            {
+                chosen.insert(pair.to, item);
+            }
+        }
+        for item in chosen.into_values() {
+            let Some(pair) = self.link_pair(item)? else {
+                continue;
+            };
+            let first = &pair.first.entry;
             link_over(
                 (&pair.dir, pair.name),
                 (&pair.first_dir, pair.first_name),
@@ -565,7 +579,6 @@ impl Sink {
             )?;
             self.refresh(&pair.dir, pair.name, first)?;
             self.dir_changed(pair.first_parent, &pair.first_dir);
-            kept.insert(pair.to);
         }
         Ok(())
     }
@@ -657,6 +670,27 @@ struct LinkPair<'a> {
     path: &'a str,
 }
 
+/// rsync's order of two paths of a transfer: by name within a directory,
+/// a directory's files before its subdirectories (its file list's order,
+/// which decides a hard-link group's first name).
+fn rsync_order(a: &str, b: &str) -> std::cmp::Ordering {
+    let (mut x, mut y) = (a.split('/').peekable(), b.split('/').peekable());
+    loop {
+        match (x.next(), y.next()) {
+            (Some(p), Some(q)) if p == q => continue,
+            (Some(p), Some(q)) => {
+                // A name with nothing after it is a file of this directory.
+                return match (x.peek().is_none(), y.peek().is_none()) {
+                    (true, false) => std::cmp::Ordering::Less,
+                    (false, true) => std::cmp::Ordering::Greater,
+                    _ => p.cmp(q),
+                };
+            }
+            (p, q) => return p.is_some().cmp(&q.is_some()),
+        }
+    }
+}
+
 /// Makes `to` a name of the file `from` names, at once: linked beside it
 /// under a temporary name, then renamed over it.
 fn link_over(
@@ -730,5 +764,22 @@ fn child_path(dir: &str, name: &str) -> String {
         name.to_string()
     } else {
         format!("{dir}/{name}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rsync_order;
+    use std::cmp::Ordering::*;
+
+    #[test]
+    fn a_directorys_files_come_before_its_subdirectories() {
+        assert_eq!(rsync_order("c", "b/f/g.tmp/d.o"), Less);
+        assert_eq!(rsync_order("b/f", "b/a/y"), Less);
+        assert_eq!(rsync_order("b/f/x", "b/a/y"), Greater);
+        assert_eq!(rsync_order("b/a/y", "b/f"), Greater);
+        assert_eq!(rsync_order("a/x", "a/y"), Less);
+        assert_eq!(rsync_order("a/x", "a/x"), Equal);
+        assert_eq!(rsync_order("d/e", "d"), Greater);
     }
 }
