@@ -380,6 +380,36 @@ pub fn push(stream: &std::net::TcpStream) -> io::Result<()> {
     stream.set_nodelay(false)
 }
 
+/// Whether the peer closed or reset the TCP connection `tcp`, looked at
+/// without waiting or taking what it sent (a UDP stream's connection, a
+/// transfer's control connection while the receiver works for it).
+pub(crate) fn peer_gone(tcp: impl AsFd) -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    use rustix::io::Errno;
+    use rustix::net::RecvFlags;
+    let tcp = tcp.as_fd();
+    let mut fds = [PollFd::new(&tcp, PollFlags::IN | PollFlags::RDHUP)];
+    let zero = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    match poll(&mut fds, Some(&zero)) {
+        Ok(0) | Err(Errno::INTR) => false,
+        Err(_) => true,
+        Ok(_) => {
+            let ev = fds[0].revents();
+            if ev.intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::RDHUP) {
+                return true;
+            }
+            let mut b = [0u8; 1];
+            matches!(
+                rustix::net::recv(tcp, &mut b, RecvFlags::PEEK | RecvFlags::DONTWAIT),
+                Ok((0, _)) | Err(Errno::CONNRESET | Errno::PIPE | Errno::NOTCONN)
+            )
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

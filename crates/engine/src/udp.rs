@@ -35,32 +35,6 @@ const WAIT: Duration = Duration::from_millis(50);
 /// (docs/security.md#no-amplification).
 const PEER_CHECK_EVERY: Duration = Duration::from_millis(100);
 
-/// Whether the peer closed or reset the TCP connection (the receiver of a
-/// UDP stream sends nothing on it until the end).
-fn peer_gone(tcp: &TcpStream) -> bool {
-    use rustix::event::{PollFd, PollFlags, Timespec, poll};
-    let mut fds = [PollFd::new(tcp, PollFlags::IN | PollFlags::RDHUP)];
-    let zero = Timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    match poll(&mut fds, Some(&zero)) {
-        Ok(0) | Err(Errno::INTR) => false,
-        Err(_) => true,
-        Ok(_) => {
-            let ev = fds[0].revents();
-            if ev.intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::RDHUP) {
-                return true;
-            }
-            let mut b = [0u8; 1];
-            matches!(
-                rustix::net::recv(tcp, &mut b, RecvFlags::PEEK | RecvFlags::DONTWAIT),
-                Ok((0, _)) | Err(Errno::CONNRESET | Errno::PIPE | Errno::NOTCONN)
-            )
-        }
-    }
-}
-
 /// Pairs a stream's datagram sockets over its TCP connection: the client
 /// binds a port and says which; the server binds its own port (beside the
 /// other streams', SO_REUSEADDR), connects it to the client's and
@@ -153,7 +127,7 @@ pub(crate) fn send(
         }
         if now.duration_since(checked) >= PEER_CHECK_EVERY {
             checked = now;
-            if peer_gone(tcp) {
+            if sockopt::peer_gone(tcp) {
                 error = Some("the receiver closed its connection".to_string());
                 break;
             }

@@ -194,18 +194,13 @@ impl Ids {
             return Ok(());
         }
         let mut names = vec![0u8; 64 << 10];
-        let n = match rustix::fs::flistxattr(&fd, &mut names) {
-            Ok(n) => n,
+        let held = match self.carried_held(&fd, &mut names) {
+            Ok(held) => held,
             Err(Errno::NOTSUP) => return Ok(()),
             Err(x) => return Err(x),
         };
-        for name in names[..n].split(|&b| b == 0).filter(|s| !s.is_empty()) {
-            let Ok(name) = std::str::from_utf8(name) else {
-                continue;
-            };
-            if self.carried.takes(name, self.root && self.privileged)
-                && !e.xattrs.iter().any(|x| x.name == name)
-            {
+        for name in held {
+            if !e.xattrs.iter().any(|x| x.name == name) {
                 match rustix::fs::fremovexattr(&fd, name) {
                     Ok(()) | Err(Errno::NODATA) => {}
                     Err(x) => return Err(x),
@@ -266,6 +261,18 @@ impl Ids {
         Ok(())
     }
 
+    /// The names of the attributes of the carried kinds `fd` holds, read
+    /// into `buf`.
+    fn carried_held<'b>(&self, fd: impl AsFd, buf: &'b mut [u8]) -> Result<Vec<&'b str>, Errno> {
+        let n = rustix::fs::flistxattr(&fd, &mut *buf)?;
+        let root = self.root && self.privileged;
+        Ok(buf[..n]
+            .split(|&b| b == 0)
+            .filter_map(|s| std::str::from_utf8(s).ok())
+            .filter(|name| !name.is_empty() && self.carried.takes(name, root))
+            .collect())
+    }
+
     /// Whether attribute `name` of a sender's is given to what arrives.
     fn applies(&self, name: &str) -> bool {
         name.starts_with("user.")
@@ -310,15 +317,9 @@ impl Ids {
             }
         };
         let mut names = vec![0u8; 64 << 10];
-        let Ok(n) = rustix::fs::flistxattr(&fd, &mut names) else {
+        let Ok(held) = self.carried_held(&fd, &mut names) else {
             return (false, false);
         };
-        let root = self.root && self.privileged;
-        let held: Vec<&str> = names[..n]
-            .split(|&b| b == 0)
-            .filter_map(|s| std::str::from_utf8(s).ok())
-            .filter(|name| !name.is_empty() && self.carried.takes(name, root))
-            .collect();
         for name in &held {
             if !e.xattrs.iter().any(|x| x.name == *name) {
                 flag(name);

@@ -324,9 +324,7 @@ impl Sink {
                     .is_some_and(|st| (st.st_mode & libc::S_IFMT) == libc::S_IFDIR);
                 if !is_dir {
                     lock(&self.fresh).insert(e.path.clone());
-                    self.note(Action::Create, &e.path, true, || {
-                        Itemized::created(Came::Made, Type::Dir, None)
-                    });
+                    self.note(Action::Create, &e.path, true, Itemized::new_dir);
                 }
             }
             EntryKind::Symlink { target } => {
@@ -354,9 +352,9 @@ impl Sink {
             }
             EntryKind::HardLink { .. } => {}
             EntryKind::File { .. } => match self.fate(found.as_ref(), e, false, dir.as_deref())? {
-                Fate::Create | Fate::Partial => self.note(Action::Create, &e.path, false, || {
-                    Itemized::created(Came::Received, Type::File, None)
-                }),
+                Fate::Create | Fate::Partial => {
+                    self.note(Action::Create, &e.path, false, Itemized::new_file)
+                }
                 Fate::Replace => self.note(Action::Replace, &e.path, false, || {
                     let st = found.as_ref().expect("a file replaces what was found");
                     let d = self.differs(st, e, Type::File, dir.as_deref(), name);

@@ -64,6 +64,16 @@ fn letters(came: Came, ty: Type) -> [char; 2] {
 }
 
 impl Itemized {
+    /// A file received that was not there.
+    pub fn new_file() -> Itemized {
+        Itemized::created(Came::Received, Type::File, None)
+    }
+
+    /// A directory made that was not there.
+    pub fn new_dir() -> Itemized {
+        Itemized::created(Came::Made, Type::Dir, None)
+    }
+
     /// A path that was not there.
     pub fn created(came: Came, ty: Type, to: Option<String>) -> Itemized {
         let [a, b] = letters(came, ty);

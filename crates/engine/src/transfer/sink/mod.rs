@@ -78,25 +78,8 @@ impl PeerWatch {
             return false;
         }
         self.polled_ns.store(now, Relaxed);
-        use rustix::event::{PollFd, PollFlags, poll};
-        let mut fds = [PollFd::new(&self.fd, PollFlags::RDHUP)];
-        let zero = rustix::time::Timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        match poll(&mut fds, Some(&zero)) {
-            Ok(0) => false,
-            Ok(_) => fds[0]
-                .revents()
-                .intersects(PollFlags::RDHUP | PollFlags::HUP | PollFlags::ERR),
-            Err(_) => false,
-        }
+        crate::sockopt::peer_gone(&self.fd)
     }
-}
-
-/// A file that was not there, in rsync -i's words.
-fn new_file() -> Itemized {
-    Itemized::created(Came::Received, Type::File, None)
 }
 
 /// Bytes one more range of received blocks costs (a B-tree slot).
@@ -629,9 +612,7 @@ impl Sink {
                 let (fd, created, staged) = self.make_dir(&e.path, parent, name)?;
                 lock(&self.dirs).insert(e.path.clone(), Arc::new(fd));
                 if created {
-                    self.note(Action::Create, &e.path, true, || {
-                        Itemized::created(Came::Made, Type::Dir, None)
-                    });
+                    self.note(Action::Create, &e.path, true, Itemized::new_dir);
                     lock(&self.fresh).insert(e.path.clone());
                     self.dir_changed(parent, &self.dir(parent)?);
                 }
@@ -645,7 +626,7 @@ impl Sink {
             EntryKind::HardLink { .. } => {}
             EntryKind::File { .. } if lock(&self.fresh).contains(parent) => {
                 // A new directory holds no earlier file, temporary or journal.
-                self.note(Action::Create, &e.path, false, new_file);
+                self.note(Action::Create, &e.path, false, Itemized::new_file);
                 if let Some(slot) = self.slot(id) {
                     slot.in_fresh_dir.store(true, Relaxed);
                     if !slot.sparse {
@@ -689,9 +670,9 @@ impl Sink {
                         // Cut short in an earlier run of this transfer.
                         rustix::fs::unlinkat(&*dir, name, AtFlags::empty())
                             .map_err(|x| io_err("removing partial", &e.path, x))?;
-                        self.note(Action::Create, &e.path, false, new_file);
+                        self.note(Action::Create, &e.path, false, Itemized::new_file);
                     }
-                    Fate::Create => self.note(Action::Create, &e.path, false, new_file),
+                    Fate::Create => self.note(Action::Create, &e.path, false, Itemized::new_file),
                     // Renamed over the old file once complete.
                     Fate::Replace => self.note(Action::Replace, &e.path, false, || {
                         let st = found.as_ref().expect("a file replaces what was found");
