@@ -1,3 +1,4 @@
+use std::io::Write as _;
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 
@@ -269,14 +270,19 @@ pub fn run(a: ServeArgs) -> anyhow::Result<()> {
         .context("cannot start the server")?
         .with_limits(limits)
         .with_shares(a.shares.limits(), a.shares.ipv6_prefix);
-    let log_line = |line: String| tracing::info!("{line}");
+    // What starting says (the identity, where client keys come from) waits
+    // until the log is where it goes: a daemon's file holds it all.
+    let early = std::cell::RefCell::new(Vec::<(bool, String)>::new());
+    let log_line = |line: String| early.borrow_mut().push((false, line));
     let server = match &a.root {
         // Bench sessions in the clear, or encrypted for clients that ask
         // (bench --encrypt), with this server's identity.
         None if !a.keys.no_encrypt => match a.keys.bench_tls(&log_line) {
             Ok(tls) => server.with_tls(tls),
             Err(e) => {
-                tracing::warn!("bench --encrypt not served: {e:#}");
+                early
+                    .borrow_mut()
+                    .push((true, format!("bench --encrypt not served: {e:#}")));
                 server
             }
         },
@@ -306,7 +312,9 @@ pub fn run(a: ServeArgs) -> anyhow::Result<()> {
             .logfile
             .clone()
             .unwrap_or_else(|| PathBuf::from("/dev/null"));
-        println!(
+        // A reader gone already (`| head -1` done) must not stop the start.
+        let _ = writeln!(
+            std::io::stdout(),
             "linerate serve on {addr}: in the background, logging to {}",
             log.display()
         );
@@ -315,6 +323,12 @@ pub fn run(a: ServeArgs) -> anyhow::Result<()> {
         crate::detach::log_to(file).with_context(|| format!("--logfile {}", file.display()))?;
     }
     let _pidfile = d.pidfile.as_deref().map(PidFile::create).transpose()?;
+    for (warn, line) in early.take() {
+        match warn {
+            true => tracing::warn!("{line}"),
+            false => tracing::info!("{line}"),
+        }
+    }
     tracing::info!("linerate {} listening on {addr}", env!("CARGO_PKG_VERSION"));
     // SIGTERM or Ctrl-C stops accepting and ends the process (the pid file goes).
     let stop = crate::signals::interrupt_flag();

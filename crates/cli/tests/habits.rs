@@ -492,19 +492,35 @@ fn a_daemon_records_its_pid_and_log_and_stops_on_sigterm() {
     let base = common::tree::TempDir::new("daemon");
     let (pidfile, logfile) = (base.path().join("serve.pid"), base.path().join("serve.log"));
     let port = common::free_port().to_string();
-    let started = run(&[
-        "serve",
-        "--bind",
-        "127.0.0.1",
-        "--port",
-        &port,
-        "--daemon",
-        "--pidfile",
-        &pidfile.to_string_lossy(),
-        "--logfile",
-        &logfile.to_string_lossy(),
-    ]);
-    assert!(started.status.success(), "{}", text(&started));
+    // Started as a script would, its line read by a reader that stops at
+    // once: the daemon must not mind the pipe it leaves.
+    let mut started = common::linerate_cmd()
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            &port,
+            "--daemon",
+            "--pidfile",
+            &pidfile.to_string_lossy(),
+            "--logfile",
+            &logfile.to_string_lossy(),
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn linerate serve -D");
+    let head = Command::new("head")
+        .arg("-1")
+        .stdin(started.stdout.take().expect("a pipe"))
+        .output()
+        .expect("head is installed");
+    assert!(started.wait().unwrap().success());
+    assert!(
+        String::from_utf8_lossy(&head.stdout).contains("in the background, logging to"),
+        "{}",
+        text(&head)
+    );
     // The daemon writes its pid once it is in the background.
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     let pid = loop {
@@ -554,7 +570,53 @@ fn a_daemon_records_its_pid_and_log_and_stops_on_sigterm() {
     }
     std::mem::forget(stop);
     let log = std::fs::read_to_string(&logfile).unwrap();
+    // Everything from the identity on, one event a line.
+    assert!(
+        log.lines().next().is_some_and(|l| l.contains("identity")),
+        "{log}"
+    );
+    assert!(
+        log.lines().all(|l| l.starts_with("20")
+            && l.matches(" INFO ").count() + l.matches(" WARN ").count() == 1),
+        "{log}"
+    );
     assert!(log.contains("listening on 127.0.0.1"), "{log}");
     assert!(log.contains("bench, 1 stream(s)"), "{log}");
     assert!(log.contains("stopped by a signal"), "{log}");
+}
+
+/// A bench whose reader stops after its first line (`| head -1`), in text
+/// and with `--json -`: it ends without a panic and with its own exit code,
+/// as the run itself went.
+#[test]
+fn a_bench_into_a_pipe_closed_early_ends_quietly() {
+    let _alone = alone_with_traffic();
+    let srv = Server::start();
+    let addr = srv.addr();
+    for json in [false, true] {
+        let mut args = vec!["bench", &addr, "-t", "1"];
+        if json {
+            args.extend(["--json", "-"]);
+        }
+        let mut child = common::linerate_cmd()
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn linerate bench");
+        let head = Command::new("head")
+            .arg("-1")
+            .stdin(child.stdout.take().expect("a pipe"))
+            .output()
+            .expect("head is installed");
+        assert_eq!(String::from_utf8_lossy(&head.stdout).lines().count(), 1);
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success(),
+            "--json {json}: {:?}: {err}",
+            out.status
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    }
 }
