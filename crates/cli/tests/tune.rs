@@ -456,3 +456,42 @@ fn a_plan_beyond_one_core_takes_a_stream_a_core_and_states_the_ceiling() {
         assert!(notes.contains("this host's ceiling"), "{notes}");
     }
 }
+
+/// In a fresh network namespace loopback is down, so what one core
+/// carries cannot be measured: the plan is made without it and says so,
+/// and its pacing line never caps above what a stream reaches.
+#[test]
+fn a_plan_where_loopback_is_down_states_its_assumption() {
+    if !require_root("a_plan_where_loopback_is_down_states_its_assumption") {
+        return;
+    }
+    let out = sh(
+        &["unshare", "-n"],
+        &[linerate(), "tune", "plan", "--rate", "10G", "--rtt", "10ms"],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let all = text(&out);
+    assert!(
+        all.contains("note: what one core carries was not measured")
+            && all.contains("--per-core-rate gives the rate"),
+        "{all}"
+    );
+    assert!(all.contains("tune plan: 10.00 Gbit/s"), "{all}");
+    // Given a core's rate below a stream's share, the plan paces nothing.
+    let out = run(&[
+        "tune",
+        "plan",
+        "--rate",
+        "100G",
+        "--rtt",
+        "1ms",
+        "--per-core-rate",
+        "10G",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("pacing / stream          none needed"),
+        "{}",
+        text(&out)
+    );
+}

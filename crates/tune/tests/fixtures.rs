@@ -45,6 +45,19 @@ fn captured_machine_small_send_buffer_is_the_critical_finding_at_44ms() {
             value: "4096 16384 134217728".into()
         })
     );
+    // Each buffer's line gives what its own maximum holds a stream to: the
+    // send buffer's 4 MiB, the receive buffer's 32 MiB.
+    let rmem = find(&a, "host", "net.ipv4.tcp_rmem");
+    for (finding, max) in [(wmem, 4194304), (rmem, 33554432)] {
+        let near =
+            linerate_probe::units::fmt_rate(linerate_tune::bounds::window_ceiling_bps(max, 0.044));
+        assert!(
+            finding.why.contains(&format!("tops out near {near}")),
+            "{}: {}",
+            finding.item,
+            finding.why
+        );
+    }
     // The hypervisor takes freed memory back in 2 MiB chunks: named, with no fix to run here.
     assert_eq!(f.memory.free_page_reporting, Some(true));
     let reporting = find(&a, "host", "free page reporting");

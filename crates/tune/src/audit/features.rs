@@ -13,6 +13,10 @@ pub struct Features {
     pub buffer: u64,
     /// What one stream reaches with today's tcp_rmem/tcp_wmem maxima.
     pub window_now_bps: Option<f64>,
+    /// What one stream reaches with today's tcp_rmem maximum alone.
+    pub rmem_now_bps: Option<f64>,
+    /// What one stream reaches with today's tcp_wmem maximum alone.
+    pub wmem_now_bps: Option<f64>,
     /// Today's buffers hold a stream under half the target.
     pub buffers_short: bool,
     /// The fastest link on the host, Mb/s (0 if none says).
@@ -36,14 +40,20 @@ pub struct IfaceFeatures {
 impl Features {
     /// What `facts` say against target `t`, with `buffer` bytes per stream planned.
     pub fn of(facts: &Facts, t: &Target, buffer: u64) -> Features {
-        let window_now_bps = facts
-            .sysctl_max("net.ipv4.tcp_rmem")
-            .zip(facts.sysctl_max("net.ipv4.tcp_wmem"))
-            .map(|(a, b)| bounds::window_ceiling_bps(a.min(b), t.rtt_s));
+        let ceiling = |key| {
+            facts
+                .sysctl_max(key)
+                .map(|max| bounds::window_ceiling_bps(max, t.rtt_s))
+        };
+        let (rmem_now_bps, wmem_now_bps) =
+            (ceiling("net.ipv4.tcp_rmem"), ceiling("net.ipv4.tcp_wmem"));
+        let window_now_bps = rmem_now_bps.zip(wmem_now_bps).map(|(r, w)| r.min(w));
         Features {
             target: *t,
             buffer,
             window_now_bps,
+            rmem_now_bps,
+            wmem_now_bps,
             buffers_short: window_now_bps.is_some_and(|w| w < 0.5 * t.rate_bps),
             fastest_mbps: facts
                 .interfaces

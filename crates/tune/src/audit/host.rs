@@ -18,14 +18,22 @@ pub(super) fn rules(r: &mut Rules, f: &Features) {
         buffer,
         "131072",
         buf_sev,
-        &sentences::buffer(f, "autotuning cannot open a receive window beyond this"),
+        &sentences::buffer(
+            f,
+            "autotuning cannot open a receive window beyond this",
+            f.rmem_now_bps,
+        ),
     );
     r.triple_max(
         "net.ipv4.tcp_wmem",
         buffer,
         "16384",
         buf_sev,
-        &sentences::buffer(f, "unacknowledged data must fit the send buffer"),
+        &sentences::buffer(
+            f,
+            "unacknowledged data must fit the send buffer",
+            f.wmem_now_bps,
+        ),
     );
     r.at_least(
         "net.core.rmem_max",

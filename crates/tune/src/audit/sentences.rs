@@ -4,11 +4,15 @@ use linerate_probe::units::{fmt_bytes, fmt_rate};
 
 use super::features::Features;
 
-/// Why a buffer maximum matters at this target: `what` the buffer bounds.
-pub fn buffer(f: &Features, what: &str) -> String {
+/// Why a buffer maximum matters at this target: `what` the buffer bounds,
+/// and what one stream reaches with this maximum as it is (`now_bps`).
+pub fn buffer(f: &Features, what: &str, now_bps: Option<f64>) -> String {
     let t = &f.target;
-    let ceiling = f.window_now_bps.map_or(String::new(), |w| {
-        format!("; now one stream tops out near {}", fmt_rate(w))
+    let ceiling = now_bps.map_or(String::new(), |w| {
+        format!(
+            "; with this maximum now, one stream tops out near {}",
+            fmt_rate(w)
+        )
     });
     format!(
         "{what}; {} at {:.1} ms needs {} per stream{ceiling}",
