@@ -323,22 +323,27 @@ pub fn print_summary(out: &mut Out, doc: &ResultDoc) {
             }
         ));
     }
+    // UDP retransmits nothing: its losses are in the line above.
+    let retransmits = |n: u64| match udp {
+        true => String::new(),
+        false => format!(" ({n} retransmits)"),
+    };
     for d in &s.directions {
         let way = match d.flow {
             linerate_result::Flow::ClientToServer => "Sent (client to server)",
             linerate_result::Flow::ServerToClient => "Received (server to client)",
         };
         out.line(&format!(
-            "{way}: {} in {:.2} s = {} over {} stream(s) ({} retransmits)",
+            "{way}: {} in {:.2} s = {} over {} stream(s){}",
             fmt_bytes(d.bytes as f64),
             d.seconds,
             fmt_rate(d.bits_per_second),
             d.streams,
-            d.retransmits
+            retransmits(d.retransmits)
         ));
     }
     out.line(&format!(
-        "{} {} in {:.2} s = {} ({} retransmits)",
+        "{} {} in {:.2} s = {}{}",
         if s.directions.is_empty() {
             "Received"
         } else {
@@ -347,7 +352,7 @@ pub fn print_summary(out: &mut Out, doc: &ResultDoc) {
         fmt_bytes(s.bytes as f64),
         s.seconds,
         fmt_rate(s.bits_per_second),
-        s.retransmits
+        retransmits(s.retransmits)
     ));
     out.line(&format!(
         "CPU per GB moved: sender {:.3} s, receiver {:.3} s",

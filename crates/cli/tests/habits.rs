@@ -168,6 +168,11 @@ fn a_tiny_window_is_a_buffer_as_iperf3s_w_is() {
         .find(|s| s["side"] == "receiver")
         .expect("the receiving end's stream");
     assert_eq!(receiver["rcvbuf"].as_u64(), Some(theirs), "{receiver}");
+    // The document keeps what was asked under the flag's name, and the
+    // sentence says what was asked beside what the kernel made of it.
+    assert_eq!(ours_doc["parameters"]["window"].as_u64(), Some(4096));
+    let sentence = verdict["sentence"].as_str().unwrap_or("");
+    assert!(sentence.contains("(-w asked 4.0 KiB;"), "{sentence}");
 }
 
 /// Sends SIGINT to a running `linerate` once `bytes` went through `port`,

@@ -56,6 +56,12 @@ fn udp_at_a_rate_the_path_carries_loses_nothing() {
             assert!(kinds.iter().any(|k| k == "udp-loss-jitter"), "{kinds:?}");
         }
     }
+    // The console's summary counts what UDP loses, never TCP's retransmits.
+    let out = run(&["bench", &srv.addr(), "--udp", "-b", "100M", "-t", "1"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let console = String::from_utf8_lossy(&out.stdout);
+    assert!(console.contains("Received "), "{console}");
+    assert!(!console.contains("retransmits"), "{console}");
 }
 
 /// Datagram sizes outside what UDP and the header allow are refused as

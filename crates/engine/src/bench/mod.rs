@@ -471,6 +471,7 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
             server_cpu: Some(run.server.host_cpu),
             bits_per_second: ends.bits_per_second,
             pacing_rate: params.socket.pacing_rate,
+            window_asked: params.socket.rcvbuf,
             congestion,
             cipher: run.encryption.as_ref().map(|n| n.cipher.as_str()),
             intervals: &ends.intervals,
@@ -519,6 +520,10 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
             "protocol".into(),
             if params.udp.is_some() { "udp" } else { "tcp" }.into(),
         );
+        // By the flag's name (-w/--window), as asked; null is autotuning.
+        // What the kernel made of it is each receiving stream's rcvbuf.
+        map.remove("rcvbuf");
+        map.insert("window".into(), params.socket.rcvbuf.into());
         // What each end ran its streams on: a thread each, or fewer loops.
         map.insert(
             "stream_threads".into(),

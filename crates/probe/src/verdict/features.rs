@@ -62,6 +62,8 @@ pub struct Features {
     pub host_busy: f64,
     /// The smallest receive buffer of any stream, bytes.
     pub min_rcvbuf: u32,
+    /// The receive buffer asked for with -w, bytes.
+    pub window_asked: Option<u32>,
     /// The smallest send buffer of any stream, bytes.
     pub min_sndbuf: u32,
     /// The senders' congestion window (median stream), bytes.
@@ -231,6 +233,7 @@ impl Features {
                 s.busy_fraction.max(e.client_cpu.busy_fraction)
             }),
             min_rcvbuf: receivers.iter().map(|s| s.rcvbuf).min().unwrap_or(0),
+            window_asked: e.window_asked,
             min_sndbuf: senders.iter().map(|s| s.sndbuf).min().unwrap_or(0),
             cwnd_bytes: sender_tcp(|t| Some(f64::from(t.snd_cwnd) * f64::from(t.snd_mss))),
             peer_window: sender_tcp(|t| t.snd_wnd.map(f64::from)),

@@ -57,6 +57,9 @@ pub struct Evidence<'a> {
     pub bits_per_second: f64,
     /// SO_MAX_PACING_RATE per stream, bytes/s, if the user set one.
     pub pacing_rate: Option<u64>,
+    /// The receive buffer asked for (`-w`/`--window`), bytes: the kernel
+    /// gives twice that and more, which a sentence says.
+    pub window_asked: Option<u32>,
     /// The senders' congestion control, where known: a verdict does not
     /// suggest the one already in use.
     pub congestion: Option<&'a str>,
@@ -371,6 +374,7 @@ mod tests {
             server_cpu: None,
             bits_per_second: 8e9,
             pacing_rate: None,
+            window_asked: None,
             congestion: None,
             cipher: None,
             intervals: &[],
@@ -492,6 +496,7 @@ mod tests {
             server_cpu: None,
             bits_per_second: 2e10,
             pacing_rate: None,
+            window_asked: None,
             congestion: None,
             cipher,
             intervals: &[],

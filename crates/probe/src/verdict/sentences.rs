@@ -39,10 +39,18 @@ pub fn sentence(found: &Finding, f: &Features, to: Speaker) -> String {
             }
         ),
         Finding::ReceiverWindow => format!(
-            "Receiver window: the senders waited for window {:.0} % of the time; the receiver's buffer was {}{}. \
+            "Receiver window: the senders waited for window {:.0} % of the time; the receiver's buffer was {}{}{}. \
              {} (raise --window or net.ipv4.tcp_rmem / net.core.rmem_max).",
             f.rwnd_share * 100.0,
             fmt_bytes(f64::from(f.min_rcvbuf)),
+            match f.window_asked {
+                Some(asked) if asked != f.min_rcvbuf => format!(
+                    " (-w asked {}; the kernel doubles what is asked, for its own \
+                     bookkeeping, and keeps a floor)",
+                    fmt_bytes(f64::from(asked))
+                ),
+                _ => String::new(),
+            },
             if f.tiny_window() {
                 format!(
                     ", {:.0} segments of {}: TCP sends small segments and spends its CPU on them",

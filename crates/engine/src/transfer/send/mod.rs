@@ -104,6 +104,8 @@ pub struct TransferRun {
     pub verified: usize,
     /// The cap on each stream, bytes per second (`--rate` split over them).
     pub pacing_rate: Option<u64>,
+    /// The receive buffer asked for (`-w`), bytes.
+    pub window_asked: Option<u32>,
     /// The cipher and key exchange, when the transfer was encrypted.
     pub encryption: Option<Negotiated>,
     /// The paths the streams were striped over (`--stripe`).
@@ -360,6 +362,7 @@ pub fn run(
         mismatched,
         verified,
         pacing_rate: options.socket.pacing_rate,
+        window_asked: options.socket.rcvbuf,
         encryption,
         stripes: spec.stripes.clone(),
         members: watch.map(|w| w.finish(linerate_wire::Direction::Forward)),

@@ -98,6 +98,7 @@ fn judge(run: &TransferRun, ends: &document::Ends, bps: f64, seconds: f64) -> Ve
         server_cpu: Some(run.server.host_cpu),
         bits_per_second: bps,
         pacing_rate: run.pacing_rate,
+        window_asked: run.window_asked,
         congestion: None,
         cipher: run.encryption.as_ref().map(|n| n.cipher.as_str()),
         intervals: &ends.intervals,
