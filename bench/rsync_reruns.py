@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -20,16 +21,21 @@ import time
 def run_seed(seed, rounds, timeout):
     env = dict(os.environ, LINERATE_RERUN_SEED=str(seed), LINERATE_RERUN_ROUNDS=str(rounds))
     started = time.monotonic()
+    # A session of its own: on a timeout the test binary, its server and
+    # any rsync it started end with cargo (killing cargo alone left them).
+    proc = subprocess.Popen(
+        ["cargo", "test", "--release", "-q", "-p", "linerate", "--test", "rsync_reruns"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
     try:
-        out = subprocess.run(
-            ["cargo", "test", "--release", "-q", "-p", "linerate", "--test", "rsync_reruns"],
-            env=env, capture_output=True, text=True, timeout=timeout,
-        )
+        stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
         return {"seed": seed, "rounds": rounds, "same": False, "why": f"timed out after {timeout} s"}
     seconds = round(time.monotonic() - started, 1)
-    text = out.stdout + out.stderr
-    if out.returncode == 0:
+    text = stdout + stderr
+    if proc.returncode == 0:
         return {"seed": seed, "rounds": rounds, "same": True, "seconds": seconds}
     where = re.search(r"round (\d+), send (.*)", text)
     first = re.search(r"panicked at [^\n]*\n([^\n]*)", text)

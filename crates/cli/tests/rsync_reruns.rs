@@ -404,7 +404,7 @@ fn itemized(out: &str) -> BTreeMap<String, String> {
 /// (`hf........x`, `hf.st......`); linerate lists the file once, under
 /// the name it wrote, and the trees (contents, link counts, attributes)
 /// are compared in full besides.
-fn itemized_differences(theirs: &str, ours: &str) -> Vec<String> {
+fn itemized_differences(theirs: &str, ours: &str, grouped_alike: bool) -> Vec<String> {
     let (theirs, ours) = (itemized(theirs), itemized(ours));
     let created: Vec<String> = theirs
         .iter()
@@ -435,6 +435,11 @@ fn itemized_differences(theirs: &str, ours: &str) -> Vec<String> {
         }
         match (t, o) {
             (Some(t), Some(o)) if same_change(t, o) => {}
+            // Where the copies' hard-link groups differed before the run (a
+            // round with rules leaves the names they exclude as they were),
+            // a name linked now had another file in each: its letters
+            // compare each copy's old file.
+            (Some(t), Some(o)) if !grouped_alike && t.starts_with('h') && o.starts_with('h') => {}
             // The destination itself, made when the run is admitted.
             _ if path.is_empty() => {}
             (Some(t), None) if t.starts_with('.') => {}
@@ -453,6 +458,64 @@ fn itemized_differences(theirs: &str, ours: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// Runs `cmd` in a process group of its own for at most `limit`: its
+/// output, or None once the limit passed and the group was killed.
+fn output_within(cmd: &mut Command, limit: std::time::Duration) -> Option<std::process::Output> {
+    use std::os::unix::process::CommandExt;
+    use std::process::Stdio;
+    let child = cmd
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("rsync (apt install rsync)");
+    let pid = child.id() as i32;
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let out = child.wait_with_output();
+        let _ = done_tx.send(());
+        out
+    });
+    let finished = done_rx.recv_timeout(limit).is_ok();
+    if !finished {
+        // SAFETY: killpg has no memory preconditions; the group is the
+        // one this function started.
+        unsafe { libc::killpg(pid, libc::SIGKILL) };
+    }
+    let out = waiter.join().expect("the waiting thread").ok()?;
+    finished.then_some(out)
+}
+
+/// rsync -aHSAXi with `flags`, from `source` to `dest`. rsync 3.5.0 can
+/// deadlock with incremental recursion where it cannot make way for a
+/// hard-linked file over a directory holding what the rules keep (seed 9,
+/// round 251: its three processes wait in poll for ever); then it is
+/// killed and run again with --no-inc-recursive, which lands the same, and
+/// `hung` is set: the lines it lists are then not its first run's.
+fn rsync_within(
+    flags: &[&str],
+    source: &str,
+    dest: &str,
+    hung: &std::cell::Cell<bool>,
+) -> std::process::Output {
+    let limit = std::time::Duration::from_secs(60);
+    let run = |extra: &[&str]| {
+        output_within(
+            Command::new("rsync")
+                .arg("-aHSAXi")
+                .args(extra)
+                .args(flags)
+                .arg(source)
+                .arg(dest),
+            limit,
+        )
+    };
+    run(&[]).unwrap_or_else(|| {
+        hung.set(true);
+        run(&["--no-inc-recursive"]).expect("rsync --no-inc-recursive ends within 60 s")
+    })
 }
 
 /// Whether rsync failed a run on its own: rsync 3.5 reads the default ACL
@@ -686,7 +749,11 @@ fn reruns_leave_what_rsync_leaves_on_random_trees() {
     fs::create_dir_all(&theirs).unwrap();
     let target = format!("{}:/l", server.addr());
     let mut log = Vec::new();
+    let started = std::time::Instant::now();
     for round in 0..rounds {
+        if round % 50 == 0 {
+            eprintln!("round {round} at {:.1} s", started.elapsed().as_secs_f64());
+        }
         let changes = 1 + rng.below(3);
         for _ in 0..changes {
             log.push(format!("round {round}: {}", mutate(&mut rng, &top)));
@@ -712,16 +779,14 @@ fn reruns_leave_what_rsync_leaves_on_random_trees() {
             args.extend(["-X", "-A", "-i", &source, &ours_at]);
             (send(&args), args.join(" "))
         };
-        let rsync = |flags: &[&str]| {
-            Command::new("rsync")
-                .arg("-aHSAXi")
-                .args(flags)
-                .arg(&source)
-                .arg(&theirs_at)
-                .output()
-                .expect("rsync (apt install rsync)")
-        };
+        let rsync_hung = std::cell::Cell::new(false);
+        let rsync = |flags: &[&str]| rsync_within(flags, &source, &theirs_at, &rsync_hung);
         let mut itemize_diff = Vec::new();
+        let groups = |copy: &Path| match copy.join("t") {
+            t if t.is_dir() => same_file_names(&t, &top),
+            _ => BTreeMap::new(),
+        };
+        let grouped_alike = groups(&theirs) == groups(&ours);
         let (ours_out, said) = linerate(&flags.common());
         let theirs_out = rsync(&flags.common());
         let context = || {
@@ -786,8 +851,9 @@ fn reruns_leave_what_rsync_leaves_on_random_trees() {
                 context()
             );
             // A run rsync had to repeat listed its changes over two runs.
-            if !stumbled {
-                itemize_diff = itemized_differences(&text(&theirs_out), &text(&ours_out));
+            if !stumbled && !rsync_hung.get() {
+                itemize_diff =
+                    itemized_differences(&text(&theirs_out), &text(&ours_out), grouped_alike);
                 if !itemize_diff.is_empty() {
                     itemize_diff.push(format!(
                         "rsync -i said:\n{}\nlinerate -i said:\n{}",

@@ -478,6 +478,7 @@ impl Sink {
                 parent,
                 name,
                 path,
+                to: group,
                 ..
             }) = self.link_pair(item)?
             else {
@@ -496,11 +497,17 @@ impl Sink {
                     // a name linked to it no `c`.
                     let d = self.list_changes.then(|| Differs {
                         checksum: false,
-                        ..self.differs(&st, &first.entry, Type::File, Some(&dir), name)
+                        ..self.differs(
+                            &self.as_found(st),
+                            &first.entry,
+                            Type::File,
+                            Some(&dir),
+                            name,
+                        )
                     });
                     link_over((&first_dir, first_name), (&dir, name), path)?;
                     self.note(Action::Replace, path, false, || {
-                        let to = Some(first.entry.path.clone());
+                        let to = Some(self.data_name(group, &first.entry.path));
                         Itemized::changed(Came::Linked, Type::File, d.unwrap_or_default(), to)
                     });
                 }
@@ -512,7 +519,7 @@ impl Sink {
                     rustix::fs::linkat(&*first_dir, first_name, &*dir, name, AtFlags::empty())
                         .map_err(|x| io_err("linking", path, x))?;
                     self.note(Action::Create, path, false, || {
-                        let to = Some(first.entry.path.clone());
+                        let to = Some(self.data_name(group, &first.entry.path));
                         Itemized::created(Came::Linked, Type::File, to)
                     });
                 }
@@ -525,6 +532,15 @@ impl Sink {
 }
 
 impl Sink {
+    /// The name whose file a hard-link group's names share: the one it kept
+    /// as up to date, else its first (`first`).
+    fn data_name(&self, group: u32, first: &str) -> String {
+        lock(&self.kept_names)
+            .get(&group)
+            .cloned()
+            .unwrap_or_else(|| first.to_string())
+    }
+
     /// Where a group's first name was written now and another of its
     /// names already holds the file, up to date, the group keeps that one,
     /// as rsync -H does: the first name becomes a name of it (before any
@@ -569,6 +585,7 @@ impl Sink {
             let Some(pair) = self.link_pair(item)? else {
                 continue;
             };
+            lock(&self.kept_names).insert(pair.to, pair.path.to_string());
             let first = &pair.first.entry;
             link_over(
                 (&pair.dir, pair.name),

@@ -283,6 +283,12 @@ pub struct Sink {
     dirs: Mutex<HashMap<String, Arc<OwnedFd>>>,
     /// Directories this run created: nothing in them needs looking up.
     fresh: Mutex<HashSet<String>>,
+    /// With -i, each file whose attributes this run set in place, as it
+    /// was before: a name linked to the group later is itemized against
+    /// what it was, as rsync does.
+    refreshed: Mutex<HashMap<(u64, u64), rustix::fs::Stat>>,
+    /// Per hard-link group, the name it keeps because it was up to date.
+    kept_names: Mutex<HashMap<u32, String>>,
     /// Directories inside a stage, created now or left by an earlier run:
     /// a file there that does not match is a leftover of that run.
     staged: Mutex<HashSet<String>>,
@@ -391,6 +397,8 @@ impl Sink {
             items: boxcar::Vec::new(),
             dirs: Mutex::default(),
             fresh: Mutex::default(),
+            refreshed: Mutex::default(),
+            kept_names: Mutex::default(),
             staged: Mutex::default(),
             stages: Mutex::default(),
             umask,
@@ -1086,6 +1094,13 @@ impl Sink {
             RESOLVE,
         )
         .map_err(|x| io_err("opening", &e.path, x))?;
+        if self.list_changes
+            && let Ok(st) = rustix::fs::fstat(&fd)
+        {
+            lock(&self.refreshed)
+                .entry((st.st_dev, st.st_ino))
+                .or_insert(st);
+        }
         // Owner first: a change of owner clears setuid bits.
         self.ids
             .apply(fd.as_fd(), e)
@@ -1094,6 +1109,14 @@ impl Sink {
             .map_err(|x| io_err("setting mode of", &e.path, x))?;
         rustix::fs::futimens(&fd, &timestamps(e.mtime_ns))
             .map_err(|x| io_err("setting time of", &e.path, x))
+    }
+
+    /// `st` as it was before this run set its attributes in place.
+    pub(super) fn as_found(&self, st: rustix::fs::Stat) -> rustix::fs::Stat {
+        lock(&self.refreshed)
+            .get(&(st.st_dev, st.st_ino))
+            .copied()
+            .unwrap_or(st)
     }
 
     /// Sets mode and time, renames the complete file into place, drops its journal.
