@@ -362,6 +362,7 @@ pub fn run(cmd: LabCommand) -> anyhow::Result<()> {
     match cmd {
         LabCommand::Up(a) => up(a),
         LabCommand::Set(a) => {
+            let _lock = state::lock(&a.name.name)?;
             let mut lab = Lab::load(&a.name.name)?;
             let base = match a.link {
                 Some(k) => links::conditions_of(&lab, k).clone(),

@@ -78,6 +78,31 @@ fn up_is_idempotent_and_down_leaves_nothing() {
     let twice = run(&["lab", "down", "--name", &lab.name]);
     assert!(twice.status.success());
     assert!(String::from_utf8_lossy(&twice.stdout).contains("nothing to remove"));
+    // A down started while an up of the same name still builds waits for
+    // it, then removes everything: no namespace, no state file.
+    let state = std::path::Path::new("/run/linerate/lab").join(format!("{}.json", lab.name));
+    let mut up = Guard(
+        common::linerate_cmd()
+            .args(["lab", "up", "--name", &lab.name, "--backend", "emulator"])
+            .spawn()
+            .expect("spawn lab up"),
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !state.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "lab up recorded nothing"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let down = run(&["lab", "down", "--name", &lab.name]);
+    assert!(down.status.success(), "{}", common::text(&down));
+    let up = up.0.wait().unwrap();
+    assert!(up.success(), "the up finished before the down began");
+    assert!(lab.namespaces().is_empty());
+    assert!(!state.exists(), "the down left {}", state.display());
+    assert!(!state.with_extension("lock").exists());
+    assert!(!host_has_lab_device());
 }
 
 #[test]

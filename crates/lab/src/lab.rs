@@ -240,6 +240,7 @@ impl Lab {
     pub fn up(spec: LabSpec, exe: &Path) -> Result<Lab, LabError> {
         detect::require_lab_privileges()?;
         spec.validate()?;
+        let _lock = state::lock(&spec.name)?;
         if let Ok(existing) = Lab::load(&spec.name) {
             if existing.spec == spec {
                 return Ok(existing);
@@ -505,7 +506,8 @@ impl Lab {
 /// Takes down a lab by name, with or without its state file.
 pub fn down(name: &str) -> Result<bool, LabError> {
     detect::require_lab_privileges()?;
-    match Lab::load(name) {
+    let lock = state::lock(name)?;
+    let removed = match Lab::load(name) {
         Ok(lab) => lab.down().map(|_| true),
         Err(LabError::NotFound(_)) | Err(LabError::Corrupt(..)) => {
             let leftovers = lab_namespaces(name);
@@ -514,7 +516,9 @@ pub fn down(name: &str) -> Result<bool, LabError> {
             Ok(found)
         }
         Err(e) => Err(e),
-    }
+    }?;
+    lock.remove();
+    Ok(removed)
 }
 
 fn lab_namespaces(name: &str) -> Vec<String> {

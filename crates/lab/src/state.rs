@@ -54,6 +54,48 @@ pub fn files(name: &str) -> [PathBuf; 6] {
     ]
 }
 
+/// Lab `name`'s lock, held while a command builds, changes or removes it.
+pub struct LabLock {
+    file: std::fs::File,
+    path: PathBuf,
+}
+
+impl LabLock {
+    /// Removes the lock's file, as the last step of taking the lab down: a
+    /// waiter that took the lock of the removed file sees it gone and
+    /// takes the new one's.
+    pub fn remove(self) {
+        let _ = std::fs::remove_file(&self.path);
+        drop(self.file);
+    }
+}
+
+/// Waits for and takes lab `name`'s lock: a `lab down` started while its
+/// `lab up` still runs waits for it, then removes all it made (taken at
+/// the same time, the down removed half a lab and the up failed, leaving
+/// state files).
+pub fn lock(name: &str) -> Result<LabLock, LabError> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let path = dir().join(format!("{name}.lock"));
+    std::fs::create_dir_all(dir()).map_err(|e| LabError::io(&dir(), e))?;
+    loop {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|e| LabError::io(&path, e))?;
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|e| LabError::io(&path, e.into()))?;
+        let held = file.metadata().map_err(|e| LabError::io(&path, e))?;
+        // Still the file at the path, not one a down removed meanwhile.
+        if std::fs::metadata(&path).is_ok_and(|now| now.ino() == held.ino()) {
+            return Ok(LabLock { file, path });
+        }
+    }
+}
+
 /// Writes through a temporary file and a rename, so readers never see half a file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), LabError> {
     let parent = path.parent().unwrap_or(Path::new("."));
