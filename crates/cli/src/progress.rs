@@ -50,6 +50,11 @@ impl Figures {
         Some(left / (self.done_bytes as f64 / self.elapsed))
     }
 
+    /// The listing is complete and every byte it needs has moved.
+    fn all_moved(&self) -> bool {
+        !self.growing && self.needed_bytes > 0 && self.done_bytes >= self.needed_bytes
+    }
+
     /// "1.2 GiB of 4.0 GiB (30 %), 12/400 files, 9.41 Gbit/s, ETA 0:42".
     pub fn line(&self) -> String {
         let so_far = if self.growing { " so far" } else { "" };
@@ -61,13 +66,19 @@ impl Figures {
             Some(s) => clock(s),
             None => "-".to_string(),
         };
+        // Every byte moved and none moving: the run waits for the
+        // receiver's last writes and fsyncs, not for the network.
+        let pace = if self.all_moved() && self.bits_per_second <= 0.0 {
+            "all moved, syncing at the receiver".to_string()
+        } else {
+            format!("{}, ETA {eta}", fmt_rate(self.bits_per_second))
+        };
         let mut line = format!(
-            "{} of {}{so_far}{percent}, {}/{} files, {}, ETA {eta}",
+            "{} of {}{so_far}{percent}, {}/{} files, {pace}",
             fmt_bytes(self.done_bytes as f64),
             fmt_bytes(self.needed_bytes as f64),
             self.files_done,
             self.files_needed,
-            fmt_rate(self.bits_per_second),
         );
         if let Some(c) = &self.current {
             line.push_str(", ");
@@ -217,7 +228,7 @@ pub fn receiver_report(bar: bool, every: u64) -> Arc<ProgressReport> {
         tracing::info!(
             "session {} into {}: {}",
             p.session,
-            if p.dest.is_empty() { "." } else { &p.dest },
+            p.dest,
             received(p).line()
         );
     })
@@ -260,6 +271,35 @@ mod tests {
         assert_eq!(f.seconds_left(), None);
         assert!(f.line().contains("so far"), "{}", f.line());
         assert!(f.line().contains("ETA -"), "{}", f.line());
+    }
+
+    #[test]
+    fn all_moved_and_nothing_moving_is_syncing_not_a_rate() {
+        let done = Figures {
+            done_bytes: 4 << 30,
+            needed_bytes: 4 << 30,
+            bits_per_second: 0.0,
+            current: None,
+            ..figures()
+        };
+        let line = done.line();
+        assert!(
+            line.ends_with("all moved, syncing at the receiver"),
+            "{line}"
+        );
+        assert!(!line.contains("ETA") && !line.contains("bit/s"), "{line}");
+        // The interval that moved the last bytes still gives its rate.
+        let last = Figures {
+            bits_per_second: 9.41e9,
+            ..done.clone()
+        };
+        assert!(last.line().contains("Gbit/s, ETA 0:00"), "{}", last.line());
+        // Still listing: more may be needed.
+        let growing = Figures {
+            growing: true,
+            ..done
+        };
+        assert!(growing.line().contains("ETA -"), "{}", growing.line());
     }
 
     #[test]

@@ -809,6 +809,9 @@ fn both_ends_show_progress_lines_with_percent_files_rate_and_time_left() {
         !received.is_empty(),
         "no progress in the receiver's log:\n{log}"
     );
+    // It names the directory the data lands in, not ".".
+    let into = format!(" into {}:", dst.path().display());
+    assert!(received.iter().all(|l| l.contains(&into)), "{log}");
     assert!(
         received
             .iter()

@@ -74,7 +74,8 @@ pub type ProgressReport = dyn Fn(&ReceiveProgress) + Send + Sync;
 pub struct ReceiveProgress {
     /// The session.
     pub session: SessionId,
-    /// Where it lands, under the root.
+    /// Where it lands on this host: the root and the sender's destination
+    /// under it.
     pub dest: String,
     /// What the first pass asked the sender for so far.
     pub asked: Asked,
@@ -273,9 +274,14 @@ fn serve_admitted(
         },
     );
     let resumable = AtomicBool::new(true);
+    let landing = match req.dest.trim_matches('/') {
+        "" => policy.root.clone(),
+        under => policy.root.join(under),
+    };
+    let landing = landing.to_string_lossy();
     let on_interval = |batch: &[IntervalSample]| {
         if let Some(report) = &policy.progress {
-            report(&ReceiveProgress::of(id, &req.dest, &sink, batch));
+            report(&ReceiveProgress::of(id, &landing, &sink, batch));
         }
     };
     let result = run_sink(
