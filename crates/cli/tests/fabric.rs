@@ -721,6 +721,13 @@ fn the_interference_study_reproduces_the_papers_direction() {
             .as_str()
             .unwrap()
             .to_string();
+        // The bandwidth job's time in each configuration it ran, and a
+        // sentence on it beside the latency job's.
+        for c in ["bandwidth-alone", "no-classes", "ets", "strict", "pfc"] {
+            let s = f[format!("bandwidth_job_seconds_{c}")].as_f64();
+            assert!(s.is_some_and(|s| s > 0.0), "{c}: {f}");
+        }
+        assert!(sentence.contains("The halo3d job took "), "{sentence}");
         eprintln!("host busy {:.0} % of the study: {sentence}", busy * 100.0);
         let holds = if busy >= 0.95 {
             none >= 1.25 * ets && none >= 1.25 * strict

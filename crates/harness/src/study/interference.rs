@@ -179,6 +179,10 @@ pub fn interference(
                 format!("bandwidth_job_median_iteration_us_{}", config.name),
                 job_median_us(doc),
             );
+            findings.insert(
+                format!("bandwidth_job_seconds_{}", config.name),
+                job_seconds(doc),
+            );
         }
         for s in pauses_by_switch(&lab.ports()).iter().filter(|_| lossless) {
             findings.insert(
@@ -209,6 +213,10 @@ pub fn interference(
         }
     }
     let mut definitions = BTreeMap::new();
+    definitions.insert(
+        "latency_job_seconds_{config} / bandwidth_job_seconds_{config}".into(),
+        "Each job's run time in the configuration, from its first rank's start to its last rank's end.".into(),
+    );
     definitions.insert(
         "latency_slowdown_{config}".into(),
         "The latency job's run time beside the bandwidth job, divided by its run time alone on the same fabric.".into(),
@@ -242,15 +250,33 @@ pub fn interference(
     })
 }
 
-/// The finding in one sentence, as the paper states it.
+/// The finding as the paper states it, then what the sharing cost the
+/// bandwidth job, which every shared configuration also runs.
 pub fn sentence(findings: &BTreeMap<String, f64>) -> String {
     let get = |c: &str| findings.get(&format!("latency_slowdown_{c}")).copied();
-    match (get("ets"), get("strict"), get("no-classes")) {
+    let latency = match (get("ets"), get("strict"), get("no-classes")) {
         (Some(ets), Some(strict), Some(none)) => format!(
             "ETS kept the all-to-all within {ets:.1}x of its time alone and strict priority within \
              {strict:.1}x; without classes it took {none:.1}x."
         ),
         _ => "The latency job did not complete in every configuration; see each run.".into(),
+    };
+    let halo = |c: &str| findings.get(&format!("bandwidth_job_seconds_{c}")).copied();
+    match (
+        halo("bandwidth-alone"),
+        halo("no-classes"),
+        halo("ets"),
+        halo("strict"),
+    ) {
+        (Some(alone), Some(none), Some(ets), Some(strict)) if alone > 0.0 => format!(
+            "{latency} The halo3d job took {alone:.2} s alone and, beside the all-to-all, \
+             {none:.2} s without classes ({:.2}x), {ets:.2} s with ETS ({:.2}x) and {strict:.2} s \
+             with strict priority ({:.2}x).",
+            none / alone,
+            ets / alone,
+            strict / alone
+        ),
+        _ => format!("{latency} The halo3d job did not complete in every configuration."),
     }
 }
 
@@ -513,11 +539,24 @@ mod tests {
         f.insert("latency_slowdown_ets".to_string(), 1.08);
         f.insert("latency_slowdown_strict".to_string(), 1.04);
         f.insert("latency_slowdown_no-classes".to_string(), 4.23);
+        for (c, s) in [
+            ("bandwidth-alone", 4.30),
+            ("no-classes", 6.94),
+            ("ets", 5.16),
+            ("strict", 6.02),
+        ] {
+            f.insert(format!("bandwidth_job_seconds_{c}"), s);
+        }
         assert_eq!(
             sentence(&f),
-            "ETS kept the all-to-all within 1.1x of its time alone and strict priority within 1.0x; without classes it took 4.2x."
+            "ETS kept the all-to-all within 1.1x of its time alone and strict priority within 1.0x; \
+             without classes it took 4.2x. The halo3d job took 4.30 s alone and, beside the \
+             all-to-all, 6.94 s without classes (1.61x), 5.16 s with ETS (1.20x) and 6.02 s with \
+             strict priority (1.40x)."
         );
         f.remove("latency_slowdown_ets");
-        assert!(sentence(&f).contains("did not complete"));
+        assert!(sentence(&f).starts_with("The latency job did not complete"));
+        f.remove("bandwidth_job_seconds_ets");
+        assert!(sentence(&f).ends_with("The halo3d job did not complete in every configuration."));
     }
 }
