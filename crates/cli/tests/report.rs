@@ -708,3 +708,74 @@ fn a_report_over_runs_of_every_kind_never_joins_two_kinds() {
         common::screenshot(browser, std::path::Path::new(&html), "mixed-report.png");
     }
 }
+
+/// Runs that differ only in -w, only in encryption, or only in the lab's
+/// conditions are separate lines of the streams figure, never averaged
+/// into one point; a folder with more runs than the page draws per-run
+/// figures for says how many it left out.
+#[test]
+fn runs_that_differ_in_settings_or_conditions_are_separate_lines() {
+    let _alone = common::alone_with_traffic();
+    let dir = Dir::new("unlike");
+    let server = Server::start();
+    let addr = server.addr();
+    for (name, flags) in [
+        ("plain", &[][..]),
+        ("w16k", &["-w", "16K"][..]),
+        ("enc", &["--encrypt"][..]),
+    ] {
+        for p in ["1", "2"] {
+            let path = dir.file(&format!("{name}-p{p}.json"));
+            let mut args = vec!["bench", &addr, "-P", p, "-t", "1", "--json", &path];
+            args.extend_from_slice(flags);
+            ok(&args);
+        }
+    }
+    // The plain runs as two labs would record them, one with loss.
+    for p in ["1", "2"] {
+        let text = std::fs::read_to_string(dir.file(&format!("plain-p{p}.json"))).unwrap();
+        for (lab, loss) in [("clean", 0.0), ("lossy", 0.5)] {
+            let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+            doc["lab"] = serde_json::json!({
+                "name": "l", "backend": "emulator", "backend_reason": "test",
+                "topology": "router", "mtu": 1500,
+                "conditions": {"rtt_us": 44000, "rate_bps": 1000000000u64, "loss": loss}
+            });
+            std::fs::write(dir.file(&format!("{lab}-p{p}.json")), doc.to_string()).unwrap();
+        }
+    }
+    let figs = report(&dir, &[dir.0.to_str().unwrap()]);
+    let svg = &figs
+        .iter()
+        .find(|f| f.0 == "vs-streams")
+        .expect("a streams figure")
+        .1;
+    for line in [
+        "bench, loopback",
+        "bench, -w 16.0 KiB, loopback",
+        "bench, encrypted, loopback",
+        "bench, lab l (emulator, 44 ms, 1 Gbit/s)",
+        "bench, lab l (emulator, 44 ms, 1 Gbit/s, 0.5 % loss)",
+    ] {
+        let legend: Vec<&str> = svg
+            .split('>')
+            .filter_map(|t| t.split('<').next())
+            .map(str::trim)
+            .filter(|t| t.starts_with("bench"))
+            .collect();
+        assert!(legend.contains(&line), "no line {line:?} in {legend:?}");
+    }
+    // Ten runs: within the page's per-run figures. Three more copies make
+    // thirteen of one kind, and the page says one was left out.
+    let text = std::fs::read_to_string(dir.file("plain-p1.json")).unwrap();
+    for n in 0..3 {
+        std::fs::write(dir.file(&format!("again-{n}.json")), &text).unwrap();
+    }
+    report(&dir, &[dir.0.to_str().unwrap()]);
+    let page = std::fs::read_to_string(dir.file("report.html")).unwrap();
+    assert!(
+        page.contains("throughput over time for 1 of 13 runs"),
+        "{}",
+        page.split("Not drawn").nth(1).unwrap_or("nothing said")
+    );
+}

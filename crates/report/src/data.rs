@@ -241,6 +241,24 @@ pub fn kind_of(doc: &ResultDoc) -> String {
     } else if let Some(bytes) = p.get("pacing_rate").and_then(|v| v.as_f64()) {
         words.push(format!("capped at {} in all", in_all(bytes * 8.0)));
     }
+    // The socket's own settings change what a run carries: runs that
+    // differ in them are other lines (a -w 16K run beside a plain one).
+    let bytes = |k: &str| p.get(k).and_then(|v| v.as_f64());
+    if let Some(w) = bytes("window").or_else(|| bytes("rcvbuf")) {
+        words.push(format!("-w {}", linerate_probe::units::fmt_bytes(w)));
+    }
+    if let Some(b) = bytes("sndbuf") {
+        words.push(format!("--sndbuf {}", linerate_probe::units::fmt_bytes(b)));
+    }
+    if let Some(cc) = text("congestion") {
+        words.push(format!("--cc {cc}"));
+    }
+    if let Some(mss) = bytes("mss") {
+        words.push(format!("MSS {mss} B"));
+    }
+    if p.get("encryption").is_some_and(|e| e.is_object()) {
+        words.push("encrypted".into());
+    }
     if doc.interrupted {
         words.push("interrupted".into());
     }
@@ -338,6 +356,25 @@ pub fn path_of(doc: &ResultDoc) -> String {
         }
         if let Some(bps) = rate.filter(|&b| b > 0.0) {
             words.push_str(&format!(", {} Gbit/s", bps / 1e9));
+        }
+        // Every other condition set is part of the path too.
+        let pct = |k: &str| {
+            lab.conditions
+                .get(k)
+                .and_then(|v| v.as_f64())
+                .filter(|&x| x > 0.0)
+        };
+        for (key, what) in [
+            ("loss", "loss"),
+            ("reorder", "reordered"),
+            ("duplicate", "duplicated"),
+        ] {
+            if let Some(x) = pct(key) {
+                words.push_str(&format!(", {x} % {what}"));
+            }
+        }
+        if let Some(us) = pct("jitter_us") {
+            words.push_str(&format!(", jitter {} ms", us / 1000.0));
         }
         return words + ")";
     }

@@ -265,7 +265,7 @@ fn over_time(b: &mut Builder, runs: &[Run]) {
         .filter(|r| r.parent.is_none() || r.series == "over-time")
         .filter(|r| data::measures_throughput(r.doc))
         .filter(|r| !data::summed_spans(r.doc).is_empty());
-    for r in each_kind_first(chosen) {
+    for r in each_kind_first(b, "throughput over time", chosen) {
         let sum = data::summed_spans(r.doc);
         let streams = data::per_stream_spans(r.doc);
         let mut series = Vec::new();
@@ -319,7 +319,7 @@ fn tcp_info(b: &mut Builder, runs: &[Run]) {
                 .values()
                 .any(|v| v.len() >= 2)
         });
-    for r in each_kind_first(chosen) {
+    for r in each_kind_first(b, "TCP_INFO over time", chosen) {
         let cwnd = stream_series(data::tcp_series(r.doc, |t| {
             f64::from(t.snd_cwnd) * f64::from(t.snd_mss) / 1_048_576.0
         }));
@@ -394,7 +394,7 @@ fn udp_over_time(b: &mut Builder, runs: &[Run]) {
                 .values()
                 .any(|v| v.len() >= 2)
         });
-    for r in each_kind_first(chosen) {
+    for r in each_kind_first(b, "UDP loss and jitter over time", chosen) {
         let run = short(&r.label);
         let loss = stream_series(data::udp_series(r.doc, |u| u.loss * 100.0));
         let mut specs = vec![time_panel(
@@ -479,7 +479,11 @@ fn sweep(
 /// At most [`MAX_PER_RUN_FIGURES`] of `runs`, in their order, chosen so
 /// that every kind of run (a transfer, a UDP run, ...) has one before any
 /// kind has a second.
-fn each_kind_first<'r, 'a>(runs: impl Iterator<Item = &'r Run<'a>>) -> Vec<&'r Run<'a>>
+fn each_kind_first<'r, 'a>(
+    b: &mut Builder,
+    what: &str,
+    runs: impl Iterator<Item = &'r Run<'a>>,
+) -> Vec<&'r Run<'a>>
 where
     'a: 'r,
 {
@@ -495,6 +499,15 @@ where
             break;
         }
         keep.insert(i);
+    }
+    // The page says what it left out, not only what it drew.
+    if keep.len() < runs.len() {
+        b.errors.push(format!(
+            "{what} for {} of {} runs (a page draws at most {MAX_PER_RUN_FIGURES} of these \
+             figures, a run of each kind first; every run is in the verdicts below)",
+            runs.len() - keep.len(),
+            runs.len()
+        ));
     }
     keep.into_iter().map(|i| runs[i]).collect()
 }
