@@ -189,12 +189,26 @@ fn transfer(out: &Path) -> anyhow::Result<()> {
             .context("starting linerate recv")?;
         let mut url = String::new();
         BufReader::new(recv.stdout.take().context("recv stdout")?).read_line(&mut url)?;
+        // The URL's token goes by a file only its owner reads, as the
+        // guide tells users to pass it: never on a command line.
+        let url_file = work.join("url");
+        {
+            use std::io::Write;
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .create_new(true)
+                .write(true)
+                .mode(0o600)
+                .open(&url_file)?
+                .write_all(url.as_bytes())?;
+        }
         let json = out.join("transfer.json");
         let status = Command::new(&exe)
             .args(["send", "-q", "--verify", "--json"])
             .arg(&json)
+            .arg("--url-file")
+            .arg(&url_file)
             .arg(&src)
-            .arg(url.trim())
             .stdout(Stdio::null())
             .status()
             .context("running linerate send");

@@ -35,6 +35,21 @@ fn demo_report_opens_in_chromium_with_every_figure_drawn() {
         "{stdout}"
     );
     assert!(stdout.contains("verified end to end"), "{stdout}");
+    // The demo passes its transfer's URL by a file: no warning about a
+    // token on a command line, and no token in anything it leaves.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("token was on the command line"),
+        "{stderr}"
+    );
+    for entry in walk(&dir.join("linerate-demo")) {
+        let bytes = std::fs::read(&entry).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains("token="),
+            "{} holds a URL's token",
+            entry.display()
+        );
+    }
     let written = std::fs::read_to_string(&report).unwrap();
     // Its runs went over loopback, and the legends say so.
     assert!(
@@ -56,6 +71,14 @@ fn demo_report_opens_in_chromium_with_every_figure_drawn() {
             "the demo report has no {want} figure: {kinds:?}"
         );
     }
+
+    // The peers' bars say linerate ran there unpinned and blocking,
+    // unlike the demo's own bench runs beside them.
+    let tools = &expected.iter().find(|f| f.0 == "tools").unwrap().1;
+    assert!(
+        tools.contains("receivers blocking (--rx-poll off)"),
+        "{tools}"
+    );
 
     let Some(browser) = common::chromium() else {
         eprintln!("skipping the browser part: no chromium");
@@ -86,4 +109,18 @@ fn demo_report_opens_in_chromium_with_every_figure_drawn() {
     }
     common::screenshot(browser, &report, "demo-report.png");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }

@@ -208,6 +208,14 @@ fn compare_runs_the_debian_peers_and_draws_tool_bars() {
         .iter()
         .find(|f| f.0 == "tools")
         .expect("a tools figure");
+    // The caption says linerate ran on the peers' footing, unlike a bench
+    // with its defaults.
+    assert!(
+        bars.1
+            .contains("threads not pinned (--affinity off), receivers blocking (--rx-poll off)"),
+        "{}",
+        bars.1
+    );
     // Bars named by stream count, tools by colour in the legend.
     for label in ["linerate", "iperf2", "iperf3", "nuttcp", "P1", "P2"] {
         assert!(bars.1.contains(label), "{label}");

@@ -776,7 +776,7 @@ fn tools(b: &mut Builder, inputs: &[Input]) {
         }
         .to_string();
         let caption = format!(
-            "{}. {}; bars: median over {} rounds in alternating order, whiskers: min to max. Skipped: {}.",
+            "{}. {}; bars: median over {} rounds in alternating order, whiskers: min to max.{} Skipped: {}.",
             input.doc.command_line.join(" "),
             input
                 .doc
@@ -790,6 +790,7 @@ fn tools(b: &mut Builder, inputs: &[Input]) {
                 .get("rounds")
                 .and_then(|v| v.as_u64())
                 .unwrap_or(0),
+            footing(study),
             input
                 .doc
                 .parameters
@@ -814,6 +815,32 @@ fn tools(b: &mut Builder, inputs: &[Input]) {
         };
         b.add_bars(FigureKind::Tools, caption, &spec);
     }
+}
+
+/// How linerate ran beside the peers, where that is not how its own
+/// bench runs by default: a page may hold both, and their figures differ
+/// by the settings, not the tool.
+fn footing(study: &linerate_result::Study) -> String {
+    let Some(ours) = study.points.iter().find(|p| p.series == "linerate") else {
+        return String::new();
+    };
+    let flag = |k: &str| ours.result.parameters.get(k).and_then(|v| v.as_bool());
+    let mut differs = Vec::new();
+    if flag("pin_cores") == Some(false) && flag("pin_pairs") != Some(true) {
+        differs.push("threads not pinned (--affinity off)");
+    }
+    if flag("rx_poll") == Some(false) {
+        differs.push("receivers blocking (--rx-poll off)");
+    }
+    if differs.is_empty() {
+        return String::new();
+    }
+    format!(
+        " linerate ran here on the peers' footing: {}; a bench run with its defaults \
+         (--affinity auto, --rx-poll auto) pins and polls where that measured faster, so a \
+         bench figure elsewhere on this page may not share these settings.",
+        differs.join(", ")
+    )
 }
 
 fn short(label: &str) -> String {
