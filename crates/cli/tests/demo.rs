@@ -72,6 +72,34 @@ fn demo_report_opens_in_chromium_with_every_figure_drawn() {
         );
     }
 
+    // The README's picture was made from a report of this layout
+    // (bench/readme_picture.py writes both): sections, figures in order,
+    // results. A report that changed shape needs a new picture.
+    let layout = serde_json::json!({
+        "sections": written
+            .split("<h2 id=\"")
+            .skip(1)
+            .filter_map(|s| s.split('"').next())
+            .collect::<Vec<_>>(),
+        "figures": kinds,
+        "results": stdout
+            .split(" figures from ")
+            .nth(1)
+            .and_then(|s| s.split(' ').next())
+            .and_then(|n| n.parse::<u64>().ok()),
+    });
+    let pictured: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/report.layout.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        layout, pictured,
+        "the README's picture (docs/report.png) shows another layout: run bench/readme_picture.py"
+    );
     // The peers' bars say linerate ran there unpinned and blocking,
     // unlike the demo's own bench runs beside them.
     let tools = &expected.iter().find(|f| f.0 == "tools").unwrap().1;
