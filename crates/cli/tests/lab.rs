@@ -604,6 +604,14 @@ fn window_law_share(lab: &TestLab, h2: &str) -> f64 {
         doc["parameters"]
     );
     assert_eq!(doc["summary"]["verdict"]["limit"], "receiver_window");
+    // Run under `lab exec`, the result records the lab and its conditions.
+    assert_eq!(
+        doc["lab"]["name"].as_str(),
+        Some(lab.name.as_str()),
+        "{}",
+        doc["lab"]
+    );
+    assert_eq!(doc["lab"]["conditions"]["rtt_us"], 44000, "{}", doc["lab"]);
     let intervals: Vec<linerate_result::IntervalSample> =
         serde_json::from_value(doc["intervals"].clone()).expect("intervals");
     let shares = linerate_report::data::window_law_shares(&intervals, 4 << 20);

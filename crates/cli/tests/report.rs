@@ -739,9 +739,16 @@ fn runs_that_differ_in_settings_or_conditions_are_separate_lines() {
             ok(&args);
         }
     }
-    // The plain runs as two labs would record them, one with loss.
+    // The plain runs as two labs would record them, one with loss, and as
+    // a server held to a tenth of a core would.
     for p in ["1", "2"] {
         let text = std::fs::read_to_string(dir.file(&format!("plain-p{p}.json"))).unwrap();
+        let mut quota: serde_json::Value = serde_json::from_str(&text).unwrap();
+        quota["hosts"]["server"]["cgroup"] = serde_json::json!({
+            "version": 1, "path": "/q", "quota_cores": 0.1,
+            "cpuset_cpus": null, "memory_limit_bytes": null
+        });
+        std::fs::write(dir.file(&format!("quota-p{p}.json")), quota.to_string()).unwrap();
         for (lab, loss) in [("clean", 0.0), ("lossy", 0.5)] {
             let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
             doc["lab"] = serde_json::json!({
@@ -762,6 +769,7 @@ fn runs_that_differ_in_settings_or_conditions_are_separate_lines() {
         "bench, loopback",
         "bench, -w 16.0 KiB, loopback",
         "bench, encrypted, loopback",
+        "bench, server quota 0.10 cores, loopback",
         "bench, lab l (emulator, 44 ms, 1 Gbit/s)",
         "bench, lab l (emulator, 44 ms, 1 Gbit/s, 0.5 % loss)",
     ] {
@@ -773,12 +781,10 @@ fn runs_that_differ_in_settings_or_conditions_are_separate_lines() {
             .collect();
         assert!(legend.contains(&line), "no line {line:?} in {legend:?}");
     }
-    // Ten runs: within the page's per-run figures. Three more copies make
-    // thirteen of one kind, and the page says one was left out.
+    // Twelve runs: within the page's per-run figures. One more copy makes
+    // thirteen, and the page says one was left out.
     let text = std::fs::read_to_string(dir.file("plain-p1.json")).unwrap();
-    for n in 0..3 {
-        std::fs::write(dir.file(&format!("again-{n}.json")), &text).unwrap();
-    }
+    std::fs::write(dir.file("again.json"), &text).unwrap();
     report(&dir, &[dir.0.to_str().unwrap()]);
     let page = std::fs::read_to_string(dir.file("report.html")).unwrap();
     assert!(

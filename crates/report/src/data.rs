@@ -259,6 +259,17 @@ pub fn kind_of(doc: &ResultDoc) -> String {
     if p.get("encryption").is_some_and(|e| e.is_object()) {
         words.push("encrypted".into());
     }
+    // A CPU quota at either end (a container's, a Slurm job's) is a
+    // condition of the run as much as the path's.
+    let hosts = [Some(&doc.hosts.client), doc.hosts.server.as_ref()];
+    for (end, host) in ["client", "server"].iter().zip(hosts) {
+        if let Some(q) = host
+            .and_then(|h| h.cgroup.as_ref())
+            .and_then(|c| c.quota_cores)
+        {
+            words.push(format!("{end} quota {q:.2} cores"));
+        }
+    }
     if doc.interrupted {
         words.push("interrupted".into());
     }

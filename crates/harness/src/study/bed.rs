@@ -83,15 +83,7 @@ impl Bed {
 
     /// The lab as a result records it.
     pub fn record(&self) -> LabRecord {
-        let routed = self.lab.router.is_some() && self.lab.backend != Backend::Emulator;
-        LabRecord {
-            name: self.lab.spec.name.clone(),
-            backend: self.lab.backend.as_str().into(),
-            backend_reason: self.lab.backend_reason.clone(),
-            topology: if routed { "router" } else { "direct" }.into(),
-            mtu: self.lab.spec.mtu,
-            conditions: serde_json::to_value(&self.lab.spec.conditions).unwrap_or_default(),
-        }
+        lab_record(&self.lab)
     }
 
     /// Sets the tcp_rmem/tcp_wmem maxima in both hosts (per namespace,
@@ -237,5 +229,19 @@ impl Drop for Bed {
                 "linerate: could not remove lab {name}: {e} (run `linerate lab down --name {name}`)"
             );
         }
+    }
+}
+
+/// Lab `lab` as a result records it: a run made in it (a study's, or a
+/// user's under `lab exec`) carries its conditions.
+pub fn lab_record(lab: &Lab) -> LabRecord {
+    let routed = lab.router.is_some() && lab.backend != Backend::Emulator;
+    LabRecord {
+        name: lab.spec.name.clone(),
+        backend: lab.backend.as_str().into(),
+        backend_reason: lab.backend_reason.clone(),
+        topology: if routed { "router" } else { "direct" }.into(),
+        mtu: lab.spec.mtu,
+        conditions: serde_json::to_value(&lab.spec.conditions).unwrap_or_default(),
     }
 }

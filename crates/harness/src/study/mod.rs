@@ -22,6 +22,7 @@ use linerate_lab::{BackendChoice, Conditions, LabSpec};
 use linerate_result::{Limit, ResultDoc, StudyPoint};
 use serde_json::Value;
 
+pub use bed::lab_record;
 pub use interference::{InterferenceStudy, allocations, interference};
 pub use lan::{LanStudy, lan};
 pub use striping::{StripingStudy, striping};
