@@ -183,7 +183,8 @@ fn below_threshold(v: &Verdict) -> Vec<String> {
                 at("ack_way_queue_us")
                     .zip(at("data_way_queue_us"))
                     .zip(at("min_rtt_us").filter(|&r| r > 0.0).or(at("rtt_us")))
-                    .map(|((ack, data), rtt)| return_queue(ack, data, rtt)),
+                    .zip(at("queue_us"))
+                    .map(|(((ack, data), rtt), queue)| return_queue(ack, data, rtt, queue)),
                 "a queue on the ACKs' way",
             );
             need(

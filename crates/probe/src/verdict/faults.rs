@@ -180,15 +180,26 @@ pub const RETURN_QUEUE_RATIO: f64 = 4.0;
 /// standing queue is the return path's, not a full way out.
 pub fn return_path(f: &Features) -> Option<Finding> {
     let q = f.one_way?;
-    (f.busy_share >= ALWAYS_SENDING && return_queue(q.ack_way_us, q.data_way_us, f.lowest_rtt_us()))
-        .then_some(Finding::ReturnPath)
+    let queued = return_queue(q.ack_way_us, q.data_way_us, f.lowest_rtt_us(), f.queue_us);
+    (f.busy_share >= ALWAYS_SENDING && queued).then_some(Finding::ReturnPath)
 }
 
+/// The probe's queue on the ACKs' way may be at most this many times the
+/// streams' own standing queue (their round trip over its least): the
+/// ACKs cross that queue too, so a probe that waited far longer waited
+/// somewhere they did not. On loopback with the senders crowded onto one
+/// core, the echo waited 3.89 ms for a CPU beside a round trip of 202 us
+/// (CI, 2026-12-06); a 200 kbit/s way back queued the probe 1.1 to 1.25
+/// times the round trip's queue (docs/verdict.md#return-path).
+pub const PROBE_ROOM: f64 = 2.0;
+
 /// The ACKs' way queued enough, and enough more than the data's way, to
-/// be the queue of the run (the audit asks the same of a recorded run).
-pub fn return_queue(ack_way_us: f64, data_way_us: f64, lowest_rtt_us: f64) -> bool {
+/// be the queue of the run, and no more than the streams' round trip
+/// holds (the audit asks the same of a recorded run).
+pub fn return_queue(ack_way_us: f64, data_way_us: f64, lowest_rtt_us: f64, queue_us: f64) -> bool {
     ack_way_us >= QUEUE_FLOOR_US.max(QUEUE_SHARE * lowest_rtt_us)
         && ack_way_us >= RETURN_QUEUE_RATIO * data_way_us
+        && ack_way_us <= PROBE_ROOM * queue_us
 }
 
 #[cfg(test)]
@@ -610,6 +621,16 @@ mod tests {
             ..ack_way_shaped(11_760.0, 31.0)
         };
         assert_ne!(decide(&paused, None), Finding::ReturnPath);
+        // The probe queued far longer than the streams' round trip: it
+        // waited for a CPU, not on the way back (senders crowded onto one
+        // core on loopback).
+        let crowded = Features {
+            rtt_us: 202.0,
+            min_rtt_us: 1.5,
+            queue_us: 200.5,
+            ..ack_way_shaped(3_890.0, 32.7)
+        };
+        assert_ne!(decide(&crowded, None), Finding::ReturnPath);
         // No probe answered: no verdict of the way back.
         let unprobed = Features {
             one_way: None,
