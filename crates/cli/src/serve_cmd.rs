@@ -272,17 +272,18 @@ pub fn run(a: ServeArgs) -> anyhow::Result<()> {
         .with_shares(a.shares.limits(), a.shares.ipv6_prefix);
     // What starting says (the identity, where client keys come from) waits
     // until the log is where it goes: a daemon's file holds it all.
-    let early = std::cell::RefCell::new(Vec::<(bool, String)>::new());
-    let log_line = |line: String| early.borrow_mut().push((false, line));
+    let early = std::cell::RefCell::new(Vec::<(tracing::Level, String)>::new());
+    let log_line = |line: String| early.borrow_mut().push((tracing::Level::INFO, line));
     let server = match &a.root {
         // Bench sessions in the clear, or encrypted for clients that ask
         // (bench --encrypt), with this server's identity.
         None if !a.keys.no_encrypt => match a.keys.bench_tls(&log_line) {
             Ok(tls) => server.with_tls(tls),
             Err(e) => {
-                early
-                    .borrow_mut()
-                    .push((true, format!("bench --encrypt not served: {e:#}")));
+                early.borrow_mut().push((
+                    tracing::Level::WARN,
+                    format!("bench --encrypt not served: {e:#}"),
+                ));
                 server
             }
         },
@@ -323,10 +324,10 @@ pub fn run(a: ServeArgs) -> anyhow::Result<()> {
         crate::detach::log_to(file).with_context(|| format!("--logfile {}", file.display()))?;
     }
     let _pidfile = d.pidfile.as_deref().map(PidFile::create).transpose()?;
-    for (warn, line) in early.take() {
-        match warn {
-            true => tracing::warn!("{line}"),
-            false => tracing::info!("{line}"),
+    for (level, line) in early.take() {
+        match level {
+            tracing::Level::WARN => tracing::warn!("{line}"),
+            _ => tracing::info!("{line}"),
         }
     }
     tracing::info!("linerate {} listening on {addr}", env!("CARGO_PKG_VERSION"));

@@ -311,8 +311,8 @@ fn plan_cmd(a: PlanArgs) -> anyhow::Result<()> {
         },
     };
     let mut p = plan::make_for(&facts, t, cpus);
+    // Printed with the plan's notes, and kept in its JSON.
     if let Some(note) = unmeasured {
-        eprintln!("note: {note}");
         p.notes.insert(0, note);
     }
     let header = format!(

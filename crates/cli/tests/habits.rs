@@ -515,11 +515,7 @@ fn a_daemon_records_its_pid_and_log_and_stops_on_sigterm() {
         .stdout(Stdio::piped())
         .spawn()
         .expect("spawn linerate serve -D");
-    let head = Command::new("head")
-        .arg("-1")
-        .stdin(started.stdout.take().expect("a pipe"))
-        .output()
-        .expect("head is installed");
+    let head = head_1(&mut started);
     assert!(started.wait().unwrap().success());
     assert!(
         String::from_utf8_lossy(&head.stdout).contains("in the background, logging to"),
@@ -609,11 +605,7 @@ fn a_bench_into_a_pipe_closed_early_ends_quietly() {
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn linerate bench");
-        let head = Command::new("head")
-            .arg("-1")
-            .stdin(child.stdout.take().expect("a pipe"))
-            .output()
-            .expect("head is installed");
+        let head = head_1(&mut child);
         assert_eq!(String::from_utf8_lossy(&head.stdout).lines().count(), 1);
         let out = child.wait_with_output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
@@ -624,4 +616,14 @@ fn a_bench_into_a_pipe_closed_early_ends_quietly() {
         );
         assert!(!err.contains("panicked"), "{err}");
     }
+}
+
+/// `child`'s output read by `head -1`, which stops after the first line
+/// and closes the pipe.
+fn head_1(child: &mut std::process::Child) -> std::process::Output {
+    Command::new("head")
+        .arg("-1")
+        .stdin(child.stdout.take().expect("a pipe"))
+        .output()
+        .expect("head is installed")
 }

@@ -359,32 +359,30 @@ pub fn headline(doc: &ResultDoc) -> String {
 /// host it ran against (loopback named so).
 pub fn path_of(doc: &ResultDoc) -> String {
     if let Some(lab) = &doc.lab {
-        let rtt = lab.conditions.get("rtt_us").and_then(|v| v.as_f64());
-        let rate = lab.conditions.get("rate_bps").and_then(|v| v.as_f64());
-        let mut words = format!("lab {} ({}", lab.name, lab.backend);
-        if let Some(us) = rtt.filter(|&us| us > 0.0) {
-            words.push_str(&format!(", {} ms", us / 1000.0));
-        }
-        if let Some(bps) = rate.filter(|&b| b > 0.0) {
-            words.push_str(&format!(", {} Gbit/s", bps / 1e9));
-        }
-        // Every other condition set is part of the path too.
-        let pct = |k: &str| {
+        // Each condition the lab set (a positive figure) names the path.
+        let set = |k: &str| {
             lab.conditions
                 .get(k)
                 .and_then(|v| v.as_f64())
                 .filter(|&x| x > 0.0)
         };
+        let mut words = format!("lab {} ({}", lab.name, lab.backend);
+        if let Some(us) = set("rtt_us") {
+            words.push_str(&format!(", {} ms", us / 1000.0));
+        }
+        if let Some(bps) = set("rate_bps") {
+            words.push_str(&format!(", {} Gbit/s", bps / 1e9));
+        }
         for (key, what) in [
             ("loss", "loss"),
             ("reorder", "reordered"),
             ("duplicate", "duplicated"),
         ] {
-            if let Some(x) = pct(key) {
+            if let Some(x) = set(key) {
                 words.push_str(&format!(", {x} % {what}"));
             }
         }
-        if let Some(us) = pct("jitter_us") {
+        if let Some(us) = set("jitter_us") {
             words.push_str(&format!(", jitter {} ms", us / 1000.0));
         }
         return words + ")";

@@ -466,9 +466,16 @@ impl Sink {
     /// that is already that file is left; another file there is replaced
     /// (at once: linked beside it, then renamed over it) as the policy says.
     pub(super) fn make_hard_links(&self) -> Result<(), SinkError> {
-        if self.existing.replaces() {
-            self.keep_up_to_date_names()?;
-        }
+        let kept = match self.existing.replaces() {
+            true => self.keep_up_to_date_names()?,
+            false => HashMap::new(),
+        };
+        // The name whose file a group's names share: the one it kept as up
+        // to date, else its first.
+        let data_name = |group: u32, first: &str| {
+            kept.get(&group)
+                .map_or_else(|| first.to_string(), |k| k.to_string())
+        };
         for (_, item) in self.items.iter() {
             let Some(LinkPair {
                 first,
@@ -507,7 +514,7 @@ impl Sink {
                     });
                     link_over((&first_dir, first_name), (&dir, name), path)?;
                     self.note(Action::Replace, path, false, || {
-                        let to = Some(self.data_name(group, &first.entry.path));
+                        let to = Some(data_name(group, &first.entry.path));
                         Itemized::changed(Came::Linked, Type::File, d.unwrap_or_default(), to)
                     });
                 }
@@ -519,7 +526,7 @@ impl Sink {
                     rustix::fs::linkat(&*first_dir, first_name, &*dir, name, AtFlags::empty())
                         .map_err(|x| io_err("linking", path, x))?;
                     self.note(Action::Create, path, false, || {
-                        let to = Some(self.data_name(group, &first.entry.path));
+                        let to = Some(data_name(group, &first.entry.path));
                         Itemized::created(Came::Linked, Type::File, to)
                     });
                 }
@@ -532,21 +539,13 @@ impl Sink {
 }
 
 impl Sink {
-    /// The name whose file a hard-link group's names share: the one it kept
-    /// as up to date, else its first (`first`).
-    fn data_name(&self, group: u32, first: &str) -> String {
-        lock(&self.kept_names)
-            .get(&group)
-            .cloned()
-            .unwrap_or_else(|| first.to_string())
-    }
-
     /// Where a group's first name was written now and another of its
     /// names already holds the file, up to date, the group keeps that one,
     /// as rsync -H does: the first name becomes a name of it (before any
     /// other name is linked to the first), so that names the transfer does
     /// not list (left out by the rules) stay names of the same file.
-    fn keep_up_to_date_names(&self) -> Result<(), SinkError> {
+    /// Returns, per group, the name kept.
+    fn keep_up_to_date_names(&self) -> Result<HashMap<u32, &str>, SinkError> {
         // Per group, the name found up to date that rsync keeps: the first
         // in its order (docs/guide.md#reruns).
         let mut chosen: HashMap<u32, &Item> = HashMap::new();
@@ -581,11 +580,12 @@ impl Sink {
                 chosen.insert(pair.to, item);
             }
         }
+        let mut kept = HashMap::new();
         for item in chosen.into_values() {
             let Some(pair) = self.link_pair(item)? else {
                 continue;
             };
-            lock(&self.kept_names).insert(pair.to, pair.path.to_string());
+            kept.insert(pair.to, pair.path);
             let first = &pair.first.entry;
             link_over(
                 (&pair.dir, pair.name),
@@ -595,7 +595,7 @@ impl Sink {
             self.refresh(&pair.dir, pair.name, first)?;
             self.dir_changed(pair.first_parent, &pair.first_dir);
         }
-        Ok(())
+        Ok(kept)
     }
 
     /// A hard link entry's name and its group's first name, each with its

@@ -287,8 +287,6 @@ pub struct Sink {
     /// was before: a name linked to the group later is itemized against
     /// what it was, as rsync does.
     refreshed: Mutex<HashMap<(u64, u64), rustix::fs::Stat>>,
-    /// Per hard-link group, the name it keeps because it was up to date.
-    kept_names: Mutex<HashMap<u32, String>>,
     /// Directories inside a stage, created now or left by an earlier run:
     /// a file there that does not match is a leftover of that run.
     staged: Mutex<HashSet<String>>,
@@ -398,7 +396,6 @@ impl Sink {
             dirs: Mutex::default(),
             fresh: Mutex::default(),
             refreshed: Mutex::default(),
-            kept_names: Mutex::default(),
             staged: Mutex::default(),
             stages: Mutex::default(),
             umask,
