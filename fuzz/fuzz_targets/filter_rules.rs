@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use linerate_engine::transfer::filter::Filter;
+use linerate_transfer::filter::Filter;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

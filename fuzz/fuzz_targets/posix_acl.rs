@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use linerate_engine::transfer::acl::masked;
+use linerate_transfer::acl::masked;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&umask, value)) = data.split_first() else {

@@ -12,10 +12,10 @@ use std::sync::OnceLock;
 
 use libfuzzer_sys::arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use linerate_engine::confine::DestRoot;
+use linerate_transfer::confine::DestRoot;
 use linerate_engine::limits::SessionLimits;
-use linerate_engine::transfer::sink::{Accepted, Sink, SinkOptions, remove_tree};
-use linerate_engine::transfer::{CachePolicy, block_span};
+use linerate_transfer::sink::{Accepted, Sink, SinkOptions, remove_tree};
+use linerate_transfer::{CachePolicy, block_span};
 use linerate_wire::{Entry, EntryKind, Existing};
 
 /// A scratch root under LINERATE_FUZZ_DIR (best a small tmpfs, as CI
@@ -171,7 +171,7 @@ fn run(u: &mut Unstructured, sink: &Sink, block_len: u32) -> Result<()> {
             }
             _ => {
                 // With --delete at times: it must never leave the root.
-                let kept = linerate_engine::transfer::filter::Filter::default();
+                let kept = linerate_transfer::filter::Filter::default();
                 let _ = sink.finish_dirs(u.arbitrary::<bool>()?.then_some(&kept));
                 return Ok(());
             }

@@ -6,7 +6,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use linerate_engine::transfer::{block_count, journaled_blocks};
+use linerate_transfer::{block_count, journaled_blocks};
 use linerate_wire::Entry;
 
 fn le<const N: usize>(data: &[u8], at: usize) -> [u8; N] {

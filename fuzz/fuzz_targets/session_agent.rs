@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use linerate_session::agent::{Agent, Event};
+use linerate_fleet::session::agent::{Agent, Event};
 use linerate_session::Session;
 use linerate_wire::{AgentReport, ClockEcho};
 

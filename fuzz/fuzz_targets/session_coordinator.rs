@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
 use linerate_fleet::plan;
-use linerate_session::coordinator::{ConnectionSetup, Coordinator, Now, PlannedStep, Settings};
-use linerate_session::job_step::JobPlan;
+use linerate_fleet::session::coordinator::{ConnectionSetup, Coordinator, Now, PlannedStep, Settings};
+use linerate_fleet::session::job_step::JobPlan;
 use linerate_wire::{FrameDecoder, JobKind, Message};
 
 #[path = "../common/session_ops.rs"]

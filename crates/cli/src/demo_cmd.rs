@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use linerate_engine::server::Server;
+use linerate_daemon::server::Server;
 use linerate_probe::units::fmt_rate;
 use linerate_result::ResultDoc;
 

@@ -1,6 +1,6 @@
 //! `linerate incast`, `linerate mesh` and `linerate agent`: many-host runs.
 //! Both run commands plan their steps, get their agents from a launcher
-//! ([`linerate_harness::launch`]), coordinate them, and write one result of
+//! ([`linerate_fleet::agents`]), coordinate them, and write one result of
 //! their kind; `agent` is what every launcher starts on each host.
 
 use std::collections::BTreeMap;
@@ -11,17 +11,17 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use linerate_engine::fleet::agent::{self, AgentSpec};
-use linerate_engine::fleet::coordinator::{ConnectionSetup, Event, Outcome, PlannedStep, Settings};
-use linerate_engine::fleet::coordinator::{Hooks, Rendezvous};
+use linerate_fleet::agent::{self, AgentSpec};
+use linerate_fleet::coordinator::{ConnectionSetup, Event, Outcome, PlannedStep, Settings};
+use linerate_fleet::coordinator::{Hooks, Rendezvous};
 use linerate_fleet::plan::{self, Step};
 use linerate_probe::units::{fmt_bytes, fmt_rate};
 
 use crate::flags::{CongestionFlags, MarkFlags};
 use crate::usage::UsageError;
 use crate::{output, signals, units};
-use linerate_harness::fleet_document as fleet_doc;
-use linerate_harness::launch::{self as fleet_launch, AgentSource, Children, LaunchError, Role};
+use linerate_fleet::agents::{self as fleet_launch, AgentSource, Children, LaunchError, Role};
+use linerate_fleet::document as fleet_doc;
 
 /// How long agents have to join, and to be reached by ssh.
 const JOIN_WITHIN: Duration = Duration::from_secs(30);

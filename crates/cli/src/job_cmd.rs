@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use clap::{Args, Subcommand};
-use linerate_engine::fleet::coordinator::{
+use linerate_fleet::coordinator::{
     JobKind, JobPlan, MAX_JOB_ITERATIONS, MAX_JOB_MESSAGE, PlannedStep,
 };
 use linerate_fleet::job::{self, Halo};

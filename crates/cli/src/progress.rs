@@ -6,11 +6,11 @@
 use std::io::IsTerminal;
 use std::sync::Arc;
 
-use linerate_engine::transfer::FirstPass;
-use linerate_engine::transfer::receive::{ProgressReport, ReceiveProgress};
-use linerate_engine::transfer::source::Manifest;
 use linerate_probe::units::{fmt_bytes, fmt_rate};
 use linerate_result::{IntervalSample, Side};
+use linerate_transfer::FirstPass;
+use linerate_transfer::receive::{ProgressReport, ReceiveProgress};
+use linerate_transfer::source::Manifest;
 
 use crate::output::timestamp;
 

@@ -4,11 +4,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args;
+use linerate_daemon::server::{Server, ServerTls};
+use linerate_daemon::shares::ShareLimits;
 use linerate_engine::address::DEFAULT_PORT;
 use linerate_engine::limits::{ServerLimits, SessionLimits};
-use linerate_engine::server::{Server, ServerTls};
-use linerate_engine::shares::ShareLimits;
-use linerate_engine::transfer::receive::TransferPolicy;
+use linerate_transfer::receive::TransferPolicy;
 
 use crate::units;
 use tracing_subscriber::filter::LevelFilter;
@@ -122,7 +122,7 @@ pub struct SharesArgs {
     pub max_bench_time: u64,
     /// IPv6 sources are counted by this prefix length (one host usually
     /// holds a /64).
-    #[arg(long, value_name = "BITS", default_value_t = linerate_engine::door::DEFAULT_V6_PREFIX,
+    #[arg(long, value_name = "BITS", default_value_t = linerate_daemon::door::DEFAULT_V6_PREFIX,
           value_parser = clap::value_parser!(u8).range(1..=128))]
     pub ipv6_prefix: u8,
 }

@@ -9,20 +9,20 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
+use linerate_daemon::server::{Server, ServerTls};
 use linerate_engine::EngineError;
-use linerate_engine::server::{Server, ServerTls};
 use linerate_engine::spec::{SocketParams, TransferSpec};
 
 use crate::flags::{AddressFlags, BufferFlags, MarkFlags, StripeFlags};
 use linerate_engine::spec::{Action, Change, Existing, SessionId, WireError};
-use linerate_engine::transfer::CachePolicy;
-use linerate_engine::transfer::filter::Filter;
-use linerate_engine::transfer::receive::TransferPolicy;
-use linerate_engine::transfer::send::{self, Destination, Discovery, TransferRun};
-use linerate_engine::transfer::source::{Manifest, check_roots};
-use linerate_engine::transfer::{OneShot, Token};
 use linerate_probe::units::{fmt_bytes, fmt_rate};
 use linerate_result::Side;
+use linerate_transfer::CachePolicy;
+use linerate_transfer::filter::Filter;
+use linerate_transfer::receive::TransferPolicy;
+use linerate_transfer::send::{self, Destination, Discovery, TransferRun};
+use linerate_transfer::source::{Manifest, check_roots};
+use linerate_transfer::{OneShot, Token};
 
 use crate::output::{self, Out};
 use crate::progress::SendProgress;
@@ -383,7 +383,7 @@ pub fn run_send(a: SendArgs, matches: Option<&clap::ArgMatches>) -> anyhow::Resu
                 paths,
                 follow_links: a.follow_links,
                 filter: filter_of(&a, matches)?,
-                wanted: linerate_engine::transfer::meta::Wanted {
+                wanted: linerate_transfer::meta::Wanted {
                     xattrs: a.xattrs,
                     acls: a.acls,
                 },
@@ -766,7 +766,7 @@ pub fn run_recv(a: RecvArgs) -> anyhow::Result<()> {
     let server = Server::bind(SocketAddr::new(a.bind, a.port)).context("cannot listen")?;
     let addr = server.local_addr()?;
     let mut id = [0u8; 16];
-    linerate_engine::transfer::random_bytes(&mut id).context("no randomness for the session id")?;
+    linerate_transfer::random_bytes(&mut id).context("no randomness for the session id")?;
     let session = SessionId(id);
     let token = Token::random().context("no randomness for the token")?;
     let host = a.advertise.clone().unwrap_or_else(|| {

@@ -347,7 +347,7 @@ fn plan_cmd(a: PlanArgs) -> anyhow::Result<()> {
 fn per_core_here() -> anyhow::Result<f64> {
     use std::net::{Ipv4Addr, SocketAddr};
     use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-    let server = linerate_engine::server::Server::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))?;
+    let server = linerate_daemon::server::Server::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))?;
     let addr = server.local_addr()?;
     let stop = AtomicBool::new(false);
     std::thread::scope(|s| {

@@ -418,7 +418,7 @@ fn rightful_client_once(lab: &Lab, daemon: &str) -> (bool, bool, Option<String>)
 fn a_session_id_alone_earns_nothing() {
     let dir = TempDir::new("sid-alone");
     let (mut recv, url) = common::oneshot(dir.path());
-    let parsed = linerate_engine::transfer::OneShot::parse(&url).expect("the URL parses");
+    let parsed = linerate_transfer::OneShot::parse(&url).expect("the URL parses");
     let addr = format!("{}:{}", parsed.host, parsed.port);
     let mut held = Vec::new();
     for _ in 0..64 {

@@ -171,14 +171,14 @@ fn probe_until(
 /// The server's echo for one session: answers the probes of the client at
 /// `client` from `local`, the control connection's own address and port,
 /// until dropped.
-pub(crate) struct DelayEchoer {
+pub struct DelayEchoer {
     _worker: Worker<()>,
 }
 
 impl DelayEchoer {
     /// None where the socket cannot be had: the client then sees no echo,
     /// and its verdict goes without.
-    pub(crate) fn start(local: SocketAddr, client: SocketAddr) -> Option<DelayEchoer> {
+    pub fn start(local: SocketAddr, client: SocketAddr) -> Option<DelayEchoer> {
         let socket = socket2::Socket::new(
             socket2::Domain::for_address(local),
             socket2::Type::DGRAM,

@@ -9,19 +9,25 @@ use linerate_result::{
 };
 
 /// Both ends' streams and intervals, with the totals of a summary.
-pub(crate) struct Ends {
+pub struct Ends {
+    /// Every stream's end, the client's then the server's.
     pub streams: Vec<StreamEnd>,
+    /// Both ends' interval samples.
     pub intervals: Vec<IntervalSample>,
     /// Received payload (after any warm-up).
     pub bytes: u64,
     /// The longest receiving stream's time.
     pub seconds: f64,
+    /// Received payload over the longest receiving stream's time.
     pub bits_per_second: f64,
+    /// CPU time per gigabyte at each end.
     pub cpu_seconds_per_gb: CpuPerGb,
+    /// The senders' retransmitted segments.
     pub retransmits: u64,
 }
 
-pub(crate) fn merge(client: &SideReport, server: &SideReport) -> Ends {
+/// Both ends' reports as one set of streams, intervals and totals.
+pub fn merge(client: &SideReport, server: &SideReport) -> Ends {
     let mut streams = client.streams.clone();
     streams.extend(server.streams.iter().cloned());
     streams.sort_by_key(|s| (s.stream, s.side != Side::Sender));
@@ -68,16 +74,23 @@ pub(crate) fn merge(client: &SideReport, server: &SideReport) -> Ends {
 }
 
 /// Where and when a session ran, and how it was asked for.
-pub(crate) struct Provenance<'a> {
+pub struct Provenance<'a> {
+    /// The document's kind (`bench`, `transfer`, ...).
     pub kind: &'a str,
+    /// The command line, as given.
     pub command_line: Vec<String>,
+    /// When the session started.
     pub started_at: SystemTime,
+    /// The client's host.
     pub client_host: &'a HostFacts,
+    /// The server's host.
     pub server_host: &'a HostFacts,
+    /// The parameters, as the document records them.
     pub parameters: serde_json::Value,
 }
 
-pub(crate) fn document(p: Provenance, ends: Ends, verdict: Verdict) -> ResultDoc {
+/// The `linerate.result/1` document of a session's ends, with its verdict.
+pub fn document(p: Provenance, ends: Ends, verdict: Verdict) -> ResultDoc {
     let hosts = Hosts {
         client: p.client_host.clone(),
         server: Some(p.server_host.clone()),

@@ -25,6 +25,7 @@ pub use crate::spec::RxPoll;
 /// Where stream threads are pinned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pin {
+    /// Not pinned: the scheduler places every thread.
     None,
     /// One core per stream thread: client stream i on CPU 2i, server on 2i+1.
     Spread,
@@ -263,7 +264,7 @@ pub fn run(
 /// Runs a bench's streams at a server whose receive loops are shared
 /// (`pool`): when every stream of this end receives over plain TCP, they
 /// join the pool; otherwise as [`run`] does.
-pub(crate) fn run_pooled(
+pub fn run_pooled(
     p: &BenchParams,
     pool: &ReceivePool,
     sockets: &[StreamSocket],
@@ -372,14 +373,19 @@ pub enum Loops<'a> {
     /// groups, a thread a group: `worker` runs a group's streams at once
     /// and returns their outcomes in its order.
     Grouped {
+        /// How many group threads at most.
         threads: usize,
+        /// What each group thread runs.
         worker: &'a GroupWorker<'a>,
     },
     /// Every stream (each receiving over plain TCP) handed to a server's
     /// shared receive loops.
     Pooled {
+        /// The server's shared receive loops.
         pool: &'a ReceivePool,
+        /// Bytes read at once.
         read_len: usize,
+        /// Discard in the kernel (MSG_TRUNC) instead of copying out.
         skip_copy: bool,
     },
 }
@@ -667,7 +673,7 @@ fn since_omit(
 
 /// The host's CPU use from a moment on: its busy and softirq shares and
 /// this process's CPU time.
-pub(crate) struct HostUse {
+pub struct HostUse {
     ticks: cpu::HostTicks,
     process_seconds: f64,
     /// The process's cgroup and its throttling counters at the start.
@@ -675,7 +681,8 @@ pub(crate) struct HostUse {
 }
 
 impl HostUse {
-    pub(crate) fn start() -> HostUse {
+    /// Starts counting this host's CPU time.
+    pub fn start() -> HostUse {
         HostUse {
             ticks: cpu::HostTicks::now(),
             process_seconds: cpu::process_seconds(),
@@ -686,7 +693,8 @@ impl HostUse {
         }
     }
 
-    pub(crate) fn since(&self) -> HostCpu {
+    /// This host's CPU use since [`HostUse::start`].
+    pub fn since(&self) -> HostCpu {
         let (busy, soft) = cpu::HostTicks::now().fractions_since(&self.ticks);
         HostCpu {
             busy_fraction: busy,
@@ -701,7 +709,7 @@ impl HostUse {
 /// Pins the calling thread to the `slot`-th CPU this process may use, wrapping
 /// around when there are fewer. Best effort: a host that refuses affinity
 /// still runs, only unpinned.
-pub(crate) fn pin_to_core(slot: usize) {
+pub fn pin_to_core(slot: usize) {
     use rustix::thread::{CpuSet, sched_getaffinity, sched_setaffinity};
     let Ok(allowed) = sched_getaffinity(None) else {
         return;

@@ -161,6 +161,7 @@ impl EngineError {
     }
 }
 
+/// A result whose error is an [`EngineError`].
 pub type Result<T> = std::result::Result<T, EngineError>;
 
 #[cfg(test)]

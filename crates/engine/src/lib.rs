@@ -1,45 +1,41 @@
-//! The data path and the sessions that drive it.
+//! The data path, and the client ends that drive it.
 //!
 //! One OS thread and one blocking socket per stream, one large buffer per
 //! stream reused for every write or read, byte counters that the sampler reads
-//! without locks; a many-host agent's receiving streams share a loop a core
-//! instead ([`pool`]). [`server`] answers every session on one port; [`bench`](mod@bench) is the
-//! client side of a memory-to-memory measurement, [`latency`](mod@latency) of
-//! round trips and bandwidth against message size; [`confine`] keeps paths
-//! received from a peer under the destination root (for file transfer).
+//! without locks; a server's receiving streams can share a loop a core
+//! instead ([`pool`]). [`session`] drives the sans-IO machines of
+//! `linerate-session` over control connections, plain or TLS, and joins
+//! data connections to their session; [`end`] runs one end's streams and
+//! reports them; [`bench`](mod@bench) is the client side of a
+//! memory-to-memory measurement, [`latency`](mod@latency) of round trips and
+//! bandwidth against message size. The server that answers them is
+//! `linerate-daemon`; file transfer is `linerate-transfer`.
 #![warn(missing_docs)]
 
 pub mod address;
 pub mod bench;
 pub mod buffer;
-pub mod confine;
-mod delay_probe;
-mod document;
-pub mod door;
-mod end;
+pub mod delay_probe;
+pub mod document;
+pub mod end;
 mod error;
-pub mod fleet;
 mod idle;
 pub mod latency;
 pub mod limits;
-mod measured;
 mod multiplex;
 pub mod pool;
-pub mod server;
-mod session;
-pub mod shares;
+pub mod session;
 pub mod sockopt;
 pub mod spec;
 pub mod spread;
-mod stream;
-pub mod transfer;
+pub mod stream;
 mod udp;
 
 pub use end::EndConfig;
 
 /// Takes a mutex whatever happened to it: a thread that panicked holding
 /// it must not wedge the server or the other streams.
-pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
-pub use error::EngineError;
+pub use error::{EngineError, Result};

@@ -383,7 +383,7 @@ pub fn push(stream: &std::net::TcpStream) -> io::Result<()> {
 /// Whether the peer closed or reset the TCP connection `tcp`, looked at
 /// without waiting or taking what it sent (a UDP stream's connection, a
 /// transfer's control connection while the receiver works for it).
-pub(crate) fn peer_gone(tcp: impl AsFd) -> bool {
+pub fn peer_gone(tcp: impl AsFd) -> bool {
     use rustix::event::{PollFd, PollFlags, Timespec, poll};
     use rustix::io::Errno;
     use rustix::net::RecvFlags;

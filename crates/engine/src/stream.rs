@@ -21,7 +21,9 @@ use crate::sockopt;
 #[derive(Default)]
 #[repr(align(64))]
 pub struct Live {
+    /// Payload bytes moved so far.
     pub bytes: AtomicU64,
+    /// Set when the stream has ended.
     pub done: AtomicBool,
     /// A UDP receiver's counts so far (`bench --udp`).
     pub udp: UdpLive,
@@ -30,10 +32,15 @@ pub struct Live {
 /// A UDP receiver's running counts, for the sampler.
 #[derive(Default)]
 pub struct UdpLive {
+    /// Set once the receiver has published its first counts.
     pub active: AtomicBool,
+    /// Datagrams received.
     pub datagrams: AtomicU64,
+    /// Datagrams the sequence numbers say were sent.
     pub expected: AtomicU64,
+    /// Datagrams that came after a later one.
     pub out_of_order: AtomicU64,
+    /// Datagrams received twice.
     pub duplicates: AtomicU64,
     /// The jitter in nanoseconds, as f64 bits.
     pub jitter_ns: AtomicU64,
@@ -64,23 +71,30 @@ impl Live {
     }
 }
 
+/// How a stream ended: what it moved, at what cost, and why it stopped.
 pub struct Outcome {
     /// A UDP receiver's counts over the run.
     pub udp: Option<linerate_result::UdpCounts>,
+    /// Payload bytes moved.
     pub bytes: u64,
+    /// When the last byte moved.
     pub last_byte: Instant,
+    /// The stream thread's CPU time.
     pub cpu_seconds: f64,
+    /// Time the thread waited for a CPU (run queue).
     pub runq_wait_seconds: f64,
     /// A polling receiver's time on reads that found nothing.
     pub poll_idle_seconds: f64,
+    /// The last TCP_INFO sample.
     pub tcp: Option<TcpSample>,
+    /// Why it stopped early, if it did.
     pub error: Option<String>,
 }
 
 impl Outcome {
     /// Closes a stream's loop: marks it done and takes the socket's last
     /// TCP_INFO (read before any shutdown) and the thread's clocks.
-    pub(crate) fn finish(
+    pub fn finish(
         live: &Live,
         clock: &ThreadClock,
         tcp: Option<TcpSample>,
@@ -104,13 +118,14 @@ impl Outcome {
 }
 
 /// CPU and run-queue time of the calling thread, for the span of a loop.
-pub(crate) struct ThreadClock {
+pub struct ThreadClock {
     cpu: f64,
     wait: f64,
 }
 
 impl ThreadClock {
-    pub(crate) fn start() -> Self {
+    /// Starts the calling thread's clocks.
+    pub fn start() -> Self {
         ThreadClock {
             cpu: cpu::thread_seconds(),
             wait: cpu::thread_run_delay().unwrap_or(0.0),
@@ -118,16 +133,21 @@ impl ThreadClock {
     }
 
     /// (CPU seconds, run-queue seconds) since `start`.
-    pub(crate) fn elapsed(&self) -> (f64, f64) {
+    pub fn elapsed(&self) -> (f64, f64) {
         let wait = cpu::thread_run_delay().map_or(0.0, |w| w - self.wait);
         (cpu::thread_seconds() - self.cpu, wait)
     }
 }
 
+/// What a sending stream writes, until when and how much.
 pub struct SendPlan<'a> {
+    /// The bytes written each time.
     pub buf: &'a [u8],
+    /// Stop at this time, if set.
     pub deadline: Option<Instant>,
+    /// Stop after this many bytes, if set.
     pub quota: Option<u64>,
+    /// Send with MSG_ZEROCOPY.
     pub zerocopy: bool,
     /// Set when the user ends the run early: it ends as at its deadline.
     pub stop: Option<&'a AtomicBool>,
@@ -136,6 +156,7 @@ pub struct SendPlan<'a> {
 /// Completion notices are drained every this many zerocopy sends.
 const ZEROCOPY_DRAIN_EVERY: u32 = 8;
 
+/// Writes `plan` on `sock` until its end, `abort` or an error.
 pub fn send(sock: &TcpStream, plan: &SendPlan, live: &Live, abort: &AtomicBool) -> Outcome {
     let clock = ThreadClock::start();
     let mut writes = 0u32;
@@ -224,6 +245,7 @@ fn send_loop(
 /// sender's bursts (see docs/defaults.md).
 pub(crate) const RX_POLL_SPINS: u32 = 1000;
 
+/// How a receiving stream reads.
 pub struct ReceivePlan {
     /// Discard in the kernel (MSG_TRUNC) instead of copying out.
     pub skip_copy: bool,
@@ -259,7 +281,7 @@ pub(crate) fn recv_spinning(
 /// One receive. A polling reader first tries up to [`RX_POLL_SPINS`]
 /// non-blocking receives, yielding the core after each empty one when
 /// `yield_when_empty`, then blocks.
-pub(crate) fn recv_polled(
+pub fn recv_polled(
     sock: &TcpStream,
     buf: &mut [u8],
     flags: rustix::net::RecvFlags,
@@ -318,6 +340,7 @@ pub(crate) fn recv_polled_idle(
     recv(sock, buf, flags).map(|(n, _)| n)
 }
 
+/// Reads `sock` until the peer closes, `abort` or an error.
 pub fn receive(
     sock: &TcpStream,
     buf: &mut [u8],
@@ -483,6 +506,8 @@ pub(crate) fn shared_pattern(len: usize) -> std::sync::Arc<AlignedBuf> {
     p
 }
 
+/// A pseudo-random payload of `len` bytes (xorshift): not zeros, so a
+/// compressing path cannot flatter the rate.
 pub fn pattern(len: usize) -> Vec<u8> {
     let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
     (0..len)

@@ -1,23 +1,37 @@
-//! Many-host runs without I/O: where their ranks are, as the launcher that
-//! started them says, and what each rank runs ([`plan`]: incast sweeps,
-//! all-pairs meshes, Jain's fairness index). The launchers are Slurm
-//! (`srun`), Open MPI or MPICH (`mpirun`), or a host list given for ssh:
+//! Many-host runs, all of them: where the ranks are, as the launcher that
+//! started them says ([`launch`], [`hostlist`]), or agents this process
+//! starts itself ([`agents`]); what each rank runs ([`plan`]: incast sweeps,
+//! all-pairs meshes; [`job`]: a proxy application's exchanges); the message
+//! order of an agent and of the coordinator ([`session`], sans-IO); the
+//! agent that runs on every host ([`agent`]), one proxy-application rank
+//! ([`rank`]), the coordinator that starts every step at one agreed time
+//! ([`clock`], [`coordinator`]) and the run's one document ([`document`]).
 //! linerate links no MPI library and runs no cluster manager of its own.
-//! Each rank reads its launcher's environment ([`Launch`]), and rank 0
-//! coordinates. [`hostlist`] expands Slurm's compressed host lists
-//! (`node[01-04,07]`); [`clock`] estimates each agent's clock offset, so
-//! every flow of a step starts at one agreed time. The environment comes in
-//! as a lookup.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod agent;
+pub mod agents;
 pub mod clock;
+pub mod coordinator;
+pub mod document;
 pub mod hostlist;
 pub mod job;
 pub mod launch;
 pub mod plan;
+pub mod rank;
+pub mod session;
 
 pub use launch::{Launch, Launcher};
+
+use std::time::SystemTime;
+
+/// The wall clock, in ns since the Unix epoch.
+pub(crate) fn wall_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
 
 /// A launcher's description of the run that cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

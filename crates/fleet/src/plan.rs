@@ -100,22 +100,7 @@ pub fn mesh(ranks: &[u32], streams: u16, all_at_once: bool) -> Vec<Step> {
     }
 }
 
-/// Jain's fairness index of the flows' rates, (sum x)^2 / (n sum x^2):
-/// 1 when all are equal, 1/n when one takes everything; 1 for no flow or
-/// no traffic (nothing was shared unfairly).
-pub fn jain_index(rates: &[f64]) -> f64 {
-    let rates: Vec<f64> = rates
-        .iter()
-        .copied()
-        .filter(|r| r.is_finite() && *r >= 0.0)
-        .collect();
-    let sum: f64 = rates.iter().sum();
-    let squares: f64 = rates.iter().map(|r| r * r).sum();
-    if rates.is_empty() || squares == 0.0 {
-        return 1.0;
-    }
-    sum * sum / (rates.len() as f64 * squares)
-}
+pub use linerate_result::stats::jain_index;
 
 #[cfg(test)]
 mod tests {

@@ -4,9 +4,7 @@
 //! per tool and linerate's ratio to the best peer ([`compare`]), generated
 //! data sets ([`dataset`]), and many runs gathered into one
 //! `linerate.result/1` document ([`document`]); the seed papers' studies
-//! on labs they build and remove ([`study`]); and where a many-host
-//! run's agents come from, started and ended here or ranks of srun and
-//! mpirun ([`launch`]), and its one document ([`fleet_document`]).
+//! on labs they build and remove ([`study`]).
 //!
 //! Nothing here parses flags or prints: the caller hands in what to run and
 //! receives each run as an [`Event`] and the whole comparison as a value.
@@ -16,8 +14,6 @@
 pub mod compare;
 pub mod dataset;
 pub mod document;
-pub mod fleet_document;
-pub mod launch;
 pub mod place;
 mod rounds;
 pub mod study;

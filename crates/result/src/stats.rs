@@ -1,5 +1,5 @@
 //! The one median every reader of results uses, so a "median of 2 rounds"
-//! is their mean everywhere, never the upper one.
+//! is their mean everywhere, never the upper one; and Jain's fairness index.
 
 /// The median of the finite values (the mean of the middle two for an even
 /// count); 0 when there are none.
@@ -28,6 +28,23 @@ pub fn quantile(values: impl IntoIterator<Item = f64>, q: f64) -> f64 {
     v.sort_by(f64::total_cmp);
     let rank = (q.clamp(0.0, 1.0) * v.len() as f64).ceil() as usize;
     v[rank.clamp(1, v.len()) - 1]
+}
+
+/// Jain's fairness index of the flows' rates, (sum x)^2 / (n sum x^2):
+/// 1 when all are equal, 1/n when one takes everything; 1 for no flow or
+/// no traffic (nothing was shared unfairly).
+pub fn jain_index(rates: &[f64]) -> f64 {
+    let rates: Vec<f64> = rates
+        .iter()
+        .copied()
+        .filter(|r| r.is_finite() && *r >= 0.0)
+        .collect();
+    let sum: f64 = rates.iter().sum();
+    let squares: f64 = rates.iter().map(|r| r * r).sum();
+    if rates.is_empty() || squares == 0.0 {
+        return 1.0;
+    }
+    sum * sum / (rates.len() as f64 * squares)
 }
 
 #[cfg(test)]

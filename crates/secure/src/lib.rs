@@ -12,6 +12,7 @@
 //!   from the caller's buffer and decrypts in place in its own, with the
 //!   rustls unbuffered API; the buffered API's copies cost two thirds of the
 //!   throughput (docs/benchmarks/2026-11-25-tls-prototype.md).
+//! - [`token`]: the secret a run or a one-shot receiver hands out.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -19,6 +20,7 @@ pub mod config;
 pub mod identity;
 pub mod keys;
 pub mod stream;
+pub mod token;
 
 pub use config::{
     Negotiated, ServerTrust, client_config, client_config_with, ktls_available, server_config,
@@ -28,6 +30,7 @@ pub use identity::{Fingerprint, Identity};
 pub use keys::{KeyFile, KeyList};
 pub use rustls::{ClientConfig, ServerConfig};
 pub use stream::TlsStream;
+pub use token::Token;
 
 /// What can go wrong making identities and configurations.
 #[derive(Debug, thiserror::Error)]

@@ -18,7 +18,8 @@ use std::time::Instant;
 
 use linerate_wire::{Accept, BenchParams, LatencyParams, Message, PeerReport};
 
-use crate::core::{Core, SessionError, Steps, core_of};
+use crate::core_of;
+use crate::kit::{Core, SessionError, Steps};
 use crate::{ANSWER_TIMEOUT, REPORT_GRACE};
 
 /// What the driver must do next.

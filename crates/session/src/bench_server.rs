@@ -20,7 +20,8 @@ use std::time::Instant;
 use linerate_wire::{Accept, BenchParams, LatencyParams, Message, PeerIntervals, PeerReport};
 
 use crate::SETUP_TIMEOUT;
-use crate::core::{Core, Opening, SessionError, Steps, core_of};
+use crate::core_of;
+use crate::kit::{Core, Opening, SessionError, Steps};
 
 /// What the driver must do next.
 #[derive(Debug, Clone, PartialEq)]

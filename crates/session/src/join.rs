@@ -20,7 +20,8 @@ use std::time::{Duration, Instant};
 
 use linerate_wire::{Join, Message, Ready, RefusalCode};
 
-use crate::core::{Core, SessionError, Steps, core_of};
+use crate::core_of;
+use crate::kit::{Core, SessionError, Steps};
 use crate::transfer_receiver::same_secret;
 
 /// How long an encrypted data connection may take to send its join.

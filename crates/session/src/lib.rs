@@ -6,30 +6,24 @@
 //!
 //! One file per session kind shows that kind's message order:
 //! [`bench_client`], [`bench_server`], [`transfer_sender`] and
-//! [`transfer_receiver`] (a daemon's or a one-shot receiver's), and a
-//! many-host run's [`agent`] and its [`coordinator`] (which drives every
-//! agent's connection at once); [`join`] is a data connection's join, the
-//! same for every kind.
+//! [`transfer_receiver`] (a daemon's or a one-shot receiver's); [`join`]
+//! is a data connection's join, the same for every kind. [`kit`] is what
+//! every machine is written with, here and in `linerate-fleet` (the
+//! agent's and the coordinator's message order).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod core;
+pub mod kit;
 
-pub mod agent;
 pub mod bench_client;
 pub mod bench_server;
-pub mod connection_setup;
-pub mod coordinator;
-pub mod job_step;
 pub mod join;
 pub mod transfer_receiver;
 pub mod transfer_sender;
 
-pub use crate::core::{Session, SessionError};
-pub use agent::Agent;
+pub use crate::kit::{Session, SessionError};
 pub use bench_client::BenchClient;
 pub use bench_server::BenchServer;
-pub use coordinator::Coordinator;
 pub use join::{JoinClient, JoinServer};
 pub use transfer_receiver::TransferReceiver;
 pub use transfer_sender::TransferSender;
@@ -53,7 +47,5 @@ pub const PEER_SILENCE: Duration = Duration::from_secs(30);
 
 #[doc(hidden)]
 pub mod fixtures;
-#[cfg(test)]
-mod fleet_tests;
 #[cfg(test)]
 mod tests;

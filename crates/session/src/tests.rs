@@ -12,9 +12,9 @@ use linerate_wire::{
     Refusal, RefusalCode, TransferRequest, TransferTotals,
 };
 
-use crate::core::{Session, SessionError};
 use crate::fixtures::{TOKEN, accept, file, latency_params, need, params, request};
 use crate::join::{Arrival, JoinClient, JoinRule, JoinServer, SlotView};
+use crate::kit::{Session, SessionError};
 use crate::{
     BenchClient, BenchServer, TransferReceiver, TransferSender, bench_client, bench_server,
     transfer_receiver, transfer_sender,

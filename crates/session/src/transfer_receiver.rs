@@ -29,7 +29,8 @@ use linerate_wire::{
     PeerReport, RefusalCode, TransferRequest, TransferTotals,
 };
 
-use crate::core::{Core, Opening, SessionError, Steps, core_of};
+use crate::core_of;
+use crate::kit::{Core, Opening, SessionError, Steps};
 use crate::{SETUP_TIMEOUT, TRANSFER_STEP_TIMEOUT};
 
 /// What the driver must do next.

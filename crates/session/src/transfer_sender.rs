@@ -28,7 +28,8 @@ use linerate_wire::{
     TransferRequest, TransferTotals, WireError,
 };
 
-use crate::core::{Core, SessionError, Steps, core_of};
+use crate::core_of;
+use crate::kit::{Core, SessionError, Steps};
 use crate::{ANSWER_TIMEOUT, PEER_SILENCE, TRANSFER_STEP_TIMEOUT};
 
 /// Passes without fewer bytes missing before the sender gives up.

@@ -139,7 +139,7 @@ pub fn send_block(data: &mut TcpStream, id: u32, offset: u64, body: &[u8]) {
     )
     .unwrap();
     data.write_all(body).unwrap();
-    let sum = linerate_engine::transfer::checksum(body);
+    let sum = linerate_transfer::checksum(body);
     data.write_all(&sum.to_be_bytes()).unwrap();
 }
 

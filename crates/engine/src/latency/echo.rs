@@ -27,7 +27,7 @@ static ZEROS: [u8; BUF] = [0; BUF];
 /// Answers every connection until the client ends them, each on its own
 /// stream thread (pinned as bench's spread streams when asked); this end's
 /// report and the rounds answered.
-pub(crate) fn serve_all(params: &LatencyParams, sockets: &[StreamSocket]) -> (SideReport, u64) {
+pub fn serve_all(params: &LatencyParams, sockets: &[StreamSocket]) -> (SideReport, u64) {
     let cfg = EndConfig {
         is_client: false,
         streams: params.connections,

@@ -27,7 +27,7 @@ use crate::session::{Turn, drive, flush};
 use crate::sockopt::StreamOptions;
 use crate::spec::{BenchSpec, BusyPoll, LatencySpec};
 
-pub(crate) mod echo;
+pub mod echo;
 mod result;
 mod rounds;
 mod spin;

@@ -25,8 +25,11 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// address to bind, and the TLS to speak (None: in the clear).
 #[derive(Clone)]
 pub struct Peer {
+    /// The server's control address.
     pub server: SocketAddr,
+    /// The local address to connect from, if chosen.
     pub bind: Option<IpAddr>,
+    /// TLS to the server, when encrypted.
     pub tls: Option<Arc<ClientConfig>>,
     /// The session's secret, which encrypted data connections show to
     /// join it (the one-shot receiver's token).
@@ -52,7 +55,7 @@ impl Peer {
 /// Opens a session's control connection and sends its hello; the
 /// session's machine takes it from there (the server's accept is its first
 /// input).
-pub(crate) fn open_control(peer: &Peer, session: SessionId, kind: SessionKind) -> Result<Control> {
+pub fn open_control(peer: &Peer, session: SessionId, kind: SessionKind) -> Result<Control> {
     let stream = connect(peer.server, peer.bind, None)?;
     // Control frames are small and often come in pairs: with Nagle the
     // second waited for the peer's delayed ACK, 40 ms on Linux.
@@ -80,11 +83,7 @@ fn greet(peer: &Peer, mut stream: TcpStream, hello: Hello) -> Result<Link> {
 }
 
 /// Opens data connection `hello.stream_index` of a session and waits for the server's ready.
-pub(crate) fn open_data(
-    peer: &Peer,
-    options: &StreamOptions,
-    hello: Hello,
-) -> Result<StreamSocket> {
+pub fn open_data(peer: &Peer, options: &StreamOptions, hello: Hello) -> Result<StreamSocket> {
     let (to, from) = peer.data_path(hello.stream_index);
     let stream = connect(to, from, Some(options))?;
     // The join follows the TLS handshake's last flight: with Nagle it waited
@@ -143,7 +142,7 @@ fn connect(
 /// linerate server stands; anything else is explained by what answered,
 /// from the first bytes it sent or, when it sent none, from how it answers
 /// an iperf3 client's opening.
-pub(crate) fn before_accept(server: SocketAddr, ctl: &Control, e: EngineError) -> EngineError {
+pub fn before_accept(server: SocketAddr, ctl: &Control, e: EngineError) -> EngineError {
     if matches!(e, EngineError::Refused(_)) {
         return e;
     }
@@ -216,7 +215,8 @@ fn answer(server: SocketAddr, opening: &[u8]) -> Option<Vec<u8>> {
     Some(reply[..n].to_vec())
 }
 
-pub(crate) fn new_session_id() -> Result<SessionId> {
+/// A fresh random session id.
+pub fn new_session_id() -> Result<SessionId> {
     let mut id = [0u8; 16];
     getrandom::fill(&mut id).map_err(EngineError::NoRandomness)?;
     Ok(SessionId(id))

@@ -21,17 +21,21 @@ const FIRST_BYTES: usize = 64;
 /// What happened next on a control connection.
 #[derive(Debug)]
 pub enum Input {
+    /// A whole message.
     Message(Message),
     /// Nothing came before the deadline.
     Quiet,
     /// The peer closed the connection, or it broke.
     Closed,
+    /// Bytes that do not decode.
     Malformed(WireError),
     /// This end cannot go on (the server's frame budget is spent).
     Failed(SessionError),
 }
 
+/// A session's control connection: framed messages over TCP or TLS.
 pub struct Control {
+    /// The connection.
     pub stream: TcpStream,
     decoder: FrameDecoder,
     /// The first bytes the peer sent: what answered, when it is not linerate.
@@ -60,6 +64,7 @@ impl Drop for FrameHold {
 }
 
 impl Control {
+    /// The control connection over an accepted or opened link.
     pub fn from_link(link: Link) -> Self {
         let mut ctl = Control {
             stream: link.stream,
@@ -142,6 +147,7 @@ impl Control {
         Ok(())
     }
 
+    /// Sends one message, whole.
     pub fn send(&mut self, msg: &Message) -> Result<()> {
         let bytes = msg.encode();
         match &self.tls {
@@ -235,6 +241,7 @@ impl Control {
     }
 }
 
+/// Whether `e` is a read timeout (a deadline passed), not a failure.
 pub fn is_timeout(e: &std::io::Error) -> bool {
     matches!(
         e.kind(),

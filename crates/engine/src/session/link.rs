@@ -17,7 +17,9 @@ use crate::error::{EngineError, Result};
 
 /// A connection and, when it is encrypted, its TLS state.
 pub struct Link {
+    /// The TCP connection.
     pub stream: TcpStream,
+    /// TLS over it, when encrypted.
     pub tls: Option<TlsStream>,
 }
 
@@ -65,6 +67,7 @@ pub struct SharedTls {
 }
 
 impl SharedTls {
+    /// Shares `tls` between the threads that write and read it.
     pub fn new(tls: TlsStream) -> Arc<SharedTls> {
         Arc::new(SharedTls {
             state: Mutex::new(tls),
@@ -72,6 +75,7 @@ impl SharedTls {
         })
     }
 
+    /// Encrypts `plaintext` and writes it to `stream`.
     pub fn send(&self, mut stream: &TcpStream, plaintext: &[u8]) -> io::Result<()> {
         let _order = lock(&self.writing);
         let sealed = lock(&self.state).seal(plaintext)?;
@@ -96,14 +100,17 @@ impl SharedTls {
         Ok(closed)
     }
 
+    /// What TLS negotiated (version, cipher suite).
     pub fn negotiated(&self) -> Option<Negotiated> {
         lock(&self.state).negotiated()
     }
 
+    /// The peer certificate's fingerprint, if it showed one.
     pub fn peer_fingerprint(&self) -> Option<linerate_secure::Fingerprint> {
         lock(&self.state).peer_fingerprint()
     }
 
+    /// The TLS stream back, once no other thread holds it.
     pub fn into_inner(self) -> TlsStream {
         self.state.into_inner().unwrap_or_else(|p| p.into_inner())
     }

@@ -20,13 +20,16 @@ use control::{Control, Input};
 
 /// One data connection of a session, with its index in the session.
 pub struct StreamSocket {
+    /// The stream's index in its session (0 first).
     pub index: u16,
+    /// The data connection.
     pub stream: TcpStream,
     /// Its TLS, when encrypted; only the stream's own thread takes it.
     pub tls: Option<std::sync::Mutex<linerate_secure::TlsStream>>,
 }
 
 impl StreamSocket {
+    /// Data connection `index` over `link` (plain or TLS).
     pub fn new(index: u16, link: link::Link) -> StreamSocket {
         StreamSocket {
             index,
@@ -37,7 +40,7 @@ impl StreamSocket {
 }
 
 /// What a session's driver is handed each turn of [`drive`].
-pub(crate) enum Turn<E, D> {
+pub enum Turn<E, D> {
     /// The machine asks for something (open streams, run them, ...).
     Event(E),
     /// Nothing to do yet: the next input was handed to the machine, or the
@@ -53,7 +56,7 @@ pub(crate) enum Turn<E, D> {
 /// `tick` when given so `on` can look at other work (an interrupt) in
 /// between. `on` breaks with the driver's result; it must break on
 /// [`Turn::Ended`].
-pub(crate) fn drive<S: Session, T>(
+pub fn drive<S: Session, T>(
     ctl: &mut Control,
     m: &mut S,
     tick: Option<Duration>,
@@ -83,7 +86,7 @@ pub(crate) fn drive<S: Session, T>(
 }
 
 /// Sends everything the machine has queued.
-pub(crate) fn flush<S: Session>(ctl: &mut Control, s: &mut S) -> Result<()> {
+pub fn flush<S: Session>(ctl: &mut Control, s: &mut S) -> Result<()> {
     while let Some(msg) = s.poll_transmit() {
         ctl.send(&msg)?;
     }
@@ -93,7 +96,7 @@ pub(crate) fn flush<S: Session>(ctl: &mut Control, s: &mut S) -> Result<()> {
 /// Drives a machine over its connection until it ends. What it queued
 /// last (a ready, a refusal) stays queued: the caller sends it with
 /// [`flush`] once its own last checks passed.
-pub(crate) fn run_to_end<S: Session>(ctl: &mut Control, s: &mut S) -> Result<S::Done> {
+pub fn run_to_end<S: Session>(ctl: &mut Control, s: &mut S) -> Result<S::Done> {
     while !s.is_over() {
         flush(ctl, s)?;
         feed(ctl, s, None);
@@ -107,7 +110,7 @@ pub(crate) fn run_to_end<S: Session>(ctl: &mut Control, s: &mut S) -> Result<S::
 /// Hands the machine the next thing to happen on `ctl`: a message, the
 /// peer leaving, bad bytes, or its deadline passing. Waits at most `tick`
 /// when given, so the caller can look at other work in between.
-pub(crate) fn feed<S: Session>(ctl: &mut Control, s: &mut S, tick: Option<Duration>) {
+pub fn feed<S: Session>(ctl: &mut Control, s: &mut S, tick: Option<Duration>) {
     let deadline = s.poll_timeout();
     let until = match (deadline, tick) {
         (Some(d), Some(t)) => Some(d.min(Instant::now() + t)),
@@ -118,7 +121,7 @@ pub(crate) fn feed<S: Session>(ctl: &mut Control, s: &mut S, tick: Option<Durati
 }
 
 /// Hands the machine what happened on its control connection.
-pub(crate) fn apply<S: Session>(s: &mut S, input: Input) {
+pub fn apply<S: Session>(s: &mut S, input: Input) {
     match input {
         Input::Message(m) => s.handle(Instant::now(), m),
         Input::Quiet => s.handle_timeout(Instant::now()),
@@ -129,7 +132,7 @@ pub(crate) fn apply<S: Session>(s: &mut S, input: Input) {
 }
 
 /// Flushes what the machine queued, then gives its end, if it has ended.
-pub(crate) fn settle<S: Session>(
+pub fn settle<S: Session>(
     ctl: &mut Control,
     s: &mut S,
 ) -> Option<std::result::Result<S::Done, EngineError>> {
@@ -163,6 +166,6 @@ impl From<SessionError> for EngineError {
 }
 
 /// A budget or I/O failure of this end, as the machine's end.
-pub(crate) fn local(code: linerate_wire::RefusalCode, e: impl std::fmt::Display) -> SessionError {
+pub fn local(code: linerate_wire::RefusalCode, e: impl std::fmt::Display) -> SessionError {
     SessionError::local(code, e.to_string())
 }

@@ -33,16 +33,17 @@ struct Slot {
 pub struct Registry {
     sessions: Mutex<HashMap<SessionId, Slot>>,
     /// Sessions past their handshake.
-    pub(crate) active: Budget,
+    pub active: Budget,
     /// Data connections of every session.
     streams: Budget,
     /// Bytes buffered for control frames not yet complete.
-    pub(crate) frames: Arc<Budget>,
+    pub frames: Arc<Budget>,
     /// Bench and latency sessions' buffers.
-    pub(crate) buffers: Budget,
+    pub buffers: Budget,
 }
 
 impl Registry {
+    /// An empty registry under the server's `limits`.
     pub fn new(limits: &ServerLimits) -> Registry {
         Registry {
             sessions: Mutex::default(),
@@ -175,7 +176,7 @@ impl Drop for Registered<'_> {
 }
 
 /// A session's place in the registry, where its data connections arrive.
-pub(crate) struct Registration<'a> {
+pub struct Registration<'a> {
     registered: Registered<'a>,
     _streams: Held<'a>,
     connections: u16,
@@ -183,7 +184,8 @@ pub(crate) struct Registration<'a> {
 }
 
 impl<'a> Registration<'a> {
-    pub(crate) fn new(
+    /// Registers a session for its data connections to join.
+    pub fn new(
         reg: &'a Registry,
         id: SessionId,
         connections: u16,
@@ -223,10 +225,7 @@ impl<'a> Registration<'a> {
     /// Waits until `deadline` for every data connection, sorted by stream
     /// index; None if they did not all come in time. The session then
     /// takes no more, but keeps its id until it ends.
-    pub(crate) fn collect(
-        &mut self,
-        deadline: Option<Instant>,
-    ) -> Result<Option<Vec<StreamSocket>>> {
+    pub fn collect(&mut self, deadline: Option<Instant>) -> Result<Option<Vec<StreamSocket>>> {
         let got = self.wait_for_streams(deadline);
         let Registered { reg, id } = &self.registered;
         reg.with(|m| m.get_mut(id).map(|s| s.tx = None));

@@ -8,15 +8,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::thread::JoinHandle;
 
+use linerate_daemon::server::Server;
 use linerate_engine::bench;
-use linerate_engine::server::Server;
 use linerate_engine::spec::{BenchSpec, Stripe, TransferSpec};
-use linerate_engine::transfer::receive::TransferPolicy;
-use linerate_engine::transfer::send::{self, Destination, Discovery};
-use linerate_engine::transfer::source::Manifest;
 use linerate_lab::{Backend, Lab, LabSpec, netns};
 use linerate_probe::verdict::KnownPath;
 use linerate_result::{LabRecord, ResultDoc};
+use linerate_transfer::receive::TransferPolicy;
+use linerate_transfer::send::{self, Destination, Discovery};
+use linerate_transfer::source::Manifest;
 use linerate_tune::plan::Setting;
 
 use crate::HarnessError;

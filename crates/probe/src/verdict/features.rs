@@ -217,7 +217,7 @@ impl Features {
                     .filter_map(|s| Some(ratio(s.tcp?.busy_us? as f64 / 1e6, s.seconds))),
             )
             .min(1.0),
-            jain_index: linerate_fleet::plan::jain_index(&rates),
+            jain_index: linerate_result::stats::jain_index(&rates),
             stream_min_bps: rates.iter().copied().reduce(f64::min).unwrap_or(0.0),
             stream_max_bps: rates.iter().copied().fold(0.0, f64::max),
             capacity: e.capacity,

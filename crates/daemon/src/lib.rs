@@ -1,0 +1,12 @@
+//! The server: one port that accepts every session, admits it (a door per
+//! source address, shares between sources, the server's limits) and answers
+//! it: a bench or latency measurement ([`measured`]) or a file transfer
+//! (through `linerate-transfer`).
+#![warn(missing_docs)]
+
+pub mod door;
+mod measured;
+pub mod server;
+pub mod shares;
+
+pub use server::Server;
