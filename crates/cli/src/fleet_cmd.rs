@@ -5,34 +5,20 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use linerate_fleet::agent::{self, AgentSpec};
-use linerate_fleet::coordinator::{ConnectionSetup, Event, Outcome, PlannedStep, Settings};
-use linerate_fleet::coordinator::{Hooks, Rendezvous};
-use linerate_fleet::plan::{self, Step};
+use linerate_fleet::agents::{self as fleet_launch, AgentSource, LaunchError};
+use linerate_fleet::coordinator::{ConnectionSetup, Event, Outcome, PlannedStep};
+use linerate_fleet::document as fleet_doc;
+use linerate_fleet::plan;
+use linerate_fleet::run::{self as fleet_run, Ended, Notice, RunError, RunSpec, planned};
 use linerate_probe::units::{fmt_bytes, fmt_rate};
 
 use crate::flags::{CongestionFlags, MarkFlags};
 use crate::usage::UsageError;
 use crate::{output, signals, units};
-use linerate_fleet::agents::{self as fleet_launch, AgentSource, Children, LaunchError, Role};
-use linerate_fleet::document as fleet_doc;
-
-/// How long agents have to join, and to be reached by ssh.
-const JOIN_WITHIN: Duration = Duration::from_secs(30);
-/// From handing out a step to its start.
-const LEAD: Duration = Duration::from_millis(500);
-/// More lead for each flow of a step: setting up 1,024 flows into one
-/// receiver took about a second on two cores (docs/guide.md#many-hosts).
-const LEAD_PER_FLOW: Duration = Duration::from_millis(2);
-/// How long after a step's end its reports may take: flows still
-/// connecting, many sessions on few cores.
-const REPORT_GRACE: Duration = Duration::from_secs(20);
 
 #[derive(Args, Clone, Debug)]
 pub struct RunArgs {
@@ -212,61 +198,22 @@ pub fn run_agent(a: AgentArgs) -> anyhow::Result<()> {
     } else {
         fleet_launch::run_token()
     };
-    let spec = AgentSpec {
+    let spec = fleet_run::agent_spec_by_hand(
         coordinator,
-        rank: a.rank,
-        size: a.size,
-        name: a.name.unwrap_or_else(host_name),
-        listen: a.listen,
-        join_within: JOIN_WITHIN,
-        silence: Duration::from_millis(a.timeout),
+        (a.rank, a.size),
+        a.name.unwrap_or_else(host_name),
+        a.listen,
+        Duration::from_millis(a.timeout),
         token,
-        path: crate::netns::known_path_here(&[]),
-    };
+        crate::netns::known_path_here(&[]),
+    );
     a.log.init(tracing_subscriber::filter::LevelFilter::WARN);
-    agent::run(&spec, signals::interrupt_flag())
+    linerate_fleet::agent::run(&spec, signals::interrupt_flag())
         .with_context(|| format!("agent of rank {} ({})", spec.rank, spec.name))
 }
 
 fn host_name() -> String {
     linerate_probe::host::collect().hostname
-}
-
-/// A plan step with the factors it varies, by name.
-fn planned(s: &Step, incast: bool) -> PlannedStep {
-    let factors = if incast {
-        BTreeMap::from([
-            ("senders_per_host".into(), u64::from(s.senders_per_host)),
-            ("source_hosts".into(), u64::from(s.source_hosts)),
-            ("message_bytes".into(), s.message_bytes),
-        ])
-    } else if let [f] = s.flows.as_slice() {
-        BTreeMap::from([
-            ("from".into(), u64::from(f.from)),
-            ("to".into(), u64::from(f.to)),
-        ])
-    } else {
-        BTreeMap::new()
-    };
-    // A mesh moves bulk data: the bench's write size where many streams
-    // share the cores, as every host's flows do in a mesh.
-    let flows = s
-        .flows
-        .iter()
-        .map(|f| plan::Flow {
-            message_bytes: if f.message_bytes == 0 {
-                u64::from(linerate_engine::bench::WRITE_LEN_SHARED_CORES)
-            } else {
-                f.message_bytes
-            },
-            ..*f
-        })
-        .collect();
-    PlannedStep {
-        factors,
-        flows,
-        job: None,
-    }
 }
 
 #[derive(Args, Clone, Debug)]
@@ -321,104 +268,99 @@ fn launch_error(e: LaunchError) -> anyhow::Error {
 
 type PlanFor<'a> = dyn Fn(u32) -> anyhow::Result<Vec<PlannedStep>> + 'a;
 
+/// Plans the run for as many ranks as the launcher gives (when this
+/// process coordinates), runs it, and prints and writes what it found.
 pub(crate) fn run_fleet(kind: &'static str, a: &RunArgs, plan_for: &PlanFor) -> anyhow::Result<()> {
     let source = a.launch.source();
-    let role = fleet_launch::role(&source, &|v| std::env::var(v).ok()).map_err(launch_error)?;
-    let stop = signals::interrupt_flag();
-    match role {
-        Role::Agent {
-            launch,
-            coordinator,
-        } => {
-            let spec = AgentSpec {
-                coordinator,
-                rank: launch.rank,
-                size: launch.size,
-                name: host_name(),
-                listen: "0.0.0.0:0".parse()?,
-                join_within: JOIN_WITHIN,
-                silence: Duration::from_millis(a.timeout.unwrap_or(600_000)),
-                token: fleet_launch::run_token(),
-                path: crate::netns::known_path_here(&[]),
-            };
-            agent::run(&spec, stop).with_context(|| format!("rank {}", launch.rank))
-        }
-        Role::RankZero {
-            launch,
-            coordinator,
-        } => {
-            let plan = plan_for(launch.size)?;
-            let timeout = run_timeout(a, plan.len());
-            let listen = SocketAddr::new(unspecified(coordinator), coordinator.port());
-            let rendezvous = Rendezvous::bind(listen)?;
-            let spec = AgentSpec {
-                coordinator,
-                rank: 0,
-                size: launch.size,
-                name: host_name(),
-                listen: "0.0.0.0:0".parse()?,
-                join_within: JOIN_WITHIN,
-                silence: timeout,
-                token: fleet_launch::run_token(),
-                path: crate::netns::known_path_here(&[]),
-            };
-            let agent_stop = Arc::clone(&stop);
-            let own_agent = std::thread::spawn(move || agent::run(&spec, agent_stop));
-            let token = fleet_launch::run_token();
-            if token.is_none() {
-                eprintln!(
-                    "note: no {} in the environment: any host that reaches port {} while the \
-                     agents join can take a rank (export one to every rank to require it)",
-                    fleet_launch::RUN_TOKEN,
-                    coordinator.port()
-                );
-            }
-            let run = Planned {
-                size: launch.size,
-                plan,
-                timeout,
-                token,
-            };
-            let outcome = coordinate(kind, a, rendezvous, run, &stop, &mut Vec::new);
-            if outcome.is_err() {
-                // No coordinator will come: the own agent stops waiting for it.
-                stop.store(true, std::sync::atomic::Ordering::Relaxed);
-            }
-            let _ = own_agent.join();
-            finish(kind, a, launch.launcher.name(), outcome?)
-        }
-        Role::Starter(starter) => {
-            let size = starter.size();
-            let plan = plan_for(size)?;
-            let timeout = run_timeout(a, plan.len());
-            let listen = starter.listen(&source)?;
-            let outcome = linerate_lab::netns::run_in(starter.netns(), || {
-                let rendezvous = Rendezvous::bind(listen)?;
-                let meet = rendezvous.local_addr()?;
-                let token = fleet_launch::new_token()?;
-                let me = std::env::current_exe().context("finding this linerate program")?;
-                let mut children = Children::start(&starter, &source, &me, meet, timeout, &token)
-                    .map_err(launch_error)?;
-                let run = Planned {
-                    size,
-                    plan,
-                    timeout,
-                    token: Some(token),
-                };
-                let mut failures = || children.launch_failures();
-                let outcome = coordinate(kind, a, rendezvous, run, &stop, &mut failures);
-                children.finish(Duration::from_secs(10));
-                outcome
-            })?;
-            finish(kind, a, starter.launcher(), outcome)
-        }
+    let role = fleet_run::role(&source).map_err(launch_error)?;
+    let plan = match fleet_run::ranks_to_plan(&role) {
+        Some(ranks) => plan_for(ranks)?,
+        None => Vec::new(),
+    };
+    let spec = RunSpec {
+        step_time: Duration::from_millis(a.time_ms),
+        interval_ms: a.interval_ms,
+        timeout: a.timeout.map(Duration::from_millis),
+        connections: connection_setup(a),
+        path: crate::netns::known_path_here(&[]),
+        name: host_name(),
+        program: std::env::current_exe().context("finding this linerate program")?,
+    };
+    let mut show = progress(kind, a);
+    match fleet_run::run(
+        role,
+        &source,
+        plan,
+        &spec,
+        signals::interrupt_flag(),
+        &mut show,
+    ) {
+        Ok(Ended::AsAgent) => Ok(()),
+        Ok(Ended::Coordinated { outcome, launcher }) => finish(kind, a, launcher, *outcome),
+        Err(RunError::Launch(e)) => Err(launch_error(e)),
+        Err(e) => Err(e.into()),
     }
 }
 
-fn unspecified(like: SocketAddr) -> std::net::IpAddr {
-    match like {
-        SocketAddr::V4(_) => std::net::Ipv4Addr::UNSPECIFIED.into(),
-        SocketAddr::V6(_) => std::net::Ipv6Addr::UNSPECIFIED.into(),
+/// What a run prints as it goes: where the agents meet, who joined and
+/// failed, each step's aggregate; ranks named by their hosts, as in the
+/// result and the report.
+fn progress(kind: &'static str, a: &RunArgs) -> impl FnMut(Notice) + Send {
+    let mut out = output::Out::new(a.json.as_deref() == Some("-"));
+    let time_s = a.time_ms as f64 / 1000.0;
+    let mut steps: Vec<PlannedStep> = Vec::new();
+    let mut size = 0;
+    let mut names: BTreeMap<u32, String> = BTreeMap::new();
+    move |n: Notice| match n {
+        Notice::Unguarded { variable, port } => eprintln!(
+            "note: no {variable} in the environment: any host that reaches port {port} while the \
+             agents join can take a rank (export one to every rank to require it)"
+        ),
+        Notice::Meeting { size: s, plan, at } => {
+            size = s;
+            steps = plan.to_vec();
+            let flows: usize = plan.iter().map(|s| s.flows.len()).sum();
+            match plan.first().and_then(|s| s.job.as_ref()) {
+                Some(job) => out.line(&format!(
+                    "linerate job {}: {size} ranks, {} iteration(s) of {} us compute and the exchange each, \
+                     at most {time_s:.0} s; agents meet at {at}",
+                    job.kind.as_str(),
+                    job.iterations,
+                    job.compute_us,
+                )),
+                None => out.line(&format!(
+                    "linerate {kind}: {size} ranks, {} step(s) of {time_s:.1} s, {flows} flow(s); agents meet at {at}",
+                    plan.len(),
+                )),
+            }
+        }
+        Notice::Event(Event::Joined { rank, name }) => {
+            names.insert(*rank, name.clone());
+            if names.len() == size as usize {
+                out.line(&format!("all {size} agents joined"));
+            }
+        }
+        Notice::Event(Event::Failed { rank, reason }) => out.line(&format!(
+            "{} failed: {reason}",
+            names
+                .get(rank)
+                .map_or_else(|| format!("rank {rank}"), |n| format!("{n} (rank {rank})"))
+        )),
+        Notice::Event(Event::StepDone {
+            step,
+            aggregate_bits_per_second,
+        }) if steps.get(*step).is_some_and(|s| s.job.is_none()) => out.line(&format!(
+            "step {}/{} {}: {} flow(s), {}",
+            step + 1,
+            steps.len(),
+            fleet_doc::describe(&steps[*step].factors, &|r| names
+                .get(&r)
+                .cloned()
+                .unwrap_or_else(|| format!("rank {r}"))),
+            steps[*step].flows.len(),
+            fmt_rate(*aggregate_bits_per_second)
+        )),
+        Notice::Event(_) => {}
     }
 }
 
@@ -431,112 +373,6 @@ fn connection_setup(a: &RunArgs) -> ConnectionSetup {
         tos: socket.tos,
         congestion: socket.congestion,
     }
-}
-
-/// The run's limit: joining, then every step with its lead and grace.
-fn run_timeout(a: &RunArgs, steps: usize) -> Duration {
-    match a.timeout {
-        Some(ms) => Duration::from_millis(ms),
-        None => {
-            let step =
-                Duration::from_millis(a.time_ms) + LEAD + REPORT_GRACE + LEAD_PER_FLOW * 4096;
-            JOIN_WITHIN + step * steps as u32 + Duration::from_secs(30)
-        }
-    }
-}
-
-/// A run's ranks, steps, time limit and token.
-struct Planned {
-    size: u32,
-    plan: Vec<PlannedStep>,
-    timeout: Duration,
-    token: Option<String>,
-}
-
-fn coordinate(
-    kind: &str,
-    a: &RunArgs,
-    rendezvous: Rendezvous,
-    run: Planned,
-    stop: &AtomicBool,
-    launch_failures: &mut dyn FnMut() -> Vec<(u32, String)>,
-) -> anyhow::Result<Outcome> {
-    let Planned {
-        size,
-        plan,
-        timeout,
-        token,
-    } = run;
-    let mut out = output::Out::new(a.json.as_deref() == Some("-"));
-    let flows: usize = plan.iter().map(|s| s.flows.len()).sum();
-    match plan.first().and_then(|s| s.job.as_ref()) {
-        Some(job) => out.line(&format!(
-            "linerate job {}: {size} ranks, {} iteration(s) of {} us compute and the exchange each, \
-             at most {:.0} s; agents meet at {}",
-            job.kind.as_str(),
-            job.iterations,
-            job.compute_us,
-            a.time_ms as f64 / 1000.0,
-            rendezvous.local_addr()?
-        )),
-        None => out.line(&format!(
-            "linerate {kind}: {size} ranks, {} step(s) of {:.1} s, {flows} flow(s); agents meet at {}",
-            plan.len(),
-            a.time_ms as f64 / 1000.0,
-            rendezvous.local_addr()?
-        )),
-    }
-    let settings = Settings {
-        size,
-        join_within: JOIN_WITHIN,
-        probes: 5,
-        answer_within: Duration::from_secs(5),
-        token,
-        lead: LEAD,
-        lead_per_flow: LEAD_PER_FLOW,
-        duration: Duration::from_millis(a.time_ms),
-        interval_ms: a.interval_ms,
-        report_grace: REPORT_GRACE,
-        connections: connection_setup(a),
-    };
-    let steps = plan.clone();
-    // Ranks are named by their hosts, as in the result and the report.
-    let mut names: BTreeMap<u32, String> = BTreeMap::new();
-    let mut show = |e: &Event| match e {
-        Event::Joined { rank, name } => {
-            names.insert(*rank, name.clone());
-            if names.len() == size as usize {
-                out.line(&format!("all {size} agents joined"));
-            }
-        }
-        Event::Failed { rank, reason } => out.line(&format!(
-            "{} failed: {reason}",
-            names
-                .get(rank)
-                .map_or_else(|| format!("rank {rank}"), |n| format!("{n} (rank {rank})"))
-        )),
-        Event::StepStarted { .. } => {}
-        Event::StepDone { step, .. } if steps[*step].job.is_some() => {}
-        Event::StepDone {
-            step,
-            aggregate_bits_per_second,
-        } => out.line(&format!(
-            "step {}/{} {}: {} flow(s), {}",
-            step + 1,
-            steps.len(),
-            fleet_doc::describe(&steps[*step].factors, &|r| names
-                .get(&r)
-                .cloned()
-                .unwrap_or_else(|| format!("rank {r}"))),
-            steps[*step].flows.len(),
-            fmt_rate(*aggregate_bits_per_second)
-        )),
-    };
-    let hooks = Hooks {
-        on_event: &mut show,
-        launch_failures,
-    };
-    Ok(rendezvous.run(settings, plan, timeout, stop, hooks)?)
 }
 
 /// An incast's steps as a table: what the JSON holds of each, at a glance.

@@ -3,8 +3,6 @@
 //! exchange and a latency-sensitive all-to-all, each rank timing every
 //! iteration.
 
-use std::collections::BTreeMap;
-
 use clap::{Args, Subcommand};
 use linerate_fleet::coordinator::{
     JobKind, JobPlan, MAX_JOB_ITERATIONS, MAX_JOB_MESSAGE, PlannedStep,
@@ -157,21 +155,13 @@ fn step(
     grid: Option<[u32; 3]>,
     peers: Vec<Vec<(u32, u64)>>,
 ) -> PlannedStep {
-    let plan = JobPlan {
+    linerate_fleet::run::job_step(JobPlan {
         kind,
         iterations: a.iterations.unwrap_or(default_iterations),
         compute_us: a.compute.unwrap_or(default_compute_us).min(10_000_000) as u32,
         grid,
         peers,
-    };
-    let mut factors = BTreeMap::new();
-    factors.insert("iterations".to_string(), u64::from(plan.iterations));
-    factors.insert("compute_us".to_string(), u64::from(plan.compute_us));
-    PlannedStep {
-        factors,
-        flows: Vec::new(),
-        job: Some(plan),
-    }
+    })
 }
 
 /// The job's settings as a many-host run's: one step as long as its limit.

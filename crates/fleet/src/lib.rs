@@ -5,7 +5,8 @@
 //! order of an agent and of the coordinator ([`session`], sans-IO); the
 //! agent that runs on every host ([`agent`]), one proxy-application rank
 //! ([`rank`]), the coordinator that starts every step at one agreed time
-//! ([`clock`], [`coordinator`]) and the run's one document ([`document`]).
+//! ([`clock`], [`coordinator`]) and the run's one document ([`document`]);
+//! [`run`] takes a run from its launch to its outcome.
 //! linerate links no MPI library and runs no cluster manager of its own.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -20,6 +21,7 @@ pub mod job;
 pub mod launch;
 pub mod plan;
 pub mod rank;
+pub mod run;
 pub mod session;
 
 pub use launch::{Launch, Launcher};
