@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use linerate_lab::emulator::packet::{Packet, VNET_HDR_LEN};
+use linerate_emulator::packet::{Packet, VNET_HDR_LEN};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&cut, frame)) = data.split_first() else {

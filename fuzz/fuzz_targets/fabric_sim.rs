@@ -5,8 +5,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use linerate_lab::fabric::sim::{Sim, Unit};
-use linerate_lab::fabric::{FabricSpec, Taper, Topology, TrafficClass};
+use linerate_emulator::fabric::sim::{Sim, Unit};
+use linerate_emulator::fabric::{FabricSpec, Taper, Topology, TrafficClass};
 
 fuzz_target!(|data: &[u8]| {
     let Some((shape, rest)) = data.split_first() else {
@@ -40,7 +40,7 @@ fuzz_target!(|data: &[u8]| {
             up: 1,
         },
         classes: if classes.is_empty() {
-            linerate_lab::fabric::classes::best_effort()
+            linerate_emulator::fabric::classes::best_effort()
         } else {
             classes
         },

@@ -8,6 +8,7 @@ use std::net::{IpAddr, SocketAddr};
 use clap::Args;
 use linerate_engine::address::{self, DEFAULT_PORT, Family, Stripe};
 use linerate_engine::spec::SocketParams;
+use linerate_wire::Dscp;
 
 use crate::units;
 
@@ -114,13 +115,13 @@ pub struct MarkFlags {
     pub tos: Option<u8>,
     /// DSCP code point (0-63, or a name: ef, af11-af43, cs0-cs7): the upper
     /// six bits of the TOS byte, its two ECN bits left to the kernel.
-    #[arg(long, value_name = "CODE", value_parser = parse_dscp)]
-    pub dscp: Option<u8>,
+    #[arg(long, value_name = "CODE")]
+    pub dscp: Option<Dscp>,
 }
 
 impl MarkFlags {
     pub fn apply(&self, socket: &mut SocketParams) {
-        socket.tos = self.tos.or(self.dscp.map(|d| d << 2));
+        socket.tos = self.tos.or(self.dscp.map(Dscp::tos));
     }
 }
 
@@ -176,20 +177,16 @@ pub fn parse_tos(s: &str) -> Result<u8, String> {
     v.map_err(|_| format!("'{s}' is not a TOS byte (0-255 or 0x00-0xff)"))
 }
 
-/// A DSCP code point by number or by its RFC 2474/2597/3246 name.
-pub use linerate_lab::fabric::classes::parse_dscp;
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn a_dscp_is_the_upper_six_bits_of_the_tos_byte() {
-        assert_eq!(parse_dscp("af41"), Ok(34));
         let mut socket = SocketParams::default();
         let mark = MarkFlags {
             tos: None,
-            dscp: Some(46),
+            dscp: Some("ef".parse().unwrap()),
         };
         mark.apply(&mut socket);
         assert_eq!(socket.tos, Some(0xb8), "EF is TOS 0xb8");

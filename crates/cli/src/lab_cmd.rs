@@ -6,10 +6,11 @@ use std::process::Command;
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
-use linerate_lab::emulator::model::ReorderModel;
-use linerate_lab::fabric::{self, FabricSpec, Taper, Topology, TrafficClass};
+use linerate_emulator as emulator;
+use linerate_emulator::fabric::{self, FabricSpec, Taper, Topology, TrafficClass};
+use linerate_emulator::model::ReorderModel;
 use linerate_lab::layout::BondMode;
-use linerate_lab::{BackendChoice, Conditions, Lab, LabSpec, emulator, lab, links, state};
+use linerate_lab::{BackendChoice, Conditions, Lab, LabSpec, lab, links, state};
 
 use crate::units;
 
@@ -577,7 +578,7 @@ fn describe_fabric(f: &FabricSpec) -> String {
 /// Ports that carried or dropped anything, per class; then the switches'
 /// pause durations as the paper's Table II.
 fn print_fabric_counters(out: &mut String, counters: &serde_json::Value) {
-    use linerate_lab::fabric::sim::{PortCounters, pauses_by_switch};
+    use linerate_emulator::fabric::sim::{PortCounters, pauses_by_switch};
     use linerate_probe::units::fmt_bytes;
     let Some(ports) = counters
         .get("ports")

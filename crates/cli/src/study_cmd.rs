@@ -64,7 +64,7 @@ pub struct InterferenceArgs {
     pub rate: u64,
     /// Oversubscription of the leaves' uplinks.
     #[arg(long, default_value = "4:1")]
-    pub taper: linerate_lab::fabric::Taper,
+    pub taper: linerate_emulator::fabric::Taper,
     /// How long the bandwidth job runs before the latency job starts (the paper's
     /// 10 s; 2 s with --quick).
     #[arg(long, value_parser = units::parse_duration_ms)]

@@ -270,7 +270,7 @@ impl Driver<'_> {
             write_errors: self.write_errors,
         };
         if let Ok(text) = serde_json::to_vec_pretty(&c) {
-            let _ = crate::state::write_atomic(path, &text);
+            let _ = crate::write_atomic(path, &text);
         }
     }
 }

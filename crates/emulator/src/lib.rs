@@ -1,7 +1,12 @@
-//! The user-space WAN emulator: a TUN device in each host's namespace, one
-//! forwarding thread per host, impairments reloaded from a file while running.
+//! The user-space network emulator a lab uses where the kernel lacks
+//! netem: a TUN device in each host's namespace, one forwarding thread per
+//! host applying the WAN's impairments ([`model`], reloaded from a file
+//! while running), or one thread driving the sans-IO model of a switched
+//! fabric ([`fabric`]) with real packets ([`fabric_driver`]).
+#![warn(missing_docs)]
 
 pub mod fabric;
+pub mod fabric_driver;
 pub mod forward;
 pub mod model;
 pub mod packet;
@@ -16,7 +21,6 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::LabError;
 use forward::{Counters, Port, Shared};
 use model::Impairments;
 
@@ -56,11 +60,64 @@ pub struct EmulatedHost {
     pub addrs: Vec<IpAddr>,
 }
 
+/// Why the emulator could not start or stopped.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EmulatorError {
+    /// A file, a device or a system call failed.
+    #[error("{context}: {error}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The error the system gave.
+        error: std::io::Error,
+    },
+    /// An impairments file that does not read back.
+    #[error("{0}: unreadable impairments: {1}")]
+    Corrupt(PathBuf, String),
+    /// A forwarding thread or the fabric stopped.
+    #[error("emulator: {0}")]
+    Emulator(String),
+}
+
+impl EmulatorError {
+    /// An I/O error at `path`.
+    pub fn io(path: &Path, error: std::io::Error) -> EmulatorError {
+        EmulatorError::Io {
+            context: path.display().to_string(),
+            error,
+        }
+    }
+
+    /// The error, its context prefixed with `what`.
+    pub fn context(self, what: String) -> EmulatorError {
+        match self {
+            EmulatorError::Io { context, error } => EmulatorError::Io {
+                context: format!("{what}: {context}"),
+                error,
+            },
+            other => other,
+        }
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename, so a
+/// reader sees the old content or the new, never a part.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::File::create(&tmp)?.write_all(bytes)?;
+    std::fs::rename(&tmp, path)
+}
+
 /// The impairments file's bytes and what they say.
-fn read_impairments(path: &Path) -> Result<(Vec<u8>, Impairments), LabError> {
-    let bytes = std::fs::read(path).map_err(|e| LabError::io(path, e))?;
+fn read_impairments(path: &Path) -> Result<(Vec<u8>, Impairments), EmulatorError> {
+    let bytes = std::fs::read(path).map_err(|e| EmulatorError::io(path, e))?;
     let imp = serde_json::from_slice(&bytes)
-        .map_err(|e| LabError::Corrupt(path.to_owned(), e.to_string()))?;
+        .map_err(|e| EmulatorError::Corrupt(path.to_owned(), e.to_string()))?;
     Ok((bytes, imp))
 }
 
@@ -72,7 +129,7 @@ fn apply(plan: &EmulatorPlan, shared: &Shared, bytes: &[u8], imp: Impairments) {
     }
     shared.generation.fetch_add(1, Relaxed);
     if let Some(applied) = &plan.applied {
-        let _ = crate::state::write_atomic(applied, bytes);
+        let _ = crate::write_atomic(applied, bytes);
     }
 }
 
@@ -85,11 +142,12 @@ const COUNTER_TICKS: u64 = 10;
 
 /// Creates the devices, calls `ready` once they exist, then forwards until
 /// a device fails or the process is killed.
-pub fn run(plan: &EmulatorPlan, ready: impl FnOnce()) -> Result<(), LabError> {
+pub fn run(plan: &EmulatorPlan, ready: impl FnOnce()) -> Result<(), EmulatorError> {
     let mut ports = Vec::new();
     for h in &plan.hosts {
-        let fd = tun::open_in(&h.netns, DEVICE)
-            .map_err(|e| LabError::io(&h.netns, e).context(format!("TUN device in {}", h.name)))?;
+        let fd = tun::open_in(&h.netns, DEVICE).map_err(|e| {
+            EmulatorError::io(&h.netns, e).context(format!("TUN device in {}", h.name))
+        })?;
         ports.push(Port {
             fd,
             addrs: h.addrs.clone(),
@@ -109,8 +167,8 @@ pub fn run(plan: &EmulatorPlan, ready: impl FnOnce()) -> Result<(), LabError> {
         );
     }
     if let Some(spec) = &plan.fabric {
-        return fabric::run(&ports, spec, &plan.counters, ready)
-            .map_err(|e| LabError::Emulator(format!("fabric: {e}")));
+        return fabric_driver::run(&ports, spec, &plan.counters, ready)
+            .map_err(|e| EmulatorError::Emulator(format!("fabric: {e}")));
     }
     // Counters exist once the lab is up: `lab status` right after `lab up`
     // shows zeros, not nothing.
@@ -126,7 +184,9 @@ pub fn run(plan: &EmulatorPlan, ready: impl FnOnce()) -> Result<(), LabError> {
         loop {
             std::thread::sleep(RELOAD_POLL);
             if workers.iter().any(|w| w.is_finished()) {
-                return Err(LabError::Emulator("a forwarding thread stopped".into()));
+                return Err(EmulatorError::Emulator(
+                    "a forwarding thread stopped".into(),
+                ));
             }
             // Compared by content: two `lab set`s within one tick of the
             // file system's clock leave the same modification time.
@@ -157,6 +217,6 @@ fn write_host_counters(plan: &EmulatorPlan, counters: &[Counters]) {
         .map(|(h, c)| (h.name.as_str(), c.snapshot()))
         .collect();
     if let Ok(text) = serde_json::to_vec_pretty(&snapshot) {
-        let _ = crate::state::write_atomic(&plan.counters, &text);
+        let _ = crate::write_atomic(&plan.counters, &text);
     }
 }

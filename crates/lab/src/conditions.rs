@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::emulator::model::{DEFAULT_REORDER_DEPTH, Impairments, ReorderModel};
+use linerate_emulator::model::{DEFAULT_REORDER_DEPTH, Impairments, ReorderModel};
 
 /// Which mechanism makes the conditions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -13,11 +13,11 @@ use std::process::Command;
 
 use serde::Deserialize;
 
-use crate::fabric::graph::Graph;
-use crate::fabric::sim::{ClassCounters, PortCounters};
-use crate::fabric::{FabricSpec, Scheduling};
 use crate::ipcmd;
 use crate::layout::Lab;
+use linerate_emulator::fabric::graph::Graph;
+use linerate_emulator::fabric::sim::{ClassCounters, PortCounters};
+use linerate_emulator::fabric::{FabricSpec, Scheduling};
 
 /// Why this backend cannot build `spec`, in the user's words.
 pub fn refusal(spec: &FabricSpec) -> Option<String> {
@@ -64,7 +64,7 @@ pub fn switch_namespaces(lab: &Lab, g: &Graph) -> Vec<String> {
 fn device(g: &Graph, p: usize) -> String {
     let l = &g.ports[p];
     if g.nodes[l.from].host {
-        crate::emulator::DEVICE.to_string()
+        linerate_emulator::DEVICE.to_string()
     } else {
         g.nodes[l.to].name.clone()
     }
@@ -407,8 +407,8 @@ pub fn counters(lab: &Lab, spec: &FabricSpec) -> Vec<PortCounters> {
 mod tests {
     use super::*;
     use crate::conditions::{Backend, BackendChoice, Conditions};
-    use crate::fabric::{Taper, Topology};
     use crate::layout::LabSpec;
+    use linerate_emulator::fabric::{Taper, Topology};
 
     fn lab(spec: &FabricSpec) -> Lab {
         Lab::plan(

@@ -10,11 +10,11 @@ use std::time::{Duration, Instant};
 use crate::LabError;
 use crate::conditions::{Backend, BackendChoice, Conditions};
 use crate::detect::{self, KernelSupport};
-use crate::emulator::{EmulatedHost, EmulatorPlan};
 use crate::exec;
 pub use crate::layout::{Host, KernelSupportRecord, Lab, LabSpec, MAX_HOSTS};
 use crate::state::{self, ProcessId};
 use crate::topology::{self, Step};
+use linerate_emulator::{EmulatedHost, EmulatorPlan};
 
 /// How long `lab set` waits for the emulator to take new conditions; it
 /// looks for them every few milliseconds.
@@ -187,7 +187,7 @@ impl Lab {
             .as_ref()
             .filter(|_| self.backend == Backend::Htb)
         {
-            let g = crate::fabric::graph::Graph::build(f);
+            let g = linerate_emulator::fabric::graph::Graph::build(f);
             v.extend(crate::kernel_fabric::switch_namespaces(self, &g));
         }
         v

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use crate::LabError;
 use crate::conditions::{Backend, BackendChoice, Conditions};
 use crate::detect::KernelSupport;
-use crate::fabric::{FabricSpec, MAX_FABRIC_HOSTS};
 use crate::state::ProcessId;
+use linerate_emulator::fabric::{FabricSpec, MAX_FABRIC_HOSTS};
 
 /// The most hosts a lab has.
 pub const MAX_HOSTS: u8 = 8;

@@ -1,15 +1,15 @@
-//! Namespace testbeds on one Linux machine: hosts, an optional router, and
-//! WAN conditions (delay, jitter, loss, reordering, duplication, rate) made
-//! by tc/netem where the kernel has it and by a user-space emulator where it
-//! does not. Everything a lab creates is recorded on disk so it can always
-//! be taken down, also after a crash.
+//! Namespace testbeds on one Linux machine: hosts, an optional router,
+//! parallel links and bonds, a switched fabric, and WAN conditions (delay,
+//! jitter, loss, reordering, duplication, rate) made by tc/netem where the
+//! kernel has it and by `linerate-emulator` where it does not; a fabric's
+//! switches as kernel namespaces with HTB classes where the kernel can.
+//! Everything a lab creates is recorded on disk so it can always be taken
+//! down, also after a crash.
 #![warn(missing_docs)]
 
 pub mod conditions;
 pub mod detect;
-pub mod emulator;
 mod exec;
-pub mod fabric;
 mod ipcmd;
 mod kernel_fabric;
 pub mod lab;
@@ -56,9 +56,12 @@ pub enum LabError {
     /// No lab of that name is up.
     #[error("no lab named {0} is up (see `linerate lab status`)")]
     NotFound(String),
-    /// The user-space emulator failed.
+    /// The user-space emulator's process failed to start or left.
     #[error("emulator: {0}")]
     Emulator(String),
+    /// The user-space emulator failed while forwarding.
+    #[error(transparent)]
+    Forwarding(#[from] linerate_emulator::EmulatorError),
     /// A lock was poisoned by a panicking thread.
     #[error("a lock was poisoned by a panicking thread")]
     Poisoned,

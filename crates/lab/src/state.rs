@@ -1,6 +1,5 @@
 //! Where a lab records what it created, so `lab down` can always undo it.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::LabError;
@@ -98,12 +97,7 @@ pub fn lock(name: &str) -> Result<LabLock, LabError> {
 
 /// Writes through a temporary file and a rename, so readers never see half a file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), LabError> {
-    let parent = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).map_err(|e| LabError::io(parent, e))?;
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let mut f = std::fs::File::create(&tmp).map_err(|e| LabError::io(&tmp, e))?;
-    f.write_all(bytes).map_err(|e| LabError::io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| LabError::io(path, e))
+    linerate_emulator::write_atomic(path, bytes).map_err(|e| LabError::io(path, e))
 }
 
 /// Names of labs that have a state file.

@@ -2,9 +2,9 @@
 //! `up` runs them; so what people copy by hand is exactly what linerate does.
 
 use crate::conditions::Backend;
-use crate::emulator::DEVICE;
 use crate::ipcmd;
 use crate::layout::Lab;
+use linerate_emulator::DEVICE;
 
 /// One step of bringing a lab up.
 pub enum Step {

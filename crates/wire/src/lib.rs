@@ -18,6 +18,7 @@
 pub mod agent;
 mod codec;
 mod delay_probe;
+mod dscp;
 mod error;
 mod frame;
 mod hello;
@@ -33,6 +34,7 @@ pub use agent::{
 };
 pub use codec::Reader;
 pub use delay_probe::{DELAY_PROBE_LEN, DelayEcho, DelayProbe};
+pub use dscp::{Dscp, DscpError};
 pub use error::WireError;
 pub use frame::{FRAME_HEADER_LEN, Frame, FrameDecoder, MAX_FRAME_LEN};
 pub use hello::{

@@ -5,36 +5,11 @@
 use std::fmt;
 use std::str::FromStr;
 
+use linerate_wire::Dscp;
 use serde::{Deserialize, Serialize};
 
 /// The most classes a port has (802.1p has eight priorities).
 pub const MAX_CLASSES: usize = 8;
-
-/// A DSCP code point by number or by its RFC 2474/2597/3246 name.
-pub fn parse_dscp(s: &str) -> Result<u8, String> {
-    let bad = || format!("'{s}' is not a DSCP code point (0-63, ef, af11-af43 or cs0-cs7)");
-    let name = s.trim().to_ascii_lowercase();
-    if name == "ef" {
-        return Ok(46);
-    }
-    if let Some(n) = name.strip_prefix("cs") {
-        return match n.parse::<u8>() {
-            Ok(c) if c <= 7 => Ok(c << 3),
-            _ => Err(bad()),
-        };
-    }
-    if let Some(n) = name.strip_prefix("af") {
-        let digits = n.as_bytes();
-        return match digits {
-            [c @ b'1'..=b'4', d @ b'1'..=b'3'] => Ok(((c - b'0') << 3) | ((d - b'0') << 1)),
-            _ => Err(bad()),
-        };
-    }
-    match name.parse::<u8>() {
-        Ok(v) if v <= 63 => Ok(v),
-        _ => Err(bad()),
-    }
-}
 
 /// How a port chooses between its classes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -112,8 +87,8 @@ impl FromStr for TrafficClass {
                     Vec::new()
                 } else {
                     list.split(',')
-                        .map(parse_dscp)
-                        .collect::<Result<Vec<u8>, String>>()
+                        .map(|d| d.parse::<Dscp>().map(Dscp::value))
+                        .collect::<Result<Vec<u8>, _>>()
                         .map_err(|e| format!("--class {s:?}: {e}"))?
                 });
             } else if part == "strict" {
@@ -214,19 +189,6 @@ pub fn dscp_map(classes: &[TrafficClass]) -> [u8; 64] {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn dscp_names_are_their_code_points() {
-        assert_eq!(parse_dscp("ef"), Ok(46));
-        assert_eq!(parse_dscp("AF41"), Ok(34));
-        assert_eq!(parse_dscp("af11"), Ok(10));
-        assert_eq!(parse_dscp("cs1"), Ok(8));
-        assert_eq!(parse_dscp("cs7"), Ok(56));
-        assert_eq!(parse_dscp("63"), Ok(63));
-        for bad in ["64", "af44", "cs8", "af", "x"] {
-            assert!(parse_dscp(bad).is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn a_class_reads_back_as_written() {

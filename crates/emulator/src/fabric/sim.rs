@@ -102,7 +102,7 @@ pub struct PortCounters {
 
 impl PortCounters {
     /// Port `p` of `g` with its classes' counters, however they were read.
-    pub(crate) fn of(g: &Graph, p: usize, classes: Vec<ClassCounters>) -> PortCounters {
+    pub fn of(g: &Graph, p: usize, classes: Vec<ClassCounters>) -> PortCounters {
         let link = &g.ports[p];
         PortCounters {
             port: g.port_name(p),

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
-use linerate_lab::fabric::sim::{PortCounters, pauses_by_switch};
-use linerate_lab::fabric::{FabricSpec, Taper, Topology, TrafficClass};
+use linerate_emulator::fabric::sim::{PortCounters, pauses_by_switch};
+use linerate_emulator::fabric::{FabricSpec, Taper, Topology, TrafficClass};
 use linerate_lab::{BackendChoice, Conditions, Lab, LabSpec};
 use linerate_result::ResultDoc;
 use serde_json::json;
@@ -301,7 +301,7 @@ struct FabricLab(Lab);
 impl FabricLab {
     fn up(a: &InterferenceStudy, config: &Config) -> Result<FabricLab, HarnessError> {
         let classes: Vec<TrafficClass> = if config.classes.is_empty() {
-            linerate_lab::fabric::classes::best_effort()
+            linerate_emulator::fabric::classes::best_effort()
         } else {
             config
                 .classes
