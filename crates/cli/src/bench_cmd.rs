@@ -7,7 +7,7 @@ use linerate_engine::spec::{Affinity, BenchSpec, RxPoll, SocketParams, UdpSpec};
 /// a path of today.
 const UDP_DEFAULT_RATE: u64 = 1_000_000_000;
 use linerate_engine::spec::Direction;
-use linerate_probe::verdict::{Capacity, KnownPath};
+use linerate_verdict::{Capacity, KnownPath};
 
 use crate::flags::{AddressFlags, BufferFlags, CongestionFlags, MarkFlags, StripeFlags};
 use crate::usage::{self, UsageError};

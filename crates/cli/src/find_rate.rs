@@ -8,8 +8,8 @@ use std::sync::atomic::Ordering::Relaxed;
 use linerate_engine::bench::find_rate::{Probe, RateSearch};
 use linerate_engine::spec::BenchSpec;
 use linerate_probe::units::fmt_rate;
-use linerate_probe::verdict::udp::judge_rate_search;
 use linerate_result::ResultDoc;
+use linerate_verdict::udp::judge_rate_search;
 
 use crate::{measure, output, signals};
 

@@ -1,6 +1,6 @@
 //! What the lab this process runs in (under `lab exec`) says of the path.
 
-use linerate_probe::verdict::KnownPath;
+use linerate_verdict::KnownPath;
 
 /// What is known of the path from the lab this thread runs in, if any: on
 /// a lab with several links, of the links that carry traffic to `targets`.

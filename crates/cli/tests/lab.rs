@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::testlab::TestLab;
 use common::{BusyCores, Guard, alone_with_traffic, linerate, require_root, run};
-use linerate_probe::verdict::{STARVED_SHARE, THREAD_SATURATED};
+use linerate_verdict::{STARVED_SHARE, THREAD_SATURATED};
 
 fn server_in(lab: &TestLab, host: &str) -> Guard {
     lab.serve(host, 5201)

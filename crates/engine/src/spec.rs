@@ -74,7 +74,7 @@ pub struct BenchSpec {
     /// What is known of the path (`--capacity`, a lab's `--rate` and
     /// `--rtt`): the verdict gives the run's share of the capacity and
     /// calls a run that saw shorter round trips invalid.
-    pub path: linerate_probe::verdict::KnownPath,
+    pub path: linerate_verdict::KnownPath,
 }
 
 /// A UDP bench's rate and offloads.

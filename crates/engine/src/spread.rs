@@ -5,8 +5,8 @@
 use std::net::IpAddr;
 
 use linerate_probe::members::{self, Members, Spreader};
-use linerate_probe::verdict;
 use linerate_result::{Limit, MemberShare, PathShare, ResultDoc, StreamEnd, StreamTotals, Verdict};
+use linerate_verdict as verdict;
 use linerate_wire::Direction;
 
 use crate::address::Stripe;

@@ -59,7 +59,7 @@ pub struct AgentSpec {
     pub token: Option<String>,
     /// What is known of this host's path (a lab's rate and RTT): each
     /// flow's verdict gives its share and calls a shortcut invalid.
-    pub path: linerate_probe::verdict::KnownPath,
+    pub path: linerate_verdict::KnownPath,
 }
 
 /// What every flow of this agent shares: its source address, the run's
@@ -68,7 +68,7 @@ pub struct AgentSpec {
 struct FlowContext<'a> {
     bind: Option<IpAddr>,
     token: Option<&'a str>,
-    path: linerate_probe::verdict::KnownPath,
+    path: linerate_verdict::KnownPath,
 }
 
 /// Runs the agent until the coordinator dismisses it, goes away, or

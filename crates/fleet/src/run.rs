@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::Duration;
 
-use linerate_probe::verdict::KnownPath;
+use linerate_verdict::KnownPath;
 
 use crate::agent::{self, AgentSpec};
 use crate::agents::{self, AgentSource, Children, LaunchError, Role};

@@ -14,7 +14,7 @@ use linerate_fleet::agents::{AgentSource, Role};
 use linerate_fleet::coordinator::{ConnectionSetup, Event};
 use linerate_fleet::run::{self, Ended, Notice, RunSpec};
 use linerate_fleet::{Launch, Launcher, plan};
-use linerate_probe::verdict::KnownPath;
+use linerate_verdict::KnownPath;
 
 const RANKS: u32 = 3;
 

@@ -770,12 +770,12 @@ pub fn screenshot(browser: &str, html: &std::path::Path, name: &str) {
 
 /// Fails the test when a run's verdict disagrees with its own run: a rate
 /// in its sentence that is none of the summary's figures, or a fault named
-/// below its own threshold (linerate_probe::verdict::audit).
+/// below its own threshold (linerate_verdict::audit).
 pub fn assert_verdict_agrees(doc: &serde_json::Value) {
     let summary: linerate_result::Summary = serde_json::from_value(doc["summary"].clone())
         .unwrap_or_else(|e| panic!("a summary with a verdict ({e}): {doc}"));
     let streams = doc["parameters"]["streams"].as_u64().unwrap_or(1) as u32;
-    let wrong = linerate_probe::verdict::audit::audit(&summary, streams);
+    let wrong = linerate_verdict::audit::audit(&summary, streams);
     assert!(
         wrong.is_empty(),
         "{}\n  {}",

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant, SystemTime};
 
-use linerate_probe::verdict::{self, Evidence};
 use linerate_result::{HostFacts, IntervalSample, ResultDoc, SideReport};
 use linerate_session::bench_client::Event;
 use linerate_session::{BenchClient, Session};
+use linerate_verdict::{self as verdict, Evidence};
 use linerate_wire::{BenchParams, Direction, Hello, Role, SessionId, SessionKind};
 
 use crate::document;
@@ -50,7 +50,7 @@ pub struct BenchRun {
     /// The cipher and key exchange, when the run was encrypted.
     pub encryption: Option<linerate_secure::Negotiated>,
     /// What is known of the path.
-    pub path: linerate_probe::verdict::KnownPath,
+    pub path: linerate_verdict::KnownPath,
     /// The write size was asked for (`-l`), not chosen by the CPU plan: a
     /// sweep over it is a figure of its own.
     pub write_len_asked: bool,

@@ -1,8 +1,8 @@
 //! A latency run as one `linerate.result/1` document of kind `latency`.
 
-use linerate_probe::verdict::latency::judge_latency;
 use linerate_result::latency::{Clock, Latency, Load};
 use linerate_result::{ResultDoc, SideReport};
+use linerate_verdict::latency::judge_latency;
 
 use super::LatencyRun;
 use crate::document;

@@ -12,12 +12,12 @@ use linerate_daemon::server::Server;
 use linerate_engine::bench;
 use linerate_engine::spec::{BenchSpec, Stripe, TransferSpec};
 use linerate_lab::{Backend, Lab, LabSpec, netns};
-use linerate_probe::verdict::KnownPath;
 use linerate_result::{LabRecord, ResultDoc};
 use linerate_transfer::receive::TransferPolicy;
 use linerate_transfer::send::{self, Destination, Discovery};
 use linerate_transfer::source::Manifest;
 use linerate_tune::plan::Setting;
+use linerate_verdict::KnownPath;
 
 use crate::HarnessError;
 

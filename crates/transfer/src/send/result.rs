@@ -1,8 +1,8 @@
 //! The sender's result document, and the verdict that names a transfer's
 //! limit: a disk, or what the bench verdict finds.
 
-use linerate_probe::verdict;
 use linerate_result::{Limit, ResultDoc, Side, Verdict};
+use linerate_verdict as verdict;
 
 use super::TransferRun;
 use linerate_engine::document;

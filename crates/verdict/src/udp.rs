@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use linerate_result::{HostCpu, Limit, Side, StreamEnd, Verdict};
 
-use crate::units::{fmt_rate, fmt_us};
-use crate::verdict::THREAD_SATURATED;
+use crate::THREAD_SATURATED;
+use linerate_probe::units::{fmt_rate, fmt_us};
 
 /// A sender below this share of the asked rate did not keep it.
 pub const RATE_KEPT: f64 = 0.9;
@@ -33,7 +33,7 @@ pub struct UdpEvidence<'a> {
 /// The busiest thread of `side`: on a core or waiting for one.
 fn busiest(streams: &[StreamEnd], side: Side) -> f64 {
     let span = streams.iter().map(|s| s.seconds).fold(0.0, f64::max);
-    crate::verdict::features::busiest(
+    crate::features::busiest(
         streams.iter().filter(|s| s.side == side),
         |s| s.cpu_seconds + s.runq_wait_seconds,
         span,

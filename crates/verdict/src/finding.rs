@@ -89,7 +89,7 @@ pub enum Finding {
     /// known capacity, with the ends' own threads not short of CPU.
     ForwardingHop {
         /// What its threads used over the run.
-        hop: crate::cpu::ThreadsUse,
+        hop: linerate_probe::cpu::ThreadsUse,
     },
     /// The ACKs' way back queued where the data's way did not, the
     /// senders always sending: the return path held their ACK clock.

@@ -205,8 +205,8 @@ pub fn return_queue(ack_way_us: f64, data_way_us: f64, lowest_rtt_us: f64, queue
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::verdict::features::Quota;
-    use crate::verdict::rules::decide;
+    use crate::features::Quota;
+    use crate::rules::decide;
     use linerate_result::Side;
     use proptest::prelude::*;
 
@@ -520,11 +520,11 @@ mod tests {
             cwnd_bytes: 2e6,
             peer_window: 3e6,
             snd_mss: 1448.0,
-            capacity: Some(crate::verdict::Capacity {
+            capacity: Some(crate::Capacity {
                 bits_per_second: 40e9,
                 source: "the lab's --rate",
             }),
-            forwarder: Some(crate::cpu::ThreadsUse {
+            forwarder: Some(linerate_probe::cpu::ThreadsUse {
                 cores,
                 running: 0.64,
                 waiting: 0.04,
@@ -586,7 +586,7 @@ mod tests {
             cwnd_bytes: 1.2e6,
             peer_window: 3e6,
             snd_mss: 1448.0,
-            one_way: Some(crate::verdict::DirectedQueues {
+            one_way: Some(crate::DirectedQueues {
                 data_way_us,
                 ack_way_us,
                 ack_way_p90_us: 1.7 * ack_way_us,
@@ -698,16 +698,16 @@ mod tests {
                         throttled_share: t,
                         throttled_seconds: t,
                     }),
-                    forwarder: forwarder.map(|(cores, running, waiting)| crate::cpu::ThreadsUse {
+                    forwarder: forwarder.map(|(cores, running, waiting)| linerate_probe::cpu::ThreadsUse {
                         cores,
                         running,
                         waiting,
                     }),
-                    capacity: capacity.map(|bits_per_second| crate::verdict::Capacity {
+                    capacity: capacity.map(|bits_per_second| crate::Capacity {
                         bits_per_second,
                         source: "--capacity",
                     }),
-                    one_way: one_way.map(|(data_way_us, ack_way_us)| crate::verdict::DirectedQueues {
+                    one_way: one_way.map(|(data_way_us, ack_way_us)| crate::DirectedQueues {
                         data_way_us,
                         ack_way_us,
                         ack_way_p90_us: ack_way_us,
@@ -742,8 +742,8 @@ mod tests {
                 }
                 Finding::ForwardingHop { hop } => {
                     prop_assert!(hop.cores >= FORWARDER_BUSY && f.busy_share >= ALWAYS_SENDING);
-                    prop_assert!(f.sender_util < crate::verdict::THREAD_SATURATED);
-                    prop_assert!(f.receiver_util < crate::verdict::THREAD_SATURATED);
+                    prop_assert!(f.sender_util < crate::THREAD_SATURATED);
+                    prop_assert!(f.receiver_util < crate::THREAD_SATURATED);
                     prop_assert!(f.capacity.is_none_or(|c| f.steady_bps < AT_CAPACITY * c.bits_per_second));
                 }
                 Finding::MtuProbed => prop_assert!(f.mss_lowered()),

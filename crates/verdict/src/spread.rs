@@ -7,8 +7,8 @@
 
 use linerate_result::{Limit, MemberShare, PathShare, Verdict};
 
-use crate::members::Spreader;
-use crate::units::fmt_rate;
+use linerate_probe::members::Spreader;
+use linerate_probe::units::fmt_rate;
 
 /// A link that carried less than this fraction of an even share (1/n) is
 /// named: idle, or slower than the others.

@@ -4,7 +4,9 @@
 //!
 //! In three steps, each testable alone: the measurements become typed
 //! [`features`], ordered [`rules`] turn those into one finding, and
-//! `sentences` say it in plain words.
+//! `sentences` say it in plain words. The measurements come from
+//! `linerate-probe`; [`audit`] holds recorded documents to the rules.
+#![warn(missing_docs)]
 
 mod arith;
 pub mod audit;
@@ -76,7 +78,7 @@ pub struct Evidence<'a> {
     pub path_min_rtt_us: Option<f64>,
     /// What the threads of the process that forwarded the run's packets
     /// (a lab's emulator) used over the run, where one did.
-    pub forwarder: Option<crate::cpu::ThreadsUse>,
+    pub forwarder: Option<linerate_probe::cpu::ThreadsUse>,
     /// Each direction's queueing while the streams ran, where a one-way
     /// delay probe measured it and the data went one way.
     pub one_way: Option<DirectedQueues>,

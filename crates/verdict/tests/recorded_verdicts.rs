@@ -3,8 +3,8 @@
 //! through the audit: its sentence's rates are its run's, and no fault is
 //! named below its own threshold.
 
-use linerate_probe::verdict::audit::audit;
 use linerate_result::Summary;
+use linerate_verdict::audit::audit;
 
 /// Every run in `doc` (an object with a `summary` holding a verdict and
 /// the run's parameters), with its stream count.

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use linerate_result::latency::{Load, Pattern, Step};
 use linerate_result::{Limit, Verdict};
 
-use crate::units::{fmt_bytes, fmt_rate, fmt_us};
+use linerate_probe::units::{fmt_bytes, fmt_rate, fmt_us};
 
 /// A loaded median above the idle one by this share of it or more, and by
 /// at least [`QUEUE_MIN_US`], is a standing queue: 44.2 -> 87.9 ms is one,

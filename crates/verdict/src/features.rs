@@ -123,7 +123,7 @@ pub struct Features {
     pub quota: Option<Quota>,
     /// What the threads of the process that forwarded the packets (a
     /// lab's emulator) used over the run, where one did.
-    pub forwarder: Option<crate::cpu::ThreadsUse>,
+    pub forwarder: Option<linerate_probe::cpu::ThreadsUse>,
     /// Each direction's queueing by the one-way delay probe, where known.
     pub one_way: Option<super::DirectedQueues>,
 }

@@ -5,7 +5,7 @@ use linerate_result::{Limit, Side};
 use super::features::Features;
 use super::rules::{CpuCause, Finding, ROOMY_FOR_THE_PATH};
 use super::{Command, Speaker};
-use crate::units::{fmt_bytes, fmt_rate, fmt_us};
+use linerate_probe::units::{fmt_bytes, fmt_rate, fmt_us};
 
 /// The finding in plain words with the figures behind it, addressed to the user of `to`.
 pub fn sentence(found: &Finding, f: &Features, to: Speaker) -> String {
@@ -596,7 +596,7 @@ fn return_path(f: &Features) -> String {
 }
 
 /// A hop that forwards in software, out of CPU (docs/verdict.md#forwarding-hop).
-fn forwarding_hop(f: &Features, hop: crate::cpu::ThreadsUse) -> String {
+fn forwarding_hop(f: &Features, hop: linerate_probe::cpu::ThreadsUse) -> String {
     let capacity = match f.capacity {
         Some(c) => format!(" ({} set by {})", fmt_rate(c.bits_per_second), c.source),
         None => String::new(),

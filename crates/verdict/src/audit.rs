@@ -11,7 +11,7 @@ use super::faults::{
     return_queue,
 };
 use super::finding::ALWAYS_SENDING;
-use crate::units::fmt_rate;
+use linerate_probe::units::fmt_rate;
 
 /// Words that say the rate after them is what a window would carry, a
 /// bound derived from the run's figures, not a figure of the run.
