@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use linerate_peers::{datagrams, parse, rounds};
+use linerate_compare::tools::{datagrams, parse, rounds};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

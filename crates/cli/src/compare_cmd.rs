@@ -3,7 +3,7 @@
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
-use linerate_harness::{CompareSpec, Event, Place};
+use linerate_compare::{CompareSpec, Event, Place};
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Mode {
@@ -72,7 +72,7 @@ pub struct CompareArgs {
     pub json: String,
 }
 
-impl From<Mode> for linerate_harness::Mode {
+impl From<Mode> for linerate_compare::Mode {
     fn from(m: Mode) -> Self {
         match m {
             Mode::Mem => Self::Mem,
@@ -83,7 +83,7 @@ impl From<Mode> for linerate_harness::Mode {
     }
 }
 
-impl From<Dataset> for linerate_harness::Dataset {
+impl From<Dataset> for linerate_compare::Dataset {
     fn from(d: Dataset) -> Self {
         match d {
             Dataset::Large => Self::Large,
@@ -122,7 +122,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<()> {
         len: a.len,
         linerate: std::env::current_exe().context("finding this linerate program")?,
     };
-    let comparison = linerate_harness::compare(&spec, &place, &mut |e| match e {
+    let comparison = linerate_compare::compare(&spec, &place, &mut |e| match e {
         Event::Skipped(s) => eprintln!(
             "linerate compare: skipping {}: {}{}",
             s.tool,

@@ -176,8 +176,8 @@ fn transfer(out: &Path) -> anyhow::Result<()> {
     let work = base.join(format!("linerate-demo-{}", std::process::id()));
     let result = (|| -> anyhow::Result<()> {
         let src = work.join("data");
-        let bytes = linerate_harness::dataset::write_files(&src.join("large"), 4, 64 << 20, 1)?
-            + linerate_harness::dataset::write_files(&src.join("small"), 1000, 4096, 2)?;
+        let bytes = linerate_compare::dataset::write_files(&src.join("large"), 4, 64 << 20, 1)?
+            + linerate_compare::dataset::write_files(&src.join("small"), 1000, 4096, 2)?;
         let dest = work.join("received");
         std::fs::create_dir_all(&dest)?;
         let mut recv = Command::new(&exe)

@@ -9,8 +9,8 @@ use clap::{Args, Subcommand};
 use linerate_emulator as emulator;
 use linerate_emulator::fabric::{self, FabricSpec, Taper, Topology, TrafficClass};
 use linerate_emulator::model::ReorderModel;
-use linerate_lab::layout::BondMode;
-use linerate_lab::{BackendChoice, Conditions, Lab, LabSpec, lab, links, state};
+use linerate_lab::spec::BondMode;
+use linerate_lab::{BackendChoice, Conditions, Lab, LabSpec, lifecycle, links, state};
 
 use crate::units;
 
@@ -416,7 +416,7 @@ pub fn run(cmd: LabCommand) -> anyhow::Result<()> {
             Ok(())
         }
         LabCommand::Down(a) => {
-            if lab::down(&a.name)? {
+            if lifecycle::down(&a.name)? {
                 println!("lab {}: removed", a.name);
             } else {
                 println!("lab {}: nothing to remove", a.name);

@@ -61,8 +61,7 @@ pub fn bench(
     // Run under `lab exec`: the lab's conditions are the path's, and a
     // report keeps runs under other conditions apart.
     if doc.lab.is_none() {
-        doc.lab =
-            linerate_lab::netns::lab_here().map(|lab| linerate_harness::study::lab_record(&lab));
+        doc.lab = linerate_lab::netns::lab_here().map(|lab| linerate_study::lab_record(&lab));
     }
     if doc.interrupted {
         out.line("Interrupted: the summary covers what ran until then.");

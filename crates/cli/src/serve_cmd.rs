@@ -122,7 +122,7 @@ pub struct SharesArgs {
     pub max_bench_time: u64,
     /// IPv6 sources are counted by this prefix length (one host usually
     /// holds a /64).
-    #[arg(long, value_name = "BITS", default_value_t = linerate_daemon::door::DEFAULT_V6_PREFIX,
+    #[arg(long, value_name = "BITS", default_value_t = linerate_daemon::waiting_room::DEFAULT_V6_PREFIX,
           value_parser = clap::value_parser!(u8).range(1..=128))]
     pub ipv6_prefix: u8,
 }

@@ -1,17 +1,17 @@
 //! `linerate study`: the seed papers' WAN, LAN and tuning studies, one
 //! command each, on labs the study builds and removes
-//! ([`linerate_harness::study`]); this prints each run as it ends and
+//! ([`linerate_study`]); this prints each run as it ends and
 //! writes the document.
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use linerate_harness::document::ManyRuns;
-use linerate_harness::study::{
-    self, InterferenceStudy, LanStudy, StripingStudy, StudyCommon, StudyEvent, TuningStudy,
-    WanStudy,
-};
+use linerate_compare::document::ManyRuns;
 use linerate_probe::units::fmt_rate;
 use linerate_result::Limit;
+use linerate_study::{
+    self as study, self, InterferenceStudy, LanStudy, StripingStudy, StudyCommon, StudyEvent,
+    TuningStudy, WanStudy,
+};
 
 use crate::units;
 

@@ -1,7 +1,7 @@
 //! Writes the document of many runs (studies and `compare`) where
 //! `--json` asks.
 
-use linerate_harness::document::ManyRuns;
+use linerate_compare::document::ManyRuns;
 
 use crate::output;
 

@@ -4,9 +4,9 @@
 //! (through `linerate-transfer`).
 #![warn(missing_docs)]
 
-pub mod door;
-mod measured;
+mod bench_server;
 pub mod server;
 pub mod shares;
+pub mod waiting_room;
 
 pub use server::Server;

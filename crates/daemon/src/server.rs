@@ -5,14 +5,14 @@
 use linerate_engine::lock;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 
-use crate::door::{Door, Waiting, raise_open_files_limit};
+use crate::waiting_room::{Door, Waiting, raise_open_files_limit};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use linerate_wire::{Accept, CAPABILITIES, Hello, Refusal, RefusalCode, Role, SessionKind};
 
-use crate::measured;
+use crate::bench_server;
 use crate::shares::{ShareLimits, Shares};
 use linerate_engine::limits::{Held, ServerLimits};
 use linerate_engine::pool::ReceivePool;
@@ -525,7 +525,7 @@ fn control_session(
             *accepted = true;
             any_started.store(true, Relaxed);
             let seat = seat.ok_or(EngineError::Internal("a bench without a seat"))?;
-            measured::serve(
+            bench_server::serve(
                 ctl,
                 accept,
                 reg,

@@ -10,7 +10,7 @@
 //! move less than [`MIN_PROGRESS`] bytes in [`PROGRESS_WINDOW`]: a trickle
 //! is not a bench (docs/security.md#fair-shares).
 
-use crate::door::SourceGroup;
+use crate::waiting_room::SourceGroup;
 use linerate_engine::lock;
 use std::collections::HashMap;
 use std::net::{Shutdown, TcpStream};

@@ -17,21 +17,21 @@ pub mod bench;
 pub mod buffer;
 pub mod delay_probe;
 pub mod document;
-pub mod end;
 mod error;
-mod idle;
 pub mod latency;
 pub mod limits;
+pub mod link_shares;
+pub mod measuring_end;
 mod multiplex;
 pub mod pool;
 pub mod session;
 pub mod sockopt;
+mod spare_cores;
 pub mod spec;
-pub mod spread;
 pub mod stream;
 mod udp;
 
-pub use end::EndConfig;
+pub use measuring_end::EndConfig;
 
 /// Takes a mutex whatever happened to it: a thread that panicked holding
 /// it must not wedge the server or the other streams.

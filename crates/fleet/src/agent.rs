@@ -90,7 +90,7 @@ pub fn run(spec: &AgentSpec, stop: Arc<AtomicBool>) -> Result<()> {
     let server = Server::bind(spec.listen)?
         .with_limits(limits)
         .with_door_scale(DOOR_SCALE)
-        .with_shares(shares, linerate_daemon::door::DEFAULT_V6_PREFIX)
+        .with_shares(shares, linerate_daemon::waiting_room::DEFAULT_V6_PREFIX)
         .with_run_token(spec.token.clone().map(linerate_wire::RunToken))
         // Many flows share the host's cores: they are received on one
         // loop a core, not a thread a flow (docs/defaults.md#receive-pool).

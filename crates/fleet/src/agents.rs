@@ -195,7 +195,7 @@ fn allocated(mut lab: Lab, names: &[String]) -> Result<Lab, LaunchError> {
         })?;
         if chosen
             .iter()
-            .any(|h: &linerate_lab::lab::Host| h.name == *n)
+            .any(|h: &linerate_lab::lifecycle::Host| h.name == *n)
         {
             return Err(LaunchError::Usage(format!("--lab-hosts names {n} twice")));
         }

@@ -14,7 +14,7 @@ use std::process::Command;
 use serde::Deserialize;
 
 use crate::ipcmd;
-use crate::layout::Lab;
+use crate::spec::Lab;
 use linerate_emulator::fabric::graph::Graph;
 use linerate_emulator::fabric::sim::{ClassCounters, PortCounters};
 use linerate_emulator::fabric::{FabricSpec, Scheduling};
@@ -407,7 +407,7 @@ pub fn counters(lab: &Lab, spec: &FabricSpec) -> Vec<PortCounters> {
 mod tests {
     use super::*;
     use crate::conditions::{Backend, BackendChoice, Conditions};
-    use crate::layout::LabSpec;
+    use crate::spec::LabSpec;
     use linerate_emulator::fabric::{Taper, Topology};
 
     fn lab(spec: &FabricSpec) -> Lab {

@@ -7,22 +7,23 @@
 //! down, also after a crash.
 #![warn(missing_docs)]
 
+pub mod backend;
 pub mod conditions;
 pub mod detect;
 mod exec;
 mod ipcmd;
 mod kernel_fabric;
-pub mod lab;
-pub mod layout;
+pub mod lifecycle;
 pub mod links;
 pub mod netns;
+pub mod spec;
 pub mod state;
 mod topology;
 
 use std::path::{Path, PathBuf};
 
 pub use conditions::{Backend, BackendChoice, Conditions};
-pub use layout::{Lab, LabSpec};
+pub use spec::{Lab, LabSpec};
 
 /// Why a lab could not be built, changed, entered or taken down.
 #[derive(Debug, thiserror::Error)]

@@ -18,42 +18,10 @@ use std::process::Command;
 use serde::{Deserialize, Serialize};
 
 use crate::LabError;
-use crate::conditions::{Backend, BackendChoice, Conditions};
+use crate::conditions::{Backend, Conditions};
 use crate::detect::KernelSupport;
 use crate::ipcmd;
-use crate::layout::{BondMaker, BondRecord, Host, Lab, LabSpec, LinkAddr};
-
-/// The backend of a lab with several links: kernel links only, as the
-/// emulator makes one device per host.
-pub fn choose_backend(spec: &LabSpec, k: &KernelSupport) -> Result<(Backend, String), String> {
-    let c = &spec.conditions;
-    let one_device = "the emulator makes one link per host; parallel links are veth pairs";
-    match spec.backend {
-        BackendChoice::Emulator | BackendChoice::Htb => Err(format!(
-            "--links: {one_device}, so use --backend veth (a rate per link) or netem"
-        )),
-        BackendChoice::Netem if !k.netem => Err(
-            "--backend netem: this kernel has no netem qdisc (sch_netem); use --backend veth"
-                .into(),
-        ),
-        BackendChoice::Netem | BackendChoice::Auto if k.netem => c
-            .fits(Backend::Netem)
-            .map(|()| (Backend::Netem, "netem on every link".into())),
-        BackendChoice::Veth | BackendChoice::Auto if c.needs_emulation() => Err(format!(
-            "--links with delay, jitter, loss, reordering or duplication needs netem, which \
-             this kernel lacks ({one_device} with a rate at most)"
-        )),
-        BackendChoice::Veth | BackendChoice::Auto if c.rate_bps.is_some() && !k.tbf => {
-            Err("--rate on parallel links needs the tbf qdisc, which this kernel lacks".into())
-        }
-        BackendChoice::Veth => Ok((Backend::Veth, "plain veth was asked for".into())),
-        BackendChoice::Auto => Ok((
-            Backend::Veth,
-            format!("{one_device} with a TBF rate each (this kernel has no netem)"),
-        )),
-        BackendChoice::Netem => unreachable!("netem without netem is refused above"),
-    }
-}
+use crate::spec::{BondMaker, BondRecord, Host, Lab, LabSpec, LinkAddr};
 
 /// How a bond of `spec`'s links is made on a kernel that offers `k`.
 pub fn bond_record(spec: &LabSpec, k: &KernelSupport) -> Option<BondRecord> {
@@ -503,7 +471,8 @@ pub fn counters(lab: &Lab) -> Vec<LinkCounters> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::layout::BondMode;
+    use crate::conditions::BackendChoice;
+    use crate::spec::BondMode;
 
     fn spec(links: u8, bond: Option<BondMode>, router: bool) -> LabSpec {
         LabSpec {
@@ -528,7 +497,7 @@ mod tests {
             bonding,
             ..KernelSupport::default()
         };
-        let (backend, why) = choose_backend(&s, &k).unwrap();
+        let (backend, why) = crate::backend::choose(&s, &k).unwrap();
         let mut lab = Lab::plan(s, 3, backend, why).unwrap();
         lab.bond = bond_record(&lab.spec, &k);
         lab
@@ -630,13 +599,14 @@ mod tests {
         };
         let mut s = spec(4, None, false);
         s.conditions.rtt_us = 10_000;
-        let e = choose_backend(&s, &k).unwrap_err();
+        let e = crate::backend::choose(&s, &k).unwrap_err().to_string();
         assert!(e.contains("needs netem"), "{e}");
         let mut s = spec(4, None, false);
         s.backend = BackendChoice::Emulator;
         assert!(
-            choose_backend(&s, &k)
+            crate::backend::choose(&s, &k)
                 .unwrap_err()
+                .to_string()
                 .contains("one link per host")
         );
         let e = spec(1, Some(BondMode::Lacp), false).validate().unwrap_err();

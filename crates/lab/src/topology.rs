@@ -3,7 +3,7 @@
 
 use crate::conditions::Backend;
 use crate::ipcmd;
-use crate::layout::Lab;
+use crate::spec::Lab;
 use linerate_emulator::DEVICE;
 
 /// One step of bringing a lab up.
@@ -63,7 +63,7 @@ pub fn steps(lab: &Lab) -> Vec<Step> {
 }
 
 /// A host's end of its link up, with its addresses and routes.
-fn host_steps(lab: &Lab, h: &crate::layout::Host, mtu: &str) -> Vec<Vec<String>> {
+fn host_steps(lab: &Lab, h: &crate::spec::Host, mtu: &str) -> Vec<Vec<String>> {
     let ns = h.netns.as_str();
     let mut s = Vec::new();
     if lab.backend == Backend::Emulator {

@@ -27,8 +27,8 @@ use super::grid::{BlockCheck, PIECE, ranges_bytes};
 use super::reader::RecordReader;
 use super::sink::{Accepted, Asked, Leftovers, Sink, SinkError, SinkOptions};
 use crate::confine::DestRoot;
-use linerate_engine::end::{self, EndConfig};
 use linerate_engine::limits::{SessionLimits, return_free_memory};
+use linerate_engine::measuring_end::{self, EndConfig};
 use linerate_engine::session::control::{Control, Input};
 use linerate_engine::session::registry::{Registration, Registry};
 use linerate_engine::session::{StreamSocket, Turn, apply, drive, flush, local};
@@ -420,8 +420,9 @@ fn run_sink(
         receive_stream(s, sink, req, live, &tx, &wake)
     };
     let (report, finished) = std::thread::scope(|scope| {
-        let streams = scope
-            .spawn(|| end::run_with(&cfg, sockets, t0, &abort, &mut |b| on_interval(b), &worker));
+        let streams = scope.spawn(|| {
+            measuring_end::run_with(&cfg, sockets, t0, &abort, &mut |b| on_interval(b), &worker)
+        });
         let finished = control(ctl, m, sink, req.block_len, &rx, sockets.len(), resumable);
         if !finished {
             abort.store(true, Relaxed);

@@ -14,14 +14,14 @@ use linerate_verdict::{self as verdict, Evidence};
 use linerate_wire::{BenchParams, Direction, Hello, Role, SessionId, SessionKind};
 
 use crate::document;
-use crate::end::{self, Pin};
 use crate::error::{EngineError, Result};
+use crate::link_shares::{self, MemberWatch};
+use crate::measuring_end::{self, Pin};
 use crate::session::connect::{Peer, before_accept, new_session_id, open_control, open_data};
 use crate::session::control::Control;
 use crate::session::{Turn, drive, feed, flush};
 use crate::sockopt::StreamOptions;
 use crate::spec::BenchSpec;
-use crate::spread::{self, MemberWatch};
 
 pub mod find_rate;
 mod plan;
@@ -57,7 +57,7 @@ pub struct BenchRun {
     /// The paths the streams were striped over (`--stripe`).
     pub stripes: Vec<crate::address::Stripe>,
     /// What each link of the bond or multipath route to the server carried.
-    pub members: Option<crate::spread::MembersCarried>,
+    pub members: Option<crate::link_shares::MembersCarried>,
     /// What the threads of the process that forwarded the run's packets
     /// (a lab's emulator) used over the streams' run.
     pub forwarder: Option<linerate_probe::cpu::ThreadsUse>,
@@ -215,7 +215,9 @@ pub fn run(
                     ctl,
                     m,
                     params.peer_intervals,
-                    &|show| end::run(&params, true, stop.clone(), &sockets, t0, &abort, show),
+                    &|show| {
+                        measuring_end::run(&params, true, stop.clone(), &sockets, t0, &abort, show)
+                    },
                     on_interval,
                 );
                 let failed = report.stream_errors();
@@ -247,7 +249,7 @@ fn delay_prober(ctl: &Control, params: &mut BenchParams) -> Option<crate::delay_
     Some(prober)
 }
 
-/// What [`end::run`] calls with each interval of this end's samples.
+/// What [`measuring_end::run`] calls with each interval of this end's samples.
 type ShowInterval<'a> = dyn FnMut(&[IntervalSample]) + 'a;
 
 /// Runs this end's streams through `streams`; with `peer_intervals`, a
@@ -386,9 +388,10 @@ fn plan_request(
     // 4 KiB window on loopback ran 0.63 Gbit/s polling beside two busy loops
     // where iperf3 ran 1.5; docs/defaults.md#rx-poll-busy-host). Only the
     // readers poll, so they are what must find idle cores.
-    if spec.rx_poll == RxPoll::Auto && plan.rx_poll && crate::idle::same_host(client, server) {
+    if spec.rx_poll == RxPoll::Auto && plan.rx_poll && crate::spare_cores::same_host(client, server)
+    {
         let readers = u32::from(params.connections());
-        if !crate::idle::room_for(readers, crate::idle::free_cores(client.cpus)) {
+        if !crate::spare_cores::room_for(readers, crate::spare_cores::free_cores(client.cpus)) {
             plan.rx_poll = false;
             plan.pin = Pin::None;
         }
@@ -549,7 +552,7 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
         doc.summary.directions = linerate_result::DirectionTotal::of(&doc.streams);
     }
     let flows = u32::from(params.streams) * if both_ways { 2 } else { 1 };
-    spread::judge_links(&mut doc, &run.stripes, run.members.as_ref(), flows);
+    link_shares::judge_links(&mut doc, &run.stripes, run.members.as_ref(), flows);
     doc
 }
 

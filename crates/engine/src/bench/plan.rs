@@ -4,7 +4,7 @@
 
 use linerate_result::HostFacts;
 
-use crate::end::{Pin, RxPoll};
+use crate::measuring_end::{Pin, RxPoll};
 
 /// Write size when every stream thread has a core: large writes amortize the
 /// syscall, and the caches are not shared (measured, docs/defaults.md).
@@ -81,7 +81,7 @@ pub fn plan_cpus(
     client: &HostFacts,
     server: &HostFacts,
 ) -> CpuPlan {
-    let same_host = crate::idle::same_host(client, server);
+    let same_host = crate::spare_cores::same_host(client, server);
     let (threads, cores) = if same_host {
         (2 * u32::from(connections), client.cpus)
     } else {
@@ -127,7 +127,7 @@ impl CpuPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::end::{Pin, RxPoll};
+    use crate::measuring_end::{Pin, RxPoll};
 
     fn host(boot: &str, cpus: u32) -> HostFacts {
         HostFacts {

@@ -1,5 +1,5 @@
 //! The server's side of a latency session's data connections: each answers
-//! the client's rounds, on its own stream thread ([`end::run_with`]), as
+//! the client's rounds, on its own stream thread ([`measuring_end::run_with`]), as
 //! [`Echo`] says. A connection
 //! silent past the client's timeout, or one that breaks the run format,
 //! ends with its error; the others go on.
@@ -15,7 +15,7 @@ use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags};
 
 use super::spin::SpinWatch;
-use crate::end::{self, EndConfig, Pin};
+use crate::measuring_end::{self, EndConfig, Pin};
 use crate::session::StreamSocket;
 use crate::sockopt;
 use crate::stream::{Live, Outcome, ThreadClock, recv_polled};
@@ -47,7 +47,7 @@ pub fn serve_all(params: &LatencyParams, sockets: &[StreamSocket]) -> (SideRepor
     let timeout = Duration::from_millis(params.idle_timeout_ms);
     let rounds = AtomicU64::new(0);
     let abort = AtomicBool::new(false);
-    let report = end::run_with(
+    let report = measuring_end::run_with(
         &cfg,
         sockets,
         Instant::now(),

@@ -21,10 +21,10 @@ use linerate_wire::{Hello, LatencyParams, Pattern, Role, RunHeader, SessionId, S
 
 use crate::bench::BenchRun;
 use crate::error::{EngineError, Result};
-use crate::idle::same_host;
 use crate::session::connect::{Peer, before_accept, new_session_id, open_control, open_data};
 use crate::session::{Turn, drive, flush};
 use crate::sockopt::StreamOptions;
+use crate::spare_cores::same_host;
 use crate::spec::{BenchSpec, BusyPoll, LatencySpec};
 
 pub mod echo;
@@ -404,7 +404,7 @@ fn measure_step(
             .map(|(i, c)| {
                 scope.spawn(move || {
                     if pin {
-                        crate::end::pin_to_core(2 * i);
+                        crate::measuring_end::pin_to_core(2 * i);
                     }
                     c.measure(&plan, stop)
                 })

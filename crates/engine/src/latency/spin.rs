@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use linerate_probe::cpu::thread_run_delay;
 
-pub(crate) use crate::idle::{free_cores, room_for};
+pub(crate) use crate::spare_cores::{free_cores, room_for};
 
 /// How often a spinning thread checks that it still has its core.
 const CHECK_EVERY: Duration = Duration::from_millis(100);

@@ -19,7 +19,7 @@ use crate::plan::{self, Flow};
 use linerate_result::HostFacts;
 use linerate_result::fleet::{FleetHost, FleetStep, FlowResult, HostRate};
 
-pub use crate::session::connection_setup::ConnectionSetup;
+pub use crate::session::connections::ConnectionSetup;
 pub use crate::session::job_step::JobPlan;
 use linerate_wire::{
     Accept, AgentJoin, AgentReport, AgentTask, CAPABILITIES, ClockEcho, ClockProbe, JobReport,

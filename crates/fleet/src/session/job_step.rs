@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use linerate_result::fleet::{JobRank, JobResult};
 use linerate_wire::{JobKind, JobPeer, JobReport, JobTask};
 
-use crate::session::connection_setup::ConnectionSetup;
+use crate::session::connections::ConnectionSetup;
 
 /// A proxy application run as one step.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -25,7 +25,7 @@ use super::direct::CachePolicy;
 use super::filter::Filter;
 use super::queue::{self, FirstPass, Queue};
 use super::source::{Manifest, Origin};
-use linerate_engine::end::{self, EndConfig};
+use linerate_engine::measuring_end::{self, EndConfig};
 use linerate_engine::session::connect::{
     Peer, before_accept, new_session_id, open_control, open_data,
 };
@@ -114,7 +114,7 @@ pub struct TransferRun {
     /// The paths the streams were striped over (`--stripe`).
     pub stripes: Vec<linerate_engine::address::Stripe>,
     /// What each link of the bond or multipath route to the receiver carried.
-    pub members: Option<linerate_engine::spread::MembersCarried>,
+    pub members: Option<linerate_engine::link_shares::MembersCarried>,
 }
 
 struct Shared<'a> {
@@ -247,7 +247,7 @@ pub fn run(
     // Striped streams are counted per path; unstriped ones per member of a
     // bond or multipath route, where the route has one.
     let watch = (spec.count_members && spec.stripes.is_empty())
-        .then(|| linerate_engine::spread::MemberWatch::start(to.server.ip()))
+        .then(|| linerate_engine::link_shares::MemberWatch::start(to.server.ip()))
         .flatten();
     let (sockets, server_host) = connect_streams(&mut ctl, &mut m, &peer, session, &options)?;
     let started_at = SystemTime::now();
@@ -322,7 +322,7 @@ pub fn run(
             driven
         });
         let mut each = |batch: &[IntervalSample]| on_interval(batch, &shared.queue.first_pass());
-        let client = end::run_with(&end_cfg, sockets, t0, &abort, &mut each, &worker);
+        let client = measuring_end::run_with(&end_cfg, sockets, t0, &abort, &mut each, &worker);
         (client, lister.join(), driver.join())
     });
     let listed = listed.map_err(|_| EngineError::Panicked("the manifest walker"))?;

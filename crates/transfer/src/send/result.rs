@@ -55,7 +55,7 @@ pub fn to_result(run: &TransferRun, command_line: Vec<String>) -> ResultDoc {
     };
     let mut doc = document::document(provenance, ends, verdict);
     let flows = u32::from(run.request.streams);
-    linerate_engine::spread::judge_links(&mut doc, &run.stripes, run.members.as_ref(), flows);
+    linerate_engine::link_shares::judge_links(&mut doc, &run.stripes, run.members.as_ref(), flows);
     doc
 }
 
