@@ -95,7 +95,7 @@ def main():
         name = m.group(2).strip()
         for key, sym in (("write_to_host_tun", "tun_get_user"), ("read_from_host_tun", "tun_do_read"),
                          ("poll", "do_sys_poll"), ("host_tcp_receive", "tcp_v4_rcv"),
-                         ("fabric_model", "linerate_lab::fabric::sim::Sim<T>::advance")):
+                         ("fabric_model", "linerate_emulator::fabric::sim::Sim<T>::advance")):
             if name == sym:
                 entry[key] = float(m.group(1))
     result = {

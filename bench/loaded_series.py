@@ -127,7 +127,7 @@ def forget_workspace(checkout, env):
     after the scratch clone is gone a checkout sharing the folder would run
     test binaries that look for fixtures in the deleted clone (on
     2026-12-03 an --in-place series after a --target-dir one failed every
-    fixture test of crates/peers and crates/tune)."""
+    fixture test of crates/compare and crates/tune)."""
     meta = subprocess.run(["cargo", "metadata", "--no-deps", "--format-version", "1"],
                           cwd=checkout, env=env, capture_output=True, text=True)
     if meta.returncode != 0:
