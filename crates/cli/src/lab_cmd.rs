@@ -446,7 +446,11 @@ pub fn run_emulator(plan: &std::path::Path) -> anyhow::Result<()> {
     let text =
         std::fs::read_to_string(plan).with_context(|| format!("reading {}", plan.display()))?;
     let plan: emulator::EmulatorPlan = serde_json::from_str(&text).context("emulator plan")?;
-    emulator::run(&plan, || println!("ready"))?;
+    emulator::run(
+        &plan,
+        || println!("ready"),
+        |w| eprintln!("linerate emulator: {w}"),
+    )?;
     Ok(())
 }
 

@@ -141,8 +141,13 @@ const RELOAD_POLL: Duration = Duration::from_millis(5);
 const COUNTER_TICKS: u64 = 10;
 
 /// Creates the devices, calls `ready` once they exist, then forwards until
-/// a device fails or the process is killed.
-pub fn run(plan: &EmulatorPlan, ready: impl FnOnce()) -> Result<(), EmulatorError> {
+/// a device fails or the process is killed; `warn` hears what could not be
+/// arranged and only makes the emulation less exact.
+pub fn run(
+    plan: &EmulatorPlan,
+    ready: impl FnOnce(),
+    warn: impl Fn(&str),
+) -> Result<(), EmulatorError> {
     let mut ports = Vec::new();
     for h in &plan.hosts {
         let fd = tun::open_in(&h.netns, DEVICE).map_err(|e| {
@@ -162,9 +167,9 @@ pub fn run(plan: &EmulatorPlan, ready: impl FnOnce()) -> Result<(), EmulatorErro
     // time. The forwarding threads inherit this; set before `ready` so a
     // lab that is up already runs at this priority.
     if let Err(e) = rustix::process::setpriority_process(None, EMULATOR_NICE) {
-        eprintln!(
-            "linerate emulator: could not raise its priority ({e}); delays may run late under CPU load"
-        );
+        warn(&format!(
+            "could not raise its priority ({e}); delays may run late under CPU load"
+        ));
     }
     if let Some(spec) = &plan.fabric {
         return fabric_driver::run(&ports, spec, &plan.counters, ready)

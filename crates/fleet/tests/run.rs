@@ -2,6 +2,8 @@
 //! through `run::run` (with its own agent), and the other ranks are agents
 //! on threads, started once the coordinator says where it listens. This is
 //! the path `incast`, `mesh` and `job` take, without a launcher.
+// A failed expectation is the test's failure, in helpers too.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -57,6 +57,10 @@ pub(crate) struct Measured {
     pub spun: Option<bool>,
 }
 
+#[expect(
+    clippy::expect_used,
+    reason = "constant bounds: 1 ns to HIGHEST_NS at 3 significant figures is always valid"
+)]
 pub(crate) fn new_histogram() -> Histogram<u64> {
     // Bounds fixed up front: recording never resizes, so never allocates.
     Histogram::new_with_bounds(1, HIGHEST_NS, 3).expect("constant bounds are valid")

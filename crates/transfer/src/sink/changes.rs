@@ -356,7 +356,9 @@ impl Sink {
                     self.note(Action::Create, &e.path, false, Itemized::new_file)
                 }
                 Fate::Replace => self.note(Action::Replace, &e.path, false, || {
-                    let st = found.as_ref().expect("a file replaces what was found");
+                    let Some(st) = found.as_ref() else {
+                        return Itemized::new_file();
+                    };
                     let d = self.differs(st, e, Type::File, dir.as_deref(), name);
                     Itemized::changed(Came::Received, Type::File, d, None)
                 }),
