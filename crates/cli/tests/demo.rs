@@ -5,7 +5,7 @@
 mod common;
 
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use common::{assert_drawn, figures};
 
@@ -28,7 +28,8 @@ fn demo_report_opens_in_chromium_with_every_figure_drawn() {
         "demo failed: {}\n{stdout}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(took < Duration::from_secs(60), "demo took {took:?}");
+    // How long it took is the README's figure, measured in bench/, not here.
+    eprintln!("demo took {took:?}");
     let report = dir.join("linerate-demo/report.html");
     assert!(
         stdout.contains("report: linerate-demo/report.html"),

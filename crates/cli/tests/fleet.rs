@@ -11,8 +11,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{
-    Guard, agent_of_rank, alone_with_traffic, assert_matches_schema, children, cmdline, free_port,
-    linerate, linerate_cmd, read_json,
+    Guard, agent_of_rank, alone_with_traffic, assert_matches_schema, children, cmdline, linerate,
+    linerate_cmd, read_json,
 };
 
 fn json_of(out: &std::process::Output) -> serde_json::Value {
@@ -325,21 +325,28 @@ fn ranks_of(
     let dir = common::tree::TempDir::new("fleet");
     let log = |rank: u32| dir.0.join(format!("rank{rank}.log"));
     let result = dir.0.join("result.json");
+    let printed = dir.0.join("rank0.out");
     let start = |rank: u32, coordinator: &str| {
         let mut cmd = Command::new(linerate());
+        let stdout = if rank == 0 {
+            Stdio::from(std::fs::File::create(&printed).unwrap())
+        } else {
+            Stdio::null()
+        };
         cmd.args(["incast", "--senders", "1", "--sizes", "64K", "-t", "1"])
             .args(["--coordinator", coordinator])
             .envs(env(rank))
-            .stdout(Stdio::null())
+            .stdout(stdout)
             .stderr(std::fs::File::create(log(rank)).unwrap());
         if rank == 0 {
             cmd.arg("--json").arg(&result);
         }
         Guard(cmd.spawn().unwrap())
     };
-    // Rank 0 first, so that no other rank's port (its bench server's, or a
-    // connection to the port not yet listened on) can take the one chosen.
-    let (zero, coordinator) = rank_zero(&|c| start(0, c), &|| {
+    // Rank 0 first, on a port the system chooses, which it prints; the
+    // other ranks are given that port, as a launcher gives them one.
+    let mut zero = start(0, "127.0.0.1:0");
+    let coordinator = rank_zero_address(&mut zero, &printed, &|| {
         std::fs::read_to_string(log(0)).unwrap_or_default()
     });
     once_listening(&coordinator);
@@ -353,32 +360,26 @@ fn ranks_of(
     read_json(&result)
 }
 
-/// Starts rank 0 on a free port and waits until it listens; returns it
-/// and its address. A port taken between choosing and binding (another
-/// process's ephemeral port) is retried with another; any other failure
-/// fails the test with what rank 0 said.
-fn rank_zero(start: &dyn Fn(&str) -> Guard, said: &dyn Fn() -> String) -> (Guard, String) {
-    for _ in 0..3 {
-        let coordinator = format!("127.0.0.1:{}", free_port());
-        let mut zero = start(&coordinator);
-        let until = Instant::now() + Duration::from_secs(10);
-        loop {
-            if std::net::TcpStream::connect(&coordinator).is_ok() {
-                return (zero, coordinator);
-            }
-            if let Ok(Some(status)) = zero.0.try_wait() {
-                let said = said();
-                assert!(
-                    said.contains("Address already in use"),
-                    "rank 0 {status}: {said}"
-                );
-                break;
-            }
-            assert!(Instant::now() < until, "rank 0 never listened: {}", said());
-            std::thread::sleep(Duration::from_millis(50));
-        }
+/// Where rank 0 listens for its agents, once it prints it ("agents meet
+/// at 0.0.0.0:PORT"): its loopback address with that port. Rank 0 ending
+/// first fails the test with what it said.
+fn rank_zero_address(zero: &mut Guard, printed: &Path, said: &dyn Fn() -> String) -> String {
+    let mut port = None;
+    let listening = common::wait_until(Duration::from_secs(10), || {
+        port = std::fs::read_to_string(printed).ok().and_then(|out| {
+            let at = out.split("agents meet at ").nth(1)?.lines().next()?;
+            at.rsplit_once(':')?.1.parse::<u16>().ok()
+        });
+        port.is_some() || matches!(zero.0.try_wait(), Ok(Some(_)))
+    });
+    match port {
+        Some(port) => format!("127.0.0.1:{port}"),
+        None => panic!(
+            "rank 0 {}: {}",
+            if listening { "ended" } else { "never listened" },
+            said()
+        ),
     }
-    panic!("no free port for rank 0 in three tries");
 }
 
 #[test]

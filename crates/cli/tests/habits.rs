@@ -86,41 +86,32 @@ fn no_interval_of_a_few_milliseconds_ends_a_run() {
     }
 }
 
-/// A real iperf3 server on a free loopback port, once it listens. A port
-/// taken by another test between choosing and binding makes iperf3 exit:
-/// then another port, a bounded number of times.
+/// A real iperf3 server on a loopback port below the ephemeral range,
+/// once it listens.
 fn iperf3_server() -> (Guard, u16) {
-    let mut exits = Vec::new();
-    for _ in 0..5 {
-        let port = common::free_port();
-        let iperf3 = Command::new("iperf3")
-            .args(["-s", "-p", &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("iperf3 is installed (.ci/run installs it)");
-        let mut guard = Guard(iperf3);
-        let started = std::time::Instant::now();
-        loop {
-            if common::listening(port) {
-                return (guard, port);
-            }
-            if let Ok(Some(status)) = guard.0.try_wait() {
-                let mut said = String::new();
-                if let Some(mut err) = guard.0.stderr.take() {
-                    let _ = std::io::Read::read_to_string(&mut err, &mut said);
-                }
-                exits.push(format!("port {port}: {status}: {}", said.trim()));
-                break;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(10),
-                "iperf3 never listened on {port}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
+    let port = common::quiet_port();
+    let iperf3 = Command::new("iperf3")
+        .args(["-s", "-p", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("iperf3 is installed (.ci/run installs it)");
+    let mut guard = Guard(iperf3);
+    let listening = common::wait_until(Duration::from_secs(10), || {
+        common::listening(port) || matches!(guard.0.try_wait(), Ok(Some(_)))
+    });
+    if !common::listening(port) {
+        let mut said = String::new();
+        if let Some(mut err) = guard.0.stderr.take() {
+            let _ = std::io::Read::read_to_string(&mut err, &mut said);
         }
+        panic!(
+            "iperf3 on port {port} {}: {}",
+            if listening { "ended" } else { "never listened" },
+            said.trim()
+        );
     }
-    panic!("iperf3 exited on every port tried: {exits:?}");
+    (guard, port)
 }
 
 #[test]
@@ -496,7 +487,7 @@ fn a_daemon_records_its_pid_and_log_and_stops_on_sigterm() {
     let _alone = alone_with_traffic();
     let base = common::tree::TempDir::new("daemon");
     let (pidfile, logfile) = (base.path().join("serve.pid"), base.path().join("serve.log"));
-    let port = common::free_port().to_string();
+    let port = common::quiet_port().to_string();
     // Started as a script would, its line read by a reader that stops at
     // once: the daemon must not mind the pipe it leaves.
     let mut started = common::linerate_cmd()

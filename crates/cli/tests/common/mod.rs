@@ -529,12 +529,24 @@ pub fn quiet_and_busy(case: &dyn Fn(&str)) {
     case("busy");
 }
 
-/// A loopback port nothing listens on right now.
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free loopback port")
+/// A loopback port for a server that must be told its port (another
+/// tool, a daemon's `--port`): below the kernel's ephemeral range, so no
+/// connection's local port can take it between choosing and binding, and
+/// spread by this process's id and a counter, so tests that run at once
+/// choose apart. Free when chosen.
+pub fn quiet_port() -> u16 {
+    use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let ephemeral_from: u32 = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|r| r.split_whitespace().next()?.parse().ok())
+        .unwrap_or(32768);
+    let (from, span) = (10_000u32, ephemeral_from.saturating_sub(10_000).max(1000));
+    let start = std::process::id() % span;
+    (0..span)
+        .map(|i| (from + (start + NEXT.fetch_add(1, Relaxed) + i) % span) as u16)
+        .find(|&p| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok())
+        .expect("a free loopback port below the ephemeral range")
 }
 
 /// Waits until `ready` holds, asking every 50 ms, at most `timeout`;
