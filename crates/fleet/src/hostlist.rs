@@ -18,7 +18,7 @@ fn bad(list: &str, reason: impl Into<String>) -> FleetError {
 /// Every host of `list`, in order.
 pub fn expand(list: &str) -> Result<Vec<String>, FleetError> {
     let mut hosts = Vec::new();
-    for name in split_top(list).map_err(|r| bad(list, r))? {
+    for name in split_top(list)? {
         if name.is_empty() {
             continue;
         }
@@ -36,7 +36,7 @@ pub fn expand(list: &str) -> Result<Vec<String>, FleetError> {
                         .map(|c| open + c)
                         .ok_or_else(|| bad(list, "a '[' without its ']'"))?;
                     let literal = &rest[..open];
-                    let values = range_values(&rest[open + 1..close]).map_err(|r| bad(list, r))?;
+                    let values = range_values(list, &rest[open + 1..close])?;
                     if partial.len().saturating_mul(values.len()) > MAX_HOSTS {
                         return Err(bad(list, format!("more than {MAX_HOSTS} hosts")));
                     }
@@ -60,45 +60,50 @@ pub fn expand(list: &str) -> Result<Vec<String>, FleetError> {
 }
 
 /// The names of a list: split at commas outside brackets.
-fn split_top(list: &str) -> Result<Vec<&str>, String> {
+fn split_top(list: &str) -> Result<Vec<&str>, FleetError> {
     let (mut names, mut depth, mut start) = (Vec::new(), 0u32, 0);
     for (i, c) in list.char_indices() {
         match c {
             '[' if depth == 0 => depth = 1,
-            '[' => return Err("brackets inside brackets".into()),
+            '[' => return Err(bad(list, "brackets inside brackets")),
             ']' if depth == 1 => depth = 0,
-            ']' => return Err("a ']' without its '['".into()),
+            ']' => return Err(bad(list, "a ']' without its '['")),
             ',' if depth == 0 => {
                 names.push(list[start..i].trim());
                 start = i + 1;
             }
-            c if c.is_whitespace() && depth > 0 => return Err("a space inside brackets".into()),
+            c if c.is_whitespace() && depth > 0 => {
+                return Err(bad(list, "a space inside brackets"));
+            }
             _ => {}
         }
     }
     if depth != 0 {
-        return Err("a '[' without its ']'".into());
+        return Err(bad(list, "a '[' without its ']'"));
     }
     names.push(list[start..].trim());
     Ok(names)
 }
 
 /// The values of one bracket group, `01-04,07`, each as written (padded).
-fn range_values(group: &str) -> Result<Vec<String>, String> {
+fn range_values(list: &str, group: &str) -> Result<Vec<String>, FleetError> {
     let mut out = Vec::new();
     for part in group.split(',') {
         let (lo, hi) = part.split_once('-').unwrap_or((part, part));
         let digits =
             |s: &str| !s.is_empty() && s.len() <= 18 && s.bytes().all(|b| b.is_ascii_digit());
         if !digits(lo) || !digits(hi) {
-            return Err(format!("{part:?} is not a number or a range of numbers"));
+            return Err(bad(
+                list,
+                format!("{part:?} is not a number or a range of numbers"),
+            ));
         }
         let (a, b): (u64, u64) = (lo.parse().unwrap_or(0), hi.parse().unwrap_or(0));
         if a > b {
-            return Err(format!("the range {part:?} runs backwards"));
+            return Err(bad(list, format!("the range {part:?} runs backwards")));
         }
         if b - a >= MAX_HOSTS as u64 || out.len() + (b - a) as usize >= MAX_HOSTS {
-            return Err(format!("more than {MAX_HOSTS} hosts"));
+            return Err(bad(list, format!("more than {MAX_HOSTS} hosts")));
         }
         let width = lo.len();
         out.extend((a..=b).map(|n| format!("{n:0width$}")));

@@ -13,7 +13,7 @@ pub fn choose(spec: &LabSpec, k: &KernelSupport) -> Result<(Backend, String), La
         return choose_fabric(spec, k);
     }
     if spec.links > 1 {
-        return for_links(spec, k).map_err(LabError::Spec);
+        return for_links(spec, k);
     }
     let c = &spec.conditions;
     match spec.backend {
@@ -22,8 +22,7 @@ pub fn choose(spec: &LabSpec, k: &KernelSupport) -> Result<(Backend, String), La
         )),
         BackendChoice::Netem => c
             .fits(Backend::Netem)
-            .map(|()| (Backend::Netem, "netem was asked for".into()))
-            .map_err(LabError::Spec),
+            .map(|()| (Backend::Netem, "netem was asked for".into())),
         BackendChoice::Emulator if !k.tun => Err(LabError::Missing(
             "--backend emulator needs /dev/net/tun (CONFIG_TUN)".into(),
         )),
@@ -87,26 +86,30 @@ fn choose_fabric(spec: &LabSpec, k: &KernelSupport) -> Result<(Backend, String),
 
 /// The backend of a lab with several links: kernel links only, as the
 /// emulator makes one device per host.
-fn for_links(spec: &LabSpec, k: &KernelSupport) -> Result<(Backend, String), String> {
+fn for_links(spec: &LabSpec, k: &KernelSupport) -> Result<(Backend, String), LabError> {
     let c = &spec.conditions;
     let one_device = "the emulator makes one link per host; parallel links are veth pairs";
     match spec.backend {
-        BackendChoice::Emulator | BackendChoice::Htb => Err(format!(
+        BackendChoice::Emulator | BackendChoice::Htb => Err(LabError::Spec(format!(
             "--links: {one_device}, so use --backend veth (a rate per link) or netem"
-        )),
-        BackendChoice::Netem if !k.netem => Err(
+        ))),
+        BackendChoice::Netem if !k.netem => Err(LabError::Spec(
             "--backend netem: this kernel has no netem qdisc (sch_netem); use --backend veth"
                 .into(),
-        ),
+        )),
         BackendChoice::Netem | BackendChoice::Auto if k.netem => c
             .fits(Backend::Netem)
             .map(|()| (Backend::Netem, "netem on every link".into())),
-        BackendChoice::Veth | BackendChoice::Auto if c.needs_emulation() => Err(format!(
-            "--links with delay, jitter, loss, reordering or duplication needs netem, which \
+        BackendChoice::Veth | BackendChoice::Auto if c.needs_emulation() => {
+            Err(LabError::Spec(format!(
+                "--links with delay, jitter, loss, reordering or duplication needs netem, which \
              this kernel lacks ({one_device} with a rate at most)"
-        )),
+            )))
+        }
         BackendChoice::Veth | BackendChoice::Auto if c.rate_bps.is_some() && !k.tbf => {
-            Err("--rate on parallel links needs the tbf qdisc, which this kernel lacks".into())
+            Err(LabError::Spec(
+                "--rate on parallel links needs the tbf qdisc, which this kernel lacks".into(),
+            ))
         }
         BackendChoice::Veth => Ok((Backend::Veth, "plain veth was asked for".into())),
         BackendChoice::Auto => Ok((

@@ -123,48 +123,52 @@ impl Conditions {
     /// Whether the conditions can be built: probabilities within 0 to 1, a
     /// loss burst of at least one packet, jitter within the one-way delay,
     /// a rate and a reorder depth above zero.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), crate::LabError> {
         for (what, p) in [
             ("loss", self.loss),
             ("reorder", self.reorder),
             ("duplicate", self.duplicate),
         ] {
             if !(0.0..=1.0).contains(&p) {
-                return Err(format!("{what} must be between 0% and 100%"));
+                return Err(crate::LabError::Spec(format!(
+                    "{what} must be between 0% and 100%"
+                )));
             }
         }
         if self.loss_burst != 0.0 && self.loss_burst < 1.0 {
-            return Err("--loss-burst is a mean burst length in packets, at least 1".into());
+            return Err(crate::LabError::Spec(
+                "--loss-burst is a mean burst length in packets, at least 1".into(),
+            ));
         }
         if self.jitter_us > self.rtt_us / 2 && self.jitter_us > 0 {
-            return Err(
+            return Err(crate::LabError::Spec(
                 "jitter larger than the one-way delay (half the RTT) is not meaningful".into(),
-            );
+            ));
         }
         if self.rate_bps == Some(0) {
-            return Err("--rate must be above zero".into());
+            return Err(crate::LabError::Spec("--rate must be above zero".into()));
         }
         if self.reorder_depth == 0 {
-            return Err(
+            return Err(crate::LabError::Spec(
                 "--reorder-depth is the packets a reordered one overtakes, at least 1".into(),
-            );
+            ));
         }
         Ok(())
     }
 
     /// Whether `backend` can make these conditions: netem reorders only by
     /// sending a packet past its whole delay line.
-    pub fn fits(&self, backend: Backend) -> Result<(), String> {
+    pub fn fits(&self, backend: Backend) -> Result<(), crate::LabError> {
         if backend == Backend::Netem
             && self.reorder > 0.0
             && self.reorder_model != ReorderModel::Netem
         {
-            return Err(
+            return Err(crate::LabError::Spec(
                 "netem reorders only by sending a packet past its whole delay line: \
                  add --reorder-model netem for that, or use --backend emulator, whose default \
                  model displaces a reordered packet by a few packets"
                     .into(),
-            );
+            ));
         }
         Ok(())
     }

@@ -307,7 +307,7 @@ impl Lab {
 
     /// Changes the conditions of a running lab.
     pub fn set(&mut self, conditions: Conditions) -> Result<(), LabError> {
-        conditions.validate().map_err(LabError::Spec)?;
+        conditions.validate()?;
         if self.spec.fabric.is_some() {
             return Err(LabError::Spec(format!(
                 "lab {} is a fabric: its rates, classes and thresholds are set at `lab up`; take it down and up again to change them",
@@ -320,7 +320,7 @@ impl Lab {
                 self.spec.name
             )));
         }
-        conditions.fits(self.backend).map_err(LabError::Spec)?;
+        conditions.fits(self.backend)?;
         if self.spec.links > 1 {
             return self.set_links(None, conditions);
         }
@@ -349,8 +349,8 @@ impl Lab {
         if link.is_none() {
             return self.set(conditions);
         }
-        conditions.validate().map_err(LabError::Spec)?;
-        conditions.fits(self.backend).map_err(LabError::Spec)?;
+        conditions.validate()?;
+        conditions.fits(self.backend)?;
         if self.backend == Backend::Veth && conditions.needs_emulation() {
             return Err(LabError::Spec(format!(
                 "lab {} runs on plain veth (a rate per link): delay, loss or reordering need netem",

@@ -65,7 +65,7 @@ impl LabSpec {
             )));
         }
         if let Some(f) = &self.fabric {
-            f.validate().map_err(LabError::Spec)?;
+            f.validate().map_err(|e| LabError::Spec(e.0))?;
             if self.hosts != f.topology.hosts() {
                 return Err(LabError::Spec(format!(
                     "--hosts {} does not match the {} topology's {} hosts",
@@ -86,33 +86,37 @@ impl LabSpec {
                 "--hosts must be 2 to {MAX_HOSTS} (a --topology takes up to {MAX_FABRIC_HOSTS})"
             )));
         }
-        validate_links(self).map_err(LabError::Spec)?;
+        validate_links(self)?;
         if !(1280..=65_000).contains(&self.mtu) {
             return Err(LabError::Spec(
                 "--mtu must be 1280 to 65000 (IPv6 needs 1280)".into(),
             ));
         }
-        self.conditions.validate().map_err(LabError::Spec)
+        self.conditions.validate()
     }
 }
 
 /// Whether a spec's links and bond can be built.
-fn validate_links(spec: &LabSpec) -> Result<(), String> {
+fn validate_links(spec: &LabSpec) -> Result<(), LabError> {
     if !(1..=MAX_LINKS).contains(&spec.links) {
-        return Err(format!("--links must be 1 to {MAX_LINKS}"));
+        return Err(LabError::Spec(format!("--links must be 1 to {MAX_LINKS}")));
     }
     if spec.links > 1 && spec.fabric.is_some() {
-        return Err(
+        return Err(LabError::Spec(
             "--links gives hosts on one link or one router parallel links; a --topology's \
              hosts have one link each"
                 .into(),
-        );
+        ));
     }
     if spec.bond.is_some() && spec.links < 2 {
-        return Err("--bond joins a host's links: give it --links 2 or more".into());
+        return Err(LabError::Spec(
+            "--bond joins a host's links: give it --links 2 or more".into(),
+        ));
     }
     if spec.links > 1 && !spec.router && spec.hosts > 2 {
-        return Err("more than two hosts with --links need --router".into());
+        return Err(LabError::Spec(
+            "more than two hosts with --links need --router".into(),
+        ));
     }
     Ok(())
 }

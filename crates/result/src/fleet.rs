@@ -275,36 +275,89 @@ impl FlowResult {
     /// Checks what serde cannot: numbers that must be finite, in range and
     /// agree with each other (a rank cannot report a rate its bytes and
     /// time do not make, or one no host can carry).
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), Implausible> {
         let finite = |x: f64| x.is_finite() && x >= 0.0;
-        let name = format!("flow {}->{}", self.from, self.to);
+        let (from, to) = (self.from, self.to);
         if !finite(self.seconds) || !finite(self.bits_per_second) {
-            return Err(format!("{name} has invalid figures"));
+            return Err(Implausible::Figures { from, to });
         }
         if !self
             .interval_bits_per_second
             .iter()
             .all(|&x| finite(x) && x <= MAX_HOST_BITS_PER_SECOND)
         {
-            return Err(format!("{name} has an invalid interval"));
+            return Err(Implausible::Interval { from, to });
         }
         if self.bits_per_second > MAX_HOST_BITS_PER_SECOND {
-            return Err(format!(
-                "{name} claims {:.3e} bit/s, more than any host carries",
-                self.bits_per_second
-            ));
+            return Err(Implausible::FasterThanAnyHost {
+                from,
+                to,
+                bits_per_second: self.bits_per_second,
+            });
         }
         if self.seconds > 0.0 {
             let made = self.bytes as f64 * 8.0 / self.seconds;
             if (made - self.bits_per_second).abs() > 0.01 * made.max(self.bits_per_second) + 1.0 {
-                return Err(format!(
-                    "{name} claims {:.3e} bit/s, but its {} bytes in {:.3} s make {made:.3e}",
-                    self.bits_per_second, self.bytes, self.seconds
-                ));
+                return Err(Implausible::RateNotMade {
+                    from,
+                    to,
+                    bits_per_second: self.bits_per_second,
+                    bytes: self.bytes,
+                    seconds: self.seconds,
+                });
             }
         }
         Ok(())
     }
+}
+
+/// A flow's figures that no measurement makes.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Implausible {
+    /// Its time or rate is not a finite number at least 0.
+    #[error("flow {from}->{to} has invalid figures")]
+    Figures {
+        /// The sending rank.
+        from: u32,
+        /// The receiving rank.
+        to: u32,
+    },
+    /// An interval's rate is not finite, or more than any host carries.
+    #[error("flow {from}->{to} has an invalid interval")]
+    Interval {
+        /// The sending rank.
+        from: u32,
+        /// The receiving rank.
+        to: u32,
+    },
+    /// A rate above [`MAX_HOST_BITS_PER_SECOND`].
+    #[error("flow {from}->{to} claims {bits_per_second:.3e} bit/s, more than any host carries")]
+    FasterThanAnyHost {
+        /// The sending rank.
+        from: u32,
+        /// The receiving rank.
+        to: u32,
+        /// The rate claimed.
+        bits_per_second: f64,
+    },
+    /// A rate its bytes and time do not make.
+    #[error(
+        "flow {from}->{to} claims {bits_per_second:.3e} bit/s, but its {bytes} bytes in \
+         {seconds:.3} s make {:.3e}", *bytes as f64 * 8.0 / seconds
+    )]
+    RateNotMade {
+        /// The sending rank.
+        from: u32,
+        /// The receiving rank.
+        to: u32,
+        /// The rate claimed.
+        bits_per_second: f64,
+        /// The bytes it moved.
+        bytes: u64,
+        /// In this time.
+        seconds: f64,
+    },
 }
 
 #[cfg(test)]
@@ -332,8 +385,10 @@ mod plausibility {
     fn a_rate_no_host_carries_or_its_bytes_do_not_make_is_refused() {
         assert!(flow(1_000_000_000, 1.0, 8e9).validate().is_ok());
         let e = flow(u64::MAX, 1.0, 8e18).validate().unwrap_err();
-        assert!(e.contains("more than any host carries"), "{e}");
+        assert!(matches!(e, Implausible::FasterThanAnyHost { .. }), "{e}");
+        assert!(e.to_string().contains("more than any host carries"), "{e}");
         let e = flow(1_000, 1.0, 9e9).validate().unwrap_err();
-        assert!(e.contains("make"), "{e}");
+        assert!(matches!(e, Implausible::RateNotMade { .. }), "{e}");
+        assert!(e.to_string().contains("make 8.000e3"), "{e}");
     }
 }

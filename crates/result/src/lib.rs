@@ -495,26 +495,55 @@ impl SideReport {
     }
 
     /// Checks what serde cannot: numbers that must be finite and within range.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidReport> {
         for s in &self.streams {
             if !(s.seconds.is_finite() && s.seconds >= 0.0) {
-                return Err(format!("stream {} has invalid seconds", s.stream));
+                return Err(InvalidReport::Stream {
+                    stream: s.stream,
+                    field: "seconds",
+                });
             }
             if !(s.cpu_seconds.is_finite() && s.cpu_seconds >= 0.0) {
-                return Err(format!("stream {} has invalid cpu_seconds", s.stream));
+                return Err(InvalidReport::Stream {
+                    stream: s.stream,
+                    field: "cpu_seconds",
+                });
             }
         }
         for i in &self.intervals {
             if !(i.start.is_finite() && i.end.is_finite() && i.end >= i.start) {
-                return Err(format!("interval of stream {} is invalid", i.stream));
+                return Err(InvalidReport::Interval { stream: i.stream });
             }
         }
         let c = &self.host_cpu;
         if !(c.busy_fraction.is_finite() && c.softirq_fraction.is_finite()) {
-            return Err("host_cpu is not finite".into());
+            return Err(InvalidReport::HostCpu);
         }
         Ok(())
     }
+}
+
+/// A side's report with a figure no measurement makes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InvalidReport {
+    /// A stream's figure that is not a finite number at least 0.
+    #[error("stream {stream} has invalid {field}")]
+    Stream {
+        /// The stream's index.
+        stream: u16,
+        /// The figure's name.
+        field: &'static str,
+    },
+    /// An interval that ends before it starts, or not finite.
+    #[error("interval of stream {stream} is invalid")]
+    Interval {
+        /// The stream's index.
+        stream: u16,
+    },
+    /// The host's CPU fractions are not finite.
+    #[error("host_cpu is not finite")]
+    HostCpu,
 }
 
 /// CPU cost of moving data, at each end.

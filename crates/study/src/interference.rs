@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
 use linerate_emulator::fabric::sim::{PortCounters, pauses_by_switch};
-use linerate_emulator::fabric::{FabricSpec, Taper, Topology, TrafficClass};
+use linerate_emulator::fabric::{FabricSpec, FabricSpecError, Taper, Topology, TrafficClass};
 use linerate_lab::{BackendChoice, Conditions, Lab, LabSpec};
 use linerate_result::ResultDoc;
 use serde_json::json;
@@ -306,7 +306,10 @@ impl FabricLab {
             config
                 .classes
                 .iter()
-                .map(|c| c.parse().map_err(linerate_lab::LabError::Spec))
+                .map(|c| {
+                    c.parse()
+                        .map_err(|e: FabricSpecError| linerate_lab::LabError::Spec(e.0))
+                })
                 .collect::<Result<_, _>>()?
         };
         let fabric = FabricSpec {

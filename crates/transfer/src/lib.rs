@@ -27,7 +27,7 @@ pub use grid::{block_count, block_span, checksum};
 pub use linerate_secure::Token;
 pub use queue::FirstPass;
 pub use sink::journal::completed_blocks as journaled_blocks;
-pub use url::OneShot;
+pub use url::{OneShot, UrlError};
 
 /// BLAKE3 of everything `r` yields, in hex: how `--verify` checks a
 /// written file against its source and `--checksum` compares contents.

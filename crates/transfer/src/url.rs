@@ -77,32 +77,23 @@ impl OneShot {
     }
 
     /// Parses a URL printed by `linerate recv`.
-    pub fn parse(url: &str) -> Result<OneShot, String> {
-        let rest = url
-            .strip_prefix("linerate://")
-            .ok_or("a receiver URL starts with linerate://")?;
-        let (authority, query) = rest
-            .split_once("/?")
-            .ok_or("the URL has no ?session=...&token=... part")?;
-        let (host, port) = authority
-            .rsplit_once(':')
-            .ok_or("the URL has no :PORT after the host")?;
+    pub fn parse(url: &str) -> Result<OneShot, UrlError> {
+        let rest = url.strip_prefix("linerate://").ok_or(UrlError::Scheme)?;
+        let (authority, query) = rest.split_once("/?").ok_or(UrlError::NoQuery)?;
+        let (host, port) = authority.rsplit_once(':').ok_or(UrlError::NoPort)?;
         let host = host.trim_start_matches('[').trim_end_matches(']');
         if host.is_empty() {
-            return Err("the URL has an empty host".into());
+            return Err(UrlError::EmptyHost);
         }
         let port: u16 = port
             .parse()
-            .map_err(|_| format!("bad port {port:?} in the URL"))?;
+            .map_err(|_| UrlError::BadPort(port.chars().take(16).collect()))?;
         let (mut session, mut token, mut fingerprint) = (None, None, None);
         let mut stripe = Vec::new();
         for pair in query.split('&') {
             match pair.split_once('=') {
                 Some(("fp", v)) => {
-                    fingerprint = Some(
-                        Fingerprint::parse(v)
-                            .map_err(|_| "the URL's fp= is not 64 hex digits".to_string())?,
-                    )
+                    fingerprint = Some(Fingerprint::parse(v).map_err(|_| UrlError::Fingerprint)?)
                 }
                 Some(("session", v)) => session = SessionId::from_hex(v),
                 Some(("stripe", v)) => {
@@ -111,11 +102,9 @@ impl OneShot {
                         .take(MAX_STRIPE + 1)
                         .map(|a| a.parse::<IpAddr>())
                         .collect::<Result<_, _>>()
-                        .map_err(|_| "the URL's stripe= is not a list of addresses".to_string())?;
+                        .map_err(|_| UrlError::Stripe)?;
                     if stripe.len() > MAX_STRIPE {
-                        return Err(format!(
-                            "the URL's stripe= lists more than {MAX_STRIPE} addresses"
-                        ));
+                        return Err(UrlError::LongStripe);
                     }
                 }
                 Some(("token", v)) if v.len() == 32 && v.bytes().all(|b| b.is_ascii_hexdigit()) => {
@@ -127,12 +116,48 @@ impl OneShot {
         Ok(OneShot {
             host: host.to_string(),
             port,
-            session: session.ok_or("the URL has no valid session=")?,
-            token: token.ok_or("the URL has no valid token=")?,
+            session: session.ok_or(UrlError::NoSession)?,
+            token: token.ok_or(UrlError::NoToken)?,
             fingerprint,
             stripe,
         })
     }
+}
+
+/// What is wrong with a receiver's URL.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum UrlError {
+    /// Another scheme.
+    #[error("a receiver URL starts with linerate://")]
+    Scheme,
+    /// No query.
+    #[error("the URL has no ?session=...&token=... part")]
+    NoQuery,
+    /// No port.
+    #[error("the URL has no :PORT after the host")]
+    NoPort,
+    /// No host.
+    #[error("the URL has an empty host")]
+    EmptyHost,
+    /// A port that is not a number up to 65535 (its first characters).
+    #[error("bad port {0:?} in the URL")]
+    BadPort(String),
+    /// An `fp=` that is not a fingerprint.
+    #[error("the URL's fp= is not 64 hex digits")]
+    Fingerprint,
+    /// A `stripe=` that is not a list of addresses.
+    #[error("the URL's stripe= is not a list of addresses")]
+    Stripe,
+    /// A `stripe=` longer than any receiver prints.
+    #[error("the URL's stripe= lists more than {MAX_STRIPE} addresses")]
+    LongStripe,
+    /// No valid `session=`.
+    #[error("the URL has no valid session=")]
+    NoSession,
+    /// No valid `token=`.
+    #[error("the URL has no valid token=")]
+    NoToken,
 }
 
 #[cfg(test)]

@@ -281,12 +281,7 @@ impl AgentReport {
             if f.interval_bits_per_second.len() > MAX_FLOW_INTERVALS {
                 return WireError::invalid("interval_bits_per_second", "too many intervals");
             }
-            if let Err(reason) = f.validate() {
-                return Err(WireError::Malformed {
-                    what: "agent report",
-                    reason,
-                });
-            }
+            f.validate().map_err(WireError::Flow)?;
             for text in [&f.verdict, &f.error].into_iter().flatten() {
                 if text.len() > 4096 {
                     return WireError::invalid("verdict", "must be at most 4096 bytes");

@@ -1,7 +1,7 @@
 use thiserror::Error;
 
 /// Everything that can be wrong with bytes received from a peer.
-#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[derive(Debug, Error, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum WireError {
     /// The peer's first bytes are not linerate's magic.
@@ -51,6 +51,17 @@ pub enum WireError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A side's report whose figures no measurement makes.
+    #[error("malformed {what} message: {error}")]
+    Report {
+        /// Which message.
+        what: &'static str,
+        /// What is wrong with it.
+        error: linerate_result::InvalidReport,
+    },
+    /// An agent's flow whose figures no measurement makes.
+    #[error("malformed agent report message: {0}")]
+    Flow(linerate_result::fleet::Implausible),
     /// A field decoded but is out of its allowed range.
     #[error("invalid {field}: {reason}")]
     InvalidField {

@@ -370,7 +370,7 @@ impl Payload for Need {
 impl Payload for PeerReport {
     fn check(&self, what: &'static str) -> Result<(), WireError> {
         self.validate()
-            .map_err(|reason| WireError::Malformed { what, reason })
+            .map_err(|error| WireError::Report { what, error })
     }
 }
 

@@ -6,6 +6,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use linerate_wire::Dscp;
+
+use super::FabricSpecError;
 use serde::{Deserialize, Serialize};
 
 /// The most classes a port has (802.1p has eight priorities).
@@ -62,9 +64,9 @@ impl fmt::Display for TrafficClass {
 }
 
 impl FromStr for TrafficClass {
-    type Err = String;
+    type Err = FabricSpecError;
 
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, FabricSpecError> {
         let usage = "write a class as NAME:dscp=LIST:strict or NAME:dscp=LIST:ets=WEIGHT, \
                      optionally :lossless (e.g. bulk:dscp=af11,af12:ets=50:lossless, rest:dscp=*:ets=50)";
         let mut parts = s.split(':');
@@ -75,9 +77,9 @@ impl FromStr for TrafficClass {
                 .bytes()
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
         if !ok_name {
-            return Err(format!(
+            return Err(FabricSpecError(format!(
                 "--class {s:?}: the name must be 1 to 12 lowercase letters, digits or '-'; {usage}"
-            ));
+            )));
         }
         let (mut dscp, mut scheduling, mut lossless) = (None, None, false);
         for part in parts {
@@ -89,7 +91,7 @@ impl FromStr for TrafficClass {
                     list.split(',')
                         .map(|d| d.parse::<Dscp>().map(Dscp::value))
                         .collect::<Result<Vec<u8>, _>>()
-                        .map_err(|e| format!("--class {s:?}: {e}"))?
+                        .map_err(|e| FabricSpecError(format!("--class {s:?}: {e}")))?
                 });
             } else if part == "strict" {
                 scheduling = Some(Scheduling::Strict);
@@ -99,19 +101,25 @@ impl FromStr for TrafficClass {
                     .parse::<u32>()
                     .ok()
                     .filter(|w| (1..=100).contains(w))
-                    .ok_or_else(|| format!("--class {s:?}: ets weight {w:?} is not 1 to 100"))?;
+                    .ok_or_else(|| {
+                        FabricSpecError(format!("--class {s:?}: ets weight {w:?} is not 1 to 100"))
+                    })?;
                 scheduling = Some(Scheduling::Ets { weight });
             } else if part == "lossless" {
                 lossless = true;
             } else {
-                return Err(format!(
+                return Err(FabricSpecError(format!(
                     "--class {s:?}: {part:?} is not understood; {usage}"
-                ));
+                )));
             }
         }
-        let dscp = dscp.ok_or_else(|| format!("--class {s:?}: no dscp=...; {usage}"))?;
-        let scheduling = scheduling
-            .ok_or_else(|| format!("--class {s:?}: neither strict nor ets=WEIGHT; {usage}"))?;
+        let dscp =
+            dscp.ok_or_else(|| FabricSpecError(format!("--class {s:?}: no dscp=...; {usage}")))?;
+        let scheduling = scheduling.ok_or_else(|| {
+            FabricSpecError(format!(
+                "--class {s:?}: neither strict nor ets=WEIGHT; {usage}"
+            ))
+        })?;
         Ok(TrafficClass {
             name: name.to_string(),
             dscp,
@@ -132,27 +140,32 @@ pub fn best_effort() -> Vec<TrafficClass> {
 }
 
 /// Checks a list of classes as a port would use them.
-pub fn validate(classes: &[TrafficClass]) -> Result<(), String> {
+pub fn validate(classes: &[TrafficClass]) -> Result<(), FabricSpecError> {
     if classes.is_empty() || classes.len() > MAX_CLASSES {
-        return Err(format!("give 1 to {MAX_CLASSES} --class"));
+        return Err(FabricSpecError(format!("give 1 to {MAX_CLASSES} --class")));
     }
     let mut seen = [None::<&str>; 64];
     for c in classes {
         if classes.iter().filter(|o| o.name == c.name).count() > 1 {
-            return Err(format!("--class {} is given twice", c.name));
+            return Err(FabricSpecError(format!(
+                "--class {} is given twice",
+                c.name
+            )));
         }
         for &d in &c.dscp {
             if let Some(other) = seen[usize::from(d)] {
-                return Err(format!(
+                return Err(FabricSpecError(format!(
                     "DSCP {d} is in two classes, {other} and {}",
                     c.name
-                ));
+                )));
             }
             seen[usize::from(d)] = Some(&c.name);
         }
     }
     if classes.iter().filter(|c| c.dscp.is_empty()).count() > 1 {
-        return Err("only one class can take the rest (dscp=*)".into());
+        return Err(FabricSpecError(
+            "only one class can take the rest (dscp=*)".into(),
+        ));
     }
     let weights: Vec<u32> = classes
         .iter()
@@ -163,9 +176,9 @@ pub fn validate(classes: &[TrafficClass]) -> Result<(), String> {
         .collect();
     let sum: u32 = weights.iter().sum();
     if !weights.is_empty() && sum != 100 {
-        return Err(format!(
+        return Err(FabricSpecError(format!(
             "the ETS weights of --class add up to {sum}; they must add up to 100 (as 802.1Qaz)"
-        ));
+        )));
     }
     Ok(())
 }
@@ -219,7 +232,7 @@ mod tests {
             ("bulk:dscp=1:fast", "not understood"),
         ] {
             let e = bad.parse::<TrafficClass>().unwrap_err();
-            assert!(e.contains(says), "{bad}: {e}");
+            assert!(e.0.contains(says), "{bad}: {e}");
         }
     }
 
@@ -231,11 +244,13 @@ mod tests {
         assert!(
             validate(&parse(&["a:dscp=1:ets=50", "b:dscp=*:ets=40"]))
                 .unwrap_err()
+                .0
                 .contains("add up to 90")
         );
         assert!(
             validate(&parse(&["a:dscp=1:strict", "b:dscp=1:ets=100"]))
                 .unwrap_err()
+                .0
                 .contains("two classes")
         );
         assert!(validate(&parse(&["a:dscp=*:strict", "b:dscp=*:ets=100"])).is_err());

@@ -92,6 +92,12 @@ impl Default for Taper {
     }
 }
 
+/// A fabric, a taper or a traffic class that cannot be built, in the
+/// words of the flag that asked for it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct FabricSpecError(pub String);
+
 impl fmt::Display for Taper {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}", self.down, self.up)
@@ -99,19 +105,23 @@ impl fmt::Display for Taper {
 }
 
 impl FromStr for Taper {
-    type Err = String;
+    type Err = FabricSpecError;
 
-    fn from_str(s: &str) -> Result<Taper, String> {
-        let bad = || format!("--taper {s:?}: write it as DOWN:UP, e.g. 4:1 (1:1 is none)");
+    fn from_str(s: &str) -> Result<Taper, FabricSpecError> {
+        let bad = || {
+            FabricSpecError(format!(
+                "--taper {s:?}: write it as DOWN:UP, e.g. 4:1 (1:1 is none)"
+            ))
+        };
         let (d, u) = s.split_once(':').ok_or_else(bad)?;
         let (down, up) = (
             d.trim().parse::<u32>().map_err(|_| bad())?,
             u.trim().parse::<u32>().map_err(|_| bad())?,
         );
         if !(1..=64).contains(&down) || !(1..=64).contains(&up) || up > down {
-            return Err(format!(
+            return Err(FabricSpecError(format!(
                 "--taper {s:?}: each side 1 to 64, and the uplinks no faster than the hosts"
-            ));
+            )));
         }
         Ok(Taper { down, up })
     }
@@ -170,12 +180,12 @@ pub fn default_buffer(host_rate_bps: u64) -> u64 {
 
 impl FabricSpec {
     /// Whether the fabric can be built.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), FabricSpecError> {
         let hosts = self.topology.hosts();
         if !(2..=MAX_FABRIC_HOSTS).contains(&hosts) {
-            return Err(format!(
+            return Err(FabricSpecError(format!(
                 "a fabric has 2 to {MAX_FABRIC_HOSTS} hosts; this one has {hosts}"
-            ));
+            )));
         }
         if let Topology::LeafSpine {
             leaves,
@@ -184,19 +194,25 @@ impl FabricSpec {
         } = self.topology
             && (leaves < 2 || spines == 0 || hosts_per_leaf == 0 || spines > 4)
         {
-            return Err("leaf-spine needs --leaves 2 or more, --spines 1 to 4 and --hosts-per-leaf 1 or more".into());
+            return Err(FabricSpecError("leaf-spine needs --leaves 2 or more, --spines 1 to 4 and --hosts-per-leaf 1 or more".into()));
         }
         if !(1_000_000..=400_000_000_000).contains(&self.host_rate_bps) {
-            return Err("--rate of a fabric's links must be 1 Mbit/s to 400 Gbit/s".into());
+            return Err(FabricSpecError(
+                "--rate of a fabric's links must be 1 Mbit/s to 400 Gbit/s".into(),
+            ));
         }
         if self.buffer_bytes < 16 * 1024 {
-            return Err("--queue of a fabric port must hold at least 16 KiB".into());
+            return Err(FabricSpecError(
+                "--queue of a fabric port must hold at least 16 KiB".into(),
+            ));
         }
         if self.pfc_xoff_bytes < 16 * 1024 {
-            return Err("--pfc-xoff must be at least 16 KiB (one emulated frame)".into());
+            return Err(FabricSpecError(
+                "--pfc-xoff must be at least 16 KiB (one emulated frame)".into(),
+            ));
         }
         if self.hop_delay_us > 1_000_000 {
-            return Err("--hop-delay must be at most 1 s".into());
+            return Err(FabricSpecError("--hop-delay must be at most 1 s".into()));
         }
         classes::validate(&self.classes)
     }
@@ -237,7 +253,7 @@ mod tests {
             spines: 1,
             hosts_per_leaf: 4,
         };
-        assert!(s.validate().unwrap_err().contains("2 to 15 hosts"));
+        assert!(s.validate().unwrap_err().0.contains("2 to 15 hosts"));
         s.topology = Topology::LeafSpine {
             leaves: 1,
             spines: 1,
