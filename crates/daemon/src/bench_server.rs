@@ -14,7 +14,7 @@ use std::ops::ControlFlow::{Break, Continue};
 
 use crate::shares::Seat;
 use linerate_engine::Result;
-use linerate_engine::limits::Held;
+use linerate_engine::limits::{Held, Refused};
 use linerate_engine::measuring_end;
 use linerate_engine::pool::ReceivePool;
 use linerate_engine::session::control::Control;
@@ -207,14 +207,13 @@ fn buffer_bytes(p: &BenchParams) -> u64 {
 fn of_the_run(
     shown: Option<&linerate_wire::RunToken>,
     wanted: Option<&linerate_wire::RunToken>,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), Refused> {
     match (wanted, shown) {
         (None, _) => Ok(()),
-        (Some(w), Some(s)) if linerate_session::transfer_receiver::same_secret(&w.0, &s.0) => Ok(()),
-        (Some(_), _) => Err(
-            "this is a many-host run's agent: it takes only its run's flows (they show the run's token)"
-                .into(),
-        ),
+        (Some(w), Some(s)) if linerate_session::transfer_receiver::same_secret(&w.0, &s.0) => {
+            Ok(())
+        }
+        (Some(_), _) => Err(Refused::NotOfTheRun),
     }
 }
 
@@ -224,14 +223,13 @@ fn within_time(
     duration_ms: u64,
     bytes: Option<u64>,
     seat: &Seat,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), Refused> {
     let most = seat.max_bench_time();
     if bytes.is_none() && std::time::Duration::from_millis(duration_ms) > most {
-        return Err(format!(
-            "a run of {} s is longer than this server allows ({} s; its --max-bench-time)",
-            duration_ms / 1000,
-            most.as_secs()
-        ));
+        return Err(Refused::TooLong {
+            seconds: duration_ms / 1000,
+            most_seconds: most.as_secs(),
+        });
     }
     Ok(())
 }

@@ -14,7 +14,7 @@ use linerate_wire::{Accept, CAPABILITIES, Hello, Refusal, RefusalCode, Role, Ses
 
 use crate::bench_server;
 use crate::shares::{ShareLimits, Shares};
-use linerate_engine::limits::{Held, ServerLimits};
+use linerate_engine::limits::{Held, Refused, ServerLimits};
 use linerate_engine::pool::ReceivePool;
 use linerate_engine::session::control::{Control, read_hello, send_refusal};
 use linerate_engine::session::link::{Link, accept_tls};
@@ -471,13 +471,14 @@ fn control_session(
             .tls
             .as_ref()
             .is_some_and(|t| t.peer_fingerprint().is_some());
+    // None: proven, no seat among strangers needed.
     let seat = if proven {
         door.proven(peer.ip());
-        Err(String::new())
+        None
     } else {
-        shares.take(door.group(peer.ip()))
+        Some(shares.take(door.group(peer.ip())))
     };
-    if let Ok(seat) = &seat {
+    if let Some(Ok(seat)) = &seat {
         seat.ender.watch(&link.stream);
     }
     let mut ctl = Control::from_link(link).with_frame_budget(Arc::clone(&reg.frames));
@@ -486,9 +487,10 @@ fn control_session(
         return Err(EngineError::Refusing(Refusal { code, message }));
     }
     let seat = match seat {
-        Ok(seat) => Some(seat),
-        Err(_) if proven => None,
-        Err(message) => {
+        None => None,
+        Some(Ok(seat)) => Some(seat),
+        Some(Err(refused)) => {
+            let message = refused.to_string();
             ctl.refuse(RefusalCode::Busy, &message);
             return Err(EngineError::Refusing(Refusal {
                 code: RefusalCode::Busy,
@@ -508,8 +510,8 @@ fn control_session(
             let active = std::cell::RefCell::new(None);
             // The sender showed its token or key: it leaves the
             // unauthenticated pool for a seat of --max-sessions.
-            let admit = || -> std::result::Result<(), String> {
-                let held = Held::take(&reg.active, 1).map_err(|e| format!("server busy: {e}"))?;
+            let admit = || -> std::result::Result<(), Refused> {
+                let held = Held::take(&reg.active, 1)?;
                 *active.borrow_mut() = Some(held);
                 seat.borrow_mut().take();
                 door.proven(peer.ip());

@@ -11,6 +11,7 @@
 //! is not a bench (docs/security.md#fair-shares).
 
 use crate::waiting_room::SourceGroup;
+use linerate_engine::limits::Refused;
 use linerate_engine::lock;
 use std::collections::HashMap;
 use std::net::{Shutdown, TcpStream};
@@ -192,21 +193,20 @@ impl Shares {
     }
 
     /// A seat for a session from `source`, or why not (in the user's words).
-    pub(crate) fn take(self: &Arc<Self>, source: SourceGroup) -> Result<Seat, String> {
+    pub(crate) fn take(self: &Arc<Self>, source: SourceGroup) -> Result<Seat, Refused> {
         let mut seats = lock(&self.seats);
         let mine = seats.get(&source).map_or(0, Vec::len);
         if mine >= self.limits.per_source {
-            return Err(format!(
-                "server busy: {source} already has {mine} session(s) without a key open (the server's --max-open-sessions-per-source)"
-            ));
+            return Err(Refused::SourceFull {
+                group: source,
+                open: mine,
+            });
         }
         let total: usize = seats.values().map(Vec::len).sum();
         if total >= self.limits.open {
             let most = seats.values().map(Vec::len).max().unwrap_or(0);
             if most <= mine || self.wastes(source) {
-                return Err(format!(
-                    "server busy: {total} sessions without a key open (the server's --max-open-sessions)"
-                ));
+                return Err(Refused::ServerFull { open: total });
             }
             evict(&mut seats, most);
         }
@@ -376,7 +376,8 @@ mod tests {
             .map(|_| shares.take(src("10.0.0.1")).unwrap())
             .collect();
         let e = shares.take(src("10.0.0.1")).err().unwrap();
-        assert!(e.contains("--max-open-sessions-per-source"), "{e}");
+        assert!(matches!(e, Refused::SourceFull { open: 3, .. }), "{e}");
+        assert!(e.to_string().contains("--max-open-sessions-per-source"), "{e}");
         // Full: a newcomer ends the oldest of the biggest group.
         let b = shares.take(src("10.0.0.2")).expect("room made");
         assert_eq!(
@@ -391,7 +392,7 @@ mod tests {
         // 1 (10.0.0.1) against 2: a group holding as many as the biggest
         // gets nothing; nor does a new one against a pool of equals.
         let e = shares.take(src("10.0.0.2")).err().unwrap();
-        assert!(e.contains("--max-open-sessions"), "{e}");
+        assert!(e.to_string().contains("--max-open-sessions"), "{e}");
         drop(a);
         let c = shares.take(src("10.0.0.3")).expect("room");
         let e = shares.take(src("10.0.0.4"));
@@ -441,7 +442,7 @@ mod tests {
         drop(held);
         let _other = shares.take(src("10.0.0.2")).unwrap();
         let e = shares.take(churner).err().expect("no longer evicts");
-        assert!(e.contains("--max-open-sessions"), "{e}");
+        assert!(e.to_string().contains("--max-open-sessions"), "{e}");
         assert!(
             shares.take(src("10.0.0.3")).is_ok(),
             "a clean source still does"

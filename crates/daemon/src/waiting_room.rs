@@ -20,7 +20,7 @@
 
 use linerate_engine::lock;
 use std::collections::{HashMap, VecDeque};
-use std::net::{IpAddr, Ipv6Addr, Shutdown, SocketAddr, TcpStream};
+use std::net::{IpAddr, Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -50,36 +50,7 @@ pub(crate) const PENALISED_PENDING: usize = 4;
 /// The IPv6 prefix length that counts as one source, unless set.
 pub const DEFAULT_V6_PREFIX: u8 = 64;
 
-/// One source as the daemon counts it: an IPv4 address, or an IPv6
-/// address cut to its prefix (IPv4-mapped IPv6 addresses count as IPv4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct SourceGroup(IpAddr);
-
-impl SourceGroup {
-    /// The group of address `ip`, IPv6 addresses cut to `v6_prefix` bits.
-    pub fn of(ip: IpAddr, v6_prefix: u8) -> SourceGroup {
-        match ip {
-            IpAddr::V4(_) => SourceGroup(ip),
-            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-                Some(v4) => SourceGroup(IpAddr::V4(v4)),
-                None => {
-                    let bits = u32::from(v6_prefix.min(128));
-                    let mask = u128::MAX.checked_shl(128 - bits).unwrap_or(0);
-                    SourceGroup(IpAddr::V6(Ipv6Addr::from(u128::from(v6) & mask)))
-                }
-            },
-        }
-    }
-}
-
-impl std::fmt::Display for SourceGroup {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0 {
-            IpAddr::V6(v6) if v6.segments()[4..] == [0, 0, 0, 0] => write!(f, "{v6}/64"),
-            ip => write!(f, "{ip}"),
-        }
-    }
-}
+pub use linerate_engine::limits::SourceGroup;
 
 /// Connections in their handshake, by group, and what was turned away.
 pub(crate) struct Door {

@@ -3,8 +3,11 @@
 //! server-wide (sessions at once, data connections at once, bytes buffered
 //! for control frames not yet complete). Exceeding one ends the session
 //! that asked, with an error that names the flag raising it; the defaults
-//! and the memory they imply are in README.md ("Limits").
+//! and the memory they imply are in README.md ("Limits"). A session turned
+//! away before it runs says why in [`Refused`]; the daemon counts its
+//! clients by [`SourceGroup`].
 
+use std::net::{IpAddr, Ipv6Addr};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// What one session may make the receiver hold.
@@ -191,4 +194,77 @@ mod tests {
         b.release(1000);
         assert_eq!(b.used(), 0);
     }
+}
+
+/// One source as the daemon counts it: an IPv4 address, or an IPv6
+/// address cut to its prefix (IPv4-mapped IPv6 addresses count as IPv4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SourceGroup(IpAddr);
+
+impl SourceGroup {
+    /// The group of address `ip`, IPv6 addresses cut to `v6_prefix` bits.
+    pub fn of(ip: IpAddr, v6_prefix: u8) -> SourceGroup {
+        match ip {
+            IpAddr::V4(_) => SourceGroup(ip),
+            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+                Some(v4) => SourceGroup(IpAddr::V4(v4)),
+                None => {
+                    let bits = u32::from(v6_prefix.min(128));
+                    let mask = u128::MAX.checked_shl(128 - bits).unwrap_or(0);
+                    SourceGroup(IpAddr::V6(Ipv6Addr::from(u128::from(v6) & mask)))
+                }
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for SourceGroup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            IpAddr::V6(v6) if v6.segments()[4..] == [0, 0, 0, 0] => write!(f, "{v6}/64"),
+            ip => write!(f, "{ip}"),
+        }
+    }
+}
+
+/// Why a server turns a session away before it runs, in the user's words
+/// (the text goes back to the client in its refusal).
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Refused {
+    /// One source already holds as many sessions without a key as it may.
+    #[error(
+        "server busy: {group} already has {open} session(s) without a key open \
+         (the server's --max-open-sessions-per-source)"
+    )]
+    SourceFull {
+        /// The source (an address, or an IPv6 prefix).
+        group: SourceGroup,
+        /// Its sessions open now.
+        open: usize,
+    },
+    /// The server holds as many sessions without a key as it may.
+    #[error("server busy: {open} sessions without a key open (the server's --max-open-sessions)")]
+    ServerFull {
+        /// Sessions open now.
+        open: usize,
+    },
+    /// A many-host run's agent asked for a bench that is not its run's.
+    #[error(
+        "this is a many-host run's agent: it takes only its run's flows (they show the run's token)"
+    )]
+    NotOfTheRun,
+    /// A run longer than a client without a key may ask.
+    #[error(
+        "a run of {seconds} s is longer than this server allows ({most_seconds} s; its --max-bench-time)"
+    )]
+    TooLong {
+        /// The run asked for.
+        seconds: u64,
+        /// The most the server allows.
+        most_seconds: u64,
+    },
+    /// A limit of the server's would be exceeded.
+    #[error("server busy: {0}")]
+    Busy(#[from] OverBudget),
 }

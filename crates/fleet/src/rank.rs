@@ -30,6 +30,30 @@ const EXCHANGE_TICK: Duration = Duration::from_millis(100);
 /// ended at its limit (seen: a peer's reset 1 iteration before the limit).
 const LIMIT_SKEW: Duration = Duration::from_secs(1);
 
+/// Why a rank could not connect to its peers.
+#[derive(Debug, thiserror::Error)]
+enum Unconnected {
+    /// A peer of lower rank did not connect in time.
+    #[error("rank {peer} did not connect within {} s", CONNECT_WITHIN.as_secs())]
+    NotWithin { peer: u32 },
+    /// Connecting to a peer of higher rank failed.
+    #[error("connecting to rank {peer} at {at}: {error}")]
+    Dial {
+        peer: u32,
+        at: std::net::SocketAddr,
+        error: std::io::Error,
+    },
+    /// The greeting could not be sent.
+    #[error("greeting rank {peer}: {error}")]
+    Greeting { peer: u32, error: std::io::Error },
+    /// The congestion control asked for is not this host's.
+    #[error("--cc {name}: {error}")]
+    Congestion { name: String, error: std::io::Error },
+    /// The connection could not be made non-blocking.
+    #[error("rank {peer}: {error}")]
+    Setup { peer: u32, error: std::io::Error },
+}
+
 /// Why an exchange did not complete.
 #[derive(Debug, thiserror::Error)]
 enum Unfinished {
@@ -195,7 +219,7 @@ pub fn run_rank(
         Err(error) => {
             return JobReport {
                 iteration_ns: Vec::new(),
-                error: Some(error),
+                error: Some(error.to_string()),
             };
         }
     };
@@ -248,31 +272,32 @@ fn connect(
     rank: u32,
     token: Option<&str>,
     task: &JobTask,
-) -> std::result::Result<Vec<Link>, String> {
+) -> std::result::Result<Vec<Link>, Unconnected> {
     let until = Instant::now() + CONNECT_WITHIN;
     let mut links = Vec::with_capacity(task.peers.len());
     for p in &task.peers {
         let stream = if p.rank > rank {
             dial(p, rank, token)?
         } else {
-            port.take(p.rank, until).ok_or_else(|| {
-                format!(
-                    "rank {} did not connect within {} s",
-                    p.rank,
-                    CONNECT_WITHIN.as_secs()
-                )
-            })?
+            port.take(p.rank, until)
+                .ok_or(Unconnected::NotWithin { peer: p.rank })?
         };
         mark(&stream, task.tos);
         if let Some(cc) = &task.congestion {
             socket2::SockRef::from(&stream)
                 .set_tcp_congestion(cc.as_bytes())
-                .map_err(|e| format!("--cc {cc}: {e}"))?;
+                .map_err(|error| Unconnected::Congestion {
+                    name: cc.clone(),
+                    error,
+                })?;
         }
         let _ = stream.set_nodelay(true);
         stream
             .set_nonblocking(true)
-            .map_err(|e| format!("rank {}: {e}", p.rank))?;
+            .map_err(|error| Unconnected::Setup {
+                peer: p.rank,
+                error,
+            })?;
         let bytes = p.bytes as usize;
         links.push(Link {
             peer: p.rank,
@@ -285,12 +310,23 @@ fn connect(
     Ok(links)
 }
 
-fn dial(p: &JobPeer, rank: u32, token: Option<&str>) -> std::result::Result<TcpStream, String> {
-    let mut stream = TcpStream::connect_timeout(&p.addr, CONNECT_WITHIN)
-        .map_err(|e| format!("connecting to rank {} at {}: {e}", p.rank, p.addr))?;
+fn dial(
+    p: &JobPeer,
+    rank: u32,
+    token: Option<&str>,
+) -> std::result::Result<TcpStream, Unconnected> {
+    let mut stream =
+        TcpStream::connect_timeout(&p.addr, CONNECT_WITHIN).map_err(|error| Unconnected::Dial {
+            peer: p.rank,
+            at: p.addr,
+            error,
+        })?;
     stream
         .write_all(&hello(rank, token))
-        .map_err(|e| format!("greeting rank {}: {e}", p.rank))?;
+        .map_err(|error| Unconnected::Greeting {
+            peer: p.rank,
+            error,
+        })?;
     Ok(stream)
 }
 

@@ -84,11 +84,30 @@ pub struct Bars {
     pub legend: Vec<String>,
 }
 
-fn err(figure: &str) -> impl Fn(String) -> ReportError + '_ {
-    move |reason| ReportError::Draw {
+fn err(figure: &str) -> impl Fn(DrawError) -> ReportError + '_ {
+    move |error| ReportError::Draw {
         figure: figure.to_string(),
-        reason,
+        error,
     }
+}
+
+/// Why a figure cannot be drawn.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DrawError {
+    /// What the drawing library said (the SVG backend writes to a string,
+    /// so its own errors are I/O errors).
+    #[error(transparent)]
+    Plot(#[from] DrawingAreaErrorKind<std::io::Error>),
+    /// A line chart with no point to draw.
+    #[error("no data points")]
+    NoPoints,
+    /// A bar chart with no bar.
+    #[error("no bars")]
+    NoBars,
+    /// A heat map with no cell.
+    #[error("no cells")]
+    NoCells,
 }
 
 /// Series colours: colour-blind-safe Okabe-Ito, then Paul Tol's muted
@@ -134,8 +153,7 @@ fn bounds(series: &[Series]) -> Option<(f64, f64, f64)> {
 }
 
 /// Draws `spec` into `area`.
-pub fn draw_lines(area: &DrawingArea<SVGBackend, Shift>, spec: &Lines) -> Result<(), String> {
-    let e = |x: &dyn std::fmt::Display| x.to_string();
+pub fn draw_lines(area: &DrawingArea<SVGBackend, Shift>, spec: &Lines) -> Result<(), DrawError> {
     // A logarithmic x axis is drawn as log2(x) on a linear one, so labels
     // fall on powers of two (4 KiB, 8 KiB, ...) rather than on decades.
     let log_spec;
@@ -159,7 +177,7 @@ pub fn draw_lines(area: &DrawingArea<SVGBackend, Shift>, spec: &Lines) -> Result
     } else {
         spec
     };
-    let (mut x0, mut x1, y1) = bounds(&spec.series).ok_or("no data points")?;
+    let (mut x0, mut x1, y1) = bounds(&spec.series).ok_or(DrawError::NoPoints)?;
     let y0 = if spec.log_y {
         let low = spec
             .series
@@ -204,9 +222,7 @@ pub fn draw_lines(area: &DrawingArea<SVGBackend, Shift>, spec: &Lines) -> Result
         .x_label_area_size(38)
         .y_label_area_size(62);
     let style_series = |i: usize| ShapeStyle::from(&colour(i)).stroke_width(2);
-    let mut chart = builder
-        .build_cartesian_2d(x0..x1, y0..y1)
-        .map_err(|x| e(&x))?;
+    let mut chart = builder.build_cartesian_2d(x0..x1, y0..y1)?;
     // At most MAX_X_LABELS labels fit under the chart: with more whole
     // steps (21 doublings from 1 B to 1 MiB), every n-th is labelled.
     let steps = ((x1 - x0).ceil() as usize).max(1);
@@ -258,44 +274,36 @@ pub fn draw_lines(area: &DrawingArea<SVGBackend, Shift>, spec: &Lines) -> Result
         mesh.y_labels(((y1 - y0).ceil() as usize + 1).min(12))
             .y_label_formatter(&decade);
     }
-    mesh.draw().map_err(|x| e(&x))?;
+    mesh.draw()?;
     for (i, s) in spec.series.iter().enumerate() {
-        chart
-            .draw_series(LineSeries::new(s.points.iter().copied(), style_series(i)))
-            .map_err(|x| e(&x))?;
+        chart.draw_series(LineSeries::new(s.points.iter().copied(), style_series(i)))?;
         if spec.points || spec.log_x {
-            chart
-                .draw_series(
-                    s.points
-                        .iter()
-                        .map(|&p| Circle::new(p, 3, style_series(i).filled())),
-                )
-                .map_err(|x| e(&x))?;
+            chart.draw_series(
+                s.points
+                    .iter()
+                    .map(|&p| Circle::new(p, 3, style_series(i).filled())),
+            )?;
         }
     }
     if let Some((m, label)) = &spec.marker {
         let dashed = ShapeStyle::from(&BLACK).stroke_width(1);
-        chart
-            .draw_series(DashedLineSeries::new(
-                vec![(*m, 0.0), (*m, y1)],
-                6,
-                4,
-                dashed,
-            ))
-            .map_err(|x| e(&x))?;
-        chart
-            .draw_series(std::iter::once(Text::new(
-                label.clone(),
-                (*m, y1 * 0.97),
-                ("sans-serif", 13)
-                    .into_font()
-                    .color(&BLACK)
-                    .pos(Pos::new(HPos::Left, VPos::Top)),
-            )))
-            .map_err(|x| e(&x))?;
+        chart.draw_series(DashedLineSeries::new(
+            vec![(*m, 0.0), (*m, y1)],
+            6,
+            4,
+            dashed,
+        ))?;
+        chart.draw_series(std::iter::once(Text::new(
+            label.clone(),
+            (*m, y1 * 0.97),
+            ("sans-serif", 13)
+                .into_font()
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Left, VPos::Top)),
+        )))?;
     }
     if let Some((key, layout)) = key {
-        draw_legend(&key, &layout, &names, Swatch::Line).map_err(|x| e(&x))?;
+        draw_legend(&key, &layout, &names, Swatch::Line)?;
     }
     Ok(())
 }
@@ -356,7 +364,7 @@ fn draw_legend(
     layout: &[(i32, i32)],
     names: &[&str],
     swatch: Swatch,
-) -> Result<(), DrawingAreaErrorKind<std::io::Error>> {
+) -> Result<(), DrawError> {
     for (i, (name, &(row, x))) in names.iter().zip(layout).enumerate() {
         let y = 2 + row * LEGEND_ROW_PX;
         match swatch {
@@ -405,9 +413,8 @@ pub fn panels(id: &str, specs: &[Lines]) -> Result<String, ReportError> {
 /// Bars with min-max whiskers.
 pub fn bars(id: &str, spec: &Bars) -> Result<String, ReportError> {
     svg(id, HEIGHT, |area| {
-        let e = |x: &dyn std::fmt::Display| x.to_string();
         if spec.bars.is_empty() {
-            return Err("no bars".into());
+            return Err(DrawError::NoBars);
         }
         let names: Vec<&str> = spec.legend.iter().map(String::as_str).collect();
         let (plot, key) = below_legend(area, &names);
@@ -423,51 +430,44 @@ pub fn bars(id: &str, spec: &Bars) -> Result<String, ReportError> {
             .margin(12)
             .x_label_area_size(44)
             .y_label_area_size(62)
-            .build_cartesian_2d(0f64..n, 0f64..top)
-            .map_err(|x| e(&x))?;
+            .build_cartesian_2d(0f64..n, 0f64..top)?;
         chart
             .configure_mesh()
             .disable_x_mesh()
             .light_line_style(WHITE)
             .x_labels(0)
             .y_desc(&spec.y_label)
-            .draw()
-            .map_err(|x| e(&x))?;
+            .draw()?;
         for (i, b) in spec.bars.iter().enumerate() {
             let x = i as f64;
             let fill = colour(b.group).filled();
-            chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    [(x + 0.18, 0.0), (x + 0.82, b.value)],
-                    fill,
-                )))
-                .map_err(|x| e(&x))?;
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(x + 0.18, 0.0), (x + 0.82, b.value)],
+                fill,
+            )))?;
             let w = ShapeStyle::from(&BLACK).stroke_width(1);
             let whisker = vec![
                 PathElement::new(vec![(x + 0.5, b.min), (x + 0.5, b.max)], w),
                 PathElement::new(vec![(x + 0.4, b.min), (x + 0.6, b.min)], w),
                 PathElement::new(vec![(x + 0.4, b.max), (x + 0.6, b.max)], w),
             ];
-            chart.draw_series(whisker).map_err(|x| e(&x))?;
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    format!("{:.2}", b.value),
-                    (x + 0.5, b.max.max(b.value) + top * 0.01),
-                    TextStyle::from(("sans-serif", 12).into_font())
-                        .pos(Pos::new(HPos::Center, VPos::Bottom)),
-                )))
-                .map_err(|x| e(&x))?;
+            chart.draw_series(whisker)?;
+            chart.draw_series(std::iter::once(Text::new(
+                format!("{:.2}", b.value),
+                (x + 0.5, b.max.max(b.value) + top * 0.01),
+                TextStyle::from(("sans-serif", 12).into_font())
+                    .pos(Pos::new(HPos::Center, VPos::Bottom)),
+            )))?;
             let (px, py) = chart.backend_coord(&(x + 0.5, 0.0));
             plot.draw(&Text::new(
                 b.label.clone(),
                 (px, py + 8),
                 TextStyle::from(("sans-serif", 12).into_font())
                     .pos(Pos::new(HPos::Center, VPos::Top)),
-            ))
-            .map_err(|x| e(&x))?;
+            ))?;
         }
         if let Some((key, layout)) = key {
-            draw_legend(&key, &layout, &names, Swatch::Box).map_err(|x| e(&x))?;
+            draw_legend(&key, &layout, &names, Swatch::Box)?;
         }
         Ok(())
     })
@@ -492,9 +492,8 @@ pub fn matrix(id: &str, spec: &Matrix) -> Result<String, ReportError> {
     let n = spec.labels.len();
     let side = (HEIGHT + 40 * n.saturating_sub(6) as u32).min(900);
     svg(id, side, |area| {
-        let e = |x: &dyn std::fmt::Display| x.to_string();
         if n == 0 || spec.cells.is_empty() {
-            return Err("no cells".into());
+            return Err(DrawError::NoCells);
         }
         let top = spec.cells.iter().map(|c| c.2).fold(0.0, f64::max);
         let top = if top > 0.0 { top } else { 1.0 };
@@ -503,8 +502,7 @@ pub fn matrix(id: &str, spec: &Matrix) -> Result<String, ReportError> {
             .margin(12)
             .x_label_area_size(44)
             .y_label_area_size(90)
-            .build_cartesian_2d(0f64..n as f64, 0f64..n as f64)
-            .map_err(|x| e(&x))?;
+            .build_cartesian_2d(0f64..n as f64, 0f64..n as f64)?;
         chart
             .configure_mesh()
             .disable_mesh()
@@ -512,8 +510,7 @@ pub fn matrix(id: &str, spec: &Matrix) -> Result<String, ReportError> {
             .y_labels(0)
             .x_desc(format!("receiver ({})", spec.unit))
             .y_desc("sender")
-            .draw()
-            .map_err(|x| e(&x))?;
+            .draw()?;
         let font = || TextStyle::from(("sans-serif", 12).into_font());
         for &(row, col, v) in spec.cells.iter().filter(|c| c.0 < n && c.1 < n) {
             // Rows from the top: sender 0 first.
@@ -525,20 +522,16 @@ pub fn matrix(id: &str, spec: &Matrix) -> Result<String, ReportError> {
                 (240.0 - 126.0 * shade) as u8,
                 (250.0 - 72.0 * shade) as u8,
             );
-            chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    [(x + 0.02, y + 0.02), (x + 0.98, y + 0.98)],
-                    fill.filled(),
-                )))
-                .map_err(|x| e(&x))?;
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(x + 0.02, y + 0.02), (x + 0.98, y + 0.98)],
+                fill.filled(),
+            )))?;
             let ink = if shade > 0.55 { WHITE } else { BLACK };
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    format!("{v:.2}"),
-                    (x + 0.5, y + 0.5),
-                    font().color(&ink).pos(Pos::new(HPos::Center, VPos::Center)),
-                )))
-                .map_err(|x| e(&x))?;
+            chart.draw_series(std::iter::once(Text::new(
+                format!("{v:.2}"),
+                (x + 0.5, y + 0.5),
+                font().color(&ink).pos(Pos::new(HPos::Center, VPos::Center)),
+            )))?;
         }
         for (i, label) in spec.labels.iter().enumerate() {
             let (px, py) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
@@ -546,15 +539,13 @@ pub fn matrix(id: &str, spec: &Matrix) -> Result<String, ReportError> {
                 label.clone(),
                 (px, py + 6),
                 font().pos(Pos::new(HPos::Center, VPos::Top)),
-            ))
-            .map_err(|x| e(&x))?;
+            ))?;
             let (px, py) = chart.backend_coord(&(0.0, (n - 1 - i) as f64 + 0.5));
             area.draw(&Text::new(
                 label.clone(),
                 (px - 6, py),
                 font().pos(Pos::new(HPos::Right, VPos::Center)),
-            ))
-            .map_err(|x| e(&x))?;
+            ))?;
         }
         Ok(())
     })
@@ -563,14 +554,14 @@ pub fn matrix(id: &str, spec: &Matrix) -> Result<String, ReportError> {
 fn svg(
     id: &str,
     height: u32,
-    draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), String>,
+    draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), DrawError>,
 ) -> Result<String, ReportError> {
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (WIDTH, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(|x| err(id)(x.to_string()))?;
+        root.fill(&WHITE).map_err(|x| err(id)(x.into()))?;
         draw(&root).map_err(err(id))?;
-        root.present().map_err(|x| err(id)(x.to_string()))?;
+        root.present().map_err(|x| err(id)(x.into()))?;
     }
     Ok(out)
 }

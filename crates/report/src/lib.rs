@@ -29,12 +29,12 @@ pub struct Input {
 #[non_exhaustive]
 pub enum ReportError {
     /// A figure could not be drawn.
-    #[error("drawing {figure}: {reason}")]
+    #[error("drawing {figure}: {error}")]
     Draw {
         /// The figure's id.
         figure: String,
         /// What the drawing library said.
-        reason: String,
+        error: chart::DrawError,
     },
 }
 

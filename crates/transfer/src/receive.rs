@@ -22,12 +22,12 @@ use linerate_wire::{
 
 use super::claims::{ClaimSet, Claims};
 use super::direct::{AlignedBuf, CachePolicy};
-use super::filter::Filter;
+use super::filter::{Filter, FilterError};
 use super::grid::{BlockCheck, PIECE, ranges_bytes};
 use super::reader::RecordReader;
 use super::sink::{Accepted, Asked, Leftovers, Sink, SinkError, SinkOptions};
 use crate::confine::DestRoot;
-use linerate_engine::limits::{SessionLimits, return_free_memory};
+use linerate_engine::limits::{Refused, SessionLimits, return_free_memory};
 use linerate_engine::measuring_end::{self, EndConfig};
 use linerate_engine::session::control::{Control, Input};
 use linerate_engine::session::registry::{Registration, Registry};
@@ -194,7 +194,7 @@ pub fn serve(
     reg: &Registry,
     id: SessionId,
     policy: &TransferPolicy,
-    admit: &dyn Fn() -> std::result::Result<(), String>,
+    admit: &dyn Fn() -> std::result::Result<(), Refused>,
 ) -> Result<String> {
     let new_dirs = std::cell::RefCell::new(NewDirs::default());
     let served = serve_admitted(ctl, accept, (reg, id), policy, admit, &new_dirs);
@@ -211,7 +211,7 @@ fn serve_admitted(
     accept: Accept,
     (reg, id): (&Registry, SessionId),
     policy: &TransferPolicy,
-    admit: &dyn Fn() -> std::result::Result<(), String>,
+    admit: &dyn Fn() -> std::result::Result<(), Refused>,
     new_dirs: &std::cell::RefCell<NewDirs>,
 ) -> Result<String> {
     let token = policy.token.as_ref().map(|t| t.0.clone());
@@ -314,7 +314,7 @@ fn admission<'a>(
     reg: &'a Registry,
     id: SessionId,
     policy: &TransferPolicy,
-    admit: &dyn Fn() -> std::result::Result<(), String>,
+    admit: &dyn Fn() -> std::result::Result<(), Refused>,
 ) -> Option<Admitted<'a>> {
     if policy.is_one_shot() && policy.taken.swap(true, Relaxed) {
         let busy = "this receiver is busy with its one transfer";
@@ -331,7 +331,10 @@ fn admission<'a>(
     let rules = match rules_of(&req) {
         Ok(rules) => Arc::new(rules),
         Err(e) => {
-            m.abort(local(RefusalCode::InvalidParameters, e));
+            m.abort(local(
+                RefusalCode::InvalidParameters,
+                format!("the sender's rule {e}"),
+            ));
             return None;
         }
     };
@@ -477,12 +480,11 @@ fn run_sink(
 
 /// The sender's include/exclude rules, compiled: what they left out at
 /// the source is kept from `--delete` and from a directory's removal.
-fn rules_of(req: &TransferRequest) -> std::result::Result<Filter, String> {
+fn rules_of(req: &TransferRequest) -> std::result::Result<Filter, FilterError> {
     let mut filter = Filter::default();
     filter
         .add_lines(&req.filter.join("\n"))
-        .and_then(|()| filter.compile())
-        .map_err(|e| format!("the sender's rule {e}"))?;
+        .and_then(|()| filter.compile())?;
     Ok(filter)
 }
 

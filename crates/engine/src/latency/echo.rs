@@ -101,11 +101,7 @@ fn answer(
             };
             let n = match receive(sock, &mut buf[..want], poll, timeout) {
                 Ok(0) if echo.at_boundary() => return None,
-                Ok(0) => {
-                    return Some(
-                        "the client closed the connection in the middle of a round".into(),
-                    );
-                }
+                Ok(0) => return Some(EchoError::MidRound),
                 Ok(n) => n,
                 Err(e) => return Some(e),
             };
@@ -122,12 +118,13 @@ fn answer(
                             return Some(e);
                         }
                     }
-                    Err(e) => return Some(e.to_string()),
+                    Err(e) => return Some(EchoError::Request(e)),
                 }
             }
         }
     });
     let tcp = linerate_probe::tcpinfo::read(sock).ok();
+    let error = error.map(|e| e.to_string());
     let o = Outcome::finish(live, &clock, tcp, echo.bytes_in(), last, error);
     (o, echo.rounds())
 }
@@ -146,7 +143,7 @@ fn answer_udp(
     let paired = crate::udp::pair(sock, false)
         .and_then(|udp| crate::udp::give_cookie(sock).map(|cookie| (udp, cookie)));
     let error = match paired {
-        Err(e) => Some(format!("pairing a UDP socket with the connection: {e}")),
+        Err(e) => Some(EchoError::Pair(e)),
         Ok((udp, cookie)) => {
             if spin.spinning() {
                 let _ = sockopt::set_busy_poll(&udp);
@@ -180,13 +177,47 @@ fn answer_udp(
                 ) {
                     Ok(_) => rounds += 1,
                     Err(Errno::INTR | Errno::NOBUFS | Errno::AGAIN | Errno::CONNREFUSED) => {}
-                    Err(e) => break Some(format!("sending a reply datagram: {e}")),
+                    Err(e) => break Some(EchoError::SendDatagram(e)),
                 }
             }
         }
     };
-    let o = Outcome::finish(live, &clock, None, bytes_in, last, error);
+    let o = Outcome::finish(
+        live,
+        &clock,
+        None,
+        bytes_in,
+        last,
+        error.map(|e| e.to_string()),
+    );
     (o, rounds)
+}
+
+/// Why an echoing end stopped answering; the text is its stream's error.
+#[derive(Debug, thiserror::Error)]
+enum EchoError {
+    #[error("reading a request datagram: {0}")]
+    ReadDatagram(Errno),
+    #[error("no request datagram within {:.1} s: the client stopped sending", .0.as_secs_f64())]
+    NoDatagram(Duration),
+    #[error("setting up the connection: {0}")]
+    Setup(std::io::Error),
+    #[error("no request within {:.1} s: the client stopped sending", .0.as_secs_f64())]
+    NoRequest(Duration),
+    #[error("reading a request: {0}")]
+    Read(Errno),
+    #[error("the client took no reply within its timeout")]
+    ReplyTimeout,
+    #[error("sending a reply: {0}")]
+    Send(Errno),
+    #[error("the client closed the connection in the middle of a round")]
+    MidRound,
+    #[error("{0}")]
+    Request(linerate_wire::WireError),
+    #[error("pairing a UDP socket with the connection: {0}")]
+    Pair(std::io::Error),
+    #[error("sending a reply datagram: {0}")]
+    SendDatagram(Errno),
 }
 
 /// The next request datagram's length; `None` once the client has closed
@@ -197,14 +228,14 @@ fn udp_request(
     buf: &mut [u8],
     spin: bool,
     timeout: Duration,
-) -> Result<Option<usize>, String> {
+) -> Result<Option<usize>, EchoError> {
     let since = Instant::now();
     let wait = if spin { Duration::ZERO } else { timeout };
     loop {
         match rustix::net::recv(udp, &mut *buf, RecvFlags::DONTWAIT) {
             Ok((n, _)) => return Ok(Some(n)),
             Err(Errno::AGAIN | Errno::INTR | Errno::CONNREFUSED) => {}
-            Err(e) => return Err(format!("reading a request datagram: {e}")),
+            Err(e) => return Err(EchoError::ReadDatagram(e)),
         }
         if crate::udp::wait_readable(udp, Some(tcp), wait) {
             // The client writes nothing more on the connection: readable
@@ -212,10 +243,7 @@ fn udp_request(
             return Ok(None);
         }
         if since.elapsed() >= timeout {
-            return Err(format!(
-                "no request datagram within {:.1} s: the client stopped sending",
-                timeout.as_secs_f64()
-            ));
+            return Err(EchoError::NoDatagram(timeout));
         }
         if spin {
             std::hint::spin_loop();
@@ -223,11 +251,11 @@ fn udp_request(
     }
 }
 
-fn prepare(sock: &TcpStream, busy_poll: bool, timeout: Duration) -> Result<(), String> {
+fn prepare(sock: &TcpStream, busy_poll: bool, timeout: Duration) -> Result<(), EchoError> {
     sock.set_nodelay(true)
         .and_then(|()| sock.set_read_timeout(Some(timeout)))
         .and_then(|()| sock.set_write_timeout(Some(timeout)))
-        .map_err(|e| format!("setting up the connection: {e}"))?;
+        .map_err(EchoError::Setup)?;
     if busy_poll {
         let _ = sockopt::set_busy_poll(sock);
     }
@@ -251,7 +279,12 @@ struct Poll {
 /// held 4 MiB windows at 0.7 of bench's rate on loopback,
 /// docs/defaults.md#busy-poll). A blocked receive ends at the socket's
 /// timeout.
-fn receive(sock: &TcpStream, buf: &mut [u8], p: Poll, timeout: Duration) -> Result<usize, String> {
+fn receive(
+    sock: &TcpStream,
+    buf: &mut [u8],
+    p: Poll,
+    timeout: Duration,
+) -> Result<usize, EchoError> {
     let since = Instant::now();
     loop {
         let got = if p.spin {
@@ -276,25 +309,22 @@ fn receive(sock: &TcpStream, buf: &mut [u8], p: Poll, timeout: Duration) -> Resu
             Ok(n) => return Ok(n),
             Err(Errno::INTR) => {}
             Err(Errno::AGAIN) => {
-                return Err(format!(
-                    "no request within {:.1} s: the client stopped sending",
-                    timeout.as_secs_f64()
-                ));
+                return Err(EchoError::NoRequest(timeout));
             }
-            Err(e) => return Err(format!("reading a request: {e}")),
+            Err(e) => return Err(EchoError::Read(e)),
         }
     }
 }
 
-fn reply(sock: &TcpStream, len: usize) -> Result<(), String> {
+fn reply(sock: &TcpStream, len: usize) -> Result<(), EchoError> {
     let mut left = len;
     while left > 0 {
         let chunk = left.min(BUF);
         match rustix::net::send(sock, &ZEROS[..chunk], SendFlags::NOSIGNAL) {
             Ok(n) => left -= n,
             Err(Errno::INTR) => {}
-            Err(Errno::AGAIN) => return Err("the client took no reply within its timeout".into()),
-            Err(e) => return Err(format!("sending a reply: {e}")),
+            Err(Errno::AGAIN) => return Err(EchoError::ReplyTimeout),
+            Err(e) => return Err(EchoError::Send(e)),
         }
     }
     Ok(())

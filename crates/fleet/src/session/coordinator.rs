@@ -19,6 +19,7 @@ use crate::plan::{self, Flow};
 use linerate_result::HostFacts;
 use linerate_result::fleet::{FleetHost, FleetStep, FlowResult, HostRate};
 
+use crate::session::Unrunnable;
 pub use crate::session::connections::ConnectionSetup;
 pub use crate::session::job_step::JobPlan;
 use linerate_wire::{
@@ -583,7 +584,7 @@ impl Coordinator {
                     tos: s.connections.tos,
                     congestion: s.connections.congestion.clone(),
                 }),
-                Err(reason) => self.current[i] = Some(failed_flow(flow, reason)),
+                Err(reason) => self.current[i] = Some(failed_flow(flow, reason.to_string())),
             }
         }
         self.events.push_back(Event::StepStarted {
@@ -639,10 +640,12 @@ impl Coordinator {
         let tasks = crate::session::job_step::tasks(job, &s.connections, |r| {
             let rank = &ranks[r as usize];
             if let Some(why) = &rank.failed {
-                return Err(format!("rank {r} failed: {why}"));
+                return Err(Unrunnable::Failed {
+                    rank: r,
+                    why: why.clone(),
+                });
             }
-            rank.job_addr()
-                .ok_or_else(|| format!("rank {r} has no job port"))
+            rank.job_addr().ok_or(Unrunnable::NoJobPort(r))
         });
         self.events.push_back(Event::StepStarted {
             step,
@@ -654,7 +657,7 @@ impl Coordinator {
                 Err(why) => {
                     self.current_job[r as usize] = Some(JobReport {
                         iteration_ns: Vec::new(),
-                        error: Some(why),
+                        error: Some(why.to_string()),
                     });
                     continue;
                 }
@@ -664,16 +667,19 @@ impl Coordinator {
     }
 
     /// Where `flow` goes, or why it cannot run.
-    fn route(&self, flow: &Flow) -> Result<SocketAddr, String> {
+    fn route(&self, flow: &Flow) -> Result<SocketAddr, Unrunnable> {
         for end in [flow.from, flow.to] {
             let rank = &self.ranks[end as usize];
             if let Some(why) = &rank.failed {
-                return Err(format!("rank {end} failed: {why}"));
+                return Err(Unrunnable::Failed {
+                    rank: end,
+                    why: why.clone(),
+                });
             }
         }
         self.ranks[flow.to as usize]
             .data_addr()
-            .ok_or_else(|| format!("rank {} has no address", flow.to))
+            .ok_or(Unrunnable::NoAddress(flow.to))
     }
 
     /// Records step `step` with what was reported; a flow without a report

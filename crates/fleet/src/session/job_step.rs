@@ -7,6 +7,7 @@ use std::net::SocketAddr;
 use linerate_result::fleet::{JobRank, JobResult};
 use linerate_wire::{JobKind, JobPeer, JobReport, JobTask};
 
+use crate::session::Unrunnable;
 use crate::session::connections::ConnectionSetup;
 
 /// A proxy application run as one step.
@@ -29,8 +30,8 @@ pub struct JobPlan {
 pub fn tasks(
     job: &JobPlan,
     connections: &ConnectionSetup,
-    job_addr: impl Fn(u32) -> Result<SocketAddr, String>,
-) -> Vec<(u32, Result<JobTask, String>)> {
+    job_addr: impl Fn(u32) -> Result<SocketAddr, Unrunnable>,
+) -> Vec<(u32, Result<JobTask, Unrunnable>)> {
     job.peers
         .iter()
         .enumerate()
@@ -43,11 +44,11 @@ pub fn tasks(
                     .map(|&(p, bytes)| {
                         Ok(JobPeer {
                             rank: p,
-                            addr: job_addr(p).map_err(|why| format!("its peer {why}"))?,
+                            addr: job_addr(p).map_err(|why| Unrunnable::Peer(Box::new(why)))?,
                             bytes: u32::try_from(bytes).unwrap_or(u32::MAX),
                         })
                     })
-                    .collect::<Result<Vec<JobPeer>, String>>()?;
+                    .collect::<Result<Vec<JobPeer>, Unrunnable>>()?;
                 Ok(JobTask {
                     kind: job.kind,
                     iterations: job.iterations,
@@ -115,7 +116,10 @@ mod tests {
     fn a_rank_whose_peer_failed_is_not_sent_a_task() {
         let addr = |r: u32| {
             if r == 2 {
-                Err("rank 2 failed: gone".to_string())
+                Err(Unrunnable::Failed {
+                    rank: 2,
+                    why: "gone".into(),
+                })
             } else {
                 Ok(SocketAddr::from(([10, 0, 0, r as u8 + 1], 9000)))
             }
@@ -126,6 +130,7 @@ mod tests {
             t[0].1
                 .as_ref()
                 .unwrap_err()
+                .to_string()
                 .contains("its peer rank 2 failed")
         );
         assert!(t[2].1.is_err());
