@@ -180,7 +180,12 @@ fn a_policer_is_named_with_its_rate_for_cubic_and_bbr() {
             let (out, doc) = lab.bench(&["-t", "6", "--cc", cc]);
             assert!(out.status.success(), "{host} host, {cc}: {}", text(&out));
             let (limit, sentence) = verdict(&doc);
-            assert_eq!(limit, "policer", "{host} host, {cc}: {sentence}");
+            // The evidence whole, so a miss says which rule's figure fell short.
+            assert_eq!(
+                limit, "policer",
+                "{host} host, {cc}: {sentence}\n{}",
+                doc["summary"]["verdict"]["evidence"]
+            );
             let rate = evidence(&doc, "steady_bits_per_second");
             assert!(
                 (rate / 500e6 - 1.0).abs() <= 0.15,

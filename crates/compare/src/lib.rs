@@ -94,7 +94,8 @@ pub enum CompareError {
 }
 
 impl CompareError {
-    fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> CompareError {
+    /// An I/O error while doing `what`.
+    pub fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> CompareError {
         let what = what.into();
         move |source| CompareError::Io { what, source }
     }

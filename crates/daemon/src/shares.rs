@@ -377,7 +377,10 @@ mod tests {
             .collect();
         let e = shares.take(src("10.0.0.1")).err().unwrap();
         assert!(matches!(e, Refused::SourceFull { open: 3, .. }), "{e}");
-        assert!(e.to_string().contains("--max-open-sessions-per-source"), "{e}");
+        assert!(
+            e.to_string().contains("--max-open-sessions-per-source"),
+            "{e}"
+        );
         // Full: a newcomer ends the oldest of the biggest group.
         let b = shares.take(src("10.0.0.2")).expect("room made");
         assert_eq!(

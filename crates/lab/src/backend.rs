@@ -123,23 +123,9 @@ fn for_links(spec: &LabSpec, k: &KernelSupport) -> Result<(Backend, String), Lab
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conditions::Conditions;
 
     fn spec(backend: BackendChoice) -> LabSpec {
-        LabSpec {
-            name: "t".into(),
-            hosts: 2,
-            router: false,
-            mtu: 9000,
-            backend,
-            conditions: Conditions {
-                rtt_us: 44_000,
-                ..Conditions::default()
-            },
-            fabric: None,
-            links: 1,
-            bond: None,
-        }
+        crate::lifecycle::tests::spec(backend, false)
     }
 
     #[test]

@@ -504,11 +504,12 @@ fn down_named(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::conditions::BackendChoice;
 
-    fn spec(backend: BackendChoice, router: bool) -> LabSpec {
+    /// A two-host lab at 44 ms, for tests of how a lab is planned.
+    pub(crate) fn spec(backend: BackendChoice, router: bool) -> LabSpec {
         LabSpec {
             name: "t".into(),
             hosts: 2,

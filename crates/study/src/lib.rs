@@ -17,52 +17,10 @@ mod striping;
 mod tuning;
 mod wan;
 
-/// Why a study could not run or gather its runs.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum StudyError {
-    /// A run's tool ended with a failure.
-    #[error("{tool} failed: {stderr}")]
-    ToolFailed {
-        /// The tool's name.
-        tool: String,
-        /// What it wrote to stderr, trimmed.
-        stderr: String,
-    },
-    /// Many runs were asked for and none produced a result.
-    #[error("the study produced no runs")]
-    NoRuns,
-    /// Gathering the runs into one document.
-    #[error(transparent)]
-    Document(#[from] linerate_compare::CompareError),
-    /// A lab could not be built, changed or entered.
-    #[error(transparent)]
-    Lab(#[from] linerate_lab::LabError),
-    /// A run of linerate itself.
-    #[error(transparent)]
-    Engine(#[from] linerate_engine::EngineError),
-    /// Setting or reverting sysctls in a lab host.
-    #[error(transparent)]
-    Tune(#[from] linerate_tune::TuneError),
-    /// A thread of the study panicked.
-    #[error("{0} panicked")]
-    Panicked(&'static str),
-    /// A file or socket operation of the study itself.
-    #[error("{what}: {source}")]
-    Io {
-        /// What was being done.
-        what: String,
-        /// The error the system gave.
-        source: std::io::Error,
-    },
-}
-
-impl StudyError {
-    fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> StudyError {
-        let what = what.into();
-        move |source| StudyError::Io { what, source }
-    }
-}
+/// Why a study could not run or gather its runs: the same faults as a
+/// comparison's (a tool that failed, a lab, a run of linerate, sysctls,
+/// the study's own files and threads).
+pub use linerate_compare::CompareError as StudyError;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
