@@ -6,13 +6,11 @@ use std::io::{BufRead, BufReader};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use linerate_daemon::server::Server;
+use linerate_daemon::{Running, Server};
 use linerate_probe::units::fmt_rate;
 use linerate_result::ResultDoc;
 
@@ -65,13 +63,8 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         crate::lab_cmd::require()?;
     }
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
-    let server = Server::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))?;
-    let addr = server.local_addr()?;
-    let stop = Arc::new(AtomicBool::new(false));
-    let serving = {
-        let stop = Arc::clone(&stop);
-        std::thread::spawn(move || server.run(false, &stop))
-    };
+    let server = Running::start(Server::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))?)?;
+    let addr = server.addr();
     println!(
         "linerate demo: server on {addr}; results in {}\n",
         a.out.display()
@@ -108,8 +101,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         }
         latency(addr, &a.out)
     })();
-    stop.store(true, Relaxed);
-    let _ = serving.join();
+    let _ = server.stop();
     result?;
     println!("\n4. a verified transfer of generated files (large and small) to a fresh folder");
     transfer(&a.out)?;

@@ -3,11 +3,7 @@
 //! stranger's, during the run) and any latency session, and takes one
 //! that does.
 
-use std::net::SocketAddr;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-
-use linerate_daemon::server::Server;
+use linerate_daemon::{Running, Server};
 use linerate_engine::bench;
 use linerate_engine::spec::BenchSpec;
 use linerate_wire::RunToken;
@@ -15,15 +11,13 @@ use linerate_wire::RunToken;
 #[test]
 fn an_agents_server_takes_only_benches_that_show_the_runs_token() {
     let token = RunToken("0123456789abcdef0123456789abcdef".into());
-    let server = Server::bind("127.0.0.1:0".parse().unwrap())
-        .unwrap()
-        .with_run_token(Some(token.clone()));
-    let addr: SocketAddr = server.local_addr().unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let serving = {
-        let stop = Arc::clone(&stop);
-        std::thread::spawn(move || server.run(false, &stop))
-    };
+    let server = Running::start(
+        Server::bind("127.0.0.1:0".parse().unwrap())
+            .unwrap()
+            .with_run_token(Some(token.clone())),
+    )
+    .unwrap();
+    let addr = server.addr();
     let spec = BenchSpec {
         duration_ms: 300,
         ..BenchSpec::default()
@@ -53,8 +47,7 @@ fn an_agents_server_takes_only_benches_that_show_the_runs_token() {
         !text.contains("0123456789abcdef"),
         "a token's Debug hides it: {text}"
     );
-    stop.store(true, Relaxed);
-    serving.join().unwrap().unwrap();
+    server.stop().unwrap();
 }
 
 fn member_debug() -> BenchSpec {
