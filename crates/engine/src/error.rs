@@ -86,8 +86,8 @@ pub enum EngineError {
     #[error("{}: file names that are not UTF-8 are not supported", .0.display())]
     NotUtf8(std::path::PathBuf),
     /// A server limit (sessions, streams) is reached; says which flag.
-    #[error("{0}")]
-    Busy(String),
+    #[error("server busy: {0}")]
+    Busy(crate::limits::OverBudget),
     /// A new session's id is one a session already holds.
     #[error("session id already in use")]
     SessionIdInUse,

@@ -193,7 +193,7 @@ impl<'a> Registration<'a> {
         join: JoinRule,
     ) -> Result<Registration<'a>> {
         let held = Held::take(&reg.streams, u64::from(connections))
-            .map_err(|e| EngineError::Busy(format!("server busy: {e}")))?;
+            .map_err(EngineError::Busy)?;
         let (tx, rx) = mpsc::channel();
         let inserted = reg.with(|m| {
             if m.contains_key(&id) {
