@@ -192,8 +192,7 @@ impl<'a> Registration<'a> {
         options: StreamOptions,
         join: JoinRule,
     ) -> Result<Registration<'a>> {
-        let held = Held::take(&reg.streams, u64::from(connections))
-            .map_err(EngineError::Busy)?;
+        let held = Held::take(&reg.streams, u64::from(connections)).map_err(EngineError::Busy)?;
         let (tx, rx) = mpsc::channel();
         let inserted = reg.with(|m| {
             if m.contains_key(&id) {
