@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
+use linerate_fleet::agent::AgentSpec;
 use linerate_fleet::agents::{self as fleet_launch, AgentSource, LaunchError};
 use linerate_fleet::coordinator::{ConnectionSetup, Event, Outcome, PlannedStep};
 use linerate_fleet::document as fleet_doc;
@@ -198,15 +199,18 @@ pub fn run_agent(a: AgentArgs) -> anyhow::Result<()> {
     } else {
         fleet_launch::run_token()
     };
-    let spec = fleet_run::agent_spec_by_hand(
-        coordinator,
-        (a.rank, a.size),
-        a.name.unwrap_or_else(host_name),
-        a.listen,
-        Duration::from_millis(a.timeout),
+    let spec = AgentSpec {
+        listen: a.listen,
+        silence: Duration::from_millis(a.timeout),
         token,
-        crate::netns::known_path_here(&[]),
-    );
+        path: crate::netns::known_path_here(&[]),
+        ..AgentSpec::joining(
+            coordinator,
+            a.rank,
+            a.size,
+            a.name.unwrap_or_else(host_name),
+        )
+    };
     a.log.init(tracing_subscriber::filter::LevelFilter::WARN);
     linerate_fleet::agent::run(&spec, signals::interrupt_flag())
         .with_context(|| format!("agent of rank {} ({})", spec.rank, spec.name))

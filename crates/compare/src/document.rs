@@ -66,7 +66,8 @@ impl ManyRuns {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rounds::{point, tests::doc};
+    use crate::fixtures::throughput_doc as doc;
+    use crate::rounds::point;
 
     fn runs(points: Vec<StudyPoint>) -> ManyRuns {
         ManyRuns {

@@ -217,7 +217,7 @@ pub(super) const DEFINITIONS: [(&str, &str); 3] = [
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rounds::tests::doc;
+    use crate::fixtures::throughput_doc as doc;
 
     #[test]
     fn the_fastest_peer_sets_the_ratio_and_a_mean_is_named_as_one() {

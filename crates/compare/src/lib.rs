@@ -18,6 +18,8 @@
 pub mod dataset;
 pub mod document;
 mod files;
+#[doc(hidden)]
+pub mod fixtures;
 mod latency;
 mod mem;
 pub mod place;

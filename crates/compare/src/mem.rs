@@ -184,7 +184,7 @@ pub(super) const DEFINITIONS: [(&str, &str); 2] = [
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rounds::tests::doc;
+    use crate::fixtures::throughput_doc as doc;
 
     fn pts(rows: &[(&str, u32, f64)]) -> Vec<StudyPoint> {
         rows.iter()

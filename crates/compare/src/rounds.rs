@@ -172,26 +172,11 @@ pub(crate) fn medians(points: &[StudyPoint], key: &str) -> BTreeMap<String, f64>
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
+    use crate::fixtures::throughput_doc as doc;
     use crate::tools::Tool;
     use crate::tools::rounds::LatencyPeer;
-
-    /// A result document with only a throughput, for points in tests.
-    pub(crate) fn doc(bps: f64) -> ResultDoc {
-        let run = crate::tools::ToolRun {
-            bits_per_second: bps,
-            bytes: 0,
-            seconds: 1.0,
-            streams: 1,
-            intervals: Vec::new(),
-            retransmits: None,
-            cpu_percent: None,
-            counted: "received",
-        };
-        let (when, cpu) = (std::time::SystemTime::UNIX_EPOCH, Default::default());
-        crate::tools::convert::to_result("test", &run, vec![], when, cpu, Value::Null)
-    }
 
     #[test]
     fn every_tool_runs_first_once_in_as_many_rounds() {

@@ -154,7 +154,7 @@ pub(super) const DEFINITIONS: [(&str, &str); 2] = [
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rounds::tests::doc;
+    use crate::fixtures::throughput_doc as doc;
 
     #[test]
     fn medians_of_rate_loss_and_jitter_per_tool() {

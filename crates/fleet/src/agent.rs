@@ -37,6 +37,12 @@ const MAX_START_WAIT: Duration = Duration::from_secs(60);
 /// handshakes wait (1,024 from one address, 16,384 in all).
 const DOOR_SCALE: usize = 16;
 
+/// How long agents have to join, and to be reached by ssh.
+pub const JOIN_WITHIN: Duration = Duration::from_secs(30);
+/// How long an agent waits for its coordinator's next step when the run
+/// has no time limit of its own.
+pub const AGENT_SILENCE: Duration = Duration::from_secs(600);
+
 /// Who the agent is and where its coordinator is.
 #[derive(Debug, Clone)]
 pub struct AgentSpec {
@@ -60,6 +66,25 @@ pub struct AgentSpec {
     /// What is known of this host's path (a lab's rate and RTT): each
     /// flow's verdict gives its share and calls a shortcut invalid.
     pub path: linerate_verdict::KnownPath,
+}
+
+impl AgentSpec {
+    /// Rank `rank` of `size`, named `name`, joining the coordinator at
+    /// `coordinator`: its bench server on any free port, the protocol's
+    /// time to join and to wait, no token, nothing known of the path.
+    pub fn joining(coordinator: SocketAddr, rank: u32, size: u32, name: String) -> AgentSpec {
+        AgentSpec {
+            coordinator,
+            rank,
+            size,
+            name,
+            listen: SocketAddr::new(std::net::Ipv4Addr::UNSPECIFIED.into(), 0),
+            join_within: JOIN_WITHIN,
+            silence: AGENT_SILENCE,
+            token: None,
+            path: linerate_verdict::KnownPath::default(),
+        }
+    }
 }
 
 /// What every flow of this agent shares: its source address, the run's

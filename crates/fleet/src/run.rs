@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use linerate_verdict::KnownPath;
 
-use crate::agent::{self, AgentSpec};
+use crate::agent::{self, AGENT_SILENCE, AgentSpec, JOIN_WITHIN};
 use crate::agents::{self, AgentSource, Children, LaunchError, Role};
 use crate::coordinator::{Hooks, Rendezvous};
 use crate::plan::{Flow, Step};
@@ -21,8 +21,6 @@ use crate::session::coordinator::{
     ConnectionSetup, Event, JobPlan, Outcome, PlannedStep, Settings,
 };
 
-/// How long agents have to join, and to be reached by ssh.
-pub const JOIN_WITHIN: Duration = Duration::from_secs(30);
 /// From handing out a step to its start.
 const LEAD: Duration = Duration::from_millis(500);
 /// More lead for each flow of a step: setting up 1,024 flows into one
@@ -31,9 +29,6 @@ const LEAD_PER_FLOW: Duration = Duration::from_millis(2);
 /// How long after a step's end its reports may take: flows still
 /// connecting, many sessions on few cores.
 const REPORT_GRACE: Duration = Duration::from_secs(20);
-/// How long a rank of srun or mpirun waits for its coordinator's next step
-/// when the run has no time limit of its own.
-const AGENT_SILENCE: Duration = Duration::from_secs(600);
 /// How long agents this process started have to leave after the run.
 const CHILDREN_GRACE: Duration = Duration::from_secs(10);
 
@@ -219,46 +214,19 @@ pub fn run(
     }
 }
 
-/// An agent started by hand (`linerate agent`): it joins the coordinator
-/// at `coordinator` as `rank` of `size`, and leaves after `silence`.
-pub fn agent_spec_by_hand(
-    coordinator: SocketAddr,
-    (rank, size): (u32, u32),
-    name: String,
-    listen: SocketAddr,
-    silence: Duration,
-    token: Option<String>,
-    path: KnownPath,
-) -> AgentSpec {
-    AgentSpec {
-        coordinator,
-        rank,
-        size,
-        name,
-        listen,
-        join_within: JOIN_WITHIN,
-        silence,
-        token,
-        path,
-    }
-}
-
 /// This process's own agent in a run it is a rank of.
 fn agent_spec(
     spec: &RunSpec,
     coordinator: SocketAddr,
-    ranks: (u32, u32),
+    (rank, size): (u32, u32),
     silence: Duration,
 ) -> AgentSpec {
-    agent_spec_by_hand(
-        coordinator,
-        ranks,
-        spec.name.clone(),
-        SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), 0),
+    AgentSpec {
         silence,
-        agents::run_token(),
-        spec.path,
-    )
+        token: agents::run_token(),
+        path: spec.path,
+        ..AgentSpec::joining(coordinator, rank, size, spec.name.clone())
+    }
 }
 
 /// A plan step with the factors it varies, by name: an incast's senders,

@@ -12,6 +12,7 @@ use std::sync::atomic::AtomicBool;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use linerate_fleet::agent::AgentSpec;
 use linerate_fleet::agents::{AgentSource, Role};
 use linerate_fleet::coordinator::{ConnectionSetup, Event};
 use linerate_fleet::run::{self, Ended, Notice, RunSpec};
@@ -36,15 +37,16 @@ fn spec() -> RunSpec {
 fn agents(at: SocketAddr, stop: &Arc<AtomicBool>) -> Vec<JoinHandle<()>> {
     (1..RANKS)
         .map(|rank| {
-            let me = run::agent_spec_by_hand(
-                SocketAddr::new("127.0.0.1".parse().unwrap(), at.port()),
-                (rank, RANKS),
-                format!("rank{rank}"),
-                "127.0.0.1:0".parse().unwrap(),
-                Duration::from_secs(30),
-                None,
-                KnownPath::default(),
-            );
+            let me = AgentSpec {
+                listen: "127.0.0.1:0".parse().unwrap(),
+                silence: Duration::from_secs(30),
+                ..AgentSpec::joining(
+                    SocketAddr::new("127.0.0.1".parse().unwrap(), at.port()),
+                    rank,
+                    RANKS,
+                    format!("rank{rank}"),
+                )
+            };
             let stop = Arc::clone(stop);
             std::thread::spawn(move || {
                 linerate_fleet::agent::run(&me, stop).expect("the agent ends well");

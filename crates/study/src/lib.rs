@@ -206,21 +206,7 @@ mod tests {
         assert_eq!(wan::window_law_by_interval(&run[..6], w), None);
     }
 
-    /// A result document with only a throughput.
-    fn doc(bps: f64) -> ResultDoc {
-        let run = linerate_compare::tools::ToolRun {
-            bits_per_second: bps,
-            bytes: 0,
-            seconds: 1.0,
-            streams: 1,
-            intervals: Vec::new(),
-            retransmits: None,
-            cpu_percent: None,
-            counted: "received",
-        };
-        let (when, cpu) = (std::time::SystemTime::UNIX_EPOCH, Default::default());
-        linerate_compare::tools::convert::to_result("test", &run, vec![], when, cpu, Value::Null)
-    }
+    use linerate_compare::fixtures::throughput_doc as doc;
 
     #[test]
     fn invalid_runs_are_counted_and_named() {
