@@ -479,7 +479,9 @@ pub fn run_send(a: SendArgs, matches: Option<&clap::ArgMatches>) -> anyhow::Resu
             // by another name; a refusal or a full disk is not that.
             let unreached = matches!(
                 e,
-                EngineError::Io { .. } | EngineError::Timeout(_) | EngineError::NotLinerate(_)
+                EngineError::Io { .. }
+                    | EngineError::Timeout { .. }
+                    | EngineError::NotLinerate { .. }
             );
             let hint = match &target {
                 Target::OneShot(o) if unreached => loopback_name_hint(&o.host, server.ip()),

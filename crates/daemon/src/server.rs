@@ -144,9 +144,9 @@ impl Server {
             let _ = sock.set_only_v6(false);
         }
         sock.bind(&addr.into())
-            .map_err(|e| EngineError::io(format!("binding {addr}"), e))?;
+            .map_err(|e| EngineError::io_at("binding", addr, e))?;
         sock.listen(1024)
-            .map_err(|e| EngineError::io(format!("listening on {addr}"), e))?;
+            .map_err(|e| EngineError::io_at("listening on", addr, e))?;
         raise_open_files_limit();
         let limits = ServerLimits::default();
         Ok(Server {

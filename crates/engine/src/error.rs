@@ -1,3 +1,8 @@
+use std::fmt;
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
 use linerate_wire::{Refusal, WireError};
 use thiserror::Error;
 
@@ -8,10 +13,12 @@ use thiserror::Error;
 pub enum EngineError {
     /// The OS error is part of the message, not a separate source, so a
     /// report of the error chain does not say it twice.
-    #[error("{context}: {error}")]
+    #[error("{doing}{subject}: {error}")]
     Io {
         /// What was being done.
-        context: String,
+        doing: &'static str,
+        /// To what.
+        subject: Subject,
         /// The error the system gave.
         error: std::io::Error,
     },
@@ -24,15 +31,35 @@ pub enum EngineError {
     /// The user ended the run (Ctrl-C); what arrived is kept for a rerun.
     #[error("interrupted")]
     Interrupted,
-    /// What answered is not a linerate server; says what it looks like.
-    #[error("{0}")]
-    NotLinerate(String),
-    /// The peer did not answer in time; says what was awaited.
-    #[error("timed out {0}")]
-    Timeout(String),
-    /// The peer closed the connection; says what was awaited.
-    #[error("peer closed the connection {0}")]
-    PeerClosed(String),
+    /// What answered at `server` is not a linerate server.
+    #[error("{server} {looks}")]
+    NotLinerate {
+        /// Where it answered.
+        server: SocketAddr,
+        /// What it looks like.
+        looks: Lookalike,
+    },
+    /// The peer did not answer in time.
+    #[error(
+        "timed out waiting for {waiting_for}{}",
+        within.map(|t| format!(
+            ": nothing came within {:.1} s (--timeout); it has stopped answering, \
+             or the path drops everything",
+            t.as_secs_f64()
+        )).unwrap_or_default()
+    )]
+    Timeout {
+        /// What was awaited.
+        waiting_for: &'static str,
+        /// The time it had, when a flag set it.
+        within: Option<Duration>,
+    },
+    /// The peer closed the connection while this end waited for it.
+    #[error("peer closed the connection while waiting for {waiting_for}")]
+    PeerClosed {
+        /// What was awaited.
+        waiting_for: &'static str,
+    },
     /// This end refused the peer; the code goes back to the peer and stays
     /// here for the caller.
     #[error("{}", .0.message)]
@@ -41,11 +68,11 @@ pub enum EngineError {
     #[error("{0} panicked")]
     Panicked(&'static str),
     /// The server's streams failed while the client's did not.
-    #[error("server: {}", .0.join("; "))]
-    ServerStreams(Vec<String>),
+    #[error("server: {}", StreamFailure::list(.0))]
+    ServerStreams(Vec<StreamFailure>),
     /// The client's streams failed: the server may have gone away.
-    #[error("the run failed; the server may have gone away ({})", .0.join("; "))]
-    ClientStreams(Vec<String>),
+    #[error("the run failed; the server may have gone away ({})", StreamFailure::list(.0))]
+    ClientStreams(Vec<StreamFailure>),
     /// The client's run ended but the server's report never came.
     #[error("the server did not report its measurements ({0}); it may have crashed")]
     NoServerReport(Box<EngineError>),
@@ -53,7 +80,7 @@ pub enum EngineError {
     #[error("could not reach the coordinator at {at}: {error}")]
     NoCoordinator {
         /// Where it was looked for.
-        at: String,
+        at: SocketAddr,
         /// Why it could not be reached.
         error: Box<EngineError>,
     },
@@ -102,7 +129,7 @@ pub enum EngineError {
     ReceiverEnded,
     /// The session was stopped while it waited; says for what.
     #[error("the session stopped while waiting for {0}")]
-    StoppedWaiting(String),
+    StoppedWaiting(&'static str),
     /// What the engine's own order rules out (a bug, never bad input).
     #[error("internal error: {0}")]
     Internal(&'static str),
@@ -111,8 +138,13 @@ pub enum EngineError {
     Session(linerate_session::SessionError),
     /// The TLS handshake failed: a certificate that is not the one the
     /// client was told of, or a peer that does not speak TLS.
-    #[error("TLS handshake {0}")]
-    Tls(String),
+    #[error("TLS handshake with {server}: {error}")]
+    Tls {
+        /// The server it was made with.
+        server: SocketAddr,
+        /// How it failed.
+        error: std::io::Error,
+    },
     /// A one-shot receiver's sender never came.
     #[error("no session began within {} s", .0.as_secs_f64())]
     NoSession(std::time::Duration),
@@ -133,13 +165,13 @@ impl EngineError {
             EngineError::Refusing(r) => r.code != linerate_wire::RefusalCode::InvalidParameters,
             EngineError::Refused(_)
             | EngineError::Io { .. }
-            | EngineError::Timeout(_)
-            | EngineError::PeerClosed(_)
+            | EngineError::Timeout { .. }
+            | EngineError::PeerClosed { .. }
             | EngineError::EndedEarly
             | EngineError::StoppedWaiting(_)
             | EngineError::ServerStreams(_)
             | EngineError::ClientStreams(_)
-            | EngineError::Tls(_) => true,
+            | EngineError::Tls { .. } => true,
             _ => false,
         }
     }
@@ -152,12 +184,157 @@ impl From<WireError> for EngineError {
 }
 
 impl EngineError {
-    /// An I/O error while doing `context`.
-    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+    /// An I/O error while `doing` something.
+    pub fn io(doing: &'static str, source: std::io::Error) -> Self {
         EngineError::Io {
-            context: context.into(),
+            doing,
+            subject: Subject::Nothing,
             error: source,
         }
+    }
+
+    /// An I/O error while `doing` something to `subject`.
+    pub fn io_at(doing: &'static str, subject: impl Into<Subject>, source: std::io::Error) -> Self {
+        EngineError::Io {
+            doing,
+            subject: subject.into(),
+            error: source,
+        }
+    }
+}
+
+/// What an I/O error was done to, printed after what was being done.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Subject {
+    /// Nothing more to say than what was being done.
+    Nothing,
+    /// A file or folder.
+    Path(PathBuf),
+    /// A socket address.
+    Addr(SocketAddr),
+    /// An IP address.
+    Ip(IpAddr),
+    /// A protocol message, by its name.
+    Message(&'static str),
+}
+
+impl fmt::Display for Subject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Subject::Nothing => Ok(()),
+            Subject::Path(p) => write!(f, " {}", p.display()),
+            Subject::Addr(a) => write!(f, " {a}"),
+            Subject::Ip(ip) => write!(f, " {ip}"),
+            Subject::Message(name) => write!(f, " {name}"),
+        }
+    }
+}
+
+impl From<&Path> for Subject {
+    fn from(p: &Path) -> Self {
+        Subject::Path(p.to_path_buf())
+    }
+}
+
+impl From<&PathBuf> for Subject {
+    fn from(p: &PathBuf) -> Self {
+        Subject::Path(p.clone())
+    }
+}
+
+impl From<SocketAddr> for Subject {
+    fn from(a: SocketAddr) -> Self {
+        Subject::Addr(a)
+    }
+}
+
+impl From<IpAddr> for Subject {
+    fn from(ip: IpAddr) -> Self {
+        Subject::Ip(ip)
+    }
+}
+
+/// What answered a linerate client instead of a linerate server.
+#[derive(Debug)]
+pub enum Lookalike {
+    /// Nothing that answered the greeting at all; how the wait for it ended.
+    Silent(Box<EngineError>),
+    /// An iperf3 server.
+    Iperf3,
+    /// An HTTP server.
+    Http,
+    /// An SSH server.
+    Ssh,
+    /// Another service; its first bytes, printable ones kept.
+    Other(Vec<u8>),
+}
+
+impl fmt::Display for Lookalike {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const START: &str = "start one with `linerate serve`";
+        let like = match self {
+            Lookalike::Silent(why) => {
+                return write!(
+                    f,
+                    "did not answer linerate's greeting ({why}): nothing, or not a linerate \
+                     server, listens there ({START})"
+                );
+            }
+            Lookalike::Iperf3 => "an iperf3 server".to_string(),
+            Lookalike::Http => "an HTTP server".to_string(),
+            Lookalike::Ssh => "an SSH server".to_string(),
+            Lookalike::Other(bytes) => {
+                let shown: String = bytes
+                    .iter()
+                    .map(|&b| {
+                        if b.is_ascii_graphic() || b == b' ' {
+                            b as char
+                        } else {
+                            '.'
+                        }
+                    })
+                    .collect();
+                format!("a service that is not linerate (it sent \"{shown}\")")
+            }
+        };
+        write!(
+            f,
+            "answers like {like}, not a linerate server ({START}, or give the port it listens on)"
+        )
+    }
+}
+
+/// One stream's failure, as its end's report gave it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamFailure {
+    /// The stream's index.
+    pub stream: u16,
+    /// What its end said (the report's words, from the peer for the
+    /// server's streams).
+    pub error: String,
+}
+
+impl StreamFailure {
+    /// The failures of `report`'s streams.
+    pub fn of(report: &linerate_result::SideReport) -> Vec<StreamFailure> {
+        report
+            .streams
+            .iter()
+            .filter_map(|s| {
+                Some(StreamFailure {
+                    stream: s.stream,
+                    error: s.error.clone()?,
+                })
+            })
+            .collect()
+    }
+
+    fn list(failures: &[StreamFailure]) -> String {
+        failures
+            .iter()
+            .map(|f| format!("stream {}: {}", f.stream, f.error))
+            .collect::<Vec<_>>()
+            .join("; ")
     }
 }
 
@@ -191,7 +368,7 @@ mod tests {
         };
         use linerate_wire::RefusalCode::{Internal, InvalidParameters};
         assert!(EngineError::Refused(refusal(Internal)).worth_resuming());
-        assert!(EngineError::PeerClosed("x".into()).worth_resuming());
+        assert!(EngineError::PeerClosed { waiting_for: "x" }.worth_resuming());
         assert!(EngineError::Refusing(refusal(Internal)).worth_resuming());
         assert!(!EngineError::Refusing(refusal(InvalidParameters)).worth_resuming());
         assert!(!EngineError::from(WireError::UnknownRole(9)).worth_resuming());

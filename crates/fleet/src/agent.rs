@@ -268,7 +268,7 @@ fn reach(spec: &AgentSpec, stop: &AtomicBool) -> Result<Control> {
             Ok(ctl) => return Ok(ctl),
             Err(e) if Instant::now() >= until || stop.load(Relaxed) => {
                 return Err(EngineError::NoCoordinator {
-                    at: spec.coordinator.to_string(),
+                    at: spec.coordinator,
                     error: Box::new(e),
                 });
             }

@@ -45,7 +45,7 @@ impl Rendezvous {
     /// Listens for agents on `addr`.
     pub fn bind(addr: SocketAddr) -> Result<Rendezvous> {
         let listener = TcpListener::bind(addr)
-            .map_err(|e| EngineError::io(format!("listening for agents on {addr}"), e))?;
+            .map_err(|e| EngineError::io_at("listening for agents on", addr, e))?;
         listener
             .set_nonblocking(true)
             .map_err(|e| EngineError::io("a non-blocking listener", e))?;

@@ -500,7 +500,7 @@ fn ended(ctl: &mut Control, m: &mut TransferReceiver, resumable: &AtomicBool) ->
             }
             Err(e.into())
         }
-        None => Err(EngineError::StoppedWaiting(m.waiting_for().to_string())),
+        None => Err(EngineError::StoppedWaiting(m.waiting_for())),
     }
 }
 

@@ -154,7 +154,7 @@ pub fn check_roots(paths: &[PathBuf], follow: bool) -> Result<()> {
         } else {
             fs::symlink_metadata(p)
         }
-        .map_err(|e| EngineError::io(format!("reading {}", p.display()), e))?;
+        .map_err(|e| EngineError::io_at("reading", p, e))?;
     }
     Ok(())
 }
@@ -199,15 +199,15 @@ impl Walk<'_> {
             None if self.how.follow => fs::metadata(path),
             None => fs::symlink_metadata(path),
         }
-        .map_err(|e| EngineError::io(format!("reading {}", path.display()), e))?;
+        .map_err(|e| EngineError::io_at("reading", path, e))?;
         let ft = meta.file_type();
         if self.how.filter.excludes(&rel, ft.is_dir()) {
             return Ok(());
         }
         let at = (path, &meta, rel);
         if ft.is_symlink() {
-            let target = fs::read_link(path)
-                .map_err(|e| EngineError::io(format!("reading link {}", path.display()), e))?;
+            let target =
+                fs::read_link(path).map_err(|e| EngineError::io_at("reading link", path, e))?;
             let target = utf8(&target)?;
             self.push(at, EntryKind::Symlink { target }, None)?;
         } else if ft.is_dir() {
@@ -250,7 +250,7 @@ impl Walk<'_> {
     /// Lists what directory `path` holds, each under `rel` (the
     /// destination itself when empty), in name order.
     fn add_children(&mut self, path: &Path, rel: &str) -> Result<()> {
-        let listing = |e| EngineError::io(format!("listing {}", path.display()), e);
+        let listing = |e| EngineError::io_at("listing", path, e);
         let mut children: Vec<_> = fs::read_dir(path)
             .map_err(listing)?
             .collect::<std::io::Result<Vec<_>>>()
@@ -280,8 +280,7 @@ impl Walk<'_> {
     /// source), and what it holds lands in the destination.
     fn add_contents(&mut self, path: &Path) -> Result<()> {
         // A trailing slash reads through a link to its directory, as rsync.
-        let meta = fs::metadata(path)
-            .map_err(|e| EngineError::io(format!("reading {}", path.display()), e))?;
+        let meta = fs::metadata(path).map_err(|e| EngineError::io_at("reading", path, e))?;
         if !self.top_listed {
             self.top_listed = true;
             self.push((path, &meta, TOP_PATH.to_string()), EntryKind::Dir, None)?;
@@ -297,12 +296,8 @@ impl Walk<'_> {
         kind: EntryKind,
         o: Option<Origin>,
     ) -> Result<u32> {
-        let xattrs = meta::xattrs_of(path, self.how.wanted).map_err(|e| {
-            EngineError::io(
-                format!("reading attributes of {}", path.display()),
-                e.into(),
-            )
-        })?;
+        let xattrs = meta::xattrs_of(path, self.how.wanted)
+            .map_err(|e| EngineError::io_at("reading attributes of", path, e.into()))?;
         let e = Entry {
             path: rel,
             mode: meta.permissions().mode() & 0o7777,
@@ -332,8 +327,7 @@ impl Walk<'_> {
     /// takes a while: what is listed goes out meanwhile, and an empty frame
     /// when nothing is, so the receiver knows the walk goes on.
     fn digest_of(&mut self, path: &Path) -> Result<String> {
-        let reading =
-            |e| EngineError::io(format!("reading {} for its checksum", path.display()), e);
+        let reading = |e| EngineError::io_at("checksumming", path, e);
         let mut file = fs::File::open(path).map_err(reading)?;
         let mut h = blake3::Hasher::new();
         let mut buf = std::mem::take(&mut self.digest_buf);
@@ -375,7 +369,7 @@ fn base_name(p: &Path) -> Result<String> {
         Some(n) => PathBuf::from(n),
         // "." or "dir/..": name it by what it resolves to.
         None => fs::canonicalize(p)
-            .map_err(|e| EngineError::io(format!("resolving {}", p.display()), e))?
+            .map_err(|e| EngineError::io_at("resolving", p, e))?
             .file_name()
             .map(PathBuf::from)
             .ok_or_else(|| EngineError::NoName(p.to_path_buf()))?,

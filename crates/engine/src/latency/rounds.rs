@@ -253,7 +253,7 @@ impl Connection {
             match rustix::net::send(&self.sock, &self.request[at..to], flags) {
                 Ok(n) => at += n,
                 Err(Errno::INTR) => {}
-                Err(Errno::AGAIN) => return Err(self.silent("took no request")),
+                Err(Errno::AGAIN) => return Err(self.silent("the server to take a request")),
                 Err(e) => return Err(EngineError::io("sending a request", e.into())),
             }
         }
@@ -274,25 +274,24 @@ impl Connection {
             };
             match got {
                 Ok(0) => {
-                    return Err(EngineError::PeerClosed(
-                        "in the middle of a latency run (the server went away)".into(),
-                    ));
+                    return Err(EngineError::PeerClosed {
+                        waiting_for: "a reply in the middle of a latency run (the server went away)",
+                    });
                 }
                 Ok(n) => left -= n,
                 Err(Errno::INTR) => {}
-                Err(Errno::AGAIN) => return Err(self.silent("sent no reply")),
+                Err(Errno::AGAIN) => return Err(self.silent("the server's reply")),
                 Err(e) => return Err(EngineError::io("reading a reply", e.into())),
             }
         }
         Ok(())
     }
 
-    fn silent(&self, what: &str) -> EngineError {
-        EngineError::Timeout(format!(
-            "waiting for the server: it {what} within {:.1} s (--timeout); it has stopped \
-             answering, or the path drops everything",
-            self.timeout.as_secs_f64()
-        ))
+    fn silent(&self, waiting_for: &'static str) -> EngineError {
+        EngineError::Timeout {
+            waiting_for,
+            within: Some(self.timeout),
+        }
     }
 }
 

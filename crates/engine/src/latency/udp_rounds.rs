@@ -96,11 +96,10 @@ impl UdpRounds {
             } else {
                 self.lost += 1;
                 if end.duration_since(answered_at) >= self.timeout {
-                    return Err(EngineError::Timeout(format!(
-                        "waiting for the server: no reply datagram came within {:.1} s \
-                         (--timeout); it has stopped answering, or the path drops everything",
-                        self.timeout.as_secs_f64()
-                    )));
+                    return Err(EngineError::Timeout {
+                        waiting_for: "the server's reply datagram",
+                        within: Some(self.timeout),
+                    });
                 }
             }
             start = end;
@@ -114,10 +113,9 @@ impl UdpRounds {
                 Ok(_) => return Ok(()),
                 Err(Errno::INTR | Errno::NOBUFS) => {}
                 Err(Errno::CONNREFUSED) => {
-                    return Err(EngineError::PeerClosed(
-                        "the server's port refused datagrams (ICMP unreachable): it has gone"
-                            .into(),
-                    ));
+                    return Err(EngineError::PeerClosed {
+                        waiting_for: "a reply (its port refused datagrams: ICMP unreachable)",
+                    });
                 }
                 Err(e) => return Err(EngineError::io("sending a request datagram", e.into())),
             }

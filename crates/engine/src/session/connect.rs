@@ -15,7 +15,7 @@ use super::StreamSocket;
 use super::control::Control;
 use super::link::{Link, connect_tls};
 use crate::address::Stripe;
-use crate::error::{EngineError, Result};
+use crate::error::{EngineError, Lookalike, Result};
 use crate::sockopt::{self, StreamOptions};
 
 /// How long a connection may take to be set up.
@@ -131,10 +131,10 @@ fn connect(
     }
     if let Some(ip) = bind {
         sock.bind(&SocketAddr::new(ip, 0).into())
-            .map_err(|e| EngineError::io(format!("binding to {ip}"), e))?;
+            .map_err(|e| EngineError::io_at("binding to", ip, e))?;
     }
     sock.connect_timeout(&addr.into(), CONNECT_TIMEOUT)
-        .map_err(|e| EngineError::io(format!("connecting to {addr}"), e))?;
+        .map_err(|e| EngineError::io_at("connecting to", addr, e))?;
     Ok(sock.into())
 }
 
@@ -152,37 +152,20 @@ pub fn before_accept(server: SocketAddr, ctl: &Control, e: EngineError) -> Engin
     let _ = ctl.stream.shutdown(std::net::Shutdown::Both);
     let html =
         |b: &[u8]| b.len() >= 5 && b[..5].eq_ignore_ascii_case(b"<!doc") || b.starts_with(b"<html");
-    let what = if first.starts_with(b"HTTP/") || html(first) {
-        "an HTTP server".to_string()
+    let looks = if first.starts_with(b"HTTP/") || html(first) {
+        Lookalike::Http
     } else if first.starts_with(b"SSH-") {
-        "an SSH server".to_string()
+        Lookalike::Ssh
     } else if !first.is_empty() {
-        let shown: String = first
-            .iter()
-            .take(24)
-            .map(|&b| {
-                if b.is_ascii_graphic() || b == b' ' {
-                    b as char
-                } else {
-                    '.'
-                }
-            })
-            .collect();
-        format!("a service that is not linerate (it sent \"{shown}\")")
+        Lookalike::Other(first.iter().take(24).copied().collect())
     } else if answers_like_iperf3(server) {
-        "an iperf3 server".to_string()
+        Lookalike::Iperf3
     } else if answers_like_http(server) {
-        "an HTTP server".to_string()
+        Lookalike::Http
     } else {
-        return EngineError::NotLinerate(format!(
-            "{server} did not answer linerate's greeting ({e}): nothing, or not a linerate \
-             server, listens there (start one with `linerate serve`)"
-        ));
+        Lookalike::Silent(Box::new(e))
     };
-    EngineError::NotLinerate(format!(
-        "{server} answers like {what}, not a linerate server (start one with \
-         `linerate serve`, or give the port it listens on)"
-    ))
+    EngineError::NotLinerate { server, looks }
 }
 
 /// Whether `server` answers the 37-byte cookie an iperf3 client opens with

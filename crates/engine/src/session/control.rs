@@ -12,7 +12,7 @@ use linerate_session::SessionError;
 use linerate_wire::{Refusal, RefusalCode};
 
 use super::link::{Link, SharedTls};
-use crate::error::{EngineError, Result};
+use crate::error::{EngineError, Result, Subject};
 use crate::limits::Budget;
 
 /// How many of the first bytes a peer sends are kept to say what it is.
@@ -154,7 +154,7 @@ impl Control {
             Some(tls) => tls.send(&self.stream, &bytes),
             None => self.stream.write_all(&bytes),
         }
-        .map_err(|e| EngineError::io(format!("sending {}", msg.name()), e))
+        .map_err(|e| EngineError::io_at("sending", Subject::Message(msg.name()), e))
     }
 
     /// Tells the peer why its session is refused; best effort, it may be

@@ -53,7 +53,7 @@ pub fn connect_tls(
             {
                 return Err(EngineError::Refused(r));
             }
-            Err(EngineError::Tls(format!("with {server}: {e}")))
+            Err(EngineError::Tls { server, error: e })
         }
     }
 }

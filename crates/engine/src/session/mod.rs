@@ -151,12 +151,11 @@ impl From<SessionError> for EngineError {
     fn from(e: SessionError) -> Self {
         match e {
             SessionError::Wire(w) => EngineError::Wire(w),
-            SessionError::Timeout { waiting_for } => {
-                EngineError::Timeout(format!("waiting for {waiting_for}"))
-            }
-            SessionError::Closed { waiting_for } => {
-                EngineError::PeerClosed(format!("while waiting for {waiting_for}"))
-            }
+            SessionError::Timeout { waiting_for } => EngineError::Timeout {
+                waiting_for,
+                within: None,
+            },
+            SessionError::Closed { waiting_for } => EngineError::PeerClosed { waiting_for },
             SessionError::Refused(r) => EngineError::Refused(r),
             SessionError::Local(r) => EngineError::Refusing(r),
             // Unexpected, and any step error added later: kept whole.

@@ -440,7 +440,7 @@ fn compare_digests(m: &Manifest, theirs: &[(u32, String)]) -> Result<(usize, Vec
             Some(listed) => listed.to_string(),
             None => File::open(p)
                 .and_then(content_digest)
-                .map_err(|x| EngineError::io(format!("verifying {}", p.display()), x))?,
+                .map_err(|x| EngineError::io_at("verifying", p, x))?,
         };
         match theirs.get(&id) {
             Some(d) if **d == ours => verified += 1,
