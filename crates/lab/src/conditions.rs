@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::SpecError;
 use linerate_emulator::model::{DEFAULT_REORDER_DEPTH, Impairments, ReorderModel};
 
 /// Which mechanism makes the conditions.
@@ -130,28 +131,20 @@ impl Conditions {
             ("duplicate", self.duplicate),
         ] {
             if !(0.0..=1.0).contains(&p) {
-                return Err(crate::LabError::Spec(format!(
-                    "{what} must be between 0% and 100%"
-                )));
+                return Err(SpecError::Probability(what).into());
             }
         }
         if self.loss_burst != 0.0 && self.loss_burst < 1.0 {
-            return Err(crate::LabError::Spec(
-                "--loss-burst is a mean burst length in packets, at least 1".into(),
-            ));
+            return Err(SpecError::LossBurst.into());
         }
         if self.jitter_us > self.rtt_us / 2 && self.jitter_us > 0 {
-            return Err(crate::LabError::Spec(
-                "jitter larger than the one-way delay (half the RTT) is not meaningful".into(),
-            ));
+            return Err(SpecError::Jitter.into());
         }
         if self.rate_bps == Some(0) {
-            return Err(crate::LabError::Spec("--rate must be above zero".into()));
+            return Err(SpecError::ZeroRate.into());
         }
         if self.reorder_depth == 0 {
-            return Err(crate::LabError::Spec(
-                "--reorder-depth is the packets a reordered one overtakes, at least 1".into(),
-            ));
+            return Err(SpecError::ReorderDepth.into());
         }
         Ok(())
     }
@@ -163,12 +156,7 @@ impl Conditions {
             && self.reorder > 0.0
             && self.reorder_model != ReorderModel::Netem
         {
-            return Err(crate::LabError::Spec(
-                "netem reorders only by sending a packet past its whole delay line: \
-                 add --reorder-model netem for that, or use --backend emulator, whose default \
-                 model displaces a reordered packet by a few packets"
-                    .into(),
-            ));
+            return Err(SpecError::NetemReorder.into());
         }
         Ok(())
     }

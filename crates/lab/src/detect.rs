@@ -4,7 +4,7 @@ use std::process::Command;
 
 use serde::Serialize;
 
-use crate::LabError;
+use crate::{LabError, Missing};
 
 /// What the running kernel offers a lab.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -24,20 +24,13 @@ pub struct KernelSupport {
 /// Fails at once, saying what is missing, when labs cannot work here.
 pub fn require_lab_privileges() -> Result<(), LabError> {
     if !rustix::process::geteuid().is_root() {
-        return Err(LabError::Missing(
-            "linerate lab needs root: creating network namespaces and links needs CAP_SYS_ADMIN and CAP_NET_ADMIN (run it with sudo)".into(),
-        ));
+        return Err(Missing::Root.into());
     }
     if !std::path::Path::new("/proc/self/ns/net").exists() {
-        return Err(LabError::Missing(
-            "this kernel has no network namespaces (/proc/self/ns/net is missing; CONFIG_NET_NS)"
-                .into(),
-        ));
+        return Err(Missing::Namespaces.into());
     }
     if Command::new("ip").arg("-V").output().is_err() {
-        return Err(LabError::Missing(
-            "the `ip` command (Debian package iproute2) is not installed".into(),
-        ));
+        return Err(Missing::IpCommand.into());
     }
     Ok(())
 }

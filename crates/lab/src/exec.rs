@@ -12,10 +12,7 @@ pub fn run<S: AsRef<str>>(parts: &[S]) -> Result<(), LabError> {
     let out = Command::new(parts[0])
         .args(&parts[1..])
         .output()
-        .map_err(|e| LabError::Io {
-            context: line.clone(),
-            error: e,
-        })?;
+        .map_err(|e| LabError::io("running", parts[0], e))?;
     if out.status.success() {
         Ok(())
     } else {

@@ -13,32 +13,22 @@ use std::process::Command;
 
 use serde::Deserialize;
 
-use crate::ipcmd;
 use crate::spec::Lab;
+use crate::{SpecError, ipcmd};
 use linerate_emulator::fabric::graph::Graph;
 use linerate_emulator::fabric::sim::{ClassCounters, PortCounters};
 use linerate_emulator::fabric::{FabricSpec, Scheduling};
 
 /// Why this backend cannot build `spec`, in the user's words.
-pub fn refusal(spec: &FabricSpec) -> Option<String> {
+pub fn refusal(spec: &FabricSpec) -> Option<SpecError> {
     if spec.has_pfc() {
-        return Some(
-            "a lossless class (PFC pause) needs --backend emulator: kernel qdiscs send no pause frames"
-                .into(),
-        );
+        return Some(SpecError::HtbPause);
     }
     if spec.ecn_threshold_bytes.is_some() {
-        return Some(
-            "--ecn-threshold needs --backend emulator: kernel switches here queue in plain FIFOs \
-             (this kernel has no RED qdisc to mark with)"
-                .into(),
-        );
+        return Some(SpecError::HtbEcn);
     }
     if spec.hop_delay_us > 0 {
-        return Some(
-            "--hop-delay needs netem on every port, which --backend htb does not use; use --backend emulator"
-                .into(),
-        );
+        return Some(SpecError::HtbHopDelay);
     }
     None
 }
@@ -521,12 +511,12 @@ mod tests {
         let mut spec = leaf_spine();
         assert_eq!(refusal(&spec), None);
         spec.classes[1].lossless = true;
-        assert!(refusal(&spec).unwrap().contains("PFC"));
+        assert_eq!(refusal(&spec), Some(SpecError::HtbPause));
         spec.classes[1].lossless = false;
         spec.ecn_threshold_bytes = Some(30_000);
-        assert!(refusal(&spec).unwrap().contains("--ecn-threshold"));
+        assert_eq!(refusal(&spec), Some(SpecError::HtbEcn));
         spec.ecn_threshold_bytes = None;
         spec.hop_delay_us = 10;
-        assert!(refusal(&spec).unwrap().contains("--hop-delay"));
+        assert_eq!(refusal(&spec), Some(SpecError::HtbHopDelay));
     }
 }

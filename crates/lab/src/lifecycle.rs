@@ -7,13 +7,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::LabError;
 use crate::conditions::{Backend, Conditions};
 use crate::detect::{self, KernelSupport};
 use crate::exec;
 pub use crate::spec::{Host, KernelSupportRecord, Lab, LabSpec, MAX_HOSTS};
 use crate::state::{self, ProcessId};
 use crate::topology::{self, Step};
+use crate::{EmulatorFailure, LabError, SpecError};
 use linerate_emulator::{EmulatedHost, EmulatorPlan};
 
 /// How long `lab set` waits for the emulator to take new conditions; it
@@ -46,21 +46,15 @@ impl Lab {
         spec.validate()?;
         if backend == Backend::Htb {
             let why = match &spec.fabric {
-                None => Some(
-                    "--backend htb builds the switches of a --topology; a lab without one uses \
-                     netem, the emulator or veth"
-                        .to_string(),
-                ),
+                None => Some(SpecError::HtbWithoutFabric),
                 Some(f) => crate::kernel_fabric::refusal(f),
             };
             if let Some(why) = why {
-                return Err(LabError::Spec(why));
+                return Err(why.into());
             }
         }
         if backend != Backend::Emulator && spec.fabric.is_none() && !spec.router && spec.hosts > 2 {
-            return Err(LabError::Spec(
-                "more than two hosts need --router (or the emulator backend)".into(),
-            ));
+            return Err(SpecError::HostsWithoutRouter.into());
         }
         let hosts = (1..=spec.hosts)
             .map(|i| crate::links::host(&spec, index, i))
@@ -91,13 +85,13 @@ impl Lab {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(LabError::NotFound(name.into()));
             }
-            Err(e) => return Err(LabError::io(&path, e)),
+            Err(e) => return Err(LabError::io("reading", &path, e)),
         };
-        serde_json::from_str(&text).map_err(|e| LabError::Corrupt(path, e.to_string()))
+        serde_json::from_str(&text).map_err(|error| LabError::Corrupt { path, error })
     }
 
     fn save(&self) -> Result<(), LabError> {
-        let text = serde_json::to_vec_pretty(self).map_err(|e| LabError::Spec(e.to_string()))?;
+        let text = serde_json::to_vec_pretty(self).map_err(LabError::Unwritable)?;
         state::write_atomic(&state::state_file(&self.spec.name), &text)
     }
 
@@ -121,11 +115,11 @@ impl Lab {
     pub fn host(&self, name: &str) -> Result<&Host, LabError> {
         self.hosts.iter().find(|h| h.name == name).ok_or_else(|| {
             let names: Vec<&str> = self.hosts.iter().map(|h| h.name.as_str()).collect();
-            LabError::Spec(format!(
-                "lab {} has no host {name}; it has {}",
-                self.spec.name,
-                names.join(", ")
-            ))
+            LabError::from(SpecError::NoHost {
+                lab: self.spec.name.clone(),
+                host: name.to_string(),
+                hosts: names.iter().map(|n| n.to_string()).collect(),
+            })
         })
     }
 
@@ -135,7 +129,7 @@ impl Lab {
             return self
                 .router
                 .clone()
-                .ok_or_else(|| LabError::Spec("this lab has no router".into()));
+                .ok_or_else(|| SpecError::NoRouter.into());
         }
         Ok(self.host(name)?.netns.clone())
     }
@@ -169,10 +163,7 @@ impl Lab {
             if existing.spec == spec {
                 return Ok(existing);
             }
-            return Err(LabError::Spec(format!(
-                "lab {} is already up with other settings: change conditions with `linerate lab set`, or `linerate lab down {}` first",
-                spec.name, spec.name
-            )));
+            return Err(SpecError::UpWithOtherSettings(spec.name.clone()).into());
         }
         let kernel = detect::probe()?;
         let (backend, reason) = crate::backend::choose(&spec, &kernel)?;
@@ -193,7 +184,7 @@ impl Lab {
     /// The file the emulator follows: written at `up`, rewritten by `set`.
     fn write_impairments(&self) -> Result<Vec<u8>, LabError> {
         let imp = serde_json::to_vec_pretty(&self.spec.conditions.impairments())
-            .map_err(|e| LabError::Spec(e.to_string()))?;
+            .map_err(LabError::Unwritable)?;
         state::write_atomic(&state::impairments_file(&self.spec.name), &imp)?;
         Ok(imp)
     }
@@ -217,17 +208,14 @@ impl Lab {
                 return Ok(());
             }
             if self.emulator.as_ref().is_none_or(|p| !p.alive()) {
-                return Err(LabError::Emulator(format!(
-                    "the emulator of lab {} is not running; take the lab down and up again",
-                    self.spec.name
-                )));
+                return Err(EmulatorFailure::NotRunning(self.spec.name.clone()).into());
             }
             if Instant::now() >= deadline {
-                return Err(LabError::Emulator(format!(
-                    "the emulator did not put the new conditions in force within {} s (see {})",
-                    APPLY_TIMEOUT.as_secs(),
-                    state::emulator_log_file(&self.spec.name).display()
-                )));
+                return Err(EmulatorFailure::NotApplied {
+                    within: APPLY_TIMEOUT,
+                    log: state::emulator_log_file(&self.spec.name),
+                }
+                .into());
             }
             std::thread::sleep(Duration::from_millis(1));
         }
@@ -265,10 +253,11 @@ impl Lab {
             fabric: self.spec.fabric.clone(),
         };
         let plan_path = state::emulator_plan_file(name);
-        let text = serde_json::to_vec_pretty(&plan).map_err(|e| LabError::Spec(e.to_string()))?;
+        let text = serde_json::to_vec_pretty(&plan).map_err(LabError::Unwritable)?;
         state::write_atomic(&plan_path, &text)?;
         let log_path = state::emulator_log_file(name);
-        let log = std::fs::File::create(&log_path).map_err(|e| LabError::io(&log_path, e))?;
+        let log =
+            std::fs::File::create(&log_path).map_err(|e| LabError::io("creating", &log_path, e))?;
         let router = self.router.as_deref().unwrap_or_default();
         let mut child = Command::new("ip")
             .args(["netns", "exec", router])
@@ -281,10 +270,7 @@ impl Lab {
             // Its own process group: a Ctrl-C meant for `lab up` must not take the lab down.
             .process_group(0)
             .spawn()
-            .map_err(|e| LabError::Io {
-                context: format!("starting {}", exe.display()),
-                error: e,
-            })?;
+            .map_err(|e| LabError::io("starting", exe, e))?;
         let pid = child.id();
         let stdout = child.stdout.take();
         let (tx, rx) = std::sync::mpsc::channel();
@@ -300,25 +286,22 @@ impl Lab {
             let _ = child.kill();
             let _ = child.wait();
             let log = std::fs::read_to_string(&log_path).unwrap_or_default();
-            return Err(LabError::Emulator(format!("did not start: {}", log.trim())));
+            return Err(EmulatorFailure::NotStarted {
+                said: log.trim().to_string(),
+            }
+            .into());
         }
-        ProcessId::of(pid).ok_or_else(|| LabError::Emulator("exited right after starting".into()))
+        ProcessId::of(pid).ok_or_else(|| LabError::from(EmulatorFailure::Exited))
     }
 
     /// Changes the conditions of a running lab.
     pub fn set(&mut self, conditions: Conditions) -> Result<(), LabError> {
         conditions.validate()?;
         if self.spec.fabric.is_some() {
-            return Err(LabError::Spec(format!(
-                "lab {} is a fabric: its rates, classes and thresholds are set at `lab up`; take it down and up again to change them",
-                self.spec.name
-            )));
+            return Err(SpecError::SetFabric(self.spec.name.clone()).into());
         }
         if self.backend == Backend::Veth && conditions.needs_emulation() {
-            return Err(LabError::Spec(format!(
-                "lab {} runs on plain veth (rate only); bring it up with --backend emulator or netem for delay, loss or reordering",
-                self.spec.name
-            )));
+            return Err(SpecError::SetVeth(self.spec.name.clone()).into());
         }
         conditions.fits(self.backend)?;
         if self.spec.links > 1 {
@@ -341,10 +324,7 @@ impl Lab {
     /// --link`), or of every link where `link` is None.
     pub fn set_link(&mut self, link: Option<u8>, conditions: Conditions) -> Result<(), LabError> {
         if link.is_some() && self.spec.links < 2 {
-            return Err(LabError::Spec(format!(
-                "--link: lab {} has one link (bring it up with --links N for more)",
-                self.spec.name
-            )));
+            return Err(SpecError::OneLink(self.spec.name.clone()).into());
         }
         if link.is_none() {
             return self.set(conditions);
@@ -352,10 +332,7 @@ impl Lab {
         conditions.validate()?;
         conditions.fits(self.backend)?;
         if self.backend == Backend::Veth && conditions.needs_emulation() {
-            return Err(LabError::Spec(format!(
-                "lab {} runs on plain veth (a rate per link): delay, loss or reordering need netem",
-                self.spec.name
-            )));
+            return Err(SpecError::SetVethLinks(self.spec.name.clone()).into());
         }
         self.set_links(link, conditions)
     }
@@ -364,10 +341,12 @@ impl Lab {
         let before = (self.spec.conditions.clone(), self.link_conditions.clone());
         match link {
             Some(k) if !(1..=self.spec.links).contains(&k) => {
-                return Err(LabError::Spec(format!(
-                    "--link {k}: lab {} has links 1 to {}",
-                    self.spec.name, self.spec.links
-                )));
+                return Err(SpecError::NoLink {
+                    link: k,
+                    lab: self.spec.name.clone(),
+                    links: self.spec.links,
+                }
+                .into());
             }
             Some(k) => {
                 self.link_conditions.insert(k, conditions);
@@ -433,7 +412,7 @@ pub fn down(name: &str) -> Result<bool, LabError> {
     let lock = state::lock(name)?;
     let removed = match Lab::load(name) {
         Ok(lab) => lab.down().map(|_| true),
-        Err(LabError::NotFound(_)) | Err(LabError::Corrupt(..)) => {
+        Err(LabError::NotFound(_)) | Err(LabError::Corrupt { .. }) => {
             let leftovers = lab_namespaces(name);
             let found = !leftovers.is_empty() || state::files(name).iter().any(|f| f.exists());
             down_named(name, None, &leftovers)?;

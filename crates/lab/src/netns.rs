@@ -9,15 +9,12 @@ use crate::{Conditions, Lab, LabError};
 /// Moves the calling thread into the named namespace (/run/netns/NAME).
 pub fn enter(netns: &str) -> Result<(), LabError> {
     let path = format!("/run/netns/{netns}");
-    let f = File::open(&path).map_err(|e| LabError::io(path.as_ref(), e))?;
+    let f = File::open(&path).map_err(|e| LabError::io("opening", &path, e))?;
     rustix::thread::move_into_link_name_space(
         f.as_fd(),
         Some(rustix::thread::LinkNameSpaceType::Network),
     )
-    .map_err(|e| LabError::Io {
-        context: format!("entering namespace {netns}"),
-        error: e.into(),
-    })
+    .map_err(|e| LabError::io("entering the namespace of", &path, e.into()))
 }
 
 /// Runs `f` on a thread inside `netns`, or on this thread for `None`.
@@ -32,7 +29,7 @@ pub fn run_in<T: Send, E: From<LabError> + Send>(
             f()
         })
         .join()
-        .map_err(|_| LabError::Panicked(format!("the thread working in namespace {ns}")))?
+        .map_err(|_| LabError::Panicked(ns.to_string()))?
     })
 }
 

@@ -7,10 +7,10 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use serde::{Deserialize, Serialize};
 
-use crate::LabError;
 use crate::conditions::{Backend, BackendChoice, Conditions};
 use crate::detect::KernelSupport;
 use crate::state::ProcessId;
+use crate::{LabError, SpecError};
 use linerate_emulator::fabric::{FabricSpec, MAX_FABRIC_HOSTS};
 
 /// The most hosts a lab has.
@@ -59,38 +59,31 @@ impl LabSpec {
                 .bytes()
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
         if !ok_name {
-            return Err(LabError::Spec(format!(
-                "lab name {:?}: use 1 to 8 lowercase letters or digits",
-                self.name
-            )));
+            return Err(SpecError::Name(self.name.clone()).into());
         }
         if let Some(f) = &self.fabric {
-            f.validate().map_err(|e| LabError::Spec(e.0))?;
+            f.validate().map_err(SpecError::from)?;
             if self.hosts != f.topology.hosts() {
-                return Err(LabError::Spec(format!(
-                    "--hosts {} does not match the {} topology's {} hosts",
-                    self.hosts,
-                    f.topology.as_str(),
-                    f.topology.hosts()
-                )));
+                return Err(SpecError::HostsForTopology {
+                    hosts: self.hosts,
+                    topology: f.topology.as_str(),
+                    needs: f.topology.hosts(),
+                }
+                .into());
             }
             if self.conditions.needs_emulation() || self.conditions.rate_bps.is_some() {
-                return Err(LabError::Spec(
-                    "a fabric's links take --rate, --queue and --hop-delay from its own flags; \
-                     WAN conditions (--rtt, --loss, ...) are for labs without --topology"
-                        .into(),
-                ));
+                return Err(SpecError::WanOnFabric.into());
             }
         } else if !(2..=MAX_HOSTS).contains(&self.hosts) {
-            return Err(LabError::Spec(format!(
-                "--hosts must be 2 to {MAX_HOSTS} (a --topology takes up to {MAX_FABRIC_HOSTS})"
-            )));
+            return Err(SpecError::Hosts {
+                most: MAX_HOSTS,
+                most_fabric: MAX_FABRIC_HOSTS,
+            }
+            .into());
         }
         validate_links(self)?;
         if !(1280..=65_000).contains(&self.mtu) {
-            return Err(LabError::Spec(
-                "--mtu must be 1280 to 65000 (IPv6 needs 1280)".into(),
-            ));
+            return Err(SpecError::Mtu.into());
         }
         self.conditions.validate()
     }
@@ -99,24 +92,16 @@ impl LabSpec {
 /// Whether a spec's links and bond can be built.
 fn validate_links(spec: &LabSpec) -> Result<(), LabError> {
     if !(1..=MAX_LINKS).contains(&spec.links) {
-        return Err(LabError::Spec(format!("--links must be 1 to {MAX_LINKS}")));
+        return Err(SpecError::Links(MAX_LINKS).into());
     }
     if spec.links > 1 && spec.fabric.is_some() {
-        return Err(LabError::Spec(
-            "--links gives hosts on one link or one router parallel links; a --topology's \
-             hosts have one link each"
-                .into(),
-        ));
+        return Err(SpecError::LinksOnFabric.into());
     }
     if spec.bond.is_some() && spec.links < 2 {
-        return Err(LabError::Spec(
-            "--bond joins a host's links: give it --links 2 or more".into(),
-        ));
+        return Err(SpecError::BondOfOne.into());
     }
     if spec.links > 1 && !spec.router && spec.hosts > 2 {
-        return Err(LabError::Spec(
-            "more than two hosts with --links need --router".into(),
-        ));
+        return Err(SpecError::LinksWithoutRouter.into());
     }
     Ok(())
 }

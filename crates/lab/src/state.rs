@@ -76,7 +76,7 @@ impl LabLock {
 pub fn lock(name: &str) -> Result<LabLock, LabError> {
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     let path = dir().join(format!("{name}.lock"));
-    std::fs::create_dir_all(dir()).map_err(|e| LabError::io(&dir(), e))?;
+    std::fs::create_dir_all(dir()).map_err(|e| LabError::io("creating", dir(), e))?;
     loop {
         let file = std::fs::OpenOptions::new()
             .create(true)
@@ -84,10 +84,12 @@ pub fn lock(name: &str) -> Result<LabLock, LabError> {
             .write(true)
             .mode(0o600)
             .open(&path)
-            .map_err(|e| LabError::io(&path, e))?;
+            .map_err(|e| LabError::io("opening", &path, e))?;
         rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
-            .map_err(|e| LabError::io(&path, e.into()))?;
-        let held = file.metadata().map_err(|e| LabError::io(&path, e))?;
+            .map_err(|e| LabError::io("locking", &path, e.into()))?;
+        let held = file
+            .metadata()
+            .map_err(|e| LabError::io("reading the metadata of", &path, e))?;
         // Still the file at the path, not one a down removed meanwhile.
         if std::fs::metadata(&path).is_ok_and(|now| now.ino() == held.ino()) {
             return Ok(LabLock { file, path });
@@ -97,7 +99,7 @@ pub fn lock(name: &str) -> Result<LabLock, LabError> {
 
 /// Writes through a temporary file and a rename, so readers never see half a file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), LabError> {
-    linerate_emulator::write_atomic(path, bytes).map_err(|e| LabError::io(path, e))
+    linerate_emulator::write_atomic(path, bytes).map_err(|e| LabError::io("writing", path, e))
 }
 
 /// Names of labs that have a state file.

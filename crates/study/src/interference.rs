@@ -307,8 +307,9 @@ impl FabricLab {
                 .classes
                 .iter()
                 .map(|c| {
-                    c.parse()
-                        .map_err(|e: FabricSpecError| linerate_lab::LabError::Spec(e.0))
+                    c.parse().map_err(|e: FabricSpecError| {
+                        linerate_lab::LabError::from(linerate_lab::SpecError::from(e))
+                    })
                 })
                 .collect::<Result<_, _>>()?
         };
