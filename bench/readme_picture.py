@@ -4,7 +4,7 @@
 token, screenshots its report's title and first two figures in headless Chromium into
 docs/report.png and writes the report's layout (sections, figures in order,
 how many results) to docs/report.layout.json, which the demo test compares
-with the report the demo makes now (crates/cli/tests/demo.rs).
+with the report the demo makes now (crates/cli/tests/end_to_end/demo.rs).
 
   bench/readme_picture.py                  # uses target/release/linerate
   bench/readme_picture.py --linerate PATH

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Reruns against rsync on random trees, for longer than CI: runs the
-differential test (crates/cli/tests/rsync_reruns.rs) for SEEDS seeds of
+differential test (crates/cli/tests/end_to_end/rsync_reruns.rs) for SEEDS seeds of
 ROUNDS rounds each and writes, per seed, whether every round left the same
 tree as rsync and, where not, the first difference and its round.
 
