@@ -11,7 +11,7 @@ use linerate_session::Session;
 use linerate_result::fleet::FlowResult;
 use linerate_wire::{
     AgentJoin, AgentReport, AgentTask, ClockEcho, ClockProbe, JobKind, JobPeer, JobReport,
-    JobTask, TaskFlow,
+    JobTask, SocketParams, TaskFlow,
     Digests, Entries, Entry, EntryKind, FrameDecoder, Message, Need, NeedEnd, NeedFile, PeerIntervals,
     Ready, Refusal, RefusalCode, TransferTotals,
 };
@@ -92,8 +92,10 @@ fn job_task(n: u64) -> JobTask {
         kind: if n % 2 == 0 { JobKind::Halo3d } else { JobKind::AllToAll },
         iterations: (n % 7) as u32,
         compute_us: 0,
-        tos: (n % 3 == 0).then_some(0x20),
-        congestion: None,
+        socket: SocketParams {
+            tos: (n % 3 == 0).then_some(0x20),
+            ..SocketParams::default()
+        },
         peers: (0..n % 3)
             .map(|i| JobPeer {
                 rank: i as u32,
@@ -165,8 +167,11 @@ fn message(ops: &mut Ops) -> Message {
                     to: "127.0.0.1:5201".parse().unwrap(),
                     streams: 1,
                     message_bytes: 1 << 16,
-                    tos: (i == 1).then_some(0xb8),
-                    congestion: (i == 2).then(|| "c".repeat(n as usize % 20)),
+                    socket: SocketParams {
+                        tos: (i == 1).then_some(0xb8),
+                        congestion: (i == 2).then(|| "c".repeat(n as usize % 20)),
+                        ..SocketParams::default()
+                    },
                 })
                 .collect(),
             job: (n % 4 == 1).then(|| job_task(n)),

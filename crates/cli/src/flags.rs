@@ -157,11 +157,11 @@ impl CongestionFlags {
     }
 }
 
-/// A congestion control's name as the kernel takes it (TCP_CA_NAME_MAX).
+/// A congestion control's name, checked as the server checks it.
 fn parse_congestion(s: &str) -> Result<String, String> {
-    if s.is_empty() || s.len() > 15 || !s.bytes().all(|b| b.is_ascii_graphic()) {
+    if !linerate_wire::is_congestion_name(s) {
         return Err(format!(
-            "'{s}' is not a congestion control name (1 to 15 characters, as `sysctl \
+            "'{s}' is not a congestion control name (1 to 15 letters, digits or '_', as `sysctl \
              net.ipv4.tcp_available_congestion_control` lists them)"
         ));
     }

@@ -11,7 +11,7 @@ use anyhow::Context;
 use clap::Args;
 use linerate_fleet::agent::AgentSpec;
 use linerate_fleet::agents::{self as fleet_launch, AgentSource, LaunchError};
-use linerate_fleet::coordinator::{ConnectionSetup, Event, Outcome, PlannedStep};
+use linerate_fleet::coordinator::{Event, Outcome, PlannedStep};
 use linerate_fleet::document as fleet_doc;
 use linerate_fleet::plan;
 use linerate_fleet::run::{self as fleet_run, Ended, Notice, RunError, RunSpec, planned};
@@ -265,7 +265,7 @@ impl LaunchArgs {
 /// A launch error, a usage error (exit 2) where it names a flag.
 fn launch_error(e: LaunchError) -> anyhow::Error {
     match e {
-        LaunchError::Usage(m) => UsageError(m).into(),
+        LaunchError::Usage(m) => UsageError(m.to_string()).into(),
         e => e.into(),
     }
 }
@@ -285,7 +285,7 @@ pub(crate) fn run_fleet(kind: &'static str, a: &RunArgs, plan_for: &PlanFor) -> 
         step_time: Duration::from_millis(a.time_ms),
         interval_ms: a.interval_ms,
         timeout: a.timeout.map(Duration::from_millis),
-        connections: connection_setup(a),
+        socket: socket_params(a),
         path: crate::netns::known_path_here(&[]),
         name: host_name(),
         program: std::env::current_exe().context("finding this linerate program")?,
@@ -368,15 +368,12 @@ fn progress(kind: &'static str, a: &RunArgs) -> impl FnMut(Notice) + Send {
     }
 }
 
-/// How every connection of the run is set up, from `--tos`/`--dscp` and `--cc`.
-fn connection_setup(a: &RunArgs) -> ConnectionSetup {
+/// The socket options of every connection of the run, from its flags.
+fn socket_params(a: &RunArgs) -> linerate_engine::spec::SocketParams {
     let mut socket = linerate_engine::spec::SocketParams::default();
     a.mark.apply(&mut socket);
     a.cc.apply(&mut socket);
-    ConnectionSetup {
-        tos: socket.tos,
-        congestion: socket.congestion,
-    }
+    socket
 }
 
 /// An incast's steps as a table: what the JSON holds of each, at a glance.
@@ -422,12 +419,12 @@ fn print_incast_steps(out: &mut output::Out, outcome: &Outcome) {
 fn finish(kind: &'static str, a: &RunArgs, launcher: &str, outcome: Outcome) -> anyhow::Result<()> {
     let mut out = output::Out::new(a.json.as_deref() == Some("-"));
     let mut doc = fleet_doc::document(kind, launcher, &outcome, crate::argv::command_line());
-    let setup = connection_setup(a);
-    if let Some(tos) = setup.tos {
+    let socket = socket_params(a);
+    if let Some(tos) = socket.tos {
         doc.parameters["tos"] = tos.into();
         doc.parameters["dscp"] = (tos >> 2).into();
     }
-    if let Some(cc) = setup.congestion {
+    if let Some(cc) = socket.congestion {
         doc.parameters["congestion"] = cc.into();
     }
     if kind == "mesh" {

@@ -57,7 +57,7 @@ mod tests {
     fn a_refused_parameter_is_named_by_its_flag() {
         let e = EngineError::Wire(WireError::InvalidField {
             field: "write_len",
-            reason: "must be between 1 byte and 256 MiB".into(),
+            reason: "must be between 1 byte and 256 MiB",
         });
         let e = flag_error(e, BENCH_FLAGS);
         assert!(e.downcast_ref::<UsageError>().is_some());

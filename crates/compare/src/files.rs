@@ -29,10 +29,7 @@ pub(crate) fn write_dataset(dir: &Path, d: Dataset) -> Result<(u64, u64), Compar
     };
     let bytes = dataset::write_files(dir, big, big_len, 1)
         .and_then(|b| Ok(b + dataset::write_files(&dir.join("small"), small, 4096, 2)?))
-        .map_err(CompareError::io(format!(
-            "writing the data set in {}",
-            dir.display()
-        )))?;
+        .map_err(CompareError::io_at("writing the data set in", dir))?;
     Ok((bytes, big + small))
 }
 

@@ -35,12 +35,12 @@ pub use rounds::{Event, Skipped};
 #[non_exhaustive]
 pub enum CompareError {
     /// A tool name this mode does not know.
-    #[error("unknown tool {name:?} for this mode; known: {known}")]
+    #[error("unknown tool {name:?} for this mode; known: {}", .known.join(", "))]
     UnknownTool {
         /// The name as given.
         name: String,
-        /// The names this mode knows, comma-separated.
-        known: String,
+        /// The names this mode knows.
+        known: Vec<&'static str>,
     },
     /// Every requested tool was skipped.
     #[error("none of the requested tools can run here")]
@@ -86,20 +86,38 @@ pub enum CompareError {
     #[error("{0} panicked")]
     Panicked(&'static str),
     /// A file or socket operation of the harness itself.
-    #[error("{what}: {source}")]
+    #[error("{doing}{}: {source}", .path.as_ref().map(|p| format!(" {}", p.display())).unwrap_or_default())]
     Io {
         /// What was being done.
-        what: String,
+        doing: &'static str,
+        /// The file or folder it was done in, when one.
+        path: Option<std::path::PathBuf>,
         /// The error the system gave.
         source: std::io::Error,
     },
 }
 
 impl CompareError {
-    /// An I/O error while doing `what`.
-    pub fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> CompareError {
-        let what = what.into();
-        move |source| CompareError::Io { what, source }
+    /// An I/O error while `doing` something.
+    pub fn io(doing: &'static str) -> impl FnOnce(std::io::Error) -> CompareError {
+        move |source| CompareError::Io {
+            doing,
+            path: None,
+            source,
+        }
+    }
+
+    /// An I/O error while `doing` something in `path`.
+    pub fn io_at(
+        doing: &'static str,
+        path: &std::path::Path,
+    ) -> impl FnOnce(std::io::Error) -> CompareError {
+        let path = Some(path.to_path_buf());
+        move |source| CompareError::Io {
+            doing,
+            path,
+            source,
+        }
     }
 }
 

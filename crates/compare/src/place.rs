@@ -146,7 +146,7 @@ mod tests {
     fn exited() -> CompareError {
         CompareError::Peer(ToolError::ExitedAtOnce {
             command: "serve".into(),
-            status: "exit status: 1".into(),
+            status: std::os::unix::process::ExitStatusExt::from_raw(1 << 8),
             said: String::new(),
         })
     }

@@ -102,10 +102,9 @@ pub(crate) fn resolve<T: ComparedTool>(
                 });
                 continue;
             }
-            let known: Vec<&str> = T::ALL.iter().map(|t| t.name()).collect();
             return Err(CompareError::UnknownTool {
                 name,
-                known: known.join(", "),
+                known: T::ALL.iter().map(|t| t.name()).collect(),
             });
         };
         if let Some(reason) = unable(tool) {

@@ -64,41 +64,38 @@ pub struct EmulatedHost {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum EmulatorError {
-    /// A file, a device or a system call failed.
-    #[error("{context}: {error}")]
+    /// The impairments file could not be read.
+    #[error("{}: {error}", .path.display())]
     Io {
-        /// What was being done.
-        context: String,
+        /// The file.
+        path: PathBuf,
+        /// The error the system gave.
+        error: std::io::Error,
+    },
+    /// A host's TUN device could not be opened in its namespace.
+    #[error("TUN device in {host} ({}): {error}", .netns.display())]
+    Tun {
+        /// The host's name.
+        host: String,
+        /// Its namespace's file.
+        netns: PathBuf,
         /// The error the system gave.
         error: std::io::Error,
     },
     /// An impairments file that does not read back.
-    #[error("{0}: unreadable impairments: {1}")]
-    Corrupt(PathBuf, String),
-    /// A forwarding thread or the fabric stopped.
-    #[error("emulator: {0}")]
-    Emulator(String),
-}
-
-impl EmulatorError {
-    /// An I/O error at `path`.
-    pub fn io(path: &Path, error: std::io::Error) -> EmulatorError {
-        EmulatorError::Io {
-            context: path.display().to_string(),
-            error,
-        }
-    }
-
-    /// The error, its context prefixed with `what`.
-    pub fn context(self, what: String) -> EmulatorError {
-        match self {
-            EmulatorError::Io { context, error } => EmulatorError::Io {
-                context: format!("{what}: {context}"),
-                error,
-            },
-            other => other,
-        }
-    }
+    #[error("{}: unreadable impairments: {error}", .path.display())]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// Why it does not parse.
+        error: serde_json::Error,
+    },
+    /// The fabric's forwarding failed.
+    #[error("emulator: fabric: {0}")]
+    Fabric(std::io::Error),
+    /// A forwarding thread stopped.
+    #[error("emulator: a forwarding thread stopped")]
+    ThreadStopped,
 }
 
 /// Writes `bytes` to `path` through a temporary file and a rename, so a
@@ -115,9 +112,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// The impairments file's bytes and what they say.
 fn read_impairments(path: &Path) -> Result<(Vec<u8>, Impairments), EmulatorError> {
-    let bytes = std::fs::read(path).map_err(|e| EmulatorError::io(path, e))?;
-    let imp = serde_json::from_slice(&bytes)
-        .map_err(|e| EmulatorError::Corrupt(path.to_owned(), e.to_string()))?;
+    let bytes = std::fs::read(path).map_err(|error| EmulatorError::Io {
+        path: path.to_owned(),
+        error,
+    })?;
+    let imp = serde_json::from_slice(&bytes).map_err(|error| EmulatorError::Corrupt {
+        path: path.to_owned(),
+        error,
+    })?;
     Ok((bytes, imp))
 }
 
@@ -150,8 +152,10 @@ pub fn run(
 ) -> Result<(), EmulatorError> {
     let mut ports = Vec::new();
     for h in &plan.hosts {
-        let fd = tun::open_in(&h.netns, DEVICE).map_err(|e| {
-            EmulatorError::io(&h.netns, e).context(format!("TUN device in {}", h.name))
+        let fd = tun::open_in(&h.netns, DEVICE).map_err(|error| EmulatorError::Tun {
+            host: h.name.clone(),
+            netns: h.netns.clone(),
+            error,
         })?;
         ports.push(Port {
             fd,
@@ -173,7 +177,7 @@ pub fn run(
     }
     if let Some(spec) = &plan.fabric {
         return fabric_driver::run(&ports, spec, &plan.counters, ready)
-            .map_err(|e| EmulatorError::Emulator(format!("fabric: {e}")));
+            .map_err(EmulatorError::Fabric);
     }
     // Counters exist once the lab is up: `lab status` right after `lab up`
     // shows zeros, not nothing.
@@ -189,9 +193,7 @@ pub fn run(
         loop {
             std::thread::sleep(RELOAD_POLL);
             if workers.iter().any(|w| w.is_finished()) {
-                return Err(EmulatorError::Emulator(
-                    "a forwarding thread stopped".into(),
-                ));
+                return Err(EmulatorError::ThreadStopped);
             }
             // Compared by content: two `lab set`s within one tick of the
             // file system's clock leave the same modification time.

@@ -22,7 +22,7 @@ use linerate_engine::pool::ReceivePool;
 use linerate_engine::session::connect::{Peer, new_session_id, open_control};
 use linerate_engine::session::control::{Control, Input};
 use linerate_engine::session::{Turn, apply, drive};
-use linerate_engine::spec::{Affinity, BenchSpec, RxPoll, SocketParams};
+use linerate_engine::spec::{Affinity, BenchSpec, RxPoll};
 use linerate_engine::{EngineError, Result};
 
 /// How often the watch over the coordinator looks at the interrupt flag.
@@ -339,11 +339,7 @@ fn run_flow(
             .token
             .map(|t| linerate_wire::RunToken(t.to_string())),
         path: context.path,
-        socket: SocketParams {
-            tos: flow.tos,
-            congestion: flow.congestion.clone(),
-            ..SocketParams::default()
-        },
+        socket: flow.socket.clone(),
         ..BenchSpec::default()
     };
     let mut result = FlowResult {

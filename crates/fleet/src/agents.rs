@@ -24,9 +24,9 @@ pub const COORDINATOR_PORT: u16 = 5301;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LaunchError {
-    /// What was asked cannot run; the message names the flag.
-    #[error("{0}")]
-    Usage(String),
+    /// What was asked cannot run; its text names the flag.
+    #[error(transparent)]
+    Usage(#[from] Misuse),
     /// The launcher's environment is not what it must be.
     #[error(transparent)]
     Launcher(#[from] FleetError),
@@ -57,7 +57,7 @@ pub enum LaunchError {
     LabWithoutRouter(String),
     /// No randomness for the run's token.
     #[error("no randomness for a run token: {0}")]
-    NoRandomness(String),
+    NoRandomness(std::io::Error),
     /// An agent (or the ssh that starts it) did not start.
     #[error("starting the agent of rank {rank}: {source}")]
     Spawn {
@@ -66,6 +66,33 @@ pub enum LaunchError {
         /// The error the system gave.
         source: std::io::Error,
     },
+}
+
+/// Flags that ask for a run that cannot be, in the flags' words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Misuse {
+    /// A lab host named twice (the name as given).
+    #[error("--lab-hosts names {0} twice")]
+    LabHostTwice(String),
+    /// Fewer than two lab hosts.
+    #[error("--lab-hosts: a run needs at least two hosts")]
+    OneLabHost,
+    /// Fewer than two hosts.
+    #[error("--hosts: a run needs at least two hosts")]
+    OneHost,
+    /// Under a launcher, no coordinator (the launcher's name).
+    #[error("--coordinator: under {0} give rank 0's host, where the agents meet")]
+    NoCoordinator(&'static str),
+    /// No source of agents.
+    #[error(
+        "no agents: give --hosts (ssh), --lab NAME or --local N, or run as the ranks of srun or \
+         mpirun"
+    )]
+    NoAgents,
+    /// `--ssh` with no command.
+    #[error("--ssh: give the ssh command")]
+    NoSshCommand,
 }
 
 /// Where the agents are to come from, as the user asked.
@@ -95,8 +122,7 @@ pub fn run_token() -> Option<String> {
 
 /// A fresh token for a run whose agents this process starts.
 pub fn new_token() -> Result<String, LaunchError> {
-    let token =
-        linerate_secure::Token::random().map_err(|e| LaunchError::NoRandomness(e.to_string()))?;
+    let token = linerate_secure::Token::random().map_err(LaunchError::NoRandomness)?;
     Ok(token.0)
 }
 
@@ -197,14 +223,12 @@ fn allocated(mut lab: Lab, names: &[String]) -> Result<Lab, LaunchError> {
             .iter()
             .any(|h: &linerate_lab::lifecycle::Host| h.name == *n)
         {
-            return Err(LaunchError::Usage(format!("--lab-hosts names {n} twice")));
+            return Err(Misuse::LabHostTwice(n.to_string()).into());
         }
         chosen.push(host.clone());
     }
     if chosen.len() < 2 {
-        return Err(LaunchError::Usage(
-            "--lab-hosts: a run needs at least two hosts".into(),
-        ));
+        return Err(Misuse::OneLabHost.into());
     }
     lab.hosts = chosen;
     Ok(lab)
@@ -226,10 +250,7 @@ pub fn role(
             (Some(c), _) => coordinator_address(c)?,
             (None, Some(first)) => coordinator_address(first)?,
             (None, None) => {
-                return Err(LaunchError::Usage(format!(
-                    "--coordinator: under {} give rank 0's host, where the agents meet",
-                    launch.launcher.name()
-                )));
+                return Err(Misuse::NoCoordinator(launch.launcher.name()).into());
             }
         };
         return Ok(if launch.is_coordinator() {
@@ -246,9 +267,7 @@ pub fn role(
     }
     let starter = if !source.hosts.is_empty() {
         if source.hosts.len() < 2 {
-            return Err(LaunchError::Usage(
-                "--hosts: a run needs at least two hosts".into(),
-            ));
+            return Err(Misuse::OneHost.into());
         }
         Starter::Ssh {
             hosts: source.hosts.clone(),
@@ -268,9 +287,7 @@ pub fn role(
     } else if let Some(agents) = source.local {
         Starter::Local { agents }
     } else {
-        return Err(LaunchError::Usage(
-            "no agents: give --hosts (ssh), --lab NAME or --local N, or run as the ranks of srun or mpirun".into(),
-        ));
+        return Err(Misuse::NoAgents.into());
     };
     Ok(Role::Starter(starter))
 }
@@ -348,7 +365,7 @@ fn agent_command(
             let host = &hosts[rank as usize];
             let mut words = source.ssh.split_whitespace();
             let Some(ssh) = words.next() else {
-                return Err(LaunchError::Usage("--ssh: give the ssh command".into()));
+                return Err(Misuse::NoSshCommand.into());
             };
             let mut cmd = Command::new(ssh);
             cmd.args(words).args(["-o", "BatchMode=yes", host]);
@@ -498,19 +515,14 @@ mod tests {
     #[test]
     fn without_a_launcher_or_a_source_the_flags_to_give_are_named() {
         let e = role(&AgentSource::default(), &no_launcher).err().unwrap();
-        assert!(
-            matches!(e, LaunchError::Usage(ref m) if m.contains("--hosts")),
-            "{e}"
-        );
+        assert!(matches!(e, LaunchError::Usage(Misuse::NoAgents)), "{e}");
+        assert!(e.to_string().contains("--hosts"), "{e}");
         let one = AgentSource {
             hosts: vec!["a".into()],
             ..Default::default()
         };
         let e = role(&one, &no_launcher).err().unwrap();
-        assert!(
-            matches!(e, LaunchError::Usage(ref m) if m.starts_with("--hosts")),
-            "{e}"
-        );
+        assert!(matches!(e, LaunchError::Usage(Misuse::OneHost)), "{e}");
     }
 
     #[test]

@@ -4,9 +4,7 @@
 
 /// The coordinator machine's plan, settings, events and outcome, named
 /// here for whoever drives a run through this module.
-pub use crate::session::coordinator::{
-    ConnectionSetup, Event, JobPlan, Outcome, PlannedStep, Settings,
-};
+pub use crate::session::coordinator::{Event, JobPlan, Outcome, PlannedStep, Settings};
 /// A job step's application and bounds, for whoever plans one.
 pub use linerate_wire::{JobKind, MAX_JOB_ITERATIONS, MAX_JOB_MESSAGE};
 use std::collections::BTreeMap;

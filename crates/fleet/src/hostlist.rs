@@ -3,15 +3,15 @@
 //! (`[01-04]` is node01..node04), several bracket groups in one name
 //! multiply out, and commas inside brackets do not split hosts.
 
-use crate::FleetError;
+use crate::{FleetError, HostListFlaw};
 
 /// Most hosts one list may expand to: a big machine, not a runaway range.
 pub const MAX_HOSTS: usize = 1 << 16;
 
-fn bad(list: &str, reason: impl Into<String>) -> FleetError {
+fn bad(list: &str, flaw: HostListFlaw) -> FleetError {
     FleetError::HostList {
         list: list.into(),
-        reason: reason.into(),
+        flaw,
     }
 }
 
@@ -34,11 +34,11 @@ pub fn expand(list: &str) -> Result<Vec<String>, FleetError> {
                     let close = rest[open..]
                         .find(']')
                         .map(|c| open + c)
-                        .ok_or_else(|| bad(list, "a '[' without its ']'"))?;
+                        .ok_or_else(|| bad(list, HostListFlaw::Unclosed))?;
                     let literal = &rest[..open];
                     let values = range_values(list, &rest[open + 1..close])?;
                     if partial.len().saturating_mul(values.len()) > MAX_HOSTS {
-                        return Err(bad(list, format!("more than {MAX_HOSTS} hosts")));
+                        return Err(bad(list, HostListFlaw::TooMany));
                     }
                     partial = partial
                         .iter()
@@ -50,11 +50,11 @@ pub fn expand(list: &str) -> Result<Vec<String>, FleetError> {
         }
         hosts.extend(partial);
         if hosts.len() > MAX_HOSTS {
-            return Err(bad(list, format!("more than {MAX_HOSTS} hosts")));
+            return Err(bad(list, HostListFlaw::TooMany));
         }
     }
     if hosts.is_empty() {
-        return Err(bad(list, "no host"));
+        return Err(bad(list, HostListFlaw::Empty));
     }
     Ok(hosts)
 }
@@ -65,21 +65,21 @@ fn split_top(list: &str) -> Result<Vec<&str>, FleetError> {
     for (i, c) in list.char_indices() {
         match c {
             '[' if depth == 0 => depth = 1,
-            '[' => return Err(bad(list, "brackets inside brackets")),
+            '[' => return Err(bad(list, HostListFlaw::Nested)),
             ']' if depth == 1 => depth = 0,
-            ']' => return Err(bad(list, "a ']' without its '['")),
+            ']' => return Err(bad(list, HostListFlaw::Unopened)),
             ',' if depth == 0 => {
                 names.push(list[start..i].trim());
                 start = i + 1;
             }
             c if c.is_whitespace() && depth > 0 => {
-                return Err(bad(list, "a space inside brackets"));
+                return Err(bad(list, HostListFlaw::Space));
             }
             _ => {}
         }
     }
     if depth != 0 {
-        return Err(bad(list, "a '[' without its ']'"));
+        return Err(bad(list, HostListFlaw::Unclosed));
     }
     names.push(list[start..].trim());
     Ok(names)
@@ -93,17 +93,14 @@ fn range_values(list: &str, group: &str) -> Result<Vec<String>, FleetError> {
         let digits =
             |s: &str| !s.is_empty() && s.len() <= 18 && s.bytes().all(|b| b.is_ascii_digit());
         if !digits(lo) || !digits(hi) {
-            return Err(bad(
-                list,
-                format!("{part:?} is not a number or a range of numbers"),
-            ));
+            return Err(bad(list, HostListFlaw::NotANumber(part.to_string())));
         }
         let (a, b): (u64, u64) = (lo.parse().unwrap_or(0), hi.parse().unwrap_or(0));
         if a > b {
-            return Err(bad(list, format!("the range {part:?} runs backwards")));
+            return Err(bad(list, HostListFlaw::Backwards(part.to_string())));
         }
         if b - a >= MAX_HOSTS as u64 || out.len() + (b - a) as usize >= MAX_HOSTS {
-            return Err(bad(list, format!("more than {MAX_HOSTS} hosts")));
+            return Err(bad(list, HostListFlaw::TooMany));
         }
         let width = lo.len();
         out.extend((a..=b).map(|n| format!("{n:0width$}")));
@@ -134,18 +131,23 @@ mod tests {
 
     #[test]
     fn broken_lists_are_refused_with_the_reason() {
+        use HostListFlaw::*;
         for (list, why) in [
-            ("node[1-3", "without its ']'"),
-            ("node1-3]", "without its '['"),
-            ("node[3-1]", "backwards"),
-            ("node[a-b]", "not a number"),
-            ("node[[1]]", "inside brackets"),
-            ("node[0-99999999]", "more than"),
-            ("a[0-999],b[0-999]x[0-999]", "more than"),
-            ("", "no host"),
+            ("node[1-3", Unclosed),
+            ("node1-3]", Unopened),
+            ("node[3-1]", Backwards("3-1".into())),
+            ("node[a-b]", NotANumber("a-b".into())),
+            ("node[[1]]", Nested),
+            ("node[0-99999999]", TooMany),
+            ("a[0-999],b[0-999]x[0-999]", TooMany),
+            ("", Empty),
         ] {
-            let e = expand(list).unwrap_err().to_string();
-            assert!(e.contains(why), "{list}: {e}");
+            match expand(list) {
+                Err(FleetError::HostList { list: l, flaw }) => {
+                    assert_eq!((l.as_str(), flaw), (list, why));
+                }
+                other => panic!("{list}: {other:?}"),
+            }
         }
     }
 

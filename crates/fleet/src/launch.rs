@@ -77,11 +77,7 @@ fn number(
         .ok()
         .filter(|&n| n < MAX_RANKS)
         .map(Some)
-        .ok_or(FleetError::Environment {
-            variable,
-            value,
-            reason: format!("not a count below {MAX_RANKS}"),
-        })
+        .ok_or(FleetError::NotACount { variable, value })
 }
 
 /// The rank and size a pair of variables give, checked.
@@ -94,10 +90,11 @@ fn ranked(
         return Ok(None);
     };
     if s == 0 || r >= s {
-        return Err(FleetError::Environment {
+        return Err(FleetError::NotARank {
             variable: rank,
-            value: r.to_string(),
-            reason: format!("not a rank of {size}={s}"),
+            rank: r,
+            size_variable: size,
+            size: s,
         });
     }
     Ok(Some((r, s)))

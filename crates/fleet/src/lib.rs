@@ -40,21 +40,61 @@ pub(crate) fn wall_ns() -> u64 {
 #[non_exhaustive]
 pub enum FleetError {
     /// A host list (Slurm's compressed form or `--hosts`) that does not expand.
-    #[error("host list {list:?}: {reason}")]
+    #[error("host list {list:?}: {flaw}")]
     HostList {
         /// The list as given.
         list: String,
         /// What is wrong with it.
-        reason: String,
+        flaw: HostListFlaw,
     },
-    /// A launcher's variable whose value is not what it must be.
-    #[error("{variable}={value:?}: {reason}")]
-    Environment {
+    /// A launcher's variable whose value is not a count below the most ranks.
+    #[error("{variable}={value:?}: not a count below {}", launch::MAX_RANKS)]
+    NotACount {
         /// The variable's name.
         variable: &'static str,
-        /// Its value.
+        /// Its value, as set.
         value: String,
-        /// What is wrong with it.
-        reason: String,
     },
+    /// A launcher's rank variable at or past its size.
+    #[error("{variable}={rank}: not a rank of {size_variable}={size}")]
+    NotARank {
+        /// The rank variable's name.
+        variable: &'static str,
+        /// Its value.
+        rank: u32,
+        /// The size variable's name.
+        size_variable: &'static str,
+        /// Its value.
+        size: u32,
+    },
+}
+
+/// What is wrong with a host list.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum HostListFlaw {
+    /// An opening bracket never closed.
+    #[error("a '[' without its ']'")]
+    Unclosed,
+    /// A closing bracket never opened.
+    #[error("a ']' without its '['")]
+    Unopened,
+    /// Brackets inside brackets.
+    #[error("brackets inside brackets")]
+    Nested,
+    /// A space inside brackets.
+    #[error("a space inside brackets")]
+    Space,
+    /// No host at all.
+    #[error("no host")]
+    Empty,
+    /// More hosts than a run takes.
+    #[error("more than {} hosts", hostlist::MAX_HOSTS)]
+    TooMany,
+    /// A bracket's part that is not a number or a range (the part as given).
+    #[error("{0:?} is not a number or a range of numbers")]
+    NotANumber(String),
+    /// A range whose end is below its start (the part as given).
+    #[error("the range {0:?} runs backwards")]
+    Backwards(String),
 }

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant, SystemTime};
 use linerate_wire::{JobPeer, JobReport, JobTask};
 use rustix::event::{PollFd, PollFlags, poll};
 
+use linerate_engine::sockopt::StreamOptions;
 use linerate_engine::{EngineError, Result};
 
 /// The first bytes of a job connection.
@@ -46,10 +47,8 @@ enum Unconnected {
     /// The greeting could not be sent.
     #[error("greeting rank {peer}: {error}")]
     Greeting { peer: u32, error: std::io::Error },
-    /// The congestion control asked for is not this host's.
-    #[error("--cc {name}: {error}")]
-    Congestion { name: String, error: std::io::Error },
-    /// The connection could not be made non-blocking.
+    /// The connection's socket options (the run's) or its non-blocking
+    /// mode could not be set.
     #[error("rank {peer}: {error}")]
     Setup { peer: u32, error: std::io::Error },
 }
@@ -274,6 +273,10 @@ fn connect(
     task: &JobTask,
 ) -> std::result::Result<Vec<Link>, Unconnected> {
     let until = Instant::now() + CONNECT_WITHIN;
+    let options = StreamOptions {
+        socket: task.socket.clone(),
+        ..StreamOptions::default()
+    };
     let mut links = Vec::with_capacity(task.peers.len());
     for p in &task.peers {
         let stream = if p.rank > rank {
@@ -282,15 +285,12 @@ fn connect(
             port.take(p.rank, until)
                 .ok_or(Unconnected::NotWithin { peer: p.rank })?
         };
-        mark(&stream, task.tos);
-        if let Some(cc) = &task.congestion {
-            socket2::SockRef::from(&stream)
-                .set_tcp_congestion(cc.as_bytes())
-                .map_err(|error| Unconnected::Congestion {
-                    name: cc.clone(),
-                    error,
-                })?;
-        }
+        options
+            .apply_connected(&stream, true)
+            .map_err(|error| Unconnected::Setup {
+                peer: p.rank,
+                error,
+            })?;
         let _ = stream.set_nodelay(true);
         stream
             .set_nonblocking(true)
@@ -328,17 +328,6 @@ fn dial(
             error,
         })?;
     Ok(stream)
-}
-
-/// Marks the connection's packets, as `--dscp` asked.
-fn mark(stream: &TcpStream, tos: Option<u8>) {
-    let Some(tos) = tos else { return };
-    let v6 = stream.local_addr().is_ok_and(|a| a.is_ipv6());
-    if v6 {
-        let _ = rustix::net::sockopt::set_ipv6_tclass(stream, u32::from(tos));
-    } else {
-        let _ = socket2::SockRef::from(stream).set_tos_v4(u32::from(tos));
-    }
 }
 
 /// Sends every peer its bytes and takes every peer's, at once; `give_up`
@@ -438,15 +427,17 @@ fn exchange(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use linerate_wire::JobKind;
+    use linerate_wire::{JobKind, SocketParams};
 
     fn task(peers: Vec<JobPeer>, iterations: u32) -> JobTask {
         JobTask {
             kind: JobKind::AllToAll,
             iterations,
             compute_us: 0,
-            tos: Some(46 << 2),
-            congestion: None,
+            socket: SocketParams {
+                tos: Some(46 << 2),
+                ..SocketParams::default()
+            },
             peers,
         }
     }

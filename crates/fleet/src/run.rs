@@ -17,9 +17,8 @@ use crate::agent::{self, AGENT_SILENCE, AgentSpec, JOIN_WITHIN};
 use crate::agents::{self, AgentSource, Children, LaunchError, Role};
 use crate::coordinator::{Hooks, Rendezvous};
 use crate::plan::{Flow, Step};
-use crate::session::coordinator::{
-    ConnectionSetup, Event, JobPlan, Outcome, PlannedStep, Settings,
-};
+use crate::session::coordinator::{Event, JobPlan, Outcome, PlannedStep, Settings};
+use linerate_wire::SocketParams;
 
 /// From handing out a step to its start.
 const LEAD: Duration = Duration::from_millis(500);
@@ -42,8 +41,8 @@ pub struct RunSpec {
     /// The whole run's limit (default: the plan's length with room for
     /// joining and reporting).
     pub timeout: Option<Duration>,
-    /// How every connection of the run is set up.
-    pub connections: ConnectionSetup,
+    /// The socket options of every connection of the run.
+    pub socket: SocketParams,
     /// What is known of this host's path (a lab's rate and RTT).
     pub path: KnownPath,
     /// This host's name in the result.
@@ -334,7 +333,7 @@ fn coordinate(
         duration: spec.step_time,
         interval_ms: spec.interval_ms,
         report_grace: REPORT_GRACE,
-        connections: spec.connections.clone(),
+        socket: spec.socket.clone(),
     };
     let mut on_event = |e: &Event| notice(Notice::Event(e));
     let hooks = Hooks {
@@ -353,7 +352,7 @@ mod tests {
             step_time: Duration::from_secs(5),
             interval_ms: 1000,
             timeout,
-            connections: ConnectionSetup::default(),
+            socket: SocketParams::default(),
             path: KnownPath::default(),
             name: "h1".into(),
             program: PathBuf::from("linerate"),

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use linerate_fleet::agent::AgentSpec;
 use linerate_fleet::agents::{AgentSource, Role};
-use linerate_fleet::coordinator::{ConnectionSetup, Event};
+use linerate_fleet::coordinator::Event;
 use linerate_fleet::run::{self, Ended, Notice, RunSpec};
 use linerate_fleet::{Launch, Launcher, plan};
 use linerate_verdict::KnownPath;
@@ -26,7 +26,7 @@ fn spec() -> RunSpec {
         step_time: Duration::from_millis(300),
         interval_ms: 100,
         timeout: Some(Duration::from_secs(60)),
-        connections: ConnectionSetup::default(),
+        socket: Default::default(),
         path: KnownPath::default(),
         name: "rank0".into(),
         program: PathBuf::from("unused: no agents are launched"),

@@ -53,8 +53,7 @@ pub struct Identity {
 impl Identity {
     /// A fresh identity, e.g. for one session of a one-shot receiver.
     pub fn generate() -> Result<Identity, SecureError> {
-        let made = rcgen::generate_simple_self_signed(vec!["linerate".to_string()])
-            .map_err(|e| SecureError::Certificate(e.to_string()))?;
+        let made = rcgen::generate_simple_self_signed(vec!["linerate".to_string()])?;
         Ok(Identity {
             cert: made.cert.der().clone(),
             key: PrivatePkcs8KeyDer::from(made.key_pair.serialize_der()),
@@ -64,8 +63,7 @@ impl Identity {
     /// Makes an identity and writes it to `path` (certificate and key in
     /// PEM, readable by its owner only); fails if `path` exists.
     pub fn create_file(path: &Path) -> Result<Identity, SecureError> {
-        let made = rcgen::generate_simple_self_signed(vec!["linerate".to_string()])
-            .map_err(|e| SecureError::Certificate(e.to_string()))?;
+        let made = rcgen::generate_simple_self_signed(vec!["linerate".to_string()])?;
         let pem = format!("{}{}", made.cert.pem(), made.key_pair.serialize_pem());
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| SecureError::file(path, e))?;
@@ -86,10 +84,13 @@ impl Identity {
     /// Reads an identity written by [`Identity::create_file`].
     pub fn load(path: &Path) -> Result<Identity, SecureError> {
         let pem = std::fs::read(path).map_err(|e| SecureError::file(path, e))?;
-        let bad = |what: &str| SecureError::BadIdentity(path.display().to_string(), what.into());
+        let bad = |lacks| SecureError::BadIdentity {
+            path: path.to_path_buf(),
+            lacks,
+        };
         Ok(Identity {
-            cert: CertificateDer::from_pem_slice(&pem).map_err(|_| bad("no certificate"))?,
-            key: PrivatePkcs8KeyDer::from_pem_slice(&pem).map_err(|_| bad("no private key"))?,
+            cert: CertificateDer::from_pem_slice(&pem).map_err(|_| bad("certificate"))?,
+            key: PrivatePkcs8KeyDer::from_pem_slice(&pem).map_err(|_| bad("private key"))?,
         })
     }
 

@@ -24,8 +24,11 @@ impl KeyList {
                 continue;
             }
             let (fp, comment) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
-            let fp = Fingerprint::parse(fp)
-                .map_err(|e| SecureError::BadList(name.to_string(), i + 1, e.to_string()))?;
+            let fp = Fingerprint::parse(fp).map_err(|_| SecureError::BadList {
+                list: name.to_string(),
+                line: i + 1,
+                text: fp.to_string(),
+            })?;
             keys.push((fp, comment.trim().to_string()));
         }
         Ok(KeyList { keys })

@@ -22,6 +22,8 @@ pub mod keys;
 pub mod stream;
 pub mod token;
 
+use std::path::{Path, PathBuf};
+
 pub use config::{
     Negotiated, ServerTrust, client_config, client_config_with, ktls_available, server_config,
     server_config_for_clients,
@@ -38,26 +40,48 @@ pub use token::Token;
 pub enum SecureError {
     /// rcgen could not make a certificate.
     #[error("making a certificate: {0}")]
-    Certificate(String),
+    Certificate(#[from] rcgen::Error),
     /// rustls refused the configuration.
     #[error("TLS configuration: {0}")]
     Config(#[from] rustls::Error),
-    /// Text that is not a SHA-256 fingerprint.
+    /// Text that is not a SHA-256 fingerprint (the text as given).
     #[error("{0:?} is not a certificate fingerprint (64 hex digits of SHA-256)")]
     BadFingerprint(String),
-    /// A key file that could not be read or written (its path, the error).
-    #[error("{0}: {1}")]
-    File(String, std::io::Error),
+    /// A key file that could not be read or written.
+    #[error("{}: {error}", .path.display())]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// The error the system gave.
+        error: std::io::Error,
+    },
     /// An identity file that does not hold a certificate and its key.
-    #[error("{0} is not a linerate key file: {1}")]
-    BadIdentity(String, String),
-    /// A line of a key list that is not a fingerprint (file, line, why).
-    #[error("{0}, line {1}: {2}")]
-    BadList(String, usize, String),
+    #[error("{} is not a linerate key file: no {lacks}", .path.display())]
+    BadIdentity {
+        /// The file.
+        path: PathBuf,
+        /// What it lacks: `certificate` or `private key`.
+        lacks: &'static str,
+    },
+    /// A line of a key list that is not a fingerprint.
+    #[error(
+        "{list}, line {line}: {text:?} is not a certificate fingerprint (64 hex digits of SHA-256)"
+    )]
+    BadList {
+        /// The list, as the caller names it (its path).
+        list: String,
+        /// The line, from 1.
+        line: usize,
+        /// The line's first word, as given.
+        text: String,
+    },
 }
 
 impl SecureError {
-    pub(crate) fn file(path: &std::path::Path, e: std::io::Error) -> SecureError {
-        SecureError::File(path.display().to_string(), e)
+    pub(crate) fn file(path: &Path, error: std::io::Error) -> SecureError {
+        SecureError::File {
+            path: path.to_path_buf(),
+            error,
+        }
     }
 }

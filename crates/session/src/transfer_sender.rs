@@ -202,9 +202,10 @@ impl TransferSender {
 
     fn need_end(&mut self, now: Instant, end: NeedEnd) -> Result<(), SessionError> {
         if end.round != self.pass {
-            return Err(SessionError::Wire(WireError::InvalidField {
-                field: "need end",
-                reason: format!("round {} while pass {} was listed", end.round, self.pass),
+            return Err(SessionError::Wire(WireError::OutOfRange {
+                field: "need end's round",
+                value: u64::from(end.round),
+                range: u64::from(self.pass)..=u64::from(self.pass),
             }));
         }
         let pass = self.pass;
@@ -276,9 +277,10 @@ impl Steps for TransferSender {
             }
             (Step::Report, Message::Digests(d)) => {
                 if (self.digests.len() + d.files.len()) as u64 > self.files {
-                    return Err(SessionError::Wire(WireError::InvalidField {
+                    return Err(SessionError::Wire(WireError::OutOfRange {
                         field: "digests",
-                        reason: format!("more than the {} files announced", self.files),
+                        value: (self.digests.len() + d.files.len()) as u64,
+                        range: 0..=self.files,
                     }));
                 }
                 self.digests.extend(d.files);

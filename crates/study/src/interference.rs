@@ -134,8 +134,7 @@ pub fn interference(
     let mut findings = BTreeMap::new();
     let scratch =
         std::env::temp_dir().join(format!("linerate-interference-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch)
-        .map_err(StudyError::io(format!("creating {}", scratch.display())))?;
+    std::fs::create_dir_all(&scratch).map_err(StudyError::io_at("creating", &scratch))?;
     let mut latency_alone_s = None;
     for config in &CONFIGS {
         let lossless = config.classes.iter().any(|c| c.ends_with(":lossless"));
@@ -470,10 +469,7 @@ impl JobProcess {
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(StudyError::io(format!(
-                "starting {}",
-                a.common.linerate.display()
-            )))?;
+            .map_err(StudyError::io_at("starting", &a.common.linerate))?;
         Ok(JobProcess {
             child,
             json: json.to_owned(),

@@ -283,7 +283,7 @@ impl Scratch {
         };
         let dir = base.join(format!("linerate-study-{tag}-{}", std::process::id()));
         std::fs::create_dir_all(dir.join("received"))
-            .map_err(StudyError::io(format!("creating {}", dir.display())))?;
+            .map_err(StudyError::io_at("creating", &dir))?;
         Ok(Scratch(dir))
     }
 }
@@ -297,8 +297,7 @@ impl Drop for Scratch {
 /// A file of `bytes` of a pattern that does not compress to nothing.
 fn write_file(path: &Path, bytes: u64) -> Result<(), StudyError> {
     use std::io::Write;
-    let what = format!("writing {}", path.display());
-    let mut f = std::fs::File::create(path).map_err(StudyError::io(what.clone()))?;
+    let mut f = std::fs::File::create(path).map_err(StudyError::io_at("creating", path))?;
     let block: Vec<u8> = (0..1u32 << 20)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
@@ -306,7 +305,7 @@ fn write_file(path: &Path, bytes: u64) -> Result<(), StudyError> {
     while left > 0 {
         let n = left.min(block.len() as u64) as usize;
         f.write_all(&block[..n])
-            .map_err(StudyError::io(what.clone()))?;
+            .map_err(StudyError::io_at("writing", path))?;
         left -= n as u64;
     }
     Ok(())

@@ -22,12 +22,48 @@ pub const MAX_WILDCARDS: usize = 24;
 
 /// A pattern rsync would not take, in the words of the flag that gave it.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("pattern {pattern:?}: {why}")]
-pub struct FilterError {
-    /// The pattern as given.
-    pub pattern: String,
-    /// What is wrong with it.
-    pub why: String,
+#[non_exhaustive]
+pub enum FilterError {
+    /// One pattern that cannot be a rule.
+    #[error("pattern {pattern:?}: {flaw}")]
+    Pattern {
+        /// The pattern as given (its first 64 characters when too long).
+        pattern: String,
+        /// What is wrong with it.
+        flaw: PatternFlaw,
+    },
+    /// Rules that compile apart but not together.
+    #[error(
+        "all {rules} rules together: they do not compile within the matcher's bounds ({error}); \
+         give fewer or simpler rules"
+    )]
+    TooComplex {
+        /// How many rules there are.
+        rules: usize,
+        /// The matcher's error.
+        error: globset::Error,
+    },
+}
+
+/// What is wrong with one filter pattern.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum PatternFlaw {
+    /// No pattern at all.
+    #[error("empty")]
+    Empty,
+    /// More wildcards than a rule may have.
+    #[error("{0} wildcards ('*', '?', '['), more than the {MAX_WILDCARDS} a rule may have")]
+    Wildcards(usize),
+    /// A glob that does not parse.
+    #[error("{0}")]
+    Glob(globset::ErrorKind),
+    /// More rules than a transfer may have.
+    #[error("more than {MAX_RULES} rules")]
+    TooManyRules,
+    /// More pattern bytes than a transfer may have.
+    #[error("the rules pass {} KiB of patterns together", MAX_PATTERN_BYTES >> 10)]
+    TooManyBytes,
 }
 
 /// What part of a path a pattern is matched against.
@@ -52,21 +88,19 @@ struct Pattern {
 
 impl Pattern {
     fn new(text: &str) -> Result<Pattern, FilterError> {
-        let err = |why: String| FilterError {
+        let err = |flaw| FilterError::Pattern {
             pattern: text.to_string(),
-            why,
+            flaw,
         };
         if text.is_empty() {
-            return Err(err("empty".into()));
+            return Err(err(PatternFlaw::Empty));
         }
         let wildcards = text
             .chars()
             .filter(|c| matches!(c, '*' | '?' | '['))
             .count();
         if wildcards > MAX_WILDCARDS {
-            return Err(err(format!(
-                "{wildcards} wildcards ('*', '?', '['), more than the {MAX_WILDCARDS} a rule may have"
-            )));
+            return Err(err(PatternFlaw::Wildcards(wildcards)));
         }
         let mut p = text;
         let anchored = p.starts_with('/');
@@ -100,7 +134,7 @@ impl Pattern {
                     .literal_separator(true)
                     .backslash_escape(true)
                     .build()
-                    .map_err(|e| err(e.kind().to_string()))
+                    .map_err(|e| err(PatternFlaw::Glob(e.kind().clone())))
             })
             .collect::<Result<_, _>>()?;
         Ok(Pattern {
@@ -131,11 +165,9 @@ impl RuleSet {
                 }
             }
         }
-        let set = set.build().map_err(|e| FilterError {
-            pattern: format!("all {} rules together", rules.len()),
-            why: format!(
-                "they do not compile within the matcher's bounds ({e}); give fewer or simpler rules"
-            ),
+        let set = set.build().map_err(|error| FilterError::TooComplex {
+            rules: rules.len(),
+            error,
         })?;
         Ok(RuleSet { set, rule_of })
     }
@@ -181,18 +213,15 @@ impl Filter {
     }
 
     fn add(&mut self, include: bool, pattern: &str) -> Result<(), FilterError> {
-        let too_many = |why: String| FilterError {
+        let too_many = |flaw| FilterError::Pattern {
             pattern: pattern.chars().take(64).collect(),
-            why,
+            flaw,
         };
         if self.rules.len() >= MAX_RULES {
-            return Err(too_many(format!("more than {MAX_RULES} rules")));
+            return Err(too_many(PatternFlaw::TooManyRules));
         }
         if self.bytes + pattern.len() > MAX_PATTERN_BYTES {
-            return Err(too_many(format!(
-                "the rules pass {} KiB of patterns together",
-                MAX_PATTERN_BYTES >> 10
-            )));
+            return Err(too_many(PatternFlaw::TooManyBytes));
         }
         self.rules.push((include, Pattern::new(pattern)?));
         self.bytes += pattern.len();

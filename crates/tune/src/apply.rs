@@ -72,7 +72,7 @@ fn file_of(proc_sys: &Path, key: &str) -> Result<PathBuf, TuneError> {
             .split('.')
             .any(|p| p.is_empty() || p == ".." || p.contains('/'))
     {
-        return Err(TuneError::Invalid(format!("{key:?} is not a sysctl name")));
+        return Err(TuneError::NotASysctl(key.to_string()));
     }
     Ok(proc_sys.join(key.replace('.', "/")))
 }
@@ -81,45 +81,46 @@ fn read(proc_sys: &Path, key: &str) -> Result<String, TuneError> {
     let p = file_of(proc_sys, key)?;
     std::fs::read_to_string(&p)
         .map(|s| normalise(&s))
-        .map_err(io_err(format!("reading {key}")))
+        .map_err(io_err("reading", &p))
 }
 
 /// Writes one value and checks the kernel kept it.
 fn write(proc_sys: &Path, key: &str, value: &str) -> Result<(), TuneError> {
     let p = file_of(proc_sys, key)?;
-    std::fs::write(&p, format!("{value}\n")).map_err(io_err(format!("setting {key} = {value}")))?;
+    std::fs::write(&p, format!("{value}\n")).map_err(io_err("setting", &p))?;
     let now = read(proc_sys, key)?;
     if now != normalise(value) {
-        return Err(TuneError::Apply(format!(
-            "{key}: wrote {value:?} but the kernel reports {now:?}"
-        )));
+        return Err(TuneError::NotKept {
+            key: key.to_string(),
+            wrote: value.to_string(),
+            now,
+        });
     }
     Ok(())
 }
 
 fn save(path: &Path, state: &State) -> Result<(), TuneError> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(io_err(format!("creating {}", dir.display())))?;
+        std::fs::create_dir_all(dir).map_err(io_err("creating", dir))?;
     }
     let tmp = path.with_extension("json.tmp");
-    let json = serde_json::to_vec_pretty(state).map_err(|e| TuneError::Invalid(e.to_string()))?;
-    std::fs::write(&tmp, json).map_err(io_err(format!("writing {}", tmp.display())))?;
-    std::fs::rename(&tmp, path).map_err(io_err(format!("writing {}", path.display())))
+    let json = serde_json::to_vec_pretty(state).map_err(TuneError::Unwritable)?;
+    std::fs::write(&tmp, json).map_err(io_err("writing", &tmp))?;
+    std::fs::rename(&tmp, path).map_err(io_err("writing", path))
 }
 
 /// The saved state of an apply, from `path`.
 pub fn load(path: &Path) -> Result<State, TuneError> {
-    let text = std::fs::read_to_string(path).map_err(|e| TuneError::State {
-        path: path.display().to_string(),
-        reason: if e.kind() == std::io::ErrorKind::NotFound {
-            "nothing applied in this scope (no saved state)".into()
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            TuneError::NothingApplied(path.to_path_buf())
         } else {
-            e.to_string()
-        },
+            io_err("reading", path)(e)
+        }
     })?;
-    serde_json::from_str(&text).map_err(|e| TuneError::State {
-        path: path.display().to_string(),
-        reason: format!("unreadable state: {e}"),
+    serde_json::from_str(&text).map_err(|error| TuneError::StateCorrupt {
+        path: path.to_path_buf(),
+        error,
     })
 }
 
@@ -165,11 +166,7 @@ pub fn apply(
     source: &str,
 ) -> Result<Report, TuneError> {
     if state_file.exists() {
-        return Err(TuneError::State {
-            path: state_file.display().to_string(),
-            reason: "settings are already applied in this scope; run `linerate tune revert` first"
-                .into(),
-        });
+        return Err(TuneError::AlreadyApplied(state_file.to_path_buf()));
     }
     let mut report = Report::default();
     let mut todo = Vec::new();
@@ -212,17 +209,18 @@ pub fn apply(
             }
             if stuck.is_empty() {
                 let _ = std::fs::remove_file(state_file);
-                return Err(TuneError::Apply(format!(
-                    "{err}; the {done} settings changed before it were restored"
-                )));
+                return Err(TuneError::Undone {
+                    error: Box::new(err),
+                    restored: done,
+                });
             }
             state.entries = stuck;
             save(state_file, &state)?;
-            return Err(TuneError::Apply(format!(
-                "{err}; {} settings could not be restored either and are kept in {} for `tune revert`",
-                state.entries.len(),
-                state_file.display()
-            )));
+            return Err(TuneError::Stuck {
+                error: Box::new(err),
+                stuck: state.entries.len(),
+                state: state_file.to_path_buf(),
+            });
         }
     }
     report.changed = todo;
@@ -240,24 +238,22 @@ pub fn revert(proc_sys: &Path, state_file: &Path) -> Result<Vec<Entry>, TuneErro
         match write(proc_sys, &e.key, &e.previous) {
             Ok(()) => restored.push(e.clone()),
             Err(err) => {
-                errors.push(err.to_string());
+                errors.push(err);
                 failed.push(e.clone());
             }
         }
     }
     if failed.is_empty() {
-        std::fs::remove_file(state_file)
-            .map_err(io_err(format!("removing {}", state_file.display())))?;
+        std::fs::remove_file(state_file).map_err(io_err("removing", state_file))?;
         return Ok(restored);
     }
     failed.reverse();
     state.entries = failed;
     save(state_file, &state)?;
-    Err(TuneError::Apply(format!(
-        "could not restore: {}; the rest are kept in {}",
-        errors.join("; "),
-        state_file.display()
-    )))
+    Err(TuneError::NotRestored {
+        errors,
+        state: state_file.to_path_buf(),
+    })
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::WireError;
+use crate::{SocketParams, WireError};
 use linerate_result::HostFacts;
 use linerate_result::fleet::FlowResult;
 
@@ -96,12 +96,10 @@ pub struct TaskFlow {
     pub streams: u16,
     /// Bytes per write.
     pub message_bytes: u32,
-    /// The TOS byte of its connections, when marked.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tos: Option<u8>,
-    /// The congestion control of its connections, when not the host's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub congestion: Option<String>,
+    /// The socket options of its connections: the run's, the same for
+    /// every flow.
+    #[serde(flatten)]
+    pub socket: SocketParams,
 }
 
 /// Coordinator to agent: the flows of one step, started together.
@@ -171,11 +169,9 @@ pub struct JobTask {
     pub iterations: u32,
     /// Compute time before each iteration's exchange, us.
     pub compute_us: u32,
-    /// The TOS byte of its connections, when marked.
-    pub tos: Option<u8>,
-    /// The congestion control of its connections, when not the host's.
-    #[serde(default)]
-    pub congestion: Option<String>,
+    /// The socket options of its connections: the run's.
+    #[serde(flatten)]
+    pub socket: SocketParams,
     /// Its peers.
     pub peers: Vec<JobPeer>,
 }
@@ -189,9 +185,7 @@ impl JobTask {
         if self.compute_us > 10_000_000 {
             return WireError::invalid("compute_us", "must be at most 10 s");
         }
-        if !congestion_in_bounds(self.congestion.as_deref()) {
-            return WireError::invalid("congestion", "must be 1 to 16 bytes");
-        }
+        self.socket.validate()?;
         if self.peers.len() > MAX_JOB_PEERS {
             return WireError::invalid("peers", "at most 4096");
         }
@@ -204,12 +198,6 @@ impl JobTask {
         }
         Ok(())
     }
-}
-
-/// Whether a congestion control's name fits the kernel's (16 bytes, as
-/// TCP_CA_NAME_MAX).
-fn congestion_in_bounds(name: Option<&str>) -> bool {
-    name.is_none_or(|c| !c.is_empty() && c.len() <= 16)
 }
 
 /// Agent to coordinator: how one proxy-job rank's iterations went.
@@ -243,9 +231,7 @@ impl AgentTask {
             if f.message_bytes == 0 || f.message_bytes > 256 << 20 {
                 return WireError::invalid("message_bytes", "must be between 1 byte and 256 MiB");
             }
-            if !congestion_in_bounds(f.congestion.as_deref()) {
-                return WireError::invalid("congestion", "must be 1 to 16 bytes");
-            }
+            f.socket.validate()?;
         }
         Ok(())
     }

@@ -3,7 +3,7 @@
 //! reads through [`Reader`] cannot index past its input; one that maps codes
 //! through [`codes!`] cannot forget a value in one direction.
 
-use crate::WireError;
+use crate::{Flaw, WireError};
 
 /// A cursor over bytes from a peer. Every read checks what is left and
 /// fails with a [`WireError::Malformed`] naming the thing being decoded.
@@ -29,7 +29,10 @@ impl<'a> Reader<'a> {
         if n > self.buf.len() {
             return Err(WireError::Malformed {
                 what: self.what,
-                reason: format!("needs {n} more bytes, has {}", self.buf.len()),
+                flaw: Flaw::Short {
+                    need: n,
+                    has: self.buf.len(),
+                },
             });
         }
         let (head, rest) = self.buf.split_at(n);
@@ -77,7 +80,7 @@ impl<'a> Reader<'a> {
         } else {
             Err(WireError::Malformed {
                 what: self.what,
-                reason: format!("{} unexpected trailing bytes", self.buf.len()),
+                flaw: Flaw::Trailing(self.buf.len()),
             })
         }
     }
@@ -135,7 +138,7 @@ mod tests {
             err,
             WireError::Malformed {
                 what: "hello",
-                reason: "needs 4 more bytes, has 1".into()
+                flaw: Flaw::Short { need: 4, has: 1 }
             }
         );
         assert!(r.clone().finish().is_err());

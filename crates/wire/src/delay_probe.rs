@@ -16,7 +16,7 @@
 //! only differences between stamps of one clock, and each direction's
 //! delay less its own least, are used, so the clocks need not agree.
 
-use crate::WireError;
+use crate::{Flaw, WireError};
 
 /// Bytes of a probe and of its echo.
 pub const DELAY_PROBE_LEN: usize = 36;
@@ -110,13 +110,16 @@ fn words(b: &[u8], magic: [u8; 4], what: &'static str) -> Result<[u64; 4], WireE
     if b.len() != DELAY_PROBE_LEN {
         return Err(WireError::Malformed {
             what,
-            reason: format!("{} bytes, not {DELAY_PROBE_LEN}", b.len()),
+            flaw: Flaw::Length {
+                got: b.len(),
+                want: DELAY_PROBE_LEN,
+            },
         });
     }
     if b[..4] != magic {
         return Err(WireError::Malformed {
             what,
-            reason: "it does not open with its magic".into(),
+            flaw: Flaw::NoMagic,
         });
     }
     let mut w = [0u64; 4];

@@ -44,12 +44,12 @@ pub enum WireError {
     #[error("unknown frame type {0}")]
     UnknownFrameType(u8),
     /// A message's payload does not decode.
-    #[error("malformed {what} message: {reason}")]
+    #[error("malformed {what} message: {flaw}")]
     Malformed {
         /// Which message.
         what: &'static str,
         /// What is wrong with it.
-        reason: String,
+        flaw: Flaw,
     },
     /// A side's report whose figures no measurement makes.
     #[error("malformed {what} message: {error}")]
@@ -68,16 +68,108 @@ pub enum WireError {
         /// The field's name.
         field: &'static str,
         /// Its allowed range, in words.
-        reason: String,
+        reason: &'static str,
     },
+    /// A field decoded but its value is outside the range the session allows.
+    #[error("invalid {field}: {value} is outside {}..={}", .range.start(), .range.end())]
+    OutOfRange {
+        /// The field's name.
+        field: &'static str,
+        /// Its value.
+        value: u64,
+        /// What the session allows.
+        range: std::ops::RangeInclusive<u64>,
+    },
+}
+
+/// What is wrong with a message that does not decode.
+#[derive(Debug, Error, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Flaw {
+    /// Fewer bytes than it needs.
+    #[error("needs {need} more bytes, has {has}")]
+    Short {
+        /// Bytes it needs.
+        need: usize,
+        /// Bytes there are.
+        has: usize,
+    },
+    /// Not the one length it has.
+    #[error("{got} bytes, not {want}")]
+    Length {
+        /// Bytes there are.
+        got: usize,
+        /// Bytes it has.
+        want: usize,
+    },
+    /// Bytes after its end.
+    #[error("{0} unexpected trailing bytes")]
+    Trailing(usize),
+    /// It does not open with its magic.
+    #[error("it does not open with its magic")]
+    NoMagic,
+    /// A tag byte that names nothing.
+    #[error("unknown tag {0}")]
+    UnknownTag(u8),
+    /// Reserved bytes that are not zero.
+    #[error("reserved bytes set")]
+    Reserved,
+    /// More of something than any session has.
+    #[error("{count} {what}, more than any session has")]
+    TooMany {
+        /// How many there are.
+        count: usize,
+        /// Of what.
+        what: &'static str,
+    },
+    /// A size outside its bounds.
+    #[error("{what} of {value} bytes, outside {least} B to {most} B")]
+    Size {
+        /// Which size.
+        what: &'static str,
+        /// Its value.
+        value: u64,
+        /// The least allowed.
+        least: u64,
+        /// The most allowed.
+        most: u64,
+    },
+    /// A latency run's window that its pattern does not allow.
+    #[error("window of {window} for {pattern}")]
+    Window {
+        /// The window asked for.
+        window: u32,
+        /// The pattern's name.
+        pattern: &'static str,
+    },
+    /// A latency run of no rounds.
+    #[error("a run of no rounds")]
+    NoRounds,
+    /// JSON that does not decode.
+    #[error("{0}")]
+    Json(JsonError),
+}
+
+/// serde_json's error, shared so that a [`WireError`] stays `Clone` and
+/// comparable (by its text) in tests.
+#[derive(Debug, Clone)]
+pub struct JsonError(pub std::sync::Arc<serde_json::Error>);
+
+impl PartialEq for JsonError {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl std::fmt::Display for JsonError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
 }
 
 impl WireError {
     /// A decoded value that is out of its allowed range, as an `Err`.
-    pub(crate) fn invalid<T>(field: &'static str, reason: &str) -> Result<T, WireError> {
-        Err(WireError::InvalidField {
-            field,
-            reason: reason.to_string(),
-        })
+    pub(crate) fn invalid<T>(field: &'static str, reason: &'static str) -> Result<T, WireError> {
+        Err(WireError::InvalidField { field, reason })
     }
 }

@@ -31,8 +31,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::WireError;
 use crate::udp::MAX_DATAGRAM_LEN;
+use crate::{Flaw, WireError};
 
 /// Bytes of a [`RunHeader`].
 pub const RUN_HEADER_LEN: usize = 24;
@@ -103,6 +103,16 @@ pub enum Pattern {
     Window = 2,
 }
 
+impl Pattern {
+    /// Its name in errors.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::PingPong => "ping-pong",
+            Pattern::Window => "a window of requests",
+        }
+    }
+}
+
 /// The header that opens a run of rounds on a latency data connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunHeader {
@@ -146,14 +156,14 @@ impl RunHeader {
             other => {
                 return Err(WireError::Malformed {
                     what: "latency run header",
-                    reason: format!("unknown pattern {other}"),
+                    flaw: Flaw::UnknownTag(other),
                 });
             }
         };
         if b[1..4] != [0, 0, 0] {
             return Err(WireError::Malformed {
                 what: "latency run header",
-                reason: "reserved bytes set".into(),
+                flaw: Flaw::Reserved,
             });
         }
         let h = RunHeader {
@@ -169,15 +179,20 @@ impl RunHeader {
 
     /// Whether it is within bounds.
     pub fn validate(&self) -> Result<(), WireError> {
-        let bad = |reason: String| {
+        let bad = |flaw| {
             Err(WireError::Malformed {
                 what: "latency run header",
-                reason,
+                flaw,
             })
         };
         for (what, len) in [("request", self.request_len), ("reply", self.reply_len)] {
             if len == 0 || len > MAX_MESSAGE_LEN {
-                return bad(format!("{what} of {len} bytes, outside 1 B to 64 MiB"));
+                return bad(Flaw::Size {
+                    what,
+                    value: u64::from(len),
+                    least: 1,
+                    most: u64::from(MAX_MESSAGE_LEN),
+                });
             }
         }
         let window_ok = match self.pattern {
@@ -185,16 +200,21 @@ impl RunHeader {
             Pattern::Window => (1..=MAX_WINDOW).contains(&self.window),
         };
         if !window_ok {
-            return bad(format!("window of {} for {:?}", self.window, self.pattern));
+            return bad(Flaw::Window {
+                window: self.window,
+                pattern: self.pattern.name(),
+            });
         }
         if self.round_bytes() > MAX_ROUND_BYTES {
-            return bad(format!(
-                "{} bytes in a round, over 1 GiB",
-                self.round_bytes()
-            ));
+            return bad(Flaw::Size {
+                what: "a round",
+                value: self.round_bytes(),
+                least: 1,
+                most: MAX_ROUND_BYTES,
+            });
         }
         if self.rounds == 0 {
-            return bad("a run of no rounds".into());
+            return bad(Flaw::NoRounds);
         }
         Ok(())
     }
@@ -222,15 +242,18 @@ impl UdpRound {
 
     /// The header of a request datagram, checked.
     pub fn decode(datagram: &[u8]) -> Result<UdpRound, WireError> {
-        let malformed = |reason: String| WireError::Malformed {
+        let malformed = |flaw| WireError::Malformed {
             what: "UDP latency request",
-            reason,
+            flaw,
         };
         let h: &[u8; UDP_ROUND_HEADER_LEN] = datagram
             .get(..UDP_ROUND_HEADER_LEN)
             .and_then(|h| h.try_into().ok())
             .ok_or_else(|| {
-                malformed(format!("{} bytes, shorter than its header", datagram.len()))
+                malformed(Flaw::Short {
+                    need: UDP_ROUND_HEADER_LEN,
+                    has: datagram.len(),
+                })
             })?;
         let round = UdpRound {
             seq: Self::seq_of(h).unwrap_or_default(),
@@ -238,10 +261,12 @@ impl UdpRound {
             cookie: u64::from_be_bytes([h[12], h[13], h[14], h[15], h[16], h[17], h[18], h[19]]),
         };
         if !(UDP_REPLY_MIN_LEN as u32..=MAX_DATAGRAM_LEN).contains(&round.reply_len) {
-            return Err(malformed(format!(
-                "a reply of {} bytes, outside 12 B to 65507 B",
-                round.reply_len
-            )));
+            return Err(malformed(Flaw::Size {
+                what: "a reply",
+                value: u64::from(round.reply_len),
+                least: UDP_REPLY_MIN_LEN as u64,
+                most: u64::from(MAX_DATAGRAM_LEN),
+            }));
         }
         Ok(round)
     }

@@ -35,7 +35,7 @@ pub use agent::{
 pub use codec::Reader;
 pub use delay_probe::{DELAY_PROBE_LEN, DelayEcho, DelayProbe};
 pub use dscp::{Dscp, DscpError};
-pub use error::WireError;
+pub use error::{Flaw, JsonError, WireError};
 pub use frame::{FRAME_HEADER_LEN, Frame, FrameDecoder, MAX_FRAME_LEN};
 pub use hello::{
     CAPABILITIES, Capabilities, HELLO_LEN, Hello, MAGIC, PROTOCOL_VERSION, Role, SessionId,
@@ -48,7 +48,7 @@ pub use latency::{
 };
 pub use message::{
     Accept, BenchParams, Direction, FrameType, Join, MAX_STREAMS, Message, PeerIntervals,
-    PeerReport, Ready, Refusal, RefusalCode, RunToken, SocketParams,
+    PeerReport, Ready, Refusal, RefusalCode, RunToken, SocketParams, is_congestion_name,
 };
 pub use record::{BLOCK_TRAILER_LEN, RECORD_HEADER_LEN, Record};
 pub use transfer::{

@@ -9,7 +9,7 @@ use crate::codec::codes;
 use crate::latency::LatencyParams;
 use crate::transfer::{Digests, Entries, Need, NeedEnd, TransferRequest, TransferTotals};
 use crate::udp::UdpParams;
-use crate::{Frame, WireError};
+use crate::{Flaw, Frame, JsonError, WireError};
 use linerate_result::{HostFacts, IntervalSample, SideReport};
 
 /// Most streams one session may open.
@@ -132,14 +132,21 @@ pub struct SocketParams {
     pub notsent_lowat: Option<u32>,
 }
 
+/// Whether `name` can name a kernel congestion control: 1 to 15 letters,
+/// digits or '_' (TCP_CA_NAME_MAX is 16 with its NUL). The one check of a
+/// name, wherever it comes from: a flag, a session's or an agent's task.
+pub fn is_congestion_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 15
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
 impl SocketParams {
     /// Whether the options are within bounds.
     pub fn validate(&self) -> Result<(), WireError> {
         let bad = WireError::invalid;
         if let Some(cc) = &self.congestion
-            && (cc.is_empty()
-                || cc.len() > 15
-                || !cc.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+            && !is_congestion_name(cc)
         {
             return bad("congestion", "must be a kernel congestion control name");
         }
@@ -380,7 +387,10 @@ impl Payload for PeerIntervals {
         if self.samples.len() > 2 * usize::from(MAX_STREAMS) {
             return Err(WireError::Malformed {
                 what,
-                reason: format!("{} samples, more than any session has", self.samples.len()),
+                flaw: Flaw::TooMany {
+                    count: self.samples.len(),
+                    what: "samples",
+                },
             });
         }
         Ok(())
@@ -403,7 +413,7 @@ fn json<T: Serialize>(v: &T) -> Vec<u8> {
 fn parse<T: Payload>(what: &'static str, p: &[u8]) -> Result<T, WireError> {
     let value: T = serde_json::from_slice(p).map_err(|e| WireError::Malformed {
         what,
-        reason: e.to_string(),
+        flaw: Flaw::Json(JsonError(std::sync::Arc::new(e))),
     })?;
     value.check(what)?;
     Ok(value)
@@ -415,7 +425,7 @@ fn empty(what: &'static str, p: &[u8]) -> Result<(), WireError> {
     } else {
         Err(WireError::Malformed {
             what,
-            reason: format!("{} unexpected payload bytes", p.len()),
+            flaw: Flaw::Trailing(p.len()),
         })
     }
 }

@@ -4,9 +4,9 @@
 //! big-endian), a hole's and a round end's by nothing. The checksum trails
 //! the payload so both ends can hash each piece while it is still in cache.
 
-use crate::WireError;
 use crate::codec::{Reader, codes};
 use crate::transfer::MAX_BLOCK_LEN;
+use crate::{Flaw, WireError};
 
 /// Bytes of a record's header: `tag[1] file[4] offset[8] len[4]`.
 pub const RECORD_HEADER_LEN: usize = 17;
@@ -50,7 +50,7 @@ codes! {
 fn unknown_tag(tag: u8) -> WireError {
     WireError::Malformed {
         what: "record",
-        reason: format!("unknown tag {tag}"),
+        flaw: Flaw::UnknownTag(tag),
     }
 }
 
@@ -76,15 +76,16 @@ impl Record {
         let tag = Tag::from_code(r.u8()?)?;
         let (file, offset, len) = (r.u32()?, r.u64()?, r.u32()?);
         if tag != Tag::RoundEnd && (len == 0 || len > MAX_BLOCK_LEN) {
-            return Err(WireError::InvalidField {
+            return Err(WireError::OutOfRange {
                 field: "record length",
-                reason: format!("{len} is outside 1..={MAX_BLOCK_LEN}"),
+                value: u64::from(len),
+                range: 1..=u64::from(MAX_BLOCK_LEN),
             });
         }
         if offset.checked_add(u64::from(len)).is_none() {
             return Err(WireError::InvalidField {
                 field: "record offset",
-                reason: "offset + length overflows".into(),
+                reason: "offset + length overflows",
             });
         }
         Ok(match tag {

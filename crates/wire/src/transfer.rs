@@ -299,6 +299,16 @@ pub const DIGEST_HEX_LEN: usize = 64;
 
 /// Most extended attributes one entry carries.
 pub const MAX_XATTRS: usize = 128;
+
+/// What an entry's extended attributes must be, in an error's words (the
+/// limits above, checked by a test).
+const XATTRS_RULE: &str =
+    "at most 128, each named by 1 to 255 bytes without NUL, its value at most 64 KiB";
+/// What a digest must be, in an error's words.
+const DIGEST_RULE: &str = "must be 64 lowercase hex digits";
+/// What a receiver's list of changes must be, in an error's words.
+const CHANGES_RULE: &str = "must be at most 100000 paths of 1 to 4097 bytes without NUL, each \
+     with a code of at most 11 printable ASCII letters";
 /// Largest value of one extended attribute (the kernel's own limit).
 pub const MAX_XATTR_VALUE: usize = 64 << 10;
 
@@ -381,22 +391,24 @@ impl Entries {
     /// Whether the batch is within bounds.
     pub fn validate(&self) -> Result<(), WireError> {
         if self.entries.len() > ENTRIES_PER_FRAME {
-            return Err(WireError::InvalidField {
-                field: "entries",
-                reason: format!("more than {ENTRIES_PER_FRAME} in one frame"),
+            return Err(WireError::OutOfRange {
+                field: "entries in one frame",
+                value: self.entries.len() as u64,
+                range: 0..=ENTRIES_PER_FRAME as u64,
             });
         }
         for e in &self.entries {
             if e.path.is_empty() || e.path.len() > 4096 || e.path.contains('\0') {
                 return Err(WireError::InvalidField {
                     field: "path",
-                    reason: "must be 1 to 4096 bytes without NUL".into(),
+                    reason: "must be 1 to 4096 bytes without NUL",
                 });
             }
             if e.size() > MAX_FILE_SIZE {
-                return Err(WireError::InvalidField {
+                return Err(WireError::OutOfRange {
                     field: "size",
-                    reason: format!("{} is over the largest file, {MAX_FILE_SIZE}", e.size()),
+                    value: e.size(),
+                    range: 0..=MAX_FILE_SIZE,
                 });
             }
             let bad_xattr = |x: &Xattr| {
@@ -408,10 +420,7 @@ impl Entries {
             if e.xattrs.len() > MAX_XATTRS || e.xattrs.iter().any(bad_xattr) {
                 return Err(WireError::InvalidField {
                     field: "xattrs",
-                    reason: format!(
-                        "at most {MAX_XATTRS}, each named by 1 to 255 bytes without NUL, \
-                         its value at most 64 KiB"
-                    ),
+                    reason: XATTRS_RULE,
                 });
             }
             if let Some(o) = &e.owner
@@ -422,7 +431,7 @@ impl Entries {
             {
                 return Err(WireError::InvalidField {
                     field: "owner",
-                    reason: "names must be 1 to 256 bytes without NUL".into(),
+                    reason: "names must be 1 to 256 bytes without NUL",
                 });
             }
             if e.digest().is_some_and(|d| {
@@ -433,7 +442,7 @@ impl Entries {
             }) {
                 return Err(WireError::InvalidField {
                     field: "digest",
-                    reason: format!("must be {DIGEST_HEX_LEN} lowercase hex digits"),
+                    reason: DIGEST_RULE,
                 });
             }
             if let EntryKind::Symlink { target } = &e.kind
@@ -441,7 +450,7 @@ impl Entries {
             {
                 return Err(WireError::InvalidField {
                     field: "target",
-                    reason: "must be 1 to 4096 bytes without NUL".into(),
+                    reason: "must be 1 to 4096 bytes without NUL",
                 });
             }
         }
@@ -473,7 +482,7 @@ impl Need {
             if f.ranges.iter().any(|[a, b]| a >= b) {
                 return Err(WireError::InvalidField {
                     field: "ranges",
-                    reason: "every range must be non-empty".into(),
+                    reason: "every range must be non-empty",
                 });
             }
         }
@@ -564,10 +573,7 @@ impl TransferTotals {
         if self.changes.len() > MAX_CHANGES || self.changes.iter().any(|c| !c.is_well_formed()) {
             return Err(WireError::InvalidField {
                 field: "changes",
-                reason: format!(
-                    "must be at most {MAX_CHANGES} paths of 1 to 4097 bytes without NUL, \
-                     each with a code of at most {ITEM_CODE_LEN} printable ASCII letters"
-                ),
+                reason: CHANGES_RULE,
             });
         }
         if self
@@ -576,9 +582,24 @@ impl TransferTotals {
         {
             return Err(WireError::InvalidField {
                 field: "io_stalled_seconds",
-                reason: "must be a finite number of seconds, 0 or more".into(),
+                reason: "must be a finite number of seconds, 0 or more",
             });
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The refusals' words name the limits the checks apply.
+    #[test]
+    fn the_rules_in_words_name_the_limits_checked() {
+        assert!(XATTRS_RULE.starts_with(&format!("at most {MAX_XATTRS},")));
+        assert!(XATTRS_RULE.ends_with(&format!("at most {} KiB", MAX_XATTR_VALUE >> 10)));
+        assert!(DIGEST_RULE.contains(&format!("be {DIGEST_HEX_LEN} lowercase")));
+        assert!(CHANGES_RULE.contains(&format!("at most {MAX_CHANGES} paths")));
+        assert!(CHANGES_RULE.contains(&format!("at most {ITEM_CODE_LEN} printable")));
     }
 }

@@ -13,7 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::WireError;
+use crate::{Flaw, WireError};
 
 /// Bytes of a [`DatagramHeader`].
 pub const DATAGRAM_HEADER_LEN: usize = 16;
@@ -73,7 +73,10 @@ impl DatagramHeader {
         let Some(h) = b.get(..DATAGRAM_HEADER_LEN) else {
             return Err(WireError::Malformed {
                 what: "UDP datagram",
-                reason: format!("{} bytes, shorter than its 16-byte header", b.len()),
+                flaw: Flaw::Short {
+                    need: DATAGRAM_HEADER_LEN,
+                    has: b.len(),
+                },
             });
         };
         let mut seq = [0u8; 8];

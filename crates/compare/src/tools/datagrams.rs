@@ -115,9 +115,12 @@ pub fn iperf2_udp(text: &str) -> Result<UdpPeerRun, ToolError> {
 pub fn iperf3_udp(text: &str) -> Result<UdpPeerRun, ToolError> {
     const T: &str = "iperf3";
     let v: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| err(T, format!("not JSON: {e}")))?;
+        serde_json::from_str(text).map_err(|error| ToolError::NotJson { tool: T, error })?;
     if let Some(e) = v.get("error").and_then(|e| e.as_str()) {
-        return Err(err(T, format!("reported an error: {e}")));
+        return Err(ToolError::Reported {
+            tool: T,
+            said: e.to_string(),
+        });
     }
     let end = &v["end"];
     let received = if end["sum_received"].is_object() {

@@ -36,16 +36,61 @@ fn after_colon(said: &str) -> String {
 #[non_exhaustive]
 pub enum ToolError {
     /// Its output is not what the parser knows.
-    #[error("{tool}: {reason}")]
+    #[error("{tool}: {missing}")]
     Parse {
         /// The tool whose output it was.
         tool: &'static str,
-        /// What did not parse.
-        reason: String,
+        /// What its output lacks, in words.
+        missing: &'static str,
     },
-    /// It did not start, listen or end as it should.
-    #[error("{0}")]
-    Run(String),
+    /// It reported an error of its own (in its JSON).
+    #[error("{tool}: reported an error: {said}")]
+    Reported {
+        /// The tool.
+        tool: &'static str,
+        /// Its words.
+        said: String,
+    },
+    /// A figure in a unit the parser does not know.
+    #[error("{tool}: unknown unit {unit:?}")]
+    UnknownUnit {
+        /// The tool.
+        tool: &'static str,
+        /// The unit as printed.
+        unit: String,
+    },
+    /// Its JSON output does not parse.
+    #[error("{tool}: not JSON: {error}")]
+    NotJson {
+        /// The tool whose output it was.
+        tool: &'static str,
+        /// Why it does not parse.
+        error: serde_json::Error,
+    },
+    /// A command line of no words (a bug).
+    #[error("an empty command")]
+    EmptyCommand,
+    /// A server that did not listen in time.
+    #[error("`{command}` did not listen on port {port} within {} s", .within.as_secs())]
+    NotListening {
+        /// The server's command line.
+        command: String,
+        /// The port it was given.
+        port: u16,
+        /// The time it had.
+        within: std::time::Duration,
+    },
+    /// A client that did not finish in time.
+    #[error("`{command}` did not finish within {} s", .within.as_secs())]
+    NotFinished {
+        /// The client's command line.
+        command: String,
+        /// The time it had.
+        within: std::time::Duration,
+    },
+    /// A child whose process id the system does not give.
+    #[error("no process id for `{0}`")]
+    NoPid(String),
     /// A server exited before it listened: most often its port, free when
     /// it was picked, was taken before the server bound it.
     #[error("`{command}` exited at once ({status}){}", after_colon(.said))]
@@ -53,15 +98,17 @@ pub enum ToolError {
         /// The server's command line.
         command: String,
         /// How it ended.
-        status: String,
+        status: std::process::ExitStatus,
         /// The end of what it printed on stderr (empty if nothing).
         said: String,
     },
     /// A system call around it failed.
-    #[error("{context}: {error}")]
+    #[error("{doing}{}: {error}", .program.as_ref().map(|p| format!(" {p}")).unwrap_or_default())]
     Io {
         /// What was being done.
-        context: String,
+        doing: &'static str,
+        /// The program it was done to, when one.
+        program: Option<String>,
         /// The error the system gave.
         error: std::io::Error,
     },

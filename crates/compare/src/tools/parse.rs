@@ -75,11 +75,8 @@ pub struct ToolInterval {
 }
 
 /// A parse error of `tool`'s output.
-pub(crate) fn err(tool: &'static str, reason: impl Into<String>) -> ToolError {
-    ToolError::Parse {
-        tool,
-        reason: reason.into(),
-    }
+pub(crate) fn err(tool: &'static str, missing: &'static str) -> ToolError {
+    ToolError::Parse { tool, missing }
 }
 
 fn finite(v: f64) -> Option<f64> {
@@ -153,9 +150,12 @@ pub fn iperf2_csv(text: &str) -> Result<ToolRun, ToolError> {
 pub fn iperf3_json(text: &str) -> Result<ToolRun, ToolError> {
     const T: &str = "iperf3";
     let v: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| err(T, format!("not JSON: {e}")))?;
+        serde_json::from_str(text).map_err(|error| ToolError::NotJson { tool: T, error })?;
     if let Some(e) = v.get("error").and_then(|e| e.as_str()) {
-        return Err(err(T, format!("reported an error: {e}")));
+        return Err(ToolError::Reported {
+            tool: T,
+            said: e.to_string(),
+        });
     }
     let end = v.get("end").ok_or_else(|| err(T, "no \"end\" section"))?;
     let sum = end

@@ -41,9 +41,7 @@ fn drain_stderr(child: &mut Child) -> std::sync::mpsc::Receiver<String> {
 }
 
 fn spawn(argv: &[String], out: Stdio, err: Stdio) -> Result<Child, ToolError> {
-    let (prog, args) = argv
-        .split_first()
-        .ok_or_else(|| ToolError::Run("empty command".into()))?;
+    let (prog, args) = argv.split_first().ok_or(ToolError::EmptyCommand)?;
     Command::new(prog)
         .args(args)
         .stdin(Stdio::null())
@@ -51,7 +49,8 @@ fn spawn(argv: &[String], out: Stdio, err: Stdio) -> Result<Child, ToolError> {
         .stderr(err)
         .spawn()
         .map_err(|e| ToolError::Io {
-            context: format!("starting {prog}"),
+            doing: "starting",
+            program: Some(prog.to_string()),
             error: e,
         })
 }
@@ -81,7 +80,7 @@ impl Server {
                 let left = deadline.saturating_duration_since(Instant::now());
                 return Err(ToolError::ExitedAtOnce {
                     command: server.argv.join(" "),
-                    status: status.to_string(),
+                    status,
                     said: server.said.recv_timeout(left).unwrap_or_default(),
                 });
             }
@@ -94,11 +93,11 @@ impl Server {
                 return Ok(server);
             }
             if Instant::now() > deadline {
-                return Err(ToolError::Run(format!(
-                    "`{}` did not listen on port {port} within {} s",
-                    server.argv.join(" "),
-                    within.as_secs()
-                )));
+                return Err(ToolError::NotListening {
+                    command: server.argv.join(" "),
+                    port,
+                    within,
+                });
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -217,7 +216,7 @@ pub fn run_client(argv: &[String], timeout: Duration) -> Result<ClientRun, ToolE
         }
         s
     });
-    let pid = Pid::from_raw(child.id() as i32).ok_or_else(|| ToolError::Run("no pid".into()))?;
+    let pid = Pid::from_raw(child.id() as i32).ok_or_else(|| ToolError::NoPid(argv.join(" ")))?;
     let mut timed_out = false;
     // Wait without reaping, so the exited child's CPU times can still be read.
     loop {
@@ -229,7 +228,8 @@ pub fn run_client(argv: &[String], timeout: Duration) -> Result<ClientRun, ToolE
             Ok(None) => {}
             Err(e) => {
                 return Err(ToolError::Io {
-                    context: "waiting for a client".into(),
+                    doing: "waiting for a client",
+                    program: None,
                     error: e.into(),
                 });
             }
@@ -243,18 +243,18 @@ pub fn run_client(argv: &[String], timeout: Duration) -> Result<ClientRun, ToolE
     }
     let cpu = cpu_seconds(child.id()).unwrap_or(0.0);
     let status = child.wait().map_err(|e| ToolError::Io {
-        context: "reaping a client".into(),
+        doing: "reaping a client",
+        program: None,
         error: e,
     })?;
     let wall = started.elapsed().as_secs_f64();
     let stdout = out_reader.join().unwrap_or_default();
     let stderr = err_reader.join().unwrap_or_default();
     if timed_out {
-        return Err(ToolError::Run(format!(
-            "`{}` did not finish within {} s",
-            argv.join(" "),
-            timeout.as_secs()
-        )));
+        return Err(ToolError::NotFinished {
+            command: argv.join(" "),
+            within: timeout,
+        });
     }
     Ok(ClientRun {
         stdout,

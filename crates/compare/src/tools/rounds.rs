@@ -132,7 +132,12 @@ pub fn qperf(text: &str) -> Result<LatencyPeerRun, ToolError> {
         "us" => value,
         "ms" => value * 1000.0,
         "sec" | "s" => value * 1e6,
-        other => return Err(err(T, format!("unknown unit {other:?}"))),
+        other => {
+            return Err(ToolError::UnknownUnit {
+                tool: T,
+                unit: other.to_string(),
+            });
+        }
     };
     Ok(LatencyPeerRun {
         mean_us: 2.0 * us,

@@ -63,12 +63,42 @@ impl fmt::Display for TrafficClass {
     }
 }
 
+/// How a class is written, told with each class that does not parse.
+const CLASS_USAGE: &str = "write a class as NAME:dscp=LIST:strict or NAME:dscp=LIST:ets=WEIGHT, \
+     optionally :lossless (e.g. bulk:dscp=af11,af12:ets=50:lossless, rest:dscp=*:ets=50)";
+
+/// What is wrong with a class as written.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClassFlaw {
+    /// A name that is not 1 to 12 lowercase letters, digits or '-'.
+    #[error("the name must be 1 to 12 lowercase letters, digits or '-'; {CLASS_USAGE}")]
+    Name,
+    /// A code point that does not parse.
+    #[error(transparent)]
+    Dscp(#[from] linerate_wire::DscpError),
+    /// An ETS weight out of range (as given).
+    #[error("ets weight {0:?} is not 1 to 100")]
+    EtsWeight(String),
+    /// A part that is none of the known (as given).
+    #[error("{0:?} is not understood; {CLASS_USAGE}")]
+    NotUnderstood(String),
+    /// No code points.
+    #[error("no dscp=...; {CLASS_USAGE}")]
+    NoDscp,
+    /// Neither strict nor ETS.
+    #[error("neither strict nor ets=WEIGHT; {CLASS_USAGE}")]
+    NoScheduling,
+}
+
 impl FromStr for TrafficClass {
     type Err = FabricSpecError;
 
     fn from_str(s: &str) -> Result<Self, FabricSpecError> {
-        let usage = "write a class as NAME:dscp=LIST:strict or NAME:dscp=LIST:ets=WEIGHT, \
-                     optionally :lossless (e.g. bulk:dscp=af11,af12:ets=50:lossless, rest:dscp=*:ets=50)";
+        let bad = |flaw| FabricSpecError::Class {
+            class: s.to_string(),
+            flaw,
+        };
         let mut parts = s.split(':');
         let name = parts.next().unwrap_or_default().trim();
         let ok_name = !name.is_empty()
@@ -77,9 +107,7 @@ impl FromStr for TrafficClass {
                 .bytes()
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
         if !ok_name {
-            return Err(FabricSpecError(format!(
-                "--class {s:?}: the name must be 1 to 12 lowercase letters, digits or '-'; {usage}"
-            )));
+            return Err(bad(ClassFlaw::Name));
         }
         let (mut dscp, mut scheduling, mut lossless) = (None, None, false);
         for part in parts {
@@ -91,7 +119,7 @@ impl FromStr for TrafficClass {
                     list.split(',')
                         .map(|d| d.parse::<Dscp>().map(Dscp::value))
                         .collect::<Result<Vec<u8>, _>>()
-                        .map_err(|e| FabricSpecError(format!("--class {s:?}: {e}")))?
+                        .map_err(|e| bad(ClassFlaw::Dscp(e)))?
                 });
             } else if part == "strict" {
                 scheduling = Some(Scheduling::Strict);
@@ -101,25 +129,16 @@ impl FromStr for TrafficClass {
                     .parse::<u32>()
                     .ok()
                     .filter(|w| (1..=100).contains(w))
-                    .ok_or_else(|| {
-                        FabricSpecError(format!("--class {s:?}: ets weight {w:?} is not 1 to 100"))
-                    })?;
+                    .ok_or_else(|| bad(ClassFlaw::EtsWeight(w.to_string())))?;
                 scheduling = Some(Scheduling::Ets { weight });
             } else if part == "lossless" {
                 lossless = true;
             } else {
-                return Err(FabricSpecError(format!(
-                    "--class {s:?}: {part:?} is not understood; {usage}"
-                )));
+                return Err(bad(ClassFlaw::NotUnderstood(part.to_string())));
             }
         }
-        let dscp =
-            dscp.ok_or_else(|| FabricSpecError(format!("--class {s:?}: no dscp=...; {usage}")))?;
-        let scheduling = scheduling.ok_or_else(|| {
-            FabricSpecError(format!(
-                "--class {s:?}: neither strict nor ets=WEIGHT; {usage}"
-            ))
-        })?;
+        let dscp = dscp.ok_or_else(|| bad(ClassFlaw::NoDscp))?;
+        let scheduling = scheduling.ok_or_else(|| bad(ClassFlaw::NoScheduling))?;
         Ok(TrafficClass {
             name: name.to_string(),
             dscp,
@@ -142,30 +161,26 @@ pub fn best_effort() -> Vec<TrafficClass> {
 /// Checks a list of classes as a port would use them.
 pub fn validate(classes: &[TrafficClass]) -> Result<(), FabricSpecError> {
     if classes.is_empty() || classes.len() > MAX_CLASSES {
-        return Err(FabricSpecError(format!("give 1 to {MAX_CLASSES} --class")));
+        return Err(FabricSpecError::ClassCount);
     }
     let mut seen = [None::<&str>; 64];
     for c in classes {
         if classes.iter().filter(|o| o.name == c.name).count() > 1 {
-            return Err(FabricSpecError(format!(
-                "--class {} is given twice",
-                c.name
-            )));
+            return Err(FabricSpecError::ClassTwice(c.name.clone()));
         }
         for &d in &c.dscp {
             if let Some(other) = seen[usize::from(d)] {
-                return Err(FabricSpecError(format!(
-                    "DSCP {d} is in two classes, {other} and {}",
-                    c.name
-                )));
+                return Err(FabricSpecError::DscpTwice {
+                    dscp: d,
+                    first: other.to_string(),
+                    second: c.name.clone(),
+                });
             }
             seen[usize::from(d)] = Some(&c.name);
         }
     }
     if classes.iter().filter(|c| c.dscp.is_empty()).count() > 1 {
-        return Err(FabricSpecError(
-            "only one class can take the rest (dscp=*)".into(),
-        ));
+        return Err(FabricSpecError::TwoRests);
     }
     let weights: Vec<u32> = classes
         .iter()
@@ -176,9 +191,7 @@ pub fn validate(classes: &[TrafficClass]) -> Result<(), FabricSpecError> {
         .collect();
     let sum: u32 = weights.iter().sum();
     if !weights.is_empty() && sum != 100 {
-        return Err(FabricSpecError(format!(
-            "the ETS weights of --class add up to {sum}; they must add up to 100 (as 802.1Qaz)"
-        )));
+        return Err(FabricSpecError::EtsSum(sum));
     }
     Ok(())
 }
@@ -224,15 +237,19 @@ mod tests {
     #[test]
     fn bad_classes_say_what_is_wrong() {
         for (bad, says) in [
-            ("Bulk:dscp=1:strict", "name"),
+            ("Bulk:dscp=1:strict", "the name must be"),
             ("bulk:strict", "no dscp"),
             ("bulk:dscp=1", "neither"),
-            ("bulk:dscp=1:ets=0", "weight"),
-            ("bulk:dscp=99:strict", "DSCP"),
-            ("bulk:dscp=1:fast", "not understood"),
+            ("bulk:dscp=1:ets=0", "ets weight \"0\""),
+            ("bulk:dscp=99:strict", "not a DSCP"),
+            ("bulk:dscp=1:fast", "\"fast\" is not understood"),
         ] {
             let e = bad.parse::<TrafficClass>().unwrap_err();
-            assert!(e.0.contains(says), "{bad}: {e}");
+            assert!(
+                matches!(&e, FabricSpecError::Class { class, .. } if class == bad),
+                "{bad}: {e:?}"
+            );
+            assert!(e.to_string().contains(says), "{bad}: {e}");
         }
     }
 
@@ -241,19 +258,22 @@ mod tests {
         let parse =
             |v: &[&str]| -> Vec<TrafficClass> { v.iter().map(|s| s.parse().unwrap()).collect() };
         assert!(validate(&parse(&["a:dscp=1:ets=50", "b:dscp=*:ets=50"])).is_ok());
-        assert!(
-            validate(&parse(&["a:dscp=1:ets=50", "b:dscp=*:ets=40"]))
-                .unwrap_err()
-                .0
-                .contains("add up to 90")
+        assert_eq!(
+            validate(&parse(&["a:dscp=1:ets=50", "b:dscp=*:ets=40"])),
+            Err(FabricSpecError::EtsSum(90))
         );
-        assert!(
-            validate(&parse(&["a:dscp=1:strict", "b:dscp=1:ets=100"]))
-                .unwrap_err()
-                .0
-                .contains("two classes")
+        assert_eq!(
+            validate(&parse(&["a:dscp=1:strict", "b:dscp=1:ets=100"])),
+            Err(FabricSpecError::DscpTwice {
+                dscp: 1,
+                first: "a".into(),
+                second: "b".into()
+            })
         );
-        assert!(validate(&parse(&["a:dscp=*:strict", "b:dscp=*:ets=100"])).is_err());
+        assert_eq!(
+            validate(&parse(&["a:dscp=*:strict", "b:dscp=*:ets=100"])),
+            Err(FabricSpecError::TwoRests)
+        );
     }
 
     #[test]

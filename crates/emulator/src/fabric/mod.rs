@@ -95,8 +95,63 @@ impl Default for Taper {
 /// A fabric, a taper or a traffic class that cannot be built, in the
 /// words of the flag that asked for it.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct FabricSpecError(pub String);
+#[non_exhaustive]
+pub enum FabricSpecError {
+    /// A taper not written DOWN:UP (the text as given).
+    #[error("--taper {0:?}: write it as DOWN:UP, e.g. 4:1 (1:1 is none)")]
+    TaperForm(String),
+    /// A taper out of range (the text as given).
+    #[error("--taper {0:?}: each side 1 to 64, and the uplinks no faster than the hosts")]
+    TaperRange(String),
+    /// Too few or too many hosts.
+    #[error("a fabric has 2 to {MAX_FABRIC_HOSTS} hosts; this one has {0}")]
+    Hosts(u8),
+    /// A leaf-spine of too few leaves or spines.
+    #[error("leaf-spine needs --leaves 2 or more, --spines 1 to 4 and --hosts-per-leaf 1 or more")]
+    LeafSpine,
+    /// A link rate out of range.
+    #[error("--rate of a fabric's links must be 1 Mbit/s to 400 Gbit/s")]
+    Rate,
+    /// A port queue too small.
+    #[error("--queue of a fabric port must hold at least 16 KiB")]
+    Queue,
+    /// A pause threshold too small.
+    #[error("--pfc-xoff must be at least 16 KiB (one emulated frame)")]
+    PfcXoff,
+    /// A hop delay too long.
+    #[error("--hop-delay must be at most 1 s")]
+    HopDelay,
+    /// A class that does not parse (the text as given).
+    #[error("--class {class:?}: {flaw}")]
+    Class {
+        /// The class as given.
+        class: String,
+        /// What is wrong with it.
+        flaw: classes::ClassFlaw,
+    },
+    /// Too few or too many classes.
+    #[error("give 1 to {} --class", classes::MAX_CLASSES)]
+    ClassCount,
+    /// A class named twice.
+    #[error("--class {0} is given twice")]
+    ClassTwice(String),
+    /// A DSCP in two classes.
+    #[error("DSCP {dscp} is in two classes, {first} and {second}")]
+    DscpTwice {
+        /// The code point.
+        dscp: u8,
+        /// The first class that has it.
+        first: String,
+        /// The second.
+        second: String,
+    },
+    /// Two classes that take the rest.
+    #[error("only one class can take the rest (dscp=*)")]
+    TwoRests,
+    /// ETS weights that do not add up to 100.
+    #[error("the ETS weights of --class add up to {0}; they must add up to 100 (as 802.1Qaz)")]
+    EtsSum(u32),
+}
 
 impl fmt::Display for Taper {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -108,20 +163,14 @@ impl FromStr for Taper {
     type Err = FabricSpecError;
 
     fn from_str(s: &str) -> Result<Taper, FabricSpecError> {
-        let bad = || {
-            FabricSpecError(format!(
-                "--taper {s:?}: write it as DOWN:UP, e.g. 4:1 (1:1 is none)"
-            ))
-        };
+        let bad = || FabricSpecError::TaperForm(s.to_string());
         let (d, u) = s.split_once(':').ok_or_else(bad)?;
         let (down, up) = (
             d.trim().parse::<u32>().map_err(|_| bad())?,
             u.trim().parse::<u32>().map_err(|_| bad())?,
         );
         if !(1..=64).contains(&down) || !(1..=64).contains(&up) || up > down {
-            return Err(FabricSpecError(format!(
-                "--taper {s:?}: each side 1 to 64, and the uplinks no faster than the hosts"
-            )));
+            return Err(FabricSpecError::TaperRange(s.to_string()));
         }
         Ok(Taper { down, up })
     }
@@ -183,9 +232,7 @@ impl FabricSpec {
     pub fn validate(&self) -> Result<(), FabricSpecError> {
         let hosts = self.topology.hosts();
         if !(2..=MAX_FABRIC_HOSTS).contains(&hosts) {
-            return Err(FabricSpecError(format!(
-                "a fabric has 2 to {MAX_FABRIC_HOSTS} hosts; this one has {hosts}"
-            )));
+            return Err(FabricSpecError::Hosts(hosts));
         }
         if let Topology::LeafSpine {
             leaves,
@@ -194,25 +241,19 @@ impl FabricSpec {
         } = self.topology
             && (leaves < 2 || spines == 0 || hosts_per_leaf == 0 || spines > 4)
         {
-            return Err(FabricSpecError("leaf-spine needs --leaves 2 or more, --spines 1 to 4 and --hosts-per-leaf 1 or more".into()));
+            return Err(FabricSpecError::LeafSpine);
         }
         if !(1_000_000..=400_000_000_000).contains(&self.host_rate_bps) {
-            return Err(FabricSpecError(
-                "--rate of a fabric's links must be 1 Mbit/s to 400 Gbit/s".into(),
-            ));
+            return Err(FabricSpecError::Rate);
         }
         if self.buffer_bytes < 16 * 1024 {
-            return Err(FabricSpecError(
-                "--queue of a fabric port must hold at least 16 KiB".into(),
-            ));
+            return Err(FabricSpecError::Queue);
         }
         if self.pfc_xoff_bytes < 16 * 1024 {
-            return Err(FabricSpecError(
-                "--pfc-xoff must be at least 16 KiB (one emulated frame)".into(),
-            ));
+            return Err(FabricSpecError::PfcXoff);
         }
         if self.hop_delay_us > 1_000_000 {
-            return Err(FabricSpecError("--hop-delay must be at most 1 s".into()));
+            return Err(FabricSpecError::HopDelay);
         }
         classes::validate(&self.classes)
     }
@@ -253,7 +294,7 @@ mod tests {
             spines: 1,
             hosts_per_leaf: 4,
         };
-        assert!(s.validate().unwrap_err().0.contains("2 to 15 hosts"));
+        assert_eq!(s.validate(), Err(FabricSpecError::Hosts(16)));
         s.topology = Topology::LeafSpine {
             leaves: 1,
             spines: 1,

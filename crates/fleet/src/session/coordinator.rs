@@ -20,11 +20,10 @@ use linerate_result::HostFacts;
 use linerate_result::fleet::{FleetHost, FleetStep, FlowResult, HostRate};
 
 use crate::session::Unrunnable;
-pub use crate::session::connections::ConnectionSetup;
 pub use crate::session::job_step::JobPlan;
 use linerate_wire::{
     Accept, AgentJoin, AgentReport, AgentTask, CAPABILITIES, ClockEcho, ClockProbe, JobReport,
-    Message, Refusal, RefusalCode, TaskFlow,
+    Message, Refusal, RefusalCode, SocketParams, TaskFlow,
 };
 
 /// The driver's name for one agent connection.
@@ -65,8 +64,9 @@ pub struct Settings {
     pub interval_ms: u64,
     /// How long after a step's end its reports may take.
     pub report_grace: Duration,
-    /// How every connection of the run is set up, flows' and job ranks'.
-    pub connections: ConnectionSetup,
+    /// The socket options of every connection of the run, flows' and job
+    /// ranks' alike: each task carries them whole.
+    pub socket: SocketParams,
 }
 
 /// One step of the plan: what it varies, and its flows.
@@ -581,8 +581,7 @@ impl Coordinator {
                     to,
                     streams: flow.streams,
                     message_bytes: u32::try_from(flow.message_bytes).unwrap_or(u32::MAX),
-                    tos: s.connections.tos,
-                    congestion: s.connections.congestion.clone(),
+                    socket: s.socket.clone(),
                 }),
                 Err(reason) => self.current[i] = Some(failed_flow(flow, reason.to_string())),
             }
@@ -637,7 +636,7 @@ impl Coordinator {
         let due = now.at + lead + s.duration + s.report_grace;
         self.current_job = vec![None; self.ranks.len()];
         let ranks = &self.ranks;
-        let tasks = crate::session::job_step::tasks(job, &s.connections, |r| {
+        let tasks = crate::session::job_step::tasks(job, &s.socket, |r| {
             let rank = &ranks[r as usize];
             if let Some(why) = &rank.failed {
                 return Err(Unrunnable::Failed {
@@ -742,16 +741,13 @@ impl Coordinator {
     fn close_job(&mut self, step: usize, job: &JobPlan, missing: &str) {
         let reports = std::mem::take(&mut self.current_job);
         let ranks = &self.ranks;
-        let result = crate::session::job_step::result(
-            job,
-            &self.settings.connections,
-            &reports,
-            |r| match (&ranks[r as usize].failed, missing) {
+        let result = crate::session::job_step::result(job, &self.settings.socket, &reports, |r| {
+            match (&ranks[r as usize].failed, missing) {
                 (Some(f), _) => format!("rank {r} failed: {f}"),
                 (None, "") => "not reported".to_string(),
                 (None, m) => m.to_string(),
-            },
-        );
+            }
+        });
         for r in &mut self.ranks {
             r.owes_report = false;
             r.due = None;

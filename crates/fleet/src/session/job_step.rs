@@ -5,10 +5,9 @@
 use std::net::SocketAddr;
 
 use linerate_result::fleet::{JobRank, JobResult};
-use linerate_wire::{JobKind, JobPeer, JobReport, JobTask};
+use linerate_wire::{JobKind, JobPeer, JobReport, JobTask, SocketParams};
 
 use crate::session::Unrunnable;
-use crate::session::connections::ConnectionSetup;
 
 /// A proxy application run as one step.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,7 +28,7 @@ pub struct JobPlan {
 /// rank's job port is, or why it has none (it failed, it never joined).
 pub fn tasks(
     job: &JobPlan,
-    connections: &ConnectionSetup,
+    socket: &SocketParams,
     job_addr: impl Fn(u32) -> Result<SocketAddr, Unrunnable>,
 ) -> Vec<(u32, Result<JobTask, Unrunnable>)> {
     job.peers
@@ -53,8 +52,7 @@ pub fn tasks(
                     kind: job.kind,
                     iterations: job.iterations,
                     compute_us: job.compute_us,
-                    tos: connections.tos,
-                    congestion: connections.congestion.clone(),
+                    socket: socket.clone(),
                     peers,
                 })
             });
@@ -67,7 +65,7 @@ pub fn tasks(
 /// it has none (`missing(rank)`).
 pub fn result(
     job: &JobPlan,
-    connections: &ConnectionSetup,
+    socket: &SocketParams,
     reports: &[Option<JobReport>],
     missing: impl Fn(u32) -> String,
 ) -> JobResult {
@@ -89,7 +87,7 @@ pub fn result(
         .collect();
     JobResult {
         grid: job.grid,
-        dscp: connections.tos.map(|t| t >> 2),
+        dscp: socket.tos.map(|t| t >> 2),
         ..JobResult::of(job.kind.as_str(), job.iterations, job.compute_us, ranks)
     }
 }
@@ -124,7 +122,7 @@ mod tests {
                 Ok(SocketAddr::from(([10, 0, 0, r as u8 + 1], 9000)))
             }
         };
-        let t = tasks(&plan(), &ConnectionSetup::default(), addr);
+        let t = tasks(&plan(), &SocketParams::default(), addr);
         assert_eq!(t.len(), 3);
         assert!(
             t[0].1
@@ -138,17 +136,19 @@ mod tests {
 
     #[test]
     fn every_rank_is_set_up_as_the_run_says() {
-        let marked = ConnectionSetup {
+        let marked = SocketParams {
             tos: Some(46 << 2),
             congestion: Some("cubic".into()),
+            rcvbuf: Some(4 << 20),
+            ..SocketParams::default()
         };
         let t = tasks(&plan(), &marked, |r| {
             Ok(SocketAddr::from(([10, 0, 0, r as u8 + 1], 9000)))
         });
-        assert!(t.iter().all(|(_, task)| {
-            let task = task.as_ref().unwrap();
-            (task.tos, task.congestion.as_deref()) == (Some(0xb8), Some("cubic"))
-        }));
+        assert!(
+            t.iter()
+                .all(|(_, task)| task.as_ref().unwrap().socket == marked)
+        );
     }
 
     #[test]
@@ -164,9 +164,9 @@ mod tests {
                 error: Some("stopped".into()),
             }),
         ];
-        let marked = ConnectionSetup {
+        let marked = SocketParams {
             tos: Some(46 << 2),
-            congestion: None,
+            ..SocketParams::default()
         };
         let r = result(&plan(), &marked, &reports, |r| {
             format!("rank {r}: not reported")

@@ -4,7 +4,6 @@
 //! proxy-application step asks of each rank and how their reports merge.
 
 pub mod agent;
-pub mod connections;
 pub mod coordinator;
 pub mod job_step;
 

@@ -11,12 +11,10 @@ use std::time::Duration;
 use crate::plan;
 use linerate_result::HostFacts;
 use linerate_result::fleet::FlowResult;
-use linerate_wire::{AgentJoin, AgentReport, ClockEcho, Message};
+use linerate_wire::{AgentJoin, AgentReport, ClockEcho, Message, SocketParams};
 
 use crate::session::agent::{self, Agent};
-use crate::session::coordinator::{
-    Conn, ConnectionSetup, Coordinator, Event, Now, Outcome, PlannedStep, Settings,
-};
+use crate::session::coordinator::{Conn, Coordinator, Event, Now, Outcome, PlannedStep, Settings};
 use linerate_session::Session;
 
 #[derive(Clone, Copy, PartialEq)]
@@ -61,7 +59,7 @@ fn settings(size: u32) -> Settings {
         interval_ms: 1000,
         report_grace: Duration::from_secs(5),
         token: None,
-        connections: Default::default(),
+        socket: Default::default(),
     }
 }
 
@@ -276,13 +274,22 @@ fn all_to_all_plan(ranks: u32) -> Vec<PlannedStep> {
     }]
 }
 
+/// A run's socket options: a marking, a congestion control and a window.
+fn marked_socket() -> SocketParams {
+    SocketParams {
+        tos: Some(0xb8),
+        congestion: Some("cubic".into()),
+        rcvbuf: Some(4 << 20),
+        ..SocketParams::default()
+    }
+}
+
+/// Every flow's and every job rank's task carries the run's socket options
+/// whole: an option added to them reaches every connection of the run.
 #[test]
 fn every_flow_and_every_job_rank_is_set_up_as_the_run_says() {
     let mut marked = settings(3);
-    marked.connections = ConnectionSetup {
-        tos: Some(0xb8),
-        congestion: Some("cubic".into()),
-    };
+    marked.socket = marked_socket();
     let mut plan = incast_plan(3, &[1]);
     plan.extend(all_to_all_plan(3));
     let mut sim = Sim::with_settings(marked, &[], plan);
@@ -292,17 +299,10 @@ fn every_flow_and_every_job_rank_is_set_up_as_the_run_says() {
     let tasks: Vec<_> = sim.agents.iter().flat_map(|a| &a.tasks).collect();
     let flows: Vec<_> = tasks.iter().flat_map(|t| &t.flows).collect();
     assert_eq!(flows.len(), 2, "the incast's two senders");
-    assert!(
-        flows
-            .iter()
-            .all(|f| f.tos == Some(0xb8) && f.congestion.as_deref() == Some("cubic"))
-    );
+    assert!(flows.iter().all(|f| f.socket == marked_socket()));
     let jobs: Vec<_> = tasks.iter().filter_map(|t| t.job.as_ref()).collect();
     assert_eq!(jobs.len(), 3);
-    assert!(
-        jobs.iter()
-            .all(|j| j.tos == Some(0xb8) && j.congestion.as_deref() == Some("cubic"))
-    );
+    assert!(jobs.iter().all(|j| j.socket == marked_socket()));
 }
 
 #[test]

@@ -15,7 +15,7 @@ use rustix::io::Errno;
 use super::cleanup::{open_subdir, remove_tree};
 use super::itemize::{Came, Differs, Itemized, Type};
 use super::names::{is_staging, split, temp_name};
-use super::{Item, Sink, SinkError, io_err, lock};
+use super::{EntryFlaw, Item, Sink, SinkError, io_err, lock};
 use crate::confine::ConfineError;
 use crate::content_digest;
 use crate::filter::Filter;
@@ -106,17 +106,11 @@ impl Sink {
                     if let Some(kept) = self.kept_inside(dir, name, &e.path)? {
                         return Err(SinkError::BadEntry {
                             id: 0,
-                            reason: format!(
-                                "{:?} is a directory where the source now has a {}, and it \
-                                 holds {kept:?}, which the --exclude rules keep: it was left \
-                                 as it is (rsync refuses too); move it or change the rules",
-                                e.path,
-                                if wanted(&e.kind) == Held::Link {
-                                    "link"
-                                } else {
-                                    "file"
-                                }
-                            ),
+                            flaw: EntryFlaw::KeptInside {
+                                path: e.path.clone(),
+                                now: now(&e.kind),
+                                kept,
+                            },
                         });
                     }
                     remove_tree(dir, name).map_err(|x| io_err("removing", &e.path, x))?;
@@ -124,16 +118,10 @@ impl Sink {
                 Err(Errno::NOTEMPTY | Errno::EXIST) => {
                     return Err(SinkError::BadEntry {
                         id: 0,
-                        reason: format!(
-                            "{:?} is a directory that is not empty where the source now has a \
-                             {}: --force (or --delete) replaces it, as rsync's do",
-                            e.path,
-                            if wanted(&e.kind) == Held::Link {
-                                "link"
-                            } else {
-                                "file"
-                            }
-                        ),
+                        flaw: EntryFlaw::DirectoryNotEmpty {
+                            path: e.path.clone(),
+                            now: now(&e.kind),
+                        },
                     });
                 }
                 Err(x) => return Err(io_err("removing", &e.path, x)),
@@ -781,6 +769,15 @@ fn child_path(dir: &str, name: &str) -> String {
         name.to_string()
     } else {
         format!("{dir}/{name}")
+    }
+}
+
+/// What the source has where a directory was: `link` or `file`, in words.
+fn now(kind: &EntryKind) -> &'static str {
+    if wanted(kind) == Held::Link {
+        "link"
+    } else {
+        "file"
     }
 }
 

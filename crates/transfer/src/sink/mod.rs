@@ -45,6 +45,7 @@ mod slot;
 mod whole;
 
 pub use cleanup::{Leftovers, remove_tree};
+pub use index::PathConflict;
 use index::{INDEX_BYTES, PathIndex, PathKind};
 use itemize::{Came, Itemized, Type};
 use names::{current_umask, journal_name, split, stage_name, temp_name, timestamps};
@@ -101,8 +102,8 @@ pub enum SinkError {
         path: String,
         error: std::io::Error,
     },
-    #[error("entry {id}: {reason}")]
-    BadEntry { id: u32, reason: String },
+    #[error("entry {id}: {flaw}")]
+    BadEntry { id: u32, flaw: EntryFlaw },
     #[error("refused: {0}")]
     Budget(#[from] OverBudget),
     /// Found before anything of the file is written; what arrived of
@@ -115,6 +116,77 @@ pub enum SinkError {
     /// stops (what arrived is kept for a rerun).
     #[error("the sender hung up")]
     PeerGone,
+}
+
+/// Why an entry of the manifest is refused (each path as the sender
+/// named it, or as the destination holds it).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EntryFlaw {
+    /// The top entry is not a directory.
+    #[error("{TOP_PATH:?}, the destination itself, is announced as no directory")]
+    TopNotADirectory,
+    /// A path that leaves the destination or is not a path at all.
+    #[error(transparent)]
+    Confine(#[from] ConfineError),
+    /// A path that conflicts with another of the manifest.
+    #[error(transparent)]
+    Conflict(#[from] PathConflict),
+    /// A file over the largest a receiver takes.
+    #[error(
+        "{path:?} is announced at {size} bytes, over the largest file a receiver takes ({MAX_FILE_SIZE})"
+    )]
+    TooLarge {
+        /// The path.
+        path: String,
+        /// Its announced size.
+        size: u64,
+    },
+    /// A hard link to no earlier file.
+    #[error("{path:?} is announced as a second name of entry {to}, which is not an earlier file")]
+    NotAnEarlierFile {
+        /// The path.
+        path: String,
+        /// The entry it names.
+        to: u32,
+    },
+    /// A file another transfer is writing.
+    #[error("{0:?} is being written by another transfer (busy)")]
+    FileBusy(String),
+    /// A directory another transfer is creating.
+    #[error("directory {0:?} is being created by another transfer (busy)")]
+    DirectoryBusy(String),
+    /// No destination to write into (a bug).
+    #[error("no destination")]
+    NoDestination,
+    /// Data for an entry that is not a file.
+    #[error("not a file")]
+    NotAFile,
+    /// A directory the source replaced, holding what the rules keep.
+    #[error(
+        "{path:?} is a directory where the source now has a {now}, and it holds {kept:?}, which \
+         the --exclude rules keep: it was left as it is (rsync refuses too); move it or change \
+         the rules"
+    )]
+    KeptInside {
+        /// The directory.
+        path: String,
+        /// What the source has there now: `file` or `link`.
+        now: &'static str,
+        /// What inside it the rules keep.
+        kept: String,
+    },
+    /// A directory, not empty, the source replaced.
+    #[error(
+        "{path:?} is a directory that is not empty where the source now has a {now}: --force \
+         (or --delete) replaces it, as rsync's do"
+    )]
+    DirectoryNotEmpty {
+        /// The directory.
+        path: String,
+        /// What the source has there now: `file` or `link`.
+        now: &'static str,
+    },
 }
 
 impl SinkError {
@@ -444,9 +516,9 @@ impl Sink {
 
     fn dir(&self, rel: &str) -> Result<Arc<OwnedFd>, SinkError> {
         let rel = if rel == TOP_PATH { "" } else { rel };
-        let root = self.root.as_ref().ok_or_else(|| SinkError::BadEntry {
+        let root = self.root.as_ref().ok_or(SinkError::BadEntry {
             id: 0,
-            reason: "no destination".into(),
+            flaw: EntryFlaw::NoDestination,
         })?;
         if let Some(d) = lock(&self.dirs).get(rel) {
             return Ok(Arc::clone(d));
@@ -500,22 +572,19 @@ impl Sink {
     /// manifest, other sessions and the session's budget, before anything
     /// is allocated or written for it.
     fn admit(&self, id: u32, e: &Entry) -> Result<(), SinkError> {
-        let bad = |reason: String| SinkError::BadEntry { id, reason };
+        let bad = |flaw| SinkError::BadEntry { id, flaw };
         if e.path == TOP_PATH {
             if !matches!(e.kind, EntryKind::Dir) {
-                return Err(bad(format!(
-                    "{TOP_PATH:?}, the destination itself, is announced as no directory"
-                )));
+                return Err(bad(EntryFlaw::TopNotADirectory));
             }
         } else {
-            confine::check(&e.path).map_err(|c| bad(c.to_string()))?;
+            confine::check(&e.path).map_err(|c| bad(c.into()))?;
         }
         if e.size() > MAX_FILE_SIZE {
-            return Err(bad(format!(
-                "{:?} is announced at {} bytes, over the largest file a receiver takes ({MAX_FILE_SIZE})",
-                e.path,
-                e.size()
-            )));
+            return Err(bad(EntryFlaw::TooLarge {
+                path: e.path.clone(),
+                size: e.size(),
+            }));
         }
         let target = match &e.kind {
             EntryKind::Symlink { target } => target.len(),
@@ -528,18 +597,17 @@ impl Sink {
             EntryKind::HardLink { to } => {
                 let first = self.items.get(to as usize).map(|i| &i.entry.kind);
                 if to >= id || !matches!(first, Some(EntryKind::File { .. })) {
-                    return Err(bad(format!(
-                        "{:?} is announced as a second name of entry {to}, which is not an \
-                         earlier file",
-                        e.path
-                    )));
+                    return Err(bad(EntryFlaw::NotAnEarlierFile {
+                        path: e.path.clone(),
+                        to,
+                    }));
                 }
                 (false, PathKind::File)
             }
         };
         let indexed = lock(&self.index)
             .add(&e.path, kind)
-            .map_err(|c| bad(c.to_string()))?;
+            .map_err(|c| bad(c.into()))?;
         let cost = std::mem::size_of::<Item>() as u64 * 2
             + (e.path.len() + target) as u64
             + indexed * INDEX_BYTES
@@ -550,10 +618,7 @@ impl Sink {
             && let Some(claims) = lock(&self.claims).as_mut()
             && !claims.claim(&e.path)
         {
-            return Err(bad(format!(
-                "{:?} is being written by another transfer (busy)",
-                claims.full(&e.path)
-            )));
+            return Err(bad(EntryFlaw::FileBusy(claims.full(&e.path))));
         }
         Ok(())
     }
@@ -780,10 +845,7 @@ impl Sink {
         {
             return Err(SinkError::BadEntry {
                 id: 0,
-                reason: format!(
-                    "directory {:?} is being created by another transfer (busy)",
-                    claims.full(path)
-                ),
+                flaw: EntryFlaw::DirectoryBusy(claims.full(path)),
             });
         }
         let hidden = stage_name(name);
@@ -1009,9 +1071,9 @@ impl Sink {
 
     /// The open temporary file of `id`, created on first use.
     fn open(&self, id: usize) -> Result<Arc<OpenFile>, SinkError> {
-        let slot = self.slot(id).ok_or_else(|| SinkError::BadEntry {
+        let slot = self.slot(id).ok_or(SinkError::BadEntry {
             id: id as u32,
-            reason: "not a file".into(),
+            flaw: EntryFlaw::NotAFile,
         })?;
         let mut guard = lock(&slot.open);
         if let Some(of) = guard.as_ref() {
