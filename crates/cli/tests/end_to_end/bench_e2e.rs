@@ -147,6 +147,7 @@ fn unconstrained_loopback_is_cpu_bound() {
 
 #[test]
 fn bad_flags_fail_with_a_clear_message() {
+    let _traffic = common::beside_other_traffic();
     let out = common::run(&["bench", "127.0.0.1:1", "-l", "4X"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown size unit"));
@@ -251,6 +252,7 @@ fn threads_multiplex_streams_onto_fewer_loops_and_say_so() {
 /// the user's words, before anything connects.
 #[test]
 fn a_port_out_of_range_and_unpaired_stripes_are_bad_flags() {
+    let _traffic = common::beside_other_traffic();
     let out = common::run(&["bench", "127.0.0.1:99999"]);
     assert_eq!(out.status.code(), Some(2), "{}", common::text(&out));
     assert!(

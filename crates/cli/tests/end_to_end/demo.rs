@@ -11,6 +11,7 @@ use common::{assert_drawn, figures};
 
 #[test]
 fn demo_report_opens_in_chromium_with_every_figure_drawn() {
+    let _traffic = common::beside_other_traffic();
     let dir = std::env::temp_dir().join(format!("lr-demo-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();

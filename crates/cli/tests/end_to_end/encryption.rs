@@ -26,6 +26,7 @@ fn session_of(url: &str) -> (String, SessionId) {
 
 #[test]
 fn a_receiver_refuses_senders_in_the_clear_and_writes_nothing() {
+    let _traffic = common::beside_other_traffic();
     let base = TempDir::new("tls");
     std::fs::create_dir_all(base.join("src")).unwrap();
     random_file(&base.join("src/a.bin"), 1 << 20, 1);
@@ -74,6 +75,7 @@ fn a_receiver_refuses_senders_in_the_clear_and_writes_nothing() {
 
 #[test]
 fn a_receiver_in_the_clear_is_named_and_taken_only_with_no_encrypt() {
+    let _traffic = common::beside_other_traffic();
     let base = TempDir::new("tls");
     std::fs::create_dir_all(base.join("src")).unwrap();
     random_file(&base.join("src/a.bin"), 1 << 20, 2);
@@ -98,6 +100,7 @@ fn a_receiver_in_the_clear_is_named_and_taken_only_with_no_encrypt() {
 
 #[test]
 fn a_wrong_fingerprint_is_refused_before_anything_is_sent() {
+    let _traffic = common::beside_other_traffic();
     let base = TempDir::new("tls");
     std::fs::create_dir_all(base.join("src")).unwrap();
     random_file(&base.join("src/a.bin"), 1 << 20, 3);
@@ -213,6 +216,7 @@ fn logged_receiver(dir: &std::path::Path, log: &std::path::Path) -> (Guard, Stri
 
 #[test]
 fn a_flipped_byte_ends_its_stream_and_the_rerun_completes_whole() {
+    let _traffic = common::beside_other_traffic();
     let base = TempDir::new("tls");
     let src = base.join("src/data.bin");
     std::fs::create_dir_all(base.join("src")).unwrap();
@@ -271,6 +275,7 @@ fn send_as(config: &std::path::Path, args: &[&str]) -> std::process::Output {
 
 #[test]
 fn a_daemon_takes_transfers_from_listed_client_keys_only() {
+    let _traffic = common::beside_other_traffic();
     let base = TempDir::new("tls");
     std::fs::create_dir_all(base.join("src")).unwrap();
     random_file(&base.join("src/a.bin"), 1 << 20, 5);
@@ -324,6 +329,7 @@ fn a_daemon_takes_transfers_from_listed_client_keys_only() {
 
 #[test]
 fn a_daemon_whose_certificate_changed_since_the_first_contact_is_refused() {
+    let _traffic = common::beside_other_traffic();
     let base = TempDir::new("tls");
     std::fs::create_dir_all(base.join("src")).unwrap();
     random_file(&base.join("src/a.bin"), 1 << 16, 6);
@@ -367,6 +373,7 @@ fn a_daemon_whose_certificate_changed_since_the_first_contact_is_refused() {
 
 #[test]
 fn a_daemon_without_authorized_keys_does_not_start() {
+    let _traffic = common::beside_other_traffic();
     let base = TempDir::new("tls");
     let out = common::linerate_cmd()
         .args(["serve", "--port", "0", "--root"])
@@ -380,6 +387,7 @@ fn a_daemon_without_authorized_keys_does_not_start() {
 
 #[test]
 fn bench_encrypt_measures_through_tls_and_names_the_cipher() {
+    let _traffic = common::beside_other_traffic();
     let server = common::Server::start();
     let out = common::linerate_cmd()
         .args([

@@ -448,6 +448,7 @@ fn pfc_pauses_upstream_instead_of_dropping_and_without_it_the_port_drops() {
 
 #[test]
 fn fabric_flags_are_checked_before_anything_is_built() {
+    let _traffic = common::beside_other_traffic();
     for (args, says) in [
         (vec!["--taper", "4:1"], "need a --topology"),
         (

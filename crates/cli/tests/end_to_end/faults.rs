@@ -120,6 +120,7 @@ fn session(n: u8) -> SessionId {
 /// allocated, and a sparse file of 256 TiB costs no time and no memory.
 #[test]
 fn announced_sizes_are_checked_before_anything_is_allocated() {
+    let _traffic = common::beside_other_traffic();
     let base = TempDir::new("faults");
     let root = base.join("root");
     fs::create_dir_all(&root).unwrap();
@@ -216,6 +217,7 @@ fn parse_url(url: &str) -> (String, String, String) {
 /// with an error naming the flag, and the server gives the memory back.
 #[test]
 fn a_manifest_past_the_session_budget_is_refused_and_its_memory_returned() {
+    let _traffic = common::beside_other_traffic();
     let base = TempDir::new("faults");
     let root = base.join("root");
     fs::create_dir_all(&root).unwrap();
@@ -300,6 +302,7 @@ fn incomplete_frame(addr: &str, id: SessionId, len: u32) -> (TcpStream, bool) {
 /// what they held goes back to the budget.
 #[test]
 fn incomplete_frames_share_one_server_wide_budget() {
+    let _traffic = common::beside_other_traffic();
     let base = TempDir::new("faults");
     let root = base.join("root");
     fs::create_dir_all(&root).unwrap();
@@ -364,6 +367,7 @@ fn incomplete_frames_share_one_server_wide_budget() {
 /// refused at once, naming the flag.
 #[test]
 fn sessions_past_the_limit_are_refused() {
+    let _traffic = common::beside_other_traffic();
     let base = TempDir::new("faults");
     let mut server = serve(base.path(), &["--max-open-sessions-per-source", "2"]);
     let a = Crafted::hello(&server.addr(), session(40), SessionKind::Bench);
@@ -392,6 +396,7 @@ fn sessions_past_the_limit_are_refused() {
 /// and the umask applies, unless the receiver asks for them.
 #[test]
 fn special_mode_bits_are_applied_only_when_the_receiver_asks() {
+    let _traffic = common::beside_other_traffic();
     let base = TempDir::new("faults");
     let plain = base.join("plain");
     let kept = base.join("kept");
@@ -464,6 +469,7 @@ fn special_mode_bits_are_applied_only_when_the_receiver_asks() {
 /// refused before anything is written.
 #[test]
 fn abandoned_and_conflicting_transfers_release_the_disk() {
+    let _traffic = common::beside_other_traffic();
     if !common::require_root("abandoned_and_conflicting_transfers_release_the_disk") {
         return;
     }
@@ -601,6 +607,7 @@ fn a_second_writer_of_one_path_is_refused_at_once() {
 /// through.
 #[test]
 fn a_hard_link_under_a_staging_name_is_not_written_through() {
+    let _traffic = common::beside_other_traffic();
     let base = TempDir::new("faults");
     let root = base.join("root");
     let outside = base.join("outside");
@@ -877,6 +884,7 @@ fn back_to_idle(pid: u32, idle: (u64, u64)) -> Result<(), String> {
 /// receiver, which waits on for its sender after the hang-up.
 #[test]
 fn filter_rules_cost_bounded_work_and_a_hang_up_leaves_the_receiver_idle() {
+    let _traffic = common::beside_other_traffic();
     let base = TempDir::new("faults");
     let root = base.join("root");
     fs::create_dir_all(&root).unwrap();
@@ -961,6 +969,7 @@ fn filter_rules_cost_bounded_work_and_a_hang_up_leaves_the_receiver_idle() {
 /// further file (here 64 of 1 GiB, a minute of reading had it gone on).
 #[test]
 fn comparing_contents_stops_when_the_sender_hangs_up() {
+    let _traffic = common::beside_other_traffic();
     let base = TempDir::new("faults");
     let root = base.join("root");
     let dest = root.join("c");

@@ -687,6 +687,7 @@ fn proxy_jobs_on_local_agents_time_every_iteration_of_every_rank() {
 
 #[test]
 fn job_flags_out_of_range_are_usage_errors() {
+    let _traffic = common::beside_other_traffic();
     for args in [
         vec!["job", "halo3d", "--local", "2", "--cells", "0"],
         vec![

@@ -10,6 +10,7 @@ use common::{Guard, Server, alone_with_traffic, bench_json, run, text};
 
 #[test]
 fn bad_flag_values_exit_2_and_name_the_flag() {
+    let _traffic = common::beside_other_traffic();
     for (args, named) in [
         (vec!["bench", "127.0.0.1:1", "-l", "4X"], "--len"),
         (
@@ -116,6 +117,7 @@ fn iperf3_server() -> (Guard, u16) {
 
 #[test]
 fn an_iperf3_server_is_named_as_such() {
+    let _traffic = common::beside_other_traffic();
     let (_iperf3, port) = iperf3_server();
     let out = run(&["bench", &format!("127.0.0.1:{port}"), "-t", "1"]);
     assert_eq!(out.status.code(), Some(1));

@@ -22,6 +22,7 @@ fn start_bench(addr: &str, extra: &[&str]) -> Guard {
 
 #[test]
 fn client_killed_mid_run_leaves_the_server_healthy() {
+    let _traffic = common::beside_other_traffic();
     for extra in [&["-P", "2"][..], &["-R"][..]] {
         let mut srv = Server::start();
         let mut client = start_bench(&srv.addr(), extra);
@@ -42,6 +43,7 @@ fn client_killed_mid_run_leaves_the_server_healthy() {
 
 #[test]
 fn server_killed_mid_run_fails_the_client_quickly() {
+    let _traffic = common::beside_other_traffic();
     for extra in [&["-P", "2"][..], &["-R"][..], &["--bidir"][..]] {
         let mut srv = Server::start();
         let mut client = start_bench(&srv.addr(), extra);

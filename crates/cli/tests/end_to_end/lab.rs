@@ -46,6 +46,7 @@ fn pid_alive(pid: u64) -> bool {
 
 #[test]
 fn up_is_idempotent_and_down_leaves_nothing() {
+    let _traffic = common::beside_other_traffic();
     if !require_root("up_is_idempotent_and_down_leaves_nothing") {
         return;
     }
@@ -107,6 +108,7 @@ fn up_is_idempotent_and_down_leaves_nothing() {
 
 #[test]
 fn a_killed_emulator_is_reported_and_cleaned_up() {
+    let _traffic = common::beside_other_traffic();
     if !require_root("a_killed_emulator_is_reported_and_cleaned_up") {
         return;
     }
@@ -146,6 +148,7 @@ fn a_killed_emulator_is_reported_and_cleaned_up() {
 /// ways: studies change the RTT between runs and start the next at once.
 #[test]
 fn lab_set_is_in_force_when_it_returns() {
+    let _traffic = common::beside_other_traffic();
     if !require_root("lab_set_is_in_force_when_it_returns") {
         return;
     }
@@ -682,6 +685,7 @@ fn loss_reordering_and_duplication_rates_match_the_configuration() {
 
 #[test]
 fn dry_run_prints_the_commands_and_needs_no_root() {
+    let _traffic = common::beside_other_traffic();
     let out = run(&[
         "lab",
         "up",
@@ -706,6 +710,7 @@ fn dry_run_prints_the_commands_and_needs_no_root() {
 
 #[test]
 fn without_root_every_lab_command_fails_at_once_and_says_why() {
+    let _traffic = common::beside_other_traffic();
     if !require_root("without_root_every_lab_command_fails_at_once_and_says_why") {
         return;
     }

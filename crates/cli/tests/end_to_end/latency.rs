@@ -256,6 +256,7 @@ fn under_load_each_size_runs_idle_then_loaded() {
 /// before any connection.
 #[test]
 fn bad_sizes_and_counts_are_refused_when_parsed() {
+    let _traffic = common::beside_other_traffic();
     for (args, says) in [
         (&["--sizes", "0"][..], "at least 1 byte"),
         (&["--sizes", "128M"], "64 MiB"),

@@ -100,6 +100,7 @@ fn bench_from(ns: &Namespaces, target: &str, args: &[&str]) -> serde_json::Value
 
 #[test]
 fn bench_between_namespaces_over_ipv4_and_ipv6() {
+    let _traffic = common::beside_other_traffic();
     if !require_root("bench_between_namespaces_over_ipv4_and_ipv6") {
         return;
     }

@@ -76,6 +76,7 @@ fn kinds(figs: &[(String, String)]) -> Vec<&str> {
 
 #[test]
 fn bench_results_give_time_tcp_info_streams_and_message_size_figures() {
+    let _traffic = common::beside_other_traffic();
     let dir = Dir::new("bench");
     let server = Server::start();
     let addr = server.addr();
@@ -141,6 +142,7 @@ fn have(binary: &str) -> bool {
 
 #[test]
 fn compare_runs_the_debian_peers_and_draws_tool_bars() {
+    let _traffic = common::beside_other_traffic();
     if !(have("iperf") && have("iperf3") && have("nuttcp")) {
         eprintln!("skipping: iperf, iperf3 and nuttcp are needed");
         return;
@@ -363,6 +365,7 @@ fn compare_latency_and_udp_modes_run_their_peers() {
 
 #[test]
 fn compare_files_mode_times_linerate_and_rsync() {
+    let _traffic = common::beside_other_traffic();
     if !have("rsync") {
         return;
     }
@@ -396,6 +399,7 @@ fn compare_files_mode_times_linerate_and_rsync() {
 
 #[test]
 fn lab_studies_give_rtt_stabilisation_and_before_after_figures() {
+    let _traffic = common::beside_other_traffic();
     if !require_root("lab_studies_give_rtt_stabilisation_and_before_after_figures") {
         return;
     }
@@ -444,6 +448,7 @@ fn lab_studies_give_rtt_stabilisation_and_before_after_figures() {
 
 #[test]
 fn output_paths_that_are_not_files_are_written_through_not_replaced() {
+    let _traffic = common::beside_other_traffic();
     // A FIFO stands in for /dev/stdout and the like: renaming a finished
     // file over it would replace it instead of writing to it.
     let dir = Dir::new("fifo");
@@ -475,6 +480,7 @@ fn output_paths_that_are_not_files_are_written_through_not_replaced() {
 /// named, and the stream axis labelled at whole numbers only.
 #[test]
 fn runs_over_two_paths_draw_two_lines_on_whole_stream_ticks() {
+    let _traffic = common::beside_other_traffic();
     let dir = Dir::new("paths");
     let server = Server::start();
     let addr = server.addr();

@@ -47,6 +47,7 @@ fn healthy_after(srv: &mut Server) {
 
 #[test]
 fn random_bytes() {
+    let _traffic = common::beside_other_traffic();
     let mut srv = Server::start();
     let mut s = connect(&srv);
     s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n\x00\xff\x13\x37 random garbage")
@@ -63,6 +64,7 @@ fn random_bytes() {
 
 #[test]
 fn truncated_handshake() {
+    let _traffic = common::beside_other_traffic();
     let mut srv = Server::start();
     let mut s = connect(&srv);
     s.write_all(&hello(PROTOCOL_VERSION)[..10]).unwrap();
@@ -77,6 +79,7 @@ fn truncated_handshake() {
 
 #[test]
 fn wrong_protocol_version() {
+    let _traffic = common::beside_other_traffic();
     let mut srv = Server::start();
     let mut s = connect(&srv);
     s.write_all(&hello(99)).unwrap();
@@ -93,6 +96,7 @@ fn wrong_protocol_version() {
 
 #[test]
 fn oversized_length_field() {
+    let _traffic = common::beside_other_traffic();
     let mut srv = Server::start();
     let mut s = connect(&srv);
     s.write_all(&hello(PROTOCOL_VERSION)).unwrap();
@@ -142,6 +146,7 @@ fn turned_away(srv: &Server) -> usize {
 
 #[test]
 fn two_hundred_connections_opened_and_dropped() {
+    let _traffic = common::beside_other_traffic();
     let mut srv = Server::start();
     let conns: Vec<TcpStream> = (0..200).map(|_| connect(&srv)).collect();
     drop(conns);
@@ -162,6 +167,7 @@ fn two_hundred_connections_opened_and_dropped() {
 
 #[test]
 fn data_connection_for_an_unknown_session() {
+    let _traffic = common::beside_other_traffic();
     let mut srv = Server::start();
     let mut s = connect(&srv);
     let h = Hello::new(SessionId([9; 16]), Role::Data, SessionKind::Bench, 0);

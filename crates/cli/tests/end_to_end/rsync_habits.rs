@@ -96,6 +96,7 @@ fn filter_tree(top: &Path) {
 /// leave the same paths.
 #[test]
 fn include_and_exclude_rules_leave_what_rsync_leaves() {
+    let _traffic = common::beside_other_traffic();
     let src = TempDir::new("src");
     let top = src.join("t");
     filter_tree(&top);
@@ -165,6 +166,7 @@ fn add_extras(dest: &Path) {
 /// link; `--dry-run` lists it first and changes nothing.
 #[test]
 fn delete_removes_what_rsync_removes_and_a_dry_run_lists_it_first() {
+    let _traffic = common::beside_other_traffic();
     let src = TempDir::new("src");
     let top = src.join("t");
     filter_tree(&top);
@@ -235,6 +237,7 @@ fn delete_removes_what_rsync_removes_and_a_dry_run_lists_it_first() {
 /// retargeted, a directory made, a path deleted.
 #[test]
 fn itemize_lists_what_was_created_and_replaced() {
+    let _traffic = common::beside_other_traffic();
     let src = TempDir::new("src");
     let top = src.join("t");
     filter_tree(&top);
@@ -290,6 +293,7 @@ fn itemize_lists_what_was_created_and_replaced() {
 /// takes the source's time. Both leave the tree the source is.
 #[test]
 fn checksum_decides_by_contents_as_rsync_c_does() {
+    let _traffic = common::beside_other_traffic();
     use std::os::unix::fs::MetadataExt;
     let src = TempDir::new("src");
     let top = src.join("t");
@@ -355,6 +359,7 @@ fn checksum_decides_by_contents_as_rsync_c_does() {
 /// only what is missing, and the tree arrives byte-identical.
 #[test]
 fn ctrl_c_then_the_same_command_resumes_into_a_one_shot_receiver() {
+    let _traffic = common::beside_other_traffic();
     use std::io::BufRead;
     let src = TempDir::new("src");
     let dst = TempDir::new("dst");
@@ -407,6 +412,7 @@ fn ctrl_c_then_the_same_command_resumes_into_a_one_shot_receiver() {
 /// `rsync -a` leaves it (the link's, not its target's).
 #[test]
 fn symlinks_keep_their_own_modification_time() {
+    let _traffic = common::beside_other_traffic();
     use std::os::unix::fs::MetadataExt;
     let src = TempDir::new("src");
     let top = src.join("t");
@@ -435,6 +441,7 @@ fn symlinks_keep_their_own_modification_time() {
 /// the second name carries no data, and a rerun leaves them as they are.
 #[test]
 fn hard_links_arrive_as_rsync_h_leaves_them() {
+    let _traffic = common::beside_other_traffic();
     use std::os::unix::fs::MetadataExt;
     let src = TempDir::new("src");
     let top = src.join("t");
@@ -512,6 +519,7 @@ fn metadata_of(root: &Path, rel: &str) -> String {
 /// `rsync -aHAX --numeric-ids` leaves them.
 #[test]
 fn owners_xattrs_and_acls_arrive_as_rsync_leaves_them() {
+    let _traffic = common::beside_other_traffic();
     if !common::require_root("owners_xattrs_and_acls_arrive_as_rsync_leaves_them") {
         return;
     }
@@ -557,6 +565,7 @@ fn owners_xattrs_and_acls_arrive_as_rsync_leaves_them() {
 /// daemon's --root keeps its own mode.
 #[test]
 fn a_trailing_slash_sends_the_contents_as_rsync_does() {
+    let _traffic = common::beside_other_traffic();
     let src = TempDir::new("slash-src");
     let top = src.join("t");
     fs::create_dir_all(top.join("sub")).unwrap();
@@ -624,6 +633,7 @@ fn acl_of(root: &Path, rel: &str) -> String {
 /// one-shot `recv` (rsync -A's habit, for the user's own copy).
 #[test]
 fn acls_granting_others_write_are_masked_by_a_daemon_unless_it_takes_them_as_sent() {
+    let _traffic = common::beside_other_traffic();
     let src = TempDir::new("acl-src");
     let top = src.join("t");
     fs::create_dir_all(top.join("d")).unwrap();
@@ -697,6 +707,7 @@ fn acls_granting_others_write_are_masked_by_a_daemon_unless_it_takes_them_as_sen
 /// 1 % of the source's.
 #[test]
 fn sparse_files_keep_their_holes_as_rsync_s_does() {
+    let _traffic = common::beside_other_traffic();
     use std::os::unix::fs::{FileExt, MetadataExt};
     let src = TempDir::new("src");
     let top = src.join("t");
@@ -724,6 +735,7 @@ fn sparse_files_keep_their_holes_as_rsync_s_does() {
 /// run was cut short).
 #[test]
 fn a_rerun_says_how_many_files_were_up_to_date_and_how_many_went() {
+    let _traffic = common::beside_other_traffic();
     let src = TempDir::new("src");
     let top = src.join("t");
     filter_tree(&top);
@@ -750,6 +762,7 @@ fn a_rerun_says_how_many_files_were_up_to_date_and_how_many_went() {
 /// the receiver cannot take the mode it asked for at creation as set.
 #[test]
 fn a_directorys_default_acl_does_not_narrow_the_mode_of_what_arrives() {
+    let _traffic = common::beside_other_traffic();
     let src = TempDir::new("dacl-src");
     let top = src.join("t");
     fs::create_dir_all(top.join("d")).unwrap();

@@ -727,6 +727,7 @@ fn more_differences(a: &Path, b: &Path, source: &Path, links: bool) -> Vec<Strin
 
 #[test]
 fn reruns_leave_what_rsync_leaves_on_random_trees() {
+    let _traffic = common::beside_other_traffic();
     let seed: u64 = std::env::var("LINERATE_RERUN_SEED")
         .ok()
         .and_then(|s| s.parse().ok())

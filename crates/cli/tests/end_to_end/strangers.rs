@@ -416,6 +416,7 @@ fn rightful_client_once(lab: &Lab, daemon: &str) -> (bool, bool, Option<String>)
 /// busy; the receiver's log file name carries no session id.
 #[test]
 fn a_session_id_alone_earns_nothing() {
+    let _traffic = common::beside_other_traffic();
     let dir = TempDir::new("sid-alone");
     let (mut recv, url) = common::oneshot(dir.path());
     let parsed = linerate_transfer::OneShot::parse(&url).expect("the URL parses");
@@ -590,6 +591,7 @@ fn a_reverse_udp_bench_ends_with_its_client() {
 /// shut out a key holder at the same address.
 #[test]
 fn failed_handshakes_do_not_shut_out_a_key_holder() {
+    let _traffic = common::beside_other_traffic();
     let root = TempDir::new("penalty");
     let srv = Server::with_root(root.path());
     let target = format!("{}:/p", srv.addr());
@@ -717,6 +719,7 @@ fn paused_receivers_complete_their_transfers() {
 /// man in the middle would fail it) is not trusted from then on.
 #[test]
 fn a_daemon_is_trusted_only_after_a_transfer_completed() {
+    let _traffic = common::beside_other_traffic();
     let keys = TempDir::new("first-contact");
     std::fs::copy(
         test_keys().join("client.pem"),
@@ -752,6 +755,7 @@ fn a_daemon_is_trusted_only_after_a_transfer_completed() {
 /// connections than the daemon takes) leaves no directory behind.
 #[test]
 fn a_refused_transfer_leaves_nothing_behind() {
+    let _traffic = common::beside_other_traffic();
     let root = TempDir::new("refused-leaves");
     let srv = Server::with_root_and(root.path(), &["--max-streams", "1"]);
     let out = common::send(&[
@@ -788,6 +792,7 @@ fn loopback_daemon_with_share(share: &str) -> Server {
 /// few log lines, not one each.
 #[test]
 fn a_client_refused_in_a_loop_does_not_flood_the_log() {
+    let _traffic = common::beside_other_traffic();
     let srv = loopback_daemon_with_share("1");
     let addr = srv.addr();
     let hold = |i: u8| {

@@ -97,6 +97,7 @@ fn sent(src: &Path, dst: &Path, flags: &[&str], json: &Path) -> serde_json::Valu
 
 #[test]
 fn direct_io_keeps_both_ends_out_of_the_page_cache() {
+    let _traffic = common::beside_other_traffic();
     let t = disk_dir("direct");
     let (src, dst) = (t.join("src"), t.join("dst"));
     tree(&src);
@@ -127,6 +128,7 @@ fn direct_io_keeps_both_ends_out_of_the_page_cache() {
 
 #[test]
 fn evicting_leaves_no_block_in_the_page_cache() {
+    let _traffic = common::beside_other_traffic();
     let t = disk_dir("evict");
     let (src, dst) = (t.join("src"), t.join("dst"));
     tree(&src);
@@ -149,6 +151,7 @@ fn evicting_leaves_no_block_in_the_page_cache() {
 
 #[test]
 fn direct_io_needs_whole_page_blocks() {
+    let _traffic = common::beside_other_traffic();
     let t = disk_dir("direct-block");
     random_file(&t.join("f"), 1000, 1);
     let (_recv, url) = oneshot(&t.join("dst"));
@@ -167,6 +170,7 @@ fn direct_io_needs_whole_page_blocks() {
 
 #[test]
 fn synced_data_leaves_the_page_cache_by_default() {
+    let _traffic = common::beside_other_traffic();
     // A file of several sync batches (64 MiB each), synced off the streams
     // by the syncer, and the tree's smaller files, synced before their rename.
     let t = disk_dir("synced");

@@ -97,6 +97,7 @@ fn awkward_tree(root: &Path) {
 
 #[test]
 fn awkward_tree_round_trips_through_the_daemon_and_a_rerun_sends_nothing() {
+    let _traffic = common::beside_other_traffic();
     let src = TempDir::new("src");
     let dst = TempDir::new("dst");
     awkward_tree(src.path());
@@ -164,6 +165,7 @@ fn awkward_tree_round_trips_through_the_daemon_and_a_rerun_sends_nothing() {
 /// it is newer than the source.
 #[test]
 fn existing_different_files_are_replaced_unless_asked_otherwise() {
+    let _traffic = common::beside_other_traffic();
     let src = TempDir::new("src");
     let dst = TempDir::new("dst");
     // One file of several blocks, one small enough to travel whole.
@@ -231,6 +233,7 @@ fn existing_different_files_are_replaced_unless_asked_otherwise() {
 
 #[test]
 fn one_shot_url_needs_its_token() {
+    let _traffic = common::beside_other_traffic();
     let src = TempDir::new("src");
     let dst = TempDir::new("dst");
     random_file(&src.join("f"), 1000, 12);
@@ -266,6 +269,7 @@ fn one_shot_url_needs_its_token() {
 
 #[test]
 fn a_receiver_whose_sender_never_comes_gives_up_and_frees_its_port() {
+    let _traffic = common::beside_other_traffic();
     let dst = TempDir::new("dst");
     // In the foreground: a clear error and a failure status.
     let t = Instant::now();
@@ -319,6 +323,7 @@ fn a_receiver_whose_sender_never_comes_gives_up_and_frees_its_port() {
 
 #[test]
 fn from_memory_with_skip_writes_creates_nothing() {
+    let _traffic = common::beside_other_traffic();
     let dst = TempDir::new("dst");
     let (_recv, url) = oneshot(dst.path());
     let out = send(&[
@@ -340,6 +345,7 @@ fn from_memory_with_skip_writes_creates_nothing() {
 /// it up to date.
 #[test]
 fn generated_data_is_dated_by_its_run_and_a_rerun_writes_it_again() {
+    let _traffic = common::beside_other_traffic();
     let dst = TempDir::new("dst");
     let server = common::Server::with_root(dst.path());
     let target = format!("{}:/gen", server.addr());
@@ -365,6 +371,7 @@ fn generated_data_is_dated_by_its_run_and_a_rerun_writes_it_again() {
 
 #[test]
 fn skip_writes_without_checksums_drops_every_block_and_keeps_framing() {
+    let _traffic = common::beside_other_traffic();
     // The receiver then discards payloads in the kernel; a miscount there
     // would read a payload byte as the next record header and fail the run.
     let src = TempDir::new("src");
@@ -392,6 +399,7 @@ fn skip_writes_without_checksums_drops_every_block_and_keeps_framing() {
 
 #[test]
 fn no_block_checksum_still_delivers_identical_files_and_says_so() {
+    let _traffic = common::beside_other_traffic();
     let src = TempDir::new("src");
     let dst = TempDir::new("dst");
     let top = src.join("top");
@@ -509,6 +517,7 @@ fn paced_transfer(extra: &[&str]) -> (TempDir, TempDir, Server, Guard) {
 
 #[test]
 fn receiver_killed_mid_transfer_then_rerun_resumes() {
+    let _traffic = common::beside_other_traffic();
     let (src, dst, mut server, mut sender) = paced_transfer(&[]);
     pause_under_way(&server);
     server.child.kill().unwrap();
@@ -527,6 +536,7 @@ fn receiver_killed_mid_transfer_then_rerun_resumes() {
 
 #[test]
 fn sender_killed_mid_transfer_then_rerun_resumes() {
+    let _traffic = common::beside_other_traffic();
     let (src, dst, server, mut sender) = paced_transfer(&[]);
     pause_under_way(&server);
     sender.0.kill().unwrap();
@@ -545,6 +555,7 @@ fn sender_killed_mid_transfer_then_rerun_resumes() {
 
 #[test]
 fn a_reset_stream_does_not_stop_the_transfer() {
+    let _traffic = common::beside_other_traffic();
     let (src, dst, server, mut sender) = paced_transfer(&["-P", "4"]);
     let report = src.join("r.json");
     common::wait_moving(None, server.port, 16 << 20);
@@ -624,6 +635,7 @@ fn a_reset_stream_does_not_stop_the_transfer() {
 
 #[test]
 fn a_source_that_shrinks_mid_send_is_reported_and_nothing_crashes() {
+    let _traffic = common::beside_other_traffic();
     // A truncation in the middle of a 64 MiB block (seconds at this rate)
     // must not wait for the sender, which must notice the change and say
     // so, and never die of a signal.
@@ -686,6 +698,7 @@ fn a_source_that_shrinks_mid_send_is_reported_and_nothing_crashes() {
 /// A small tmpfs mounted for one test, unmounted when dropped.
 #[test]
 fn destination_full_is_a_clear_error_and_a_rerun_after_freeing_space_completes() {
+    let _traffic = common::beside_other_traffic();
     if !common::require_root("destination_full") {
         return;
     }
@@ -740,6 +753,7 @@ fn destination_full_is_a_clear_error_and_a_rerun_after_freeing_space_completes()
 
 #[test]
 fn a_receiver_named_by_a_name_that_means_this_machine_gets_a_hint() {
+    let _traffic = common::beside_other_traffic();
     // A port nothing listens on.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -764,6 +778,7 @@ fn a_receiver_named_by_a_name_that_means_this_machine_gets_a_hint() {
 /// the time left; the receiver logs its session's lines.
 #[test]
 fn both_ends_show_progress_lines_with_percent_files_rate_and_time_left() {
+    let _traffic = common::beside_other_traffic();
     let src = TempDir::new("src");
     let dst = TempDir::new("dst");
     let top = src.join("run");
@@ -829,6 +844,7 @@ fn both_ends_show_progress_lines_with_percent_files_rate_and_time_left() {
 /// changed sends those files only, replaces them, and exits 0.
 #[test]
 fn a_rerun_after_one_percent_changed_sends_only_the_changed_files() {
+    let _traffic = common::beside_other_traffic();
     let src = TempDir::new("src");
     let dst = TempDir::new("dst");
     let top = src.join("tree");

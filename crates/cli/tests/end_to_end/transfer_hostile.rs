@@ -43,6 +43,7 @@ fn listing(dir: &Path) -> Vec<String> {
 
 #[test]
 fn paths_that_leave_the_root_are_refused() {
+    let _traffic = common::beside_other_traffic();
     let base = TempDir::new("hostile");
     let root = base.join("root");
     let outside = base.join("outside");
@@ -91,6 +92,7 @@ fn paths_that_leave_the_root_are_refused() {
 
 #[test]
 fn a_wrong_destination_is_refused() {
+    let _traffic = common::beside_other_traffic();
     let (_base, _root, server) = rooted_server();
     let mut c = Crafted::connect(&server.addr(), SessionId([5; 16]));
     c.request_to("../../tmp", None);
@@ -99,6 +101,7 @@ fn a_wrong_destination_is_refused() {
 
 #[test]
 fn garbage_frames_end_only_their_session() {
+    let _traffic = common::beside_other_traffic();
     let (_base, _root, server) = rooted_server();
     let mut c = Crafted::connect(&server.addr(), SessionId([6; 16]));
     c.sock.write_all(&[0xee; 64]).unwrap();
@@ -114,6 +117,7 @@ fn garbage_frames_end_only_their_session() {
 
 #[test]
 fn a_block_past_the_end_of_its_file_is_refused() {
+    let _traffic = common::beside_other_traffic();
     let (_base, root, server) = rooted_server();
     let session = SessionId([8; 16]);
     let mut c = Crafted::connect(&server.addr(), session);
@@ -148,6 +152,7 @@ fn a_block_past_the_end_of_its_file_is_refused() {
 
 #[test]
 fn a_one_shot_receiver_refuses_other_sessions_and_wrong_tokens() {
+    let _traffic = common::beside_other_traffic();
     let base = TempDir::new("hostile");
     let dir = base.join("in");
     // In the clear: the crafted client speaks no TLS.
@@ -186,6 +191,7 @@ fn a_one_shot_receiver_refuses_other_sessions_and_wrong_tokens() {
 
 #[test]
 fn the_receiver_answers_each_manifest_frame_and_takes_blocks_before_the_manifest_ends() {
+    let _traffic = common::beside_other_traffic();
     let (_base, root, server) = rooted_server();
     let (mut c, mut data) = Crafted::started(&server.addr(), SessionId([9; 16]));
     // Two frames, each answered before the next is sent; the first file is
@@ -213,6 +219,7 @@ fn the_receiver_answers_each_manifest_frame_and_takes_blocks_before_the_manifest
 
 #[test]
 fn a_new_directory_appears_only_once_the_transfer_is_complete() {
+    let _traffic = common::beside_other_traffic();
     let (_base, root, server) = rooted_server();
     let (mut c, mut data) = Crafted::started(&server.addr(), SessionId([7; 16]));
     let dir = Entry {

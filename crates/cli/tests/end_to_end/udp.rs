@@ -68,6 +68,7 @@ fn udp_at_a_rate_the_path_carries_loses_nothing() {
 /// bad flags.
 #[test]
 fn datagram_sizes_outside_limits_are_refused() {
+    let _traffic = common::beside_other_traffic();
     for len in ["8", "70000"] {
         let out = run(&["bench", "127.0.0.1:9", "--udp", "-l", len]);
         assert_eq!(out.status.code(), Some(2), "-l {len}: {}", text(&out));

@@ -6,22 +6,96 @@ pub mod crafted;
 pub mod testlab;
 pub mod tree;
 
+use std::cell::Cell;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-/// Held by every test of a file that sends bulk traffic: two at once on two
-/// cores measure each other's load. In CI a study running beside the
-/// loaded-RTT lab test put 0.8 ms of queueing on its ping and took 11 % off
-/// the study's window-law ratio; benches running beside the loopback verdict
-/// test made it lose packets and name the network instead of the CPU.
-static TRAFFIC: Mutex<()> = Mutex::new(());
+/// Held alone by every test that measures or names a limit (a verdict, a
+/// share, a rate against another tool): two at once on two cores measure
+/// each other's load. In CI a study running beside the loaded-RTT lab test
+/// put 0.8 ms of queueing on its ping and took 11 % off the study's
+/// window-law ratio; benches running beside the loopback verdict test made
+/// it lose packets and name the network instead of the CPU. Held shared by
+/// every other test that moves data (transfers, daemons, strangers): those
+/// run beside each other, never beside a measuring one. Every subject is in
+/// one test binary, so this lock is all that keeps them apart.
+static TRAFFIC: RwLock<()> = RwLock::new(());
 
-pub fn alone_with_traffic() -> std::sync::MutexGuard<'static, ()> {
-    TRAFFIC
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+thread_local! {
+    /// How this test's thread holds [`TRAFFIC`], so that a shared hold
+    /// inside an exclusive one is no second lock (which would wait forever).
+    static HOLDING: Cell<Holding> = const { Cell::new(Holding::Nothing) };
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Holding {
+    Nothing,
+    Shared,
+    Alone,
+}
+
+/// A hold on [`TRAFFIC`]; released when dropped.
+pub struct TrafficHold {
+    _guard: LockGuard,
+    was: Holding,
+}
+
+/// The lock's own guard, if this hold took the lock.
+enum LockGuard {
+    Held,
+    Alone(std::sync::RwLockWriteGuard<'static, ()>),
+    Shared(std::sync::RwLockReadGuard<'static, ()>),
+}
+
+impl Drop for TrafficHold {
+    fn drop(&mut self) {
+        HOLDING.with(|h| h.set(self.was));
+    }
+}
+
+/// The host's traffic to this test alone, until the hold drops.
+pub fn alone_with_traffic() -> TrafficHold {
+    let was = HOLDING.with(Cell::get);
+    assert!(
+        was != Holding::Shared,
+        "a test that shares the host's traffic cannot then take it alone"
+    );
+    if was == Holding::Alone {
+        return TrafficHold {
+            _guard: LockGuard::Held,
+            was,
+        };
+    }
+    let guard = TRAFFIC
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    HOLDING.with(|h| h.set(Holding::Alone));
+    TrafficHold {
+        _guard: LockGuard::Alone(guard),
+        was,
+    }
+}
+
+/// The host's traffic shared with other tests that only move data, never
+/// with one that measures, until the hold drops.
+pub fn beside_other_traffic() -> TrafficHold {
+    let was = HOLDING.with(Cell::get);
+    if was != Holding::Nothing {
+        return TrafficHold {
+            _guard: LockGuard::Held,
+            was,
+        };
+    }
+    let guard = TRAFFIC
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    HOLDING.with(|h| h.set(Holding::Shared));
+    TrafficHold {
+        _guard: LockGuard::Shared(guard),
+        was,
+    }
 }
 
 /// This test's thread, and every process it starts from now on, run at
