@@ -40,9 +40,27 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub json: Option<String>,
     #[command(flatten)]
+    pub socket: RunSocketFlags,
+}
+
+/// The socket options of every connection of a many-host run, flows' and
+/// job ranks' alike: a flag added here reaches each of them.
+#[derive(Args, Clone, Debug, Default)]
+pub struct RunSocketFlags {
+    #[command(flatten)]
     pub mark: MarkFlags,
     #[command(flatten)]
     pub cc: CongestionFlags,
+}
+
+impl RunSocketFlags {
+    /// The run's socket options, as every task carries them.
+    pub fn params(&self) -> linerate_engine::spec::SocketParams {
+        let mut socket = linerate_engine::spec::SocketParams::default();
+        self.mark.apply(&mut socket);
+        self.cc.apply(&mut socket);
+        socket
+    }
 }
 
 #[derive(Args, Clone, Debug)]
@@ -285,7 +303,7 @@ pub(crate) fn run_fleet(kind: &'static str, a: &RunArgs, plan_for: &PlanFor) -> 
         step_time: Duration::from_millis(a.time_ms),
         interval_ms: a.interval_ms,
         timeout: a.timeout.map(Duration::from_millis),
-        socket: socket_params(a),
+        socket: a.socket.params(),
         path: crate::netns::known_path_here(&[]),
         name: host_name(),
         program: std::env::current_exe().context("finding this linerate program")?,
@@ -368,14 +386,6 @@ fn progress(kind: &'static str, a: &RunArgs) -> impl FnMut(Notice) + Send {
     }
 }
 
-/// The socket options of every connection of the run, from its flags.
-fn socket_params(a: &RunArgs) -> linerate_engine::spec::SocketParams {
-    let mut socket = linerate_engine::spec::SocketParams::default();
-    a.mark.apply(&mut socket);
-    a.cc.apply(&mut socket);
-    socket
-}
-
 /// An incast's steps as a table: what the JSON holds of each, at a glance.
 fn print_incast_steps(out: &mut output::Out, outcome: &Outcome) {
     out.line(&format!(
@@ -419,7 +429,7 @@ fn print_incast_steps(out: &mut output::Out, outcome: &Outcome) {
 fn finish(kind: &'static str, a: &RunArgs, launcher: &str, outcome: Outcome) -> anyhow::Result<()> {
     let mut out = output::Out::new(a.json.as_deref() == Some("-"));
     let mut doc = fleet_doc::document(kind, launcher, &outcome, crate::argv::command_line());
-    let socket = socket_params(a);
+    let socket = a.socket.params();
     if let Some(tos) = socket.tos {
         doc.parameters["tos"] = tos.into();
         doc.parameters["dscp"] = (tos >> 2).into();

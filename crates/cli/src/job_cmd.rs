@@ -9,8 +9,7 @@ use linerate_fleet::coordinator::{
 };
 use linerate_fleet::job::{self, Halo};
 
-use crate::flags::{CongestionFlags, MarkFlags};
-use crate::fleet_cmd::{LaunchArgs, RunArgs, run_fleet};
+use crate::fleet_cmd::{LaunchArgs, RunArgs, RunSocketFlags, run_fleet};
 use crate::units;
 
 #[derive(Subcommand)]
@@ -45,9 +44,7 @@ pub struct JobArgs {
     #[arg(long, value_name = "TIME", value_parser = units::parse_duration_ms)]
     pub timeout: Option<u64>,
     #[command(flatten)]
-    pub mark: MarkFlags,
-    #[command(flatten)]
-    pub cc: CongestionFlags,
+    pub socket: RunSocketFlags,
     /// Write the linerate.result/1 document to FILE ('-' for stdout; human output then
     /// goes to stderr).
     #[arg(long, value_name = "FILE")]
@@ -172,8 +169,7 @@ fn run_args(a: &JobArgs) -> RunArgs {
         interval_ms: 0,
         timeout: a.timeout,
         json: a.json.clone(),
-        mark: a.mark.clone(),
-        cc: a.cc.clone(),
+        socket: a.socket.clone(),
     }
 }
 
