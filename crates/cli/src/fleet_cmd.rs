@@ -429,13 +429,17 @@ fn print_incast_steps(out: &mut output::Out, outcome: &Outcome) {
 fn finish(kind: &'static str, a: &RunArgs, launcher: &str, outcome: Outcome) -> anyhow::Result<()> {
     let mut out = output::Out::new(a.json.as_deref() == Some("-"));
     let mut doc = fleet_doc::document(kind, launcher, &outcome, crate::argv::command_line());
+    // Every socket option the run set, by its field's name as a bench
+    // document names it; the DSCP beside the TOS byte.
     let socket = a.socket.params();
-    if let Some(tos) = socket.tos {
-        doc.parameters["tos"] = tos.into();
-        doc.parameters["dscp"] = (tos >> 2).into();
+    if let (Ok(serde_json::Value::Object(set)), Some(parameters)) = (
+        serde_json::to_value(&socket),
+        doc.parameters.as_object_mut(),
+    ) {
+        parameters.extend(set.into_iter().filter(|(_, v)| !v.is_null()));
     }
-    if let Some(cc) = socket.congestion {
-        doc.parameters["congestion"] = cc.into();
+    if let Some(tos) = socket.tos {
+        doc.parameters["dscp"] = (tos >> 2).into();
     }
     if kind == "mesh" {
         for line in fleet_doc::slowest_pairs(&outcome) {
