@@ -1247,7 +1247,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__incast)
-            opts="-t -i -S -Z -h --hosts --ssh --remote-path --lab --lab-hosts --local --coordinator --time --interval --timeout --json --tos --dscp --cc --receiver --senders --source-hosts --sizes --help"
+            opts="-t -i -S -Z -w -h --hosts --ssh --remote-path --lab --lab-hosts --local --coordinator --time --interval --timeout --json --tos --dscp --cc --window --sndbuf --receiver --senders --source-hosts --sizes --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1325,6 +1325,18 @@ _linerate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --window)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -w)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sndbuf)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --receiver)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1363,7 +1375,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__job__subcmd__all__subcmd__to__subcmd__all)
-            opts="-n -S -Z -h --hosts --ssh --remote-path --lab --lab-hosts --local --coordinator --iterations --compute --limit --timeout --tos --dscp --cc --json --message --help"
+            opts="-n -S -Z -w -h --hosts --ssh --remote-path --lab --lab-hosts --local --coordinator --iterations --compute --limit --timeout --tos --dscp --cc --window --sndbuf --json --message --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1434,6 +1446,18 @@ _linerate() {
                     return 0
                     ;;
                 -Z)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --window)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -w)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sndbuf)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1453,7 +1477,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__job__subcmd__halo3d)
-            opts="-n -S -Z -h --hosts --ssh --remote-path --lab --lab-hosts --local --coordinator --iterations --compute --limit --timeout --tos --dscp --cc --json --cells --values --help"
+            opts="-n -S -Z -w -h --hosts --ssh --remote-path --lab --lab-hosts --local --coordinator --iterations --compute --limit --timeout --tos --dscp --cc --window --sndbuf --json --cells --values --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1524,6 +1548,18 @@ _linerate() {
                     return 0
                     ;;
                 -Z)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --window)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -w)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sndbuf)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2207,7 +2243,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__mesh)
-            opts="-t -i -S -Z -P -h --hosts --ssh --remote-path --lab --lab-hosts --local --coordinator --time --interval --timeout --json --tos --dscp --cc --streams --all-at-once --help"
+            opts="-t -i -S -Z -w -P -h --hosts --ssh --remote-path --lab --lab-hosts --local --coordinator --time --interval --timeout --json --tos --dscp --cc --window --sndbuf --streams --all-at-once --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2282,6 +2318,18 @@ _linerate() {
                     return 0
                     ;;
                 -Z)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --window)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -w)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sndbuf)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

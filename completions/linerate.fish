@@ -155,6 +155,8 @@ complete -c linerate -n "__fish_linerate_using_subcommand incast" -l json -d 'Wr
 complete -c linerate -n "__fish_linerate_using_subcommand incast" -s S -l tos -d 'IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand incast" -l dscp -d 'DSCP code point (0-63, or a name: ef, af11-af43, cs0-cs7): the upper six bits of the TOS byte, its two ECN bits left to the kernel' -r
 complete -c linerate -n "__fish_linerate_using_subcommand incast" -s Z -l cc -d 'Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic' -r
+complete -c linerate -n "__fish_linerate_using_subcommand incast" -s w -l window -d 'Receive window: SO_RCVBUF at the receiving end. Default: kernel autotuning' -r
+complete -c linerate -n "__fish_linerate_using_subcommand incast" -l sndbuf -d 'Send buffer (SO_SNDBUF) at the sending end. Default: kernel autotuning' -r
 complete -c linerate -n "__fish_linerate_using_subcommand incast" -l receiver -d 'The rank that receives; every other rank sends' -r
 complete -c linerate -n "__fish_linerate_using_subcommand incast" -l senders -d 'Sending processes on each source host (one flow of one stream each), swept' -r
 complete -c linerate -n "__fish_linerate_using_subcommand incast" -l source-hosts -d 'Source hosts, swept (default: all of them)' -r
@@ -174,6 +176,8 @@ complete -c linerate -n "__fish_linerate_using_subcommand mesh" -l json -d 'Writ
 complete -c linerate -n "__fish_linerate_using_subcommand mesh" -s S -l tos -d 'IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand mesh" -l dscp -d 'DSCP code point (0-63, or a name: ef, af11-af43, cs0-cs7): the upper six bits of the TOS byte, its two ECN bits left to the kernel' -r
 complete -c linerate -n "__fish_linerate_using_subcommand mesh" -s Z -l cc -d 'Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic' -r
+complete -c linerate -n "__fish_linerate_using_subcommand mesh" -s w -l window -d 'Receive window: SO_RCVBUF at the receiving end. Default: kernel autotuning' -r
+complete -c linerate -n "__fish_linerate_using_subcommand mesh" -l sndbuf -d 'Send buffer (SO_SNDBUF) at the sending end. Default: kernel autotuning' -r
 complete -c linerate -n "__fish_linerate_using_subcommand mesh" -s P -l streams -d 'Streams of each pair\'s flow' -r
 complete -c linerate -n "__fish_linerate_using_subcommand mesh" -l all-at-once -d 'Every pair at once instead of one pair at a time'
 complete -c linerate -n "__fish_linerate_using_subcommand mesh" -s h -l help -d 'Print help'
@@ -195,6 +199,8 @@ complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_s
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -s S -l tos -d 'IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -l dscp -d 'DSCP code point (0-63, or a name: ef, af11-af43, cs0-cs7): the upper six bits of the TOS byte, its two ECN bits left to the kernel' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -s Z -l cc -d 'Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic' -r
+complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -s w -l window -d 'Receive window: SO_RCVBUF at the receiving end. Default: kernel autotuning' -r
+complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -l sndbuf -d 'Send buffer (SO_SNDBUF) at the sending end. Default: kernel autotuning' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -l json -d 'Write the linerate.result/1 document to FILE (\'-\' for stdout; human output then goes to stderr)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -l cells -d 'Cells each rank holds along x, y and z (one number for a cube)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -l values -d 'Doubles per cell: a face carries cells x cells x values x 8 bytes' -r
@@ -213,6 +219,8 @@ complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_s
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -s S -l tos -d 'IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -l dscp -d 'DSCP code point (0-63, or a name: ef, af11-af43, cs0-cs7): the upper six bits of the TOS byte, its two ECN bits left to the kernel' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -s Z -l cc -d 'Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic' -r
+complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -s w -l window -d 'Receive window: SO_RCVBUF at the receiving end. Default: kernel autotuning' -r
+complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -l sndbuf -d 'Send buffer (SO_SNDBUF) at the sending end. Default: kernel autotuning' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -l json -d 'Write the linerate.result/1 document to FILE (\'-\' for stdout; human output then goes to stderr)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -l message -d 'Bytes each rank sends every other rank per iteration' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -s h -l help -d 'Print help'

@@ -183,6 +183,9 @@ _arguments "${_arguments_options[@]}" : \
 '--dscp=[DSCP code point (0-63, or a name\: ef, af11-af43, cs0-cs7)\: the upper six bits of the TOS byte, its two ECN bits left to the kernel]:CODE:_default' \
 '-Z+[Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic]:NAME:_default' \
 '--cc=[Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic]:NAME:_default' \
+'-w+[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
+'--window=[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
+'--sndbuf=[Send buffer (SO_SNDBUF) at the sending end. Default\: kernel autotuning]:BYTES:_default' \
 '--receiver=[The rank that receives; every other rank sends]:RANK:_default' \
 '--senders=[Sending processes on each source host (one flow of one stream each), swept]:LIST:_default' \
 '--source-hosts=[Source hosts, swept (default\: all of them)]:LIST:_default' \
@@ -211,6 +214,9 @@ _arguments "${_arguments_options[@]}" : \
 '--dscp=[DSCP code point (0-63, or a name\: ef, af11-af43, cs0-cs7)\: the upper six bits of the TOS byte, its two ECN bits left to the kernel]:CODE:_default' \
 '-Z+[Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic]:NAME:_default' \
 '--cc=[Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic]:NAME:_default' \
+'-w+[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
+'--window=[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
+'--sndbuf=[Send buffer (SO_SNDBUF) at the sending end. Default\: kernel autotuning]:BYTES:_default' \
 '-P+[Streams of each pair'\''s flow]:N:_default' \
 '--streams=[Streams of each pair'\''s flow]:N:_default' \
 '--all-at-once[Every pair at once instead of one pair at a time]' \
@@ -251,6 +257,9 @@ _arguments "${_arguments_options[@]}" : \
 '--dscp=[DSCP code point (0-63, or a name\: ef, af11-af43, cs0-cs7)\: the upper six bits of the TOS byte, its two ECN bits left to the kernel]:CODE:_default' \
 '-Z+[Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic]:NAME:_default' \
 '--cc=[Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic]:NAME:_default' \
+'-w+[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
+'--window=[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
+'--sndbuf=[Send buffer (SO_SNDBUF) at the sending end. Default\: kernel autotuning]:BYTES:_default' \
 '--json=[Write the linerate.result/1 document to FILE ('\''-'\'' for stdout; human output then goes to stderr)]:FILE:_default' \
 '--cells=[Cells each rank holds along x, y and z (one number for a cube)]:N[,N,N]:_default' \
 '--values=[Doubles per cell\: a face carries cells x cells x values x 8 bytes]:N:_default' \
@@ -277,6 +286,9 @@ _arguments "${_arguments_options[@]}" : \
 '--dscp=[DSCP code point (0-63, or a name\: ef, af11-af43, cs0-cs7)\: the upper six bits of the TOS byte, its two ECN bits left to the kernel]:CODE:_default' \
 '-Z+[Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic]:NAME:_default' \
 '--cc=[Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic]:NAME:_default' \
+'-w+[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
+'--window=[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
+'--sndbuf=[Send buffer (SO_SNDBUF) at the sending end. Default\: kernel autotuning]:BYTES:_default' \
 '--json=[Write the linerate.result/1 document to FILE ('\''-'\'' for stdout; human output then goes to stderr)]:FILE:_default' \
 '--message=[Bytes each rank sends every other rank per iteration]:SIZE:_default' \
 '-h[Print help]' \

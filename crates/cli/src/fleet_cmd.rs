@@ -17,7 +17,7 @@ use linerate_fleet::plan;
 use linerate_fleet::run::{self as fleet_run, Ended, Notice, RunError, RunSpec, planned};
 use linerate_probe::units::{fmt_bytes, fmt_rate};
 
-use crate::flags::{CongestionFlags, MarkFlags};
+use crate::flags::{BufferFlags, CongestionFlags, MarkFlags};
 use crate::usage::UsageError;
 use crate::{output, signals, units};
 
@@ -51,6 +51,8 @@ pub struct RunSocketFlags {
     pub mark: MarkFlags,
     #[command(flatten)]
     pub cc: CongestionFlags,
+    #[command(flatten)]
+    pub buffers: BufferFlags,
 }
 
 impl RunSocketFlags {
@@ -59,6 +61,7 @@ impl RunSocketFlags {
         let mut socket = linerate_engine::spec::SocketParams::default();
         self.mark.apply(&mut socket);
         self.cc.apply(&mut socket);
+        self.buffers.apply(&mut socket);
         socket
     }
 }

@@ -240,6 +240,25 @@ fn an_agent_killed_mid_run_is_named_and_the_run_ends_in_time() {
     );
 }
 
+/// A socket option given to a many-host run reaches every flow: with
+/// `-w 4K` the document records the window and every pair's verdict speaks
+/// of the 4 KiB its receiver was given.
+#[test]
+fn a_window_given_to_mesh_reaches_every_flow() {
+    let _alone = alone_with_traffic();
+    let (doc, _) = succeeded(linerate_cmd().args([
+        "mesh", "--local", "3", "-t", "0.5", "-w", "4K", "--json", "-",
+    ]));
+    assert_eq!(doc["parameters"]["rcvbuf"], 4096, "{}", doc["parameters"]);
+    let steps = doc["fleet"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 6);
+    for step in steps {
+        let f = &step["flows"][0];
+        let verdict = f["verdict"].as_str().unwrap_or_else(|| panic!("{f}"));
+        assert!(verdict.contains("4.0 KiB"), "{verdict}");
+    }
+}
+
 #[test]
 fn mesh_measures_every_ordered_pair_and_names_the_slowest() {
     let _alone = alone_with_traffic();
