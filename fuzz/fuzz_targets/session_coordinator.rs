@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
 use linerate_fleet::plan;
-use linerate_fleet::session::coordinator::{ConnectionSetup, Coordinator, Now, PlannedStep, Settings};
+use linerate_fleet::session::coordinator::{Coordinator, Now, PlannedStep, Settings};
 use linerate_fleet::session::job_step::JobPlan;
-use linerate_wire::{FrameDecoder, JobKind, Message};
+use linerate_wire::{FrameDecoder, JobKind, Message, SocketParams};
 
 #[path = "../common/session_ops.rs"]
 mod ops;
@@ -36,9 +36,10 @@ fuzz_target!(|data: &[u8]| {
         interval_ms: 0,
         report_grace: Duration::from_secs(1),
         token: None,
-        connections: ConnectionSetup {
+        socket: SocketParams {
             tos: Some(0xb8),
             congestion: Some("cubic".into()),
+            ..SocketParams::default()
         },
     };
     let mut steps: Vec<PlannedStep> = plan::incast(0, &[1, 2, 3], &[1, 2], &[3], &[8])
