@@ -70,6 +70,15 @@ pub enum WireError {
         /// Its allowed range, in words.
         reason: &'static str,
     },
+    /// An entry announced over the largest file a receiver takes.
+    #[error(
+        "invalid size: {size} is over the largest file, {}",
+        crate::transfer::MAX_FILE_SIZE
+    )]
+    FileTooLarge {
+        /// The size announced.
+        size: u64,
+    },
     /// A field decoded but its value is outside the range the session allows.
     #[error("invalid {field}: {value} is outside {}..={}", .range.start(), .range.end())]
     OutOfRange {

@@ -405,11 +405,7 @@ impl Entries {
                 });
             }
             if e.size() > MAX_FILE_SIZE {
-                return Err(WireError::OutOfRange {
-                    field: "size",
-                    value: e.size(),
-                    range: 0..=MAX_FILE_SIZE,
-                });
+                return Err(WireError::FileTooLarge { size: e.size() });
             }
             let bad_xattr = |x: &Xattr| {
                 x.name.is_empty()
