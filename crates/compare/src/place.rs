@@ -61,13 +61,36 @@ impl Place {
 }
 
 /// A port nothing listens on now (in this namespace; lab namespaces are
-/// fresh, so it is free there too).
+/// fresh, so it is free there too), below the kernel's ephemeral range: no
+/// connection's local port can take it between the pick and the server's
+/// bind, and picks of processes running at once start apart
+/// (docs/guide.md#compare-ports).
 pub fn free_port() -> Result<u16, CompareError> {
-    let l = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map_err(CompareError::io("finding a free port"))?;
-    Ok(l.port())
+    use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+    static PICKED: AtomicU32 = AtomicU32::new(0);
+    let ephemeral_from: u32 = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|r| r.split_whitespace().next()?.parse().ok())
+        .unwrap_or(32768);
+    let span = ephemeral_from.saturating_sub(QUIET_PORTS_FROM).max(1000);
+    let start = std::process::id().wrapping_mul(7919) % span + PICKED.fetch_add(1, Relaxed);
+    let free = |p: u16| {
+        std::net::TcpListener::bind(("127.0.0.1", p)).is_ok()
+            && std::net::UdpSocket::bind(("127.0.0.1", p)).is_ok()
+    };
+    (0..span)
+        .map(|i| (QUIET_PORTS_FROM + (start + i) % span) as u16)
+        .find(|&p| free(p))
+        .ok_or_else(|| {
+            CompareError::io("finding a free port below the ephemeral range")(
+                std::io::ErrorKind::AddrInUse.into(),
+            )
+        })
 }
+
+/// The lowest port [`free_port`] picks: above the well-known and the
+/// usual registered servers' (iperf3's 5201, ssh's 22, ...).
+const QUIET_PORTS_FROM: u32 = 10_000;
 
 /// Tries to start a server on a port free when picked, `start(port)`;
 /// picks a fresh port and starts it again, up to `PORT_TRIES` times, when
