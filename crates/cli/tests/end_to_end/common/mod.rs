@@ -564,11 +564,14 @@ impl BusyCores {
     }
 
     /// A spinner per core at priority `nice` ("0": as much right to the
-    /// cores as the test's own threads).
+    /// cores as the test's own threads), less the cores other work keeps
+    /// busy already: a busy host is every core busy once, not twice (the
+    /// whole suite is also run beside a busy loop per core).
     pub fn at_nice(nice: &str) -> BusyCores {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let spinners = cores.saturating_sub(cores_busy_now().round() as usize);
         let busy = BusyCores(
-            (0..cores)
+            (0..spinners)
                 .map(|_| {
                     std::process::Command::new("nice")
                         .args(["-n", nice, "sh", "-c", "while :; do :; done"])
@@ -582,6 +585,32 @@ impl BusyCores {
         std::thread::sleep(std::time::Duration::from_millis(300));
         busy
     }
+}
+
+/// How many cores' worth of CPU the host spent over the last 300 ms
+/// (/proc/stat: every state but idle and iowait).
+fn cores_busy_now() -> f64 {
+    let sample = || -> Option<(u64, u64)> {
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        let ticks: Vec<u64> = stat
+            .lines()
+            .next()?
+            .split_whitespace()
+            .skip(1)
+            .filter_map(|t| t.parse().ok())
+            .collect();
+        let idle = ticks.get(3)? + ticks.get(4)?;
+        Some((ticks.iter().sum(), idle))
+    };
+    let before = sample();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let after = sample();
+    let (Some((t0, i0)), Some((t1, i1))) = (before, after) else {
+        return 0.0;
+    };
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get()) as f64;
+    let total = t1.saturating_sub(t0).max(1) as f64;
+    cores * (total - i1.saturating_sub(i0) as f64) / total
 }
 
 impl Drop for BusyCores {
