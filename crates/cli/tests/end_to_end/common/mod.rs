@@ -57,45 +57,35 @@ impl Drop for TrafficHold {
 
 /// The host's traffic to this test alone, until the hold drops.
 pub fn alone_with_traffic() -> TrafficHold {
-    let was = HOLDING.with(Cell::get);
-    assert!(
-        was != Holding::Shared,
-        "a test that shares the host's traffic cannot then take it alone"
-    );
-    if was == Holding::Alone {
-        return TrafficHold {
-            _guard: LockGuard::Held,
-            was,
-        };
-    }
-    let guard = TRAFFIC
-        .write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    HOLDING.with(|h| h.set(Holding::Alone));
-    TrafficHold {
-        _guard: LockGuard::Alone(guard),
-        was,
-    }
+    hold(Holding::Alone)
 }
 
 /// The host's traffic shared with other tests that only move data, never
 /// with one that measures, until the hold drops.
 pub fn beside_other_traffic() -> TrafficHold {
+    hold(Holding::Shared)
+}
+
+/// Takes [`TRAFFIC`] as `want`s, unless this thread holds it already as
+/// much or more.
+fn hold(want: Holding) -> TrafficHold {
     let was = HOLDING.with(Cell::get);
-    if was != Holding::Nothing {
+    assert!(
+        !(want == Holding::Alone && was == Holding::Shared),
+        "a test that shares the host's traffic cannot then take it alone"
+    );
+    if was == Holding::Alone || was == want {
         return TrafficHold {
             _guard: LockGuard::Held,
             was,
         };
     }
-    let guard = TRAFFIC
-        .read()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    HOLDING.with(|h| h.set(Holding::Shared));
-    TrafficHold {
-        _guard: LockGuard::Shared(guard),
-        was,
-    }
+    let guard = match want {
+        Holding::Alone => LockGuard::Alone(TRAFFIC.write().unwrap_or_else(|p| p.into_inner())),
+        _ => LockGuard::Shared(TRAFFIC.read().unwrap_or_else(|p| p.into_inner())),
+    };
+    HOLDING.with(|h| h.set(want));
+    TrafficHold { _guard: guard, was }
 }
 
 /// This test's thread, and every process it starts from now on, run at
