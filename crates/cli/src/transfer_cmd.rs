@@ -658,7 +658,7 @@ fn print_summary(out: &mut Out, run: &TransferRun, doc: &linerate_result::Result
         None => out.line("Sent in the clear (--no-encrypt)"),
     }
     for (end, report) in [("sender", &run.client), ("receiver", &run.server)] {
-        for failed in report.stream_errors() {
+        for failed in report.stream_failures() {
             out.line(&format!(
                 "At the {end}, {failed}; its blocks were sent again on the other streams"
             ));

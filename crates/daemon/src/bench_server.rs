@@ -235,8 +235,7 @@ fn within_time(
 }
 
 fn append_errors(summary: &mut String, report: &linerate_result::SideReport) {
-    let errors = report.stream_errors();
-    if !errors.is_empty() {
-        summary.push_str(&format!("; {}", errors.join("; ")));
+    for failed in report.stream_failures() {
+        summary.push_str(&format!("; {failed}"));
     }
 }

@@ -3,6 +3,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use linerate_result::StreamFailure;
 use linerate_wire::{Refusal, WireError};
 use thiserror::Error;
 
@@ -68,10 +69,10 @@ pub enum EngineError {
     #[error("{0} panicked")]
     Panicked(&'static str),
     /// The server's streams failed while the client's did not.
-    #[error("server: {}", StreamFailure::list(.0))]
+    #[error("server: {}", failure_list(.0))]
     ServerStreams(Vec<StreamFailure>),
     /// The client's streams failed: the server may have gone away.
-    #[error("the run failed; the server may have gone away ({})", StreamFailure::list(.0))]
+    #[error("the run failed; the server may have gone away ({})", failure_list(.0))]
     ClientStreams(Vec<StreamFailure>),
     /// The client's run ended but the server's report never came.
     #[error("the server did not report its measurements ({0}); it may have crashed")]
@@ -304,38 +305,13 @@ impl fmt::Display for Lookalike {
     }
 }
 
-/// One stream's failure, as its end's report gave it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StreamFailure {
-    /// The stream's index.
-    pub stream: u16,
-    /// What its end said (the report's words, from the peer for the
-    /// server's streams).
-    pub error: String,
-}
-
-impl StreamFailure {
-    /// The failures of `report`'s streams.
-    pub fn of(report: &linerate_result::SideReport) -> Vec<StreamFailure> {
-        report
-            .streams
-            .iter()
-            .filter_map(|s| {
-                Some(StreamFailure {
-                    stream: s.stream,
-                    error: s.error.clone()?,
-                })
-            })
-            .collect()
-    }
-
-    fn list(failures: &[StreamFailure]) -> String {
-        failures
-            .iter()
-            .map(|f| format!("stream {}: {}", f.stream, f.error))
-            .collect::<Vec<_>>()
-            .join("; ")
-    }
+/// Failed streams as one line.
+fn failure_list(failures: &[StreamFailure]) -> String {
+    failures
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// A result whose error is an [`EngineError`].

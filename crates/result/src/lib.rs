@@ -472,15 +472,33 @@ pub fn summed_intervals(intervals: &[IntervalSample], side: Side) -> Vec<Interva
         .collect()
 }
 
+/// One stream's failure, as its end's report gave it; shown as
+/// "stream N: what its end said".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamFailure {
+    /// The stream's index.
+    pub stream: u16,
+    /// What its end said (the report's words, from the peer for a
+    /// server's streams).
+    pub error: String,
+}
+
+impl std::fmt::Display for StreamFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "stream {}: {}", self.stream, self.error)
+    }
+}
+
 impl SideReport {
-    /// "stream N: reason" for every stream that failed.
-    pub fn stream_errors(&self) -> Vec<String> {
+    /// Every stream of this end that failed.
+    pub fn stream_failures(&self) -> Vec<StreamFailure> {
         self.streams
             .iter()
             .filter_map(|s| {
-                s.error
-                    .as_ref()
-                    .map(|e| format!("stream {}: {e}", s.stream))
+                Some(StreamFailure {
+                    stream: s.stream,
+                    error: s.error.clone()?,
+                })
             })
             .collect()
     }

@@ -462,7 +462,7 @@ fn run_sink(
             );
             // A stream lost on the way (its blocks went again on the
             // others) is worth a word: an altered byte ends one.
-            for failed in report.stream_errors() {
+            for failed in report.stream_failures() {
                 line.push_str(&format!("; {failed} (its blocks were sent again)"));
             }
             m.report(digests, totals, report);

@@ -14,7 +14,7 @@ use linerate_verdict::{self as verdict, Evidence};
 use linerate_wire::{BenchParams, Direction, Hello, Role, SessionId, SessionKind};
 
 use crate::document;
-use crate::error::{EngineError, Result, StreamFailure};
+use crate::error::{EngineError, Result};
 use crate::link_shares::{self, MemberWatch};
 use crate::measuring_end::{self, Pin};
 use crate::session::connect::{Peer, before_accept, new_session_id, open_control, open_data};
@@ -128,7 +128,7 @@ pub fn run(
     drive(&mut ctl, &mut m, None, |ctl, m, turn| {
         let event = match turn {
             Turn::Ended(Ok(server)) => {
-                let failed = StreamFailure::of(&server);
+                let failed = server.stream_failures();
                 // A run cut short by the user leaves the server's senders
                 // reset mid-write (-R): not a failure of the run.
                 if !failed.is_empty() && !stopped() {
@@ -220,7 +220,7 @@ pub fn run(
                     },
                     on_interval,
                 );
-                let failed = StreamFailure::of(&report);
+                let failed = report.stream_failures();
                 if !failed.is_empty() && !stopped() {
                     return Err(EngineError::ClientStreams(failed));
                 }

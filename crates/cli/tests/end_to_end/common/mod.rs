@@ -577,30 +577,12 @@ impl BusyCores {
     }
 }
 
-/// How many cores' worth of CPU the host spent over the last 300 ms
-/// (/proc/stat: every state but idle and iowait).
+/// How many cores' worth of CPU the host spent over the last 300 ms.
 fn cores_busy_now() -> f64 {
-    let sample = || -> Option<(u64, u64)> {
-        let stat = std::fs::read_to_string("/proc/stat").ok()?;
-        let ticks: Vec<u64> = stat
-            .lines()
-            .next()?
-            .split_whitespace()
-            .skip(1)
-            .filter_map(|t| t.parse().ok())
-            .collect();
-        let idle = ticks.get(3)? + ticks.get(4)?;
-        Some((ticks.iter().sum(), idle))
-    };
-    let before = sample();
+    use linerate_probe::cpu::{HostTicks, cpus};
+    let before = HostTicks::now();
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let after = sample();
-    let (Some((t0, i0)), Some((t1, i1))) = (before, after) else {
-        return 0.0;
-    };
-    let cores = std::thread::available_parallelism().map_or(2, |n| n.get()) as f64;
-    let total = t1.saturating_sub(t0).max(1) as f64;
-    cores * (total - i1.saturating_sub(i0) as f64) / total
+    HostTicks::now().fractions_since(&before).0 * f64::from(cpus())
 }
 
 impl Drop for BusyCores {
@@ -623,23 +605,11 @@ pub fn quiet_and_busy(case: &dyn Fn(&str)) {
 }
 
 /// A loopback port for a server that must be told its port (another
-/// tool, a daemon's `--port`): below the kernel's ephemeral range, so no
-/// connection's local port can take it between choosing and binding, and
-/// spread by this process's id and a counter, so tests that run at once
-/// choose apart. Free when chosen.
+/// tool, a daemon's `--port`), picked as compare picks its servers' (below
+/// the kernel's ephemeral range, spread by process and call; free when
+/// chosen).
 pub fn quiet_port() -> u16 {
-    use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    let ephemeral_from: u32 = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-        .ok()
-        .and_then(|r| r.split_whitespace().next()?.parse().ok())
-        .unwrap_or(32768);
-    let (from, span) = (10_000u32, ephemeral_from.saturating_sub(10_000).max(1000));
-    let start = std::process::id() % span;
-    (0..span)
-        .map(|i| (from + (start + NEXT.fetch_add(1, Relaxed) + i) % span) as u16)
-        .find(|&p| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok())
-        .expect("a free loopback port below the ephemeral range")
+    linerate_compare::place::free_port().expect("a free loopback port below the ephemeral range")
 }
 
 /// Waits until `ready` holds, asking every 50 ms, at most `timeout`;
