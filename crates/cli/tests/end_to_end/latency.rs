@@ -356,7 +356,7 @@ fn stop_the_server_mid_run(udp: bool) {
 fn busy_poll_auto_blocks_on_a_host_without_an_idle_core() {
     let _alone = alone_with_traffic();
     let srv = Server::start();
-    let _busy = common::BusyCores::at_nice("0");
+    let _busy = common::BusyCores::contending();
     let doc = latency_json(&srv.addr(), &["-t", "1"]);
     let l = &doc["latency"];
     let choice = l["busy_poll_choice"].as_str().unwrap();
@@ -392,7 +392,7 @@ fn busy_poll_auto_stops_spinning_when_other_work_takes_the_cores() {
     common::wait_until(Duration::from_secs(10), || {
         cpu_seconds(pid) >= 0.5 || child.try_wait().ok().flatten().is_some()
     });
-    let busy = common::BusyCores::at_nice("0");
+    let busy = common::BusyCores::contending();
     let out = child.wait_with_output().unwrap();
     drop(busy);
     assert!(out.status.success(), "{}", text(&out));

@@ -542,26 +542,30 @@ impl Drop for SmallFs {
     }
 }
 
-/// One spinning process per core, at the lowest priority: the host's
-/// cores read as busy, as under other jobs, while this run's threads still
-/// get a core when they want one.
+/// Spinning processes that keep the host's cores busy, as other jobs
+/// would; ended when dropped.
 pub struct BusyCores(Vec<std::process::Child>);
 
 impl BusyCores {
-    /// A spinner per core at the lowest priority, as a batch job would be.
+    /// A spinner at the lowest priority, as a batch job would be, for each
+    /// core other work leaves idle: a busy host is every core busy once,
+    /// not twice (the whole suite is also run beside a busy loop per core).
     pub fn start() -> BusyCores {
-        BusyCores::at_nice("19")
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        BusyCores::spinning(cores.saturating_sub(cores_busy_now().round() as usize), "19")
     }
 
-    /// A spinner per core at priority `nice` ("0": as much right to the
-    /// cores as the test's own threads), less the cores other work keeps
-    /// busy already: a busy host is every core busy once, not twice (the
-    /// whole suite is also run beside a busy loop per core).
-    pub fn at_nice(nice: &str) -> BusyCores {
+    /// A spinner on every core at the test's own priority, whatever else
+    /// runs: the test's own processes are busy too (spinning ends), and they
+    /// are not the other work this stands for.
+    pub fn contending() -> BusyCores {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let spinners = cores.saturating_sub(cores_busy_now().round() as usize);
+        BusyCores::spinning(cores, "0")
+    }
+
+    fn spinning(count: usize, nice: &str) -> BusyCores {
         let busy = BusyCores(
-            (0..spinners)
+            (0..count)
                 .map(|_| {
                     std::process::Command::new("nice")
                         .args(["-n", nice, "sh", "-c", "while :; do :; done"])
