@@ -15,9 +15,10 @@ fuzz_target!(|data: &[u8]| {
             match e {
                 Event::Accepted(_) => c.request(
                     now,
-                    linerate_wire::BenchParams {
-                        peer_intervals: how % 4 < 2,
-                        ..ops::params()
+                    {
+                        let mut p = ops::params();
+                        p.plan.peer_intervals = how % 4 < 2;
+                        p
                     },
                 ),
                 Event::OpenStreams => c.streams_open(),

@@ -1,3 +1,4 @@
+use linerate_engine::spec::BenchOptions;
 use std::net::SocketAddr;
 
 use clap::Args;
@@ -58,7 +59,7 @@ pub struct BenchArgs {
     #[arg(short = 'P', long, value_name = "N", default_value_t = 1, value_parser = units::parse_streams)]
     pub streams: u16,
     /// Run length (seconds, or with ms/s/m/h) [default: 10; with --find-rate, each probe's: 2].
-    #[arg(short = 't', long = "time", value_name = "TIME", value_parser = units::parse_duration_ms)]
+    #[arg(id = "duration_ms", short = 't', long = "time", value_name = "TIME", value_parser = units::parse_duration_ms)]
     pub time_ms: Option<u64>,
     /// Send this many bytes in total (e.g. 10G) instead of running for a time.
     #[arg(short = 'n', long, value_parser = units::parse_size)]
@@ -91,7 +92,7 @@ pub struct BenchArgs {
     pub fq_rate: Option<u64>,
     /// Total rate cap of each direction, bits/s (e.g. 2G), split evenly over its streams, each
     /// paced (SO_MAX_PACING_RATE). iperf3's -b caps each stream instead.
-    #[arg(short = 'b', long = "bitrate", value_name = "RATE", value_parser = units::parse_rate, conflicts_with = "fq_rate")]
+    #[arg(id = "udp.rate_bps", short = 'b', long = "bitrate", value_name = "RATE", value_parser = units::parse_rate, conflicts_with = "fq_rate")]
     pub bitrate: Option<u64>,
     /// The path's capacity where you know it (e.g. 10G, a NIC's or a circuit's rate): the
     /// verdict gives the run's share of it, and a run at 90 % of it or more is a full path.
@@ -196,28 +197,33 @@ impl BenchArgs {
     /// at run time.
     pub fn spec(&self) -> BenchSpec {
         BenchSpec {
-            streams: self.streams,
-            duration_ms: self.time_ms.unwrap_or(if self.find_rate {
-                crate::find_rate::PROBE_MS
-            } else {
-                10_000
-            }),
-            bytes: self.bytes,
-            path: self.known_path(&[]),
-            direction: if self.bidir {
-                Direction::Bidir
-            } else if self.reverse {
-                Direction::Reverse
-            } else {
-                Direction::Forward
+            options: BenchOptions {
+                streams: self.streams,
+                duration_ms: self.time_ms.unwrap_or(if self.find_rate {
+                    crate::find_rate::PROBE_MS
+                } else {
+                    10_000
+                }),
+                bytes: self.bytes,
+                direction: if self.bidir {
+                    Direction::Bidir
+                } else if self.reverse {
+                    Direction::Reverse
+                } else {
+                    Direction::Forward
+                },
+                interval_ms: self.interval_ms,
+                omit_ms: self.omit_ms,
+                zerocopy: self.zerocopy,
+                skip_rx_copy: self.skip_rx_copy,
+                socket: self.socket(),
+                run_token: None,
+                threads: self.threads,
             },
-            interval_ms: self.interval_ms,
-            omit_ms: self.omit_ms,
+            path: self.known_path(&[]),
             write_len: self.write_len,
             read_len: self.read_len,
             rcvlowat: self.rcvlowat,
-            zerocopy: self.zerocopy,
-            skip_rx_copy: self.skip_rx_copy,
             rx_poll: self.rx_poll.into(),
             tls: None,
             udp: self.udp.then(|| UdpSpec {
@@ -231,13 +237,10 @@ impl BenchArgs {
                 AffinityArg::Spread => Affinity::Spread,
                 AffinityArg::Pairs => Affinity::Pairs,
             },
-            socket: self.socket(),
             bind: self.address.bind.first().copied(),
             stripes: Vec::new(),
             count_members: true,
             start_at: None,
-            run_token: None,
-            threads: self.threads,
         }
     }
 
@@ -291,9 +294,9 @@ pub fn resolve_target(
 pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     let server = a.resolve()?;
     let mut spec = a.spec();
-    (spec.stripes, spec.bind, spec.streams) = a
+    (spec.stripes, spec.bind, spec.options.streams) = a
         .stripe
-        .resolve(&a.address, spec.streams, &[])
+        .resolve(&a.address, spec.options.streams, &[])
         .map_err(|e| usage::UsageError(e.to_string()))?;
     let targets: Vec<std::net::IpAddr> = match spec.stripes.as_slice() {
         [] => vec![server.ip()],
@@ -318,8 +321,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         }
         false => None,
     };
-    spec.check()
-        .map_err(|e| usage::flag_error(e, usage::BENCH_FLAGS))?;
+    spec.check().map_err(usage::flag_error::<BenchArgs>)?;
     let to_stderr = a.json.as_deref() == Some("-") || a.json_stream;
     if a.find_rate {
         let search = crate::find_rate::Search {
@@ -413,29 +415,32 @@ mod tests {
              --notsent-lowat 128K -B 10.0.0.1",
         ));
         let want = BenchSpec {
+            options: BenchOptions {
+                streams: 4,
+                duration_ms: 1500,
+                direction: Direction::Bidir,
+                interval_ms: 500,
+                omit_ms: 1000,
+                zerocopy: true,
+                skip_rx_copy: true,
+                socket: SocketParams {
+                    sndbuf: Some(8 << 20),
+                    rcvbuf: Some(4 << 20),
+                    congestion: Some("bbr".into()),
+                    pacing_rate: Some(125_000_000),
+                    mss: Some(1400),
+                    tos: Some(34 << 2),
+                    nodelay: true,
+                    notsent_lowat: Some(128 << 10),
+                },
+                ..BenchOptions::default()
+            },
             path: every.path,
-            streams: 4,
-            duration_ms: 1500,
-            direction: Direction::Bidir,
-            interval_ms: 500,
-            omit_ms: 1000,
             write_len: Some(1 << 20),
             read_len: Some(64 << 10),
             rcvlowat: Some(1),
-            zerocopy: true,
-            skip_rx_copy: true,
             rx_poll: RxPoll::On,
             affinity: Affinity::Pairs,
-            socket: SocketParams {
-                sndbuf: Some(8 << 20),
-                rcvbuf: Some(4 << 20),
-                congestion: Some("bbr".into()),
-                pacing_rate: Some(125_000_000),
-                mss: Some(1400),
-                tos: Some(34 << 2),
-                nodelay: true,
-                notsent_lowat: Some(128 << 10),
-            },
             bind: Some("10.0.0.1".parse().unwrap()),
             count_members: true,
             ..BenchSpec::default()
@@ -450,13 +455,16 @@ mod tests {
                 gro: true,
             })
         );
-        assert_eq!(udp.socket.pacing_rate, None, "a UDP stream paces itself");
+        assert_eq!(
+            udp.options.socket.pacing_rate, None,
+            "a UDP stream paces itself"
+        );
         let capped = parse(&words("h -P 4 -b 8G -S 0x10 -n 10G -R --threads 3"));
-        assert_eq!(capped.socket.pacing_rate, Some(250_000_000));
-        assert_eq!(capped.socket.tos, Some(0x10));
-        assert_eq!(capped.bytes, Some(10 << 30));
-        assert_eq!(capped.direction, Direction::Reverse);
-        assert_eq!(capped.threads, Some(3));
+        assert_eq!(capped.options.socket.pacing_rate, Some(250_000_000));
+        assert_eq!(capped.options.socket.tos, Some(0x10));
+        assert_eq!(capped.options.bytes, Some(10 << 30));
+        assert_eq!(capped.options.direction, Direction::Reverse);
+        assert_eq!(capped.options.threads, Some(3));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! and no setup: benches, a verified transfer, the installed peers side by
 //! side, and a report of it all. `--lab` adds short lab studies (root).
 
+use linerate_engine::spec::BenchOptions;
 use std::io::{BufRead, BufReader};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -74,8 +75,11 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         println!("   {:>7}  {:>14}  limit", "streams", "throughput");
         for streams in [1u16, 2, 4] {
             let spec = BenchSpec {
-                streams,
-                duration_ms: u64::from(a.seconds) * 1000,
+                options: BenchOptions {
+                    streams,
+                    duration_ms: u64::from(a.seconds) * 1000,
+                    ..BenchOptions::default()
+                },
                 ..BenchSpec::default()
             };
             let doc = bench(addr, &spec, &a.out.join(format!("bench-P{streams}.json")))?;
@@ -88,8 +92,11 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         println!("\n2. write size, one stream, 1 s per run");
         for (len, bytes) in [("16K", 16u32 << 10), ("128K", 128 << 10), ("1M", 1 << 20)] {
             let spec = BenchSpec {
+                options: BenchOptions {
+                    duration_ms: 1000,
+                    ..BenchOptions::default()
+                },
                 write_len: Some(bytes),
-                duration_ms: 1000,
                 ..BenchSpec::default()
             };
             let doc = bench(addr, &spec, &a.out.join(format!("bench-len-{len}.json")))?;

@@ -44,7 +44,7 @@ pub fn run(
         fmt_rate(FLOOR_BPS as f64),
         fmt_rate(search.ceiling_bps as f64),
         search.probes,
-        spec.duration_ms as f64 / 1000.0
+        spec.options.duration_ms as f64 / 1000.0
     ));
     let stop = signals::interrupt_flag();
     let mut rates = RateSearch::new(FLOOR_BPS, search.ceiling_bps, search.probes);

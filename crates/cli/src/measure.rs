@@ -25,20 +25,20 @@ pub fn bench(
 ) -> anyhow::Result<ResultDoc> {
     out.line(&format!(
         "linerate bench to {server}: {} stream(s), {}{}",
-        spec.streams,
-        match spec.bytes {
+        spec.options.streams,
+        match spec.options.bytes {
             Some(b) => format!("{b} bytes"),
-            None => format!("{:.1} s", spec.duration_ms as f64 / 1000.0),
+            None => format!("{:.1} s", spec.options.duration_ms as f64 / 1000.0),
         },
         match spec.stripes.len() {
             0 => String::new(),
             n => format!(", striped over {n} paths"),
         }
     ));
-    let omit = if spec.bytes.is_some() {
+    let omit = if spec.options.bytes.is_some() {
         0
     } else {
-        spec.omit_ms
+        spec.options.omit_ms
     };
     let mut printer = IntervalPrinter::new(&mut out)
         .omitting(omit as f64 / 1000.0)

@@ -448,7 +448,7 @@ pub fn run_send(a: SendArgs, matches: Option<&clap::ArgMatches>) -> anyhow::Resu
     let run = match run {
         Ok(run) => run,
         Err(e @ EngineError::Wire(WireError::InvalidField { .. })) => {
-            return Err(usage::flag_error(e, usage::SEND_FLAGS));
+            return Err(usage::flag_error::<SendArgs>(e));
         }
         Err(EngineError::Interrupted) if a.from_memory.is_some() => {
             // Generated data is dated at each run's start: a rerun writes it anew.

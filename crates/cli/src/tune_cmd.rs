@@ -1,6 +1,7 @@
 //! `linerate tune`: audit a host, plan settings for a target, apply and
 //! revert them.
 
+use linerate_engine::spec::BenchOptions;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
@@ -353,9 +354,12 @@ fn per_core_here() -> anyhow::Result<f64> {
     std::thread::scope(|s| {
         let serving = s.spawn(|| server.run(false, &stop));
         let spec = linerate_engine::spec::BenchSpec {
-            streams: 1,
-            duration_ms: 1000,
-            interval_ms: 0,
+            options: BenchOptions {
+                streams: 1,
+                duration_ms: 1000,
+                interval_ms: 0,
+                ..BenchOptions::default()
+            },
             ..Default::default()
         };
         let run = linerate_engine::bench::run(addr, &spec, None, &mut |_, _| {});

@@ -17,41 +17,35 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
-/// The flags of `bench` by the parameter each sets.
-pub const BENCH_FLAGS: &[(&str, &str)] = &[
-    ("streams", "-P/--streams"),
-    ("duration_ms", "-t/--time"),
-    ("bytes", "-n/--bytes"),
-    ("write_len", "-l/--len"),
-    ("read_len", "--read-len"),
-    ("interval_ms", "-i/--interval"),
-    ("omit_ms", "--omit"),
-    ("congestion", "--cc"),
-    ("mss", "-M/--mss"),
-    ("udp.rate_bps", "-b/--bitrate"),
-];
-
-/// The flags of `send` by the parameter each sets.
-pub const SEND_FLAGS: &[(&str, &str)] = &[
-    ("streams", "-P/--streams"),
-    ("block_len", "--block"),
-    ("interval_ms", "-i/--interval"),
-];
-
-/// `e` as a usage error naming the flag, when it refuses a parameter one of
-/// `flags` sets; otherwise `e` as it is.
-pub fn flag_error(e: EngineError, flags: &[(&str, &str)]) -> anyhow::Error {
+/// `e` as a usage error naming the flag of `A` that sets the refused
+/// parameter (the flag whose clap id is the parameter's name, so the
+/// definition is the only list); otherwise `e` as it is.
+pub fn flag_error<A: clap::Args>(e: EngineError) -> anyhow::Error {
     if let EngineError::Wire(WireError::InvalidField { field, reason }) = &e
-        && let Some((_, flag)) = flags.iter().find(|(f, _)| f == field)
+        && let Some(flag) = flag_setting::<A>(field)
     {
         return UsageError(format!("{flag}: {reason}")).into();
     }
     e.into()
 }
 
+/// How `A`'s flag with id `id` is written (`-l/--len`), if it has one.
+fn flag_setting<A: clap::Args>(id: &str) -> Option<String> {
+    let cmd = A::augment_args(clap::Command::new("linerate"));
+    let arg = cmd.get_arguments().find(|a| a.get_id() == id)?;
+    Some(match (arg.get_short(), arg.get_long()) {
+        (Some(s), Some(l)) => format!("-{s}/--{l}"),
+        (Some(s), None) => format!("-{s}"),
+        (None, Some(l)) => format!("--{l}"),
+        (None, None) => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench_cmd::BenchArgs;
+    use crate::transfer_cmd::SendArgs;
 
     #[test]
     fn a_refused_parameter_is_named_by_its_flag() {
@@ -59,13 +53,37 @@ mod tests {
             field: "write_len",
             reason: "must be between 1 byte and 256 MiB",
         });
-        let e = flag_error(e, BENCH_FLAGS);
+        let e = flag_error::<BenchArgs>(e);
         assert!(e.downcast_ref::<UsageError>().is_some());
         assert_eq!(
             e.to_string(),
             "-l/--len: must be between 1 byte and 256 MiB"
         );
-        let other = flag_error(EngineError::SessionIdInUse, BENCH_FLAGS);
+        let other = flag_error::<BenchArgs>(EngineError::SessionIdInUse);
         assert!(other.downcast_ref::<UsageError>().is_none());
+    }
+
+    /// The parameters the wire refuses by name, each found as the flag
+    /// that sets it, also where the flag's name differs.
+    #[test]
+    fn every_refusable_parameter_has_its_flag() {
+        for (field, flag) in [
+            ("streams", "-P/--streams"),
+            ("duration_ms", "-t/--time"),
+            ("bytes", "-n/--bytes"),
+            ("read_len", "--read-len"),
+            ("interval_ms", "-i/--interval"),
+            ("omit_ms", "--omit"),
+            ("congestion", "-Z/--cc"),
+            ("mss", "-M/--mss"),
+            ("udp.rate_bps", "-b/--bitrate"),
+        ] {
+            assert_eq!(flag_setting::<BenchArgs>(field).as_deref(), Some(flag));
+        }
+        assert_eq!(
+            flag_setting::<SendArgs>("block_len").as_deref(),
+            Some("--block")
+        );
+        assert_eq!(flag_setting::<SendArgs>("run_token"), None);
     }
 }

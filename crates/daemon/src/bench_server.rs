@@ -65,15 +65,16 @@ pub(crate) fn serve(
         };
         let (plan, options, connections) = match event {
             Event::Register(params) => {
-                if let Err(e) = of_the_run(params.run_token.as_ref(), run_token) {
+                if let Err(e) = of_the_run(params.options.run_token.as_ref(), run_token) {
                     m.abort(local(RefusalCode::UnknownSession, e));
                     return Ok(Continue(()));
                 }
-                if let Err(e) = within_time(params.duration_ms, params.bytes, seat) {
+                if let Err(e) = within_time(params.options.duration_ms, params.options.bytes, seat)
+                {
                     m.abort(local(RefusalCode::InvalidParameters, e));
                     return Ok(Continue(()));
                 }
-                if params.udp.is_some() {
+                if params.plan.udp.is_some() {
                     seat.without_progress_rule();
                 }
                 _echo = delay_echo(&ctl.stream, &params);
@@ -85,7 +86,7 @@ pub(crate) fn serve(
                     }
                 }
                 let options = StreamOptions::from(&params);
-                let n = params.connections();
+                let n = params.options.connections();
                 (Plan::Bench(params), options, n)
             }
             Event::RegisterLatency(params) => {
@@ -153,7 +154,10 @@ fn delay_echo(
     control: &std::net::TcpStream,
     params: &BenchParams,
 ) -> Option<linerate_engine::delay_probe::DelayEchoer> {
-    let port = params.delay_probe_port.filter(|_| params.udp.is_none())?;
+    let port = params
+        .plan
+        .delay_probe_port
+        .filter(|_| params.plan.udp.is_none())?;
     let client = std::net::SocketAddr::new(control.peer_addr().ok()?.ip(), port);
     linerate_engine::delay_probe::DelayEchoer::start(control.local_addr().ok()?, client)
 }
@@ -179,8 +183,8 @@ fn run_bench(
     };
     let mut summary = format!(
         "bench, {} stream(s) {:?}, received {} B, sent {} B",
-        params.streams,
-        params.direction,
+        params.options.streams,
+        params.options.direction,
         report.bytes_total(Side::Receiver),
         report.bytes_total(Side::Sender)
     );
@@ -195,11 +199,16 @@ fn run_bench(
 /// What a bench's buffers take at the server: its write length once (the
 /// senders share one pattern) and its read length per receiving stream.
 fn buffer_bytes(p: &BenchParams) -> u64 {
-    let receivers = (0..p.connections())
-        .filter(|&i| p.direction.is_forward(i, p.streams))
+    let receivers = (0..p.options.connections())
+        .filter(|&i| p.options.direction.is_forward(i, p.options.streams))
         .count() as u64;
-    let sends = receivers < u64::from(p.connections());
-    u64::from(p.read_len) * receivers + if sends { u64::from(p.write_len) } else { 0 }
+    let sends = receivers < u64::from(p.options.connections());
+    u64::from(p.plan.read_len) * receivers
+        + if sends {
+            u64::from(p.plan.write_len)
+        } else {
+            0
+        }
 }
 
 /// Whether a bench belongs to the run this server serves (when it serves

@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 use linerate_daemon::{Running, Server};
+use linerate_engine::spec::BenchOptions;
 use linerate_engine::spec::{BenchSpec, LatencySpec};
 use linerate_engine::{bench, latency};
 use linerate_result::Side;
@@ -20,10 +21,13 @@ fn every_stream_of_a_bench_moves_data_and_both_ends_count_the_same_bytes() {
     let server = server();
     for direction in [Direction::Forward, Direction::Reverse] {
         let spec = BenchSpec {
-            streams: 4,
-            duration_ms: 400,
-            interval_ms: 100,
-            direction,
+            options: BenchOptions {
+                streams: 4,
+                duration_ms: 400,
+                interval_ms: 100,
+                direction,
+                ..BenchOptions::default()
+            },
             ..BenchSpec::default()
         };
         let run = bench::run(server.addr(), &spec, None, &mut |_, _| {})

@@ -5,6 +5,7 @@
 
 use linerate_daemon::{Running, Server};
 use linerate_engine::bench;
+use linerate_engine::spec::BenchOptions;
 use linerate_engine::spec::BenchSpec;
 use linerate_wire::RunToken;
 
@@ -19,7 +20,10 @@ fn an_agents_server_takes_only_benches_that_show_the_runs_token() {
     .unwrap();
     let addr = server.addr();
     let spec = BenchSpec {
-        duration_ms: 300,
+        options: BenchOptions {
+            duration_ms: 300,
+            ..BenchOptions::default()
+        },
         ..BenchSpec::default()
     };
     let stranger = bench::run(addr, &spec, None, &mut |_, _| {});
@@ -29,7 +33,10 @@ fn an_agents_server_takes_only_benches_that_show_the_runs_token() {
         .to_string();
     assert!(e.contains("run's flows"), "{e}");
     let wrong = BenchSpec {
-        run_token: Some(RunToken("f".repeat(32))),
+        options: BenchOptions {
+            run_token: Some(RunToken("f".repeat(32))),
+            ..BenchOptions::default()
+        },
         ..spec.clone()
     };
     assert!(
@@ -37,7 +44,10 @@ fn an_agents_server_takes_only_benches_that_show_the_runs_token() {
         "a wrong token"
     );
     let member = BenchSpec {
-        run_token: Some(token),
+        options: BenchOptions {
+            run_token: Some(token),
+            ..BenchOptions::default()
+        },
         ..spec
     };
     let run = bench::run(addr, &member, None, &mut |_, _| {}).expect("the run's flow");
@@ -52,7 +62,10 @@ fn an_agents_server_takes_only_benches_that_show_the_runs_token() {
 
 fn member_debug() -> BenchSpec {
     BenchSpec {
-        run_token: Some(RunToken("0123456789abcdef0123456789abcdef".into())),
+        options: BenchOptions {
+            run_token: Some(RunToken("0123456789abcdef0123456789abcdef".into())),
+            ..BenchOptions::default()
+        },
         ..BenchSpec::default()
     }
 }

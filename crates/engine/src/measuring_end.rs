@@ -66,29 +66,30 @@ impl EndConfig {
     pub fn bench(p: &BenchParams, is_client: bool) -> EndConfig {
         EndConfig {
             is_client,
-            streams: p.streams,
-            direction: p.direction,
-            interval_ms: p.interval_ms,
+            streams: p.options.streams,
+            direction: p.options.direction,
+            interval_ms: p.options.interval_ms,
             // A byte-count run has no steady state to wait for.
-            omit: if p.bytes.is_some() {
+            omit: if p.options.bytes.is_some() {
                 Duration::ZERO
             } else {
-                Duration::from_millis(p.omit_ms)
+                Duration::from_millis(p.options.omit_ms)
             },
             duration: p
+                .options
                 .bytes
                 .is_none()
-                .then(|| Duration::from_millis(p.duration_ms)),
-            pin: if p.pin_pairs {
+                .then(|| Duration::from_millis(p.options.duration_ms)),
+            pin: if p.plan.pin_pairs {
                 Pin::Pairs
-            } else if p.pin_cores {
+            } else if p.plan.pin_cores {
                 Pin::Spread
             } else {
                 Pin::None
             },
-            rcvbuf: p.socket.rcvbuf,
+            rcvbuf: p.options.socket.rcvbuf,
             stop: None,
-            udp: p.udp.is_some(),
+            udp: p.plan.udp.is_some(),
         }
     }
 
@@ -136,10 +137,10 @@ impl EndConfig {
 
 /// Bytes each sending connection of a byte-count run carries.
 fn quota(p: &BenchParams, index: u16) -> Option<u64> {
-    let total = p.bytes?;
-    let n = u64::from(p.streams);
+    let total = p.options.bytes?;
+    let n = u64::from(p.options.streams);
     // Bidir numbers the reverse connections after the forward ones.
-    let lane = u64::from(index % p.streams);
+    let lane = u64::from(index % p.options.streams);
     Some(total / n + u64::from(lane < total % n))
 }
 
@@ -193,13 +194,13 @@ pub fn run(
     };
     let deadline = cfg.duration.map(|d| t0 + d);
     let send_buf = if sockets.iter().any(|s| cfg.sends(s.index)) {
-        stream::shared_pattern(p.write_len as usize)
+        stream::shared_pattern(p.plan.write_len as usize)
     } else {
         Arc::new(AlignedBuf::new(0))
     };
-    let send_buf = &send_buf[..send_buf.len().min(p.write_len as usize)];
+    let send_buf = &send_buf[..send_buf.len().min(p.plan.write_len as usize)];
     let worker = |s: &StreamSocket, live: &Live| {
-        if let Some(udp) = p.udp {
+        if let Some(udp) = p.plan.udp {
             return udp_stream(p, udp, cfg, s, live, abort, deadline);
         }
         if cfg.sends(s.index) {
@@ -207,7 +208,7 @@ pub fn run(
                 buf: send_buf,
                 deadline,
                 quota: quota(p, s.index),
-                zerocopy: p.zerocopy,
+                zerocopy: p.options.zerocopy,
                 stop: cfg.stop.as_deref(),
             };
             match &s.tls {
@@ -217,17 +218,17 @@ pub fn run(
         } else if let Some(tls) = &s.tls {
             stream::receive_tls(&s.stream, &mut lock(tls), live, abort)
         } else {
-            if let Some(lowat) = p.rcvlowat {
+            if let Some(lowat) = p.plan.rcvlowat {
                 // Best effort: without it the reader only wakes more often.
                 let _ = sockopt::set_rcvlowat(&s.stream, lowat);
             }
-            let mut buf = AlignedBuf::new(p.read_len as usize);
+            let mut buf = AlignedBuf::new(p.plan.read_len as usize);
             let plan = ReceivePlan {
-                skip_copy: p.skip_rx_copy,
-                poll: p.rx_poll,
+                skip_copy: p.options.skip_rx_copy,
+                poll: p.plan.rx_poll,
                 // A reader pinned to a core of its own shares it with no
                 // thread of this run: a yield would only hand it to other work.
-                yield_when_empty: !p.pin_cores,
+                yield_when_empty: !p.plan.pin_cores,
             };
             stream::receive(&s.stream, &mut buf, &plan, live, abort)
         }
@@ -250,8 +251,8 @@ pub fn run(
             multiplex::send_many(&members, &quotas, &plan, abort)
         } else {
             set_loop_rcvlowat(p, group.iter().map(|(s, _)| *s));
-            let mut buf = AlignedBuf::new(p.read_len as usize);
-            multiplex::receive_many(&members, &mut buf, p.skip_rx_copy, abort)
+            let mut buf = AlignedBuf::new(p.plan.read_len as usize);
+            multiplex::receive_many(&members, &mut buf, p.options.skip_rx_copy, abort)
         }
     };
     let loops = Loops::Grouped {
@@ -273,8 +274,8 @@ pub fn run_pooled(
     on_interval: &mut dyn FnMut(&[IntervalSample]),
 ) -> SideReport {
     let cfg = EndConfig::bench(p, false);
-    let plain_receivers = p.udp.is_none()
-        && !p.rx_poll
+    let plain_receivers = p.plan.udp.is_none()
+        && !p.plan.rx_poll
         && sockets
             .iter()
             .all(|s| s.tls.is_none() && !cfg.sends(s.index));
@@ -284,8 +285,8 @@ pub fn run_pooled(
     set_loop_rcvlowat(p, sockets);
     let loops = Loops::Pooled {
         pool,
-        read_len: p.read_len as usize,
-        skip_copy: p.skip_rx_copy,
+        read_len: p.plan.read_len as usize,
+        skip_copy: p.options.skip_rx_copy,
     };
     run_loops(&cfg, sockets, t0, abort, on_interval, loops)
 }
@@ -297,7 +298,10 @@ const LOOP_RCVLOWAT: u32 = 128 << 10;
 /// Every arrival on a socket of an epoll set runs the set's callback: a
 /// low-water mark lets TCP skip those of small ones. Best effort.
 fn set_loop_rcvlowat<'a>(p: &BenchParams, sockets: impl IntoIterator<Item = &'a StreamSocket>) {
-    let lowat = p.rcvlowat.unwrap_or(LOOP_RCVLOWAT.min(p.read_len));
+    let lowat = p
+        .plan
+        .rcvlowat
+        .unwrap_or(LOOP_RCVLOWAT.min(p.plan.read_len));
     for s in sockets {
         let _ = sockopt::set_rcvlowat(&s.stream, lowat);
     }
@@ -309,10 +313,10 @@ fn set_loop_rcvlowat<'a>(p: &BenchParams, sockets: impl IntoIterator<Item = &'a 
 /// outnumbering cores (docs/defaults.md#stream-threads), and always for
 /// UDP, TLS and zerocopy streams, whose loops block on their own.
 fn loop_threads(p: &BenchParams, sockets: &[StreamSocket]) -> Option<usize> {
-    if p.udp.is_some() || p.zerocopy || sockets.iter().any(|s| s.tls.is_some()) {
+    if p.plan.udp.is_some() || p.options.zerocopy || sockets.iter().any(|s| s.tls.is_some()) {
         return None;
     }
-    let threads = usize::from(p.threads?).max(1);
+    let threads = usize::from(p.options.threads?).max(1);
     (threads < sockets.len()).then_some(threads)
 }
 
@@ -333,12 +337,12 @@ fn udp_stream(
     };
     let sref = socket2::SockRef::from(&sock);
     if cfg.sends(s.index) {
-        if let Some(b) = p.socket.sndbuf {
+        if let Some(b) = p.options.socket.sndbuf {
             let _ = sref.set_send_buffer_size(b as usize);
         }
         let plan = crate::udp::UdpSendPlan {
             params: u,
-            datagram_len: p.write_len as usize,
+            datagram_len: p.plan.write_len as usize,
             deadline,
             quota: quota(p, s.index),
             stop: cfg.stop.as_deref(),
@@ -346,13 +350,14 @@ fn udp_stream(
         crate::udp::send(&sock, &s.stream, &plan, live, abort)
     } else {
         // The kernel caps it at net.core.rmem_max.
-        let _ = sref.set_recv_buffer_size(p.socket.rcvbuf.unwrap_or(crate::udp::RCVBUF) as usize);
+        let _ = sref
+            .set_recv_buffer_size(p.options.socket.rcvbuf.unwrap_or(crate::udp::RCVBUF) as usize);
         let grace = grace_of(tcpinfo::read(&s.stream).map_or(0, |t| t.rtt_us));
         let (mut o, r) = crate::udp::receive(
             &sock,
             &s.stream,
             u,
-            p.write_len as usize,
+            p.plan.write_len as usize,
             grace,
             live,
             abort,

@@ -31,9 +31,9 @@ pub struct StreamOptions {
 impl From<&BenchParams> for StreamOptions {
     fn from(p: &BenchParams) -> Self {
         StreamOptions {
-            socket: p.socket.clone(),
-            zerocopy: p.zerocopy,
-            rcvlowat: p.rcvlowat,
+            socket: p.options.socket.clone(),
+            zerocopy: p.options.zerocopy,
+            rcvlowat: p.plan.rcvlowat,
         }
     }
 }
@@ -61,14 +61,10 @@ impl StreamOptions {
         }
     }
 
-    /// A transfer receiver's: the buffers the sender asked for.
+    /// A transfer receiver's: the socket options the sender asked for.
     pub fn for_receiver(req: &TransferRequest) -> StreamOptions {
         StreamOptions {
-            socket: SocketParams {
-                sndbuf: req.sndbuf,
-                rcvbuf: req.rcvbuf,
-                ..SocketParams::default()
-            },
+            socket: req.socket.clone(),
             ..StreamOptions::default()
         }
     }

@@ -11,45 +11,33 @@ pub use crate::address::Stripe;
 /// The wire's own parameters and bounds, named here so that a caller
 /// builds every spec from this one module.
 pub use linerate_wire::{
-    Action, Change, Direction, Existing, MAX_LATENCY_CONNECTIONS, MAX_MESSAGE_LEN, MAX_STREAMS,
-    MAX_WINDOW, Pattern, SessionId, SocketParams, WireError,
+    Action, BenchOptions, Change, Direction, Existing, MAX_LATENCY_CONNECTIONS, MAX_MESSAGE_LEN,
+    MAX_STREAMS, MAX_WINDOW, Pattern, SessionId, SocketParams, WireError,
 };
 
 /// A UDP bench's datagram size unless one is asked for (`-l`): one that
 /// fits a 1500-byte MTU with its IPv4 and UDP headers.
 pub const DEFAULT_DATAGRAM_LEN: u32 = 1472;
 
-/// A memory-to-memory measurement.
-#[derive(Debug, Clone, PartialEq)]
+/// A memory-to-memory measurement: the options that travel to the server
+/// as they are, what the run decides unless asked, and what only this end
+/// uses.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct BenchSpec {
-    /// Streams each way.
-    pub streams: u16,
-    /// Run length; ignored when `bytes` is set.
-    pub duration_ms: u64,
-    /// Total payload per direction instead of a run length.
-    pub bytes: Option<u64>,
-    /// Which way the data goes.
-    pub direction: Direction,
-    /// Between interval samples; 0 for none.
-    pub interval_ms: u64,
-    /// Leading time left out of the summary.
-    pub omit_ms: u64,
+    /// What both ends run as asked: the wire's own struct, sent whole.
+    pub options: BenchOptions,
     /// Bytes per write; None: from the CPU plan.
     pub write_len: Option<u32>,
     /// Bytes per read; None: from the CPU plan.
     pub read_len: Option<u32>,
     /// SO_RCVLOWAT at the receivers; None: from the CPU plan and the RTT.
     pub rcvlowat: Option<u32>,
-    /// Senders use MSG_ZEROCOPY.
-    pub zerocopy: bool,
-    /// Receivers discard with MSG_TRUNC, no copy to user space.
-    pub skip_rx_copy: bool,
     /// Whether receivers poll before they block.
     pub rx_poll: RxPoll,
     /// Where stream threads run.
     pub affinity: Affinity,
-    /// Socket options of the data connections.
-    pub socket: SocketParams,
+    /// Datagrams instead of TCP (`bench --udp`); `write_len` is their size.
+    pub udp: Option<UdpSpec>,
     /// Local address to connect from.
     pub bind: Option<IpAddr>,
     /// Paths the data connections spread over, round-robin (`--stripe`);
@@ -62,15 +50,9 @@ pub struct BenchSpec {
     /// Encrypt every connection (`bench --encrypt`), to measure what TLS
     /// costs; None runs in the clear.
     pub tls: Option<ClientTls>,
-    /// Datagrams instead of TCP (`bench --udp`); `write_len` is their size.
-    pub udp: Option<UdpSpec>,
     /// Open every connection now, but start the data at this time: many
     /// flows of a many-host run start together, none before all are set up.
     pub start_at: Option<std::time::SystemTime>,
-    /// A many-host run's token, shown to the peer agent's bench server.
-    pub run_token: Option<linerate_wire::RunToken>,
-    /// Threads each end runs its streams on (`--threads`); None: automatic.
-    pub threads: Option<u16>,
     /// What is known of the path (`--capacity`, a lab's `--rate` and
     /// `--rtt`): the verdict gives the run's share of the capacity and
     /// calls a run that saw shorter round trips invalid.
@@ -96,36 +78,6 @@ pub struct ClientTls(pub std::sync::Arc<linerate_secure::ClientConfig>);
 impl PartialEq for ClientTls {
     fn eq(&self, other: &Self) -> bool {
         std::sync::Arc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-impl Default for BenchSpec {
-    fn default() -> Self {
-        BenchSpec {
-            streams: 1,
-            duration_ms: 10_000,
-            bytes: None,
-            direction: Direction::Forward,
-            interval_ms: 1000,
-            omit_ms: 0,
-            write_len: None,
-            read_len: None,
-            rcvlowat: None,
-            zerocopy: false,
-            skip_rx_copy: false,
-            rx_poll: RxPoll::Auto,
-            affinity: Affinity::Auto,
-            socket: SocketParams::default(),
-            bind: None,
-            stripes: Vec::new(),
-            count_members: false,
-            tls: None,
-            udp: None,
-            start_at: None,
-            run_token: None,
-            threads: None,
-            path: Default::default(),
-        }
     }
 }
 
@@ -208,9 +160,10 @@ impl Default for TransferSpec {
 }
 
 /// Whether receivers poll before they block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RxPoll {
     /// Poll as [`crate::bench::plan_cpus`] decides (loopback, up to four stream threads per core).
+    #[default]
     Auto,
     /// Always poll.
     On,
@@ -219,9 +172,10 @@ pub enum RxPoll {
 }
 
 /// Where stream threads run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Affinity {
     /// Pinned only where measured to pay (see [`crate::bench::plan_cpus`]).
+    #[default]
     Auto,
     /// Never pinned.
     Off,

@@ -2,6 +2,7 @@
 //! control connection to the coordinator over which it joins, answers
 //! clock probes and runs each step's flows at the agreed time.
 
+use linerate_engine::spec::BenchOptions;
 use std::net::{IpAddr, SocketAddr};
 use std::ops::ControlFlow::{Break, Continue};
 use std::sync::Arc;
@@ -325,21 +326,24 @@ fn run_flow(
     stop: &Arc<AtomicBool>,
 ) -> FlowResult {
     let spec = BenchSpec {
-        streams: flow.streams,
-        duration_ms: task.duration_ms,
-        interval_ms: task.interval_ms,
+        options: BenchOptions {
+            streams: flow.streams,
+            duration_ms: task.duration_ms,
+            interval_ms: task.interval_ms,
+            // The peer agent takes only the run's own flows.
+            run_token: context
+                .token
+                .map(|t| linerate_wire::RunToken(t.to_string())),
+            socket: flow.socket.clone(),
+            ..BenchOptions::default()
+        },
         write_len: Some(flow.message_bytes),
         // Many flows share each host's cores: no polling, no pinning.
         rx_poll: RxPoll::Off,
         affinity: Affinity::Off,
         bind: context.bind,
         start_at: Some(start_time(task.start_at_ns)),
-        // The peer agent takes only the run's own flows.
-        run_token: context
-            .token
-            .map(|t| linerate_wire::RunToken(t.to_string())),
         path: context.path,
-        socket: flow.socket.clone(),
         ..BenchSpec::default()
     };
     let mut result = FlowResult {

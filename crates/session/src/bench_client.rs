@@ -73,7 +73,7 @@ impl BenchClient {
     /// Asks the server to run `params`.
     pub fn request(&mut self, now: Instant, params: BenchParams) {
         if self.step == Step::Planning {
-            self.asked_intervals = params.peer_intervals;
+            self.asked_intervals = params.plan.peer_intervals;
             self.core.send(Message::BenchRequest(params));
             self.step = Step::Ready;
             self.core

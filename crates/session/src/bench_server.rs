@@ -124,7 +124,7 @@ impl Steps for BenchServer {
         match (self.step, msg) {
             (Step::Request, Message::BenchRequest(params)) if !self.latency => {
                 self.step = Step::Registering;
-                self.send_intervals = params.peer_intervals;
+                self.send_intervals = params.plan.peer_intervals;
                 self.core
                     .wait("the data connections to be registered", None);
                 self.core.emit(Event::Register(params));

@@ -4,7 +4,8 @@
 
 use linerate_result::HostFacts;
 use linerate_wire::{
-    Accept, BenchParams, Direction, Entry, LatencyParams, NeedFile, TransferRequest,
+    Accept, BenchOptions, BenchParams, BenchPlan, Direction, Entry, LatencyParams, NeedFile,
+    TransferRequest,
 };
 
 /// A one-shot receiver's token in its valid form.
@@ -20,26 +21,30 @@ pub fn accept() -> Accept {
 
 pub fn params() -> BenchParams {
     BenchParams {
-        streams: 2,
-        duration_ms: 1000,
-        bytes: None,
-        write_len: 1 << 17,
-        read_len: 1 << 17,
-        direction: Direction::Forward,
-        interval_ms: 0,
-        omit_ms: 0,
-        socket: linerate_wire::SocketParams::default(),
-        zerocopy: false,
-        skip_rx_copy: false,
-        rx_poll: false,
-        pin_cores: false,
-        pin_pairs: false,
-        rcvlowat: None,
-        peer_intervals: false,
-        udp: None,
-        run_token: None,
-        threads: None,
-        delay_probe_port: None,
+        options: BenchOptions {
+            streams: 2,
+            duration_ms: 1000,
+            bytes: None,
+            direction: Direction::Forward,
+            interval_ms: 0,
+            omit_ms: 0,
+            socket: linerate_wire::SocketParams::default(),
+            zerocopy: false,
+            skip_rx_copy: false,
+            run_token: None,
+            threads: None,
+        },
+        plan: BenchPlan {
+            write_len: 1 << 17,
+            read_len: 1 << 17,
+            rx_poll: false,
+            pin_cores: false,
+            pin_pairs: false,
+            rcvlowat: None,
+            peer_intervals: false,
+            udp: None,
+            delay_probe_port: None,
+        },
     }
 }
 
@@ -64,8 +69,7 @@ pub fn request(token: Option<&str>, verify: bool) -> TransferRequest {
         existing: linerate_wire::Existing::Refuse,
         skip_writes: false,
         verify,
-        sndbuf: None,
-        rcvbuf: None,
+        socket: linerate_wire::SocketParams::default(),
         interval_ms: 0,
         rx_poll: false,
         direct: false,

@@ -276,13 +276,11 @@ fn the_server_sends_its_intervals_only_when_asked() {
         exchange(&mut client, &mut server, &mut clock, |c, s, now| {
             while let Some(e) = c.poll_event() {
                 match e {
-                    bench_client::Event::Accepted(_) => c.request(
-                        now,
-                        linerate_wire::BenchParams {
-                            peer_intervals: asked,
-                            ..params()
-                        },
-                    ),
+                    bench_client::Event::Accepted(_) => c.request(now, {
+                        let mut p = params();
+                        p.plan.peer_intervals = asked;
+                        p
+                    }),
                     bench_client::Event::OpenStreams => c.streams_open(),
                     bench_client::Event::PeerIntervals(i) => got.extend(i),
                 }

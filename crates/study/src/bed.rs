@@ -131,7 +131,7 @@ impl Bed {
         let h2 = &self.lab.hosts[1];
         let addr: IpAddr = if v6 { h2.v6.into() } else { h2.v4.into() };
         if let Some(cc) = cc {
-            spec.socket.congestion = Some(cc.into());
+            spec.options.socket.congestion = Some(cc.into());
         }
         self.bench_to(addr, spec, command_line)
     }

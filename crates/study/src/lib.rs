@@ -22,6 +22,7 @@ mod wan;
 /// the study's own files and threads).
 pub use linerate_compare::CompareError as StudyError;
 
+use linerate_engine::spec::BenchOptions;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -132,8 +133,11 @@ fn mark_invalid_runs(
 /// A bench of `seconds` on `streams` streams, sampled every second.
 fn timed(seconds: f64, streams: u16) -> BenchSpec {
     BenchSpec {
-        streams,
-        duration_ms: (seconds * 1000.0).round() as u64,
+        options: BenchOptions {
+            streams,
+            duration_ms: (seconds * 1000.0).round() as u64,
+            ..BenchOptions::default()
+        },
         ..BenchSpec::default()
     }
 }

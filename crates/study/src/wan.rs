@@ -108,9 +108,9 @@ pub fn wan(a: &WanStudy, on: &mut dyn FnMut(StudyEvent)) -> Result<ManyRuns, Stu
         // At least four whole seconds after the omitted first, so the
         // per-second median always has three to stand on.
         let mut spec = timed((t * 2.0).max(6.0), 1);
-        spec.socket.rcvbuf = Some(LAW_WINDOW as u32);
-        spec.socket.sndbuf = Some(8 * LAW_WINDOW as u32);
-        spec.omit_ms = 1000;
+        spec.options.socket.rcvbuf = Some(LAW_WINDOW as u32);
+        spec.options.socket.sndbuf = Some(8 * LAW_WINDOW as u32);
+        spec.options.omit_ms = 1000;
         let doc = bench(&bed, spec)?;
         let rtt_s = doc
             .summary

@@ -410,7 +410,7 @@ fn run_sink(
     let tx = Mutex::new(tx);
     let abort = AtomicBool::new(false);
     // The sender's end of stream ends each stream.
-    let cfg = EndConfig::transfer(req.streams, req.interval_ms, req.rcvbuf, false);
+    let cfg = EndConfig::transfer(req.streams, req.interval_ms, req.socket.rcvbuf, false);
     let t0 = Instant::now();
     // A stream that fails while the manifest still arrives wakes the
     // control loop, which is waiting on the sender, by closing its read side.

@@ -47,8 +47,9 @@ pub use latency::{
     UdpRound,
 };
 pub use message::{
-    Accept, BenchParams, Direction, FrameType, Join, MAX_STREAMS, Message, PeerIntervals,
-    PeerReport, Ready, Refusal, RefusalCode, RunToken, SocketParams, is_congestion_name,
+    Accept, BenchOptions, BenchParams, BenchPlan, Direction, FrameType, Join, MAX_STREAMS, Message,
+    PeerIntervals, PeerReport, Ready, Refusal, RefusalCode, RunToken, SocketParams,
+    is_congestion_name,
 };
 pub use record::{BLOCK_TRAILER_LEN, RECORD_HEADER_LEN, Record};
 pub use transfer::{

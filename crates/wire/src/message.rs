@@ -160,18 +160,30 @@ impl SocketParams {
 }
 
 /// What a bench session does; the client proposes, the server checks.
+/// Two parts, flattened into one JSON object: what was asked, which the
+/// engine's spec holds as this very struct, so an option added there
+/// travels with no copy; and what the client planned for the run from both
+/// hosts' facts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BenchParams {
+    /// What the run was asked for, as it was asked.
+    #[serde(flatten)]
+    pub options: BenchOptions,
+    /// What the client decided for this run.
+    #[serde(flatten)]
+    pub plan: BenchPlan,
+}
+
+/// A bench's parameters as asked (flags, a study, a many-host task): the
+/// same on the wire as in the engine's spec.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchOptions {
     /// Streams each way; a run both ways opens twice as many connections.
     pub streams: u16,
     /// Run length; ignored when `bytes` is set.
     pub duration_ms: u64,
     /// Total payload to send in each direction, split evenly across streams.
     pub bytes: Option<u64>,
-    /// Bytes per write.
-    pub write_len: u32,
-    /// Bytes per read.
-    pub read_len: u32,
     /// Which way the data goes.
     pub direction: Direction,
     /// Between interval samples; 0 for none.
@@ -185,6 +197,42 @@ pub struct BenchParams {
     pub zerocopy: bool,
     /// Receivers discard with MSG_TRUNC, no copy to user space.
     pub skip_rx_copy: bool,
+    /// A many-host run's token: an agent's bench server takes only the
+    /// run's own flows (docs/security.md#fair-shares).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_token: Option<RunToken>,
+    /// Threads each end runs its TCP streams on (`--threads`); None: a
+    /// thread a stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u16>,
+}
+
+impl Default for BenchOptions {
+    fn default() -> Self {
+        BenchOptions {
+            streams: 1,
+            duration_ms: 10_000,
+            bytes: None,
+            direction: Direction::Forward,
+            interval_ms: 1000,
+            omit_ms: 0,
+            socket: SocketParams::default(),
+            zerocopy: false,
+            skip_rx_copy: false,
+            run_token: None,
+            threads: None,
+        }
+    }
+}
+
+/// What the client decided for one run from both hosts' facts (or fixed
+/// where the run asked for a value).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchPlan {
+    /// Bytes per write.
+    pub write_len: u32,
+    /// Bytes per read.
+    pub read_len: u32,
     /// Receivers poll before blocking (decided by the client from both hosts' CPUs).
     #[serde(default)]
     pub rx_poll: bool,
@@ -203,18 +251,10 @@ pub struct BenchParams {
     /// that only receives (-R) can show the senders' TCP_INFO.
     #[serde(default)]
     pub peer_intervals: bool,
-    /// The streams carry datagrams at this rate (`bench --udp`); `write_len`
-    /// is the datagram size.
+    /// The streams carry datagrams at this rate each (`bench --udp`);
+    /// `write_len` is the datagram size.
     #[serde(default)]
     pub udp: Option<UdpParams>,
-    /// A many-host run's token: an agent's bench server takes only the
-    /// run's own flows (docs/security.md#fair-shares).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_token: Option<RunToken>,
-    /// Threads each end runs its TCP streams on (`--threads`); None: a
-    /// thread a stream.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub threads: Option<u16>,
     /// The client's UDP port for the one-way delay probe (a
     /// [`crate::DelayProbe`] every few tens of ms): the server answers each
     /// from its own port. None: no probe.
@@ -234,6 +274,14 @@ impl std::fmt::Debug for RunToken {
 }
 
 impl BenchParams {
+    /// Whether the bench is within bounds.
+    pub fn validate(&self) -> Result<(), WireError> {
+        self.options.validate()?;
+        self.plan.validate()
+    }
+}
+
+impl BenchOptions {
     /// Number of TCP connections the session opens.
     pub fn connections(&self) -> u16 {
         match self.direction {
@@ -242,7 +290,7 @@ impl BenchParams {
         }
     }
 
-    /// Whether the bench is within bounds.
+    /// Whether the options are within bounds; the error names the field.
     pub fn validate(&self) -> Result<(), WireError> {
         let bad = WireError::invalid;
         if self.streams == 0 || self.streams > MAX_STREAMS {
@@ -254,11 +302,6 @@ impl BenchParams {
         if self.bytes == Some(0) {
             return bad("bytes", "must be positive");
         }
-        for (field, len) in [("write_len", self.write_len), ("read_len", self.read_len)] {
-            if len == 0 || len > MAX_WRITE_LEN {
-                return bad(field, "must be between 1 byte and 256 MiB");
-            }
-        }
         if self.interval_ms != 0 && self.interval_ms < 10 {
             return bad("interval_ms", "must be 0 (off) or at least 10 ms");
         }
@@ -266,14 +309,27 @@ impl BenchParams {
             return bad("omit_ms", "must be shorter than the run");
         }
         self.socket.validate()?;
+        if self.run_token.as_ref().is_some_and(|t| t.0.len() > 256) {
+            return bad("run_token", "must be at most 256 bytes");
+        }
+        Ok(())
+    }
+}
+
+impl BenchPlan {
+    /// Whether the plan is within bounds; the error names the field.
+    pub fn validate(&self) -> Result<(), WireError> {
+        let bad = WireError::invalid;
+        for (field, len) in [("write_len", self.write_len), ("read_len", self.read_len)] {
+            if len == 0 || len > MAX_WRITE_LEN {
+                return bad(field, "must be between 1 byte and 256 MiB");
+            }
+        }
         if let Some(udp) = &self.udp {
             udp.validate(self.write_len)?;
         }
         if self.delay_probe_port == Some(0) {
             return bad("delay_probe_port", "must be a port, 1 to 65535");
-        }
-        if self.run_token.as_ref().is_some_and(|t| t.0.len() > 256) {
-            return bad("run_token", "must be at most 256 bytes");
         }
         Ok(())
     }

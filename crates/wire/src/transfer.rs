@@ -15,7 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{MAX_STREAMS, WireError};
+use crate::{MAX_STREAMS, SocketParams, WireError};
 
 /// Smallest and largest block a transfer may cut files into.
 pub const MIN_BLOCK_LEN: u32 = 64 << 10;
@@ -54,10 +54,10 @@ pub struct TransferRequest {
     pub skip_writes: bool,
     /// Send whole-file BLAKE3 digests back at the end.
     pub verify: bool,
-    /// SO_SNDBUF of the data connections.
-    pub sndbuf: Option<u32>,
-    /// SO_RCVBUF of the data connections.
-    pub rcvbuf: Option<u32>,
+    /// Socket options of the data connections, applied at both ends as a
+    /// bench's are (each where it means something).
+    #[serde(flatten)]
+    pub socket: SocketParams,
     /// Between interval samples; 0 for none.
     #[serde(default)]
     pub interval_ms: u64,
@@ -211,6 +211,7 @@ impl TransferRequest {
         if !(MIN_BLOCK_LEN..=MAX_BLOCK_LEN).contains(&self.block_len) {
             return bad("block_len", "must be between 64 KiB and 64 MiB");
         }
+        self.socket.validate()?;
         if self.dest.len() > 4096 || self.dest.contains('\0') {
             return bad("dest", "must be a path of at most 4096 bytes without NUL");
         }

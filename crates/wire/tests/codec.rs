@@ -2,9 +2,9 @@
 //! arbitrary bytes, and hostile lengths are refused before allocation.
 
 use linerate_wire::{
-    BenchParams, Direction, FRAME_HEADER_LEN, Frame, FrameDecoder, FrameType, HELLO_LEN, Hello,
-    MAX_FRAME_LEN, Message, PROTOCOL_VERSION, Refusal, RefusalCode, Role, SessionId, SessionKind,
-    SocketParams, WireError,
+    BenchOptions, BenchParams, BenchPlan, Direction, FRAME_HEADER_LEN, Frame, FrameDecoder,
+    FrameType, HELLO_LEN, Hello, MAX_FRAME_LEN, Message, PROTOCOL_VERSION, Refusal, RefusalCode,
+    Role, SessionId, SessionKind, SocketParams, WireError,
 };
 use proptest::prelude::*;
 
@@ -41,35 +41,39 @@ fn params() -> impl Strategy<Value = BenchParams> {
         .prop_map(
             |(streams, duration_ms, bytes, len, direction, buf, cc, (zc, skip, poll))| {
                 BenchParams {
-                    streams,
-                    duration_ms,
-                    bytes,
-                    write_len: len,
-                    read_len: len,
-                    direction,
-                    interval_ms: 1000,
-                    omit_ms: 0,
-                    socket: SocketParams {
-                        sndbuf: buf,
-                        rcvbuf: buf,
-                        congestion: cc,
-                        pacing_rate: bytes,
-                        mss: None,
-                        tos: Some(0x10),
-                        nodelay: zc != skip,
-                        notsent_lowat: buf,
+                    options: BenchOptions {
+                        streams,
+                        duration_ms,
+                        bytes,
+                        direction,
+                        interval_ms: 1000,
+                        omit_ms: 0,
+                        socket: SocketParams {
+                            sndbuf: buf,
+                            rcvbuf: buf,
+                            congestion: cc,
+                            pacing_rate: bytes,
+                            mss: None,
+                            tos: Some(0x10),
+                            nodelay: zc != skip,
+                            notsent_lowat: buf,
+                        },
+                        zerocopy: zc,
+                        skip_rx_copy: skip,
+                        run_token: None,
+                        threads: None,
                     },
-                    zerocopy: zc,
-                    skip_rx_copy: skip,
-                    rx_poll: poll,
-                    pin_cores: poll,
-                    pin_pairs: !poll,
-                    rcvlowat: buf,
-                    peer_intervals: skip,
-                    udp: None,
-                    run_token: None,
-                    threads: None,
-                    delay_probe_port: None,
+                    plan: BenchPlan {
+                        write_len: len,
+                        read_len: len,
+                        rx_poll: poll,
+                        pin_cores: poll,
+                        pin_pairs: !poll,
+                        rcvlowat: buf,
+                        peer_intervals: skip,
+                        udp: None,
+                        delay_probe_port: None,
+                    },
                 }
             },
         )
@@ -164,26 +168,30 @@ fn hello_errors_are_specific() {
 #[test]
 fn invalid_parameters_are_refused_after_decoding() {
     let mut p = BenchParams {
-        streams: 0,
-        duration_ms: 1000,
-        bytes: None,
-        write_len: 1,
-        read_len: 1,
-        direction: Direction::Forward,
-        interval_ms: 0,
-        omit_ms: 0,
-        socket: SocketParams::default(),
-        zerocopy: false,
-        skip_rx_copy: false,
-        rx_poll: false,
-        pin_cores: false,
-        pin_pairs: false,
-        rcvlowat: None,
-        peer_intervals: false,
-        udp: None,
-        run_token: None,
-        threads: None,
-        delay_probe_port: None,
+        options: BenchOptions {
+            streams: 0,
+            duration_ms: 1000,
+            bytes: None,
+            direction: Direction::Forward,
+            interval_ms: 0,
+            omit_ms: 0,
+            socket: SocketParams::default(),
+            zerocopy: false,
+            skip_rx_copy: false,
+            run_token: None,
+            threads: None,
+        },
+        plan: BenchPlan {
+            write_len: 1,
+            read_len: 1,
+            rx_poll: false,
+            pin_cores: false,
+            pin_pairs: false,
+            rcvlowat: None,
+            peer_intervals: false,
+            udp: None,
+            delay_probe_port: None,
+        },
     };
     let frame = Message::BenchRequest(p.clone()).to_frame();
     assert!(matches!(
@@ -193,8 +201,8 @@ fn invalid_parameters_are_refused_after_decoding() {
             ..
         })
     ));
-    p.streams = 1;
-    p.socket.congestion = Some("../../etc".into());
+    p.options.streams = 1;
+    p.options.socket.congestion = Some("../../etc".into());
     let frame = Message::BenchRequest(p).to_frame();
     assert!(matches!(
         Message::from_frame(&frame),

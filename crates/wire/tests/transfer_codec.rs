@@ -108,8 +108,10 @@ proptest! {
             existing,
             skip_writes,
             verify,
-            sndbuf: None,
-            rcvbuf: Some(4 << 20),
+            socket: linerate_wire::SocketParams {
+                rcvbuf: Some(4 << 20),
+                ..Default::default()
+            },
             interval_ms,
             rx_poll,
             direct,
@@ -166,8 +168,7 @@ fn valid_request() -> TransferRequest {
         existing: Existing::Refuse,
         skip_writes: false,
         verify: true,
-        sndbuf: None,
-        rcvbuf: None,
+        socket: linerate_wire::SocketParams::default(),
         interval_ms: 1000,
         rx_poll: false,
         direct: true,

@@ -11,7 +11,7 @@ use linerate_result::{HostFacts, IntervalSample, ResultDoc, SideReport};
 use linerate_session::bench_client::Event;
 use linerate_session::{BenchClient, Session};
 use linerate_verdict::{self as verdict, Evidence};
-use linerate_wire::{BenchParams, Direction, Hello, Role, SessionId, SessionKind};
+use linerate_wire::{BenchParams, BenchPlan, Direction, Hello, Role, SessionId, SessionKind};
 
 use crate::document;
 use crate::error::{EngineError, Result};
@@ -190,7 +190,7 @@ pub fn run(
                     .forwarder_pid
                     .and_then(linerate_probe::cpu::ThreadsOf::sample);
                 let probing = prober.take().and_then(|p| p.start(server));
-                let sockets = (0..params.connections())
+                let sockets = (0..params.options.connections())
                     .map(|index| {
                         let hello = Hello::new(session, Role::Data, SessionKind::Bench, index);
                         open_data(&peer, &options, hello)
@@ -214,7 +214,7 @@ pub fn run(
                 let report = run_streams(
                     ctl,
                     m,
-                    params.peer_intervals,
+                    params.plan.peer_intervals,
                     &|show| {
                         measuring_end::run(&params, true, stop.clone(), &sockets, t0, &abort, show)
                     },
@@ -225,7 +225,7 @@ pub fn run(
                     return Err(EngineError::ClientStreams(failed));
                 }
                 client = Some(report);
-                members = watch.map(|w| w.finish(params.direction));
+                members = watch.map(|w| w.finish(params.options.direction));
                 forwarder = hop.and_then(|h| h.used_since());
                 one_way_delay = probing.and_then(|p| p.finish());
                 m.run_over(Instant::now());
@@ -241,11 +241,11 @@ pub fn run(
 /// request; none for a UDP bench (its datagrams carry their own times) or
 /// where no socket can be had.
 fn delay_prober(ctl: &Control, params: &mut BenchParams) -> Option<crate::delay_probe::Prober> {
-    if params.udp.is_some() {
+    if params.plan.udp.is_some() {
         return None;
     }
     let prober = crate::delay_probe::Prober::bind(ctl.stream.local_addr().ok()?.ip()).ok()?;
-    params.delay_probe_port = Some(prober.port().ok()?);
+    params.plan.delay_probe_port = Some(prober.port().ok()?);
     Some(prober)
 }
 
@@ -332,38 +332,32 @@ impl BenchSpec {
     }
 }
 
-/// The parameters both ends run: the spec, with what it leaves to run
-/// time at its fallback until [`plan_request`] decides it.
+/// The parameters both ends run: the spec's options whole, and a plan
+/// with what the spec leaves to run time at its fallback until
+/// [`plan_request`] decides it.
 fn params_for(spec: &BenchSpec) -> BenchParams {
+    let options = &spec.options;
     BenchParams {
-        streams: spec.streams,
-        duration_ms: spec.duration_ms,
-        bytes: spec.bytes,
-        write_len: spec.write_len.unwrap_or(match spec.udp {
-            Some(_) => crate::spec::DEFAULT_DATAGRAM_LEN,
-            None => WRITE_LEN_SHARED_CORES,
-        }),
-        read_len: spec.read_len.unwrap_or(READ_LEN),
-        direction: spec.direction,
-        interval_ms: spec.interval_ms,
-        omit_ms: spec.omit_ms,
-        socket: spec.socket.clone(),
-        zerocopy: spec.zerocopy,
-        skip_rx_copy: spec.skip_rx_copy,
-        rx_poll: false,
-        pin_cores: false,
-        pin_pairs: false,
-        rcvlowat: spec.rcvlowat,
-        // A client that only sends sees loss only in the server's samples.
-        peer_intervals: spec.direction == Direction::Reverse || spec.udp.is_some(),
-        udp: spec.udp.map(|u| linerate_wire::UdpParams {
-            rate_bps: (u.rate_bps / u64::from(spec.streams.max(1))).max(1),
-            gso: u.gso,
-            gro: u.gro,
-        }),
-        run_token: spec.run_token.clone(),
-        threads: spec.threads,
-        delay_probe_port: None,
+        options: options.clone(),
+        plan: BenchPlan {
+            write_len: spec.write_len.unwrap_or(match spec.udp {
+                Some(_) => crate::spec::DEFAULT_DATAGRAM_LEN,
+                None => WRITE_LEN_SHARED_CORES,
+            }),
+            read_len: spec.read_len.unwrap_or(READ_LEN),
+            rx_poll: false,
+            pin_cores: false,
+            pin_pairs: false,
+            rcvlowat: spec.rcvlowat,
+            // A client that only sends sees loss only in the server's samples.
+            peer_intervals: options.direction == Direction::Reverse || spec.udp.is_some(),
+            udp: spec.udp.map(|u| linerate_wire::UdpParams {
+                rate_bps: (u.rate_bps / u64::from(options.streams.max(1))).max(1),
+                gso: u.gso,
+                gro: u.gro,
+            }),
+            delay_probe_port: None,
+        },
     }
 }
 
@@ -377,9 +371,9 @@ fn plan_request(
 ) {
     let mut plan = plan_cpus(
         spec.rx_poll,
-        params.connections(),
+        params.options.connections(),
         loopback,
-        params.socket.pacing_rate.is_some(),
+        params.options.socket.pacing_rate.is_some(),
         client,
         server,
     );
@@ -390,14 +384,14 @@ fn plan_request(
     // readers poll, so they are what must find idle cores.
     if spec.rx_poll == RxPoll::Auto && plan.rx_poll && crate::spare_cores::same_host(client, server)
     {
-        let readers = u32::from(params.connections());
+        let readers = u32::from(params.options.connections());
         if !crate::spare_cores::room_for(readers, crate::spare_cores::free_cores(client.cpus)) {
             plan.rx_poll = false;
             plan.pin = Pin::None;
         }
     }
-    params.rx_poll = plan.rx_poll;
-    (params.pin_cores, params.pin_pairs) = match spec.affinity {
+    params.plan.rx_poll = plan.rx_poll;
+    (params.plan.pin_cores, params.plan.pin_pairs) = match spec.affinity {
         Affinity::Auto => (plan.pin == Pin::Spread, plan.pin == Pin::Pairs),
         Affinity::Off => (false, false),
         Affinity::Spread => (true, false),
@@ -406,14 +400,14 @@ fn plan_request(
     let (write_len, read_len) = plan.io_lens();
     // A datagram's size is the path's (its MTU), not the CPU's.
     if spec.write_len.is_none() && spec.udp.is_none() {
-        params.write_len = write_len;
+        params.plan.write_len = write_len;
     }
     if spec.read_len.is_none() {
-        params.read_len = read_len;
+        params.plan.read_len = read_len;
     }
     if spec.rcvlowat.is_none() {
         let rtt_us = linerate_probe::tcpinfo::read(&ctl.stream).map_or(u32::MAX, |t| t.rtt_us);
-        params.rcvlowat = short_path_only(plan.rcvlowat, rtt_us);
+        params.plan.rcvlowat = short_path_only(plan.rcvlowat, rtt_us);
     }
 }
 
@@ -456,25 +450,25 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
     let params = &run.params;
     let ends = document::merge(&run.client, &run.server);
     // The algorithm asked for, or the sending host's default.
-    let sending_host = match params.direction {
+    let sending_host = match params.options.direction {
         Direction::Reverse => &run.server_host,
         _ => &run.client_host,
     };
-    let congestion = params.socket.congestion.as_deref().or_else(|| {
+    let congestion = params.options.socket.congestion.as_deref().or_else(|| {
         sending_host
             .sysctls
             .get("net.ipv4.tcp_congestion_control")
             .map(String::as_str)
     });
-    let verdict = match params.udp {
-        Some(u) => udp_verdict(&ends, u, params.streams, run),
+    let verdict = match params.plan.udp {
+        Some(u) => udp_verdict(&ends, u, params.options.streams, run),
         None => verdict::judge(&Evidence {
             streams: &ends.streams,
             client_cpu: run.client.host_cpu,
             server_cpu: Some(run.server.host_cpu),
             bits_per_second: ends.bits_per_second,
-            pacing_rate: params.socket.pacing_rate,
-            window_asked: params.socket.rcvbuf,
+            pacing_rate: params.options.socket.pacing_rate,
+            window_asked: params.options.socket.rcvbuf,
             congestion,
             cipher: run.encryption.as_ref().map(|n| n.cipher.as_str()),
             intervals: &ends.intervals,
@@ -482,7 +476,7 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
             path_min_rtt_us: run.path.min_rtt_us,
             forwarder: run.forwarder,
             one_way: run.one_way_delay.as_ref().and_then(|d| {
-                let client_sends = match params.direction {
+                let client_sends = match params.options.direction {
                     Direction::Forward => Some(true),
                     Direction::Reverse => Some(false),
                     Direction::Bidir => None,
@@ -508,7 +502,7 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
         );
         map.insert(
             "direction".into(),
-            match params.direction {
+            match params.options.direction {
                 Direction::Forward => "forward",
                 Direction::Reverse => "reverse",
                 Direction::Bidir => "bidir",
@@ -521,12 +515,17 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
         );
         map.insert(
             "protocol".into(),
-            if params.udp.is_some() { "udp" } else { "tcp" }.into(),
+            if params.plan.udp.is_some() {
+                "udp"
+            } else {
+                "tcp"
+            }
+            .into(),
         );
         // By the flag's name (-w/--window), as asked; null is autotuning.
         // What the kernel made of it is each receiving stream's rcvbuf.
         map.remove("rcvbuf");
-        map.insert("window".into(), params.socket.rcvbuf.into());
+        map.insert("window".into(), params.options.socket.rcvbuf.into());
         // What each end ran its streams on: a thread each, or fewer loops.
         map.insert(
             "stream_threads".into(),
@@ -547,11 +546,11 @@ pub fn to_result(run: &BenchRun, command_line: Vec<String>) -> ResultDoc {
     let mut doc = document::document(provenance, ends, verdict);
     doc.interrupted = run.interrupted;
     doc.one_way_delay = run.one_way_delay;
-    let both_ways = params.direction == Direction::Bidir;
+    let both_ways = params.options.direction == Direction::Bidir;
     if both_ways {
         doc.summary.directions = linerate_result::DirectionTotal::of(&doc.streams);
     }
-    let flows = u32::from(params.streams) * if both_ways { 2 } else { 1 };
+    let flows = u32::from(params.options.streams) * if both_ways { 2 } else { 1 };
     link_shares::judge_links(&mut doc, &run.stripes, run.members.as_ref(), flows);
     doc
 }
@@ -562,7 +561,7 @@ mod params_tests {
 
     use super::params_for;
     use crate::sockopt::StreamOptions;
-    use crate::spec::{BenchSpec, SocketParams, UdpSpec};
+    use crate::spec::{BenchOptions, BenchSpec, SocketParams, UdpSpec};
     use linerate_wire::{Direction, Message};
 
     fn socket() -> impl Strategy<Value = SocketParams> {
@@ -608,12 +607,15 @@ mod params_tests {
         )
             .prop_map(
                 |(streams, direction, socket, zerocopy, rcvlowat, bytes, udp)| BenchSpec {
-                    streams,
-                    direction,
-                    socket,
-                    zerocopy: zerocopy && udp.is_none(),
+                    options: BenchOptions {
+                        streams,
+                        direction,
+                        socket,
+                        zerocopy: zerocopy && udp.is_none(),
+                        bytes,
+                        ..BenchOptions::default()
+                    },
                     rcvlowat,
-                    bytes,
                     write_len: None,
                     udp: udp.map(|rate_bps| UdpSpec {
                         rate_bps,
@@ -639,17 +641,17 @@ mod params_tests {
             };
             prop_assert_eq!(&got, &params);
             let at_server = StreamOptions::from(&got);
-            prop_assert_eq!(&at_server.socket, &spec.socket);
-            prop_assert_eq!(at_server.zerocopy, spec.zerocopy);
+            prop_assert_eq!(&at_server.socket, &spec.options.socket);
+            prop_assert_eq!(at_server.zerocopy, spec.options.zerocopy);
             prop_assert_eq!(at_server.rcvlowat, spec.rcvlowat);
-            prop_assert_eq!(got.streams, spec.streams);
-            prop_assert_eq!(got.direction, spec.direction);
-            prop_assert_eq!(got.bytes, spec.bytes);
-            let total = got.udp.map(|u| u.rate_bps * u64::from(spec.streams));
+            prop_assert_eq!(got.options.streams, spec.options.streams);
+            prop_assert_eq!(got.options.direction, spec.options.direction);
+            prop_assert_eq!(got.options.bytes, spec.options.bytes);
+            let total = got.plan.udp.map(|u| u.rate_bps * u64::from(spec.options.streams));
             let asked = spec.udp.map(|u| u.rate_bps);
             // A UDP rate is split over the streams, at least 1 bit/s each.
-            prop_assert!(total.zip(asked).is_none_or(|(t, a)| t <= a.max(u64::from(spec.streams))
-                && a - t.min(a) < u64::from(spec.streams)));
+            prop_assert!(total.zip(asked).is_none_or(|(t, a)| t <= a.max(u64::from(spec.options.streams))
+                && a - t.min(a) < u64::from(spec.options.streams)));
         }
     }
 }

@@ -6,6 +6,7 @@
 //! with a latency request); the data connections carry rounds, see
 //! [`linerate_wire::RunHeader`].
 
+use crate::spec::BenchOptions;
 use std::net::SocketAddr;
 use std::ops::ControlFlow::{Break, Continue};
 use std::sync::Arc;
@@ -347,10 +348,14 @@ fn run_steps(
     }
     let load_stop = Arc::new(AtomicBool::new(false));
     let bench = BenchSpec {
-        streams,
-        // Ended by `load_stop` after the last loaded step; the length only bounds it.
-        duration_ms: (spec.step_ms + 1000) * spec.sizes.len() as u64 + LOAD_RAMP.as_millis() as u64,
-        socket: spec.socket.clone(),
+        options: BenchOptions {
+            streams,
+            // Ended by `load_stop` after the last loaded step; the length only bounds it.
+            duration_ms: (spec.step_ms + 1000) * spec.sizes.len() as u64
+                + LOAD_RAMP.as_millis() as u64,
+            socket: spec.socket.clone(),
+            ..BenchOptions::default()
+        },
         ..BenchSpec::default()
     };
     let ramped = AtomicBool::new(false);

@@ -24,11 +24,11 @@ pub fn to_result(run: &LatencyRun, command_line: Vec<String>) -> ResultDoc {
             .filter_map(|s| s.tcp.map(|t| f64::from(t.rtt_us)))
             .collect();
         Load {
-            streams: l.params.streams,
+            streams: l.params.options.streams,
             bits_per_second: ends.bits_per_second,
             retransmits: ends.retransmits,
             rtt_us: (!rtts.is_empty()).then(|| rtts.iter().sum::<f64>() / rtts.len() as f64),
-            congestion: l.params.socket.congestion.clone().or_else(|| {
+            congestion: l.params.options.socket.congestion.clone().or_else(|| {
                 run.client_host
                     .sysctls
                     .get("net.ipv4.tcp_congestion_control")

@@ -552,7 +552,10 @@ impl BusyCores {
     /// not twice (the whole suite is also run beside a busy loop per core).
     pub fn start() -> BusyCores {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        BusyCores::spinning(cores.saturating_sub(cores_busy_now().round() as usize), "19")
+        BusyCores::spinning(
+            cores.saturating_sub(cores_busy_now().round() as usize),
+            "19",
+        )
     }
 
     /// A spinner on every core at the test's own priority, whatever else
