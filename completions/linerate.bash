@@ -407,7 +407,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__bench)
-            opts="-p -P -t -n -l -R -i -w -Z -b -M -N -S -4 -6 -B -u -h --port --streams --time --bytes --len --read-len --reverse --bidir --interval --omit --window --sndbuf --cc --fq-rate --bitrate --capacity --mss --no-delay --notsent-lowat --tos --dscp --bind --stripe --zerocopy --encrypt --server-fingerprint --udp --no-gso --no-gro --find-rate --probes --skip-rx-copy --rcvlowat --threads --affinity --rx-poll --json --json-stream --help"
+            opts="-p -P -t -n -l -R -i -w -Z -b -M -N -S -4 -6 -B -u -h --port --streams --time --bytes --len --read-len --reverse --bidir --interval --omit --window --sndbuf --cc --fq-rate --bitrate --capacity --mss --no-delay --notsent-lowat --tos --dscp --bind --stripe --zerocopy --encrypt --server-fingerprint --udp --no-gso --no-gro --find-rate --probes --payload --skip-rx-copy --rcvlowat --threads --affinity --rx-poll --json --json-stream --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -547,6 +547,10 @@ _linerate() {
                     ;;
                 --probes)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --payload)
+                    COMPREPLY=($(compgen -W "random zeros" -- "${cur}"))
                     return 0
                     ;;
                 --rcvlowat)

@@ -2,7 +2,7 @@ use linerate_engine::spec::BenchOptions;
 use std::net::SocketAddr;
 
 use clap::Args;
-use linerate_engine::spec::{Affinity, BenchSpec, RxPoll, SocketParams, UdpSpec};
+use linerate_engine::spec::{Affinity, BenchSpec, PayloadBytes, RxPoll, SocketParams, UdpSpec};
 
 /// `bench --udp` without -b: iperf2's 1 Mbit/s default says nothing about
 /// a path of today.
@@ -24,6 +24,21 @@ pub enum AffinityArg {
     Spread,
     /// Both ends of stream i on the i-th usable CPU (both ends on one host).
     Pairs,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum PayloadArg {
+    Random,
+    Zeros,
+}
+
+impl From<PayloadArg> for PayloadBytes {
+    fn from(a: PayloadArg) -> PayloadBytes {
+        match a {
+            PayloadArg::Random => PayloadBytes::Random,
+            PayloadArg::Zeros => PayloadBytes::Zeros,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -148,6 +163,10 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N", default_value_t = 12, requires = "find_rate",
           value_parser = clap::value_parser!(u32).range(1..=64))]
     pub probes: u32,
+    /// What the senders send: random bytes, which no layer can compress, or zeros, to see what a
+    /// compressing path (a WAN optimiser, a tunnel with compression) carries at its best.
+    #[arg(long, value_enum, value_name = "BYTES", default_value = "random")]
+    pub payload: PayloadArg,
     /// Receiver discards data in the kernel (MSG_TRUNC) instead of copying it out.
     #[arg(long)]
     pub skip_rx_copy: bool,
@@ -219,6 +238,7 @@ impl BenchArgs {
                 socket: self.socket(),
                 run_token: None,
                 threads: self.threads,
+                payload: self.payload.into(),
             },
             path: self.known_path(&[]),
             write_len: self.write_len,
@@ -412,7 +432,7 @@ mod tests {
             "10.0.0.2 -P 4 -t 1500ms --bidir -i 500ms --omit 1 -l 1M --read-len 64K \
              --rcvlowat 1 --zerocopy --skip-rx-copy --rx-poll on --affinity pairs \
              --sndbuf 8M -w 4M --cc bbr --fq-rate 1G -M 1400 --dscp af41 -N \
-             --notsent-lowat 128K -B 10.0.0.1",
+             --notsent-lowat 128K -B 10.0.0.1 --payload zeros",
         ));
         let want = BenchSpec {
             options: BenchOptions {
@@ -433,6 +453,7 @@ mod tests {
                     nodelay: true,
                     notsent_lowat: Some(128 << 10),
                 },
+                payload: PayloadBytes::Zeros,
                 ..BenchOptions::default()
             },
             path: every.path,

@@ -194,7 +194,7 @@ pub fn run(
     };
     let deadline = cfg.duration.map(|d| t0 + d);
     let send_buf = if sockets.iter().any(|s| cfg.sends(s.index)) {
-        stream::shared_pattern(p.plan.write_len as usize)
+        stream::shared_payload(p.options.payload, p.plan.write_len as usize)
     } else {
         Arc::new(AlignedBuf::new(0))
     };
@@ -346,6 +346,7 @@ fn udp_stream(
             deadline,
             quota: quota(p, s.index),
             stop: cfg.stop.as_deref(),
+            payload: p.options.payload,
         };
         crate::udp::send(&sock, &s.stream, &plan, live, abort)
     } else {

@@ -12,7 +12,7 @@ pub use crate::address::Stripe;
 /// builds every spec from this one module.
 pub use linerate_wire::{
     Action, BenchOptions, Change, Direction, Existing, MAX_LATENCY_CONNECTIONS, MAX_MESSAGE_LEN,
-    MAX_STREAMS, MAX_WINDOW, Pattern, SessionId, SocketParams, WireError,
+    MAX_STREAMS, MAX_WINDOW, Pattern, PayloadBytes, SessionId, SocketParams, WireError,
 };
 
 /// A UDP bench's datagram size unless one is asked for (`-l`): one that

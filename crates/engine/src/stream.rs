@@ -7,6 +7,7 @@ use std::net::TcpStream;
 use linerate_secure::TlsStream;
 
 use crate::buffer::AlignedBuf;
+use linerate_wire::PayloadBytes;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
@@ -486,24 +487,36 @@ pub(crate) fn read_failed(e: &std::io::Error, abort: &AtomicBool) -> Option<Stri
     Some(format!("receive failed: {e}"))
 }
 
-/// A payload pattern that no layer could compress or deduplicate.
-/// The pattern of at least `len` bytes, shared by every bench that sends
-/// at once: a server's senders read it and never write it, so sixteen
-/// sessions asking for 256 MiB writes hold one 256 MiB buffer, not
-/// sixteen (docs/security.md#fair-shares). Every pattern is a prefix of
-/// a longer one, so the longest made so far serves all shorter ones.
-pub(crate) fn shared_pattern(len: usize) -> std::sync::Arc<AlignedBuf> {
+/// A payload of at least `len` bytes of the kind asked for, shared by
+/// every bench that sends at once: a server's senders read it and never
+/// write it, so sixteen sessions asking for 256 MiB writes hold one 256 MiB
+/// buffer of each kind, not sixteen (docs/security.md#fair-shares). Every
+/// payload is a prefix of a longer one of its kind, so the longest made so
+/// far serves all shorter ones.
+pub(crate) fn shared_payload(bytes: PayloadBytes, len: usize) -> std::sync::Arc<AlignedBuf> {
     use std::sync::{Arc, Mutex, Weak};
-    static SHARED: Mutex<Weak<AlignedBuf>> = Mutex::new(Weak::new());
-    let mut held = crate::lock(&SHARED);
+    static SHARED: [Mutex<Weak<AlignedBuf>>; 2] =
+        [Mutex::new(Weak::new()), Mutex::new(Weak::new())];
+    let mut held = crate::lock(&SHARED[bytes as usize]);
     if let Some(p) = held.upgrade()
         && p.len() >= len
     {
         return p;
     }
-    let p = Arc::new(AlignedBuf::from_slice(&pattern(len)));
+    let p = Arc::new(match bytes {
+        PayloadBytes::Random => AlignedBuf::from_slice(&pattern(len)),
+        PayloadBytes::Zeros => AlignedBuf::new(len),
+    });
     *held = Arc::downgrade(&p);
     p
+}
+
+/// `len` bytes of the kind asked for, to fill a sender's own buffer.
+pub fn payload(bytes: PayloadBytes, len: usize) -> Vec<u8> {
+    match bytes {
+        PayloadBytes::Random => pattern(len),
+        PayloadBytes::Zeros => vec![0; len],
+    }
 }
 
 /// A pseudo-random payload of `len` bytes (xorshift): not zeros, so a
@@ -518,4 +531,28 @@ pub fn pattern(len: usize) -> Vec<u8> {
             x as u8
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_payload_kind_is_its_bytes_and_shared_by_its_senders() {
+        let zeros = shared_payload(PayloadBytes::Zeros, 1 << 16);
+        assert!(zeros.iter().all(|&b| b == 0));
+        let random = shared_payload(PayloadBytes::Random, 1 << 16);
+        assert_eq!(random[..], pattern(1 << 16)[..]);
+        // A shorter ask is served by the longer buffer held; the kinds never mix.
+        assert!(std::sync::Arc::ptr_eq(
+            &zeros,
+            &shared_payload(PayloadBytes::Zeros, 4096)
+        ));
+        assert!(!std::sync::Arc::ptr_eq(
+            &random,
+            &shared_payload(PayloadBytes::Zeros, 4096)
+        ));
+        assert!(payload(PayloadBytes::Zeros, 100).iter().all(|&b| b == 0));
+        assert_eq!(payload(PayloadBytes::Random, 100), pattern(100));
+    }
 }

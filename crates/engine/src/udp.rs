@@ -92,6 +92,8 @@ pub(crate) struct UdpSendPlan<'a> {
     pub deadline: Option<Instant>,
     /// Payload bytes to send, for a byte-count run.
     pub quota: Option<u64>,
+    /// What the datagrams carry after their header.
+    pub payload: linerate_wire::PayloadBytes,
     pub stop: Option<&'a AtomicBool>,
 }
 
@@ -114,7 +116,7 @@ pub(crate) fn send(
     let batch = (GSO_BYTES / len).clamp(1, GSO_SEGMENTS).min(burst.max(1));
     let gso = batch > 1 && plan.params.gso && sockopt::set_udp_segment(udp, len as u32);
     let batch = if gso { batch } else { 1 };
-    let mut buf = crate::stream::pattern(len * batch);
+    let mut buf = crate::stream::payload(plan.payload, len * batch);
     let start = Instant::now();
     let (mut seq, mut sent, mut last) = (0u64, 0u64, start);
     let mut error = None;

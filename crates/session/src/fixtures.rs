@@ -33,6 +33,7 @@ pub fn params() -> BenchParams {
             skip_rx_copy: false,
             run_token: None,
             threads: None,
+            payload: linerate_wire::PayloadBytes::Random,
         },
         plan: BenchPlan {
             write_len: 1 << 17,

@@ -48,7 +48,7 @@ pub use latency::{
 };
 pub use message::{
     Accept, BenchOptions, BenchParams, BenchPlan, Direction, FrameType, Join, MAX_STREAMS, Message,
-    PeerIntervals, PeerReport, Ready, Refusal, RefusalCode, RunToken, SocketParams,
+    PayloadBytes, PeerIntervals, PeerReport, Ready, Refusal, RefusalCode, RunToken, SocketParams,
     is_congestion_name,
 };
 pub use record::{BLOCK_TRAILER_LEN, RECORD_HEADER_LEN, Record};

@@ -205,6 +205,27 @@ pub struct BenchOptions {
     /// thread a stream.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads: Option<u16>,
+    /// What the senders' bytes are (`--payload`).
+    #[serde(default, skip_serializing_if = "PayloadBytes::is_random")]
+    pub payload: PayloadBytes,
+}
+
+/// What a bench's senders send.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PayloadBytes {
+    /// Bytes no layer can compress or deduplicate.
+    #[default]
+    Random,
+    /// Zero bytes: what a compressing path (a WAN optimiser, a tunnel
+    /// with compression) carries at its best.
+    Zeros,
+}
+
+impl PayloadBytes {
+    fn is_random(&self) -> bool {
+        *self == PayloadBytes::Random
+    }
 }
 
 impl Default for BenchOptions {
@@ -221,6 +242,7 @@ impl Default for BenchOptions {
             skip_rx_copy: false,
             run_token: None,
             threads: None,
+            payload: PayloadBytes::Random,
         }
     }
 }

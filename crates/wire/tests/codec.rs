@@ -3,8 +3,8 @@
 
 use linerate_wire::{
     BenchOptions, BenchParams, BenchPlan, Direction, FRAME_HEADER_LEN, Frame, FrameDecoder,
-    FrameType, HELLO_LEN, Hello, MAX_FRAME_LEN, Message, PROTOCOL_VERSION, Refusal, RefusalCode,
-    Role, SessionId, SessionKind, SocketParams, WireError,
+    FrameType, HELLO_LEN, Hello, MAX_FRAME_LEN, Message, PROTOCOL_VERSION, PayloadBytes, Refusal,
+    RefusalCode, Role, SessionId, SessionKind, SocketParams, WireError,
 };
 use proptest::prelude::*;
 
@@ -62,6 +62,11 @@ fn params() -> impl Strategy<Value = BenchParams> {
                         skip_rx_copy: skip,
                         run_token: None,
                         threads: None,
+                        payload: if zc {
+                            PayloadBytes::Zeros
+                        } else {
+                            PayloadBytes::Random
+                        },
                     },
                     plan: BenchPlan {
                         write_len: len,
@@ -180,6 +185,7 @@ fn invalid_parameters_are_refused_after_decoding() {
             skip_rx_copy: false,
             run_token: None,
             threads: None,
+            payload: PayloadBytes::Random,
         },
         plan: BenchPlan {
             write_len: 1,

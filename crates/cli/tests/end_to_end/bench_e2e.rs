@@ -54,10 +54,12 @@ fn forward_run_merges_both_ends_and_matches_the_schema() {
 fn reverse_bidir_and_byte_count() {
     let _alone = alone_with_traffic();
     let srv = Server::start();
-    let rev = bench_json(&srv.addr(), &["-R", "-t", "1"]);
+    // The server sends: what it sends (--payload) travels to it.
+    let rev = bench_json(&srv.addr(), &["-R", "-t", "1", "--payload", "zeros"]);
     let ends = rev["streams"].as_array().unwrap();
     assert!(ends.iter().all(|s| s["flow"] == "server_to_client"));
     assert!(rev["summary"]["bytes"].as_u64().unwrap() > 0);
+    assert_eq!(rev["parameters"]["payload"], "zeros");
 
     let bidir = bench_json(&srv.addr(), &["--bidir", "-t", "1"]);
     let flows: Vec<&str> = bidir["streams"]
@@ -81,6 +83,7 @@ fn reverse_bidir_and_byte_count() {
             .all(|d| d["bits_per_second"].as_f64().unwrap() > 0.0)
     );
     common::assert_matches_schema(&bidir);
+    assert!(bidir["parameters"].get("payload").is_none(), "random: the default");
     assert!(
         rev["summary"].get("directions").is_none(),
         "one way: no split"
