@@ -83,7 +83,10 @@ fn reverse_bidir_and_byte_count() {
             .all(|d| d["bits_per_second"].as_f64().unwrap() > 0.0)
     );
     common::assert_matches_schema(&bidir);
-    assert!(bidir["parameters"].get("payload").is_none(), "random: the default");
+    assert!(
+        bidir["parameters"].get("payload").is_none(),
+        "random: the default"
+    );
     assert!(
         rev["summary"].get("directions").is_none(),
         "one way: no split"
