@@ -537,6 +537,28 @@ mod tests {
     fn a_forwarder_that_worked_under_the_paths_rate_is_the_hop_and_an_idle_one_is_not() {
         let hop = decide(&through_a_busy_emulator(0.92), None);
         assert!(matches!(hop, Finding::ForwardingHop { .. }), "{hop:?}");
+        // Its backlog grew the congestion window past a roomy send buffer,
+        // which then held the writer (beside two busy loops, 2026-12-07):
+        // still the hop, not the buffer (docs/verdict.md#send-buffer).
+        let buffer_behind_the_hop = Features {
+            sndbuf_share: 0.6,
+            cwnd_bytes: 4.3e6,
+            min_rtt_us: 16.0,
+            ..through_a_busy_emulator(0.92)
+        };
+        let hop = decide(&buffer_behind_the_hop, None);
+        assert!(matches!(hop, Finding::ForwardingHop { .. }), "{hop:?}");
+        // The same buffer, small for the path (at 44 ms it carries 0.76
+        // Gbit/s): the buffer.
+        let small_for_the_path = Features {
+            min_rtt_us: 44_000.0,
+            rtt_us: 44_500.0,
+            steady_bps: 0.7e9,
+            per_stream_bps: 0.7e9,
+            bits_per_second: 0.7e9,
+            ..buffer_behind_the_hop
+        };
+        assert_eq!(decide(&small_for_the_path, None), Finding::SendBuffer);
         // Hardly working: the hop is not named, whatever else is.
         assert!(!matches!(
             decide(&through_a_busy_emulator(FORWARDER_BUSY * 0.9), None),

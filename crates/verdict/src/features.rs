@@ -282,6 +282,14 @@ impl Features {
         each > 0.0 && self.window_rate() >= times * each
     }
 
+    /// The senders' smallest send buffer carries `times` the rate each
+    /// stream carried or more at the path's lowest round trip.
+    pub fn send_buffer_carries(&self, times: f64) -> bool {
+        let each = self.steady_per_stream_bps();
+        let buffer_rate = ratio(f64::from(self.min_sndbuf) * 8.0, self.lowest_rtt_us() / 1e6);
+        each > 0.0 && buffer_rate >= times * each
+    }
+
     /// The senders' segments were lowered well under what the path's MTU
     /// and the receiver allow, after retransmits, with a window of two full
     /// segments or more: the kernel's MTU probing (tcp_mtu_probing) found

@@ -1242,12 +1242,19 @@ mod tests {
             ..full_path(1)
         };
         assert_eq!(rules::decide(&polling, None), Finding::PathFull);
-        // A small send buffer is named before the path.
+        // A small send buffer is named before the path; a roomy one that
+        // filled behind the path's queue is not (docs/verdict.md#send-buffer).
         let buffer = Features {
             sndbuf_share: 0.8,
+            min_sndbuf: 128 << 10,
             ..full_path(1)
         };
         assert_eq!(rules::decide(&buffer, None), Finding::SendBuffer);
+        let roomy = Features {
+            sndbuf_share: 0.8,
+            ..full_path(1)
+        };
+        assert_eq!(rules::decide(&roomy, None), Finding::PathFull);
         // But at the known capacity the path is full, whatever the buffer's
         // share and the busy host (10 Gbit/s at 91 %, receiver waiting for
         // a core half the run).

@@ -212,7 +212,10 @@ pub const ROOMY_FOR_THE_PATH: f64 = 4.0;
 /// Kernels count send-buffer-limited time only on some paths; a buffer
 /// smaller than the congestion window, with the writer mostly blocked, is
 /// the same limit seen from the application, unless a receiver short of
-/// CPU is what kept the writer waiting.
+/// CPU is what kept the writer waiting. A buffer that carries several
+/// times the rate at the path's lowest round trip did not hold the rate by
+/// its size: it filled behind a queue further on, which the later rules
+/// name (docs/verdict.md#send-buffer).
 fn send_buffer(f: &Features) -> Option<Finding> {
     let receiver_behind = f.receiver_util >= THREAD_SATURATED || f.receiver_starved();
     let buffer_below_cwnd =
@@ -230,6 +233,8 @@ fn send_buffer(f: &Features) -> Option<Finding> {
                 side: f.busier_side(),
                 cause: CpuCause::WriterBehind,
             }
+        } else if f.min_sndbuf >= ROOMY_BUFFER && f.send_buffer_carries(ROOMY_FOR_THE_PATH) {
+            return None;
         } else {
             Finding::SendBuffer
         },
