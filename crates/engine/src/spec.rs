@@ -47,6 +47,11 @@ pub struct BenchSpec {
     /// carries (a route lookup in a child process before the streams open):
     /// for a person's run, not for each of a many-host run's flows.
     pub count_members: bool,
+    /// Leave out the one-way delay probe (a thread at each end and a
+    /// datagram each way every few tens of ms): for each of a many-host
+    /// run's flows, where a thousand probes would load the cores whose
+    /// delays they time, not for a person's run.
+    pub without_delay_probe: bool,
     /// Encrypt every connection (`bench --encrypt`), to measure what TLS
     /// costs; None runs in the clear.
     pub tls: Option<ClientTls>,

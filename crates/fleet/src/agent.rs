@@ -338,9 +338,11 @@ fn run_flow(
             ..BenchOptions::default()
         },
         write_len: Some(flow.message_bytes),
-        // Many flows share each host's cores: no polling, no pinning.
+        // Many flows share each host's cores: no polling, no pinning, no
+        // delay probe per flow.
         rx_poll: RxPoll::Off,
         affinity: Affinity::Off,
+        without_delay_probe: true,
         bind: context.bind,
         start_at: Some(start_time(task.start_at_ns)),
         path: context.path,

@@ -174,7 +174,9 @@ pub fn run(
                 let loopback = server.ip().is_loopback();
                 let hosts = (&client_host, &accept.host);
                 plan_request(spec, &mut params, ctl, loopback, hosts);
-                prober = delay_prober(ctl, &mut params);
+                if !spec.without_delay_probe {
+                    prober = delay_prober(ctl, &mut params);
+                }
                 server_host = accept.host;
                 m.request(Instant::now(), params.clone());
             }
