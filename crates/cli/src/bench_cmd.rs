@@ -260,6 +260,7 @@ impl BenchArgs {
             bind: self.address.bind.first().copied(),
             stripes: Vec::new(),
             count_members: true,
+            without_delay_probe: false,
             start_at: None,
         }
     }
