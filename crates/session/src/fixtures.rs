@@ -4,8 +4,7 @@
 
 use linerate_result::HostFacts;
 use linerate_wire::{
-    Accept, BenchOptions, BenchParams, BenchPlan, Direction, Entry, LatencyParams, NeedFile,
-    TransferRequest,
+    Accept, BenchOptions, BenchParams, BenchPlan, Entry, LatencyParams, NeedFile, TransferRequest,
 };
 
 /// A one-shot receiver's token in its valid form.
@@ -24,28 +23,10 @@ pub fn params() -> BenchParams {
         options: BenchOptions {
             streams: 2,
             duration_ms: 1000,
-            bytes: None,
-            direction: Direction::Forward,
             interval_ms: 0,
-            omit_ms: 0,
-            socket: linerate_wire::SocketParams::default(),
-            zerocopy: false,
-            skip_rx_copy: false,
-            run_token: None,
-            threads: None,
-            payload: linerate_wire::PayloadBytes::Random,
+            ..BenchOptions::default()
         },
-        plan: BenchPlan {
-            write_len: 1 << 17,
-            read_len: 1 << 17,
-            rx_poll: false,
-            pin_cores: false,
-            pin_pairs: false,
-            rcvlowat: None,
-            peer_intervals: false,
-            udp: None,
-            delay_probe_port: None,
-        },
+        plan: BenchPlan::of_lengths(1 << 17, 1 << 17),
     }
 }
 

@@ -339,6 +339,23 @@ impl BenchOptions {
 }
 
 impl BenchPlan {
+    /// A plan of these write and read lengths with nothing else decided: no
+    /// polling, pinning, low-water mark, samples from the server, datagrams
+    /// or delay probe.
+    pub fn of_lengths(write_len: u32, read_len: u32) -> BenchPlan {
+        BenchPlan {
+            write_len,
+            read_len,
+            rx_poll: false,
+            pin_cores: false,
+            pin_pairs: false,
+            rcvlowat: None,
+            peer_intervals: false,
+            udp: None,
+            delay_probe_port: None,
+        }
+    }
+
     /// Whether the plan is within bounds; the error names the field.
     pub fn validate(&self) -> Result<(), WireError> {
         let bad = WireError::invalid;

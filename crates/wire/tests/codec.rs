@@ -176,28 +176,10 @@ fn invalid_parameters_are_refused_after_decoding() {
         options: BenchOptions {
             streams: 0,
             duration_ms: 1000,
-            bytes: None,
-            direction: Direction::Forward,
             interval_ms: 0,
-            omit_ms: 0,
-            socket: SocketParams::default(),
-            zerocopy: false,
-            skip_rx_copy: false,
-            run_token: None,
-            threads: None,
-            payload: PayloadBytes::Random,
+            ..BenchOptions::default()
         },
-        plan: BenchPlan {
-            write_len: 1,
-            read_len: 1,
-            rx_poll: false,
-            pin_cores: false,
-            pin_pairs: false,
-            rcvlowat: None,
-            peer_intervals: false,
-            udp: None,
-            delay_probe_port: None,
-        },
+        plan: BenchPlan::of_lengths(1, 1),
     };
     let frame = Message::BenchRequest(p.clone()).to_frame();
     assert!(matches!(

@@ -342,14 +342,6 @@ fn params_for(spec: &BenchSpec) -> BenchParams {
     BenchParams {
         options: options.clone(),
         plan: BenchPlan {
-            write_len: spec.write_len.unwrap_or(match spec.udp {
-                Some(_) => crate::spec::DEFAULT_DATAGRAM_LEN,
-                None => WRITE_LEN_SHARED_CORES,
-            }),
-            read_len: spec.read_len.unwrap_or(READ_LEN),
-            rx_poll: false,
-            pin_cores: false,
-            pin_pairs: false,
             rcvlowat: spec.rcvlowat,
             // A client that only sends sees loss only in the server's samples.
             peer_intervals: options.direction == Direction::Reverse || spec.udp.is_some(),
@@ -358,7 +350,13 @@ fn params_for(spec: &BenchSpec) -> BenchParams {
                 gso: u.gso,
                 gro: u.gro,
             }),
-            delay_probe_port: None,
+            ..BenchPlan::of_lengths(
+                spec.write_len.unwrap_or(match spec.udp {
+                    Some(_) => crate::spec::DEFAULT_DATAGRAM_LEN,
+                    None => WRITE_LEN_SHARED_CORES,
+                }),
+                spec.read_len.unwrap_or(READ_LEN),
+            )
         },
     }
 }
