@@ -29,10 +29,10 @@ const RESOLVE: ResolveFlags = ResolveFlags::BENEATH
 pub enum ConfineError {
     /// It starts at `/`.
     #[error("path {0:?} is absolute")]
-    Absolute(String),
+    Absolute(PathBuf),
     /// It has an empty, `.` or `..` component.
     #[error("path {0:?} has an empty, '.' or '..' component")]
-    BadComponent(String),
+    BadComponent(PathBuf),
     /// It holds a NUL byte.
     #[error("path contains a NUL byte")]
     Nul,
@@ -42,23 +42,23 @@ pub enum ConfineError {
     /// The kernel refused to resolve it beneath the root (a symlink on
     /// the way, or an escape).
     #[error("path {0:?} would leave the destination or pass through a symbolic link")]
-    Escapes(String),
+    Escapes(PathBuf),
     /// A directory was wanted and something else is there.
     #[error("path {0:?} exists and is not a directory")]
-    NotADirectory(String),
+    NotADirectory(PathBuf),
     /// The file exists and may not be replaced.
     #[error(
         "{0:?} already exists and differs from the source (--no-replace keeps it: leave \
          --no-replace out to replace it, or give --ignore-existing to skip it)"
     )]
-    Exists(String),
+    Exists(PathBuf),
     /// A system call on the path failed.
     #[error("{what} {path:?}: {errno}")]
     Io {
         /// What was being done.
         what: &'static str,
         /// The path.
-        path: String,
+        path: PathBuf,
         /// The error the system gave.
         errno: Errno,
     },
@@ -73,7 +73,7 @@ pub fn check(rel: &str) -> Result<Vec<&str>, ConfineError> {
         return Err(ConfineError::TooLong);
     }
     if rel.starts_with('/') {
-        return Err(ConfineError::Absolute(rel.to_string()));
+        return Err(ConfineError::Absolute(rel.into()));
     }
     let parts: Vec<&str> = rel.split('/').collect();
     if parts.len() > MAX_DEPTH {
@@ -83,7 +83,7 @@ pub fn check(rel: &str) -> Result<Vec<&str>, ConfineError> {
         .iter()
         .any(|p| p.is_empty() || *p == "." || *p == "..")
     {
-        return Err(ConfineError::BadComponent(rel.to_string()));
+        return Err(ConfineError::BadComponent(rel.into()));
     }
     Ok(parts)
 }
@@ -104,7 +104,7 @@ impl DestRoot {
         )
         .map_err(|errno| ConfineError::Io {
             what: "opening destination",
-            path: path.display().to_string(),
+            path: path.to_path_buf(),
             errno,
         })?;
         Ok(DestRoot {
@@ -239,7 +239,7 @@ impl DestRoot {
         let parts = check(rel)?;
         let (name, parents) = parts
             .split_last()
-            .ok_or_else(|| ConfineError::BadComponent(rel.to_string()))?;
+            .ok_or_else(|| ConfineError::BadComponent(rel.into()))?;
         let dir = self.directory(rel, parents)?;
         let mut flags = OFlags::WRONLY | OFlags::CREATE | OFlags::CLOEXEC;
         if !overwrite {
@@ -254,7 +254,7 @@ impl DestRoot {
         )
         .map_err(|errno| {
             if errno == Errno::EXIST {
-                ConfineError::Exists(rel.to_string())
+                ConfineError::Exists(rel.into())
             } else {
                 resolve_error(rel, errno)
             }
@@ -289,7 +289,7 @@ pub fn existing_dir_at(parent: &OwnedFd, name: &str, rel: &str) -> Result<OwnedF
 fn io(what: &'static str, rel: &str, errno: Errno) -> ConfineError {
     ConfineError::Io {
         what,
-        path: rel.to_string(),
+        path: rel.into(),
         errno,
     }
 }
@@ -297,8 +297,8 @@ fn io(what: &'static str, rel: &str, errno: Errno) -> ConfineError {
 fn resolve_error(rel: &str, errno: Errno) -> ConfineError {
     match errno {
         // ELOOP: a symlink on the way; EXDEV: resolution would leave the root.
-        Errno::LOOP | Errno::XDEV => ConfineError::Escapes(rel.to_string()),
-        Errno::NOTDIR => ConfineError::NotADirectory(rel.to_string()),
+        Errno::LOOP | Errno::XDEV => ConfineError::Escapes(rel.into()),
+        Errno::NOTDIR => ConfineError::NotADirectory(rel.into()),
         other => io("opening", rel, other),
     }
 }

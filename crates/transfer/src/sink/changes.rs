@@ -5,6 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::os::fd::OwnedFd;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -96,7 +97,7 @@ impl Sink {
         }
         match self.existing {
             Existing::Keep => return Ok(()),
-            Existing::Refuse => return Err(ConfineError::Exists(e.path.clone()).into()),
+            Existing::Refuse => return Err(ConfineError::Exists(PathBuf::from(&e.path)).into()),
             Existing::Replace | Existing::KeepNewer => {}
         }
         if was == Held::Dir {
@@ -107,9 +108,9 @@ impl Sink {
                         return Err(SinkError::BadEntry {
                             id: 0,
                             flaw: EntryFlaw::KeptInside {
-                                path: e.path.clone(),
+                                path: PathBuf::from(&e.path),
                                 now: now(&e.kind),
-                                kept,
+                                kept: kept.into(),
                             },
                         });
                     }
@@ -119,7 +120,7 @@ impl Sink {
                     return Err(SinkError::BadEntry {
                         id: 0,
                         flaw: EntryFlaw::DirectoryNotEmpty {
-                            path: e.path.clone(),
+                            path: PathBuf::from(&e.path),
                             now: now(&e.kind),
                         },
                     });
@@ -350,7 +351,7 @@ impl Sink {
                     let d = self.differs(st, e, Type::File, dir.as_deref(), name);
                     Itemized::changed(Came::Received, Type::File, d, None)
                 }),
-                Fate::Refused => return Err(ConfineError::Exists(e.path.clone()).into()),
+                Fate::Refused => return Err(ConfineError::Exists(PathBuf::from(&e.path)).into()),
                 Fate::Unchanged | Fate::SameContents | Fate::Kept => {}
             },
         }
@@ -509,7 +510,7 @@ impl Sink {
                     });
                 }
                 Ok(_) if self.existing == Existing::Refuse => {
-                    return Err(ConfineError::Exists(path.to_string()).into());
+                    return Err(ConfineError::Exists(path.into()).into());
                 }
                 Ok(_) => continue,
                 Err(Errno::NOENT) => {

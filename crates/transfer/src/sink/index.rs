@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
+use std::path::PathBuf;
 
 use crate::claims::PreHashed;
 
@@ -42,13 +43,13 @@ fn key(path: &str) -> u128 {
 #[derive(Debug, thiserror::Error)]
 pub enum PathConflict {
     #[error("{0:?} is a file in the manifest and the directory of an earlier entry")]
-    FileOverDir(String),
+    FileOverDir(PathBuf),
     #[error("{0:?} appears twice in the manifest")]
-    Twice(String),
+    Twice(PathBuf),
     #[error("{parent:?} is a file in the manifest and the directory of {path:?}")]
-    FileAsDir { parent: String, path: String },
+    FileAsDir { parent: PathBuf, path: PathBuf },
     #[error("{parent:?} is a symbolic link in the manifest, and {path:?} would pass through it")]
-    ThroughLink { parent: String, path: String },
+    ThroughLink { parent: PathBuf, path: PathBuf },
 }
 
 impl PathIndex {

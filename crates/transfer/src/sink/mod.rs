@@ -13,6 +13,7 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -99,7 +100,7 @@ pub enum SinkError {
     #[error("{what} {path:?}: {error}")]
     Io {
         what: &'static str,
-        path: String,
+        path: PathBuf,
         error: std::io::Error,
     },
     #[error("entry {id}: {flaw}")]
@@ -111,7 +112,7 @@ pub enum SinkError {
     #[error(
         "{path:?} needs {need} bytes and the destination has {free} free for this transfer (No space left on device)"
     )]
-    NoSpace { path: String, need: u64, free: u64 },
+    NoSpace { path: PathBuf, need: u64, free: u64 },
     /// The sender's control connection closed: the work it asked for
     /// stops (what arrived is kept for a rerun).
     #[error("the sender hung up")]
@@ -138,7 +139,7 @@ pub enum EntryFlaw {
     )]
     TooLarge {
         /// The path.
-        path: String,
+        path: PathBuf,
         /// Its announced size.
         size: u64,
     },
@@ -146,16 +147,16 @@ pub enum EntryFlaw {
     #[error("{path:?} is announced as a second name of entry {to}, which is not an earlier file")]
     NotAnEarlierFile {
         /// The path.
-        path: String,
+        path: PathBuf,
         /// The entry it names.
         to: u32,
     },
     /// A file another transfer is writing.
     #[error("{0:?} is being written by another transfer (busy)")]
-    FileBusy(String),
+    FileBusy(PathBuf),
     /// A directory another transfer is creating.
     #[error("directory {0:?} is being created by another transfer (busy)")]
-    DirectoryBusy(String),
+    DirectoryBusy(PathBuf),
     /// No destination to write into (a bug).
     #[error("no destination")]
     NoDestination,
@@ -170,11 +171,11 @@ pub enum EntryFlaw {
     )]
     KeptInside {
         /// The directory.
-        path: String,
+        path: PathBuf,
         /// What the source has there now: `file` or `link`.
         now: &'static str,
         /// What inside it the rules keep.
-        kept: String,
+        kept: PathBuf,
     },
     /// A directory, not empty, the source replaced.
     #[error(
@@ -183,7 +184,7 @@ pub enum EntryFlaw {
     )]
     DirectoryNotEmpty {
         /// The directory.
-        path: String,
+        path: PathBuf,
         /// What the source has there now: `file` or `link`.
         now: &'static str,
     },
@@ -207,13 +208,13 @@ impl SinkError {
 pub enum RecordError {
     #[error("block for entry {0}, which is not a file in the manifest")]
     NotAFile(u32),
-    #[error("hole record for {0}, which the manifest does not call sparse")]
-    HoleInDenseFile(String),
-    #[error("block at offset {offset} length {len} does not fit {path} ({size} bytes)")]
+    #[error("hole record for {}, which the manifest does not call sparse", .0.display())]
+    HoleInDenseFile(PathBuf),
+    #[error("block at offset {offset} length {len} does not fit {} ({size} bytes)", .path.display())]
     OffGrid {
         offset: u64,
         len: u32,
-        path: String,
+        path: PathBuf,
         size: u64,
     },
 }
@@ -221,7 +222,7 @@ pub enum RecordError {
 fn io_err(what: &'static str, path: &str, source: impl Into<std::io::Error>) -> SinkError {
     SinkError::Io {
         what,
-        path: path.to_string(),
+        path: path.into(),
         error: source.into(),
     }
 }
@@ -582,7 +583,7 @@ impl Sink {
         }
         if e.size() > MAX_FILE_SIZE {
             return Err(bad(EntryFlaw::TooLarge {
-                path: e.path.clone(),
+                path: PathBuf::from(&e.path),
                 size: e.size(),
             }));
         }
@@ -598,7 +599,7 @@ impl Sink {
                 let first = self.items.get(to as usize).map(|i| &i.entry.kind);
                 if to >= id || !matches!(first, Some(EntryKind::File { .. })) {
                     return Err(bad(EntryFlaw::NotAnEarlierFile {
-                        path: e.path.clone(),
+                        path: PathBuf::from(&e.path),
                         to,
                     }));
                 }
@@ -618,7 +619,7 @@ impl Sink {
             && let Some(claims) = lock(&self.claims).as_mut()
             && !claims.claim(&e.path)
         {
-            return Err(bad(EntryFlaw::FileBusy(claims.full(&e.path))));
+            return Err(bad(EntryFlaw::FileBusy(claims.full(&e.path).into())));
         }
         Ok(())
     }
@@ -639,7 +640,7 @@ impl Sink {
         };
         if bytes > free {
             return Err(SinkError::NoSpace {
-                path: self.entry(id).path.clone(),
+                path: PathBuf::from(&self.entry(id).path),
                 need: bytes,
                 free,
             });
@@ -735,7 +736,9 @@ impl Sink {
                         self.counters.files_skipped.fetch_add(1, Relaxed);
                         return Ok(());
                     }
-                    Fate::Refused => return Err(ConfineError::Exists(e.path.clone()).into()),
+                    Fate::Refused => {
+                        return Err(ConfineError::Exists(PathBuf::from(&e.path)).into());
+                    }
                     Fate::Partial => {
                         // Cut short in an earlier run of this transfer.
                         rustix::fs::unlinkat(&*dir, name, AtFlags::empty())
@@ -796,7 +799,7 @@ impl Sink {
             }
             Ok(_) | Err(Errno::INVAL) if self.existing == Existing::Keep => false,
             Ok(_) | Err(Errno::INVAL) => {
-                return Err(ConfineError::Exists(e.path.clone()).into());
+                return Err(ConfineError::Exists(PathBuf::from(&e.path)).into());
             }
             Err(Errno::NOENT) => {
                 create()?;
@@ -845,7 +848,7 @@ impl Sink {
         {
             return Err(SinkError::BadEntry {
                 id: 0,
-                flaw: EntryFlaw::DirectoryBusy(claims.full(path)),
+                flaw: EntryFlaw::DirectoryBusy(claims.full(path).into()),
             });
         }
         let hidden = stage_name(name);
@@ -936,9 +939,9 @@ impl Sink {
             .slot(file as usize)
             .ok_or(RecordError::NotAFile(file))?;
         if hole && !slot.sparse {
-            return Err(RecordError::HoleInDenseFile(
-                self.entry(file as usize).path.clone(),
-            ));
+            return Err(RecordError::HoleInDenseFile(PathBuf::from(
+                &self.entry(file as usize).path,
+            )));
         }
         let index = offset / u64::from(self.block_len);
         match block_span(slot.size, self.block_len, index) {
@@ -947,7 +950,7 @@ impl Sink {
                 return Err(RecordError::OffGrid {
                     offset,
                     len,
-                    path: self.entry(file as usize).path.clone(),
+                    path: PathBuf::from(&self.entry(file as usize).path),
                     size: slot.size,
                 });
             }
@@ -1210,7 +1213,7 @@ impl Sink {
         };
         rustix::fs::renameat_with(&*dir, temp_name(name), &*dir, name, flags).map_err(|x| {
             if x == Errno::EXIST {
-                SinkError::Confine(ConfineError::Exists(e.path.clone()))
+                SinkError::Confine(ConfineError::Exists(PathBuf::from(&e.path)))
             } else {
                 io_err("renaming into place", &e.path, x)
             }
@@ -1243,7 +1246,7 @@ impl Sink {
                 RenameFlags::NOREPLACE,
             )
             .map_err(|x| match x {
-                Errno::EXIST => ConfineError::Exists(st.path.clone()).into(),
+                Errno::EXIST => ConfineError::Exists(PathBuf::from(&st.path)).into(),
                 x => io_err("renaming into place", &st.path, x),
             })?;
             self.dir_changed(split(&st.path).0, &st.parent);

@@ -4,6 +4,7 @@
 use std::fs::File;
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
@@ -46,7 +47,7 @@ impl Sink {
                     create_mode,
                 )
                 .map_err(|x| match x {
-                    Errno::EXIST => ConfineError::Exists(e.path.clone()).into(),
+                    Errno::EXIST => ConfineError::Exists(PathBuf::from(&e.path)).into(),
                     x => io_err("creating", &e.path, x),
                 })?
             } else {
@@ -133,7 +134,7 @@ impl Sink {
                         .map_err(|x| io_err("replacing", &e.path, x))?;
                     Ok(true)
                 }
-                Err(Errno::EXIST) => Err(ConfineError::Exists(e.path.clone()).into()),
+                Err(Errno::EXIST) => Err(ConfineError::Exists(PathBuf::from(&e.path)).into()),
                 // No /proc, or a file system without O_TMPFILE links.
                 Err(_) => Ok(false),
             }
