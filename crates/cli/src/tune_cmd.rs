@@ -347,28 +347,23 @@ fn plan_cmd(a: PlanArgs) -> anyhow::Result<()> {
 /// two (the bench's own choice).
 fn per_core_here() -> anyhow::Result<f64> {
     use std::net::{Ipv4Addr, SocketAddr};
-    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-    let server = linerate_daemon::server::Server::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))?;
-    let addr = server.local_addr()?;
-    let stop = AtomicBool::new(false);
-    std::thread::scope(|s| {
-        let serving = s.spawn(|| server.run(false, &stop));
-        let spec = linerate_engine::spec::BenchSpec {
-            options: BenchOptions {
-                streams: 1,
-                duration_ms: 1000,
-                interval_ms: 0,
-                ..BenchOptions::default()
-            },
-            ..Default::default()
-        };
-        let run = linerate_engine::bench::run(addr, &spec, None, &mut |_, _| {});
-        stop.store(true, Relaxed);
-        let _ = serving.join();
-        Ok(linerate_engine::bench::to_result(&run?, Vec::new())
-            .summary
-            .bits_per_second)
-    })
+    let server = linerate_daemon::Running::start(linerate_daemon::Server::bind(
+        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+    )?)?;
+    let spec = linerate_engine::spec::BenchSpec {
+        options: BenchOptions {
+            streams: 1,
+            duration_ms: 1000,
+            interval_ms: 0,
+            ..BenchOptions::default()
+        },
+        ..Default::default()
+    };
+    let run = linerate_engine::bench::run(server.addr(), &spec, None, &mut |_, _| {});
+    server.stop()?;
+    Ok(linerate_engine::bench::to_result(&run?, Vec::new())
+        .summary
+        .bits_per_second)
 }
 
 fn print_plan(p: &Plan, header: &str) {
