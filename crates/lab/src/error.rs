@@ -260,7 +260,7 @@ pub enum SpecError {
     /// `lab up` of a lab that is up with other settings.
     #[error(
         "lab {0} is already up with other settings: change conditions with `linerate lab set`, \
-         or `linerate lab down {0}` first"
+         or `linerate lab down --name {0}` first"
     )]
     UpWithOtherSettings(String),
     /// `lab set` on a fabric.
