@@ -708,7 +708,9 @@ fn a_source_changed_while_sent_fails_and_a_rerun_sends_it() {
 /// a minute, at either end of a transfer and at a bench client.
 #[test]
 fn a_stopped_peer_ends_the_run_in_well_under_a_minute() {
-    let _alone = common::alone_with_traffic();
+    // No hold on the host's traffic: a few MiB paced or in one burst, then
+    // a minute of waiting on a stopped peer, which loads no test beside it
+    // (docs/benchmarks/README.md#the-suites-time).
     let base = TempDir::new("faults");
     make(&base.join("src/data.bin"), 64 << 20, 5);
     let (mut recv, url) = oneshot(&base.join("in"));

@@ -282,7 +282,7 @@ fn compare_latency_and_udp_modes_run_their_peers() {
         eprintln!("skipping: sockperf, qperf, iperf and iperf3 are needed");
         return;
     }
-    let _alone = common::alone_with_traffic();
+    let _traffic = common::beside_other_traffic();
     let dir = Dir::new("compare-rounds");
     let lat = dir.file("latency.json");
     ok(&[
@@ -519,7 +519,7 @@ fn runs_over_two_paths_draw_two_lines_on_whole_stream_ticks() {
 /// it, and the runs table gives each run its own headline.
 #[test]
 fn a_report_over_runs_of_every_kind_never_joins_two_kinds() {
-    let _alone = common::alone_with_traffic();
+    let _traffic = common::beside_other_traffic();
     let dir = Dir::new("mixed");
     let srv = Server::start();
     let addr = srv.addr();

@@ -635,7 +635,10 @@ fn failed_handshakes_do_not_shut_out_a_key_holder() {
 /// transfer is 24 MiB at 20 Mbit/s to last through its four pauses.
 #[test]
 fn paused_receivers_complete_their_transfers() {
-    let _alone = alone_with_traffic();
+    // No hold on the host's traffic: transfers paced at 20 Mbit/s and
+    // pauses of 3 s load no test beside it, and waiting out the pauses
+    // alone took the suite a minute and a half
+    // (docs/benchmarks/README.md#the-suites-time).
     let src = TempDir::new("pause-src");
     let data: Vec<u8> = (0..24u32 << 20)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)

@@ -38,8 +38,10 @@ enum Holding {
 
 /// A hold on [`TRAFFIC`]; released when dropped.
 pub struct TrafficHold {
-    _guard: LockGuard,
+    guard: LockGuard,
     was: Holding,
+    /// When the lock was taken, for the hold log.
+    since: Instant,
 }
 
 /// The lock's own guard, if this hold took the lock.
@@ -52,7 +54,30 @@ enum LockGuard {
 impl Drop for TrafficHold {
     fn drop(&mut self) {
         HOLDING.with(|h| h.set(self.was));
+        log_hold(&self.guard, self.since);
     }
+}
+
+/// With `LINERATE_TEST_HOLD_LOG` set to a file, each hold taken appends a
+/// line: the test, how it held the host's traffic, and for how long. The
+/// suite's time is mostly the tests that hold it alone, one after another;
+/// this says which (docs/benchmarks/README.md#the-suites-time).
+fn log_hold(guard: &LockGuard, since: Instant) {
+    let how = match guard {
+        LockGuard::Held => return,
+        LockGuard::Alone(_) => "alone",
+        LockGuard::Shared(_) => "shared",
+    };
+    let Some(path) = std::env::var_os("LINERATE_TEST_HOLD_LOG") else {
+        return;
+    };
+    let test = std::thread::current().name().unwrap_or("?").to_string();
+    let line = format!("{test} {how} {:.1}\n", since.elapsed().as_secs_f64());
+    let _ = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
 }
 
 /// The host's traffic to this test alone, until the hold drops.
@@ -76,8 +101,9 @@ fn hold(want: Holding) -> TrafficHold {
     );
     if was == Holding::Alone || was == want {
         return TrafficHold {
-            _guard: LockGuard::Held,
+            guard: LockGuard::Held,
             was,
+            since: Instant::now(),
         };
     }
     let guard = match want {
@@ -85,7 +111,11 @@ fn hold(want: Holding) -> TrafficHold {
         _ => LockGuard::Shared(TRAFFIC.read().unwrap_or_else(|p| p.into_inner())),
     };
     HOLDING.with(|h| h.set(want));
-    TrafficHold { _guard: guard, was }
+    TrafficHold {
+        guard,
+        was,
+        since: Instant::now(),
+    }
 }
 
 /// This test's thread, and every process it starts from now on, run at
