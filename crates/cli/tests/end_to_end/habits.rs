@@ -549,6 +549,15 @@ fn a_daemon_records_its_pid_and_log_and_stops_on_sigterm() {
         text(&second)
     );
     bench_json(&format!("127.0.0.1:{port}"), &["-t", "1"]);
+    // The daemon logs a session once it has answered it: the client may
+    // be done first (beside two busy loops the signal once came before
+    // the line).
+    let logged =
+        || std::fs::read_to_string(&logfile).is_ok_and(|l| l.contains("bench, 1 stream(s)"));
+    assert!(
+        common::wait_until(Duration::from_secs(10), logged),
+        "the daemon never logged the bench"
+    );
     // SAFETY: as above.
     unsafe { libc::kill(pid, libc::SIGTERM) };
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
