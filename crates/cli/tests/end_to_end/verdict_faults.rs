@@ -337,9 +337,11 @@ fn a_tiny_window_is_the_window_whether_receivers_poll_or_block() {
                 let flags = ["-t", "2", "-w", window, "--rx-poll", poll];
                 let doc = common::bench_json(&srv.addr(), &flags);
                 let (limit, sentence) = verdict(&doc);
+                // The evidence whole, so a miss says which rule's figure fell short.
                 assert_eq!(
                     limit, "receiver_window",
-                    "{host} host, {flags:?}: {sentence}"
+                    "{host} host, {flags:?}: {sentence}\n{}",
+                    doc["summary"]["verdict"]["evidence"]
                 );
                 assert!(
                     // The old sentence's target nobody gave ("10 Gbit/s
@@ -379,7 +381,11 @@ fn an_emulator_short_of_cpu_is_named_the_forwarding_hop() {
     quiet_and_busy(&|host| {
         let doc = bench(&["-t", "3"]);
         let (limit, sentence) = verdict(&doc);
-        assert_eq!(limit, "forwarding_hop", "{host} host: {sentence}");
+        assert_eq!(
+            limit, "forwarding_hop",
+            "{host} host: {sentence}\n{}",
+            doc["summary"]["verdict"]["evidence"]
+        );
         assert!(
             sentence.contains("the process forwarding the packets (the lab's emulator)")
                 && sentence.contains("40.00 Gbit/s set by the lab's --rate"),
