@@ -263,7 +263,19 @@ impl Features {
     /// The rate the last advertised window carries a stream at the path's
     /// lowest round trip (the smoothed one where the lowest is unknown).
     pub fn window_rate(&self) -> f64 {
-        ratio(self.peer_window * 8.0, self.lowest_rtt_us() / 1e6)
+        self.rate_in_flight(self.peer_window)
+    }
+
+    /// The rate `bytes` in flight carry a stream at the path's lowest
+    /// round trip.
+    fn rate_in_flight(&self, bytes: f64) -> f64 {
+        ratio(bytes * 8.0, self.lowest_rtt_us() / 1e6)
+    }
+
+    /// `bytes` in flight carry `times` the rate each stream carried or more.
+    fn in_flight_carries(&self, bytes: f64, times: f64) -> bool {
+        let each = self.steady_per_stream_bps();
+        each > 0.0 && self.rate_in_flight(bytes) >= times * each
     }
 
     /// The path's lowest round trip, µs, or the smoothed one where the
@@ -278,16 +290,13 @@ impl Features {
 
     /// The window carries `times` the rate each stream carried or more.
     pub fn window_carries(&self, times: f64) -> bool {
-        let each = self.steady_per_stream_bps();
-        each > 0.0 && self.window_rate() >= times * each
+        self.in_flight_carries(self.peer_window, times)
     }
 
     /// The senders' smallest send buffer carries `times` the rate each
     /// stream carried or more at the path's lowest round trip.
     pub fn send_buffer_carries(&self, times: f64) -> bool {
-        let each = self.steady_per_stream_bps();
-        let buffer_rate = ratio(f64::from(self.min_sndbuf) * 8.0, self.lowest_rtt_us() / 1e6);
-        each > 0.0 && buffer_rate >= times * each
+        self.in_flight_carries(f64::from(self.min_sndbuf), times)
     }
 
     /// The senders' segments were lowered well under what the path's MTU
