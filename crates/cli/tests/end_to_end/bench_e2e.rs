@@ -52,7 +52,7 @@ fn forward_run_merges_both_ends_and_matches_the_schema() {
 
 #[test]
 fn reverse_bidir_and_byte_count() {
-    let _alone = alone_with_traffic();
+    let _traffic = common::beside_other_traffic();
     let srv = Server::start();
     // The server sends: what it sends (--payload) travels to it.
     let rev = bench_json(&srv.addr(), &["-R", "-t", "1", "--payload", "zeros"]);

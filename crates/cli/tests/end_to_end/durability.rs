@@ -14,7 +14,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::tree::{TempDir, random_file};
-use common::{alone_with_traffic, text, wait_exit};
+use common::{text, wait_exit};
 
 /// One system call as strace printed it: thread, name, the path of its
 /// first file descriptor (strace -y) and its whole argument text.
@@ -179,7 +179,7 @@ fn assert_synced_in_order(calls: &[Call], dest: &Path) {
 
 #[test]
 fn data_is_synced_before_it_is_journaled_or_renamed_and_the_directory_before_the_end() {
-    let _alone = alone_with_traffic();
+    let _traffic = common::beside_other_traffic();
     let work = TempDir::new("durable");
     // A file of several sync batches, and a tree of small files (written
     // whole and linked into place, or created inside a new directory).

@@ -639,7 +639,7 @@ fn a_hard_link_under_a_staging_name_is_not_written_through() {
 /// sends it.
 #[test]
 fn a_source_changed_while_sent_fails_and_a_rerun_sends_it() {
-    let _alone = common::alone_with_traffic();
+    let _traffic = common::beside_other_traffic();
     let base = TempDir::new("faults");
     let root = base.join("root");
     fs::create_dir_all(&root).unwrap();

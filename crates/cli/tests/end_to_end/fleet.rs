@@ -245,7 +245,7 @@ fn an_agent_killed_mid_run_is_named_and_the_run_ends_in_time() {
 /// of the 4 KiB its receiver was given.
 #[test]
 fn a_window_given_to_mesh_reaches_every_flow() {
-    let _alone = alone_with_traffic();
+    let _traffic = common::beside_other_traffic();
     let (doc, _) = succeeded(linerate_cmd().args([
         "mesh", "--local", "3", "-t", "0.5", "-w", "4K", "--json", "-",
     ]));
@@ -534,7 +534,7 @@ fn a_1024_flow_incast_from_128_sending_agents_completes() {
 
 #[test]
 fn ctrl_c_at_the_coordinator_ends_every_agent_and_keeps_what_ran() {
-    let _alone = alone_with_traffic();
+    let _traffic = common::beside_other_traffic();
     let dir = common::tree::TempDir::new("fleet-int");
     let path = dir.0.join("incast.json");
     let mut run = spawned_incast("3", "1,2", &["-t", "30"], &path);

@@ -214,7 +214,7 @@ fn ctrl_c_on_bench_prints_the_summary_and_writes_the_partial_json() {
 
 #[test]
 fn ctrl_c_on_send_says_how_to_resume_and_the_rerun_says_what_it_found() {
-    let _alone = alone_with_traffic();
+    let _traffic = common::beside_other_traffic();
     let base = common::tree::TempDir::new("ctrlc-send");
     let (src, dst) = (base.path().join("src"), base.path().join("dst"));
     std::fs::create_dir_all(&src).unwrap();
@@ -419,7 +419,7 @@ fn json_stream_is_a_line_per_interval_then_the_result() {
 
 #[test]
 fn bidir_rows_say_their_direction_with_a_sum_each_and_omitted_rows_say_so() {
-    let _alone = alone_with_traffic();
+    let _traffic = common::beside_other_traffic();
     let srv = Server::start();
     let out = run(&["bench", &srv.addr(), "--bidir", "-P", "2", "-t", "2"]);
     assert!(out.status.success(), "{}", text(&out));
@@ -455,7 +455,7 @@ fn bidir_rows_say_their_direction_with_a_sum_each_and_omitted_rows_say_so() {
 /// cwnd columns, in the rows and in the JSON lines.
 #[test]
 fn reverse_rows_show_the_servers_tcp_info() {
-    let _alone = alone_with_traffic();
+    let _traffic = common::beside_other_traffic();
     let srv = Server::start();
     let out = run(&["bench", &srv.addr(), "-R", "-t", "3"]);
     assert!(out.status.success(), "{}", text(&out));

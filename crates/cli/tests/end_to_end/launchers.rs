@@ -204,7 +204,7 @@ fn ssh_starts_an_agent_in_each_namespace_through_its_sshd() {
     if !require_root("ssh_starts_an_agent_in_each_namespace_through_its_sshd") {
         return;
     }
-    let _alone = alone_with_traffic();
+    let _traffic = common::beside_other_traffic();
     let dir = TempDir::new("ssh");
     let d = dir.0.display().to_string();
     for key in ["id", "host"] {
@@ -272,7 +272,7 @@ fn mpirun_places_the_ranks_in_the_namespaces() {
     if !require_root("mpirun_places_the_ranks_in_the_namespaces") {
         return;
     }
-    let _alone = alone_with_traffic();
+    let _traffic = common::beside_other_traffic();
     let dir = TempDir::new("mpi");
     let hosts = Hosts::up("mpi", 172, 4);
     // Open MPI's launch agent: instead of ssh-ing to host nI, enter its
@@ -321,7 +321,7 @@ fn srun_runs_the_ranks_on_slurmd_in_each_namespace() {
     if !require_root("srun_runs_the_ranks_on_slurmd_in_each_namespace") {
         return;
     }
-    let _alone = alone_with_traffic();
+    let _traffic = common::beside_other_traffic();
     let dir = TempDir::new("slurm");
     let d = dir.0.display().to_string();
     let mut hosts = Hosts::up("slm", 173, 4);

@@ -641,6 +641,19 @@ pub fn quiet_and_busy(case: &dyn Fn(&str)) {
     case("busy");
 }
 
+/// Runs `case` with the first of `mixes` on a quiet host, then with the
+/// second while every core is kept busy, alone with its traffic. A case
+/// whose settings (a congestion control, a side, a receive mode) each need
+/// a quiet and a busy host meets both hosts and every setting with half the
+/// runs of trying each setting on each host, which doubled such tests' time
+/// in the suite (docs/benchmarks/README.md#the-suites-time).
+pub fn quiet_and_busy_with<T: Copy>(mixes: [T; 2], case: &dyn Fn(&str, T)) {
+    let _alone = alone_with_traffic();
+    case("quiet", mixes[0]);
+    let _busy = BusyCores::start();
+    case("busy", mixes[1]);
+}
+
 /// A loopback port for a server that must be told its port (another
 /// tool, a daemon's `--port`), picked as compare picks its servers' (below
 /// the kernel's ephemeral range, spread by process and call; free when
