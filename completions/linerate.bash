@@ -19,6 +19,9 @@ _linerate() {
             linerate,agent)
                 cmd="linerate__subcmd__agent"
                 ;;
+            linerate,archive)
+                cmd="linerate__subcmd__archive"
+                ;;
             linerate,bench)
                 cmd="linerate__subcmd__bench"
                 ;;
@@ -33,6 +36,9 @@ _linerate() {
                 ;;
             linerate,help)
                 cmd="linerate__subcmd__help"
+                ;;
+            linerate,history)
+                cmd="linerate__subcmd__history"
                 ;;
             linerate,incast)
                 cmd="linerate__subcmd__incast"
@@ -73,8 +79,29 @@ _linerate() {
             linerate,tune)
                 cmd="linerate__subcmd__tune"
                 ;;
+            linerate__subcmd__archive,export)
+                cmd="linerate__subcmd__archive__subcmd__export"
+                ;;
+            linerate__subcmd__archive,help)
+                cmd="linerate__subcmd__archive__subcmd__help"
+                ;;
+            linerate__subcmd__archive,import)
+                cmd="linerate__subcmd__archive__subcmd__import"
+                ;;
+            linerate__subcmd__archive__subcmd__help,export)
+                cmd="linerate__subcmd__archive__subcmd__help__subcmd__export"
+                ;;
+            linerate__subcmd__archive__subcmd__help,help)
+                cmd="linerate__subcmd__archive__subcmd__help__subcmd__help"
+                ;;
+            linerate__subcmd__archive__subcmd__help,import)
+                cmd="linerate__subcmd__archive__subcmd__help__subcmd__import"
+                ;;
             linerate__subcmd__help,agent)
                 cmd="linerate__subcmd__help__subcmd__agent"
+                ;;
+            linerate__subcmd__help,archive)
+                cmd="linerate__subcmd__help__subcmd__archive"
                 ;;
             linerate__subcmd__help,bench)
                 cmd="linerate__subcmd__help__subcmd__bench"
@@ -90,6 +117,9 @@ _linerate() {
                 ;;
             linerate__subcmd__help,help)
                 cmd="linerate__subcmd__help__subcmd__help"
+                ;;
+            linerate__subcmd__help,history)
+                cmd="linerate__subcmd__help__subcmd__history"
                 ;;
             linerate__subcmd__help,incast)
                 cmd="linerate__subcmd__help__subcmd__incast"
@@ -129,6 +159,12 @@ _linerate() {
                 ;;
             linerate__subcmd__help,tune)
                 cmd="linerate__subcmd__help__subcmd__tune"
+                ;;
+            linerate__subcmd__help__subcmd__archive,export)
+                cmd="linerate__subcmd__help__subcmd__archive__subcmd__export"
+                ;;
+            linerate__subcmd__help__subcmd__archive,import)
+                cmd="linerate__subcmd__help__subcmd__archive__subcmd__import"
                 ;;
             linerate__subcmd__help__subcmd__job,all-to-all)
                 cmd="linerate__subcmd__help__subcmd__job__subcmd__all__subcmd__to__subcmd__all"
@@ -347,7 +383,7 @@ _linerate() {
 
     case "${cmd}" in
         linerate)
-            opts="-h -V --help --version serve bench latency incast mesh job agent send recv keys demo lab study compare report tune man completions help"
+            opts="-h -V --help --version serve bench latency incast mesh job agent send recv keys demo lab study compare report history archive tune man completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -406,8 +442,126 @@ _linerate() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        linerate__subcmd__archive)
+            opts="-h --help import export help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__archive__subcmd__export)
+            opts="-o -h --series --output --archive --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --series)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --archive)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__archive__subcmd__help)
+            opts="import export help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__archive__subcmd__help__subcmd__export)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__archive__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__archive__subcmd__help__subcmd__import)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__archive__subcmd__import)
+            opts="-h --archive --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --archive)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         linerate__subcmd__bench)
-            opts="-p -P -t -n -l -R -i -w -Z -b -M -N -S -4 -6 -B -u -h --port --streams --time --bytes --len --read-len --reverse --bidir --interval --omit --window --sndbuf --cc --fq-rate --bitrate --capacity --mss --no-delay --notsent-lowat --tos --dscp --bind --stripe --zerocopy --encrypt --server-fingerprint --udp --no-gso --no-gro --find-rate --probes --payload --skip-rx-copy --rcvlowat --threads --affinity --rx-poll --json --json-stream --help"
+            opts="-p -P -t -n -l -R -i -w -Z -b -M -N -S -4 -6 -B -u -h --port --streams --time --bytes --len --read-len --reverse --bidir --interval --omit --window --sndbuf --cc --fq-rate --bitrate --capacity --mss --no-delay --notsent-lowat --tos --dscp --bind --stripe --archive --no-archive --zerocopy --encrypt --server-fingerprint --udp --no-gso --no-gro --find-rate --probes --payload --skip-rx-copy --rcvlowat --threads --affinity --rx-poll --json --json-stream --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -538,6 +692,10 @@ _linerate() {
                     return 0
                     ;;
                 --stripe)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --archive)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -691,7 +849,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__help)
-            opts="serve bench latency incast mesh job agent send recv keys demo lab study compare report tune man completions help"
+            opts="serve bench latency incast mesh job agent send recv keys demo lab study compare report history archive tune man completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -707,6 +865,48 @@ _linerate() {
         linerate__subcmd__help__subcmd__agent)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__help__subcmd__archive)
+            opts="import export"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__help__subcmd__archive__subcmd__export)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__help__subcmd__archive__subcmd__import)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -775,6 +975,20 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__help__subcmd__history)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1243,6 +1457,48 @@ _linerate() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__history)
+            opts="-h --archive --since --kind --from --to --series --json --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --archive)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kind)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --series)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2127,7 +2383,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__latency)
-            opts="-p -P -u -t -Z -S -4 -6 -B -h --port --connections --sizes --reply-size --bandwidth --udp --window-messages --time --iterations --warmup --busy-poll --load --timeout --cc --tos --dscp --bind --json --help"
+            opts="-p -P -u -t -Z -S -4 -6 -B -h --port --connections --sizes --reply-size --bandwidth --udp --window-messages --time --iterations --warmup --busy-poll --load --timeout --cc --tos --dscp --bind --archive --no-archive --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2214,6 +2470,10 @@ _linerate() {
                     return 0
                     ;;
                 -B)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --archive)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -96,6 +96,7 @@ _arguments "${_arguments_options[@]}" : \
 '*-B+[Local address to connect from; with --stripe, one per path (comma-separated, in --stripe'\''s order) or one for all]:ADDR:_default' \
 '*--bind=[Local address to connect from; with --stripe, one per path (comma-separated, in --stripe'\''s order) or one for all]:ADDR:_default' \
 '*--stripe=[Spread the data streams round-robin over these receiver addresses (comma-separated, e.g. one per NIC or per link), each paired with the -B address at its place; the control connection goes to the target. N paths need at least N streams (-P is raised to N where lower)]:ADDR,...:_default' \
+'--archive=[Record the result in this archive\: a path, sqlite\:PATH, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
 '--server-fingerprint=[The fingerprint of the server'\''s certificate (\`linerate serve\` logs it)]:SHA256:_default' \
 '--probes=[With --find-rate\: at most this many probes; the search also ends once the passing and failing rates are within 2 %]:N:_default' \
 '--payload=[What the senders send\: random bytes, which no layer can compress, or zeros, to see what a compressing path (a WAN optimiser, a tunnel with compression) carries at its best]:BYTES:(random zeros)' \
@@ -116,6 +117,7 @@ off\:""))' \
 '--no-delay[TCP_NODELAY on every stream at both ends\: each write leaves at once instead of waiting to fill a segment (iperf3'\''s -N). Default\: Nagle on, as for any bulk sender]' \
 '(-6)-4[Use IPv4 only]' \
 '-6[Use IPv6 only]' \
+'(--archive)--no-archive[Record nothing (the same as --archive none)]' \
 '--zerocopy[Send with MSG_ZEROCOPY (pays off on real NICs with large writes; loopback copies anyway)]' \
 '--encrypt[Encrypt every stream (TLS 1.3, as transfers do), to measure what encryption costs; the summary and the result name the cipher. The server is trusted as \`send\` trusts a daemon (--server-fingerprint, or known_servers, recorded at the first contact)]' \
 '(--encrypt --fq-rate --zerocopy --skip-rx-copy)-u[UDP instead of TCP\: datagrams of -l bytes (default 1472) at -b bits/s (default 1G, all streams of a direction together), each numbered and timed; the receiver counts loss, reordering, duplicates and jitter (RFC 3550) per interval]' \
@@ -153,12 +155,14 @@ _arguments "${_arguments_options[@]}" : \
 '--dscp=[DSCP code point (0-63, or a name\: ef, af11-af43, cs0-cs7)\: the upper six bits of the TOS byte, its two ECN bits left to the kernel]:CODE:_default' \
 '*-B+[Local address to connect from; with --stripe, one per path (comma-separated, in --stripe'\''s order) or one for all]:ADDR:_default' \
 '*--bind=[Local address to connect from; with --stripe, one per path (comma-separated, in --stripe'\''s order) or one for all]:ADDR:_default' \
+'--archive=[Record the result in this archive\: a path, sqlite\:PATH, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
 '--json=[Write the linerate.result/1 document to FILE ('\''-'\'' for stdout; human output then goes to stderr)]:FILE:_default' \
 '--bandwidth[Bandwidth against message size (osu_bw style)\: windows of --window-messages requests back to back, one reply per window]' \
 '(--bandwidth --window-messages)-u[The ping-pong over UDP\: each request and reply one datagram of 12 B (its header\: a sequence number and the reply'\''s size) to 65,507 B. A reply that takes 4x the slowest round trip so far (at least 20 ms) counts as lost, not timed]' \
 '(--bandwidth --window-messages)--udp[The ping-pong over UDP\: each request and reply one datagram of 12 B (its header\: a sequence number and the reply'\''s size) to 65,507 B. A reply that takes 4x the slowest round trip so far (at least 20 ms) counts as lost, not timed]' \
 '(-6)-4[Use IPv4 only]' \
 '-6[Use IPv6 only]' \
+'(--archive)--no-archive[Record nothing (the same as --archive none)]' \
 '-h[Print help]' \
 '--help[Print help]' \
 ':host -- Server to measure against\: HOST, HOST\:PORT or \[V6\]\:PORT:_default' \
@@ -838,6 +842,83 @@ _arguments "${_arguments_options[@]}" : \
 '*::results -- Result documents (linerate.result/1), or folders of them:_files' \
 && ret=0
 ;;
+(history)
+_arguments "${_arguments_options[@]}" : \
+'--archive=[The archive to read (a path or sqlite\:PATH). Default\: as bench records]:ARCHIVE:_default' \
+'--since=[Only series with a run in this last span (30m, 12h, 7d)]:SPAN:_default' \
+'--kind=[Only this kind of run (bench, latency, ...)]:KIND:_default' \
+'--from=[Only series whose data left this host (its name)]:HOST:_default' \
+'--to=[Only series whose data reached this host (its name)]:HOST:_default' \
+'--series=[One series, run by run (its id, or the start of it)]:ID:_default' \
+'--json=[Write the answer as JSON to FILE (- for stdout) instead of a table]:FILE:_default' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(archive)
+_arguments "${_arguments_options[@]}" : \
+'-h[Print help]' \
+'--help[Print help]' \
+":: :_linerate__subcmd__archive_commands" \
+"*::: :->archive" \
+&& ret=0
+
+    case $state in
+    (archive)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:linerate-archive-command-$line[1]:"
+        case $line[1] in
+            (import)
+_arguments "${_arguments_options[@]}" : \
+'--archive=[The archive to record into (a path or sqlite\:PATH). Default\: as bench records]:ARCHIVE:_default' \
+'-h[Print help]' \
+'--help[Print help]' \
+'*::paths -- Files, or folders searched for *.json files:_files' \
+&& ret=0
+;;
+(export)
+_arguments "${_arguments_options[@]}" : \
+'--series=[Only this series (its id)]:ID:_default' \
+'-o+[Write to FILE instead of stdout]:FILE:_files' \
+'--output=[Write to FILE instead of stdout]:FILE:_files' \
+'--archive=[The archive to read (a path or sqlite\:PATH). Default\: as bench records]:ARCHIVE:_default' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_linerate__subcmd__archive__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:linerate-archive-help-command-$line[1]:"
+        case $line[1] in
+            (import)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(export)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
 (tune)
 _arguments "${_arguments_options[@]}" : \
 '-h[Print help]' \
@@ -1157,6 +1238,34 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(history)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(archive)
+_arguments "${_arguments_options[@]}" : \
+":: :_linerate__subcmd__help__subcmd__archive_commands" \
+"*::: :->archive" \
+&& ret=0
+
+    case $state in
+    (archive)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:linerate-help-archive-command-$line[1]:"
+        case $line[1] in
+            (import)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(export)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
 (tune)
 _arguments "${_arguments_options[@]}" : \
 ":: :_linerate__subcmd__help__subcmd__tune_commands" \
@@ -1232,6 +1341,8 @@ _linerate_commands() {
 'study:The seed papers'\'' studies on a lab, one command each (root)' \
 'compare:linerate and the installed peers (iperf2, iperf3, nuttcp; rsync for files) side by side' \
 'report:Result documents to one self-contained HTML page of figures (and CSV)' \
+'history:What ran between which hosts\: each series'\'' latest result against its normal range' \
+'archive:Results in and out of the archive\: import older ones and iperf3'\''s, export all' \
 'tune:Audit host settings, plan them from a target rate and RTT, apply and revert' \
 'man:Write the manual pages (linerate.1 and one per subcommand)' \
 'completions:Print shell completions (bash, zsh, fish, elvish, powershell)' \
@@ -1243,6 +1354,49 @@ _linerate_commands() {
 _linerate__subcmd__agent_commands() {
     local commands; commands=()
     _describe -t commands 'linerate agent commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__archive_commands] )) ||
+_linerate__subcmd__archive_commands() {
+    local commands; commands=(
+'import:Record result documents and iperf3 -J files, or the folders that hold them' \
+'export:Write recorded documents back out, one JSON document a line, oldest first' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'linerate archive commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__archive__subcmd__export_commands] )) ||
+_linerate__subcmd__archive__subcmd__export_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate archive export commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__archive__subcmd__help_commands] )) ||
+_linerate__subcmd__archive__subcmd__help_commands() {
+    local commands; commands=(
+'import:Record result documents and iperf3 -J files, or the folders that hold them' \
+'export:Write recorded documents back out, one JSON document a line, oldest first' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'linerate archive help commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__archive__subcmd__help__subcmd__export_commands] )) ||
+_linerate__subcmd__archive__subcmd__help__subcmd__export_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate archive help export commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__archive__subcmd__help__subcmd__help_commands] )) ||
+_linerate__subcmd__archive__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate archive help help commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__archive__subcmd__help__subcmd__import_commands] )) ||
+_linerate__subcmd__archive__subcmd__help__subcmd__import_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate archive help import commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__archive__subcmd__import_commands] )) ||
+_linerate__subcmd__archive__subcmd__import_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate archive import commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__bench_commands] )) ||
 _linerate__subcmd__bench_commands() {
@@ -1282,6 +1436,8 @@ _linerate__subcmd__help_commands() {
 'study:The seed papers'\'' studies on a lab, one command each (root)' \
 'compare:linerate and the installed peers (iperf2, iperf3, nuttcp; rsync for files) side by side' \
 'report:Result documents to one self-contained HTML page of figures (and CSV)' \
+'history:What ran between which hosts\: each series'\'' latest result against its normal range' \
+'archive:Results in and out of the archive\: import older ones and iperf3'\''s, export all' \
 'tune:Audit host settings, plan them from a target rate and RTT, apply and revert' \
 'man:Write the manual pages (linerate.1 and one per subcommand)' \
 'completions:Print shell completions (bash, zsh, fish, elvish, powershell)' \
@@ -1293,6 +1449,24 @@ _linerate__subcmd__help_commands() {
 _linerate__subcmd__help__subcmd__agent_commands() {
     local commands; commands=()
     _describe -t commands 'linerate help agent commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__archive_commands] )) ||
+_linerate__subcmd__help__subcmd__archive_commands() {
+    local commands; commands=(
+'import:Record result documents and iperf3 -J files, or the folders that hold them' \
+'export:Write recorded documents back out, one JSON document a line, oldest first' \
+    )
+    _describe -t commands 'linerate help archive commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__archive__subcmd__export_commands] )) ||
+_linerate__subcmd__help__subcmd__archive__subcmd__export_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help archive export commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__archive__subcmd__import_commands] )) ||
+_linerate__subcmd__help__subcmd__archive__subcmd__import_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help archive import commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__help__subcmd__bench_commands] )) ||
 _linerate__subcmd__help__subcmd__bench_commands() {
@@ -1318,6 +1492,11 @@ _linerate__subcmd__help__subcmd__demo_commands() {
 _linerate__subcmd__help__subcmd__help_commands() {
     local commands; commands=()
     _describe -t commands 'linerate help help commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__history_commands] )) ||
+_linerate__subcmd__help__subcmd__history_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help history commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__help__subcmd__incast_commands] )) ||
 _linerate__subcmd__help__subcmd__incast_commands() {
@@ -1508,6 +1687,11 @@ _linerate__subcmd__help__subcmd__tune__subcmd__plan_commands() {
 _linerate__subcmd__help__subcmd__tune__subcmd__revert_commands() {
     local commands; commands=()
     _describe -t commands 'linerate help tune revert commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__history_commands] )) ||
+_linerate__subcmd__history_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate history commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__incast_commands] )) ||
 _linerate__subcmd__incast_commands() {

@@ -131,6 +131,8 @@ pub struct BenchArgs {
     pub address: AddressFlags,
     #[command(flatten)]
     pub stripe: StripeFlags,
+    #[command(flatten)]
+    pub history: crate::archive_cmd::ArchiveFlags,
     /// Send with MSG_ZEROCOPY (pays off on real NICs with large writes; loopback copies anyway).
     #[arg(long)]
     pub zerocopy: bool,
@@ -377,6 +379,7 @@ fn finish(a: &BenchArgs, doc: &linerate_result::ResultDoc) -> anyhow::Result<()>
     if a.json_stream {
         output::json_line(doc)?;
     }
+    a.history.record(doc);
     if doc.interrupted {
         return Err(signals::Interrupted(match &a.json {
             Some(path) => format!("interrupted; the partial result is in {path}"),

@@ -90,6 +90,8 @@ pub struct LatencyArgs {
     pub mark: MarkFlags,
     #[command(flatten)]
     pub address: AddressFlags,
+    #[command(flatten)]
+    pub history: crate::archive_cmd::ArchiveFlags,
     /// Write the linerate.result/1 document to FILE ('-' for stdout; human output then
     /// goes to stderr).
     #[arg(long, value_name = "FILE")]
@@ -246,6 +248,7 @@ pub fn run(a: LatencyArgs) -> anyhow::Result<()> {
     if let Some(path) = &a.json {
         output::write_json(&doc, path)?;
     }
+    a.history.record(&doc);
     if doc.interrupted {
         return Err(signals::Interrupted("interrupted; the result covers what ran".into()).into());
     }

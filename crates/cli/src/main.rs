@@ -1,6 +1,7 @@
 //! The `linerate` command: moves data between hosts at line rate, benchmarks
 //! the network, and says why a link is slow.
 
+mod archive_cmd;
 mod argv;
 mod bench_cmd;
 mod compare_cmd;
@@ -80,6 +81,11 @@ enum Command {
     Compare(compare_cmd::CompareArgs),
     /// Result documents to one self-contained HTML page of figures (and CSV).
     Report(report_cmd::ReportArgs),
+    /// What ran between which hosts: each series' latest result against its normal range.
+    History(archive_cmd::HistoryArgs),
+    /// Results in and out of the archive: import older ones and iperf3's, export all.
+    #[command(subcommand)]
+    Archive(archive_cmd::ArchiveCommand),
     /// Audit host settings, plan them from a target rate and RTT, apply and revert.
     #[command(subcommand)]
     Tune(tune_cmd::TuneCommand),
@@ -119,6 +125,8 @@ fn main() {
         Command::Tune(c) => tune_cmd::run(c),
         Command::Compare(a) => compare_cmd::run(a),
         Command::Report(a) => report_cmd::run(a),
+        Command::History(a) => archive_cmd::run_history(a),
+        Command::Archive(c) => archive_cmd::run(c),
         Command::Man(a) => docs_cmd::man(a),
         Command::Completions(a) => docs_cmd::completions(a),
     };

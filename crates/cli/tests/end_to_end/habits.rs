@@ -89,7 +89,7 @@ fn no_interval_of_a_few_milliseconds_ends_a_run() {
 
 /// A real iperf3 server on a loopback port below the ephemeral range,
 /// once it listens.
-fn iperf3_server() -> (Guard, u16) {
+pub(crate) fn iperf3_server() -> (Guard, u16) {
     let port = common::quiet_port();
     let iperf3 = Command::new("iperf3")
         .args(["-s", "-p", &port.to_string()])

@@ -16,6 +16,7 @@ mod faults;
 mod fleet;
 mod flood;
 mod habits;
+mod history;
 mod kill;
 mod lab;
 mod latency;

@@ -1,0 +1,341 @@
+//! The archive in an SQLite file: one row a result, its document kept
+//! whole (compressed) beside the columns history and the regression rule
+//! read. WAL mode, so that many processes write at once (a mesh's agents,
+//! a schedule, a user's own run) and readers never wait for them; each
+//! write is one short transaction that waits for the file's lock at most
+//! [`BUSY_WAIT`].
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+
+use crate::entry::{Entry, SeriesKey, Unit};
+use crate::{ArchiveError, Row, SeriesSummary};
+
+/// How long a write waits for another process's transaction.
+pub const BUSY_WAIT: Duration = Duration::from_secs(10);
+
+/// The schema, one step a version: the archive at version N runs steps N
+/// and on, in one transaction, and says it is at the last.
+const MIGRATIONS: &[&str] = &[
+    // 1: the results and their series.
+    "CREATE TABLE series (
+        id TEXT PRIMARY KEY,
+        key TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        source TEXT NOT NULL,
+        destination TEXT NOT NULL,
+        path TEXT NOT NULL,
+        unit TEXT NOT NULL
+     );
+     CREATE TABLE results (
+        id INTEGER PRIMARY KEY,
+        series TEXT NOT NULL REFERENCES series(id),
+        started_at REAL NOT NULL,
+        tool_version TEXT NOT NULL,
+        value REAL,
+        verdict TEXT,
+        interrupted INTEGER NOT NULL,
+        recorded_at REAL NOT NULL,
+        document BLOB NOT NULL
+     );
+     CREATE UNIQUE INDEX results_by_series ON results(series, started_at);
+     CREATE INDEX results_by_time ON results(started_at);
+     CREATE INDEX series_by_hosts ON series(source, destination, kind);",
+];
+
+/// An open SQLite archive.
+pub struct SqliteArchive {
+    connection: Connection,
+    path: PathBuf,
+}
+
+impl SqliteArchive {
+    /// Opens the archive at `path`, creating it and its folder when
+    /// missing, and brings its schema up to date.
+    pub fn open(path: &Path) -> Result<SqliteArchive, ArchiveError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|error| ArchiveError::Io {
+                path: dir.to_path_buf(),
+                error,
+            })?;
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let sql = |error| ArchiveError::Sqlite {
+            path: path.to_path_buf(),
+            error,
+        };
+        let connection = Connection::open_with_flags(path, flags).map_err(sql)?;
+        // The wait comes first: switching to WAL itself takes the lock.
+        connection.busy_timeout(BUSY_WAIT).map_err(sql)?;
+        let mut archive = SqliteArchive {
+            connection,
+            path: path.to_path_buf(),
+        };
+        archive.prepare()?;
+        Ok(archive)
+    }
+
+    /// Where the archive is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn sql(&self, error: rusqlite::Error) -> ArchiveError {
+        if let rusqlite::Error::SqliteFailure(e, _) = &error
+            && e.code == rusqlite::ErrorCode::NotADatabase
+        {
+            return ArchiveError::Corrupt {
+                path: self.path.clone(),
+            };
+        }
+        ArchiveError::Sqlite {
+            path: self.path.clone(),
+            error,
+        }
+    }
+
+    /// WAL mode and the schema's migrations, each run once.
+    fn prepare(&mut self) -> Result<(), ArchiveError> {
+        let mode: String = self
+            .connection
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .map_err(|e| self.sql(e))?;
+        let _ = mode;
+        self.connection
+            .execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
+            .map_err(|e| self.sql(e))?;
+        let tx = self
+            .connection
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|error| ArchiveError::Sqlite {
+                path: self.path.clone(),
+                error,
+            })?;
+        let at: usize = tx
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|error| ArchiveError::Sqlite {
+                path: self.path.clone(),
+                error,
+            })?;
+        if at > MIGRATIONS.len() {
+            return Err(ArchiveError::Newer {
+                path: self.path.clone(),
+                version: at,
+                known: MIGRATIONS.len(),
+            });
+        }
+        for step in &MIGRATIONS[at..] {
+            tx.execute_batch(step)
+                .map_err(|error| ArchiveError::Sqlite {
+                    path: self.path.clone(),
+                    error,
+                })?;
+        }
+        tx.execute_batch(&format!("PRAGMA user_version = {}", MIGRATIONS.len()))
+            .and_then(|()| tx.commit())
+            .map_err(|error| ArchiveError::Sqlite {
+                path: self.path.clone(),
+                error,
+            })
+    }
+
+    /// Records one result, its entry and its document, in one transaction.
+    pub fn record(&mut self, entry: &Entry, document: &[u8]) -> Result<i64, ArchiveError> {
+        let packed = compress(document);
+        let key = serde_json::to_string(&entry.key).unwrap_or_default();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
+        let path = self.path.clone();
+        let sql = |error| ArchiveError::Sqlite {
+            path: path.clone(),
+            error,
+        };
+        let tx = self
+            .connection
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(sql)?;
+        tx.execute(
+            "INSERT OR IGNORE INTO series (id, key, tool, kind, source, destination, path, unit)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                entry.series,
+                key,
+                entry.key.tool,
+                entry.key.kind,
+                entry.key.source,
+                entry.key.destination,
+                entry.key.path,
+                entry.unit.as_str()
+            ],
+        )
+        .map_err(sql)?;
+        // A result already recorded (the same series and start, imported
+        // twice) is kept once.
+        let added = tx
+            .execute(
+                "INSERT OR IGNORE INTO results (series, started_at, tool_version, value, verdict,
+                                            interrupted, recorded_at, document)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![
+                    entry.series,
+                    entry.started_at,
+                    entry.tool_version,
+                    entry.value,
+                    entry.limit,
+                    entry.interrupted,
+                    now,
+                    packed
+                ],
+            )
+            .map_err(sql)?;
+        let id = match added {
+            0 => tx
+                .query_row(
+                    "SELECT id FROM results WHERE series = ?1 AND started_at = ?2",
+                    params![entry.series, entry.started_at],
+                    |r| r.get(0),
+                )
+                .map_err(sql)?,
+            _ => tx.last_insert_rowid(),
+        };
+        tx.commit().map_err(sql)?;
+        Ok(id)
+    }
+
+    /// Hands every recorded document to `each`, oldest first: all, or one
+    /// series'.
+    pub fn each_document(
+        &self,
+        series: Option<&str>,
+        mut each: impl FnMut(&[u8]) -> Result<(), ArchiveError>,
+    ) -> Result<usize, ArchiveError> {
+        let mut statement = self
+            .connection
+            .prepare(
+                "SELECT document FROM results WHERE ?1 IS NULL OR series = ?1
+                 ORDER BY started_at, id",
+            )
+            .map_err(|e| self.sql(e))?;
+        let mut rows = statement.query(params![series]).map_err(|e| self.sql(e))?;
+        let mut n = 0;
+        while let Some(row) = rows.next().map_err(|e| self.sql(e))? {
+            let packed: Vec<u8> = row.get(0).map_err(|e| self.sql(e))?;
+            let document = decompress(&packed).map_err(|error| ArchiveError::Io {
+                path: self.path.clone(),
+                error,
+            })?;
+            each(&document)?;
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// A series' runs that were not cut short, oldest first, at most the
+    /// latest `limit`.
+    pub fn runs(&self, series: &str, limit: usize) -> Result<Vec<Row>, ArchiveError> {
+        let mut statement = self
+            .connection
+            .prepare_cached(
+                "SELECT id, started_at, value, verdict FROM results
+                 WHERE series = ?1 AND interrupted = 0
+                 ORDER BY started_at DESC, id DESC LIMIT ?2",
+            )
+            .map_err(|e| self.sql(e))?;
+        let mut rows: Vec<Row> = statement
+            .query_map(params![series, limit as i64], |r| {
+                Ok(Row {
+                    id: r.get(0)?,
+                    started_at: r.get(1)?,
+                    value: r.get(2)?,
+                    limit: r.get(3)?,
+                })
+            })
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.sql(e))?;
+        rows.reverse();
+        Ok(rows)
+    }
+
+    /// Every series with at least one run since `since` (seconds since
+    /// the epoch), with its latest run's time.
+    pub fn series_since(&self, since: f64) -> Result<Vec<SeriesSummary>, ArchiveError> {
+        let mut statement = self
+            .connection
+            .prepare(
+                "SELECT s.id, s.key, s.unit, COUNT(r.id), MAX(r.started_at)
+                 FROM series s JOIN results r ON r.series = s.id
+                 WHERE r.started_at >= ?1
+                 GROUP BY s.id ORDER BY s.source, s.destination, s.kind, s.id",
+            )
+            .map_err(|e| self.sql(e))?;
+        let found: Vec<(String, String, String, i64, f64)> = statement
+            .query_map(params![since], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            })
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.sql(e))?;
+        Ok(found
+            .into_iter()
+            .filter_map(|(id, key, unit, runs, latest)| {
+                let key: SeriesKey = serde_json::from_str(&key).ok()?;
+                Some(SeriesSummary {
+                    id,
+                    key,
+                    unit: Unit::from_stored(&unit),
+                    runs: runs as usize,
+                    latest_at: latest,
+                })
+            })
+            .collect())
+    }
+
+    /// The document of the result `id`, as it was recorded.
+    pub fn document(&self, id: i64) -> Result<Option<Vec<u8>>, ArchiveError> {
+        let packed: Option<Vec<u8>> = self
+            .connection
+            .query_row(
+                "SELECT document FROM results WHERE id = ?1",
+                params![id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.sql(e))?;
+        packed
+            .map(|p| {
+                decompress(&p).map_err(|error| ArchiveError::Io {
+                    path: self.path.clone(),
+                    error,
+                })
+            })
+            .transpose()
+    }
+
+    /// How many results the archive holds.
+    pub fn count(&self) -> Result<u64, ArchiveError> {
+        self.connection
+            .query_row("SELECT COUNT(*) FROM results", [], |r| r.get(0))
+            .map_err(|e| self.sql(e))
+    }
+}
+
+/// A document as stored: deflated (result documents shrink about tenfold).
+fn compress(document: &[u8]) -> Vec<u8> {
+    let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+    // Writing into a Vec cannot fail.
+    let _ = encoder.write_all(document);
+    encoder.finish().unwrap_or_default()
+}
+
+/// A stored document, whole again.
+fn decompress(packed: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    flate2::read::ZlibDecoder::new(packed).read_to_end(&mut out)?;
+    Ok(out)
+}

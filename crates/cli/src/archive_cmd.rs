@@ -1,0 +1,578 @@
+//! The archive from the command line: every result recorded as the last
+//! step of its run (`--archive`, `--no-archive`), and `linerate history`
+//! to read it back (docs/guide.md#keeping-history).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use linerate_archive::spool::Spool;
+use linerate_archive::{Entry, Judgement, Location, SqliteArchive, Unit};
+use linerate_probe::units::{fmt_rate, fmt_us};
+use linerate_result::ResultDoc;
+
+use crate::usage::UsageError;
+
+/// Where a command records its result (bench, latency).
+#[derive(Args, Clone, Debug, Default)]
+pub struct ArchiveFlags {
+    /// Record the result in this archive: a path, sqlite:PATH, or none.
+    /// Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate
+    /// (~/.local/share/linerate).
+    #[arg(long, value_name = "ARCHIVE", help_heading = "History", value_parser = parse_location)]
+    pub archive: Option<Location>,
+    /// Record nothing (the same as --archive none).
+    #[arg(long, conflicts_with = "archive", help_heading = "History")]
+    pub no_archive: bool,
+}
+
+/// The archive and its spool the flags and the environment name.
+struct Place {
+    location: Location,
+    spool: Option<Spool>,
+}
+
+impl ArchiveFlags {
+    fn place(&self) -> anyhow::Result<Place> {
+        let data = linerate_archive::data_dir();
+        let spool = data.as_ref().map(|d| Spool::new(d.join("spool")));
+        if self.no_archive {
+            return Ok(Place {
+                location: Location::Off,
+                spool,
+            });
+        }
+        let from_env = std::env::var("LINERATE_ARCHIVE")
+            .ok()
+            .filter(|v| !v.is_empty())
+            .map(|v| Location::parse(&v).context("LINERATE_ARCHIVE"))
+            .transpose()?;
+        let location = match self.archive.clone().or(from_env) {
+            Some(l) => l,
+            None => match &data {
+                Some(d) => Location::default_for(d),
+                None => Location::Off,
+            },
+        };
+        Ok(Place { location, spool })
+    }
+
+    /// Records `doc` as the last step of its run: never fails the run. A
+    /// result the archive cannot take waits in the spool, said in one
+    /// line; a run outside its series' normal range is said in one line.
+    pub fn record(&self, doc: &ResultDoc) {
+        let place = match self.place() {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("linerate: not recorded: {e:#}");
+                return;
+            }
+        };
+        let Location::Sqlite(path) = &place.location else {
+            return;
+        };
+        let Ok(document) = serde_json::to_vec(doc) else {
+            return;
+        };
+        match record_into(path, place.spool.as_ref(), doc, &document) {
+            Ok(found) => {
+                if let Some(line) = judgement_line(&found) {
+                    eprintln!("{line}");
+                }
+            }
+            Err(e) => match place.spool.as_ref().map(|s| s.keep(&document)) {
+                Some(Ok(kept)) => eprintln!(
+                    "linerate: the archive could not take this result ({e:#}); kept in {} for \
+                     the next run",
+                    kept.display()
+                ),
+                _ => eprintln!("linerate: the archive could not take this result: {e:#}"),
+            },
+        }
+    }
+}
+
+/// Opens the archive (moving a corrupt file aside), delivers what waits
+/// in the spool, and records this result.
+fn record_into(
+    path: &std::path::Path,
+    spool: Option<&Spool>,
+    doc: &ResultDoc,
+    document: &[u8],
+) -> anyhow::Result<linerate_archive::Recorded> {
+    let mut archive = open(path)?;
+    if let Some(spool) = spool {
+        let delivered = spool.drain(|waiting| {
+            let Ok(doc) = serde_json::from_slice::<ResultDoc>(waiting) else {
+                // Not a result: left for a person to read, never lost.
+                return Ok(());
+            };
+            archive.record(&Entry::of(&doc), waiting).map(|_| ())
+        });
+        match delivered {
+            Ok(0) => {}
+            Ok(n) => eprintln!(
+                "linerate: {n} result(s) waiting in {} recorded",
+                spool.dir().display()
+            ),
+            Err(e) => eprintln!("linerate: the spool still waits: {e}"),
+        }
+    }
+    Ok(linerate_archive::record(
+        &mut archive,
+        Entry::of(doc),
+        document,
+    )?)
+}
+
+/// Opens the archive at `path`; a file that is not an archive is moved
+/// aside (said so, never written over) and a new one begun.
+fn open(path: &std::path::Path) -> anyhow::Result<SqliteArchive> {
+    match SqliteArchive::open(path) {
+        Err(linerate_archive::ArchiveError::Corrupt { .. }) => {
+            let stamp = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            let mut aside = path.as_os_str().to_owned();
+            aside.push(format!(".corrupt-{stamp}"));
+            let aside = PathBuf::from(aside);
+            std::fs::rename(path, &aside)
+                .with_context(|| format!("moving the corrupt archive {} aside", path.display()))?;
+            eprintln!(
+                "linerate: {} was not an SQLite archive; moved to {} and a new archive begun",
+                path.display(),
+                aside.display()
+            );
+            Ok(SqliteArchive::open(path)?)
+        }
+        other => Ok(other?),
+    }
+}
+
+/// A figure of `unit` in words.
+fn figure(unit: Unit, value: f64) -> String {
+    match unit {
+        Unit::BitsPerSecond => fmt_rate(value),
+        Unit::RoundTripMicroseconds => format!("a round trip of {}", fmt_us(value)),
+        Unit::None => format!("{value}"),
+    }
+}
+
+/// The line a run outside its series' normal range prints.
+fn judgement_line(found: &linerate_archive::Recorded) -> Option<String> {
+    let (change, word) = match &found.judgement {
+        Judgement::Regression(c) => (c, "Regression"),
+        Judgement::Improvement(c) => (c, "Improvement"),
+        _ => return None,
+    };
+    let key = &found.entry.key;
+    let unit = found.entry.unit;
+    let first = found
+        .history
+        .get(change.first.min(found.history.len().saturating_sub(1)));
+    let since = found
+        .history
+        .get(
+            found
+                .history
+                .len()
+                .saturating_sub(change.band.runs + change.runs),
+        )
+        .map_or_else(String::new, |r| format!(" since {}", date(r.started_at)));
+    let mut line = format!(
+        "{word}: {} -> {} ({}) measured {} against its normal {}-{} (last {} runs{since}), \
+         {:+.0} %, {} run(s) in a row",
+        key.source,
+        key.destination,
+        key.kind,
+        figure(unit, change.value),
+        figure(unit, change.band.low),
+        figure(unit, change.band.high),
+        change.band.runs,
+        change.relative * 100.0,
+        change.runs,
+    );
+    // The verdict's change, where the runs before said otherwise.
+    let before = found
+        .history
+        .iter()
+        .rev()
+        .skip(change.runs)
+        .find_map(|r| r.limit.clone());
+    if let (Some(was), Some(now)) = (before, found.entry.limit.as_ref())
+        && &was != now
+    {
+        line.push_str(&format!("; the verdict changed from {was} to {now}"));
+    }
+    if let Some(r) = first {
+        line.push_str(&format!(". First seen {}.", date(r.started_at)));
+    }
+    Some(line)
+}
+
+/// Seconds since the epoch as `YYYY-MM-DD HH:MM` (UTC).
+fn date(at: f64) -> String {
+    let t = std::time::UNIX_EPOCH + Duration::from_secs_f64(at.max(0.0));
+    let text = humantime::format_rfc3339_seconds(t).to_string();
+    text.get(..16).map_or(text.clone(), |s| s.replace('T', " "))
+}
+
+/// `linerate history`: what ran between which hosts, each series' latest
+/// value against its normal range.
+#[derive(Args, Clone, Debug)]
+#[command(after_help = "Examples:\n  \
+    linerate history                         every series of the last 30 days\n  \
+    linerate history --since 7d --kind bench\n  \
+    linerate history --series 3f2a9c0d11e4b7a2   one series, run by run\n  \
+    linerate history --json -                every series as JSON")]
+pub struct HistoryArgs {
+    /// The archive to read (a path or sqlite:PATH). Default: as bench records.
+    #[arg(long, value_name = "ARCHIVE", value_parser = parse_location)]
+    pub archive: Option<Location>,
+    /// Only series with a run in this last span (30m, 12h, 7d).
+    #[arg(long, value_name = "SPAN", default_value = "30d", value_parser = parse_span)]
+    pub since: Duration,
+    /// Only this kind of run (bench, latency, ...).
+    #[arg(long, value_name = "KIND")]
+    pub kind: Option<String>,
+    /// Only series whose data left this host (its name).
+    #[arg(long, value_name = "HOST")]
+    pub from: Option<String>,
+    /// Only series whose data reached this host (its name).
+    #[arg(long, value_name = "HOST")]
+    pub to: Option<String>,
+    /// One series, run by run (its id, or the start of it).
+    #[arg(long, value_name = "ID")]
+    pub series: Option<String>,
+    /// Write the answer as JSON to FILE (- for stdout) instead of a table.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+}
+
+fn parse_location(s: &str) -> Result<Location, String> {
+    Location::parse(s).map_err(|e| {
+        // The error names the flag; clap names it again.
+        let text = e.to_string();
+        text.split_once(": ")
+            .map_or(text.clone(), |(_, why)| why.to_string())
+    })
+}
+
+fn parse_span(s: &str) -> Result<Duration, String> {
+    humantime::parse_duration(s).map_err(|e| format!("{s:?}: {e} (give 30m, 12h or 7d)"))
+}
+
+/// One series as history prints it.
+#[derive(serde::Serialize)]
+struct SeriesLine {
+    id: String,
+    tool: String,
+    kind: String,
+    source: String,
+    destination: String,
+    path: String,
+    settings: serde_json::Value,
+    unit: &'static str,
+    runs: usize,
+    latest_at: f64,
+    latest: Option<f64>,
+    normal: Option<[f64; 2]>,
+    /// `normal`, `regression`, `improvement` or `too_few_runs`.
+    state: &'static str,
+}
+
+pub fn run_history(a: HistoryArgs) -> anyhow::Result<()> {
+    let flags = ArchiveFlags {
+        archive: a.archive.clone(),
+        no_archive: false,
+    };
+    let Location::Sqlite(path) = flags.place()?.location else {
+        return Err(UsageError("history needs an archive: give --archive PATH".into()).into());
+    };
+    if !path.exists() {
+        anyhow::bail!(
+            "no archive at {} yet: runs record there as they end (see --archive)",
+            path.display()
+        );
+    }
+    let archive = SqliteArchive::open(&path)?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let all = archive.series_since(now - a.since.as_secs_f64())?;
+    let chosen: Vec<_> = all
+        .into_iter()
+        .filter(|s| a.kind.as_ref().is_none_or(|k| &s.key.kind == k))
+        .filter(|s| a.from.as_ref().is_none_or(|h| &s.key.source == h))
+        .filter(|s| a.to.as_ref().is_none_or(|h| &s.key.destination == h))
+        .filter(|s| {
+            a.series
+                .as_ref()
+                .is_none_or(|id| s.id.starts_with(id.as_str()))
+        })
+        .collect();
+    if let Some(id) = &a.series {
+        return print_series(&archive, &chosen, id, a.json.as_deref());
+    }
+    let mut lines = Vec::new();
+    for s in &chosen {
+        let runs = archive.runs(&s.id, linerate_archive::HISTORY_READ)?;
+        let values: Vec<f64> = runs.iter().filter_map(|r| r.value).collect();
+        let judgement = linerate_archive::normal::judge(&values, s.unit.better());
+        let (state, normal) = match &judgement {
+            Judgement::TooFewRuns { .. } => ("too_few_runs", None),
+            Judgement::Normal(b) => ("normal", Some([b.low, b.high])),
+            Judgement::Regression(c) => ("regression", Some([c.band.low, c.band.high])),
+            Judgement::Improvement(c) => ("improvement", Some([c.band.low, c.band.high])),
+        };
+        lines.push(SeriesLine {
+            id: s.id.clone(),
+            tool: s.key.tool.clone(),
+            kind: s.key.kind.clone(),
+            source: s.key.source.clone(),
+            destination: s.key.destination.clone(),
+            path: s.key.path.clone(),
+            settings: serde_json::to_value(&s.key.settings).unwrap_or_default(),
+            unit: s.unit.as_str(),
+            runs: s.runs,
+            latest_at: s.latest_at,
+            latest: values.last().copied(),
+            normal,
+            state,
+        });
+    }
+    if let Some(out) = &a.json {
+        return crate::output::write_json(&serde_json::json!({ "series": lines }), out);
+    }
+    if lines.is_empty() {
+        println!(
+            "No runs in the archive {} in the last {}.",
+            path.display(),
+            humantime::format_duration(a.since)
+        );
+        return Ok(());
+    }
+    println!(
+        "{:<16}  {:<8}  {:<30}  {:>5}  {:>22}  {:>29}  ",
+        "series", "kind", "from -> to", "runs", "latest", "normal"
+    );
+    for l in &lines {
+        let unit = Unit::from_stored(l.unit);
+        let mark = match l.state {
+            "regression" => "worse",
+            "improvement" => "better",
+            "too_few_runs" => "(too few runs)",
+            _ => "",
+        };
+        let normal = l.normal.map_or_else(String::new, |[lo, hi]| {
+            format!("{} - {}", short(unit, lo), short(unit, hi))
+        });
+        println!(
+            "{:<16}  {:<8}  {:<30}  {:>5}  {:>22}  {:>29}  {mark}",
+            l.id,
+            l.kind,
+            format!("{} -> {}", l.source, l.destination),
+            l.runs,
+            l.latest.map_or_else(|| "-".into(), |v| short(unit, v)),
+            normal
+        );
+    }
+    Ok(())
+}
+
+/// A figure without words around it.
+fn short(unit: Unit, value: f64) -> String {
+    match unit {
+        Unit::BitsPerSecond => fmt_rate(value),
+        Unit::RoundTripMicroseconds => fmt_us(value),
+        Unit::None => format!("{value}"),
+    }
+}
+
+/// One series, run by run.
+fn print_series(
+    archive: &SqliteArchive,
+    chosen: &[linerate_archive::SeriesSummary],
+    id: &str,
+    json: Option<&str>,
+) -> anyhow::Result<()> {
+    let s = match chosen {
+        [one] => one,
+        [] => anyhow::bail!("no series {id} in the period asked (see --since)"),
+        many => {
+            return Err(UsageError(format!(
+                "--series {id} is the start of {} series' ids: give more of it",
+                many.len()
+            ))
+            .into());
+        }
+    };
+    let runs = archive.runs(&s.id, usize::MAX >> 1)?;
+    if let Some(out) = json {
+        let rows: Vec<_> = runs
+            .iter()
+            .map(|r| serde_json::json!({"started_at": r.started_at, "value": r.value, "verdict": r.limit}))
+            .collect();
+        return crate::output::write_json(
+            &serde_json::json!({"series": s.id, "key": s.key, "unit": s.unit.as_str(), "runs": rows}),
+            out,
+        );
+    }
+    println!(
+        "{} {} -> {} ({}, {}), {} runs",
+        s.key.kind,
+        s.key.source,
+        s.key.destination,
+        s.key.path,
+        s.key.tool,
+        runs.len()
+    );
+    for r in &runs {
+        println!(
+            "{}  {:>16}  {}",
+            date(r.started_at),
+            r.value.map_or_else(|| "-".into(), |v| short(s.unit, v)),
+            r.limit.as_deref().unwrap_or("")
+        );
+    }
+    Ok(())
+}
+
+/// `linerate archive`: results in and out of the archive.
+#[derive(clap::Subcommand, Clone, Debug)]
+pub enum ArchiveCommand {
+    /// Record result documents and iperf3 -J files, or the folders that hold them.
+    #[command(after_help = "Examples:\n  \
+        linerate archive import results/            every result under results/\n  \
+        linerate archive import run.json iperf3.json")]
+    Import(ImportArgs),
+    /// Write recorded documents back out, one JSON document a line, oldest first.
+    #[command(after_help = "Examples:\n  \
+        linerate archive export -o all.jsonl\n  \
+        linerate archive export --series 3f2a9c0d | jq .summary.bits_per_second")]
+    Export(ExportArgs),
+}
+
+#[derive(Args, Clone, Debug)]
+pub struct ImportArgs {
+    /// Files, or folders searched for *.json files.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// The archive to record into (a path or sqlite:PATH). Default: as bench records.
+    #[arg(long, value_name = "ARCHIVE", value_parser = parse_location)]
+    pub archive: Option<Location>,
+}
+
+#[derive(Args, Clone, Debug)]
+pub struct ExportArgs {
+    /// Only this series (its id).
+    #[arg(long, value_name = "ID")]
+    pub series: Option<String>,
+    /// Write to FILE instead of stdout.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The archive to read (a path or sqlite:PATH). Default: as bench records.
+    #[arg(long, value_name = "ARCHIVE", value_parser = parse_location)]
+    pub archive: Option<Location>,
+}
+
+/// The archive a command names, which must be there to be read.
+fn named_archive(archive: Option<Location>, must_exist: bool) -> anyhow::Result<SqliteArchive> {
+    let flags = ArchiveFlags {
+        archive,
+        no_archive: false,
+    };
+    let Location::Sqlite(path) = flags.place()?.location else {
+        return Err(UsageError("give --archive PATH: no archive is named".into()).into());
+    };
+    if must_exist && !path.exists() {
+        anyhow::bail!(
+            "no archive at {} yet: runs record there as they end (see --archive)",
+            path.display()
+        );
+    }
+    open(&path)
+}
+
+pub fn run(c: ArchiveCommand) -> anyhow::Result<()> {
+    match c {
+        ArchiveCommand::Import(a) => import(a),
+        ArchiveCommand::Export(a) => export(a),
+    }
+}
+
+/// The JSON files `paths` name: files as given, folders searched.
+fn json_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    let mut todo: Vec<PathBuf> = paths.to_vec();
+    while let Some(p) = todo.pop() {
+        let meta = std::fs::metadata(&p).with_context(|| format!("reading {}", p.display()))?;
+        if meta.is_dir() {
+            for e in std::fs::read_dir(&p).with_context(|| format!("reading {}", p.display()))? {
+                let path = e?.path();
+                if path.is_dir() || path.extension().is_some_and(|x| x == "json") {
+                    todo.push(path);
+                }
+            }
+        } else {
+            found.push(p);
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+fn import(a: ImportArgs) -> anyhow::Result<()> {
+    let files = json_files(&a.paths)?;
+    let mut archive = named_archive(a.archive, false)?;
+    let (mut recorded, mut skipped) = (0usize, 0usize);
+    for file in &files {
+        let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+        let why = match serde_json::from_slice::<serde_json::Value>(&bytes) {
+            Err(_) => "not JSON",
+            Ok(doc) => match linerate_archive::import::entry_of(&doc) {
+                linerate_archive::import::Imported::Result(entry) => {
+                    archive.record(&entry, &bytes)?;
+                    recorded += 1;
+                    continue;
+                }
+                linerate_archive::import::Imported::Skipped(why) => why,
+            },
+        };
+        eprintln!("skipped {}: {why}", file.display());
+        skipped += 1;
+    }
+    println!(
+        "Recorded {recorded} result(s) in {}; skipped {skipped}.",
+        archive.path().display()
+    );
+    Ok(())
+}
+
+fn export(a: ExportArgs) -> anyhow::Result<()> {
+    use std::io::Write;
+    let archive = named_archive(a.archive, true)?;
+    let mut out: Box<dyn Write> = match &a.output {
+        Some(p) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
+        )),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    };
+    let io = |error| linerate_archive::ArchiveError::Io {
+        path: a.output.clone().unwrap_or_else(|| "stdout".into()),
+        error,
+    };
+    let n = archive.each_document(a.series.as_deref(), |doc| {
+        // One line a document, whatever its own layout.
+        let line = serde_json::from_slice::<serde_json::Value>(doc)
+            .map(|v| v.to_string())
+            .unwrap_or_else(|_| String::from_utf8_lossy(doc).replace('\n', " "));
+        writeln!(out, "{line}").map_err(io)
+    })?;
+    out.flush().context("writing the export")?;
+    if a.output.is_some() {
+        eprintln!("Wrote {n} result(s).");
+    }
+    Ok(())
+}

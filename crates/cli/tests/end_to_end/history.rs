@@ -1,0 +1,251 @@
+//! The archive from the user's side: runs recorded as they end, read back
+//! by `linerate history`; a result the archive cannot take waits in the
+//! spool and arrives with the next run; a file that is not an archive is
+//! moved aside, never written over.
+
+use crate::common;
+
+use std::path::Path;
+
+use common::tree::TempDir;
+use common::{Server, linerate_cmd, text};
+
+/// `linerate ARGS` with linerate's data folder in `data`.
+fn run_in(data: &Path, args: &[&str]) -> std::process::Output {
+    linerate_cmd()
+        .env("XDG_DATA_HOME", data)
+        .env_remove("LINERATE_ARCHIVE")
+        .args(args)
+        .output()
+        .expect("run linerate")
+}
+
+fn history(data: &Path, archive: &str) -> serde_json::Value {
+    let out = run_in(data, &["history", "--archive", archive, "--json", "-"]);
+    assert!(out.status.success(), "{}", text(&out));
+    serde_json::from_slice(&out.stdout).expect("history JSON")
+}
+
+#[test]
+fn runs_are_recorded_as_they_end_and_history_reads_them_back() {
+    let _traffic = common::beside_other_traffic();
+    let base = TempDir::new("history");
+    let data = base.join("data");
+    let srv = Server::start();
+    let addr = srv.addr();
+    let mut rates = Vec::new();
+    for _ in 0..3 {
+        let out = run_in(&data, &["bench", &addr, "-t", "1", "--json", "-"]);
+        assert!(out.status.success(), "{}", text(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        rates.push(doc["summary"]["bits_per_second"].as_f64().unwrap());
+    }
+    // Not recorded: --no-archive.
+    let out = run_in(&data, &["bench", &addr, "-t", "1", "--no-archive"]);
+    assert!(out.status.success(), "{}", text(&out));
+    // The default archive is in the data folder.
+    let default = data.join("linerate/archive.db");
+    assert!(default.exists(), "no archive at {}", default.display());
+    let h = history(&data, default.to_str().unwrap());
+    let series = h["series"].as_array().unwrap();
+    assert_eq!(series.len(), 1, "{h}");
+    let s = &series[0];
+    assert_eq!(s["kind"], "bench");
+    assert_eq!(s["runs"], 3, "{h}");
+    assert_eq!(s["state"], "too_few_runs", "{h}");
+    assert_eq!(s["latest"].as_f64().unwrap(), rates[2]);
+    assert_eq!(s["settings"]["streams"], 1, "{h}");
+    // One series, run by run, by the start of its id.
+    let id = s["id"].as_str().unwrap();
+    let out = run_in(
+        &data,
+        &[
+            "history",
+            "--archive",
+            default.to_str().unwrap(),
+            "--series",
+            &id[..6],
+            "--json",
+            "-",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let one: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let values: Vec<f64> = one["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["value"].as_f64().unwrap())
+        .collect();
+    assert_eq!(values, rates);
+    // Another kind is another series.
+    let out = run_in(&data, &["latency", &addr, "-t", "1"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let h = history(&data, default.to_str().unwrap());
+    let kinds: Vec<&str> = h["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds.len(), 2, "{h}");
+    assert!(kinds.contains(&"latency"), "{h}");
+}
+
+#[test]
+fn a_result_the_archive_cannot_take_waits_and_a_corrupt_archive_is_moved_aside() {
+    let _traffic = common::beside_other_traffic();
+    let base = TempDir::new("spool");
+    let data = base.join("data");
+    let srv = Server::start();
+    let addr = srv.addr();
+    // An archive under a regular file cannot be made: the run still
+    // succeeds and its result waits in the spool.
+    let blocker = base.join("not-a-folder");
+    std::fs::write(&blocker, b"a file").unwrap();
+    let unreachable = blocker.join("archive.db");
+    let out = run_in(
+        &data,
+        &[
+            "bench",
+            &addr,
+            "-t",
+            "1",
+            "--archive",
+            unreachable.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("kept in"), "{}", text(&out));
+    let spool = data.join("linerate/spool");
+    assert_eq!(std::fs::read_dir(&spool).unwrap().count(), 1);
+    // A file that is not an archive: moved aside, said so, and the run's
+    // result and the spooled one both recorded in a new archive.
+    let archive = base.join("archive.db");
+    std::fs::write(&archive, vec![b'x'; 8192]).unwrap();
+    let out = run_in(
+        &data,
+        &[
+            "bench",
+            &addr,
+            "-t",
+            "1",
+            "--archive",
+            archive.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let said = text(&out);
+    assert!(
+        said.contains("was not an SQLite archive; moved to"),
+        "{said}"
+    );
+    assert!(said.contains("1 result(s) waiting"), "{said}");
+    let aside: Vec<_> = std::fs::read_dir(base.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("archive.db.corrupt-")
+        })
+        .collect();
+    assert_eq!(aside.len(), 1, "the corrupt file kept beside");
+    assert_eq!(std::fs::read(aside[0].path()).unwrap(), vec![b'x'; 8192]);
+    assert_eq!(std::fs::read_dir(&spool).unwrap().count(), 0);
+    let h = history(&data, archive.to_str().unwrap());
+    assert_eq!(h["series"][0]["runs"], 2, "{h}");
+    // A kind of archive this build has not is a bad flag, before any run.
+    let out = run_in(
+        &data,
+        &["bench", &addr, "--archive", "ftp://x/y", "-t", "1"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("--archive"), "{}", text(&out));
+}
+
+/// Older results and iperf3's come in as their own series, once however
+/// often imported, and go out again as they came in.
+#[test]
+fn imported_results_keep_their_tool_and_export_gives_them_back() {
+    let _traffic = common::beside_other_traffic();
+    let base = TempDir::new("import");
+    let data = base.join("data");
+    let results = base.join("results");
+    std::fs::create_dir_all(results.join("older")).unwrap();
+    let srv = Server::start();
+    let bench = results.join("older/bench.json");
+    let out = run_in(
+        &data,
+        &[
+            "bench",
+            &srv.addr(),
+            "-t",
+            "1",
+            "--no-archive",
+            "--json",
+            bench.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let (_iperf3, port) = crate::habits::iperf3_server();
+    let out = std::process::Command::new("iperf3")
+        .args(["-c", "127.0.0.1", "-p", &port.to_string(), "-t", "1", "-J"])
+        .output()
+        .expect("iperf3");
+    assert!(out.status.success(), "{}", text(&out));
+    std::fs::write(results.join("iperf3.json"), &out.stdout).unwrap();
+    std::fs::write(results.join("notes.json"), b"{\"note\": 1}").unwrap();
+    let archive = base.join("site.db");
+    let archive = archive.to_str().unwrap();
+    for _ in 0..2 {
+        let out = run_in(
+            &data,
+            &[
+                "archive",
+                "import",
+                results.to_str().unwrap(),
+                "--archive",
+                archive,
+            ],
+        );
+        assert!(out.status.success(), "{}", text(&out));
+        assert!(
+            text(&out).contains("Recorded 2 result(s)"),
+            "{}",
+            text(&out)
+        );
+        assert!(text(&out).contains("notes.json"), "{}", text(&out));
+    }
+    let h = history(&data, archive);
+    let series = h["series"].as_array().unwrap();
+    let mut tools: Vec<&str> = series.iter().map(|s| s["tool"].as_str().unwrap()).collect();
+    tools.sort();
+    assert_eq!(tools, ["iperf3", "linerate"], "{h}");
+    assert!(series.iter().all(|s| s["runs"] == 1), "{h}");
+    let exported = base.join("all.jsonl");
+    let out = run_in(
+        &data,
+        &[
+            "archive",
+            "export",
+            "--archive",
+            archive,
+            "-o",
+            exported.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&exported)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(lines.len(), 2);
+    let original: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&bench).unwrap()).unwrap();
+    assert!(
+        lines.contains(&original),
+        "the bench document came back whole"
+    );
+}
