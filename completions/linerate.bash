@@ -1507,7 +1507,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__incast)
-            opts="-t -i -S -Z -w -h --hosts --ssh --remote-path --lab --lab-hosts --local --coordinator --time --interval --timeout --json --tos --dscp --cc --window --sndbuf --receiver --senders --source-hosts --sizes --help"
+            opts="-t -i -S -Z -w -h --hosts --ssh --remote-path --lab --lab-hosts --local --coordinator --time --interval --timeout --json --tos --dscp --cc --window --sndbuf --archive --no-archive --receiver --senders --source-hosts --sizes --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1597,6 +1597,10 @@ _linerate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --archive)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --receiver)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1635,7 +1639,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__job__subcmd__all__subcmd__to__subcmd__all)
-            opts="-n -S -Z -w -h --hosts --ssh --remote-path --lab --lab-hosts --local --coordinator --iterations --compute --limit --timeout --tos --dscp --cc --window --sndbuf --json --message --help"
+            opts="-n -S -Z -w -h --hosts --ssh --remote-path --lab --lab-hosts --local --coordinator --iterations --compute --limit --timeout --tos --dscp --cc --window --sndbuf --archive --no-archive --json --message --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1718,6 +1722,10 @@ _linerate() {
                     return 0
                     ;;
                 --sndbuf)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --archive)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1737,7 +1745,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__job__subcmd__halo3d)
-            opts="-n -S -Z -w -h --hosts --ssh --remote-path --lab --lab-hosts --local --coordinator --iterations --compute --limit --timeout --tos --dscp --cc --window --sndbuf --json --cells --values --help"
+            opts="-n -S -Z -w -h --hosts --ssh --remote-path --lab --lab-hosts --local --coordinator --iterations --compute --limit --timeout --tos --dscp --cc --window --sndbuf --archive --no-archive --json --cells --values --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1820,6 +1828,10 @@ _linerate() {
                     return 0
                     ;;
                 --sndbuf)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --archive)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2507,7 +2519,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__mesh)
-            opts="-t -i -S -Z -w -P -h --hosts --ssh --remote-path --lab --lab-hosts --local --coordinator --time --interval --timeout --json --tos --dscp --cc --window --sndbuf --streams --all-at-once --help"
+            opts="-t -i -S -Z -w -P -h --hosts --ssh --remote-path --lab --lab-hosts --local --coordinator --time --interval --timeout --json --tos --dscp --cc --window --sndbuf --archive --no-archive --streams --all-at-once --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2594,6 +2606,10 @@ _linerate() {
                     return 0
                     ;;
                 --sndbuf)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --archive)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2697,7 +2713,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__send)
-            opts="-P -u -n -i -X -A -c -w -S -4 -6 -B -q -h --url-file --from-memory --streams --block --skip-writes --no-replace --ignore-existing --update --delete --force --dry-run --itemize --xattrs --acls --numeric-ids --overwrite --verify --checksum --no-block-checksum --no-fsync --no-encrypt --server-fingerprint --follow-links --exclude --include --exclude-from --direct --evict --rate --window --sndbuf --tos --dscp --bind --stripe --rx-poll --json --quiet --help"
+            opts="-P -u -n -i -X -A -c -w -S -4 -6 -B -q -h --url-file --from-memory --streams --block --skip-writes --no-replace --ignore-existing --update --delete --force --dry-run --itemize --xattrs --acls --numeric-ids --overwrite --verify --checksum --no-block-checksum --no-fsync --no-encrypt --server-fingerprint --follow-links --exclude --include --exclude-from --direct --evict --rate --window --sndbuf --tos --dscp --bind --stripe --archive --no-archive --rx-poll --json --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2776,6 +2792,10 @@ _linerate() {
                     return 0
                     ;;
                 --stripe)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --archive)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -165,10 +165,12 @@ complete -c linerate -n "__fish_linerate_using_subcommand incast" -l dscp -d 'DS
 complete -c linerate -n "__fish_linerate_using_subcommand incast" -s Z -l cc -d 'Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic' -r
 complete -c linerate -n "__fish_linerate_using_subcommand incast" -s w -l window -d 'Receive window: SO_RCVBUF at the receiving end. Default: kernel autotuning' -r
 complete -c linerate -n "__fish_linerate_using_subcommand incast" -l sndbuf -d 'Send buffer (SO_SNDBUF) at the sending end. Default: kernel autotuning' -r
+complete -c linerate -n "__fish_linerate_using_subcommand incast" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand incast" -l receiver -d 'The rank that receives; every other rank sends' -r
 complete -c linerate -n "__fish_linerate_using_subcommand incast" -l senders -d 'Sending processes on each source host (one flow of one stream each), swept' -r
 complete -c linerate -n "__fish_linerate_using_subcommand incast" -l source-hosts -d 'Source hosts, swept (default: all of them)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand incast" -l sizes -d 'Message sizes (bytes per write), swept: the seed\'s 8 B, 10 KB and 1 MB by default' -r
+complete -c linerate -n "__fish_linerate_using_subcommand incast" -l no-archive -d 'Record nothing (the same as --archive none)'
 complete -c linerate -n "__fish_linerate_using_subcommand incast" -s h -l help -d 'Print help'
 complete -c linerate -n "__fish_linerate_using_subcommand mesh" -l hosts -d 'Start one agent on each host over ssh, in rank order (h1,h2,...), with the user\'s ssh config and keys' -r
 complete -c linerate -n "__fish_linerate_using_subcommand mesh" -l ssh -d 'The ssh command, with any options, that reaches each of --hosts' -r
@@ -186,7 +188,9 @@ complete -c linerate -n "__fish_linerate_using_subcommand mesh" -l dscp -d 'DSCP
 complete -c linerate -n "__fish_linerate_using_subcommand mesh" -s Z -l cc -d 'Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic' -r
 complete -c linerate -n "__fish_linerate_using_subcommand mesh" -s w -l window -d 'Receive window: SO_RCVBUF at the receiving end. Default: kernel autotuning' -r
 complete -c linerate -n "__fish_linerate_using_subcommand mesh" -l sndbuf -d 'Send buffer (SO_SNDBUF) at the sending end. Default: kernel autotuning' -r
+complete -c linerate -n "__fish_linerate_using_subcommand mesh" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand mesh" -s P -l streams -d 'Streams of each pair\'s flow' -r
+complete -c linerate -n "__fish_linerate_using_subcommand mesh" -l no-archive -d 'Record nothing (the same as --archive none)'
 complete -c linerate -n "__fish_linerate_using_subcommand mesh" -l all-at-once -d 'Every pair at once instead of one pair at a time'
 complete -c linerate -n "__fish_linerate_using_subcommand mesh" -s h -l help -d 'Print help'
 complete -c linerate -n "__fish_linerate_using_subcommand job; and not __fish_seen_subcommand_from halo3d all-to-all help" -s h -l help -d 'Print help'
@@ -209,9 +213,11 @@ complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_s
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -s Z -l cc -d 'Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -s w -l window -d 'Receive window: SO_RCVBUF at the receiving end. Default: kernel autotuning' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -l sndbuf -d 'Send buffer (SO_SNDBUF) at the sending end. Default: kernel autotuning' -r
+complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -l json -d 'Write the linerate.result/1 document to FILE (\'-\' for stdout; human output then goes to stderr)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -l cells -d 'Cells each rank holds along x, y and z (one number for a cube)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -l values -d 'Doubles per cell: a face carries cells x cells x values x 8 bytes' -r
+complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -l no-archive -d 'Record nothing (the same as --archive none)'
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -s h -l help -d 'Print help'
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -l hosts -d 'Start one agent on each host over ssh, in rank order (h1,h2,...), with the user\'s ssh config and keys' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -l ssh -d 'The ssh command, with any options, that reaches each of --hosts' -r
@@ -229,8 +235,10 @@ complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_s
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -s Z -l cc -d 'Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -s w -l window -d 'Receive window: SO_RCVBUF at the receiving end. Default: kernel autotuning' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -l sndbuf -d 'Send buffer (SO_SNDBUF) at the sending end. Default: kernel autotuning' -r
+complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -l json -d 'Write the linerate.result/1 document to FILE (\'-\' for stdout; human output then goes to stderr)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -l message -d 'Bytes each rank sends every other rank per iteration' -r
+complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -l no-archive -d 'Record nothing (the same as --archive none)'
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -s h -l help -d 'Print help'
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from help" -f -a "halo3d" -d 'Each rank exchanges faces, edges and corners with its 26 neighbours in a periodic 3D grid every iteration (bandwidth-heavy, as Ember\'s halo3d-26)'
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from help" -f -a "all-to-all" -d 'Each rank sends a small message to every other rank every iteration (latency-sensitive, as the FFT proxy subcom3d-a2a)'
@@ -261,6 +269,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand send" -s S -l tos -d '
 complete -c linerate -n "__fish_linerate_using_subcommand send" -l dscp -d 'DSCP code point (0-63, or a name: ef, af11-af43, cs0-cs7): the upper six bits of the TOS byte, its two ECN bits left to the kernel' -r
 complete -c linerate -n "__fish_linerate_using_subcommand send" -s B -l bind -d 'Local address to connect from; with --stripe, one per path (comma-separated, in --stripe\'s order) or one for all' -r
 complete -c linerate -n "__fish_linerate_using_subcommand send" -l stripe -d 'Spread the data streams round-robin over these receiver addresses (comma-separated, e.g. one per NIC or per link), each paired with the -B address at its place; the control connection goes to the target. N paths need at least N streams (-P is raised to N where lower)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand send" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand send" -l rx-poll -d 'Receivers poll before blocking (auto: off; polling measured slower when the receiver writes)' -r -f -a "auto\t'Poll on loopback while there are at most four stream threads per core; between namespaces of one host only while threads share cores'
 on\t''
 off\t''"
@@ -287,6 +296,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand send" -l direct -d 'By
 complete -c linerate -n "__fish_linerate_using_subcommand send" -l evict -d 'Drop each block from the page cache once it is sent and once it is written (flushed to disk first), so a transfer larger than memory does not push the host\'s other data out of the cache'
 complete -c linerate -n "__fish_linerate_using_subcommand send" -s 4 -d 'Use IPv4 only'
 complete -c linerate -n "__fish_linerate_using_subcommand send" -s 6 -d 'Use IPv6 only'
+complete -c linerate -n "__fish_linerate_using_subcommand send" -l no-archive -d 'Record nothing (the same as --archive none)'
 complete -c linerate -n "__fish_linerate_using_subcommand send" -s q -l quiet -d 'Print no progress'
 complete -c linerate -n "__fish_linerate_using_subcommand send" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c linerate -n "__fish_linerate_using_subcommand recv" -l bind -d 'Local address to listen on' -r

@@ -191,10 +191,12 @@ _arguments "${_arguments_options[@]}" : \
 '-w+[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
 '--window=[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
 '--sndbuf=[Send buffer (SO_SNDBUF) at the sending end. Default\: kernel autotuning]:BYTES:_default' \
+'--archive=[Record the result in this archive\: a path, sqlite\:PATH, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
 '--receiver=[The rank that receives; every other rank sends]:RANK:_default' \
 '--senders=[Sending processes on each source host (one flow of one stream each), swept]:LIST:_default' \
 '--source-hosts=[Source hosts, swept (default\: all of them)]:LIST:_default' \
 '--sizes=[Message sizes (bytes per write), swept\: the seed'\''s 8 B, 10 KB and 1 MB by default]:LIST:_default' \
+'(--archive)--no-archive[Record nothing (the same as --archive none)]' \
 '-h[Print help]' \
 '--help[Print help]' \
 && ret=0
@@ -222,8 +224,10 @@ _arguments "${_arguments_options[@]}" : \
 '-w+[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
 '--window=[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
 '--sndbuf=[Send buffer (SO_SNDBUF) at the sending end. Default\: kernel autotuning]:BYTES:_default' \
+'--archive=[Record the result in this archive\: a path, sqlite\:PATH, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
 '-P+[Streams of each pair'\''s flow]:N:_default' \
 '--streams=[Streams of each pair'\''s flow]:N:_default' \
+'(--archive)--no-archive[Record nothing (the same as --archive none)]' \
 '--all-at-once[Every pair at once instead of one pair at a time]' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -265,9 +269,11 @@ _arguments "${_arguments_options[@]}" : \
 '-w+[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
 '--window=[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
 '--sndbuf=[Send buffer (SO_SNDBUF) at the sending end. Default\: kernel autotuning]:BYTES:_default' \
+'--archive=[Record the result in this archive\: a path, sqlite\:PATH, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
 '--json=[Write the linerate.result/1 document to FILE ('\''-'\'' for stdout; human output then goes to stderr)]:FILE:_default' \
 '--cells=[Cells each rank holds along x, y and z (one number for a cube)]:N[,N,N]:_default' \
 '--values=[Doubles per cell\: a face carries cells x cells x values x 8 bytes]:N:_default' \
+'(--archive)--no-archive[Record nothing (the same as --archive none)]' \
 '-h[Print help]' \
 '--help[Print help]' \
 && ret=0
@@ -294,8 +300,10 @@ _arguments "${_arguments_options[@]}" : \
 '-w+[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
 '--window=[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
 '--sndbuf=[Send buffer (SO_SNDBUF) at the sending end. Default\: kernel autotuning]:BYTES:_default' \
+'--archive=[Record the result in this archive\: a path, sqlite\:PATH, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
 '--json=[Write the linerate.result/1 document to FILE ('\''-'\'' for stdout; human output then goes to stderr)]:FILE:_default' \
 '--message=[Bytes each rank sends every other rank per iteration]:SIZE:_default' \
+'(--archive)--no-archive[Record nothing (the same as --archive none)]' \
 '-h[Print help]' \
 '--help[Print help]' \
 && ret=0
@@ -369,6 +377,7 @@ _arguments "${_arguments_options[@]}" : \
 '*-B+[Local address to connect from; with --stripe, one per path (comma-separated, in --stripe'\''s order) or one for all]:ADDR:_default' \
 '*--bind=[Local address to connect from; with --stripe, one per path (comma-separated, in --stripe'\''s order) or one for all]:ADDR:_default' \
 '*--stripe=[Spread the data streams round-robin over these receiver addresses (comma-separated, e.g. one per NIC or per link), each paired with the -B address at its place; the control connection goes to the target. N paths need at least N streams (-P is raised to N where lower)]:ADDR,...:_default' \
+'--archive=[Record the result in this archive\: a path, sqlite\:PATH, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
 '--rx-poll=[Receivers poll before blocking (auto\: off; polling measured slower when the receiver writes)]:RX_POLL:((auto\:"Poll on loopback while there are at most four stream threads per core; between namespaces of one host only while threads share cores"
 on\:""
 off\:""))' \
@@ -401,6 +410,7 @@ off\:""))' \
 '--evict[Drop each block from the page cache once it is sent and once it is written (flushed to disk first), so a transfer larger than memory does not push the host'\''s other data out of the cache]' \
 '(-6)-4[Use IPv4 only]' \
 '-6[Use IPv6 only]' \
+'(--archive)--no-archive[Record nothing (the same as --archive none)]' \
 '-q[Print no progress]' \
 '--quiet[Print no progress]' \
 '-h[Print help (see more with '\''--help'\'')]' \

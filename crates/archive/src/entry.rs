@@ -190,9 +190,21 @@ fn path(doc: &ResultDoc) -> String {
     }
 }
 
-/// The first word after the command that is not a flag: HOST[:PORT].
+/// What the command was pointed at: a bench's HOST[:PORT] (the first
+/// word after the command that is not a flag), or a send's sources and
+/// target (every such word: what was sent is part of what a transfer
+/// measures; the command line has its secrets redacted).
 fn target(doc: &ResultDoc) -> Option<String> {
-    doc.command_line
+    let words = &doc.command_line;
+    if let Some(at) = words.iter().position(|w| w == "send") {
+        let given: Vec<&str> = words[at + 1..]
+            .iter()
+            .map(String::as_str)
+            .filter(|w| !w.starts_with('-'))
+            .collect();
+        return (!given.is_empty()).then(|| given.join(" "));
+    }
+    words
         .iter()
         .skip_while(|w| w.as_str() != doc.kind.as_str())
         .skip(1)

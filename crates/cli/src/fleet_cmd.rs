@@ -41,6 +41,8 @@ pub struct RunArgs {
     pub json: Option<String>,
     #[command(flatten)]
     pub socket: RunSocketFlags,
+    #[command(flatten)]
+    pub history: crate::archive_cmd::ArchiveFlags,
 }
 
 /// The socket options of every connection of a many-host run, flows' and
@@ -488,6 +490,7 @@ fn finish(kind: &'static str, a: &RunArgs, launcher: &str, outcome: Outcome) -> 
     if let Some(path) = &a.json {
         output::write_json(&doc, path)?;
     }
+    a.history.record(&doc);
     if let Some(why) = &outcome.stopped {
         return Err(signals::Interrupted(format!("{why}; the result covers what ran")).into());
     }

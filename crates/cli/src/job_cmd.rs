@@ -45,6 +45,8 @@ pub struct JobArgs {
     pub timeout: Option<u64>,
     #[command(flatten)]
     pub socket: RunSocketFlags,
+    #[command(flatten)]
+    pub history: crate::archive_cmd::ArchiveFlags,
     /// Write the linerate.result/1 document to FILE ('-' for stdout; human output then
     /// goes to stderr).
     #[arg(long, value_name = "FILE")]
@@ -170,6 +172,7 @@ fn run_args(a: &JobArgs) -> RunArgs {
         timeout: a.timeout,
         json: a.json.clone(),
         socket: a.socket.clone(),
+        history: a.history.clone(),
     }
 }
 

@@ -191,6 +191,8 @@ pub struct SendArgs {
     pub address: AddressFlags,
     #[command(flatten)]
     pub stripe: StripeFlags,
+    #[command(flatten)]
+    pub history: crate::archive_cmd::ArchiveFlags,
     /// Receivers poll before blocking (auto: off; polling measured slower when the receiver writes).
     #[arg(long, value_enum, default_value = "auto")]
     pub rx_poll: crate::bench_cmd::RxPollArg,
@@ -495,6 +497,7 @@ pub fn run_send(a: SendArgs, matches: Option<&clap::ArgMatches>) -> anyhow::Resu
     if let Some(path) = &a.json {
         output::write_json(&doc, path)?;
     }
+    a.history.record(&doc);
     if !run.mismatched.is_empty() {
         bail!(
             "{} file(s) differ from the source after the transfer: {}",

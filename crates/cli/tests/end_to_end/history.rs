@@ -20,6 +20,14 @@ fn run_in(data: &Path, args: &[&str]) -> std::process::Output {
         .expect("run linerate")
 }
 
+/// A 1-second bench to `addr` recorded into `archive`; it succeeded.
+fn bench_into(data: &Path, addr: &str, archive: &Path) -> std::process::Output {
+    let archive = archive.to_str().expect("a UTF-8 path");
+    let out = run_in(data, &["bench", addr, "-t", "1", "--archive", archive]);
+    assert!(out.status.success(), "{}", text(&out));
+    out
+}
+
 fn history(data: &Path, archive: &str) -> serde_json::Value {
     let out = run_in(data, &["history", "--archive", archive, "--json", "-"]);
     assert!(out.status.success(), "{}", text(&out));
@@ -78,18 +86,26 @@ fn runs_are_recorded_as_they_end_and_history_reads_them_back() {
         .map(|r| r["value"].as_f64().unwrap())
         .collect();
     assert_eq!(values, rates);
-    // Another kind is another series.
+    // Other kinds are other series: a latency run, and a send, whose path
+    // is what it sent and where.
     let out = run_in(&data, &["latency", &addr, "-t", "1"]);
     assert!(out.status.success(), "{}", text(&out));
+    let dst = base.join("dst");
+    std::fs::create_dir_all(&dst).unwrap();
+    let daemon = Server::with_root(&dst);
+    let target = format!("{}:/in", daemon.addr());
+    let out = run_in(&data, &["send", "--from-memory", "8M", "-q", &target]);
+    assert!(out.status.success(), "{}", text(&out));
     let h = history(&data, default.to_str().unwrap());
-    let kinds: Vec<&str> = h["series"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["kind"].as_str().unwrap())
-        .collect();
-    assert_eq!(kinds.len(), 2, "{h}");
+    let series = h["series"].as_array().unwrap();
+    let kinds: Vec<&str> = series.iter().map(|s| s["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds.len(), 3, "{h}");
     assert!(kinds.contains(&"latency"), "{h}");
+    let sent = series
+        .iter()
+        .find(|s| s["kind"] == "transfer")
+        .expect("the send's series");
+    assert_eq!(sent["path"], format!("8M {target}"), "{h}");
 }
 
 #[test]
@@ -104,18 +120,7 @@ fn a_result_the_archive_cannot_take_waits_and_a_corrupt_archive_is_moved_aside()
     let blocker = base.join("not-a-folder");
     std::fs::write(&blocker, b"a file").unwrap();
     let unreachable = blocker.join("archive.db");
-    let out = run_in(
-        &data,
-        &[
-            "bench",
-            &addr,
-            "-t",
-            "1",
-            "--archive",
-            unreachable.to_str().unwrap(),
-        ],
-    );
-    assert!(out.status.success(), "{}", text(&out));
+    let out = bench_into(&data, &addr, &unreachable);
     assert!(text(&out).contains("kept in"), "{}", text(&out));
     let spool = data.join("linerate/spool");
     assert_eq!(std::fs::read_dir(&spool).unwrap().count(), 1);
@@ -123,18 +128,7 @@ fn a_result_the_archive_cannot_take_waits_and_a_corrupt_archive_is_moved_aside()
     // result and the spooled one both recorded in a new archive.
     let archive = base.join("archive.db");
     std::fs::write(&archive, vec![b'x'; 8192]).unwrap();
-    let out = run_in(
-        &data,
-        &[
-            "bench",
-            &addr,
-            "-t",
-            "1",
-            "--archive",
-            archive.to_str().unwrap(),
-        ],
-    );
-    assert!(out.status.success(), "{}", text(&out));
+    let out = bench_into(&data, &addr, &archive);
     let said = text(&out);
     assert!(
         said.contains("was not an SQLite archive; moved to"),
