@@ -243,9 +243,11 @@ impl SqliteArchive {
         let mut statement = self
             .connection
             .prepare_cached(
+                // A series' start times are unique (its index): the index
+                // gives them in order and the limit stops the walk.
                 "SELECT id, started_at, value, verdict FROM results
                  WHERE series = ?1 AND interrupted = 0
-                 ORDER BY started_at DESC, id DESC LIMIT ?2",
+                 ORDER BY started_at DESC LIMIT ?2",
             )
             .map_err(|e| self.sql(e))?;
         let mut rows: Vec<Row> = statement
@@ -269,10 +271,14 @@ impl SqliteArchive {
         let mut statement = self
             .connection
             .prepare(
-                "SELECT s.id, s.key, s.unit, COUNT(r.id), MAX(r.started_at)
-                 FROM series s JOIN results r ON r.series = s.id
-                 WHERE r.started_at >= ?1
-                 GROUP BY s.id ORDER BY s.source, s.destination, s.kind, s.id",
+                // Counted from the (series, started_at) index alone, then
+                // joined to the few series rows.
+                "SELECT s.id, s.key, s.unit, r.runs, r.latest
+                 FROM (SELECT series, COUNT(*) AS runs, MAX(started_at) AS latest
+                       FROM results INDEXED BY results_by_series
+                       WHERE started_at >= ?1 GROUP BY series) r
+                 JOIN series s ON s.id = r.series
+                 ORDER BY s.source, s.destination, s.kind, s.id",
             )
             .map_err(|e| self.sql(e))?;
         let found: Vec<(String, String, String, i64, f64)> = statement
