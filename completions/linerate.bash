@@ -739,7 +739,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__compare)
-            opts="-P -t -b -l -h --tools --mode --dataset --streams --time --size --udp --bitrate --len --rounds --lab --json --help"
+            opts="-P -t -b -l -h --tools --mode --dataset --streams --time --size --udp --bitrate --len --rounds --lab --json --archive --no-archive --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -802,6 +802,10 @@ _linerate() {
                     return 0
                     ;;
                 --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --archive)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3025,7 +3029,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__study__subcmd__interference)
-            opts="-t -h --quick --json --time --cc --name --rate --taper --stagger --iterations --message --cells --queue --seed --backend --help"
+            opts="-t -h --quick --json --time --cc --name --archive --no-archive --rate --taper --stagger --iterations --message --cells --queue --seed --backend --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3048,6 +3052,10 @@ _linerate() {
                     return 0
                     ;;
                 --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --archive)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3095,7 +3103,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__study__subcmd__lan)
-            opts="-t -h --quick --json --time --cc --name --streams --help"
+            opts="-t -h --quick --json --time --cc --name --archive --no-archive --streams --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3118,6 +3126,10 @@ _linerate() {
                     return 0
                     ;;
                 --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --archive)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3133,7 +3145,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__study__subcmd__striping)
-            opts="-t -h --quick --json --time --cc --name --links --rate --file-size --help"
+            opts="-t -h --quick --json --time --cc --name --archive --no-archive --links --rate --file-size --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3156,6 +3168,10 @@ _linerate() {
                     return 0
                     ;;
                 --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --archive)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3179,7 +3195,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__study__subcmd__tuning)
-            opts="-t -h --quick --json --time --cc --name --rtt --rate --rounds --backend --help"
+            opts="-t -h --quick --json --time --cc --name --archive --no-archive --rtt --rate --rounds --backend --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3202,6 +3218,10 @@ _linerate() {
                     return 0
                     ;;
                 --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --archive)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -3229,7 +3249,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__study__subcmd__wan)
-            opts="-t -h --quick --json --time --cc --name --rtts --streams --rate --stability-time --backend --help"
+            opts="-t -h --quick --json --time --cc --name --archive --no-archive --rtts --streams --rate --stability-time --backend --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3252,6 +3272,10 @@ _linerate() {
                     return 0
                     ;;
                 --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --archive)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

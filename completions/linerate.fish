@@ -417,6 +417,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -s t -l time -d 'Seconds per bench run (default 5, 2 with --quick)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l cc -d 'Congestion control for every run (default: the host\'s)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l name -d 'Name of the lab the study builds (removed at the end)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l rtts -d 'RTTs to sweep, in ms' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l streams -d 'Stream counts to compare' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l rate -d 'Bottleneck rate of the emulated WAN; BDP-sized buffers are sized for it' -r
@@ -427,18 +428,22 @@ emulator\t''
 veth\t'Plain veth (and TBF for --rate): no delay or loss'
 htb\t'A --topology\'s switches as kernel namespaces with HTB classes per port (no PFC, ECN or hop delay)'"
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l quick -d 'A short run of every part, for CI (about a minute)'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l no-archive -d 'Record nothing (the same as --archive none)'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from lan" -l json -d 'Where to write the linerate.result/1 document' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from lan" -s t -l time -d 'Seconds per bench run (default 5, 2 with --quick)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from lan" -l cc -d 'Congestion control for every run (default: the host\'s)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from lan" -l name -d 'Name of the lab the study builds (removed at the end)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from lan" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from lan" -l streams -d 'Stream counts to sweep' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from lan" -l quick -d 'A short run of every part, for CI (about a minute)'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from lan" -l no-archive -d 'Record nothing (the same as --archive none)'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from lan" -s h -l help -d 'Print help'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -l json -d 'Where to write the linerate.result/1 document' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -s t -l time -d 'Seconds per bench run (default 5, 2 with --quick)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -l cc -d 'Congestion control for every run (default: the host\'s)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -l name -d 'Name of the lab the study builds (removed at the end)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -l rtt -d 'RTT of the lab WAN' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -l rate -d 'Bottleneck rate of the lab WAN, and the plan\'s target' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -l rounds -d 'Before/after rounds, alternating (default 3, 1 with --quick)' -r
@@ -448,11 +453,13 @@ emulator\t''
 veth\t'Plain veth (and TBF for --rate): no delay or loss'
 htb\t'A --topology\'s switches as kernel namespaces with HTB classes per port (no PFC, ECN or hop delay)'"
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -l quick -d 'A short run of every part, for CI (about a minute)'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -l no-archive -d 'Record nothing (the same as --archive none)'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l json -d 'Where to write the linerate.result/1 document' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -s t -l time -d 'Seconds per bench run (default 5, 2 with --quick)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l cc -d 'Congestion control for every run (default: the host\'s)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l name -d 'Name of the lab the study builds (removed at the end)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l rate -d 'Every host link\'s rate' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l taper -d 'Oversubscription of the leaves\' uplinks' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l stagger -d 'How long the bandwidth job runs before the latency job starts (the paper\'s 10 s; 2 s with --quick)' -r
@@ -464,15 +471,18 @@ complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l backend -d 'The fabric\'s switches: the emulator (every configuration), or kernel switches with HTB classes (faster; no PFC, so its configuration is skipped)' -r -f -a "emulator\t'The emulator\'s switches'
 htb\t'Kernel switches with HTB classes'"
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l quick -d 'A short run of every part, for CI (about a minute)'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l no-archive -d 'Record nothing (the same as --archive none)'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from striping" -l json -d 'Where to write the linerate.result/1 document' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from striping" -s t -l time -d 'Seconds per bench run (default 5, 2 with --quick)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from striping" -l cc -d 'Congestion control for every run (default: the host\'s)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from striping" -l name -d 'Name of the lab the study builds (removed at the end)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from striping" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from striping" -l links -d 'Parallel links between the two hosts (default 4, 2 with --quick)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from striping" -l rate -d 'Each link\'s rate' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from striping" -l file-size -d 'Size of the file each transfer sends (default 1G, 64M with --quick)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from striping" -l quick -d 'A short run of every part, for CI (about a minute)'
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from striping" -l no-archive -d 'Record nothing (the same as --archive none)'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from striping" -s h -l help -d 'Print help'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from help" -f -a "wan" -d 'Bandwidth vs RTT with default and BDP-sized buffers, 1 vs several streams; bandwidth over time at 44 ms with 0.02 % reordering; the window law'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from help" -f -a "lan" -d 'Bandwidth vs streams, MTU 1500 vs 9000, IPv4 vs IPv6, direct vs through a relay node'
@@ -496,7 +506,9 @@ complete -c linerate -n "__fish_linerate_using_subcommand compare" -s l -l len -
 complete -c linerate -n "__fish_linerate_using_subcommand compare" -l rounds -d 'Rounds; the order of the tools rotates each round' -r
 complete -c linerate -n "__fish_linerate_using_subcommand compare" -l lab -d 'Run inside a lab: servers in h2, clients in h1 (root)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand compare" -l json -d 'Where to write the linerate.result/1 document (kind compare)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand compare" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand compare" -l udp -d 'Latency mode: the ping-pong over UDP (linerate --udp, sockperf, qperf udp_lat)'
+complete -c linerate -n "__fish_linerate_using_subcommand compare" -l no-archive -d 'Record nothing (the same as --archive none)'
 complete -c linerate -n "__fish_linerate_using_subcommand compare" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c linerate -n "__fish_linerate_using_subcommand report" -s o -l out -d 'The HTML page to write' -r -F
 complete -c linerate -n "__fish_linerate_using_subcommand report" -l csv -d 'Also write each figure\'s data as CSV into this folder' -r -F

@@ -687,6 +687,7 @@ _arguments "${_arguments_options[@]}" : \
 '--time=[Seconds per bench run (default 5, 2 with --quick)]:TIME:_default' \
 '--cc=[Congestion control for every run (default\: the host'\''s)]:CC:_default' \
 '--name=[Name of the lab the study builds (removed at the end)]:NAME:_default' \
+'--archive=[Record the result in this archive\: a path, sqlite\:PATH, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
 '*--rtts=[RTTs to sweep, in ms]:RTTS:_default' \
 '*--streams=[Stream counts to compare]:STREAMS:_default' \
 '--rate=[Bottleneck rate of the emulated WAN; BDP-sized buffers are sized for it]:RATE:_default' \
@@ -697,6 +698,7 @@ emulator\:""
 veth\:"Plain veth (and TBF for --rate)\: no delay or loss"
 htb\:"A --topology'\''s switches as kernel namespaces with HTB classes per port (no PFC, ECN or hop delay)"))' \
 '--quick[A short run of every part, for CI (about a minute)]' \
+'(--archive)--no-archive[Record nothing (the same as --archive none)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 && ret=0
@@ -708,8 +710,10 @@ _arguments "${_arguments_options[@]}" : \
 '--time=[Seconds per bench run (default 5, 2 with --quick)]:TIME:_default' \
 '--cc=[Congestion control for every run (default\: the host'\''s)]:CC:_default' \
 '--name=[Name of the lab the study builds (removed at the end)]:NAME:_default' \
+'--archive=[Record the result in this archive\: a path, sqlite\:PATH, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
 '*--streams=[Stream counts to sweep]:STREAMS:_default' \
 '--quick[A short run of every part, for CI (about a minute)]' \
+'(--archive)--no-archive[Record nothing (the same as --archive none)]' \
 '-h[Print help]' \
 '--help[Print help]' \
 && ret=0
@@ -721,6 +725,7 @@ _arguments "${_arguments_options[@]}" : \
 '--time=[Seconds per bench run (default 5, 2 with --quick)]:TIME:_default' \
 '--cc=[Congestion control for every run (default\: the host'\''s)]:CC:_default' \
 '--name=[Name of the lab the study builds (removed at the end)]:NAME:_default' \
+'--archive=[Record the result in this archive\: a path, sqlite\:PATH, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
 '--rtt=[RTT of the lab WAN]:RTT:_default' \
 '--rate=[Bottleneck rate of the lab WAN, and the plan'\''s target]:RATE:_default' \
 '--rounds=[Before/after rounds, alternating (default 3, 1 with --quick)]:ROUNDS:_default' \
@@ -730,6 +735,7 @@ emulator\:""
 veth\:"Plain veth (and TBF for --rate)\: no delay or loss"
 htb\:"A --topology'\''s switches as kernel namespaces with HTB classes per port (no PFC, ECN or hop delay)"))' \
 '--quick[A short run of every part, for CI (about a minute)]' \
+'(--archive)--no-archive[Record nothing (the same as --archive none)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 && ret=0
@@ -741,6 +747,7 @@ _arguments "${_arguments_options[@]}" : \
 '--time=[Seconds per bench run (default 5, 2 with --quick)]:TIME:_default' \
 '--cc=[Congestion control for every run (default\: the host'\''s)]:CC:_default' \
 '--name=[Name of the lab the study builds (removed at the end)]:NAME:_default' \
+'--archive=[Record the result in this archive\: a path, sqlite\:PATH, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
 '--rate=[Every host link'\''s rate]:RATE:_default' \
 '--taper=[Oversubscription of the leaves'\'' uplinks]:TAPER:_default' \
 '--stagger=[How long the bandwidth job runs before the latency job starts (the paper'\''s 10 s; 2 s with --quick)]:STAGGER:_default' \
@@ -752,6 +759,7 @@ _arguments "${_arguments_options[@]}" : \
 '--backend=[The fabric'\''s switches\: the emulator (every configuration), or kernel switches with HTB classes (faster; no PFC, so its configuration is skipped)]:BACKEND:((emulator\:"The emulator'\''s switches"
 htb\:"Kernel switches with HTB classes"))' \
 '--quick[A short run of every part, for CI (about a minute)]' \
+'(--archive)--no-archive[Record nothing (the same as --archive none)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 && ret=0
@@ -763,10 +771,12 @@ _arguments "${_arguments_options[@]}" : \
 '--time=[Seconds per bench run (default 5, 2 with --quick)]:TIME:_default' \
 '--cc=[Congestion control for every run (default\: the host'\''s)]:CC:_default' \
 '--name=[Name of the lab the study builds (removed at the end)]:NAME:_default' \
+'--archive=[Record the result in this archive\: a path, sqlite\:PATH, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
 '--links=[Parallel links between the two hosts (default 4, 2 with --quick)]:LINKS:_default' \
 '--rate=[Each link'\''s rate]:RATE:_default' \
 '--file-size=[Size of the file each transfer sends (default 1G, 64M with --quick)]:FILE_SIZE:_default' \
 '--quick[A short run of every part, for CI (about a minute)]' \
+'(--archive)--no-archive[Record nothing (the same as --archive none)]' \
 '-h[Print help]' \
 '--help[Print help]' \
 && ret=0
@@ -837,7 +847,9 @@ mixed\:"8 files of 32 MiB and 2000 of 4 KiB"))' \
 '--rounds=[Rounds; the order of the tools rotates each round]:ROUNDS:_default' \
 '--lab=[Run inside a lab\: servers in h2, clients in h1 (root)]:LAB:_default' \
 '--json=[Where to write the linerate.result/1 document (kind compare)]:JSON:_default' \
+'--archive=[Record the result in this archive\: a path, sqlite\:PATH, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
 '--udp[Latency mode\: the ping-pong over UDP (linerate --udp, sockperf, qperf udp_lat)]' \
+'(--archive)--no-archive[Record nothing (the same as --archive none)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 && ret=0

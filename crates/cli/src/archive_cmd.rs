@@ -14,7 +14,7 @@ use linerate_result::ResultDoc;
 
 use crate::usage::UsageError;
 
-/// Where a command records its result (bench, latency, send, incast, mesh, job).
+/// Where a command records its result (bench, latency, send, incast, mesh, job, study, compare).
 #[derive(Args, Clone, Debug, Default)]
 pub struct ArchiveFlags {
     /// Record the result in this archive: a path, sqlite:PATH, or none.

@@ -70,6 +70,8 @@ pub struct CompareArgs {
     /// Where to write the linerate.result/1 document (kind compare).
     #[arg(long, default_value = "-")]
     pub json: String,
+    #[command(flatten)]
+    pub history: crate::archive_cmd::ArchiveFlags,
 }
 
 impl From<Mode> for linerate_compare::Mode {
@@ -140,5 +142,5 @@ pub fn run(a: CompareArgs) -> anyhow::Result<()> {
         } => eprintln!("  [{done}/{total}] round {round} {tool:<9} {outcome}"),
     })?;
     eprint!("{}", comparison.table);
-    crate::study_doc::write(comparison.runs, &a.json)
+    crate::study_doc::write(comparison.runs, &a.json, &a.history)
 }

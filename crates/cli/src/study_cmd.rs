@@ -126,6 +126,8 @@ pub struct CommonArgs {
     /// Name of the lab the study builds (removed at the end).
     #[arg(long, default_value = "study")]
     pub name: String,
+    #[command(flatten)]
+    pub history: crate::archive_cmd::ArchiveFlags,
 }
 
 #[derive(Args)]
@@ -185,7 +187,7 @@ pub struct TuningArgs {
 
 pub fn run(cmd: StudyCommand) -> anyhow::Result<()> {
     crate::lab_cmd::require()?;
-    let (runs, json) = match cmd {
+    let (runs, common) = match cmd {
         StudyCommand::Wan(a) => {
             let spec = WanStudy {
                 common: common(&a.common)?,
@@ -196,7 +198,7 @@ pub fn run(cmd: StudyCommand) -> anyhow::Result<()> {
                 backend: a.backend.into(),
             };
             eprintln!("linerate study wan:");
-            (study::wan(&spec, &mut print)?, a.common.json)
+            (study::wan(&spec, &mut print)?, a.common)
         }
         StudyCommand::Lan(a) => {
             let spec = LanStudy {
@@ -204,7 +206,7 @@ pub fn run(cmd: StudyCommand) -> anyhow::Result<()> {
                 streams: a.streams,
             };
             eprintln!("linerate study lan:");
-            (study::lan(&spec, &mut print)?, a.common.json)
+            (study::lan(&spec, &mut print)?, a.common)
         }
         StudyCommand::Tuning(a) => {
             let spec = TuningStudy {
@@ -215,7 +217,7 @@ pub fn run(cmd: StudyCommand) -> anyhow::Result<()> {
                 backend: a.backend.into(),
             };
             eprintln!("linerate study tuning:");
-            (study::tuning(&spec, &mut print)?, a.common.json)
+            (study::tuning(&spec, &mut print)?, a.common)
         }
         StudyCommand::Interference(a) => {
             let quick = a.common.quick;
@@ -236,7 +238,7 @@ pub fn run(cmd: StudyCommand) -> anyhow::Result<()> {
                 backend: a.backend.into(),
             };
             eprintln!("linerate study interference:");
-            (study::interference(&spec, &mut print)?, a.common.json)
+            (study::interference(&spec, &mut print)?, a.common)
         }
         StudyCommand::Striping(a) => {
             let spec = StripingStudy {
@@ -246,11 +248,11 @@ pub fn run(cmd: StudyCommand) -> anyhow::Result<()> {
                 file_bytes: a.file_size,
             };
             eprintln!("linerate study striping:");
-            (study::striping(&spec, &mut print)?, a.common.json)
+            (study::striping(&spec, &mut print)?, a.common)
         }
     };
     print_findings(&runs);
-    crate::study_doc::write(runs, &json)
+    crate::study_doc::write(runs, &common.json, &common.history)
 }
 
 fn common(c: &CommonArgs) -> anyhow::Result<StudyCommon> {
