@@ -190,9 +190,8 @@ fn path(doc: &ResultDoc) -> String {
     }
 }
 
-/// What the command was pointed at: a bench's HOST[:PORT] (the first
-/// word after the command that is not a flag), or a send's sources and
-/// target (every such word: what was sent is part of what a transfer
+/// What the command was pointed at ([`ResultDoc::target`]), or a send's
+/// sources and target (every such word: what was sent is part of what a transfer
 /// measures; the command line has its secrets redacted).
 fn target(doc: &ResultDoc) -> Option<String> {
     let words = &doc.command_line;
@@ -204,12 +203,7 @@ fn target(doc: &ResultDoc) -> Option<String> {
             .collect();
         return (!given.is_empty()).then(|| given.join(" "));
     }
-    words
-        .iter()
-        .skip_while(|w| w.as_str() != doc.kind.as_str())
-        .skip(1)
-        .find(|w| !w.starts_with('-'))
-        .cloned()
+    doc.target().map(str::to_string)
 }
 
 /// A run's headline figure: a latency run's first step's median round

@@ -107,7 +107,7 @@ impl Location {
     /// The location `--archive` or `LINERATE_ARCHIVE` names: a path,
     /// `sqlite:PATH`, or `none`.
     pub fn parse(given: &str) -> Result<Location, ArchiveError> {
-        if given == "none" || given == "off" {
+        if given == "none" {
             return Ok(Location::Off);
         }
         if let Some(path) = given.strip_prefix("sqlite:") {
@@ -167,19 +167,29 @@ pub fn record(
     document: &[u8],
 ) -> Result<Recorded, ArchiveError> {
     let id = archive.record(&entry, document)?;
-    // Runs without a figure are not part of the judgement, nor of the
-    // history its indexes point into.
-    let history: Vec<Row> = archive
-        .runs(&entry.series, HISTORY_READ)?
-        .into_iter()
-        .filter(|r| r.value.is_some_and(f64::is_finite))
-        .collect();
-    let values: Vec<f64> = history.iter().filter_map(|r| r.value).collect();
-    let judgement = normal::judge(&values, entry.unit.better());
+    let (history, judgement) = judge_series(archive, &entry.series, entry.unit)?;
     Ok(Recorded {
         id,
         entry,
         judgement,
         history,
     })
+}
+
+/// A series' latest runs (those with a figure, oldest first) and the
+/// judgement of its latest one; the indexes of a change point into them.
+#[cfg(feature = "sqlite")]
+pub fn judge_series(
+    archive: &SqliteArchive,
+    series: &str,
+    unit: Unit,
+) -> Result<(Vec<Row>, Judgement), ArchiveError> {
+    let history: Vec<Row> = archive
+        .runs(series, HISTORY_READ)?
+        .into_iter()
+        .filter(|r| r.value.is_some_and(f64::is_finite))
+        .collect();
+    let values: Vec<f64> = history.iter().filter_map(|r| r.value).collect();
+    let judgement = normal::judge(&values, unit.better());
+    Ok((history, judgement))
 }

@@ -135,23 +135,20 @@ pub struct Change {
 /// figure better when `better`. Values that are not finite are no runs.
 pub fn judge(values: &[f64], better: Better) -> Judgement {
     let values = &finite(values);
-    let mut regime = Regime::default();
-    for i in 0..values.len() {
-        regime.step(values, i);
-    }
+    let regime = Regime::walk(values);
     match regime.outside {
-        Some((side, runs, first, band)) if runs >= CONFIRM => {
+        Some(out) if out.runs >= CONFIRM => {
             let value = values[values.len() - 1];
             let change = Change {
-                band,
+                band: out.band,
                 value,
-                relative: value / band.median - 1.0,
-                runs,
-                first,
+                relative: value / out.band.median - 1.0,
+                runs: out.runs,
+                first: out.first,
             };
             let worse = match better {
-                Better::Higher => side == Side::Below,
-                Better::Lower => side == Side::Above,
+                Better::Higher => out.side == Side::Below,
+                Better::Lower => out.side == Side::Above,
             };
             if worse {
                 Judgement::Regression(change)
@@ -173,13 +170,10 @@ pub fn judge(values: &[f64], better: Better) -> Judgement {
 /// oldest first; `None` while it has too few runs.
 pub fn band(values: &[f64]) -> Option<Band> {
     let values = &finite(values);
-    let mut regime = Regime::default();
-    for i in 0..values.len() {
-        regime.step(values, i);
-    }
+    let regime = Regime::walk(values);
     match regime.outside {
         // A change being confirmed is judged against the band it left.
-        Some((_, _, _, band)) => Some(band),
+        Some(out) => Some(out.band),
         None => regime.band_before(values, values.len()),
     }
 }
@@ -190,12 +184,31 @@ pub fn band(values: &[f64]) -> Option<Band> {
 struct Regime {
     /// The index of the first run of the current level.
     start: usize,
-    /// The side, length, first index and band of the values in a row
-    /// outside the band, if the latest is.
-    outside: Option<(Side, usize, usize, Band)>,
+    /// The values in a row outside the band, if the latest is.
+    outside: Option<Outside>,
+}
+
+/// Values in a row outside a band, on one side of it.
+#[derive(Debug, Clone, Copy)]
+struct Outside {
+    side: Side,
+    runs: usize,
+    /// The index of the first of them.
+    first: usize,
+    /// The band they left.
+    band: Band,
 }
 
 impl Regime {
+    /// The state after every value of `values`, oldest first.
+    fn walk(values: &[f64]) -> Regime {
+        let mut regime = Regime::default();
+        for i in 0..values.len() {
+            regime.step(values, i);
+        }
+        regime
+    }
+
     /// Runs the current level needs before it has a band: a new series
     /// [`MIN_HISTORY`], a level after a change the runs that made it one.
     fn need(&self) -> usize {
@@ -219,24 +232,30 @@ impl Regime {
         // A value outside is judged against the band its run of outside
         // values left, not a band that already holds some of them.
         let band = match self.outside {
-            Some((_, _, _, band)) => Some(band),
+            Some(out) => Some(out.band),
             None => self.band_before(values, i),
         };
         let Some(band) = band else {
             return;
         };
         let side = band.side(values[i]);
-        self.outside = match (side, self.outside) {
-            (Side::Within, _) => None,
-            (side, Some((was, runs, first, band))) if was == side => {
-                Some((side, runs + 1, first, band))
-            }
-            (side, _) => Some((side, 1, i, band)),
+        self.outside = match self.outside {
+            _ if side == Side::Within => None,
+            Some(out) if out.side == side => Some(Outside {
+                runs: out.runs + 1,
+                ..out
+            }),
+            _ => Some(Outside {
+                side,
+                runs: 1,
+                first: i,
+                band,
+            }),
         };
-        if let Some((_, runs, first, _)) = self.outside
-            && runs >= NEW_NORMAL_AFTER
+        if let Some(out) = self.outside
+            && out.runs >= NEW_NORMAL_AFTER
         {
-            self.start = first;
+            self.start = out.first;
             self.outside = None;
         }
     }

@@ -62,10 +62,12 @@ impl Spool {
     }
 
     /// Hands each waiting result to `deliver`, oldest first, and removes
-    /// it once delivered; stops at the first that is not. How many were.
+    /// it once delivered (`Ok(true)`); one that `deliver` declines
+    /// (`Ok(false)`) stays for a person to read; stops at the first error. How many were
+    /// delivered.
     pub fn drain(
         &self,
-        mut deliver: impl FnMut(&[u8]) -> Result<(), ArchiveError>,
+        mut deliver: impl FnMut(&[u8]) -> Result<bool, ArchiveError>,
     ) -> Result<usize, ArchiveError> {
         let mut delivered = 0;
         for file in self.waiting() {
@@ -75,7 +77,9 @@ impl Spool {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(error) => return Err(ArchiveError::Io { path: file, error }),
             };
-            deliver(&document)?;
+            if !deliver(&document)? {
+                continue;
+            }
             match std::fs::remove_file(&file) {
                 Ok(()) => delivered += 1,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -104,12 +108,15 @@ mod tests {
                 return Err(ArchiveError::Corrupt { path: "x".into() });
             }
             seen.push(d.to_vec());
-            Ok(())
+            Ok(true)
         });
         assert!(refused.is_err());
         assert_eq!(seen, vec![vec![0]]);
         assert_eq!(spool.waiting().len(), 2);
-        assert_eq!(spool.drain(|_| Ok(())).unwrap(), 2);
+        // Declined: kept, not counted.
+        assert_eq!(spool.drain(|d| Ok(d != [2])).unwrap(), 1);
+        assert_eq!(spool.waiting().len(), 1);
+        assert_eq!(spool.drain(|_| Ok(true)).unwrap(), 1);
         assert!(spool.waiting().is_empty());
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -66,13 +66,11 @@ impl SqliteArchive {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let sql = |error| ArchiveError::Sqlite {
-            path: path.to_path_buf(),
-            error,
-        };
-        let connection = Connection::open_with_flags(path, flags).map_err(sql)?;
+        let connection = Connection::open_with_flags(path, flags).map_err(sql_error(path))?;
         // The wait comes first: switching to WAL itself takes the lock.
-        connection.busy_timeout(BUSY_WAIT).map_err(sql)?;
+        connection
+            .busy_timeout(BUSY_WAIT)
+            .map_err(sql_error(path))?;
         let mut archive = SqliteArchive {
             connection,
             path: path.to_path_buf(),
@@ -86,43 +84,23 @@ impl SqliteArchive {
         &self.path
     }
 
-    fn sql(&self, error: rusqlite::Error) -> ArchiveError {
-        if let rusqlite::Error::SqliteFailure(e, _) = &error
-            && e.code == rusqlite::ErrorCode::NotADatabase
-        {
-            return ArchiveError::Corrupt {
-                path: self.path.clone(),
-            };
-        }
-        ArchiveError::Sqlite {
-            path: self.path.clone(),
-            error,
-        }
-    }
-
     /// WAL mode and the schema's migrations, each run once.
     fn prepare(&mut self) -> Result<(), ArchiveError> {
-        let mode: String = self
+        let sql = sql_error(&self.path);
+        let _wal: String = self
             .connection
             .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-            .map_err(|e| self.sql(e))?;
-        let _ = mode;
+            .map_err(&sql)?;
         self.connection
             .execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
-            .map_err(|e| self.sql(e))?;
+            .map_err(&sql)?;
         let tx = self
             .connection
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(|error| ArchiveError::Sqlite {
-                path: self.path.clone(),
-                error,
-            })?;
+            .map_err(&sql)?;
         let at: usize = tx
             .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(|error| ArchiveError::Sqlite {
-                path: self.path.clone(),
-                error,
-            })?;
+            .map_err(&sql)?;
         if at > MIGRATIONS.len() {
             return Err(ArchiveError::Newer {
                 path: self.path.clone(),
@@ -131,18 +109,11 @@ impl SqliteArchive {
             });
         }
         for step in &MIGRATIONS[at..] {
-            tx.execute_batch(step)
-                .map_err(|error| ArchiveError::Sqlite {
-                    path: self.path.clone(),
-                    error,
-                })?;
+            tx.execute_batch(step).map_err(&sql)?;
         }
         tx.execute_batch(&format!("PRAGMA user_version = {}", MIGRATIONS.len()))
             .and_then(|()| tx.commit())
-            .map_err(|error| ArchiveError::Sqlite {
-                path: self.path.clone(),
-                error,
-            })
+            .map_err(&sql)
     }
 
     /// Records one result, its entry and its document, in one transaction.
@@ -152,15 +123,11 @@ impl SqliteArchive {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64());
-        let path = self.path.clone();
-        let sql = |error| ArchiveError::Sqlite {
-            path: path.clone(),
-            error,
-        };
+        let sql = sql_error(&self.path);
         let tx = self
             .connection
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(sql)?;
+            .map_err(&sql)?;
         tx.execute(
             "INSERT OR IGNORE INTO series (id, key, tool, kind, source, destination, path, unit)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -175,7 +142,7 @@ impl SqliteArchive {
                 entry.unit.as_str()
             ],
         )
-        .map_err(sql)?;
+        .map_err(&sql)?;
         // A result already recorded (the same series and start, imported
         // twice) is kept once.
         let added = tx
@@ -194,7 +161,7 @@ impl SqliteArchive {
                     packed
                 ],
             )
-            .map_err(sql)?;
+            .map_err(&sql)?;
         let id = match added {
             0 => tx
                 .query_row(
@@ -202,10 +169,10 @@ impl SqliteArchive {
                     params![entry.series, entry.started_at],
                     |r| r.get(0),
                 )
-                .map_err(sql)?,
+                .map_err(&sql)?,
             _ => tx.last_insert_rowid(),
         };
-        tx.commit().map_err(sql)?;
+        tx.commit().map_err(&sql)?;
         Ok(id)
     }
 
@@ -222,11 +189,13 @@ impl SqliteArchive {
                 "SELECT document FROM results WHERE ?1 IS NULL OR series = ?1
                  ORDER BY started_at, id",
             )
-            .map_err(|e| self.sql(e))?;
-        let mut rows = statement.query(params![series]).map_err(|e| self.sql(e))?;
+            .map_err(sql_error(&self.path))?;
+        let mut rows = statement
+            .query(params![series])
+            .map_err(sql_error(&self.path))?;
         let mut n = 0;
-        while let Some(row) = rows.next().map_err(|e| self.sql(e))? {
-            let packed: Vec<u8> = row.get(0).map_err(|e| self.sql(e))?;
+        while let Some(row) = rows.next().map_err(sql_error(&self.path))? {
+            let packed: Vec<u8> = row.get(0).map_err(sql_error(&self.path))?;
             let document = decompress(&packed).map_err(|error| ArchiveError::Io {
                 path: self.path.clone(),
                 error,
@@ -249,7 +218,7 @@ impl SqliteArchive {
                  WHERE series = ?1 AND interrupted = 0
                  ORDER BY started_at DESC LIMIT ?2",
             )
-            .map_err(|e| self.sql(e))?;
+            .map_err(sql_error(&self.path))?;
         let mut rows: Vec<Row> = statement
             .query_map(params![series, limit as i64], |r| {
                 Ok(Row {
@@ -260,7 +229,7 @@ impl SqliteArchive {
                 })
             })
             .and_then(|rows| rows.collect())
-            .map_err(|e| self.sql(e))?;
+            .map_err(sql_error(&self.path))?;
         rows.reverse();
         Ok(rows)
     }
@@ -280,13 +249,13 @@ impl SqliteArchive {
                  JOIN series s ON s.id = r.series
                  ORDER BY s.source, s.destination, s.kind, s.id",
             )
-            .map_err(|e| self.sql(e))?;
+            .map_err(sql_error(&self.path))?;
         let found: Vec<(String, String, String, i64, f64)> = statement
             .query_map(params![since], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
             })
             .and_then(|rows| rows.collect())
-            .map_err(|e| self.sql(e))?;
+            .map_err(sql_error(&self.path))?;
         Ok(found
             .into_iter()
             .filter_map(|(id, key, unit, runs, latest)| {
@@ -312,7 +281,7 @@ impl SqliteArchive {
                 |r| r.get(0),
             )
             .optional()
-            .map_err(|e| self.sql(e))?;
+            .map_err(sql_error(&self.path))?;
         packed
             .map(|p| {
                 decompress(&p).map_err(|error| ArchiveError::Io {
@@ -327,7 +296,25 @@ impl SqliteArchive {
     pub fn count(&self) -> Result<u64, ArchiveError> {
         self.connection
             .query_row("SELECT COUNT(*) FROM results", [], |r| r.get(0))
-            .map_err(|e| self.sql(e))
+            .map_err(sql_error(&self.path))
+    }
+}
+
+/// What SQLite said about the archive at `path`, as the archive's error:
+/// a file that is not a database is named so.
+fn sql_error(path: &Path) -> impl Fn(rusqlite::Error) -> ArchiveError + '_ {
+    move |error| {
+        if let rusqlite::Error::SqliteFailure(e, _) = &error
+            && e.code == rusqlite::ErrorCode::NotADatabase
+        {
+            return ArchiveError::Corrupt {
+                path: path.to_path_buf(),
+            };
+        }
+        ArchiveError::Sqlite {
+            path: path.to_path_buf(),
+            error,
+        }
     }
 }
 

@@ -106,9 +106,9 @@ fn record_into(
         let delivered = spool.drain(|waiting| {
             let Ok(doc) = serde_json::from_slice::<ResultDoc>(waiting) else {
                 // Not a result: left for a person to read, never lost.
-                return Ok(());
+                return Ok(false);
             };
-            archive.record(&Entry::of(&doc), waiting).map(|_| ())
+            archive.record(&Entry::of(&doc), waiting).map(|_| true)
         });
         match delivered {
             Ok(0) => {}
@@ -150,15 +150,6 @@ fn open(path: &std::path::Path) -> anyhow::Result<SqliteArchive> {
     }
 }
 
-/// A figure of `unit` in words.
-fn figure(unit: Unit, value: f64) -> String {
-    match unit {
-        Unit::BitsPerSecond => fmt_rate(value),
-        Unit::RoundTripMicroseconds => format!("a round trip of {}", fmt_us(value)),
-        Unit::None => format!("{value}"),
-    }
-}
-
 /// The line a run outside its series' normal range prints.
 fn judgement_line(found: &linerate_archive::Recorded) -> Option<String> {
     let (change, word) = match &found.judgement {
@@ -168,9 +159,7 @@ fn judgement_line(found: &linerate_archive::Recorded) -> Option<String> {
     };
     let key = &found.entry.key;
     let unit = found.entry.unit;
-    let first = found
-        .history
-        .get(change.first.min(found.history.len().saturating_sub(1)));
+    let first = found.history.get(change.first);
     let since = found
         .history
         .get(
@@ -280,23 +269,13 @@ struct SeriesLine {
     normal: Option<[f64; 2]>,
     /// `normal`, `regression`, `improvement` or `too_few_runs`.
     state: &'static str,
+    /// The state as the table marks it.
+    #[serde(skip)]
+    mark: &'static str,
 }
 
 pub fn run_history(a: HistoryArgs) -> anyhow::Result<()> {
-    let flags = ArchiveFlags {
-        archive: a.archive.clone(),
-        no_archive: false,
-    };
-    let Location::Sqlite(path) = flags.place()?.location else {
-        return Err(UsageError("history needs an archive: give --archive PATH".into()).into());
-    };
-    if !path.exists() {
-        anyhow::bail!(
-            "no archive at {} yet: runs record there as they end (see --archive)",
-            path.display()
-        );
-    }
-    let archive = SqliteArchive::open(&path)?;
+    let (path, archive) = archive_to_read(a.archive.clone())?;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
@@ -317,14 +296,12 @@ pub fn run_history(a: HistoryArgs) -> anyhow::Result<()> {
     }
     let mut lines = Vec::new();
     for s in &chosen {
-        let runs = archive.runs(&s.id, linerate_archive::HISTORY_READ)?;
-        let values: Vec<f64> = runs.iter().filter_map(|r| r.value).collect();
-        let judgement = linerate_archive::normal::judge(&values, s.unit.better());
-        let (state, normal) = match &judgement {
-            Judgement::TooFewRuns { .. } => ("too_few_runs", None),
-            Judgement::Normal(b) => ("normal", Some([b.low, b.high])),
-            Judgement::Regression(c) => ("regression", Some([c.band.low, c.band.high])),
-            Judgement::Improvement(c) => ("improvement", Some([c.band.low, c.band.high])),
+        let (runs, judgement) = linerate_archive::judge_series(&archive, &s.id, s.unit)?;
+        let (state, mark, normal) = match &judgement {
+            Judgement::TooFewRuns { .. } => ("too_few_runs", "(too few runs)", None),
+            Judgement::Normal(b) => ("normal", "", Some([b.low, b.high])),
+            Judgement::Regression(c) => ("regression", "worse", Some([c.band.low, c.band.high])),
+            Judgement::Improvement(c) => ("improvement", "better", Some([c.band.low, c.band.high])),
         };
         lines.push(SeriesLine {
             id: s.id.clone(),
@@ -337,9 +314,10 @@ pub fn run_history(a: HistoryArgs) -> anyhow::Result<()> {
             unit: s.unit.as_str(),
             runs: s.runs,
             latest_at: s.latest_at,
-            latest: values.last().copied(),
+            latest: runs.last().and_then(|r| r.value),
             normal,
             state,
+            mark,
         });
     }
     if let Some(out) = &a.json {
@@ -359,30 +337,25 @@ pub fn run_history(a: HistoryArgs) -> anyhow::Result<()> {
     );
     for l in &lines {
         let unit = Unit::from_stored(l.unit);
-        let mark = match l.state {
-            "regression" => "worse",
-            "improvement" => "better",
-            "too_few_runs" => "(too few runs)",
-            _ => "",
-        };
         let normal = l.normal.map_or_else(String::new, |[lo, hi]| {
-            format!("{} - {}", short(unit, lo), short(unit, hi))
+            format!("{} - {}", figure(unit, lo), figure(unit, hi))
         });
         println!(
-            "{:<16}  {:<8}  {:<30}  {:>5}  {:>22}  {:>29}  {mark}",
+            "{:<16}  {:<8}  {:<30}  {:>5}  {:>22}  {:>29}  {}",
             l.id,
             l.kind,
             format!("{} -> {}", l.source, l.destination),
             l.runs,
-            l.latest.map_or_else(|| "-".into(), |v| short(unit, v)),
-            normal
+            l.latest.map_or_else(|| "-".into(), |v| figure(unit, v)),
+            normal,
+            l.mark
         );
     }
     Ok(())
 }
 
-/// A figure without words around it.
-fn short(unit: Unit, value: f64) -> String {
+/// A series' figure: a rate or a round trip.
+fn figure(unit: Unit, value: f64) -> String {
     match unit {
         Unit::BitsPerSecond => fmt_rate(value),
         Unit::RoundTripMicroseconds => fmt_us(value),
@@ -432,7 +405,7 @@ fn print_series(
         println!(
             "{}  {:>16}  {}",
             date(r.started_at),
-            r.value.map_or_else(|| "-".into(), |v| short(s.unit, v)),
+            r.value.map_or_else(|| "-".into(), |v| figure(s.unit, v)),
             r.limit.as_deref().unwrap_or("")
         );
     }
@@ -477,22 +450,31 @@ pub struct ExportArgs {
     pub archive: Option<Location>,
 }
 
-/// The archive a command names, which must be there to be read.
-fn named_archive(archive: Option<Location>, must_exist: bool) -> anyhow::Result<SqliteArchive> {
+/// The path of the archive `archive` (or the environment, or the
+/// default) names.
+fn archive_path(archive: Option<Location>) -> anyhow::Result<PathBuf> {
     let flags = ArchiveFlags {
         archive,
         no_archive: false,
     };
-    let Location::Sqlite(path) = flags.place()?.location else {
-        return Err(UsageError("give --archive PATH: no archive is named".into()).into());
-    };
-    if must_exist && !path.exists() {
+    match flags.place()?.location {
+        Location::Sqlite(path) => Ok(path),
+        Location::Off => Err(UsageError("give --archive PATH: no archive is named".into()).into()),
+    }
+}
+
+/// The archive to read: it must be there, and is only read (a file that
+/// is not an archive is named, and left where it is).
+fn archive_to_read(archive: Option<Location>) -> anyhow::Result<(PathBuf, SqliteArchive)> {
+    let path = archive_path(archive)?;
+    if !path.exists() {
         anyhow::bail!(
             "no archive at {} yet: runs record there as they end (see --archive)",
             path.display()
         );
     }
-    open(&path)
+    let archive = SqliteArchive::open(&path)?;
+    Ok((path, archive))
 }
 
 pub fn run(c: ArchiveCommand) -> anyhow::Result<()> {
@@ -525,7 +507,7 @@ fn json_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
 
 fn import(a: ImportArgs) -> anyhow::Result<()> {
     let files = json_files(&a.paths)?;
-    let mut archive = named_archive(a.archive, false)?;
+    let mut archive = open(&archive_path(a.archive)?)?;
     let (mut recorded, mut skipped) = (0usize, 0usize);
     for file in &files {
         let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
@@ -552,7 +534,7 @@ fn import(a: ImportArgs) -> anyhow::Result<()> {
 
 fn export(a: ExportArgs) -> anyhow::Result<()> {
     use std::io::Write;
-    let archive = named_archive(a.archive, true)?;
+    let (_, archive) = archive_to_read(a.archive)?;
     let mut out: Box<dyn Write> = match &a.output {
         Some(p) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,

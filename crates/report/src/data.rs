@@ -387,14 +387,7 @@ pub fn path_of(doc: &ResultDoc) -> String {
         }
         return words + ")";
     }
-    // The first word after the command that is not a flag: HOST[:PORT].
-    let target = doc
-        .command_line
-        .iter()
-        .skip_while(|w| w.as_str() != doc.kind.as_str())
-        .skip(1)
-        .find(|w| !w.starts_with('-'));
-    match target {
+    match doc.target() {
         Some(t)
             if t.starts_with("127.") || t.starts_with("[::1]") || t.starts_with("localhost") =>
         {

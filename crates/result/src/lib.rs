@@ -96,6 +96,18 @@ impl ResultDoc {
             one_way_delay: None,
         }
     }
+
+    /// What the command was pointed at: the first word after the command
+    /// (the document's kind) that is not a flag, such as a bench's
+    /// HOST[:PORT]; `None` for a run a command made for itself.
+    pub fn target(&self) -> Option<&str> {
+        self.command_line
+            .iter()
+            .skip_while(|w| w.as_str() != self.kind.as_str())
+            .skip(1)
+            .find(|w| !w.starts_with('-'))
+            .map(String::as_str)
+    }
 }
 
 impl Summary {
