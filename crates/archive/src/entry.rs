@@ -121,7 +121,20 @@ impl Unit {
 }
 
 impl Entry {
-    /// The entry of a linerate result document.
+    /// Every entry of a linerate result document: one, or for a
+    /// many-host run (incast, mesh) one a pair of hosts and step, each
+    /// pair its own series (docs/archive.md#series); the first entry
+    /// keeps the document.
+    pub fn all_of(doc: &ResultDoc) -> Vec<Entry> {
+        let pairs = pairs(doc);
+        if pairs.is_empty() {
+            vec![Entry::of(doc)]
+        } else {
+            pairs
+        }
+    }
+
+    /// The entry of a linerate result document, as one run.
     pub fn of(doc: &ResultDoc) -> Entry {
         let key = series_key(doc, "linerate");
         let (value, unit) = headline(doc);
@@ -204,6 +217,55 @@ fn target(doc: &ResultDoc) -> Option<String> {
         return (!given.is_empty()).then(|| given.join(" "));
     }
     doc.target().map(str::to_string)
+}
+
+/// A many-host run's pairs: for each step and each sending and receiving
+/// host, what the flows between them carried; the step's factors (streams,
+/// message size) are the series' settings.
+fn pairs(doc: &ResultDoc) -> Vec<Entry> {
+    let Some(fleet) = &doc.fleet else {
+        return Vec::new();
+    };
+    let name = |rank: u32| {
+        fleet
+            .hosts
+            .iter()
+            .find(|h| h.rank == rank)
+            .map_or_else(|| format!("rank {rank}"), |h| h.name.clone())
+    };
+    let base = series_key(doc, "linerate");
+    let mut entries = Vec::new();
+    for step in &fleet.steps {
+        let mut carried: BTreeMap<(u32, u32), f64> = BTreeMap::new();
+        for flow in &step.flows {
+            *carried.entry((flow.from, flow.to)).or_default() += flow.bits_per_second;
+        }
+        for ((from, to), bps) in carried {
+            let mut settings = base.settings.clone();
+            settings.extend(
+                step.factors
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Value::from(*v))),
+            );
+            let key = SeriesKey {
+                source: name(from),
+                destination: name(to),
+                settings,
+                ..base.clone()
+            };
+            entries.push(Entry {
+                series: key.id(),
+                key,
+                started_at: doc.started_at,
+                tool_version: doc.linerate_version.clone(),
+                value: bps.is_finite().then_some(bps),
+                unit: Unit::BitsPerSecond,
+                limit: None,
+                interrupted: doc.interrupted,
+            });
+        }
+    }
+    entries
 }
 
 /// A run's headline figure: a latency run's first step's median round

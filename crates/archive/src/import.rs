@@ -11,19 +11,19 @@ use crate::entry::{Entry, SeriesKey, Unit};
 /// What a JSON document is, for the archive.
 #[derive(Debug)]
 pub enum Imported {
-    /// A result with its entry.
-    Result(Box<Entry>),
+    /// A result with its entries (one, or a many-host run's pairs).
+    Result(Vec<Entry>),
     /// Not a result the archive knows (another tool's file, a study's
     /// plan): skipped, with why.
     Skipped(&'static str),
 }
 
-/// The entry of `doc`: a `linerate.result/1` document, or iperf3's `-J`
-/// output.
-pub fn entry_of(doc: &Value) -> Imported {
+/// The entries of `doc`: a `linerate.result/1` document, or iperf3's
+/// `-J` output.
+pub fn entries_of(doc: &Value) -> Imported {
     if doc.get("schema").and_then(Value::as_str) == Some(linerate_result::SCHEMA) {
         return match serde_json::from_value::<linerate_result::ResultDoc>(doc.clone()) {
-            Ok(d) => Imported::Result(Box::new(Entry::of(&d))),
+            Ok(d) => Imported::Result(Entry::all_of(&d)),
             Err(_) => Imported::Skipped("a linerate result this version cannot read"),
         };
     }
@@ -33,7 +33,7 @@ pub fn entry_of(doc: &Value) -> Imported {
         .is_some_and(|v| v.starts_with("iperf 3"))
     {
         return match iperf3(doc) {
-            Some(e) => Imported::Result(Box::new(e)),
+            Some(e) => Imported::Result(vec![e]),
             None => Imported::Skipped("an iperf3 result without a start time or a sum"),
         };
     }
@@ -136,8 +136,11 @@ mod tests {
 
     #[test]
     fn an_iperf3_run_keeps_its_tool_and_its_direction() {
-        let Imported::Result(e) = entry_of(&iperf3_doc(0, 9.4e9)) else {
+        let Imported::Result(e) = entries_of(&iperf3_doc(0, 9.4e9)) else {
             panic!("not imported");
+        };
+        let [e] = e.as_slice() else {
+            panic!("one run, one entry: {e:?}");
         };
         assert_eq!(e.key.tool, "iperf3");
         assert_eq!(
@@ -146,9 +149,10 @@ mod tests {
         );
         assert_eq!(e.value, Some(9.4e9));
         assert_eq!(e.key.settings["streams"], 4);
-        let Imported::Result(r) = entry_of(&iperf3_doc(1, 9.4e9)) else {
+        let Imported::Result(r) = entries_of(&iperf3_doc(1, 9.4e9)) else {
             panic!("not imported");
         };
+        let r = &r[0];
         assert_eq!(r.key.source, "10.0.0.2");
         assert_ne!(r.series, e.series);
     }
@@ -160,7 +164,7 @@ mod tests {
             serde_json::json!([1]),
             serde_json::json!({"start": {"version": "iperf 3.12"}}),
         ] {
-            assert!(matches!(entry_of(&doc), Imported::Skipped(_)), "{doc}");
+            assert!(matches!(entries_of(&doc), Imported::Skipped(_)), "{doc}");
         }
     }
 }

@@ -1,12 +1,16 @@
 //! linerate's memory across runs: every result recorded in an archive (an
-//! SQLite file by default), its series' history, and whether the latest
-//! run is outside what is normal for its series. A result that cannot be
-//! recorded waits in a spool folder for the next run; nothing is lost.
+//! SQLite file by default, a PostgreSQL server for a site), its series'
+//! history, and whether the latest run is outside what is normal for its
+//! series. A result that cannot be recorded waits in a spool folder for
+//! the next run; nothing is lost.
 #![forbid(unsafe_code)]
 
 pub mod entry;
 pub mod import;
 pub mod normal;
+mod packed;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 pub mod spool;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
@@ -15,6 +19,8 @@ use std::path::{Path, PathBuf};
 
 pub use entry::{Entry, SeriesKey, Unit};
 pub use normal::{Band, Better, Judgement};
+#[cfg(feature = "postgres")]
+pub use postgres::{PostgresArchive, PostgresUrl};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteArchive;
 
@@ -39,6 +45,15 @@ pub enum ArchiveError {
         /// What SQLite said.
         error: rusqlite::Error,
     },
+    /// The PostgreSQL server refused, or could not be reached.
+    #[cfg(feature = "postgres")]
+    #[error("the archive {at}: {error}")]
+    Postgres {
+        /// The archive, without its password.
+        at: String,
+        /// What the server or the connection said.
+        error: ::postgres::Error,
+    },
     /// The file is not an SQLite database.
     #[error("the archive {} is not an SQLite database", .path.display())]
     Corrupt {
@@ -59,7 +74,7 @@ pub enum ArchiveError {
         known: usize,
     },
     /// `--archive` names a kind of archive this build does not have.
-    #[error("--archive {given}: use a path, sqlite:PATH, or none")]
+    #[error("--archive {given}: use a path, sqlite:PATH, postgres://USER@HOST/DB, or none")]
     UnknownLocation {
         /// The value as given.
         given: String,
@@ -99,13 +114,16 @@ pub struct SeriesSummary {
 pub enum Location {
     /// An SQLite file.
     Sqlite(PathBuf),
+    /// A site archive on a PostgreSQL server.
+    #[cfg(feature = "postgres")]
+    Postgres(PostgresUrl),
     /// Nowhere (`--no-archive`, `--archive none`).
     Off,
 }
 
 impl Location {
     /// The location `--archive` or `LINERATE_ARCHIVE` names: a path,
-    /// `sqlite:PATH`, or `none`.
+    /// `sqlite:PATH`, `postgres://...`, or `none`.
     pub fn parse(given: &str) -> Result<Location, ArchiveError> {
         if given == "none" {
             return Ok(Location::Off);
@@ -113,9 +131,15 @@ impl Location {
         if let Some(path) = given.strip_prefix("sqlite:") {
             return Ok(Location::Sqlite(PathBuf::from(path)));
         }
+        #[cfg(feature = "postgres")]
+        if let Some(url) = PostgresUrl::parse(given) {
+            return Ok(Location::Postgres(url));
+        }
         if given.contains("://") {
+            // The value may hold a password: only its scheme is repeated.
+            let scheme = given.split("://").next().unwrap_or_default();
             return Err(ArchiveError::UnknownLocation {
-                given: given.to_string(),
+                given: format!("{scheme}://..."),
             });
         }
         Ok(Location::Sqlite(PathBuf::from(given)))
@@ -124,6 +148,16 @@ impl Location {
     /// The default: `archive.db` in linerate's data folder.
     pub fn default_for(data_dir: &Path) -> Location {
         Location::Sqlite(data_dir.join("archive.db"))
+    }
+
+    /// The archive, as messages name it (never with a password).
+    pub fn shown(&self) -> String {
+        match self {
+            Location::Sqlite(p) => p.display().to_string(),
+            #[cfg(feature = "postgres")]
+            Location::Postgres(url) => url.shown().to_string(),
+            Location::Off => "none".to_string(),
+        }
     }
 }
 
@@ -158,29 +192,96 @@ pub struct Recorded {
 pub const HISTORY_READ: usize =
     normal::WINDOW + normal::NEW_NORMAL_AFTER + normal::CONFIRM + normal::MIN_HISTORY;
 
-/// Records `document` (a result document's JSON) with its `entry`, and
-/// judges its series with it.
-#[cfg(feature = "sqlite")]
-pub fn record(
-    archive: &mut SqliteArchive,
-    entry: Entry,
-    document: &[u8],
-) -> Result<Recorded, ArchiveError> {
-    let id = archive.record(&entry, document)?;
-    let (history, judgement) = judge_series(archive, &entry.series, entry.unit)?;
-    Ok(Recorded {
-        id,
-        entry,
-        judgement,
-        history,
+/// An archive: where results are recorded and read back. One for each
+/// kind of location ([`SqliteArchive`], [`PostgresArchive`]).
+pub trait Store {
+    /// Records one result, its entries (one, or a many-host run's pairs)
+    /// and its document, in one transaction: the first entry's row keeps
+    /// the document, the others point to it. A result recorded before
+    /// (the same series and start) is kept once. The entries' rows.
+    fn record_all(&mut self, entries: &[Entry], document: &[u8]) -> Result<Vec<i64>, ArchiveError>;
+    /// Records a result of one entry ([`Store::record_all`]): its row.
+    fn record(&mut self, entry: &Entry, document: &[u8]) -> Result<i64, ArchiveError> {
+        let rows = self.record_all(std::slice::from_ref(entry), document)?;
+        Ok(rows.first().copied().unwrap_or_default())
+    }
+    /// A series' runs that were not cut short, oldest first, at most the
+    /// latest `limit`.
+    fn runs(&mut self, series: &str, limit: usize) -> Result<Vec<Row>, ArchiveError>;
+    /// Every series with at least one run since `since` (seconds since
+    /// the epoch), with its latest run's time.
+    fn series_since(&mut self, since: f64) -> Result<Vec<SeriesSummary>, ArchiveError>;
+    /// Hands every recorded document to `each`, oldest first: all (each
+    /// once), or those of one series' runs. How many.
+    fn each_document(
+        &mut self,
+        series: Option<&str>,
+        each: &mut dyn FnMut(&[u8]) -> Result<(), ArchiveError>,
+    ) -> Result<usize, ArchiveError>;
+    /// How many results the archive holds.
+    fn count(&mut self) -> Result<u64, ArchiveError>;
+    /// Where it is, as messages name it (never with a password).
+    fn place(&self) -> String;
+}
+
+/// Opens the archive at `location` to read it: an SQLite file must
+/// already be one (nothing is moved); `None` for [`Location::Off`].
+pub fn open(location: &Location) -> Result<Option<Box<dyn Store>>, ArchiveError> {
+    Ok(match location {
+        #[cfg(feature = "sqlite")]
+        Location::Sqlite(path) => Some(Box::new(SqliteArchive::open(path)?)),
+        #[cfg(feature = "postgres")]
+        Location::Postgres(url) => Some(Box::new(PostgresArchive::connect(url)?)),
+        _ => None,
     })
+}
+
+/// An archive opened to write into, and where a file that was not an
+/// archive went.
+pub type Opened = (Box<dyn Store>, Option<PathBuf>);
+
+/// Opens the archive at `location` to write into it: an SQLite file that
+/// is not a database is moved aside first (where to, said in the answer).
+pub fn open_to_write(location: &Location) -> Result<Option<Opened>, ArchiveError> {
+    Ok(match location {
+        #[cfg(feature = "sqlite")]
+        Location::Sqlite(path) => {
+            let (archive, aside) = SqliteArchive::open_setting_aside(path)?;
+            Some((Box::new(archive), aside))
+        }
+        #[cfg(feature = "postgres")]
+        Location::Postgres(url) => Some((Box::new(PostgresArchive::connect(url)?), None)),
+        _ => None,
+    })
+}
+
+/// Records `document` (a result document's JSON) with its `entries`
+/// (one, or a many-host run's pairs), and judges each series with it.
+pub fn record(
+    archive: &mut dyn Store,
+    entries: Vec<Entry>,
+    document: &[u8],
+) -> Result<Vec<Recorded>, ArchiveError> {
+    let rows = archive.record_all(&entries, document)?;
+    entries
+        .into_iter()
+        .zip(rows)
+        .map(|(entry, id)| {
+            let (history, judgement) = judge_series(archive, &entry.series, entry.unit)?;
+            Ok(Recorded {
+                id,
+                entry,
+                judgement,
+                history,
+            })
+        })
+        .collect()
 }
 
 /// A series' latest runs (those with a figure, oldest first) and the
 /// judgement of its latest one; the indexes of a change point into them.
-#[cfg(feature = "sqlite")]
 pub fn judge_series(
-    archive: &SqliteArchive,
+    archive: &mut dyn Store,
     series: &str,
     unit: Unit,
 ) -> Result<(Vec<Row>, Judgement), ArchiveError> {
@@ -192,4 +293,101 @@ pub fn judge_series(
     let values: Vec<f64> = history.iter().filter_map(|r| r.value).collect();
     let judgement = normal::judge(&values, unit.better());
     Ok((history, judgement))
+}
+
+/// What recording a run's result at the end of the run did.
+#[derive(Debug)]
+pub struct Keeping {
+    /// A file that was not an archive, moved to here.
+    pub set_aside: Option<PathBuf>,
+    /// Results that waited in the spool and are now recorded.
+    pub delivered: usize,
+    /// Why the spool still waits, if delivering it stopped.
+    pub spool_error: Option<ArchiveError>,
+    /// What became of this result.
+    pub outcome: Outcome,
+}
+
+/// What became of a run's result.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Recorded, and each of its series judged.
+    Recorded(Vec<Recorded>),
+    /// The archive could not take it: it waits in the spool.
+    Kept {
+        /// Why the archive could not take it.
+        error: ArchiveError,
+        /// The spooled file.
+        kept: PathBuf,
+    },
+    /// Neither the archive nor the spool could take it.
+    Lost {
+        /// Why the archive could not take it.
+        error: ArchiveError,
+        /// Why the spool could not, if there is one.
+        spool: Option<ArchiveError>,
+    },
+}
+
+/// Records a run's result as its last step, never failing: delivers what
+/// waits in `spool` first (oldest first), then records `document`; when
+/// the archive cannot take it (locked past its wait, a full disk, a server
+/// gone) it waits in `spool` for the next run.
+pub fn record_or_keep(
+    location: &Location,
+    spool: Option<&spool::Spool>,
+    entries: Vec<Entry>,
+    document: &[u8],
+) -> Keeping {
+    let (mut set_aside, mut delivered, mut spool_error) = (None, 0, None);
+    let recorded = open_to_write(location).and_then(|opened| {
+        let Some((mut archive, aside)) = opened else {
+            return Err(ArchiveError::UnknownLocation {
+                given: location.shown(),
+            });
+        };
+        set_aside = aside;
+        if let Some(spool) = spool {
+            match spool.drain(|waiting| deliver(archive.as_mut(), waiting)) {
+                Ok(n) => delivered = n,
+                Err(e) => spool_error = Some(e),
+            }
+        }
+        record(archive.as_mut(), entries, document)
+    });
+    let outcome = match recorded {
+        Ok(r) => Outcome::Recorded(r),
+        Err(error) => match spool.map(|s| s.keep(document)) {
+            Some(Ok(kept)) => Outcome::Kept { error, kept },
+            Some(Err(e)) => Outcome::Lost {
+                error,
+                spool: Some(e),
+            },
+            None => Outcome::Lost { error, spool: None },
+        },
+    };
+    Keeping {
+        set_aside,
+        delivered,
+        spool_error,
+        outcome,
+    }
+}
+
+/// Delivers everything waiting in `spool` to `archive` (`linerate
+/// archive flush`): how many were recorded.
+pub fn flush(archive: &mut dyn Store, spool: &spool::Spool) -> Result<usize, ArchiveError> {
+    spool.drain(|waiting| deliver(archive, waiting))
+}
+
+/// Records one spooled result; one that is not a result stays in the
+/// spool for a person to read, never lost.
+fn deliver(archive: &mut dyn Store, waiting: &[u8]) -> Result<bool, ArchiveError> {
+    let Ok(doc) = serde_json::from_slice::<serde_json::Value>(waiting) else {
+        return Ok(false);
+    };
+    match import::entries_of(&doc) {
+        import::Imported::Result(entries) => archive.record_all(&entries, waiting).map(|_| true),
+        import::Imported::Skipped(_) => Ok(false),
+    }
 }

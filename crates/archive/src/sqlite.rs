@@ -5,14 +5,14 @@
 //! write is one short transaction that waits for the file's lock at most
 //! [`BUSY_WAIT`].
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use crate::entry::{Entry, SeriesKey, Unit};
-use crate::{ArchiveError, Row, SeriesSummary};
+use crate::packed::{compress, decompress};
+use crate::{ArchiveError, Row, SeriesSummary, Store};
 
 /// How long a write waits for another process's transaction.
 pub const BUSY_WAIT: Duration = Duration::from_secs(10);
@@ -45,6 +45,9 @@ const MIGRATIONS: &[&str] = &[
      CREATE UNIQUE INDEX results_by_series ON results(series, started_at);
      CREATE INDEX results_by_time ON results(started_at);
      CREATE INDEX series_by_hosts ON series(source, destination, kind);",
+    // 2: a many-host run's pairs are rows of one result: the first keeps
+    // the document, the others name its row.
+    "ALTER TABLE results ADD COLUMN document_row INTEGER REFERENCES results(id);",
 ];
 
 /// An open SQLite archive.
@@ -116,10 +119,13 @@ impl SqliteArchive {
             .map_err(&sql)
     }
 
-    /// Records one result, its entry and its document, in one transaction.
-    pub fn record(&mut self, entry: &Entry, document: &[u8]) -> Result<i64, ArchiveError> {
+    /// Records one result ([`Store::record_all`]): its entries' rows.
+    pub fn record_all(
+        &mut self,
+        entries: &[Entry],
+        document: &[u8],
+    ) -> Result<Vec<i64>, ArchiveError> {
         let packed = compress(document);
-        let key = serde_json::to_string(&entry.key).unwrap_or_default();
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64());
@@ -128,52 +134,63 @@ impl SqliteArchive {
             .connection
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(&sql)?;
-        tx.execute(
-            "INSERT OR IGNORE INTO series (id, key, tool, kind, source, destination, path, unit)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
-                entry.series,
-                key,
-                entry.key.tool,
-                entry.key.kind,
-                entry.key.source,
-                entry.key.destination,
-                entry.key.path,
-                entry.unit.as_str()
-            ],
-        )
-        .map_err(&sql)?;
-        // A result already recorded (the same series and start, imported
-        // twice) is kept once.
-        let added = tx
-            .execute(
-                "INSERT OR IGNORE INTO results (series, started_at, tool_version, value, verdict,
-                                            interrupted, recorded_at, document)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        let mut rows: Vec<i64> = Vec::with_capacity(entries.len());
+        for entry in entries {
+            let key = serde_json::to_string(&entry.key).unwrap_or_default();
+            tx.execute(
+                "INSERT OR IGNORE INTO series (id, key, tool, kind, source, destination, path, unit)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![
                     entry.series,
-                    entry.started_at,
-                    entry.tool_version,
-                    entry.value,
-                    entry.limit,
-                    entry.interrupted,
-                    now,
-                    packed
+                    key,
+                    entry.key.tool,
+                    entry.key.kind,
+                    entry.key.source,
+                    entry.key.destination,
+                    entry.key.path,
+                    entry.unit.as_str()
                 ],
             )
             .map_err(&sql)?;
-        let id = match added {
-            0 => tx
-                .query_row(
-                    "SELECT id FROM results WHERE series = ?1 AND started_at = ?2",
-                    params![entry.series, entry.started_at],
-                    |r| r.get(0),
+            // The first row keeps the document; the others name it.
+            let (document, document_row): (&[u8], Option<i64>) = match rows.first() {
+                None => (&packed, None),
+                Some(first) => (&[], Some(*first)),
+            };
+            // A result already recorded (the same series and start,
+            // imported twice) is kept once.
+            let added = tx
+                .execute(
+                    "INSERT OR IGNORE INTO results (series, started_at, tool_version, value,
+                        verdict, interrupted, recorded_at, document, document_row)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    params![
+                        entry.series,
+                        entry.started_at,
+                        entry.tool_version,
+                        entry.value,
+                        entry.limit,
+                        entry.interrupted,
+                        now,
+                        document,
+                        document_row
+                    ],
                 )
-                .map_err(&sql)?,
-            _ => tx.last_insert_rowid(),
-        };
+                .map_err(&sql)?;
+            let id = match added {
+                0 => tx
+                    .query_row(
+                        "SELECT id FROM results WHERE series = ?1 AND started_at = ?2",
+                        params![entry.series, entry.started_at],
+                        |r| r.get(0),
+                    )
+                    .map_err(&sql)?,
+                _ => tx.last_insert_rowid(),
+            };
+            rows.push(id);
+        }
         tx.commit().map_err(&sql)?;
-        Ok(id)
+        Ok(rows)
     }
 
     /// Hands every recorded document to `each`, oldest first: all, or one
@@ -186,8 +203,12 @@ impl SqliteArchive {
         let mut statement = self
             .connection
             .prepare(
-                "SELECT document FROM results WHERE ?1 IS NULL OR series = ?1
-                 ORDER BY started_at, id",
+                // All: each result's document once (a pair row names its
+                // result's first row); one series: each of its runs'.
+                "SELECT COALESCE(d.document, r.document) FROM results r
+                 LEFT JOIN results d ON d.id = r.document_row
+                 WHERE (?1 IS NULL AND r.document_row IS NULL) OR r.series = ?1
+                 ORDER BY r.started_at, r.id",
             )
             .map_err(sql_error(&self.path))?;
         let mut rows = statement
@@ -276,7 +297,8 @@ impl SqliteArchive {
         let packed: Option<Vec<u8>> = self
             .connection
             .query_row(
-                "SELECT document FROM results WHERE id = ?1",
+                "SELECT COALESCE(d.document, r.document) FROM results r
+                 LEFT JOIN results d ON d.id = r.document_row WHERE r.id = ?1",
                 params![id],
                 |r| r.get(0),
             )
@@ -318,17 +340,59 @@ fn sql_error(path: &Path) -> impl Fn(rusqlite::Error) -> ArchiveError + '_ {
     }
 }
 
-/// A document as stored: deflated (result documents shrink about tenfold).
-fn compress(document: &[u8]) -> Vec<u8> {
-    let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
-    // Writing into a Vec cannot fail.
-    let _ = encoder.write_all(document);
-    encoder.finish().unwrap_or_default()
+impl Store for SqliteArchive {
+    fn record_all(&mut self, entries: &[Entry], document: &[u8]) -> Result<Vec<i64>, ArchiveError> {
+        SqliteArchive::record_all(self, entries, document)
+    }
+
+    fn runs(&mut self, series: &str, limit: usize) -> Result<Vec<Row>, ArchiveError> {
+        SqliteArchive::runs(self, series, limit)
+    }
+
+    fn series_since(&mut self, since: f64) -> Result<Vec<SeriesSummary>, ArchiveError> {
+        SqliteArchive::series_since(self, since)
+    }
+
+    fn each_document(
+        &mut self,
+        series: Option<&str>,
+        each: &mut dyn FnMut(&[u8]) -> Result<(), ArchiveError>,
+    ) -> Result<usize, ArchiveError> {
+        SqliteArchive::each_document(self, series, each)
+    }
+
+    fn count(&mut self) -> Result<u64, ArchiveError> {
+        SqliteArchive::count(self)
+    }
+
+    fn place(&self) -> String {
+        self.path.display().to_string()
+    }
 }
 
-/// A stored document, whole again.
-fn decompress(packed: &[u8]) -> std::io::Result<Vec<u8>> {
-    let mut out = Vec::new();
-    flate2::read::ZlibDecoder::new(packed).read_to_end(&mut out)?;
-    Ok(out)
+impl SqliteArchive {
+    /// Opens the archive at `path` to write into it; a file that is not an
+    /// SQLite database is moved aside to `PATH.corrupt-SECONDS` (never
+    /// written over) and a new archive begun. Where the file went, if it
+    /// was moved.
+    pub fn open_setting_aside(
+        path: &Path,
+    ) -> Result<(SqliteArchive, Option<PathBuf>), ArchiveError> {
+        match SqliteArchive::open(path) {
+            Err(ArchiveError::Corrupt { .. }) => {
+                let stamp = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs());
+                let mut aside = path.as_os_str().to_owned();
+                aside.push(format!(".corrupt-{stamp}"));
+                let aside = PathBuf::from(aside);
+                std::fs::rename(path, &aside).map_err(|error| ArchiveError::Io {
+                    path: path.to_path_buf(),
+                    error,
+                })?;
+                Ok((SqliteArchive::open(path)?, Some(aside)))
+            }
+            other => Ok((other?, None)),
+        }
+    }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 use linerate_archive::spool::Spool;
-use linerate_archive::{Entry, Judgement, Location, SqliteArchive, Unit};
+use linerate_archive::{Entry, Judgement, Location, Outcome, Store, Unit};
 use linerate_probe::units::{fmt_rate, fmt_us};
 use linerate_result::ResultDoc;
 
@@ -17,9 +17,9 @@ use crate::usage::UsageError;
 /// Where a command records its result (bench, latency, send, incast, mesh, job, study, compare).
 #[derive(Args, Clone, Debug, Default)]
 pub struct ArchiveFlags {
-    /// Record the result in this archive: a path, sqlite:PATH, or none.
-    /// Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate
-    /// (~/.local/share/linerate).
+    /// Record the result in this archive: a path, sqlite:PATH, a site archive
+    /// postgres://USER:PASSWORD@HOST/DB, or none. Default: $LINERATE_ARCHIVE,
+    /// else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate).
     #[arg(long, value_name = "ARCHIVE", help_heading = "History", value_parser = parse_location)]
     pub archive: Option<Location>,
     /// Record nothing (the same as --archive none).
@@ -69,84 +69,55 @@ impl ArchiveFlags {
                 return;
             }
         };
-        let Location::Sqlite(path) = &place.location else {
+        if place.location == Location::Off {
             return;
-        };
+        }
         let Ok(document) = serde_json::to_vec(doc) else {
             return;
         };
-        match record_into(path, place.spool.as_ref(), doc, &document) {
-            Ok(found) => {
-                if let Some(line) = judgement_line(&found) {
+        let keeping = linerate_archive::record_or_keep(
+            &place.location,
+            place.spool.as_ref(),
+            Entry::all_of(doc),
+            &document,
+        );
+        if let Some(aside) = &keeping.set_aside {
+            eprintln!(
+                "linerate: {} was not an SQLite archive; moved to {} and a new archive begun",
+                place.location.shown(),
+                aside.display()
+            );
+        }
+        if let (n @ 1.., Some(spool)) = (keeping.delivered, &place.spool) {
+            eprintln!(
+                "linerate: {n} result(s) waiting in {} recorded",
+                spool.dir().display()
+            );
+        }
+        if let Some(e) = &keeping.spool_error {
+            eprintln!("linerate: the spool still waits: {e}");
+        }
+        match &keeping.outcome {
+            Outcome::Recorded(found) => {
+                for line in found.iter().filter_map(judgement_line) {
                     eprintln!("{line}");
                 }
             }
-            Err(e) => match place.spool.as_ref().map(|s| s.keep(&document)) {
-                Some(Ok(kept)) => eprintln!(
-                    "linerate: the archive could not take this result ({e:#}); kept in {} for \
-                     the next run",
-                    kept.display()
-                ),
-                _ => eprintln!("linerate: the archive could not take this result: {e:#}"),
-            },
-        }
-    }
-}
-
-/// Opens the archive (moving a corrupt file aside), delivers what waits
-/// in the spool, and records this result.
-fn record_into(
-    path: &std::path::Path,
-    spool: Option<&Spool>,
-    doc: &ResultDoc,
-    document: &[u8],
-) -> anyhow::Result<linerate_archive::Recorded> {
-    let mut archive = open(path)?;
-    if let Some(spool) = spool {
-        let delivered = spool.drain(|waiting| {
-            let Ok(doc) = serde_json::from_slice::<ResultDoc>(waiting) else {
-                // Not a result: left for a person to read, never lost.
-                return Ok(false);
-            };
-            archive.record(&Entry::of(&doc), waiting).map(|_| true)
-        });
-        match delivered {
-            Ok(0) => {}
-            Ok(n) => eprintln!(
-                "linerate: {n} result(s) waiting in {} recorded",
-                spool.dir().display()
+            Outcome::Kept { error, kept } => eprintln!(
+                "linerate: the archive could not take this result ({error}); kept in {} for \
+                 the next run (or linerate archive flush)",
+                kept.display()
             ),
-            Err(e) => eprintln!("linerate: the spool still waits: {e}"),
+            Outcome::Lost { error, spool: None } => {
+                eprintln!("linerate: the archive could not take this result: {error}")
+            }
+            Outcome::Lost {
+                error,
+                spool: Some(why),
+            } => eprintln!(
+                "linerate: the archive could not take this result ({error}), nor the spool: {why}"
+            ),
         }
-    }
-    Ok(linerate_archive::record(
-        &mut archive,
-        Entry::of(doc),
-        document,
-    )?)
-}
-
-/// Opens the archive at `path`; a file that is not an archive is moved
-/// aside (said so, never written over) and a new one begun.
-fn open(path: &std::path::Path) -> anyhow::Result<SqliteArchive> {
-    match SqliteArchive::open(path) {
-        Err(linerate_archive::ArchiveError::Corrupt { .. }) => {
-            let stamp = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs());
-            let mut aside = path.as_os_str().to_owned();
-            aside.push(format!(".corrupt-{stamp}"));
-            let aside = PathBuf::from(aside);
-            std::fs::rename(path, &aside)
-                .with_context(|| format!("moving the corrupt archive {} aside", path.display()))?;
-            eprintln!(
-                "linerate: {} was not an SQLite archive; moved to {} and a new archive begun",
-                path.display(),
-                aside.display()
-            );
-            Ok(SqliteArchive::open(path)?)
-        }
-        other => Ok(other?),
     }
 }
 
@@ -216,7 +187,7 @@ fn date(at: f64) -> String {
     linerate history --series 3f2a9c0d11e4b7a2   one series, run by run\n  \
     linerate history --json -                every series as JSON")]
 pub struct HistoryArgs {
-    /// The archive to read (a path or sqlite:PATH). Default: as bench records.
+    /// The archive to read (a path, sqlite:PATH or postgres://...). Default: as bench records.
     #[arg(long, value_name = "ARCHIVE", value_parser = parse_location)]
     pub archive: Option<Location>,
     /// Only series with a run in this last span (30m, 12h, 7d).
@@ -275,7 +246,7 @@ struct SeriesLine {
 }
 
 pub fn run_history(a: HistoryArgs) -> anyhow::Result<()> {
-    let (path, archive) = archive_to_read(a.archive.clone())?;
+    let (location, mut archive) = archive_to_read(a.archive.clone())?;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
@@ -292,11 +263,11 @@ pub fn run_history(a: HistoryArgs) -> anyhow::Result<()> {
         })
         .collect();
     if let Some(id) = &a.series {
-        return print_series(&archive, &chosen, id, a.json.as_deref());
+        return print_series(archive.as_mut(), &chosen, id, a.json.as_deref());
     }
     let mut lines = Vec::new();
     for s in &chosen {
-        let (runs, judgement) = linerate_archive::judge_series(&archive, &s.id, s.unit)?;
+        let (runs, judgement) = linerate_archive::judge_series(archive.as_mut(), &s.id, s.unit)?;
         let (state, mark, normal) = match &judgement {
             Judgement::TooFewRuns { .. } => ("too_few_runs", "(too few runs)", None),
             Judgement::Normal(b) => ("normal", "", Some([b.low, b.high])),
@@ -326,7 +297,7 @@ pub fn run_history(a: HistoryArgs) -> anyhow::Result<()> {
     if lines.is_empty() {
         println!(
             "No runs in the archive {} in the last {}.",
-            path.display(),
+            location.shown(),
             humantime::format_duration(a.since)
         );
         return Ok(());
@@ -365,7 +336,7 @@ fn figure(unit: Unit, value: f64) -> String {
 
 /// One series, run by run.
 fn print_series(
-    archive: &SqliteArchive,
+    archive: &mut dyn Store,
     chosen: &[linerate_archive::SeriesSummary],
     id: &str,
     json: Option<&str>,
@@ -425,6 +396,18 @@ pub enum ArchiveCommand {
         linerate archive export -o all.jsonl\n  \
         linerate archive export --series 3f2a9c0d | jq .summary.bits_per_second")]
     Export(ExportArgs),
+    /// Record the results waiting in the spool (those a run could not record).
+    #[command(after_help = "Examples:\n  \
+        linerate archive flush\n  \
+        linerate archive flush --archive postgres://perf@db.example/linerate")]
+    Flush(FlushArgs),
+}
+
+#[derive(Args, Clone, Debug)]
+pub struct FlushArgs {
+    /// The archive to record into (a path, sqlite:PATH or postgres://...). Default: as bench records.
+    #[arg(long, value_name = "ARCHIVE", value_parser = parse_location)]
+    pub archive: Option<Location>,
 }
 
 #[derive(Args, Clone, Debug)]
@@ -432,7 +415,7 @@ pub struct ImportArgs {
     /// Files, or folders searched for *.json files.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// The archive to record into (a path or sqlite:PATH). Default: as bench records.
+    /// The archive to record into (a path, sqlite:PATH or postgres://...). Default: as bench records.
     #[arg(long, value_name = "ARCHIVE", value_parser = parse_location)]
     pub archive: Option<Location>,
 }
@@ -445,42 +428,65 @@ pub struct ExportArgs {
     /// Write to FILE instead of stdout.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// The archive to read (a path or sqlite:PATH). Default: as bench records.
+    /// The archive to read (a path, sqlite:PATH or postgres://...). Default: as bench records.
     #[arg(long, value_name = "ARCHIVE", value_parser = parse_location)]
     pub archive: Option<Location>,
 }
 
-/// The path of the archive `archive` (or the environment, or the
-/// default) names.
-fn archive_path(archive: Option<Location>) -> anyhow::Result<PathBuf> {
+/// The archive `archive` (or the environment, or the default) names.
+fn location(archive: Option<Location>) -> anyhow::Result<Location> {
     let flags = ArchiveFlags {
         archive,
         no_archive: false,
     };
     match flags.place()?.location {
-        Location::Sqlite(path) => Ok(path),
-        Location::Off => Err(UsageError("give --archive PATH: no archive is named".into()).into()),
+        Location::Off => {
+            Err(UsageError("give --archive ARCHIVE: no archive is named".into()).into())
+        }
+        named => Ok(named),
     }
 }
 
 /// The archive to read: it must be there, and is only read (a file that
 /// is not an archive is named, and left where it is).
-fn archive_to_read(archive: Option<Location>) -> anyhow::Result<(PathBuf, SqliteArchive)> {
-    let path = archive_path(archive)?;
-    if !path.exists() {
+fn archive_to_read(archive: Option<Location>) -> anyhow::Result<(Location, Box<dyn Store>)> {
+    let location = location(archive)?;
+    if let Location::Sqlite(path) = &location
+        && !path.exists()
+    {
         anyhow::bail!(
             "no archive at {} yet: runs record there as they end (see --archive)",
             path.display()
         );
     }
-    let archive = SqliteArchive::open(&path)?;
-    Ok((path, archive))
+    match linerate_archive::open(&location)? {
+        Some(archive) => Ok((location, archive)),
+        None => Err(UsageError("give --archive ARCHIVE: no archive is named".into()).into()),
+    }
+}
+
+/// The archive to write into (a file that is not an archive moved aside,
+/// said so).
+fn archive_to_write(archive: Option<Location>) -> anyhow::Result<Box<dyn Store>> {
+    let location = location(archive)?;
+    let Some((archive, aside)) = linerate_archive::open_to_write(&location)? else {
+        return Err(UsageError("give --archive ARCHIVE: no archive is named".into()).into());
+    };
+    if let Some(aside) = aside {
+        eprintln!(
+            "linerate: {} was not an SQLite archive; moved to {} and a new archive begun",
+            location.shown(),
+            aside.display()
+        );
+    }
+    Ok(archive)
 }
 
 pub fn run(c: ArchiveCommand) -> anyhow::Result<()> {
     match c {
         ArchiveCommand::Import(a) => import(a),
         ArchiveCommand::Export(a) => export(a),
+        ArchiveCommand::Flush(a) => flush(a),
     }
 }
 
@@ -507,15 +513,15 @@ fn json_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
 
 fn import(a: ImportArgs) -> anyhow::Result<()> {
     let files = json_files(&a.paths)?;
-    let mut archive = open(&archive_path(a.archive)?)?;
+    let mut archive = archive_to_write(a.archive)?;
     let (mut recorded, mut skipped) = (0usize, 0usize);
     for file in &files {
         let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
         let why = match serde_json::from_slice::<serde_json::Value>(&bytes) {
             Err(_) => "not JSON",
-            Ok(doc) => match linerate_archive::import::entry_of(&doc) {
-                linerate_archive::import::Imported::Result(entry) => {
-                    archive.record(&entry, &bytes)?;
+            Ok(doc) => match linerate_archive::import::entries_of(&doc) {
+                linerate_archive::import::Imported::Result(entries) => {
+                    archive.record_all(&entries, &bytes)?;
                     recorded += 1;
                     continue;
                 }
@@ -527,14 +533,14 @@ fn import(a: ImportArgs) -> anyhow::Result<()> {
     }
     println!(
         "Recorded {recorded} result(s) in {}; skipped {skipped}.",
-        archive.path().display()
+        archive.place()
     );
     Ok(())
 }
 
 fn export(a: ExportArgs) -> anyhow::Result<()> {
     use std::io::Write;
-    let (_, archive) = archive_to_read(a.archive)?;
+    let (_, mut archive) = archive_to_read(a.archive)?;
     let mut out: Box<dyn Write> = match &a.output {
         Some(p) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
@@ -545,7 +551,7 @@ fn export(a: ExportArgs) -> anyhow::Result<()> {
         path: a.output.clone().unwrap_or_else(|| "stdout".into()),
         error,
     };
-    let n = archive.each_document(a.series.as_deref(), |doc| {
+    let n = archive.each_document(a.series.as_deref(), &mut |doc| {
         // One line a document, whatever its own layout.
         let line = serde_json::from_slice::<serde_json::Value>(doc)
             .map(|v| v.to_string())
@@ -556,5 +562,24 @@ fn export(a: ExportArgs) -> anyhow::Result<()> {
     if a.output.is_some() {
         eprintln!("Wrote {n} result(s).");
     }
+    Ok(())
+}
+
+fn flush(a: FlushArgs) -> anyhow::Result<()> {
+    let flags = ArchiveFlags {
+        archive: a.archive.clone(),
+        no_archive: false,
+    };
+    let Some(spool) = flags.place()?.spool else {
+        anyhow::bail!("no spool: neither XDG_DATA_HOME nor HOME is set");
+    };
+    let mut archive = archive_to_write(a.archive)?;
+    let delivered = linerate_archive::flush(archive.as_mut(), &spool)?;
+    let left = spool.waiting().len();
+    println!(
+        "Recorded {delivered} waiting result(s) in {}; {left} left in {}.",
+        archive.place(),
+        spool.dir().display()
+    );
     Ok(())
 }

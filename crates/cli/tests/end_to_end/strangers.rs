@@ -315,7 +315,7 @@ fn strangers_cannot_lock_out_a_key_holder_or_a_bench() {
     raise_own_open_files_limit();
     let lab = Arc::new(Lab::up("str"));
     let root = TempDir::new("strangers");
-    let (srv, daemon) = lab.daemon(&["--root", root.path().to_str().unwrap()]);
+    let (mut srv, daemon) = lab.daemon(&["--root", root.path().to_str().unwrap()]);
     // The server's process is `ip netns exec`'s child, or `ip` itself
     // after its exec.
     let pid = srv.child.id();
@@ -375,12 +375,9 @@ fn strangers_cannot_lock_out_a_key_holder_or_a_bench() {
             opened.load(Relaxed)
         );
         assert!(
-            sent >= 9,
-            "{case}: {sent}/10 sends got through: {failure:?}"
-        );
-        assert!(
-            benched >= 9,
-            "{case}: {benched}/10 benches got through: {failure:?}"
+            sent >= 9 && benched >= 9,
+            "{case}: {sent}/10 sends and {benched}/10 benches got through: {failure:?}; {}",
+            daemon_state(&mut srv)
         );
         assert!(
             opened.load(Relaxed) >= slow.max(flood),
@@ -400,6 +397,19 @@ fn strangers_cannot_lock_out_a_key_holder_or_a_bench() {
             srv.log_lines().iter().rev().take(30).collect::<Vec<_>>()
         );
     }
+}
+
+/// Whether the daemon still runs (or how it ended) and its last log lines,
+/// for a failure's message.
+fn daemon_state(srv: &mut Server) -> String {
+    let ended = match srv.child.try_wait() {
+        Ok(None) => "the daemon runs".to_string(),
+        Ok(Some(status)) => format!("the daemon ended: {status}"),
+        Err(e) => format!("the daemon's state is unknown: {e}"),
+    };
+    let lines = srv.log_lines();
+    let last = &lines[lines.len().saturating_sub(20)..];
+    format!("{ended}; its last log lines: {last:#?}")
 }
 
 /// One send and one bench from the rightful client, before the strangers.
