@@ -236,15 +236,28 @@ fn pairs(doc: &ResultDoc) -> Vec<Entry> {
     let base = series_key(doc, "linerate");
     let mut entries = Vec::new();
     for step in &fleet.steps {
-        let mut carried: BTreeMap<(u32, u32), f64> = BTreeMap::new();
+        // What each pair's flows carried (those that ran), and the limit
+        // its first flow's verdict named.
+        let mut carried: BTreeMap<(u32, u32), (Option<f64>, Option<String>)> = BTreeMap::new();
         for flow in &step.flows {
-            *carried.entry((flow.from, flow.to)).or_default() += flow.bits_per_second;
+            let (bps, limit) = carried.entry((flow.from, flow.to)).or_default();
+            if flow.error.is_none() && flow.bits_per_second.is_finite() {
+                *bps = Some(bps.unwrap_or(0.0) + flow.bits_per_second);
+            }
+            if limit.is_none() {
+                *limit = flow
+                    .limit
+                    .and_then(|l| serde_json::to_value(l).ok())
+                    .and_then(|v| v.as_str().map(str::to_string));
+            }
         }
-        for ((from, to), bps) in carried {
+        for ((from, to), (bps, limit)) in carried {
             let mut settings = base.settings.clone();
+            // The pair is named by its hosts; its ranks may change.
             settings.extend(
                 step.factors
                     .iter()
+                    .filter(|(k, _)| !matches!(k.as_str(), "from" | "to"))
                     .map(|(k, v)| (k.clone(), Value::from(*v))),
             );
             let key = SeriesKey {
@@ -258,9 +271,9 @@ fn pairs(doc: &ResultDoc) -> Vec<Entry> {
                 key,
                 started_at: doc.started_at,
                 tool_version: doc.linerate_version.clone(),
-                value: bps.is_finite().then_some(bps),
+                value: bps,
                 unit: Unit::BitsPerSecond,
-                limit: None,
+                limit,
                 interrupted: doc.interrupted,
             });
         }

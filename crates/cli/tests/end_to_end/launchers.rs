@@ -546,16 +546,23 @@ fn an_incast_into_a_full_bottleneck_names_it_once() {
 
 /// A mesh of three hosts whose links run at 2 Gbit/s, pair by pair: each
 /// pair's verdict finds its path full at its share of the lab's rate, and
-/// the run says so once instead of naming a slowest pair's limit.
+/// the run says so once instead of naming a slowest pair's limit. The run
+/// is recorded in a site archive (a PostgreSQL server of the test's own):
+/// every pair is a series of its own, named by its hosts.
 #[test]
-fn a_mesh_whose_links_are_full_names_that_once() {
-    if !require_root("a_mesh_whose_links_are_full_names_that_once") {
+fn a_mesh_whose_links_are_full_names_that_once_and_archives_every_pair() {
+    if !require_root("a_mesh_whose_links_are_full_names_that_once_and_archives_every_pair") {
         return;
     }
     let _alone = alone_with_traffic();
+    let pg = common::pg_cluster::PgCluster::start("mesh");
+    let archive = pg
+        .as_ref()
+        .map_or_else(|| "none".to_string(), |pg| pg.url());
     let lab = TestLab::routed("msf", "3", "2G");
     let out = Command::new(linerate())
         .args(["mesh", "--lab", &lab.0, "-t", "2", "--json", "-"])
+        .args(["--archive", &archive])
         .output()
         .unwrap();
     assert!(
@@ -587,6 +594,65 @@ fn a_mesh_whose_links_are_full_names_that_once() {
         "{sentence}"
     );
     assert!(!sentence.contains("Slowest:"), "{sentence}");
+    if pg.is_some() {
+        every_pair_archived(&archive, &doc);
+    }
+}
+
+/// `history --json` of the site archive lists the mesh's 6 pairs, each
+/// its own series between two of its hosts, with the rate its flow
+/// carried; the export gives the run's document back once.
+fn every_pair_archived(archive: &str, doc: &serde_json::Value) {
+    let out = run(&["history", "--archive", archive, "--json", "-"]);
+    assert!(out.status.success(), "{}", common::text(&out));
+    let history: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let series = history["series"].as_array().unwrap();
+    assert_eq!(series.len(), 6, "{history}");
+    let named: std::collections::BTreeMap<u64, &str> = doc["fleet"]["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["rank"].as_u64().unwrap(), h["name"].as_str().unwrap()))
+        .collect();
+    let hosts: Vec<&str> = named.values().copied().collect();
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for s in series {
+        assert_eq!(s["kind"], "mesh", "{s}");
+        assert_eq!(s["runs"], 1, "{s}");
+        let (from, to) = (
+            s["source"].as_str().unwrap(),
+            s["destination"].as_str().unwrap(),
+        );
+        assert!(
+            hosts.contains(&from) && hosts.contains(&to) && from != to,
+            "{s}"
+        );
+        let flow = doc["fleet"]["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|st| st["flows"].as_array().unwrap())
+            .find(|f| {
+                named[&f["from"].as_u64().unwrap()] == from
+                    && named[&f["to"].as_u64().unwrap()] == to
+            })
+            .unwrap_or_else(|| panic!("no flow {from} -> {to}"));
+        assert_eq!(s["latest"], flow["bits_per_second"], "{s}");
+        pairs.push((from.to_string(), to.to_string()));
+    }
+    pairs.sort();
+    pairs.dedup();
+    assert_eq!(pairs.len(), 6, "{pairs:?}");
+    let out = run(&["archive", "export", "--archive", archive]);
+    assert!(out.status.success(), "{}", common::text(&out));
+    let lines: Vec<&[u8]> = out
+        .stdout
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert_eq!(lines.len(), 1, "the run's document once");
+    let back: serde_json::Value = serde_json::from_slice(lines[0]).unwrap();
+    assert_eq!(back["fleet"], doc["fleet"]);
 }
 
 #[test]

@@ -3,6 +3,9 @@
 #![allow(dead_code)]
 
 pub mod crafted;
+/// A PostgreSQL server of the test's own (shared with the archive's tests).
+#[path = "../../../../archive/tests/pg_cluster/mod.rs"]
+pub mod pg_cluster;
 pub mod testlab;
 pub mod tree;
 
