@@ -45,9 +45,15 @@ pub fn entries_of(doc: &Value) -> Imported {
 /// direction, and what the receiver counted.
 fn iperf3(doc: &Value) -> Option<Entry> {
     let start = doc.get("start")?;
-    let started_at = start.pointer("/timestamp/timesecs")?.as_f64()?;
+    // 3.13 and later give the start to the millisecond: two runs in one
+    // second stay two runs.
+    let started_at = match start.pointer("/timestamp/timemillisecs") {
+        Some(ms) => ms.as_f64()? / 1000.0,
+        None => start.pointer("/timestamp/timesecs")?.as_f64()?,
+    };
     let test = start.get("test_start")?;
     let reverse = test.get("reverse").and_then(Value::as_i64) == Some(1);
+    let bidir = test.get("bidir").and_then(Value::as_i64) == Some(1);
     let protocol = test
         .get("protocol")
         .and_then(Value::as_str)
@@ -76,7 +82,11 @@ fn iperf3(doc: &Value) -> Option<Entry> {
     settings.insert("protocol".to_string(), Value::from(protocol.clone()));
     settings.insert(
         "direction".to_string(),
-        Value::from(if reverse { "reverse" } else { "forward" }),
+        Value::from(match (bidir, reverse) {
+            (true, _) => "bidir",
+            (false, true) => "reverse",
+            (false, false) => "forward",
+        }),
     );
     if let Some(n) = test.get("num_streams") {
         settings.insert("streams".to_string(), n.clone());

@@ -2,6 +2,7 @@
 //! step of its run (`--archive`, `--no-archive`), and `linerate history`
 //! to read it back (docs/guide.md#keeping-history).
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -295,14 +296,17 @@ pub fn run_history(a: HistoryArgs) -> anyhow::Result<()> {
         return crate::output::write_json(&serde_json::json!({ "series": lines }), out);
     }
     if lines.is_empty() {
-        println!(
-            "No runs in the archive {} in the last {}.",
+        crate::output::emit(&format!(
+            "No runs in the archive {} in the last {}.\n",
             location.shown(),
             humantime::format_duration(a.since)
-        );
+        ));
         return Ok(());
     }
-    println!(
+    // Printed at once: a reader that stops reading (`| head`) ends it quietly.
+    let mut table = String::new();
+    let _ = writeln!(
+        table,
         "{:<16}  {:<8}  {:<30}  {:>5}  {:>22}  {:>29}  ",
         "series", "kind", "from -> to", "runs", "latest", "normal"
     );
@@ -311,7 +315,8 @@ pub fn run_history(a: HistoryArgs) -> anyhow::Result<()> {
         let normal = l.normal.map_or_else(String::new, |[lo, hi]| {
             format!("{} - {}", figure(unit, lo), figure(unit, hi))
         });
-        println!(
+        let _ = writeln!(
+            table,
             "{:<16}  {:<8}  {:<30}  {:>5}  {:>22}  {:>29}  {}",
             l.id,
             l.kind,
@@ -322,6 +327,7 @@ pub fn run_history(a: HistoryArgs) -> anyhow::Result<()> {
             l.mark
         );
     }
+    crate::output::emit(&table);
     Ok(())
 }
 
@@ -363,7 +369,9 @@ fn print_series(
             out,
         );
     }
-    println!(
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
         "{} {} -> {} ({}, {}), {} runs",
         s.key.kind,
         s.key.source,
@@ -373,13 +381,15 @@ fn print_series(
         runs.len()
     );
     for r in &runs {
-        println!(
+        let _ = writeln!(
+            text,
             "{}  {:>16}  {}",
             date(r.started_at),
             r.value.map_or_else(|| "-".into(), |v| figure(s.unit, v)),
             r.limit.as_deref().unwrap_or("")
         );
     }
+    crate::output::emit(&text);
     Ok(())
 }
 

@@ -189,6 +189,18 @@ fn imported_results_keep_their_tool_and_export_gives_them_back() {
         .expect("iperf3");
     assert!(out.status.success(), "{}", text(&out));
     std::fs::write(results.join("iperf3.json"), &out.stdout).unwrap();
+    // A newer iperf3 (3.13 on write -J differently), against the same
+    // server: the same series.
+    let newer = newer_iperf3();
+    if let Some(newer) = &newer {
+        let out = std::process::Command::new(newer)
+            .args(["-c", "127.0.0.1", "-p", &port.to_string(), "-t", "1", "-J"])
+            .output()
+            .expect("the newer iperf3");
+        assert!(out.status.success(), "{}", text(&out));
+        std::fs::write(results.join("iperf3-newer.json"), &out.stdout).unwrap();
+    }
+    let iperf3_runs = 1 + usize::from(newer.is_some());
     std::fs::write(results.join("notes.json"), b"{\"note\": 1}").unwrap();
     let archive = base.join("site.db");
     let archive = archive.to_str().unwrap();
@@ -205,7 +217,7 @@ fn imported_results_keep_their_tool_and_export_gives_them_back() {
         );
         assert!(out.status.success(), "{}", text(&out));
         assert!(
-            text(&out).contains("Recorded 2 result(s)"),
+            text(&out).contains(&format!("Recorded {} result(s)", 1 + iperf3_runs)),
             "{}",
             text(&out)
         );
@@ -216,7 +228,9 @@ fn imported_results_keep_their_tool_and_export_gives_them_back() {
     let mut tools: Vec<&str> = series.iter().map(|s| s["tool"].as_str().unwrap()).collect();
     tools.sort();
     assert_eq!(tools, ["iperf3", "linerate"], "{h}");
-    assert!(series.iter().all(|s| s["runs"] == 1), "{h}");
+    let runs = |tool: &str| series.iter().find(|s| s["tool"] == tool).unwrap()["runs"].clone();
+    assert_eq!(runs("linerate"), 1, "{h}");
+    assert_eq!(runs("iperf3"), iperf3_runs, "{h}");
     let exported = base.join("all.jsonl");
     let out = run_in(
         &data,
@@ -235,11 +249,105 @@ fn imported_results_keep_their_tool_and_export_gives_them_back() {
         .lines()
         .map(|l| serde_json::from_str(l).expect("a JSON line"))
         .collect();
-    assert_eq!(lines.len(), 2);
+    assert_eq!(lines.len(), 1 + iperf3_runs);
     let original: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&bench).unwrap()).unwrap();
     assert!(
         lines.contains(&original),
         "the bench document came back whole"
     );
+    the_repos_own_results_come_in(&data, &base.join("repo.db"));
+}
+
+/// The repository's own `bench/results`: every linerate result document
+/// there is recorded (the benchmark scripts' other JSON is skipped, named),
+/// and history lists their series, of their kinds.
+fn the_repos_own_results_come_in(data: &Path, archive: &Path) {
+    let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/results");
+    let mut kinds = std::collections::BTreeSet::new();
+    let mut documents = 0;
+    for file in std::fs::read_dir(&results).unwrap() {
+        let path = file.unwrap().path();
+        let Ok(doc) = serde_json::from_slice::<serde_json::Value>(&std::fs::read(&path).unwrap())
+        else {
+            continue;
+        };
+        if doc["schema"] == "linerate.result/1" {
+            documents += 1;
+            kinds.insert(doc["kind"].as_str().unwrap().to_string());
+        }
+    }
+    assert!(
+        documents > 0,
+        "no result documents in {}",
+        results.display()
+    );
+    let archive = archive.to_str().unwrap();
+    let out = run_in(
+        data,
+        &[
+            "archive",
+            "import",
+            results.to_str().unwrap(),
+            "--archive",
+            archive,
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains(&format!("Recorded {documents} result(s)")),
+        "{}",
+        text(&out)
+    );
+    let out = run_in(
+        data,
+        &[
+            "history",
+            "--archive",
+            archive,
+            "--since",
+            "100000d",
+            "--json",
+            "-",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let h: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let series = h["series"].as_array().unwrap();
+    assert!(series.len() >= kinds.len(), "{h}");
+    for s in series {
+        assert_eq!(s["tool"], "linerate", "{s}");
+        assert!(
+            kinds.contains(s["kind"].as_str().unwrap()),
+            "{s}: {kinds:?}"
+        );
+    }
+}
+
+/// A newer iperf3 than Debian 12's, as `.ci/newer_iperf3.sh` fetches it
+/// into `target/newer-iperf3` (CI always has it); its version is 3.13 or
+/// later.
+fn newer_iperf3() -> Option<std::path::PathBuf> {
+    let at = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/newer-iperf3/iperf3");
+    if !at.exists() {
+        assert!(
+            std::env::var("CI").is_err(),
+            "no newer iperf3 at {}: .ci/run fetches it with .ci/newer_iperf3.sh",
+            at.display()
+        );
+        eprintln!("the newer iperf3 is left out: run .ci/newer_iperf3.sh target/newer-iperf3");
+        return None;
+    }
+    let out = std::process::Command::new(&at)
+        .arg("--version")
+        .output()
+        .expect("the newer iperf3's version");
+    let version = String::from_utf8_lossy(&out.stdout).to_string();
+    let minor: u32 = version
+        .strip_prefix("iperf 3.")
+        .and_then(|v| v.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|m| m.parse().ok())
+        .unwrap_or_else(|| panic!("not an iperf3 version: {version}"));
+    assert!(minor >= 13, "not newer than 3.12: {version}");
+    Some(at)
 }
