@@ -191,14 +191,13 @@ pub fn series_key(doc: &ResultDoc, tool: &str) -> SeriesKey {
     }
 }
 
-/// The path a run measured: a lab's name, backend and conditions, or the
-/// address the command named.
+/// The path a run measured: a lab by its name and backend, or the address
+/// the command named. A lab's conditions are not part of it: a lab whose
+/// rate or loss is changed (`lab set`) is one path that got slower, as a
+/// real one does (docs/archive.md#series).
 fn path(doc: &ResultDoc) -> String {
     match &doc.lab {
-        Some(lab) => {
-            let conditions = serde_json::to_string(&lab.conditions).unwrap_or_default();
-            format!("lab {} {} {conditions}", lab.name, lab.backend)
-        }
+        Some(lab) => format!("lab {} {}", lab.name, lab.backend),
         None => target(doc).unwrap_or_default(),
     }
 }

@@ -351,3 +351,91 @@ fn newer_iperf3() -> Option<std::path::PathBuf> {
     assert!(minor >= 13, "not newer than 3.12: {version}");
     Some(at)
 }
+
+/// Root: 100 benches through a lab path of 200 Mbit/s on a busy host, one
+/// after another, each recorded as it ends. At run 60 the path loses 30 %
+/// of its rate (`lab set --rate 140M`): the regression is named within 3
+/// runs and never in the 59 before; after 5 runs the lower rate is the
+/// path's new normal and nothing more is said. At run 80 the path starts
+/// losing 1 % of its packets: the regression names the verdict's change.
+#[test]
+fn a_path_that_loses_30_percent_is_named_within_3_runs_and_a_loss_step_names_the_verdicts_change() {
+    if !common::require_root("a_path_that_loses_30_percent_is_named_within_3_runs") {
+        return;
+    }
+    let _alone = common::alone_with_traffic();
+    let base = TempDir::new("regression");
+    let data = base.join("data");
+    let archive = base.join("lab.db");
+    let archive = archive.to_str().unwrap();
+    let lab = common::testlab::TestLab::up("rgn", &["--rate", "200M", "--rtt", "2ms"]);
+    let _server = lab.serve("h2", 5201);
+    let h2 = format!("{}:5201", lab.addr("h2", false));
+    let _busy = common::BusyCores::start();
+    let mut said: Vec<Vec<String>> = Vec::new();
+    for run in 0..100 {
+        match run {
+            60 => lab.set(&["--rate", "140M"]),
+            80 => lab.set(&["--loss", "1%"]),
+            _ => {}
+        }
+        let out = linerate_cmd()
+            .env("XDG_DATA_HOME", &data)
+            .args([
+                "lab",
+                "exec",
+                "--name",
+                &lab.name,
+                "h1",
+                "--",
+                common::linerate(),
+            ])
+            .args([
+                "bench",
+                &h2,
+                "-t",
+                "1",
+                "--cc",
+                "cubic",
+                "--archive",
+                archive,
+            ])
+            .output()
+            .expect("bench in the lab");
+        assert!(out.status.success(), "run {run}: {}", text(&out));
+        said.push(
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .filter(|l| l.starts_with("Regression") || l.starts_with("Improvement"))
+                .map(str::to_string)
+                .collect(),
+        );
+    }
+    let named = |runs: std::ops::Range<usize>| -> Vec<(usize, &String)> {
+        runs.flat_map(|r| said[r].iter().map(move |l| (r, l)))
+            .collect()
+    };
+    for (run, line) in named(0..100) {
+        eprintln!("run {run}: {line}");
+    }
+    assert_eq!(named(0..60), [] as [(usize, &String); 0], "before the drop");
+    let drop = named(60..80);
+    let (first, line) = drop.first().expect("the drop was named");
+    assert!((60..63).contains(first), "named at run {first}: {line}");
+    assert!(line.starts_with("Regression: "), "{line}");
+    assert!(line.contains("(bench) measured"), "{line}");
+    // A new normal after five runs: nothing said from then on.
+    assert!(drop.iter().all(|(r, _)| *r < 65), "{drop:?}");
+    let loss = named(80..100);
+    let (first, line) = loss.first().expect("the loss was named");
+    assert!((80..83).contains(first), "named at run {first}: {line}");
+    assert!(
+        line.contains("the verdict changed from path_full to network"),
+        "{line}"
+    );
+    // The archive holds the one series, all 100 runs.
+    let h = history(&data, archive);
+    let series = h["series"].as_array().unwrap();
+    assert_eq!(series.len(), 1, "{h}");
+    assert_eq!(series[0]["runs"], 100, "{h}");
+}
