@@ -79,8 +79,14 @@ _linerate() {
             linerate,tune)
                 cmd="linerate__subcmd__tune"
                 ;;
+            linerate__subcmd__archive,acknowledge)
+                cmd="linerate__subcmd__archive__subcmd__acknowledge"
+                ;;
             linerate__subcmd__archive,export)
                 cmd="linerate__subcmd__archive__subcmd__export"
+                ;;
+            linerate__subcmd__archive,flush)
+                cmd="linerate__subcmd__archive__subcmd__flush"
                 ;;
             linerate__subcmd__archive,help)
                 cmd="linerate__subcmd__archive__subcmd__help"
@@ -88,8 +94,14 @@ _linerate() {
             linerate__subcmd__archive,import)
                 cmd="linerate__subcmd__archive__subcmd__import"
                 ;;
+            linerate__subcmd__archive__subcmd__help,acknowledge)
+                cmd="linerate__subcmd__archive__subcmd__help__subcmd__acknowledge"
+                ;;
             linerate__subcmd__archive__subcmd__help,export)
                 cmd="linerate__subcmd__archive__subcmd__help__subcmd__export"
+                ;;
+            linerate__subcmd__archive__subcmd__help,flush)
+                cmd="linerate__subcmd__archive__subcmd__help__subcmd__flush"
                 ;;
             linerate__subcmd__archive__subcmd__help,help)
                 cmd="linerate__subcmd__archive__subcmd__help__subcmd__help"
@@ -160,8 +172,14 @@ _linerate() {
             linerate__subcmd__help,tune)
                 cmd="linerate__subcmd__help__subcmd__tune"
                 ;;
+            linerate__subcmd__help__subcmd__archive,acknowledge)
+                cmd="linerate__subcmd__help__subcmd__archive__subcmd__acknowledge"
+                ;;
             linerate__subcmd__help__subcmd__archive,export)
                 cmd="linerate__subcmd__help__subcmd__archive__subcmd__export"
+                ;;
+            linerate__subcmd__help__subcmd__archive,flush)
+                cmd="linerate__subcmd__help__subcmd__archive__subcmd__flush"
                 ;;
             linerate__subcmd__help__subcmd__archive,import)
                 cmd="linerate__subcmd__help__subcmd__archive__subcmd__import"
@@ -443,12 +461,30 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__archive)
-            opts="-h --help import export help"
+            opts="-h --help import export flush acknowledge help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__archive__subcmd__acknowledge)
+            opts="-h --archive --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --archive)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -486,8 +522,26 @@ _linerate() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        linerate__subcmd__archive__subcmd__flush)
+            opts="-h --archive --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --archive)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         linerate__subcmd__archive__subcmd__help)
-            opts="import export help"
+            opts="import export flush acknowledge help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -500,7 +554,35 @@ _linerate() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        linerate__subcmd__archive__subcmd__help__subcmd__acknowledge)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         linerate__subcmd__archive__subcmd__help__subcmd__export)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__archive__subcmd__help__subcmd__flush)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -881,7 +963,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__help__subcmd__archive)
-            opts="import export"
+            opts="import export flush acknowledge"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -894,7 +976,35 @@ _linerate() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        linerate__subcmd__help__subcmd__archive__subcmd__acknowledge)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         linerate__subcmd__help__subcmd__archive__subcmd__export)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__help__subcmd__archive__subcmd__flush)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2691,12 +2801,36 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__report)
-            opts="-o -h --out --csv --help"
+            opts="-o -h --archive --since --kind --from --to --series --out --csv --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --archive)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kind)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --series)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --out)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -94,7 +94,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand bench" -s S -l tos -d 
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l dscp -d 'DSCP code point (0-63, or a name: ef, af11-af43, cs0-cs7): the upper six bits of the TOS byte, its two ECN bits left to the kernel' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s B -l bind -d 'Local address to connect from; with --stripe, one per path (comma-separated, in --stripe\'s order) or one for all' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l stripe -d 'Spread the data streams round-robin over these receiver addresses (comma-separated, e.g. one per NIC or per link), each paired with the -B address at its place; the control connection goes to the target. N paths need at least N streams (-P is raised to N where lower)' -r
-complete -c linerate -n "__fish_linerate_using_subcommand bench" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand bench" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, a site archive postgres://USER:PASSWORD@HOST/DB, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l server-fingerprint -d 'The fingerprint of the server\'s certificate (`linerate serve` logs it)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l probes -d 'With --find-rate: at most this many probes; the search also ends once the passing and failing rates are within 2 %' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -l payload -d 'What the senders send: random bytes, which no layer can compress, or zeros, to see what a compressing path (a WAN optimiser, a tunnel with compression) carries at its best' -r -f -a "random\t''
@@ -141,7 +141,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand latency" -s Z -l cc -d
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -s S -l tos -d 'IP TOS / IPv6 traffic class byte (e.g. 0x10 or 16)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -l dscp -d 'DSCP code point (0-63, or a name: ef, af11-af43, cs0-cs7): the upper six bits of the TOS byte, its two ECN bits left to the kernel' -r
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -s B -l bind -d 'Local address to connect from; with --stripe, one per path (comma-separated, in --stripe\'s order) or one for all' -r
-complete -c linerate -n "__fish_linerate_using_subcommand latency" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand latency" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, a site archive postgres://USER:PASSWORD@HOST/DB, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -l json -d 'Write the linerate.result/1 document to FILE (\'-\' for stdout; human output then goes to stderr)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -l bandwidth -d 'Bandwidth against message size (osu_bw style): windows of --window-messages requests back to back, one reply per window'
 complete -c linerate -n "__fish_linerate_using_subcommand latency" -s u -l udp -d 'The ping-pong over UDP: each request and reply one datagram of 12 B (its header: a sequence number and the reply\'s size) to 65,507 B. A reply that takes 4x the slowest round trip so far (at least 20 ms) counts as lost, not timed'
@@ -165,7 +165,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand incast" -l dscp -d 'DS
 complete -c linerate -n "__fish_linerate_using_subcommand incast" -s Z -l cc -d 'Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic' -r
 complete -c linerate -n "__fish_linerate_using_subcommand incast" -s w -l window -d 'Receive window: SO_RCVBUF at the receiving end. Default: kernel autotuning' -r
 complete -c linerate -n "__fish_linerate_using_subcommand incast" -l sndbuf -d 'Send buffer (SO_SNDBUF) at the sending end. Default: kernel autotuning' -r
-complete -c linerate -n "__fish_linerate_using_subcommand incast" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand incast" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, a site archive postgres://USER:PASSWORD@HOST/DB, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand incast" -l receiver -d 'The rank that receives; every other rank sends' -r
 complete -c linerate -n "__fish_linerate_using_subcommand incast" -l senders -d 'Sending processes on each source host (one flow of one stream each), swept' -r
 complete -c linerate -n "__fish_linerate_using_subcommand incast" -l source-hosts -d 'Source hosts, swept (default: all of them)' -r
@@ -188,7 +188,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand mesh" -l dscp -d 'DSCP
 complete -c linerate -n "__fish_linerate_using_subcommand mesh" -s Z -l cc -d 'Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic' -r
 complete -c linerate -n "__fish_linerate_using_subcommand mesh" -s w -l window -d 'Receive window: SO_RCVBUF at the receiving end. Default: kernel autotuning' -r
 complete -c linerate -n "__fish_linerate_using_subcommand mesh" -l sndbuf -d 'Send buffer (SO_SNDBUF) at the sending end. Default: kernel autotuning' -r
-complete -c linerate -n "__fish_linerate_using_subcommand mesh" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand mesh" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, a site archive postgres://USER:PASSWORD@HOST/DB, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand mesh" -s P -l streams -d 'Streams of each pair\'s flow' -r
 complete -c linerate -n "__fish_linerate_using_subcommand mesh" -l no-archive -d 'Record nothing (the same as --archive none)'
 complete -c linerate -n "__fish_linerate_using_subcommand mesh" -l all-at-once -d 'Every pair at once instead of one pair at a time'
@@ -213,7 +213,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_s
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -s Z -l cc -d 'Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -s w -l window -d 'Receive window: SO_RCVBUF at the receiving end. Default: kernel autotuning' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -l sndbuf -d 'Send buffer (SO_SNDBUF) at the sending end. Default: kernel autotuning' -r
-complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, a site archive postgres://USER:PASSWORD@HOST/DB, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -l json -d 'Write the linerate.result/1 document to FILE (\'-\' for stdout; human output then goes to stderr)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -l cells -d 'Cells each rank holds along x, y and z (one number for a cube)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from halo3d" -l values -d 'Doubles per cell: a face carries cells x cells x values x 8 bytes' -r
@@ -235,7 +235,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_s
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -s Z -l cc -d 'Congestion control per socket (TCP_CONGESTION), e.g. bbr, cubic' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -s w -l window -d 'Receive window: SO_RCVBUF at the receiving end. Default: kernel autotuning' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -l sndbuf -d 'Send buffer (SO_SNDBUF) at the sending end. Default: kernel autotuning' -r
-complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, a site archive postgres://USER:PASSWORD@HOST/DB, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -l json -d 'Write the linerate.result/1 document to FILE (\'-\' for stdout; human output then goes to stderr)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -l message -d 'Bytes each rank sends every other rank per iteration' -r
 complete -c linerate -n "__fish_linerate_using_subcommand job; and __fish_seen_subcommand_from all-to-all" -l no-archive -d 'Record nothing (the same as --archive none)'
@@ -269,7 +269,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand send" -s S -l tos -d '
 complete -c linerate -n "__fish_linerate_using_subcommand send" -l dscp -d 'DSCP code point (0-63, or a name: ef, af11-af43, cs0-cs7): the upper six bits of the TOS byte, its two ECN bits left to the kernel' -r
 complete -c linerate -n "__fish_linerate_using_subcommand send" -s B -l bind -d 'Local address to connect from; with --stripe, one per path (comma-separated, in --stripe\'s order) or one for all' -r
 complete -c linerate -n "__fish_linerate_using_subcommand send" -l stripe -d 'Spread the data streams round-robin over these receiver addresses (comma-separated, e.g. one per NIC or per link), each paired with the -B address at its place; the control connection goes to the target. N paths need at least N streams (-P is raised to N where lower)' -r
-complete -c linerate -n "__fish_linerate_using_subcommand send" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand send" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, a site archive postgres://USER:PASSWORD@HOST/DB, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand send" -l rx-poll -d 'Receivers poll before blocking (auto: off; polling measured slower when the receiver writes)' -r -f -a "auto\t'Poll on loopback while there are at most four stream threads per core; between namespaces of one host only while threads share cores'
 on\t''
 off\t''"
@@ -417,7 +417,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -s t -l time -d 'Seconds per bench run (default 5, 2 with --quick)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l cc -d 'Congestion control for every run (default: the host\'s)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l name -d 'Name of the lab the study builds (removed at the end)' -r
-complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, a site archive postgres://USER:PASSWORD@HOST/DB, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l rtts -d 'RTTs to sweep, in ms' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l streams -d 'Stream counts to compare' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from wan" -l rate -d 'Bottleneck rate of the emulated WAN; BDP-sized buffers are sized for it' -r
@@ -434,7 +434,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from lan" -s t -l time -d 'Seconds per bench run (default 5, 2 with --quick)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from lan" -l cc -d 'Congestion control for every run (default: the host\'s)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from lan" -l name -d 'Name of the lab the study builds (removed at the end)' -r
-complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from lan" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from lan" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, a site archive postgres://USER:PASSWORD@HOST/DB, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from lan" -l streams -d 'Stream counts to sweep' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from lan" -l quick -d 'A short run of every part, for CI (about a minute)'
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from lan" -l no-archive -d 'Record nothing (the same as --archive none)'
@@ -443,7 +443,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -s t -l time -d 'Seconds per bench run (default 5, 2 with --quick)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -l cc -d 'Congestion control for every run (default: the host\'s)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -l name -d 'Name of the lab the study builds (removed at the end)' -r
-complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, a site archive postgres://USER:PASSWORD@HOST/DB, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -l rtt -d 'RTT of the lab WAN' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -l rate -d 'Bottleneck rate of the lab WAN, and the plan\'s target' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from tuning" -l rounds -d 'Before/after rounds, alternating (default 3, 1 with --quick)' -r
@@ -459,7 +459,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -s t -l time -d 'Seconds per bench run (default 5, 2 with --quick)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l cc -d 'Congestion control for every run (default: the host\'s)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l name -d 'Name of the lab the study builds (removed at the end)' -r
-complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, a site archive postgres://USER:PASSWORD@HOST/DB, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l rate -d 'Every host link\'s rate' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l taper -d 'Oversubscription of the leaves\' uplinks' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from interference" -l stagger -d 'How long the bandwidth job runs before the latency job starts (the paper\'s 10 s; 2 s with --quick)' -r
@@ -477,7 +477,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from striping" -s t -l time -d 'Seconds per bench run (default 5, 2 with --quick)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from striping" -l cc -d 'Congestion control for every run (default: the host\'s)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from striping" -l name -d 'Name of the lab the study builds (removed at the end)' -r
-complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from striping" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from striping" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, a site archive postgres://USER:PASSWORD@HOST/DB, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from striping" -l links -d 'Parallel links between the two hosts (default 4, 2 with --quick)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from striping" -l rate -d 'Each link\'s rate' -r
 complete -c linerate -n "__fish_linerate_using_subcommand study; and __fish_seen_subcommand_from striping" -l file-size -d 'Size of the file each transfer sends (default 1G, 64M with --quick)' -r
@@ -506,33 +506,47 @@ complete -c linerate -n "__fish_linerate_using_subcommand compare" -s l -l len -
 complete -c linerate -n "__fish_linerate_using_subcommand compare" -l rounds -d 'Rounds; the order of the tools rotates each round' -r
 complete -c linerate -n "__fish_linerate_using_subcommand compare" -l lab -d 'Run inside a lab: servers in h2, clients in h1 (root)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand compare" -l json -d 'Where to write the linerate.result/1 document (kind compare)' -r
-complete -c linerate -n "__fish_linerate_using_subcommand compare" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand compare" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, a site archive postgres://USER:PASSWORD@HOST/DB, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand compare" -l udp -d 'Latency mode: the ping-pong over UDP (linerate --udp, sockperf, qperf udp_lat)'
 complete -c linerate -n "__fish_linerate_using_subcommand compare" -l no-archive -d 'Record nothing (the same as --archive none)'
 complete -c linerate -n "__fish_linerate_using_subcommand compare" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c linerate -n "__fish_linerate_using_subcommand report" -l archive -d 'Draw the archive\'s series over time instead: each with its normal band and the regressions named (the default archive, or this one: a path, sqlite:PATH or postgres://...)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand report" -l since -d 'Only series with a run in this last span (30m, 12h, 7d)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand report" -l kind -d 'Only this kind of run (bench, latency, ...)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand report" -l from -d 'Only series whose data left this host (its name)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand report" -l to -d 'Only series whose data reached this host (its name)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand report" -l series -d 'One series (its id, or the start of it)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand report" -s o -l out -d 'The HTML page to write' -r -F
 complete -c linerate -n "__fish_linerate_using_subcommand report" -l csv -d 'Also write each figure\'s data as CSV into this folder' -r -F
 complete -c linerate -n "__fish_linerate_using_subcommand report" -s h -l help -d 'Print help'
-complete -c linerate -n "__fish_linerate_using_subcommand history" -l archive -d 'The archive to read (a path or sqlite:PATH). Default: as bench records' -r
+complete -c linerate -n "__fish_linerate_using_subcommand history" -l archive -d 'The archive to read (a path, sqlite:PATH or postgres://...). Default: as bench records' -r
 complete -c linerate -n "__fish_linerate_using_subcommand history" -l since -d 'Only series with a run in this last span (30m, 12h, 7d)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand history" -l kind -d 'Only this kind of run (bench, latency, ...)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand history" -l from -d 'Only series whose data left this host (its name)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand history" -l to -d 'Only series whose data reached this host (its name)' -r
-complete -c linerate -n "__fish_linerate_using_subcommand history" -l series -d 'One series, run by run (its id, or the start of it)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand history" -l series -d 'One series (its id, or the start of it)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand history" -l json -d 'Write the answer as JSON to FILE (- for stdout) instead of a table' -r
 complete -c linerate -n "__fish_linerate_using_subcommand history" -s h -l help -d 'Print help'
-complete -c linerate -n "__fish_linerate_using_subcommand archive; and not __fish_seen_subcommand_from import export help" -s h -l help -d 'Print help'
-complete -c linerate -n "__fish_linerate_using_subcommand archive; and not __fish_seen_subcommand_from import export help" -f -a "import" -d 'Record result documents and iperf3 -J files, or the folders that hold them'
-complete -c linerate -n "__fish_linerate_using_subcommand archive; and not __fish_seen_subcommand_from import export help" -f -a "export" -d 'Write recorded documents back out, one JSON document a line, oldest first'
-complete -c linerate -n "__fish_linerate_using_subcommand archive; and not __fish_seen_subcommand_from import export help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c linerate -n "__fish_linerate_using_subcommand archive; and __fish_seen_subcommand_from import" -l archive -d 'The archive to record into (a path or sqlite:PATH). Default: as bench records' -r
+complete -c linerate -n "__fish_linerate_using_subcommand archive; and not __fish_seen_subcommand_from import export flush acknowledge help" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand archive; and not __fish_seen_subcommand_from import export flush acknowledge help" -f -a "import" -d 'Record result documents and iperf3 -J files, or the folders that hold them'
+complete -c linerate -n "__fish_linerate_using_subcommand archive; and not __fish_seen_subcommand_from import export flush acknowledge help" -f -a "export" -d 'Write recorded documents back out, one JSON document a line, oldest first'
+complete -c linerate -n "__fish_linerate_using_subcommand archive; and not __fish_seen_subcommand_from import export flush acknowledge help" -f -a "flush" -d 'Record the results waiting in the spool (those a run could not record)'
+complete -c linerate -n "__fish_linerate_using_subcommand archive; and not __fish_seen_subcommand_from import export flush acknowledge help" -f -a "acknowledge" -d 'Accept a series\' change as its new normal now (before five runs make it so)'
+complete -c linerate -n "__fish_linerate_using_subcommand archive; and not __fish_seen_subcommand_from import export flush acknowledge help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c linerate -n "__fish_linerate_using_subcommand archive; and __fish_seen_subcommand_from import" -l archive -d 'The archive to record into (a path, sqlite:PATH or postgres://...). Default: as bench records' -r
 complete -c linerate -n "__fish_linerate_using_subcommand archive; and __fish_seen_subcommand_from import" -s h -l help -d 'Print help'
 complete -c linerate -n "__fish_linerate_using_subcommand archive; and __fish_seen_subcommand_from export" -l series -d 'Only this series (its id)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand archive; and __fish_seen_subcommand_from export" -s o -l output -d 'Write to FILE instead of stdout' -r -F
-complete -c linerate -n "__fish_linerate_using_subcommand archive; and __fish_seen_subcommand_from export" -l archive -d 'The archive to read (a path or sqlite:PATH). Default: as bench records' -r
+complete -c linerate -n "__fish_linerate_using_subcommand archive; and __fish_seen_subcommand_from export" -l archive -d 'The archive to read (a path, sqlite:PATH or postgres://...). Default: as bench records' -r
 complete -c linerate -n "__fish_linerate_using_subcommand archive; and __fish_seen_subcommand_from export" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand archive; and __fish_seen_subcommand_from flush" -l archive -d 'The archive to record into (a path, sqlite:PATH or postgres://...). Default: as bench records' -r
+complete -c linerate -n "__fish_linerate_using_subcommand archive; and __fish_seen_subcommand_from flush" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand archive; and __fish_seen_subcommand_from acknowledge" -l archive -d 'The archive (a path, sqlite:PATH or postgres://...). Default: as bench records' -r
+complete -c linerate -n "__fish_linerate_using_subcommand archive; and __fish_seen_subcommand_from acknowledge" -s h -l help -d 'Print help'
 complete -c linerate -n "__fish_linerate_using_subcommand archive; and __fish_seen_subcommand_from help" -f -a "import" -d 'Record result documents and iperf3 -J files, or the folders that hold them'
 complete -c linerate -n "__fish_linerate_using_subcommand archive; and __fish_seen_subcommand_from help" -f -a "export" -d 'Write recorded documents back out, one JSON document a line, oldest first'
+complete -c linerate -n "__fish_linerate_using_subcommand archive; and __fish_seen_subcommand_from help" -f -a "flush" -d 'Record the results waiting in the spool (those a run could not record)'
+complete -c linerate -n "__fish_linerate_using_subcommand archive; and __fish_seen_subcommand_from help" -f -a "acknowledge" -d 'Accept a series\' change as its new normal now (before five runs make it so)'
 complete -c linerate -n "__fish_linerate_using_subcommand archive; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c linerate -n "__fish_linerate_using_subcommand tune; and not __fish_seen_subcommand_from audit plan apply revert capture help" -s h -l help -d 'Print help'
 complete -c linerate -n "__fish_linerate_using_subcommand tune; and not __fish_seen_subcommand_from audit plan apply revert capture help" -f -a "audit" -d 'Read the settings that decide TCP throughput and judge them for a target'
@@ -626,6 +640,8 @@ complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_
 complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from study" -f -a "striping" -d 'N parallel links between two hosts: one link alone, the N bonded (a hash per flow) with 1, N and 4N streams, and the N striped explicitly (--stripe), memory to memory and a file transfer (seeds 000 and 004)'
 complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from archive" -f -a "import" -d 'Record result documents and iperf3 -J files, or the folders that hold them'
 complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from archive" -f -a "export" -d 'Write recorded documents back out, one JSON document a line, oldest first'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from archive" -f -a "flush" -d 'Record the results waiting in the spool (those a run could not record)'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from archive" -f -a "acknowledge" -d 'Accept a series\' change as its new normal now (before five runs make it so)'
 complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from tune" -f -a "audit" -d 'Read the settings that decide TCP throughput and judge them for a target'
 complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from tune" -f -a "plan" -d 'Buffers, streams and pacing for a rate and RTT, as sysctl.d and a script'
 complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from tune" -f -a "apply" -d 'Apply a plan\'s sysctls (or a built-in profile), saving the previous values (root)'

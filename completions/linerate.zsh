@@ -96,7 +96,7 @@ _arguments "${_arguments_options[@]}" : \
 '*-B+[Local address to connect from; with --stripe, one per path (comma-separated, in --stripe'\''s order) or one for all]:ADDR:_default' \
 '*--bind=[Local address to connect from; with --stripe, one per path (comma-separated, in --stripe'\''s order) or one for all]:ADDR:_default' \
 '*--stripe=[Spread the data streams round-robin over these receiver addresses (comma-separated, e.g. one per NIC or per link), each paired with the -B address at its place; the control connection goes to the target. N paths need at least N streams (-P is raised to N where lower)]:ADDR,...:_default' \
-'--archive=[Record the result in this archive\: a path, sqlite\:PATH, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
+'--archive=[Record the result in this archive\: a path, sqlite\:PATH, a site archive postgres\://USER\:PASSWORD@HOST/DB, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
 '--server-fingerprint=[The fingerprint of the server'\''s certificate (\`linerate serve\` logs it)]:SHA256:_default' \
 '--probes=[With --find-rate\: at most this many probes; the search also ends once the passing and failing rates are within 2 %]:N:_default' \
 '--payload=[What the senders send\: random bytes, which no layer can compress, or zeros, to see what a compressing path (a WAN optimiser, a tunnel with compression) carries at its best]:BYTES:(random zeros)' \
@@ -155,7 +155,7 @@ _arguments "${_arguments_options[@]}" : \
 '--dscp=[DSCP code point (0-63, or a name\: ef, af11-af43, cs0-cs7)\: the upper six bits of the TOS byte, its two ECN bits left to the kernel]:CODE:_default' \
 '*-B+[Local address to connect from; with --stripe, one per path (comma-separated, in --stripe'\''s order) or one for all]:ADDR:_default' \
 '*--bind=[Local address to connect from; with --stripe, one per path (comma-separated, in --stripe'\''s order) or one for all]:ADDR:_default' \
-'--archive=[Record the result in this archive\: a path, sqlite\:PATH, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
+'--archive=[Record the result in this archive\: a path, sqlite\:PATH, a site archive postgres\://USER\:PASSWORD@HOST/DB, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
 '--json=[Write the linerate.result/1 document to FILE ('\''-'\'' for stdout; human output then goes to stderr)]:FILE:_default' \
 '--bandwidth[Bandwidth against message size (osu_bw style)\: windows of --window-messages requests back to back, one reply per window]' \
 '(--bandwidth --window-messages)-u[The ping-pong over UDP\: each request and reply one datagram of 12 B (its header\: a sequence number and the reply'\''s size) to 65,507 B. A reply that takes 4x the slowest round trip so far (at least 20 ms) counts as lost, not timed]' \
@@ -191,7 +191,7 @@ _arguments "${_arguments_options[@]}" : \
 '-w+[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
 '--window=[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
 '--sndbuf=[Send buffer (SO_SNDBUF) at the sending end. Default\: kernel autotuning]:BYTES:_default' \
-'--archive=[Record the result in this archive\: a path, sqlite\:PATH, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
+'--archive=[Record the result in this archive\: a path, sqlite\:PATH, a site archive postgres\://USER\:PASSWORD@HOST/DB, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
 '--receiver=[The rank that receives; every other rank sends]:RANK:_default' \
 '--senders=[Sending processes on each source host (one flow of one stream each), swept]:LIST:_default' \
 '--source-hosts=[Source hosts, swept (default\: all of them)]:LIST:_default' \
@@ -224,7 +224,7 @@ _arguments "${_arguments_options[@]}" : \
 '-w+[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
 '--window=[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
 '--sndbuf=[Send buffer (SO_SNDBUF) at the sending end. Default\: kernel autotuning]:BYTES:_default' \
-'--archive=[Record the result in this archive\: a path, sqlite\:PATH, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
+'--archive=[Record the result in this archive\: a path, sqlite\:PATH, a site archive postgres\://USER\:PASSWORD@HOST/DB, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
 '-P+[Streams of each pair'\''s flow]:N:_default' \
 '--streams=[Streams of each pair'\''s flow]:N:_default' \
 '(--archive)--no-archive[Record nothing (the same as --archive none)]' \
@@ -269,7 +269,7 @@ _arguments "${_arguments_options[@]}" : \
 '-w+[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
 '--window=[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
 '--sndbuf=[Send buffer (SO_SNDBUF) at the sending end. Default\: kernel autotuning]:BYTES:_default' \
-'--archive=[Record the result in this archive\: a path, sqlite\:PATH, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
+'--archive=[Record the result in this archive\: a path, sqlite\:PATH, a site archive postgres\://USER\:PASSWORD@HOST/DB, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
 '--json=[Write the linerate.result/1 document to FILE ('\''-'\'' for stdout; human output then goes to stderr)]:FILE:_default' \
 '--cells=[Cells each rank holds along x, y and z (one number for a cube)]:N[,N,N]:_default' \
 '--values=[Doubles per cell\: a face carries cells x cells x values x 8 bytes]:N:_default' \
@@ -300,7 +300,7 @@ _arguments "${_arguments_options[@]}" : \
 '-w+[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
 '--window=[Receive window\: SO_RCVBUF at the receiving end. Default\: kernel autotuning]:BYTES:_default' \
 '--sndbuf=[Send buffer (SO_SNDBUF) at the sending end. Default\: kernel autotuning]:BYTES:_default' \
-'--archive=[Record the result in this archive\: a path, sqlite\:PATH, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
+'--archive=[Record the result in this archive\: a path, sqlite\:PATH, a site archive postgres\://USER\:PASSWORD@HOST/DB, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
 '--json=[Write the linerate.result/1 document to FILE ('\''-'\'' for stdout; human output then goes to stderr)]:FILE:_default' \
 '--message=[Bytes each rank sends every other rank per iteration]:SIZE:_default' \
 '(--archive)--no-archive[Record nothing (the same as --archive none)]' \
@@ -377,7 +377,7 @@ _arguments "${_arguments_options[@]}" : \
 '*-B+[Local address to connect from; with --stripe, one per path (comma-separated, in --stripe'\''s order) or one for all]:ADDR:_default' \
 '*--bind=[Local address to connect from; with --stripe, one per path (comma-separated, in --stripe'\''s order) or one for all]:ADDR:_default' \
 '*--stripe=[Spread the data streams round-robin over these receiver addresses (comma-separated, e.g. one per NIC or per link), each paired with the -B address at its place; the control connection goes to the target. N paths need at least N streams (-P is raised to N where lower)]:ADDR,...:_default' \
-'--archive=[Record the result in this archive\: a path, sqlite\:PATH, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
+'--archive=[Record the result in this archive\: a path, sqlite\:PATH, a site archive postgres\://USER\:PASSWORD@HOST/DB, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
 '--rx-poll=[Receivers poll before blocking (auto\: off; polling measured slower when the receiver writes)]:RX_POLL:((auto\:"Poll on loopback while there are at most four stream threads per core; between namespaces of one host only while threads share cores"
 on\:""
 off\:""))' \
@@ -687,7 +687,7 @@ _arguments "${_arguments_options[@]}" : \
 '--time=[Seconds per bench run (default 5, 2 with --quick)]:TIME:_default' \
 '--cc=[Congestion control for every run (default\: the host'\''s)]:CC:_default' \
 '--name=[Name of the lab the study builds (removed at the end)]:NAME:_default' \
-'--archive=[Record the result in this archive\: a path, sqlite\:PATH, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
+'--archive=[Record the result in this archive\: a path, sqlite\:PATH, a site archive postgres\://USER\:PASSWORD@HOST/DB, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
 '*--rtts=[RTTs to sweep, in ms]:RTTS:_default' \
 '*--streams=[Stream counts to compare]:STREAMS:_default' \
 '--rate=[Bottleneck rate of the emulated WAN; BDP-sized buffers are sized for it]:RATE:_default' \
@@ -710,7 +710,7 @@ _arguments "${_arguments_options[@]}" : \
 '--time=[Seconds per bench run (default 5, 2 with --quick)]:TIME:_default' \
 '--cc=[Congestion control for every run (default\: the host'\''s)]:CC:_default' \
 '--name=[Name of the lab the study builds (removed at the end)]:NAME:_default' \
-'--archive=[Record the result in this archive\: a path, sqlite\:PATH, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
+'--archive=[Record the result in this archive\: a path, sqlite\:PATH, a site archive postgres\://USER\:PASSWORD@HOST/DB, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
 '*--streams=[Stream counts to sweep]:STREAMS:_default' \
 '--quick[A short run of every part, for CI (about a minute)]' \
 '(--archive)--no-archive[Record nothing (the same as --archive none)]' \
@@ -725,7 +725,7 @@ _arguments "${_arguments_options[@]}" : \
 '--time=[Seconds per bench run (default 5, 2 with --quick)]:TIME:_default' \
 '--cc=[Congestion control for every run (default\: the host'\''s)]:CC:_default' \
 '--name=[Name of the lab the study builds (removed at the end)]:NAME:_default' \
-'--archive=[Record the result in this archive\: a path, sqlite\:PATH, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
+'--archive=[Record the result in this archive\: a path, sqlite\:PATH, a site archive postgres\://USER\:PASSWORD@HOST/DB, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
 '--rtt=[RTT of the lab WAN]:RTT:_default' \
 '--rate=[Bottleneck rate of the lab WAN, and the plan'\''s target]:RATE:_default' \
 '--rounds=[Before/after rounds, alternating (default 3, 1 with --quick)]:ROUNDS:_default' \
@@ -747,7 +747,7 @@ _arguments "${_arguments_options[@]}" : \
 '--time=[Seconds per bench run (default 5, 2 with --quick)]:TIME:_default' \
 '--cc=[Congestion control for every run (default\: the host'\''s)]:CC:_default' \
 '--name=[Name of the lab the study builds (removed at the end)]:NAME:_default' \
-'--archive=[Record the result in this archive\: a path, sqlite\:PATH, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
+'--archive=[Record the result in this archive\: a path, sqlite\:PATH, a site archive postgres\://USER\:PASSWORD@HOST/DB, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
 '--rate=[Every host link'\''s rate]:RATE:_default' \
 '--taper=[Oversubscription of the leaves'\'' uplinks]:TAPER:_default' \
 '--stagger=[How long the bandwidth job runs before the latency job starts (the paper'\''s 10 s; 2 s with --quick)]:STAGGER:_default' \
@@ -771,7 +771,7 @@ _arguments "${_arguments_options[@]}" : \
 '--time=[Seconds per bench run (default 5, 2 with --quick)]:TIME:_default' \
 '--cc=[Congestion control for every run (default\: the host'\''s)]:CC:_default' \
 '--name=[Name of the lab the study builds (removed at the end)]:NAME:_default' \
-'--archive=[Record the result in this archive\: a path, sqlite\:PATH, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
+'--archive=[Record the result in this archive\: a path, sqlite\:PATH, a site archive postgres\://USER\:PASSWORD@HOST/DB, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
 '--links=[Parallel links between the two hosts (default 4, 2 with --quick)]:LINKS:_default' \
 '--rate=[Each link'\''s rate]:RATE:_default' \
 '--file-size=[Size of the file each transfer sends (default 1G, 64M with --quick)]:FILE_SIZE:_default' \
@@ -847,7 +847,7 @@ mixed\:"8 files of 32 MiB and 2000 of 4 KiB"))' \
 '--rounds=[Rounds; the order of the tools rotates each round]:ROUNDS:_default' \
 '--lab=[Run inside a lab\: servers in h2, clients in h1 (root)]:LAB:_default' \
 '--json=[Where to write the linerate.result/1 document (kind compare)]:JSON:_default' \
-'--archive=[Record the result in this archive\: a path, sqlite\:PATH, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
+'--archive=[Record the result in this archive\: a path, sqlite\:PATH, a site archive postgres\://USER\:PASSWORD@HOST/DB, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
 '--udp[Latency mode\: the ping-pong over UDP (linerate --udp, sockperf, qperf udp_lat)]' \
 '(--archive)--no-archive[Record nothing (the same as --archive none)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
@@ -856,6 +856,12 @@ mixed\:"8 files of 32 MiB and 2000 of 4 KiB"))' \
 ;;
 (report)
 _arguments "${_arguments_options[@]}" : \
+'()--archive=[Draw the archive'\''s series over time instead\: each with its normal band and the regressions named (the default archive, or this one\: a path, sqlite\:PATH or postgres\://...)]::ARCHIVE:_default' \
+'--since=[Only series with a run in this last span (30m, 12h, 7d)]:SPAN:_default' \
+'--kind=[Only this kind of run (bench, latency, ...)]:KIND:_default' \
+'--from=[Only series whose data left this host (its name)]:HOST:_default' \
+'--to=[Only series whose data reached this host (its name)]:HOST:_default' \
+'--series=[One series (its id, or the start of it)]:ID:_default' \
 '-o+[The HTML page to write]:OUT:_files' \
 '--out=[The HTML page to write]:OUT:_files' \
 '--csv=[Also write each figure'\''s data as CSV into this folder]:CSV:_files' \
@@ -866,12 +872,12 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (history)
 _arguments "${_arguments_options[@]}" : \
-'--archive=[The archive to read (a path or sqlite\:PATH). Default\: as bench records]:ARCHIVE:_default' \
+'--archive=[The archive to read (a path, sqlite\:PATH or postgres\://...). Default\: as bench records]:ARCHIVE:_default' \
 '--since=[Only series with a run in this last span (30m, 12h, 7d)]:SPAN:_default' \
 '--kind=[Only this kind of run (bench, latency, ...)]:KIND:_default' \
 '--from=[Only series whose data left this host (its name)]:HOST:_default' \
 '--to=[Only series whose data reached this host (its name)]:HOST:_default' \
-'--series=[One series, run by run (its id, or the start of it)]:ID:_default' \
+'--series=[One series (its id, or the start of it)]:ID:_default' \
 '--json=[Write the answer as JSON to FILE (- for stdout) instead of a table]:FILE:_default' \
 '-h[Print help]' \
 '--help[Print help]' \
@@ -893,7 +899,7 @@ _arguments "${_arguments_options[@]}" : \
         case $line[1] in
             (import)
 _arguments "${_arguments_options[@]}" : \
-'--archive=[The archive to record into (a path or sqlite\:PATH). Default\: as bench records]:ARCHIVE:_default' \
+'--archive=[The archive to record into (a path, sqlite\:PATH or postgres\://...). Default\: as bench records]:ARCHIVE:_default' \
 '-h[Print help]' \
 '--help[Print help]' \
 '*::paths -- Files, or folders searched for *.json files:_files' \
@@ -904,9 +910,24 @@ _arguments "${_arguments_options[@]}" : \
 '--series=[Only this series (its id)]:ID:_default' \
 '-o+[Write to FILE instead of stdout]:FILE:_files' \
 '--output=[Write to FILE instead of stdout]:FILE:_files' \
-'--archive=[The archive to read (a path or sqlite\:PATH). Default\: as bench records]:ARCHIVE:_default' \
+'--archive=[The archive to read (a path, sqlite\:PATH or postgres\://...). Default\: as bench records]:ARCHIVE:_default' \
 '-h[Print help]' \
 '--help[Print help]' \
+&& ret=0
+;;
+(flush)
+_arguments "${_arguments_options[@]}" : \
+'--archive=[The archive to record into (a path, sqlite\:PATH or postgres\://...). Default\: as bench records]:ARCHIVE:_default' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(acknowledge)
+_arguments "${_arguments_options[@]}" : \
+'--archive=[The archive (a path, sqlite\:PATH or postgres\://...). Default\: as bench records]:ARCHIVE:_default' \
+'-h[Print help]' \
+'--help[Print help]' \
+':series -- The series (its id, or the start of it), as history lists it:_default' \
 && ret=0
 ;;
 (help)
@@ -926,6 +947,14 @@ _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
 (export)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(flush)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(acknowledge)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
@@ -1284,6 +1313,14 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(flush)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(acknowledge)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
         esac
     ;;
 esac
@@ -1382,28 +1419,52 @@ _linerate__subcmd__archive_commands() {
     local commands; commands=(
 'import:Record result documents and iperf3 -J files, or the folders that hold them' \
 'export:Write recorded documents back out, one JSON document a line, oldest first' \
+'flush:Record the results waiting in the spool (those a run could not record)' \
+'acknowledge:Accept a series'\'' change as its new normal now (before five runs make it so)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'linerate archive commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__archive__subcmd__acknowledge_commands] )) ||
+_linerate__subcmd__archive__subcmd__acknowledge_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate archive acknowledge commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__archive__subcmd__export_commands] )) ||
 _linerate__subcmd__archive__subcmd__export_commands() {
     local commands; commands=()
     _describe -t commands 'linerate archive export commands' commands "$@"
 }
+(( $+functions[_linerate__subcmd__archive__subcmd__flush_commands] )) ||
+_linerate__subcmd__archive__subcmd__flush_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate archive flush commands' commands "$@"
+}
 (( $+functions[_linerate__subcmd__archive__subcmd__help_commands] )) ||
 _linerate__subcmd__archive__subcmd__help_commands() {
     local commands; commands=(
 'import:Record result documents and iperf3 -J files, or the folders that hold them' \
 'export:Write recorded documents back out, one JSON document a line, oldest first' \
+'flush:Record the results waiting in the spool (those a run could not record)' \
+'acknowledge:Accept a series'\'' change as its new normal now (before five runs make it so)' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'linerate archive help commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__archive__subcmd__help__subcmd__acknowledge_commands] )) ||
+_linerate__subcmd__archive__subcmd__help__subcmd__acknowledge_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate archive help acknowledge commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__archive__subcmd__help__subcmd__export_commands] )) ||
 _linerate__subcmd__archive__subcmd__help__subcmd__export_commands() {
     local commands; commands=()
     _describe -t commands 'linerate archive help export commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__archive__subcmd__help__subcmd__flush_commands] )) ||
+_linerate__subcmd__archive__subcmd__help__subcmd__flush_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate archive help flush commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__archive__subcmd__help__subcmd__help_commands] )) ||
 _linerate__subcmd__archive__subcmd__help__subcmd__help_commands() {
@@ -1477,13 +1538,25 @@ _linerate__subcmd__help__subcmd__archive_commands() {
     local commands; commands=(
 'import:Record result documents and iperf3 -J files, or the folders that hold them' \
 'export:Write recorded documents back out, one JSON document a line, oldest first' \
+'flush:Record the results waiting in the spool (those a run could not record)' \
+'acknowledge:Accept a series'\'' change as its new normal now (before five runs make it so)' \
     )
     _describe -t commands 'linerate help archive commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__archive__subcmd__acknowledge_commands] )) ||
+_linerate__subcmd__help__subcmd__archive__subcmd__acknowledge_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help archive acknowledge commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__help__subcmd__archive__subcmd__export_commands] )) ||
 _linerate__subcmd__help__subcmd__archive__subcmd__export_commands() {
     local commands; commands=()
     _describe -t commands 'linerate help archive export commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__archive__subcmd__flush_commands] )) ||
+_linerate__subcmd__help__subcmd__archive__subcmd__flush_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help archive flush commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__help__subcmd__archive__subcmd__import_commands] )) ||
 _linerate__subcmd__help__subcmd__archive__subcmd__import_commands() {

@@ -161,6 +161,13 @@ impl Location {
     }
 }
 
+/// Seconds since the Unix epoch, now.
+fn now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
 /// linerate's data folder: `$XDG_DATA_HOME/linerate`, else
 /// `~/.local/share/linerate`; `None` without either variable.
 pub fn data_dir() -> Option<PathBuf> {
@@ -220,6 +227,11 @@ pub trait Store {
     ) -> Result<usize, ArchiveError>;
     /// How many results the archive holds.
     fn count(&mut self) -> Result<u64, ArchiveError>;
+    /// A person acknowledged the series' change whose first run started
+    /// at `level_from`: its runs from then on are its normal.
+    fn acknowledge(&mut self, series: &str, level_from: f64) -> Result<(), ArchiveError>;
+    /// Where the series' acknowledged level begins, if one was.
+    fn acknowledged(&mut self, series: &str) -> Result<Option<f64>, ArchiveError>;
     /// Where it is, as messages name it (never with a password).
     fn place(&self) -> String;
 }
@@ -285,13 +297,18 @@ pub fn judge_series(
     series: &str,
     unit: Unit,
 ) -> Result<(Vec<Row>, Judgement), ArchiveError> {
+    let level_from = archive.acknowledged(series)?;
     let history: Vec<Row> = archive
         .runs(series, HISTORY_READ)?
         .into_iter()
         .filter(|r| r.value.is_some_and(f64::is_finite))
+        .filter(|r| level_from.is_none_or(|from| r.started_at >= from))
         .collect();
     let values: Vec<f64> = history.iter().filter_map(|r| r.value).collect();
-    let judgement = normal::judge(&values, unit.better());
+    let judgement = match level_from {
+        Some(_) => normal::judge_acknowledged(&values, unit.better()),
+        None => normal::judge(&values, unit.better()),
+    };
     Ok((history, judgement))
 }
 
@@ -372,6 +389,60 @@ pub fn record_or_keep(
         spool_error,
         outcome,
     }
+}
+
+/// Every run of `series` (those with a figure, oldest first) with the
+/// judgement its series had when it was the latest, as recording judged
+/// it: the runs before it that recording reads, from an acknowledged
+/// level's first run where one began before it.
+pub fn judged_history(
+    archive: &mut dyn Store,
+    series: &str,
+    unit: Unit,
+) -> Result<Vec<(Row, Judgement)>, ArchiveError> {
+    let level_from = archive.acknowledged(series)?;
+    let rows: Vec<Row> = archive
+        .runs(series, usize::MAX >> 1)?
+        .into_iter()
+        .filter(|r| r.value.is_some_and(f64::is_finite))
+        .collect();
+    let values: Vec<f64> = rows.iter().filter_map(|r| r.value).collect();
+    Ok(rows
+        .iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let mut from = (i + 1).saturating_sub(HISTORY_READ);
+            let acknowledged = level_from.filter(|t| row.started_at >= *t);
+            if let Some(t) = acknowledged {
+                from = from.max(rows.partition_point(|r| r.started_at < t));
+            }
+            let window = &values[from..=i];
+            let judgement = match acknowledged {
+                Some(_) => normal::judge_acknowledged(window, unit.better()),
+                None => normal::judge(window, unit.better()),
+            };
+            (row.clone(), judgement)
+        })
+        .collect())
+}
+
+/// Acknowledges the change `series` is in (a regression or an improvement
+/// named): its runs from the change's first on are its normal from now.
+/// When the change began; `None` when the series is not outside its normal.
+pub fn acknowledge(
+    archive: &mut dyn Store,
+    series: &SeriesSummary,
+) -> Result<Option<f64>, ArchiveError> {
+    let (history, judgement) = judge_series(archive, &series.id, series.unit)?;
+    let change = match judgement {
+        Judgement::Regression(c) | Judgement::Improvement(c) => c,
+        _ => return Ok(None),
+    };
+    let Some(first) = history.get(change.first) else {
+        return Ok(None);
+    };
+    archive.acknowledge(&series.id, first.started_at)?;
+    Ok(Some(first.started_at))
 }
 
 /// Delivers everything waiting in `spool` to `archive` (`linerate

@@ -12,7 +12,9 @@
 //! named). Nothing is judged before [`MIN_HISTORY`] runs.
 //! One run outside is noise: a change is named when [`CONFIRM`] runs in a
 //! row fall outside on the same side, and once [`NEW_NORMAL_AFTER`] have,
-//! the series has a new normal, made of the runs since the change.
+//! the series has a new normal, made of the runs since the change. A
+//! change a person acknowledged is the new normal at once
+//! ([`judge_acknowledged`]).
 
 /// Runs the normal band is made of, the latest ones.
 pub const WINDOW: usize = 30;
@@ -134,8 +136,23 @@ pub struct Change {
 /// The judgement of a series' latest value, `values` oldest first, its
 /// figure better when `better`. Values that are not finite are no runs.
 pub fn judge(values: &[f64], better: Better) -> Judgement {
-    let values = &finite(values);
-    let regime = Regime::walk(values);
+    judge_walked(&finite(values), better, Regime::default())
+}
+
+/// The judgement of a series whose change a person acknowledged, `values`
+/// its runs from the change's first on: they are its normal level, with a
+/// band once there are [`NEW_NORMAL_AFTER`] of them, as for a change that
+/// persisted.
+pub fn judge_acknowledged(values: &[f64], better: Better) -> Judgement {
+    let start = Regime {
+        after_change: true,
+        ..Regime::default()
+    };
+    judge_walked(&finite(values), better, start)
+}
+
+fn judge_walked(values: &[f64], better: Better, start: Regime) -> Judgement {
+    let regime = start.walk(values);
     match regime.outside {
         Some(out) if out.runs >= CONFIRM => {
             let value = values[values.len() - 1];
@@ -170,7 +187,7 @@ pub fn judge(values: &[f64], better: Better) -> Judgement {
 /// oldest first; `None` while it has too few runs.
 pub fn band(values: &[f64]) -> Option<Band> {
     let values = &finite(values);
-    let regime = Regime::walk(values);
+    let regime = Regime::default().walk(values);
     match regime.outside {
         // A change being confirmed is judged against the band it left.
         Some(out) => Some(out.band),
@@ -186,6 +203,8 @@ struct Regime {
     start: usize,
     /// The values in a row outside the band, if the latest is.
     outside: Option<Outside>,
+    /// The series begins at a change (one a person acknowledged).
+    after_change: bool,
 }
 
 /// Values in a row outside a band, on one side of it.
@@ -200,19 +219,19 @@ struct Outside {
 }
 
 impl Regime {
-    /// The state after every value of `values`, oldest first.
-    fn walk(values: &[f64]) -> Regime {
-        let mut regime = Regime::default();
+    /// The state after every value of `values`, oldest first, from this
+    /// one.
+    fn walk(mut self, values: &[f64]) -> Regime {
         for i in 0..values.len() {
-            regime.step(values, i);
+            self.step(values, i);
         }
-        regime
+        self
     }
 
     /// Runs the current level needs before it has a band: a new series
     /// [`MIN_HISTORY`], a level after a change the runs that made it one.
     fn need(&self) -> usize {
-        if self.start == 0 {
+        if self.start == 0 && !self.after_change {
             MIN_HISTORY
         } else {
             NEW_NORMAL_AFTER
@@ -337,6 +356,31 @@ mod tests {
         assert!(matches!(
             judge(&v, Better::Higher),
             Judgement::Improvement(_)
+        ));
+    }
+
+    #[test]
+    fn an_acknowledged_change_is_the_normal_at_once() {
+        let mut v = steady(9e9, 0.02, 20);
+        v.extend(steady(6e9, 0.02, 2));
+        assert!(matches!(
+            judge(&v, Better::Higher),
+            Judgement::Regression(_)
+        ));
+        // Acknowledged after its second run: its runs alone are the series.
+        let since = &v[20..];
+        assert_eq!(
+            judge_acknowledged(since, Better::Higher),
+            Judgement::TooFewRuns {
+                have: 2,
+                need: NEW_NORMAL_AFTER
+            }
+        );
+        let mut since = since.to_vec();
+        since.extend(steady(6e9, 0.02, NEW_NORMAL_AFTER));
+        assert!(matches!(
+            judge_acknowledged(&since, Better::Higher),
+            Judgement::Normal(b) if (b.median / 6e9 - 1.0).abs() < 0.03
         ));
     }
 

@@ -49,6 +49,11 @@ const MIGRATIONS: &[&str] = &[
         document_row BIGINT REFERENCES linerate_results(id),
         UNIQUE (series, started_at)
      );
+     CREATE TABLE linerate_acknowledgements (
+        series TEXT PRIMARY KEY REFERENCES linerate_series(id),
+        level_from DOUBLE PRECISION NOT NULL,
+        acknowledged_at DOUBLE PRECISION NOT NULL
+     );
      CREATE INDEX linerate_results_by_time ON linerate_results(started_at);
      CREATE INDEX linerate_series_by_hosts ON linerate_series(source, destination, kind);",
 ];
@@ -179,9 +184,7 @@ impl Store for PostgresArchive {
     fn record_all(&mut self, entries: &[Entry], document: &[u8]) -> Result<Vec<i64>, ArchiveError> {
         let error = pg_error(&self.shown);
         let packed = compress(document);
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0.0, |d| d.as_secs_f64());
+        let now = crate::now();
         let mut tx = self.client.transaction().map_err(&error)?;
         let mut rows: Vec<i64> = Vec::with_capacity(entries.len());
         for entry in entries {
@@ -338,6 +341,30 @@ impl Store for PostgresArchive {
             .map_err(pg_error(&self.shown))?
             .get(0);
         Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    fn acknowledge(&mut self, series: &str, level_from: f64) -> Result<(), ArchiveError> {
+        self.client
+            .execute(
+                "INSERT INTO linerate_acknowledgements (series, level_from, acknowledged_at)
+                 VALUES ($1, $2, $3)
+                 ON CONFLICT (series) DO UPDATE
+                 SET level_from = EXCLUDED.level_from, acknowledged_at = EXCLUDED.acknowledged_at",
+                &[&series, &level_from, &crate::now()],
+            )
+            .map(|_| ())
+            .map_err(pg_error(&self.shown))
+    }
+
+    fn acknowledged(&mut self, series: &str) -> Result<Option<f64>, ArchiveError> {
+        Ok(self
+            .client
+            .query_opt(
+                "SELECT level_from FROM linerate_acknowledgements WHERE series = $1",
+                &[&series],
+            )
+            .map_err(pg_error(&self.shown))?
+            .map(|r| r.get(0)))
     }
 
     fn place(&self) -> String {

@@ -48,6 +48,13 @@ const MIGRATIONS: &[&str] = &[
     // 2: a many-host run's pairs are rows of one result: the first keeps
     // the document, the others name its row.
     "ALTER TABLE results ADD COLUMN document_row INTEGER REFERENCES results(id);",
+    // 3: a change a person acknowledged: the series' normal level begins
+    // at its first run.
+    "CREATE TABLE acknowledgements (
+        series TEXT PRIMARY KEY REFERENCES series(id),
+        level_from REAL NOT NULL,
+        acknowledged_at REAL NOT NULL
+     );",
 ];
 
 /// An open SQLite archive.
@@ -126,9 +133,7 @@ impl SqliteArchive {
         document: &[u8],
     ) -> Result<Vec<i64>, ArchiveError> {
         let packed = compress(document);
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0.0, |d| d.as_secs_f64());
+        let now = crate::now();
         let sql = sql_error(&self.path);
         let tx = self
             .connection
@@ -363,6 +368,24 @@ impl Store for SqliteArchive {
 
     fn count(&mut self) -> Result<u64, ArchiveError> {
         SqliteArchive::count(self)
+    }
+
+    fn acknowledge(&mut self, series: &str, level_from: f64) -> Result<(), ArchiveError> {
+        self.connection
+            .execute(
+                "INSERT OR REPLACE INTO acknowledgements (series, level_from, acknowledged_at)
+                 VALUES (?1, ?2, ?3)",
+                params![series, level_from, crate::now()],
+            )
+            .map(|_| ())
+            .map_err(sql_error(&self.path))
+    }
+
+    fn acknowledged(&mut self, series: &str) -> Result<Option<f64>, ArchiveError> {
+        self.connection
+            .prepare_cached("SELECT level_from FROM acknowledgements WHERE series = ?1")
+            .and_then(|mut s| s.query_row(params![series], |r| r.get(0)).optional())
+            .map_err(sql_error(&self.path))
     }
 
     fn place(&self) -> String {

@@ -185,6 +185,19 @@ fn all_recorded(archive: &mut dyn Store) {
         })
         .unwrap();
     assert_eq!(n, RESULTS);
+    // An acknowledgement is kept, and a later one takes its place.
+    let id = &series[0].id;
+    assert_eq!(archive.acknowledged(id).unwrap(), None);
+    archive.acknowledge(id, 1_800_000_010.0).unwrap();
+    archive.acknowledge(id, 1_800_000_020.0).unwrap();
+    assert_eq!(archive.acknowledged(id).unwrap(), Some(1_800_000_020.0));
+    let s = &series[0];
+    let (history, _) = linerate_archive::judge_series(archive, &s.id, s.unit).unwrap();
+    assert_eq!(
+        history.len(),
+        RESULTS - 20,
+        "the runs from the acknowledged level on"
+    );
 }
 
 #[test]

@@ -191,6 +191,16 @@ pub struct HistoryArgs {
     /// The archive to read (a path, sqlite:PATH or postgres://...). Default: as bench records.
     #[arg(long, value_name = "ARCHIVE", value_parser = parse_location)]
     pub archive: Option<Location>,
+    #[command(flatten)]
+    pub filter: SeriesFilter,
+    /// Write the answer as JSON to FILE (- for stdout) instead of a table.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+}
+
+/// Which series of an archive (history, report --archive).
+#[derive(Args, Clone, Debug)]
+pub struct SeriesFilter {
     /// Only series with a run in this last span (30m, 12h, 7d).
     #[arg(long, value_name = "SPAN", default_value = "30d", value_parser = parse_span)]
     pub since: Duration,
@@ -203,12 +213,33 @@ pub struct HistoryArgs {
     /// Only series whose data reached this host (its name).
     #[arg(long, value_name = "HOST")]
     pub to: Option<String>,
-    /// One series, run by run (its id, or the start of it).
+    /// One series (its id, or the start of it).
     #[arg(long, value_name = "ID")]
     pub series: Option<String>,
-    /// Write the answer as JSON to FILE (- for stdout) instead of a table.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<String>,
+}
+
+impl SeriesFilter {
+    /// The series of `archive` this filter lets through.
+    fn chosen(
+        &self,
+        archive: &mut dyn Store,
+    ) -> anyhow::Result<Vec<linerate_archive::SeriesSummary>> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
+        let all = archive.series_since(now - self.since.as_secs_f64())?;
+        Ok(all
+            .into_iter()
+            .filter(|s| self.kind.as_ref().is_none_or(|k| &s.key.kind == k))
+            .filter(|s| self.from.as_ref().is_none_or(|h| &s.key.source == h))
+            .filter(|s| self.to.as_ref().is_none_or(|h| &s.key.destination == h))
+            .filter(|s| {
+                self.series
+                    .as_ref()
+                    .is_none_or(|id| s.id.starts_with(id.as_str()))
+            })
+            .collect())
+    }
 }
 
 fn parse_location(s: &str) -> Result<Location, String> {
@@ -248,22 +279,8 @@ struct SeriesLine {
 
 pub fn run_history(a: HistoryArgs) -> anyhow::Result<()> {
     let (location, mut archive) = archive_to_read(a.archive.clone())?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64());
-    let all = archive.series_since(now - a.since.as_secs_f64())?;
-    let chosen: Vec<_> = all
-        .into_iter()
-        .filter(|s| a.kind.as_ref().is_none_or(|k| &s.key.kind == k))
-        .filter(|s| a.from.as_ref().is_none_or(|h| &s.key.source == h))
-        .filter(|s| a.to.as_ref().is_none_or(|h| &s.key.destination == h))
-        .filter(|s| {
-            a.series
-                .as_ref()
-                .is_none_or(|id| s.id.starts_with(id.as_str()))
-        })
-        .collect();
-    if let Some(id) = &a.series {
+    let chosen = a.filter.chosen(archive.as_mut())?;
+    if let Some(id) = &a.filter.series {
         return print_series(archive.as_mut(), &chosen, id, a.json.as_deref());
     }
     let mut lines = Vec::new();
@@ -299,7 +316,7 @@ pub fn run_history(a: HistoryArgs) -> anyhow::Result<()> {
         crate::output::emit(&format!(
             "No runs in the archive {} in the last {}.\n",
             location.shown(),
-            humantime::format_duration(a.since)
+            humantime::format_duration(a.filter.since)
         ));
         return Ok(());
     }
@@ -411,6 +428,20 @@ pub enum ArchiveCommand {
         linerate archive flush\n  \
         linerate archive flush --archive postgres://perf@db.example/linerate")]
     Flush(FlushArgs),
+    /// Accept a series' change as its new normal now (before five runs make it so).
+    #[command(after_help = "Examples:\n  \
+        linerate archive acknowledge 3f2a9c0d   the path was re-routed: its new rate is normal")]
+    Acknowledge(AcknowledgeArgs),
+}
+
+#[derive(Args, Clone, Debug)]
+pub struct AcknowledgeArgs {
+    /// The series (its id, or the start of it), as history lists it.
+    #[arg(value_name = "SERIES")]
+    pub series: String,
+    /// The archive (a path, sqlite:PATH or postgres://...). Default: as bench records.
+    #[arg(long, value_name = "ARCHIVE", value_parser = parse_location)]
+    pub archive: Option<Location>,
 }
 
 #[derive(Args, Clone, Debug)]
@@ -497,6 +528,7 @@ pub fn run(c: ArchiveCommand) -> anyhow::Result<()> {
         ArchiveCommand::Import(a) => import(a),
         ArchiveCommand::Export(a) => export(a),
         ArchiveCommand::Flush(a) => flush(a),
+        ArchiveCommand::Acknowledge(a) => acknowledge(a),
     }
 }
 
@@ -590,6 +622,118 @@ fn flush(a: FlushArgs) -> anyhow::Result<()> {
         "Recorded {delivered} waiting result(s) in {}; {left} left in {}.",
         archive.place(),
         spool.dir().display()
+    );
+    Ok(())
+}
+
+fn acknowledge(a: AcknowledgeArgs) -> anyhow::Result<()> {
+    let (_, mut archive) = archive_to_read(a.archive)?;
+    let all = archive.series_since(0.0)?;
+    let chosen: Vec<_> = all.iter().filter(|s| s.id.starts_with(&a.series)).collect();
+    let series = match chosen.as_slice() {
+        [one] => *one,
+        [] => anyhow::bail!("no series {} in {}", a.series, archive.place()),
+        many => {
+            return Err(UsageError(format!(
+                "SERIES {} is the start of {} series' ids: give more of it",
+                a.series,
+                many.len()
+            ))
+            .into());
+        }
+    };
+    let Some(from) = linerate_archive::acknowledge(archive.as_mut(), series)? else {
+        anyhow::bail!(
+            "series {} is within its normal range: there is no change to acknowledge",
+            series.id
+        );
+    };
+    println!(
+        "{} -> {} ({}): its runs since {} are its normal now.",
+        series.key.source,
+        series.key.destination,
+        series.key.kind,
+        date(from)
+    );
+    Ok(())
+}
+
+/// `report --archive`: each chosen series over time, with its band and the
+/// runs the rule named, as one HTML page (and CSV).
+pub fn report(
+    archive: Option<Location>,
+    filter: &SeriesFilter,
+    out: &std::path::Path,
+    csv: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    use linerate_report::history_figures::{JudgedRun, Said, SeriesHistory, figure, page};
+    let (location, mut archive) = archive_to_read(archive)?;
+    let chosen = filter.chosen(archive.as_mut())?;
+    if chosen.is_empty() {
+        anyhow::bail!(
+            "no series in {} in the last {} (see --since)",
+            location.shown(),
+            humantime::format_duration(filter.since)
+        );
+    }
+    let mut figures = Vec::new();
+    for s in &chosen {
+        let judged = linerate_archive::judged_history(archive.as_mut(), &s.id, s.unit)?;
+        let runs: Vec<JudgedRun> = judged
+            .iter()
+            .filter_map(|(row, judgement)| {
+                let value = row.value?;
+                let (band, said) = match judgement {
+                    Judgement::TooFewRuns { .. } => (None, Said::Normal),
+                    Judgement::Normal(b) => {
+                        let outside = value < b.low || value > b.high;
+                        (Some(b), if outside { Said::Outside } else { Said::Normal })
+                    }
+                    Judgement::Regression(c) => (Some(&c.band), Said::Regression),
+                    Judgement::Improvement(c) => (Some(&c.band), Said::Improvement),
+                };
+                Some(JudgedRun {
+                    at: row.started_at,
+                    value,
+                    band: band.map(|b| (b.low, b.high)),
+                    said,
+                })
+            })
+            .collect();
+        if runs.is_empty() {
+            continue;
+        }
+        let unit = match s.unit {
+            Unit::RoundTripMicroseconds => ("round trip (µs)", 1.0),
+            _ => ("Gbit/s", 1e9),
+        };
+        let history = SeriesHistory {
+            id: s.id.clone(),
+            title: format!(
+                "{} -> {} ({}, {})",
+                s.key.source, s.key.destination, s.key.kind, s.key.tool
+            ),
+            about: format!("Series {}: path {}", s.id, s.key.path),
+            unit,
+            runs,
+        };
+        let first = date(history.runs[0].at);
+        figures.push(figure(&history, &first)?);
+    }
+    let html = page(&location.shown(), &figures, &crate::output::timestamp());
+    crate::output::write_file(out, html.as_bytes())?;
+    if let Some(dir) = csv {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        for f in &figures {
+            let p = dir.join(format!("{}.csv", f.id));
+            std::fs::write(&p, &f.csv).with_context(|| format!("writing {}", p.display()))?;
+        }
+    }
+    println!(
+        "{} series from {}: {}",
+        figures.len(),
+        location.shown(),
+        out.display()
     );
     Ok(())
 }

@@ -8,12 +8,20 @@ use linerate_report::{Input, choose, html};
 
 #[derive(Args)]
 #[command(
-    after_help = "Examples:\n  linerate report bench-*.json -o report.html\n  linerate report linerate-demo/ -o report.html --csv figures/   every *.json in a folder\n\nFigures are chosen by what the results hold: throughput over time per stream\n(with the time to stabilise), TCP_INFO panels, throughput vs streams, RTT and\nwrite size, before/after tuning, and tool comparisons with min-max whiskers."
+    after_help = "Examples:\n  linerate report bench-*.json -o report.html\n  linerate report linerate-demo/ -o report.html --csv figures/   every *.json in a folder\n  linerate report --archive --since 7d -o week.html   the archive's series over time\n\nFigures are chosen by what the results hold: throughput over time per stream\n(with the time to stabilise), TCP_INFO panels, throughput vs streams, RTT and\nwrite size, before/after tuning, and tool comparisons with min-max whiskers."
 )]
 pub struct ReportArgs {
     /// Result documents (linerate.result/1), or folders of them.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "archive")]
     pub results: Vec<PathBuf>,
+    /// Draw the archive's series over time instead: each with its normal band
+    /// and the regressions named (the default archive, or this one: a path,
+    /// sqlite:PATH or postgres://...).
+    #[arg(long, value_name = "ARCHIVE", num_args = 0..=1, default_missing_value = "",
+          conflicts_with = "results", help_heading = "History")]
+    pub archive: Option<String>,
+    #[command(flatten, next_help_heading = "History")]
+    pub filter: crate::archive_cmd::SeriesFilter,
     /// The HTML page to write.
     #[arg(short = 'o', long, default_value = "report.html")]
     pub out: PathBuf,
@@ -110,6 +118,16 @@ pub fn write(inputs: &[Input], out: &Path, csv: Option<&Path>) -> anyhow::Result
 }
 
 pub fn run(a: ReportArgs) -> anyhow::Result<()> {
+    if let Some(archive) = &a.archive {
+        let location = match archive.as_str() {
+            "" => None,
+            given => Some(
+                linerate_archive::Location::parse(given)
+                    .map_err(|e| crate::usage::UsageError(e.to_string()))?,
+            ),
+        };
+        return crate::archive_cmd::report(location, &a.filter, &a.out, a.csv.as_deref());
+    }
     let inputs = load(&a.results)?;
     let n = write(&inputs, &a.out, a.csv.as_deref())?;
     println!(

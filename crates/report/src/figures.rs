@@ -56,6 +56,9 @@ pub enum FigureKind {
     TcpInfo,
     /// A UDP run's loss and jitter over time.
     UdpOverTime,
+    /// A series from the archive, run by run, with its normal band and the
+    /// runs outside it.
+    History,
 }
 
 impl FigureKind {
@@ -80,6 +83,7 @@ impl FigureKind {
             FigureKind::JobTimes => "job-times",
             FigureKind::JobPerNode => "job-per-node",
             FigureKind::JobIterations => "job-iterations",
+            FigureKind::History => "history",
         }
     }
 }

@@ -9,6 +9,7 @@ pub mod chart;
 pub mod data;
 pub mod figures;
 mod fleet_figures;
+pub mod history_figures;
 pub mod html;
 mod job_figures;
 mod latency_figures;

@@ -439,3 +439,139 @@ fn a_path_that_loses_30_percent_is_named_within_3_runs_and_a_loss_step_names_the
     assert_eq!(series.len(), 1, "{h}");
     assert_eq!(series[0]["runs"], 100, "{h}");
 }
+
+/// An iperf3 `-J` run (the fields import reads) from dtn1 to 10.0.0.2 at
+/// `bps`, started `hours` after a fixed day.
+fn iperf3_run(hours: u32, bps: f64) -> serde_json::Value {
+    let at = 1_796_000_000 + u64::from(hours) * 3600;
+    serde_json::json!({
+        "start": {
+            "version": "iperf 3.12",
+            "system_info": "Linux dtn1 6.1.0 #1 SMP x86_64",
+            "timestamp": {"timesecs": at},
+            "connected": [{"remote_host": "10.0.0.2", "remote_port": 5201}],
+            "test_start": {"protocol": "TCP", "num_streams": 1, "reverse": 0}
+        },
+        "end": {"sum_received": {"bits_per_second": bps}}
+    })
+}
+
+/// `report --archive` draws a series over time with its band and the run
+/// the rule named; `archive acknowledge` makes the change its normal, and
+/// history then says so.
+#[test]
+fn report_draws_a_series_with_its_band_and_an_acknowledged_change_is_normal() {
+    let base = TempDir::new("report-archive");
+    let data = base.join("data");
+    let runs = base.join("runs");
+    std::fs::create_dir_all(&runs).unwrap();
+    for h in 0..22u32 {
+        let bps = if h < 20 {
+            9.4e9 + f64::from(h % 3) * 5e7
+        } else {
+            6.1e9
+        };
+        std::fs::write(
+            runs.join(format!("run-{h:02}.json")),
+            iperf3_run(h, bps).to_string(),
+        )
+        .unwrap();
+    }
+    let archive = base.join("site.db");
+    let archive = archive.to_str().unwrap();
+    let out = run_in(
+        &data,
+        &[
+            "archive",
+            "import",
+            runs.to_str().unwrap(),
+            "--archive",
+            archive,
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let state = |data: &Path| {
+        let out = run_in(
+            data,
+            &[
+                "history",
+                "--archive",
+                archive,
+                "--since",
+                "100000d",
+                "--json",
+                "-",
+            ],
+        );
+        assert!(out.status.success(), "{}", text(&out));
+        let h: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(h["series"].as_array().unwrap().len(), 1, "{h}");
+        (h["series"][0]["state"].as_str().unwrap().to_string(), h)
+    };
+    assert_eq!(state(&data).0, "regression");
+    // The page: one figure, drawn, its CSV run by run.
+    let page = base.join("history.html");
+    let csv = base.join("csv");
+    let out = run_in(
+        &data,
+        &[
+            "report",
+            "--archive",
+            archive,
+            "--since",
+            "100000d",
+            "-o",
+            page.to_str().unwrap(),
+            "--csv",
+            csv.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let figures = common::figures(&html);
+    assert_eq!(figures.len(), 1, "{html}");
+    assert_eq!(figures[0].0, "history");
+    common::assert_drawn("history", &figures[0].1);
+    assert!(
+        figures[0].1.contains("regression named"),
+        "the legend names it"
+    );
+    let rows: Vec<String> = std::fs::read_dir(&csv)
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .flat_map(|t| t.lines().skip(1).map(str::to_string).collect::<Vec<_>>())
+        .collect();
+    assert_eq!(rows.len(), 22);
+    let said: Vec<&str> = rows.iter().map(|r| r.rsplit(',').next().unwrap()).collect();
+    assert_eq!(said[..10], ["normal"; 10], "too few runs, then inside");
+    assert!(said[10..20].iter().all(|s| *s == "normal"), "{said:?}");
+    assert_eq!(said[20..], ["outside", "regression"], "{said:?}");
+    if let Some(browser) = common::chromium() {
+        common::screenshot(browser, &page, "history-report.png");
+    }
+    // Acknowledged: the lower rate is the series' level now.
+    let (_, h) = state(&data);
+    let id = h["series"][0]["id"].as_str().unwrap().to_string();
+    let out = run_in(
+        &data,
+        &["archive", "acknowledge", &id[..8], "--archive", archive],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("dtn1 -> 10.0.0.2 (bench)"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(state(&data).0, "too_few_runs");
+    // Nothing left to acknowledge: said so, and a failure.
+    let out = run_in(
+        &data,
+        &["archive", "acknowledge", &id, "--archive", archive],
+    );
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("no change to acknowledge"),
+        "{}",
+        text(&out)
+    );
+}
