@@ -73,6 +73,13 @@ pub enum ArchiveError {
         /// The newest this build knows.
         known: usize,
     },
+    /// `--archive postgres://...` that is not a connection URL (not
+    /// repeated: it may hold a password).
+    #[error(
+        "--archive: not a PostgreSQL URL; give postgres://USER:PASSWORD@HOST[:PORT]/DB \
+         (the value is not repeated here: it may hold a password)"
+    )]
+    BadPostgresUrl,
     /// `--archive` names a kind of archive this build does not have.
     #[error("--archive {given}: use a path, sqlite:PATH, postgres://USER@HOST/DB, or none")]
     UnknownLocation {
@@ -131,9 +138,11 @@ impl Location {
         if let Some(path) = given.strip_prefix("sqlite:") {
             return Ok(Location::Sqlite(PathBuf::from(path)));
         }
-        #[cfg(feature = "postgres")]
-        if let Some(url) = PostgresUrl::parse(given) {
-            return Ok(Location::Postgres(url));
+        if given.starts_with("postgres://") || given.starts_with("postgresql://") {
+            #[cfg(feature = "postgres")]
+            return PostgresUrl::parse(given)
+                .map(Location::Postgres)
+                .ok_or(ArchiveError::BadPostgresUrl);
         }
         if given.contains("://") {
             // The value may hold a password: only its scheme is repeated.

@@ -21,7 +21,7 @@ pub struct ArchiveFlags {
     /// Record the result in this archive: a path, sqlite:PATH, a site archive
     /// postgres://USER:PASSWORD@HOST/DB, or none. Default: $LINERATE_ARCHIVE,
     /// else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate).
-    #[arg(long, value_name = "ARCHIVE", help_heading = "History", value_parser = parse_location)]
+    #[arg(long, value_name = "ARCHIVE", help_heading = "History", value_parser = LocationParser)]
     pub archive: Option<Location>,
     /// Record nothing (the same as --archive none).
     #[arg(long, conflicts_with = "archive", help_heading = "History")]
@@ -189,7 +189,7 @@ fn date(at: f64) -> String {
     linerate history --json -                every series as JSON")]
 pub struct HistoryArgs {
     /// The archive to read (a path, sqlite:PATH or postgres://...). Default: as bench records.
-    #[arg(long, value_name = "ARCHIVE", value_parser = parse_location)]
+    #[arg(long, value_name = "ARCHIVE", value_parser = LocationParser)]
     pub archive: Option<Location>,
     #[command(flatten)]
     pub filter: SeriesFilter,
@@ -242,13 +242,29 @@ impl SeriesFilter {
     }
 }
 
-fn parse_location(s: &str) -> Result<Location, String> {
-    Location::parse(s).map_err(|e| {
-        // The error names the flag; clap names it again.
-        let text = e.to_string();
-        text.split_once(": ")
-            .map_or(text.clone(), |(_, why)| why.to_string())
-    })
+/// `--archive`'s parser. A refused value is not repeated in the error, as
+/// clap would: a PostgreSQL URL may hold a password.
+#[derive(Clone)]
+struct LocationParser;
+
+impl clap::builder::TypedValueParser for LocationParser {
+    type Value = Location;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Location, clap::Error> {
+        let refused = |why: String| {
+            clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("{why}\n"))
+                .with_cmd(cmd)
+        };
+        let text = value
+            .to_str()
+            .ok_or_else(|| refused("--archive is not UTF-8".into()))?;
+        Location::parse(text).map_err(|e| refused(e.to_string()))
+    }
 }
 
 fn parse_span(s: &str) -> Result<Duration, String> {
@@ -440,14 +456,14 @@ pub struct AcknowledgeArgs {
     #[arg(value_name = "SERIES")]
     pub series: String,
     /// The archive (a path, sqlite:PATH or postgres://...). Default: as bench records.
-    #[arg(long, value_name = "ARCHIVE", value_parser = parse_location)]
+    #[arg(long, value_name = "ARCHIVE", value_parser = LocationParser)]
     pub archive: Option<Location>,
 }
 
 #[derive(Args, Clone, Debug)]
 pub struct FlushArgs {
     /// The archive to record into (a path, sqlite:PATH or postgres://...). Default: as bench records.
-    #[arg(long, value_name = "ARCHIVE", value_parser = parse_location)]
+    #[arg(long, value_name = "ARCHIVE", value_parser = LocationParser)]
     pub archive: Option<Location>,
 }
 
@@ -457,7 +473,7 @@ pub struct ImportArgs {
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// The archive to record into (a path, sqlite:PATH or postgres://...). Default: as bench records.
-    #[arg(long, value_name = "ARCHIVE", value_parser = parse_location)]
+    #[arg(long, value_name = "ARCHIVE", value_parser = LocationParser)]
     pub archive: Option<Location>,
 }
 
@@ -470,7 +486,7 @@ pub struct ExportArgs {
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// The archive to read (a path, sqlite:PATH or postgres://...). Default: as bench records.
-    #[arg(long, value_name = "ARCHIVE", value_parser = parse_location)]
+    #[arg(long, value_name = "ARCHIVE", value_parser = LocationParser)]
     pub archive: Option<Location>,
 }
 

@@ -22,10 +22,7 @@ fn run_in(data: &Path, args: &[&str]) -> std::process::Output {
 
 /// A 1-second bench to `addr` recorded into `archive`; it succeeded.
 fn bench_into(data: &Path, addr: &str, archive: &Path) -> std::process::Output {
-    let archive = archive.to_str().expect("a UTF-8 path");
-    let out = run_in(data, &["bench", addr, "-t", "1", "--archive", archive]);
-    assert!(out.status.success(), "{}", text(&out));
-    out
+    bench_into_url(data, addr, archive.to_str().expect("a UTF-8 path"))
 }
 
 fn history(data: &Path, archive: &str) -> serde_json::Value {
@@ -156,6 +153,45 @@ fn a_result_the_archive_cannot_take_waits_and_a_corrupt_archive_is_moved_aside()
     );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("--archive"), "{}", text(&out));
+    // A site archive's URL that does not parse: a bad flag, its password
+    // never repeated.
+    let out = run_in(
+        &data,
+        &[
+            "bench",
+            &addr,
+            "--archive",
+            "postgres://perf:hunter2@db:notaport/x",
+            "-t",
+            "1",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("not a PostgreSQL URL"),
+        "{}",
+        text(&out)
+    );
+    assert!(!text(&out).contains("hunter2"), "{}", text(&out));
+    // A site archive that is not there: the run succeeds, its result
+    // waits in the spool, the password is not printed.
+    let out = bench_into_url(&data, &addr, "postgres://perf:hunter2@127.0.0.1:1/linerate");
+    assert!(text(&out).contains("kept in"), "{}", text(&out));
+    assert!(
+        text(&out).contains("postgres://perf@127.0.0.1:1/linerate"),
+        "{}",
+        text(&out)
+    );
+    assert!(!text(&out).contains("hunter2"), "{}", text(&out));
+    assert_eq!(std::fs::read_dir(&spool).unwrap().count(), 1);
+}
+
+/// A 1-second bench to `addr` recorded into the archive at `url`; it
+/// succeeded.
+fn bench_into_url(data: &Path, addr: &str, url: &str) -> std::process::Output {
+    let out = run_in(data, &["bench", addr, "-t", "1", "--archive", url]);
+    assert!(out.status.success(), "{}", text(&out));
+    out
 }
 
 /// Older results and iperf3's come in as their own series, once however
