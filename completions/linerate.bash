@@ -67,6 +67,9 @@ _linerate() {
             linerate,report)
                 cmd="linerate__subcmd__report"
                 ;;
+            linerate,schedule)
+                cmd="linerate__subcmd__schedule"
+                ;;
             linerate,send)
                 cmd="linerate__subcmd__send"
                 ;;
@@ -160,6 +163,9 @@ _linerate() {
             linerate__subcmd__help,report)
                 cmd="linerate__subcmd__help__subcmd__report"
                 ;;
+            linerate__subcmd__help,schedule)
+                cmd="linerate__subcmd__help__subcmd__schedule"
+                ;;
             linerate__subcmd__help,send)
                 cmd="linerate__subcmd__help__subcmd__send"
                 ;;
@@ -213,6 +219,12 @@ _linerate() {
                 ;;
             linerate__subcmd__help__subcmd__lab,up)
                 cmd="linerate__subcmd__help__subcmd__lab__subcmd__up"
+                ;;
+            linerate__subcmd__help__subcmd__schedule,check)
+                cmd="linerate__subcmd__help__subcmd__schedule__subcmd__check"
+                ;;
+            linerate__subcmd__help__subcmd__schedule,run)
+                cmd="linerate__subcmd__help__subcmd__schedule__subcmd__run"
                 ;;
             linerate__subcmd__help__subcmd__study,interference)
                 cmd="linerate__subcmd__help__subcmd__study__subcmd__interference"
@@ -322,6 +334,24 @@ _linerate() {
             linerate__subcmd__lab__subcmd__help,up)
                 cmd="linerate__subcmd__lab__subcmd__help__subcmd__up"
                 ;;
+            linerate__subcmd__schedule,check)
+                cmd="linerate__subcmd__schedule__subcmd__check"
+                ;;
+            linerate__subcmd__schedule,help)
+                cmd="linerate__subcmd__schedule__subcmd__help"
+                ;;
+            linerate__subcmd__schedule,run)
+                cmd="linerate__subcmd__schedule__subcmd__run"
+                ;;
+            linerate__subcmd__schedule__subcmd__help,check)
+                cmd="linerate__subcmd__schedule__subcmd__help__subcmd__check"
+                ;;
+            linerate__subcmd__schedule__subcmd__help,help)
+                cmd="linerate__subcmd__schedule__subcmd__help__subcmd__help"
+                ;;
+            linerate__subcmd__schedule__subcmd__help,run)
+                cmd="linerate__subcmd__schedule__subcmd__help__subcmd__run"
+                ;;
             linerate__subcmd__study,help)
                 cmd="linerate__subcmd__study__subcmd__help"
                 ;;
@@ -401,7 +431,7 @@ _linerate() {
 
     case "${cmd}" in
         linerate)
-            opts="-h -V --help --version serve bench latency incast mesh job agent send recv keys demo lab study compare report history archive tune man completions help"
+            opts="-h -V --help --version serve bench latency incast mesh job agent send recv keys demo lab study compare report history archive schedule tune man completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -935,7 +965,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__help)
-            opts="serve bench latency incast mesh job agent send recv keys demo lab study compare report history archive tune man completions help"
+            opts="serve bench latency incast mesh job agent send recv keys demo lab study compare report history archive schedule tune man completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1371,6 +1401,48 @@ _linerate() {
         linerate__subcmd__help__subcmd__report)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__help__subcmd__schedule)
+            opts="run check"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__help__subcmd__schedule__subcmd__check)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__help__subcmd__schedule__subcmd__run)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -2840,6 +2912,108 @@ _linerate() {
                     return 0
                     ;;
                 --csv)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__schedule)
+            opts="-h --help run check help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__schedule__subcmd__check)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__schedule__subcmd__help)
+            opts="run check help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__schedule__subcmd__help__subcmd__check)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__schedule__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__schedule__subcmd__help__subcmd__run)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__schedule__subcmd__run)
+            opts="-h --archive --no-archive --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --archive)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

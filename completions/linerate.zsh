@@ -970,6 +970,68 @@ esac
     ;;
 esac
 ;;
+(schedule)
+_arguments "${_arguments_options[@]}" : \
+'-h[Print help]' \
+'--help[Print help]' \
+":: :_linerate__subcmd__schedule_commands" \
+"*::: :->schedule" \
+&& ret=0
+
+    case $state in
+    (schedule)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:linerate-schedule-command-$line[1]:"
+        case $line[1] in
+            (run)
+_arguments "${_arguments_options[@]}" : \
+'--archive=[Record the result in this archive\: a path, sqlite\:PATH, a site archive postgres\://USER\:PASSWORD@HOST/DB, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
+'(--archive)--no-archive[Record nothing (the same as --archive none)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+':file -- The schedule file (TOML):_files' \
+&& ret=0
+;;
+(check)
+_arguments "${_arguments_options[@]}" : \
+'-h[Print help]' \
+'--help[Print help]' \
+':file -- The schedule file (TOML):_files' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_linerate__subcmd__schedule__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:linerate-schedule-help-command-$line[1]:"
+        case $line[1] in
+            (run)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(check)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
 (tune)
 _arguments "${_arguments_options[@]}" : \
 '-h[Print help]' \
@@ -1325,6 +1387,30 @@ _arguments "${_arguments_options[@]}" : \
     ;;
 esac
 ;;
+(schedule)
+_arguments "${_arguments_options[@]}" : \
+":: :_linerate__subcmd__help__subcmd__schedule_commands" \
+"*::: :->schedule" \
+&& ret=0
+
+    case $state in
+    (schedule)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:linerate-help-schedule-command-$line[1]:"
+        case $line[1] in
+            (run)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(check)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
 (tune)
 _arguments "${_arguments_options[@]}" : \
 ":: :_linerate__subcmd__help__subcmd__tune_commands" \
@@ -1402,6 +1488,7 @@ _linerate_commands() {
 'report:Result documents to one self-contained HTML page of figures (and CSV)' \
 'history:What ran between which hosts\: each series'\'' latest result against its normal range' \
 'archive:Results in and out of the archive\: import older ones and iperf3'\''s, export all' \
+'schedule:Run tests on a schedule (bench, latency, mesh, send), one throughput test a path at once' \
 'tune:Audit host settings, plan them from a target rate and RTT, apply and revert' \
 'man:Write the manual pages (linerate.1 and one per subcommand)' \
 'completions:Print shell completions (bash, zsh, fish, elvish, powershell)' \
@@ -1521,6 +1608,7 @@ _linerate__subcmd__help_commands() {
 'report:Result documents to one self-contained HTML page of figures (and CSV)' \
 'history:What ran between which hosts\: each series'\'' latest result against its normal range' \
 'archive:Results in and out of the archive\: import older ones and iperf3'\''s, export all' \
+'schedule:Run tests on a schedule (bench, latency, mesh, send), one throughput test a path at once' \
 'tune:Audit host settings, plan them from a target rate and RTT, apply and revert' \
 'man:Write the manual pages (linerate.1 and one per subcommand)' \
 'completions:Print shell completions (bash, zsh, fish, elvish, powershell)' \
@@ -1700,6 +1788,24 @@ _linerate__subcmd__help__subcmd__recv_commands() {
 _linerate__subcmd__help__subcmd__report_commands() {
     local commands; commands=()
     _describe -t commands 'linerate help report commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__schedule_commands] )) ||
+_linerate__subcmd__help__subcmd__schedule_commands() {
+    local commands; commands=(
+'run:Follow a schedule file\: run each test at its interval, one throughput test a path at once' \
+'check:Read a schedule file and say what is wrong with it, line by line' \
+    )
+    _describe -t commands 'linerate help schedule commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__schedule__subcmd__check_commands] )) ||
+_linerate__subcmd__help__subcmd__schedule__subcmd__check_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help schedule check commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__schedule__subcmd__run_commands] )) ||
+_linerate__subcmd__help__subcmd__schedule__subcmd__run_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help schedule run commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__help__subcmd__send_commands] )) ||
 _linerate__subcmd__help__subcmd__send_commands() {
@@ -1994,6 +2100,49 @@ _linerate__subcmd__recv_commands() {
 _linerate__subcmd__report_commands() {
     local commands; commands=()
     _describe -t commands 'linerate report commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__schedule_commands] )) ||
+_linerate__subcmd__schedule_commands() {
+    local commands; commands=(
+'run:Follow a schedule file\: run each test at its interval, one throughput test a path at once' \
+'check:Read a schedule file and say what is wrong with it, line by line' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'linerate schedule commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__schedule__subcmd__check_commands] )) ||
+_linerate__subcmd__schedule__subcmd__check_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate schedule check commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__schedule__subcmd__help_commands] )) ||
+_linerate__subcmd__schedule__subcmd__help_commands() {
+    local commands; commands=(
+'run:Follow a schedule file\: run each test at its interval, one throughput test a path at once' \
+'check:Read a schedule file and say what is wrong with it, line by line' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'linerate schedule help commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__schedule__subcmd__help__subcmd__check_commands] )) ||
+_linerate__subcmd__schedule__subcmd__help__subcmd__check_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate schedule help check commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__schedule__subcmd__help__subcmd__help_commands] )) ||
+_linerate__subcmd__schedule__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate schedule help help commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__schedule__subcmd__help__subcmd__run_commands] )) ||
+_linerate__subcmd__schedule__subcmd__help__subcmd__run_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate schedule help run commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__schedule__subcmd__run_commands] )) ||
+_linerate__subcmd__schedule__subcmd__run_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate schedule run commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__send_commands] )) ||
 _linerate__subcmd__send_commands() {

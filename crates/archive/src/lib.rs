@@ -8,6 +8,7 @@
 pub mod entry;
 pub mod import;
 pub mod normal;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod packed;
 #[cfg(feature = "postgres")]
 pub mod postgres;
@@ -159,6 +160,18 @@ impl Location {
         Location::Sqlite(data_dir.join("archive.db"))
     }
 
+    /// The value of `LINERATE_ARCHIVE` that names this location, password
+    /// and all: for another process's environment (never its command line,
+    /// which other users see), never for printing.
+    pub fn as_setting(&self) -> String {
+        match self {
+            Location::Sqlite(p) => format!("sqlite:{}", p.display()),
+            #[cfg(feature = "postgres")]
+            Location::Postgres(url) => url.as_setting().to_string(),
+            Location::Off => "none".to_string(),
+        }
+    }
+
     /// The archive, as messages name it (never with a password).
     pub fn shown(&self) -> String {
         match self {
@@ -171,6 +184,7 @@ impl Location {
 }
 
 /// Seconds since the Unix epoch, now.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 fn now() -> f64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -81,6 +81,12 @@ impl PostgresUrl {
         })
     }
 
+    /// The URL as given, password and all: for another process's
+    /// environment, never for printing.
+    pub fn as_setting(&self) -> &str {
+        &self.url
+    }
+
     /// The address without its password, for messages.
     pub fn shown(&self) -> &str {
         &self.shown

@@ -59,6 +59,24 @@ impl ArchiveFlags {
         Ok(Place { location, spool })
     }
 
+    /// The `LINERATE_ARCHIVE` a run this one starts should record with:
+    /// these flags' archive, else `plan` (a schedule file's `archive`), else
+    /// none to set (the run reads the environment as this one did).
+    pub fn for_children(&self, plan: Option<&str>) -> anyhow::Result<Option<String>> {
+        if self.no_archive {
+            return Ok(Some("none".into()));
+        }
+        if let Some(l) = &self.archive {
+            return Ok(Some(l.as_setting()));
+        }
+        plan.map(|given| {
+            Location::parse(given)
+                .map(|l| l.as_setting())
+                .context("the schedule's archive")
+        })
+        .transpose()
+    }
+
     /// Records `doc` as the last step of its run: never fails the run. A
     /// result the archive cannot take waits in the spool, said in one
     /// line; a run outside its series' normal range is said in one line.
@@ -73,6 +91,18 @@ impl ArchiveFlags {
         if place.location == Location::Off {
             return;
         }
+        // A run a schedule started carries the schedule's name.
+        let scheduled;
+        let doc = match std::env::var("LINERATE_SCHEDULE") {
+            Ok(name) if !name.is_empty() && doc.schedule.is_none() => {
+                scheduled = ResultDoc {
+                    schedule: Some(name),
+                    ..doc.clone()
+                };
+                &scheduled
+            }
+            _ => doc,
+        };
         let Ok(document) = serde_json::to_vec(doc) else {
             return;
         };

@@ -21,6 +21,7 @@ mod netns;
 mod output;
 mod progress;
 mod report_cmd;
+mod schedule_cmd;
 mod serve_cmd;
 mod signals;
 mod study_cmd;
@@ -86,6 +87,9 @@ enum Command {
     /// Results in and out of the archive: import older ones and iperf3's, export all.
     #[command(subcommand)]
     Archive(archive_cmd::ArchiveCommand),
+    /// Run tests on a schedule (bench, latency, mesh, send), one throughput test a path at once.
+    #[command(subcommand)]
+    Schedule(schedule_cmd::ScheduleCommand),
     /// Audit host settings, plan them from a target rate and RTT, apply and revert.
     #[command(subcommand)]
     Tune(tune_cmd::TuneCommand),
@@ -127,6 +131,7 @@ fn main() {
         Command::Report(a) => report_cmd::run(a),
         Command::History(a) => archive_cmd::run_history(a),
         Command::Archive(c) => archive_cmd::run(c),
+        Command::Schedule(c) => schedule_cmd::run(c),
         Command::Man(a) => docs_cmd::man(a),
         Command::Completions(a) => docs_cmd::completions(a),
     };

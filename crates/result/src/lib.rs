@@ -61,6 +61,10 @@ pub struct ResultDoc {
     /// its one-way delay probe.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub one_way_delay: Option<one_way::OneWayDelay>,
+    /// The schedule and test that ran it (`linerate schedule run`), as
+    /// `SCHEDULE/TEST`; absent for a run a person started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<String>,
 }
 
 impl ResultDoc {
@@ -94,6 +98,7 @@ impl ResultDoc {
             fleet: None,
             interrupted: false,
             one_way_delay: None,
+            schedule: None,
         }
     }
 

@@ -26,6 +26,7 @@ mod report;
 mod robustness;
 mod rsync_habits;
 mod rsync_reruns;
+mod schedule;
 mod strangers;
 mod striping;
 mod transfer_cache;

@@ -1,0 +1,275 @@
+//! Tests on a schedule: `linerate schedule run` on loopback, two benches
+//! over one path and a latency test, each run recorded in an archive with
+//! the schedule's name; the file read again on SIGHUP while a bench runs;
+//! SIGTERM ending the schedule and its running test. A file with wrong
+//! tests names their lines and runs the others.
+
+use crate::common;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use common::tree::TempDir;
+use common::{Server, linerate_cmd, text};
+
+/// A schedule of two 1-second benches every 3 s over one path (jitter up
+/// to 1 s) and a latency test every `latency_every`.
+fn schedule_file(addr: &str, latency_every: &str) -> String {
+    format!(
+        r#"name = "watch"
+
+[[test]]
+name = "b1"
+command = "bench {addr} -t 1"
+every = "3s"
+jitter = "1s"
+
+[[test]]
+name = "b2"
+command = "bench {addr} -t 1"
+every = "3s"
+jitter = "1s"
+
+[[test]]
+name = "rtt"
+command = "latency {addr} -t 0.2"
+every = "{latency_every}"
+"#
+    )
+}
+
+/// `schedule run FILE` recording into `archive`, its stderr lines sent on.
+fn start(file: &Path, archive: &Path, data: &Path) -> (common::Guard, Receiver<String>) {
+    let mut child: Child = linerate_cmd()
+        .env("XDG_DATA_HOME", data)
+        .args(["schedule", "run"])
+        .arg(file)
+        .arg("--archive")
+        .arg(archive)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("schedule run");
+    let stderr = child.stderr.take().expect("stderr");
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (common::Guard(child), rx)
+}
+
+/// Lines from `rx` until one `pred` holds (returned), or `within`.
+fn until(
+    rx: &Receiver<String>,
+    seen: &mut Vec<String>,
+    within: Duration,
+    pred: impl Fn(&str) -> bool,
+) -> Option<String> {
+    let end = Instant::now() + within;
+    while let Some(left) = end.checked_duration_since(Instant::now()) {
+        match rx.recv_timeout(left) {
+            Ok(line) => {
+                seen.push(line.clone());
+                if pred(&line) {
+                    return Some(line);
+                }
+            }
+            Err(_) => return None,
+        }
+    }
+    None
+}
+
+/// (test, due, seconds after it) of a "started" line.
+fn started(line: &str) -> Option<(String, f64, f64)> {
+    let (test, rest) = line.split_once(": started (run ")?;
+    let due: f64 = rest.split("due ").nth(1)?.split(',').next()?.parse().ok()?;
+    let late: f64 = rest.split(", ").nth(2)?.split(' ').next()?.parse().ok()?;
+    Some((test.to_string(), due, late))
+}
+
+#[test]
+fn a_schedule_keeps_benches_apart_reads_its_file_again_and_ends_cleanly() {
+    let _traffic = common::beside_other_traffic();
+    let base = TempDir::new("schedule");
+    let data = base.join("data");
+    let server = Server::start();
+    let file = base.join("watch.toml");
+    std::fs::write(&file, schedule_file(&server.addr(), "2s")).unwrap();
+    let archive = base.join("watch.db");
+    let (mut sched, rx) = start(&file, &archive, &data);
+    let mut seen = Vec::new();
+    // Four bench runs, then the file edited (latency every 1 s) while a
+    // bench runs.
+    let mut benches = 0;
+    while benches < 4 {
+        let line = until(&rx, &mut seen, Duration::from_secs(60), |l| {
+            started(l).is_some_and(|(t, _, _)| t.starts_with('b'))
+        });
+        assert!(line.is_some(), "no bench started: {seen:#?}");
+        benches += 1;
+    }
+    let running_bench = started(seen.last().unwrap()).unwrap().0;
+    std::fs::write(&file, schedule_file(&server.addr(), "1s")).unwrap();
+    let pid = rustix::process::Pid::from_raw(sched.0.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::HUP).unwrap();
+    let reread = until(&rx, &mut seen, Duration::from_secs(30), |l| {
+        l.contains("read again")
+    });
+    assert!(reread.is_some(), "{seen:#?}");
+    // The bench that ran through the reload ended by itself, well.
+    let ended = until(&rx, &mut seen, Duration::from_secs(30), |l| {
+        l.starts_with(&format!("{running_bench}: ended"))
+    })
+    .unwrap_or_else(|| panic!("{seen:#?}"));
+    assert!(ended.contains("exit status: 0"), "{ended}");
+    // Three latency runs at the new interval, then SIGTERM while a bench runs.
+    let reload_at = seen.len();
+    for _ in 0..3 {
+        let l = until(&rx, &mut seen, Duration::from_secs(30), |l| {
+            l.starts_with("rtt: started")
+        });
+        assert!(l.is_some(), "{seen:#?}");
+    }
+    let bench = until(&rx, &mut seen, Duration::from_secs(30), |l| {
+        started(l).is_some_and(|(t, _, _)| t.starts_with('b'))
+    });
+    assert!(bench.is_some(), "{seen:#?}");
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let status = common::wait_exit(&mut sched, Duration::from_secs(30));
+    assert!(status.is_some_and(|s| s.success()), "{seen:#?}");
+    seen.extend(rx.try_iter());
+
+    // Each run starts after its time, and within its jitter of it but for
+    // the wake-up of a process on a busy host (the scheduler's own draws
+    // are held to the bound exactly by its unit tests).
+    for (test, _, late) in seen.iter().filter_map(|l| started(l)) {
+        let bound = if test == "rtt" { 0.0 } else { 1.0 };
+        assert!(
+            late >= 0.0 && late <= bound + 2.0,
+            "{test} {late} s late: {seen:#?}"
+        );
+    }
+    let dues: Vec<f64> = seen[reload_at..]
+        .iter()
+        .filter_map(|l| started(l))
+        .filter(|(t, _, _)| t == "rtt")
+        .map(|(_, due, _)| due)
+        .collect();
+    // Due on a grid of the new interval (a run missed skips a step).
+    let on_grid = |d: f64| (d - d.round()).abs() < 0.002 && d.round() >= 1.0;
+    assert!(dues.windows(2).all(|w| on_grid(w[1] - w[0])), "{dues:?}");
+    assert!(
+        dues.windows(2).any(|w| (w[1] - w[0] - 1.0).abs() < 0.002),
+        "{dues:?}"
+    );
+
+    // The archive: every run with the schedule's name; the two benches'
+    // runs never overlap; the last, ended by SIGTERM, whole and marked so.
+    let out = linerate_cmd()
+        .env("XDG_DATA_HOME", &data)
+        .args(["archive", "export", "--archive"])
+        .arg(&archive)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let docs: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a whole document"))
+        .collect();
+    let mut spans: Vec<(f64, f64, String)> = Vec::new();
+    for d in &docs {
+        let schedule = d["schedule"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no schedule: {d}"));
+        assert!(schedule.starts_with("watch/"), "{schedule}");
+        if d["kind"] == "bench" {
+            let at = d["started_at"].as_f64().unwrap();
+            spans.push((
+                at,
+                at + d["summary"]["seconds"].as_f64().unwrap(),
+                schedule.into(),
+            ));
+        }
+    }
+    assert!(spans.len() >= 5, "{spans:?}");
+    spans.sort_by(|a, b| a.0.total_cmp(&b.0));
+    for w in spans.windows(2) {
+        assert!(w[1].0 >= w[0].1, "overlap: {w:?}");
+    }
+    assert!(
+        docs.iter().any(|d| d["interrupted"] == true),
+        "the last bench, ended by SIGTERM"
+    );
+    assert!(docs.iter().any(|d| d["kind"] == "latency"));
+}
+
+#[test]
+fn a_schedule_with_wrong_tests_names_their_lines_and_runs_the_rest() {
+    let _traffic = common::beside_other_traffic();
+    let base = TempDir::new("schedule-bad");
+    let data = base.join("data");
+    let server = Server::start();
+    let file = base.join("bad.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[[test]]\ncommand = \"tune audit\"\nevery = \"1m\"\n\n\
+             [[test]]\ncommand = \"latency {} -t 0.5\"\nevery = \"0s\"\n\n\
+             [[test]]\nname = \"rtt\"\ncommand = \"latency {} -t 0.5\"\nevery = \"1m\"\n",
+            server.addr(),
+            server.addr()
+        ),
+    )
+    .unwrap();
+    let out = linerate_cmd()
+        .args(["schedule", "check"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let said = text(&out);
+    assert!(
+        said.contains("bad.toml:line 2: \"tune\" is not a command"),
+        "{said}"
+    );
+    assert!(
+        said.contains("bad.toml:line 7: every = \"0s\": it cannot be 0"),
+        "{said}"
+    );
+    assert!(said.contains("rtt: every 1m"), "{said}");
+    let archive = base.join("bad.db");
+    let (mut sched, rx) = start(&file, &archive, &data);
+    let mut seen = Vec::new();
+    let ran = until(&rx, &mut seen, Duration::from_secs(30), |l| {
+        l.starts_with("rtt: ended")
+    });
+    assert!(
+        ran.is_some_and(|l| l.contains("exit status: 0")),
+        "{seen:#?}"
+    );
+    assert!(
+        seen.iter()
+            .any(|l| l.contains("line 2") && l.contains("left out")),
+        "{seen:#?}"
+    );
+    let pid = rustix::process::Pid::from_raw(sched.0.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    assert!(common::wait_exit(&mut sched, Duration::from_secs(30)).is_some());
+    // A file that is not TOML: one error naming its line, exit 1.
+    std::fs::write(&file, "name = \"x\"\n[[test]\n").unwrap();
+    let out = linerate_cmd()
+        .args(["schedule", "run"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("bad.toml:line 2"), "{}", text(&out));
+}
