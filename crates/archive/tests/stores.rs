@@ -109,7 +109,10 @@ fn writer_process() {
         }
         match keeping.outcome {
             Outcome::Recorded(_) => {}
-            Outcome::Kept { .. } => kept += 1,
+            Outcome::Kept { error, .. } => {
+                println!("writer {w}: kept in the spool: {error}");
+                kept += 1;
+            }
             Outcome::Lost { error, .. } => {
                 println!("writer {w}: lost: {error}");
                 lost += 1;
@@ -120,7 +123,7 @@ fn writer_process() {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
-    println!("writer {w}: kept {kept} lost {lost}");
+    println!("writer {w}: tally: kept {kept} lost {lost}");
 }
 
 /// Starts the 8 writers into `archive`, each with its own spool under
@@ -149,8 +152,9 @@ fn eight_writers(archive: &str, dir: &Path, pause: Option<&Path>) -> Vec<Child> 
         .collect()
 }
 
-/// Each writer's (kept, lost) from its last line; every writer ended well.
-fn finish(writers: Vec<Child>) -> Vec<(usize, usize)> {
+/// Each writer's (kept, lost, what it said) from its lines; every writer
+/// ended well.
+fn finish(writers: Vec<Child>) -> Vec<(usize, usize, String)> {
     writers
         .into_iter()
         .map(|c| {
@@ -159,13 +163,13 @@ fn finish(writers: Vec<Child>) -> Vec<(usize, usize)> {
             assert!(out.status.success(), "a writer failed: {text}");
             let last = text
                 .lines()
-                .find_map(|l| l.split_once(": kept ").map(|(_, r)| r.to_string()))
+                .find_map(|l| l.split_once(": tally: kept ").map(|(_, r)| r.to_string()))
                 .unwrap_or_else(|| panic!("a writer's tally: {text}"));
             let mut words = last.split_whitespace();
             let kept = words.next().unwrap().parse().unwrap();
             let lost = words.nth(1).unwrap().parse().unwrap();
             assert_eq!(lost, 0, "a writer lost results: {text}");
-            (kept, lost)
+            (kept, lost, text)
         })
         .collect()
 }
@@ -256,7 +260,8 @@ fn eight_processes_at_once_into_postgresql_lose_no_row_and_a_restart_loses_none(
     std::fs::write(pause.join("go"), b"").unwrap();
     let tallies = finish(writers);
     let kept: usize = tallies.iter().map(|t| t.0).sum();
-    eprintln!("results kept in the spools while the server was down: {tallies:?}");
+    let counts: Vec<usize> = tallies.iter().map(|t| t.0).collect();
+    eprintln!("results kept in the spools while the server was down: {counts:?}");
     assert!(
         kept > 0,
         "the server's end found no writer writing: {tallies:?}"
