@@ -17,3 +17,13 @@ pub(crate) fn decompress(packed: &[u8]) -> std::io::Result<Vec<u8>> {
     flate2::read::ZlibDecoder::new(packed).read_to_end(&mut out)?;
     Ok(out)
 }
+
+/// What the row of a result's next entry keeps, given the rows recorded
+/// before it: the first keeps the document, the others name the first's
+/// row (a many-host run's pairs; docs/archive.md#series).
+pub(crate) fn kept_by<'a>(rows: &[i64], packed: &'a [u8]) -> (&'a [u8], Option<i64>) {
+    match rows.first() {
+        None => (packed, None),
+        Some(first) => (&[], Some(*first)),
+    }
+}

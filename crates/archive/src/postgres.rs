@@ -210,11 +210,7 @@ impl Store for PostgresArchive {
                 ],
             )
             .map_err(&error)?;
-            // The first row keeps the document; the others name it.
-            let (document, document_row): (&[u8], Option<i64>) = match rows.first() {
-                None => (&packed, None),
-                Some(first) => (&[], Some(*first)),
-            };
+            let (document, document_row) = crate::packed::kept_by(&rows, &packed);
             // A result already recorded (imported twice, or delivered from
             // a spool by two runs at once) is kept once.
             let added = tx

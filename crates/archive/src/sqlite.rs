@@ -170,11 +170,7 @@ impl SqliteArchive {
                 ],
             )
             .map_err(&sql)?;
-            // The first row keeps the document; the others name it.
-            let (document, document_row): (&[u8], Option<i64>) = match rows.first() {
-                None => (&packed, None),
-                Some(first) => (&[], Some(*first)),
-            };
+            let (document, document_row) = crate::packed::kept_by(&rows, &packed);
             // A result already recorded (the same series and start,
             // imported twice) is kept once.
             let added = tx

@@ -3,27 +3,13 @@
 // A failed expectation is the test's failure, in helpers too.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod scratch;
+
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use linerate_archive::{Entry, Judgement, SeriesKey, SqliteArchive, Unit};
 
-struct Dir(PathBuf);
-
-impl Dir {
-    fn new(tag: &str) -> Dir {
-        let d = std::env::temp_dir().join(format!("linerate-archive-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        Dir(d)
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use scratch::Dir;
 
 fn entry(source: &str, value: f64, at: f64) -> Entry {
     let key = SeriesKey {

@@ -167,15 +167,7 @@ pub fn page(archive: &str, figures: &[Figure], generated: &str) -> String {
         env!("CARGO_PKG_VERSION")
     );
     for f in figures {
-        let _ = writeln!(
-            h,
-            "<figure id=\"{}\" class=\"figure\" data-kind=\"{}\">\n{}\n<figcaption><b>{}</b>. {}</figcaption></figure>",
-            f.id,
-            f.kind.slug(),
-            f.svg,
-            escape(&f.title),
-            escape(&f.caption)
-        );
+        crate::html::figure(&mut h, f);
     }
     h.push_str("</body></html>\n");
     h

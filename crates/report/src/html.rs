@@ -51,6 +51,19 @@ fn contents(h: &mut String, figures: &[Figure]) {
     h.push_str("</ul></li><li><a href=\"#verdicts\">Verdicts</a></li><li><a href=\"#provenance\">Provenance</a></li></ul></nav>\n");
 }
 
+/// One figure with its caption, as both pages draw it.
+pub(crate) fn figure(h: &mut String, f: &Figure) {
+    let _ = writeln!(
+        h,
+        "<figure id=\"{}\" class=\"figure\" data-kind=\"{}\">\n{}\n<figcaption><b>{}</b>. {}</figcaption></figure>",
+        f.id,
+        f.kind.slug(),
+        f.svg,
+        escape(&f.title),
+        escape(&f.caption)
+    );
+}
+
 /// The whole page.
 pub fn page(inputs: &[Input], figures: &[Figure], errors: &[String], generated: &str) -> String {
     let mut h = String::new();
@@ -89,15 +102,7 @@ pub fn page(inputs: &[Input], figures: &[Figure], errors: &[String], generated: 
         );
     }
     for f in figures {
-        let _ = writeln!(
-            h,
-            "<figure id=\"{}\" class=\"figure\" data-kind=\"{}\">\n{}\n<figcaption><b>{}</b>. {}</figcaption></figure>",
-            f.id,
-            f.kind.slug(),
-            f.svg,
-            escape(&f.title),
-            escape(&f.caption)
-        );
+        figure(&mut h, f);
     }
     for e in errors {
         let _ = writeln!(h, "<p>Not drawn: {}</p>", escape(e));

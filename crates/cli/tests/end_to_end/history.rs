@@ -26,7 +26,23 @@ fn bench_into(data: &Path, addr: &str, archive: &Path) -> std::process::Output {
 }
 
 fn history(data: &Path, archive: &str) -> serde_json::Value {
-    let out = run_in(data, &["history", "--archive", archive, "--json", "-"]);
+    history_over(data, archive, "30d")
+}
+
+/// `history --json` of the series with a run in the last `since`.
+fn history_over(data: &Path, archive: &str, since: &str) -> serde_json::Value {
+    let out = run_in(
+        data,
+        &[
+            "history",
+            "--archive",
+            archive,
+            "--since",
+            since,
+            "--json",
+            "-",
+        ],
+    );
     assert!(out.status.success(), "{}", text(&out));
     serde_json::from_slice(&out.stdout).expect("history JSON")
 }
@@ -335,20 +351,7 @@ fn the_repos_own_results_come_in(data: &Path, archive: &Path) {
         "{}",
         text(&out)
     );
-    let out = run_in(
-        data,
-        &[
-            "history",
-            "--archive",
-            archive,
-            "--since",
-            "100000d",
-            "--json",
-            "-",
-        ],
-    );
-    assert!(out.status.success(), "{}", text(&out));
-    let h: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let h = history_over(data, archive, "100000d");
     let series = h["series"].as_array().unwrap();
     assert!(series.len() >= kinds.len(), "{h}");
     for s in series {
@@ -527,20 +530,7 @@ fn report_draws_a_series_with_its_band_and_an_acknowledged_change_is_normal() {
     );
     assert!(out.status.success(), "{}", text(&out));
     let state = |data: &Path| {
-        let out = run_in(
-            data,
-            &[
-                "history",
-                "--archive",
-                archive,
-                "--since",
-                "100000d",
-                "--json",
-                "-",
-            ],
-        );
-        assert!(out.status.success(), "{}", text(&out));
-        let h: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let h = history_over(data, archive, "100000d");
         assert_eq!(h["series"].as_array().unwrap().len(), 1, "{h}");
         (h["series"][0]["state"].as_str().unwrap().to_string(), h)
     };
