@@ -254,10 +254,8 @@ impl SeriesFilter {
         &self,
         archive: &mut dyn Store,
     ) -> anyhow::Result<Vec<linerate_archive::SeriesSummary>> {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0.0, |d| d.as_secs_f64());
-        let all = archive.series_since(now - self.since.as_secs_f64())?;
+        let since = crate::output::epoch_seconds() - self.since.as_secs_f64();
+        let all = archive.series_since(since)?;
         Ok(all
             .into_iter()
             .filter(|s| self.kind.as_ref().is_none_or(|k| &s.key.kind == k))
@@ -769,11 +767,7 @@ pub fn report(
     let html = page(&location.shown(), &figures, &crate::output::timestamp());
     crate::output::write_file(out, html.as_bytes())?;
     if let Some(dir) = csv {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        for f in &figures {
-            let p = dir.join(format!("{}.csv", f.id));
-            std::fs::write(&p, &f.csv).with_context(|| format!("writing {}", p.display()))?;
-        }
+        crate::report_cmd::write_csv(&figures, dir)?;
     }
     println!(
         "{} series from {}: {}",

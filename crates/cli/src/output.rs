@@ -425,6 +425,13 @@ pub fn write_file(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
 }
 
 /// UTC time as `YYYY-MM-DDTHH:MM:SS.mmmZ` for log lines.
+/// Seconds since the Unix epoch, now (the archive's and the scheduler's time).
+pub fn epoch_seconds() -> f64 {
+    SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
 pub fn timestamp() -> String {
     humantime::format_rfc3339_millis(SystemTime::now()).to_string()
 }

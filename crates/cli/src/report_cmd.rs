@@ -105,16 +105,22 @@ pub fn write(inputs: &[Input], out: &Path, csv: Option<&Path>) -> anyhow::Result
     let page = html::page(inputs, &figures, &errors, &crate::output::timestamp());
     crate::output::write_file(out, page.as_bytes())?;
     if let Some(dir) = csv {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        for f in &figures {
-            let p = dir.join(format!("{}.csv", f.id));
-            std::fs::write(&p, &f.csv).with_context(|| format!("writing {}", p.display()))?;
-        }
+        write_csv(&figures, dir)?;
     }
     for e in &errors {
         eprintln!("linerate report: not drawn: {e}");
     }
     Ok(figures.len())
+}
+
+/// Each figure's data as `ID.csv` in `dir`.
+pub fn write_csv(figures: &[linerate_report::Figure], dir: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    for f in figures {
+        let p = dir.join(format!("{}.csv", f.id));
+        std::fs::write(&p, &f.csv).with_context(|| format!("writing {}", p.display()))?;
+    }
+    Ok(())
 }
 
 pub fn run(a: ReportArgs) -> anyhow::Result<()> {

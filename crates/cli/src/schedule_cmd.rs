@@ -100,11 +100,7 @@ fn check(a: CheckArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
-}
+use crate::output::epoch_seconds as now;
 
 /// A run in progress: its process.
 struct Run {
@@ -185,7 +181,12 @@ fn act(
     scheduler: &mut Scheduler,
 ) {
     match action {
-        Action::Start { run, test, due } => {
+        Action::Start {
+            run,
+            test,
+            due,
+            jitter,
+        } => {
             let Some(spec) = plan.tests.iter().find(|t| t.name == test) else {
                 scheduler.ended(run);
                 return;
@@ -202,7 +203,7 @@ fn act(
                 Ok(child) => {
                     let at = now();
                     eprintln!(
-                        "{test}: started (run {}, due {due:.3}, {:.2} s after it)",
+                        "{test}: started (run {}, due {due:.3}, jitter {jitter:.3} s, {:.2} s after it)",
                         run.0,
                         at - due
                     );

@@ -27,6 +27,8 @@ pub enum Action {
         test: String,
         /// When it was due (before its jitter), seconds since the epoch.
         due: f64,
+        /// The jitter drawn for it, seconds (within the test's bound).
+        jitter: f64,
     },
     /// End run `run`: it reached its limit.
     End {
@@ -74,7 +76,10 @@ struct Follow {
     spec: TestSpec,
     /// When its next run is due, before jitter.
     due: f64,
-    /// When that run is to start: `due` plus its jitter.
+    /// The jitter drawn for that run, seconds.
+    jitter: f64,
+    /// When that run is to start: `due` plus its jitter, or a window's
+    /// opening.
     start_at: f64,
     /// Its run in progress, if one.
     running: Option<RunId>,
@@ -119,17 +124,18 @@ impl Scheduler {
     }
 
     fn follow(&mut self, spec: TestSpec, due: f64) -> Follow {
-        let start_at = due + self.jitter(&spec);
+        let jitter = self.jitter(spec.jitter);
         Follow {
             spec,
             due,
-            start_at,
+            jitter,
+            start_at: due + jitter,
             running: None,
         }
     }
 
-    fn jitter(&mut self, spec: &TestSpec) -> f64 {
-        spec.jitter.as_secs_f64() * self.rng.f64()
+    fn jitter(&mut self, bound: Duration) -> f64 {
+        bound.as_secs_f64() * self.rng.f64()
     }
 
     /// A new plan (the file edited, SIGHUP): a test of the same name keeps
@@ -149,7 +155,8 @@ impl Scheduler {
                     let last_due = f.due - f.spec.every.as_secs_f64();
                     f.due = (last_due + spec.every.as_secs_f64()).max(now);
                     f.spec = spec.clone();
-                    f.start_at = f.due + self.jitter(spec);
+                    f.jitter = self.jitter(spec.jitter);
+                    f.start_at = f.due + f.jitter;
                     f
                 }
                 None => self.follow(spec.clone(), now),
@@ -210,6 +217,7 @@ impl Scheduler {
         let run = RunId(self.next_run);
         self.next_run += 1;
         let (test, due, limit) = (f.spec.name.clone(), f.due, f.spec.limit);
+        let jitter = f.jitter;
         let path = (f.spec.kind == TestKind::Throughput).then(|| f.spec.path.clone());
         self.running.insert(
             run,
@@ -223,7 +231,12 @@ impl Scheduler {
         );
         self.follows[i].running = Some(run);
         self.advance(i, now);
-        Some(Action::Start { run, test, due })
+        Some(Action::Start {
+            run,
+            test,
+            due,
+            jitter,
+        })
     }
 
     /// The next run of test `i`: its next whole interval after `now`.
@@ -234,9 +247,10 @@ impl Scheduler {
         while due + every <= now {
             due += every;
         }
-        let jitter = self.jitter(&self.follows[i].spec.clone());
+        let jitter = self.jitter(self.follows[i].spec.jitter);
         let f = &mut self.follows[i];
         f.due = due;
+        f.jitter = jitter;
         f.start_at = due + jitter;
     }
 
@@ -391,7 +405,10 @@ mod tests {
         let starts: Vec<(f64, f64)> = seen
             .iter()
             .filter_map(|(at, a)| match a {
-                Action::Start { due, .. } => Some((*at, *due)),
+                Action::Start { due, jitter, .. } => {
+                    assert!((0.0..=2.0).contains(jitter), "{jitter}");
+                    Some((*at, *due))
+                }
                 _ => None,
             })
             .collect();

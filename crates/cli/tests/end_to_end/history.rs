@@ -29,6 +29,14 @@ fn history(data: &Path, archive: &str) -> serde_json::Value {
     history_over(data, archive, "30d")
 }
 
+/// `archive import PATH --archive ARCHIVE`; it succeeded.
+fn import_into(data: &Path, path: &Path, archive: &str) -> std::process::Output {
+    let path = path.to_str().expect("a UTF-8 path");
+    let out = run_in(data, &["archive", "import", path, "--archive", archive]);
+    assert!(out.status.success(), "{}", text(&out));
+    out
+}
+
 /// `history --json` of the series with a run in the last `since`.
 fn history_over(data: &Path, archive: &str, since: &str) -> serde_json::Value {
     let out = run_in(
@@ -257,17 +265,7 @@ fn imported_results_keep_their_tool_and_export_gives_them_back() {
     let archive = base.join("site.db");
     let archive = archive.to_str().unwrap();
     for _ in 0..2 {
-        let out = run_in(
-            &data,
-            &[
-                "archive",
-                "import",
-                results.to_str().unwrap(),
-                "--archive",
-                archive,
-            ],
-        );
-        assert!(out.status.success(), "{}", text(&out));
+        let out = import_into(&data, &results, archive);
         assert!(
             text(&out).contains(&format!("Recorded {} result(s)", 1 + iperf3_runs)),
             "{}",
@@ -335,17 +333,7 @@ fn the_repos_own_results_come_in(data: &Path, archive: &Path) {
         results.display()
     );
     let archive = archive.to_str().unwrap();
-    let out = run_in(
-        data,
-        &[
-            "archive",
-            "import",
-            results.to_str().unwrap(),
-            "--archive",
-            archive,
-        ],
-    );
-    assert!(out.status.success(), "{}", text(&out));
+    let out = import_into(data, &results, archive);
     assert!(
         text(&out).contains(&format!("Recorded {documents} result(s)")),
         "{}",
@@ -518,17 +506,7 @@ fn report_draws_a_series_with_its_band_and_an_acknowledged_change_is_normal() {
     }
     let archive = base.join("site.db");
     let archive = archive.to_str().unwrap();
-    let out = run_in(
-        &data,
-        &[
-            "archive",
-            "import",
-            runs.to_str().unwrap(),
-            "--archive",
-            archive,
-        ],
-    );
-    assert!(out.status.success(), "{}", text(&out));
+    import_into(&data, &runs, archive);
     let state = |data: &Path| {
         let h = history_over(data, archive, "100000d");
         assert_eq!(h["series"].as_array().unwrap().len(), 1, "{h}");
