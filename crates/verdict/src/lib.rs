@@ -614,6 +614,29 @@ mod tests {
     }
 
     #[test]
+    fn a_tiny_buffer_is_the_limit_whatever_share_the_send_buffer_had() {
+        // An 8 KiB buffer of 1012-byte segments (`-w 4K` on loopback),
+        // the senders short of a core: the kernel booked 35 % of their
+        // busy time to the send buffer, and the stretched round trip no
+        // longer explains the rate by the window.
+        let f = Features {
+            senders: 1,
+            busy_us: 1e6,
+            rwnd_share: 0.55,
+            sndbuf_share: 0.35,
+            rtt_us: 400.0,
+            snd_mss: 1012.0,
+            min_rcvbuf: 8192,
+            min_sndbuf: 16384,
+            peer_window: 8192.0,
+            per_stream_bps: 50e6,
+            ..Default::default()
+        };
+        assert!(f.tiny_window());
+        assert_eq!(rules::decide(&f, None), Finding::ReceiverWindow);
+    }
+
+    #[test]
     fn a_writer_waiting_on_a_receiver_short_of_cpu_is_not_a_send_buffer_limit() {
         // As in the matrix: receivers crowded onto one core reading 2 KiB at
         // a time, the senders mostly blocked behind a 4 MiB buffer under a

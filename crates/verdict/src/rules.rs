@@ -124,7 +124,9 @@ pub const MIXED_SHARE: f64 = 0.3;
 /// retransmit share the network rule goes by). But a receive window that
 /// by itself explains the rate is the limit, whatever loss did besides:
 /// by Little's law, a rate of at least 90 % of window / RTT means the
-/// window was nearly always full.
+/// window was nearly always full. So is a tiny buffer, whatever share the
+/// kernel gave the send buffer while the senders waited for a core
+/// ([`Features::tiny_window`]).
 fn mixed(f: &Features, found: Finding) -> Option<Finding> {
     if !matches!(
         found,
@@ -139,7 +141,7 @@ fn mixed(f: &Features, found: Finding) -> Option<Finding> {
     let window_explains = f.peer_window > 0.0
         && f.rtt_us > 0.0
         && f.per_stream_bps >= 0.9 * f.peer_window * 8.0 / (f.rtt_us / 1e6);
-    if window_explains && found != Finding::SendBuffer {
+    if (window_explains || f.tiny_window()) && found != Finding::SendBuffer {
         return Some(Finding::ReceiverWindow);
     }
     let network_share = if f.retrans_share >= LOSSY_SHARE {
