@@ -31,6 +31,9 @@ _linerate() {
             linerate,completions)
                 cmd="linerate__subcmd__completions"
                 ;;
+            linerate,dashboard)
+                cmd="linerate__subcmd__dashboard"
+                ;;
             linerate,demo)
                 cmd="linerate__subcmd__demo"
                 ;;
@@ -126,6 +129,9 @@ _linerate() {
                 ;;
             linerate__subcmd__help,completions)
                 cmd="linerate__subcmd__help__subcmd__completions"
+                ;;
+            linerate__subcmd__help,dashboard)
+                cmd="linerate__subcmd__help__subcmd__dashboard"
                 ;;
             linerate__subcmd__help,demo)
                 cmd="linerate__subcmd__help__subcmd__demo"
@@ -431,7 +437,7 @@ _linerate() {
 
     case "${cmd}" in
         linerate)
-            opts="-h -V --help --version serve bench latency incast mesh job agent send recv keys demo lab study compare report history archive schedule tune man completions help"
+            opts="-h -V --help --version serve bench latency incast mesh job agent send recv keys demo lab study compare report history archive schedule dashboard tune man completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -942,6 +948,36 @@ _linerate() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        linerate__subcmd__dashboard)
+            opts="-h --archive --listen --allow-remote --since --stale --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --archive)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stale)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         linerate__subcmd__demo)
             opts="-h --out --seconds --lab --no-compare --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -965,7 +1001,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__help)
-            opts="serve bench latency incast mesh job agent send recv keys demo lab study compare report history archive schedule tune man completions help"
+            opts="serve bench latency incast mesh job agent send recv keys demo lab study compare report history archive schedule dashboard tune man completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1091,6 +1127,20 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__help__subcmd__completions)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__help__subcmd__dashboard)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -1032,6 +1032,17 @@ esac
     ;;
 esac
 ;;
+(dashboard)
+_arguments "${_arguments_options[@]}" : \
+'--archive=[The archive to read (a path, sqlite\:PATH or postgres\://...). Default\: as bench records]:ARCHIVE:_default' \
+'--listen=[Address and port to serve on]:ADDR:PORT:_default' \
+'--since=[Show series with a run in this last span]:SPAN:_default' \
+'--stale=[Grey a series whose latest run is older than this (default\: three of its usual gaps, at least 1m)]:SPAN:_default' \
+'--allow-remote[Serve on an address other hosts can reach (the pages name hosts and paths)]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
 (tune)
 _arguments "${_arguments_options[@]}" : \
 '-h[Print help]' \
@@ -1411,6 +1422,10 @@ _arguments "${_arguments_options[@]}" : \
     ;;
 esac
 ;;
+(dashboard)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (tune)
 _arguments "${_arguments_options[@]}" : \
 ":: :_linerate__subcmd__help__subcmd__tune_commands" \
@@ -1489,6 +1504,7 @@ _linerate_commands() {
 'history:What ran between which hosts\: each series'\'' latest result against its normal range' \
 'archive:Results in and out of the archive\: import older ones and iperf3'\''s, export all' \
 'schedule:Run tests on a schedule (bench, latency, mesh, send), one throughput test a path at once' \
+'dashboard:Serve the archive read-only\: a grid of paths, each series over time, regressions, /metrics' \
 'tune:Audit host settings, plan them from a target rate and RTT, apply and revert' \
 'man:Write the manual pages (linerate.1 and one per subcommand)' \
 'completions:Print shell completions (bash, zsh, fish, elvish, powershell)' \
@@ -1583,6 +1599,11 @@ _linerate__subcmd__completions_commands() {
     local commands; commands=()
     _describe -t commands 'linerate completions commands' commands "$@"
 }
+(( $+functions[_linerate__subcmd__dashboard_commands] )) ||
+_linerate__subcmd__dashboard_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate dashboard commands' commands "$@"
+}
 (( $+functions[_linerate__subcmd__demo_commands] )) ||
 _linerate__subcmd__demo_commands() {
     local commands; commands=()
@@ -1609,6 +1630,7 @@ _linerate__subcmd__help_commands() {
 'history:What ran between which hosts\: each series'\'' latest result against its normal range' \
 'archive:Results in and out of the archive\: import older ones and iperf3'\''s, export all' \
 'schedule:Run tests on a schedule (bench, latency, mesh, send), one throughput test a path at once' \
+'dashboard:Serve the archive read-only\: a grid of paths, each series over time, regressions, /metrics' \
 'tune:Audit host settings, plan them from a target rate and RTT, apply and revert' \
 'man:Write the manual pages (linerate.1 and one per subcommand)' \
 'completions:Print shell completions (bash, zsh, fish, elvish, powershell)' \
@@ -1665,6 +1687,11 @@ _linerate__subcmd__help__subcmd__compare_commands() {
 _linerate__subcmd__help__subcmd__completions_commands() {
     local commands; commands=()
     _describe -t commands 'linerate help completions commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__dashboard_commands] )) ||
+_linerate__subcmd__help__subcmd__dashboard_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help dashboard commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__help__subcmd__demo_commands] )) ||
 _linerate__subcmd__help__subcmd__demo_commands() {

@@ -248,6 +248,9 @@ pub trait Store {
         series: Option<&str>,
         each: &mut dyn FnMut(&[u8]) -> Result<(), ArchiveError>,
     ) -> Result<usize, ArchiveError>;
+    /// The document of the result whose row is `id` (a pair's row gives
+    /// its run's document), as it was recorded.
+    fn document(&mut self, id: i64) -> Result<Option<Vec<u8>>, ArchiveError>;
     /// How many results the archive holds.
     fn count(&mut self) -> Result<u64, ArchiveError>;
     /// A person acknowledged the series' change whose first run started

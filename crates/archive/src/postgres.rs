@@ -336,6 +336,24 @@ impl Store for PostgresArchive {
         Ok(n)
     }
 
+    fn document(&mut self, id: i64) -> Result<Option<Vec<u8>>, ArchiveError> {
+        let row = self
+            .client
+            .query_opt(
+                "SELECT COALESCE(d.document, r.document) FROM linerate_results r
+                 LEFT JOIN linerate_results d ON d.id = r.document_row WHERE r.id = $1",
+                &[&id],
+            )
+            .map_err(pg_error(&self.shown))?;
+        row.map(|r| {
+            decompress(r.get(0)).map_err(|error| ArchiveError::Io {
+                path: self.shown.clone().into(),
+                error,
+            })
+        })
+        .transpose()
+    }
+
     fn count(&mut self) -> Result<u64, ArchiveError> {
         let n: i64 = self
             .client

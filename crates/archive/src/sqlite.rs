@@ -383,6 +383,10 @@ impl Store for SqliteArchive {
         SqliteArchive::each_document(self, series, each)
     }
 
+    fn document(&mut self, id: i64) -> Result<Option<Vec<u8>>, ArchiveError> {
+        SqliteArchive::document(self, id)
+    }
+
     fn count(&mut self) -> Result<u64, ArchiveError> {
         SqliteArchive::count(self)
     }

@@ -273,7 +273,7 @@ impl SeriesFilter {
 /// `--archive`'s parser. A refused value is not repeated in the error, as
 /// clap would: a PostgreSQL URL may hold a password.
 #[derive(Clone)]
-struct LocationParser;
+pub(crate) struct LocationParser;
 
 impl clap::builder::TypedValueParser for LocationParser {
     type Value = Location;
@@ -295,7 +295,7 @@ impl clap::builder::TypedValueParser for LocationParser {
     }
 }
 
-fn parse_span(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_span(s: &str) -> Result<Duration, String> {
     humantime::parse_duration(s).map_err(|e| format!("{s:?}: {e} (give 30m, 12h or 7d)"))
 }
 
@@ -519,7 +519,7 @@ pub struct ExportArgs {
 }
 
 /// The archive `archive` (or the environment, or the default) names.
-fn location(archive: Option<Location>) -> anyhow::Result<Location> {
+pub(crate) fn location(archive: Option<Location>) -> anyhow::Result<Location> {
     let flags = ArchiveFlags {
         archive,
         no_archive: false,
@@ -710,7 +710,7 @@ pub fn report(
     out: &std::path::Path,
     csv: Option<&std::path::Path>,
 ) -> anyhow::Result<()> {
-    use linerate_report::history_figures::{JudgedRun, Said, SeriesHistory, figure, page};
+    use linerate_report::history_figures::{SeriesHistory, figure, page};
     let (location, mut archive) = archive_to_read(archive)?;
     let chosen = filter.chosen(archive.as_mut())?;
     if chosen.is_empty() {
@@ -723,43 +723,8 @@ pub fn report(
     let mut figures = Vec::new();
     for s in &chosen {
         let judged = linerate_archive::judged_history(archive.as_mut(), &s.id, s.unit)?;
-        let runs: Vec<JudgedRun> = judged
-            .iter()
-            .filter_map(|(row, judgement)| {
-                let value = row.value?;
-                let (band, said) = match judgement {
-                    Judgement::TooFewRuns { .. } => (None, Said::Normal),
-                    Judgement::Normal(b) => {
-                        let outside = value < b.low || value > b.high;
-                        (Some(b), if outside { Said::Outside } else { Said::Normal })
-                    }
-                    Judgement::Regression(c) => (Some(&c.band), Said::Regression),
-                    Judgement::Improvement(c) => (Some(&c.band), Said::Improvement),
-                };
-                Some(JudgedRun {
-                    at: row.started_at,
-                    value,
-                    band: band.map(|b| (b.low, b.high)),
-                    said,
-                })
-            })
-            .collect();
-        if runs.is_empty() {
+        let Some(history) = SeriesHistory::of(s, &judged) else {
             continue;
-        }
-        let unit = match s.unit {
-            Unit::RoundTripMicroseconds => ("round trip (µs)", 1.0),
-            _ => ("Gbit/s", 1e9),
-        };
-        let history = SeriesHistory {
-            id: s.id.clone(),
-            title: format!(
-                "{} -> {} ({}, {})",
-                s.key.source, s.key.destination, s.key.kind, s.key.tool
-            ),
-            about: format!("Series {}: path {}", s.id, s.key.path),
-            unit,
-            runs,
         };
         let first = date(history.runs[0].at);
         figures.push(figure(&history, &first)?);

@@ -5,6 +5,7 @@ mod archive_cmd;
 mod argv;
 mod bench_cmd;
 mod compare_cmd;
+mod dashboard_cmd;
 mod demo_cmd;
 mod detach;
 mod docs_cmd;
@@ -90,6 +91,8 @@ enum Command {
     /// Run tests on a schedule (bench, latency, mesh, send), one throughput test a path at once.
     #[command(subcommand)]
     Schedule(schedule_cmd::ScheduleCommand),
+    /// Serve the archive read-only: a grid of paths, each series over time, regressions, /metrics.
+    Dashboard(dashboard_cmd::DashboardArgs),
     /// Audit host settings, plan them from a target rate and RTT, apply and revert.
     #[command(subcommand)]
     Tune(tune_cmd::TuneCommand),
@@ -132,6 +135,7 @@ fn main() {
         Command::History(a) => archive_cmd::run_history(a),
         Command::Archive(c) => archive_cmd::run(c),
         Command::Schedule(c) => schedule_cmd::run(c),
+        Command::Dashboard(a) => dashboard_cmd::run(a),
         Command::Man(a) => docs_cmd::man(a),
         Command::Completions(a) => docs_cmd::completions(a),
     };

@@ -51,6 +51,56 @@ pub struct SeriesHistory {
     pub runs: Vec<JudgedRun>,
 }
 
+impl SeriesHistory {
+    /// A series of the archive as the report draws it, from its runs as
+    /// the archive's rule judged each ([`linerate_archive::judged_history`]);
+    /// `None` when no run has a figure.
+    pub fn of(
+        series: &linerate_archive::SeriesSummary,
+        judged: &[(linerate_archive::Row, linerate_archive::Judgement)],
+    ) -> Option<SeriesHistory> {
+        use linerate_archive::{Judgement, Unit};
+        let runs: Vec<JudgedRun> = judged
+            .iter()
+            .filter_map(|(row, judgement)| {
+                let value = row.value?;
+                let (band, said) = match judgement {
+                    Judgement::TooFewRuns { .. } => (None, Said::Normal),
+                    Judgement::Normal(b) => {
+                        let outside = value < b.low || value > b.high;
+                        (Some(b), if outside { Said::Outside } else { Said::Normal })
+                    }
+                    Judgement::Regression(c) => (Some(&c.band), Said::Regression),
+                    Judgement::Improvement(c) => (Some(&c.band), Said::Improvement),
+                };
+                Some(JudgedRun {
+                    at: row.started_at,
+                    value,
+                    band: band.map(|b| (b.low, b.high)),
+                    said,
+                })
+            })
+            .collect();
+        if runs.is_empty() {
+            return None;
+        }
+        let key = &series.key;
+        Some(SeriesHistory {
+            id: series.id.clone(),
+            title: format!(
+                "{} -> {} ({}, {})",
+                key.source, key.destination, key.kind, key.tool
+            ),
+            about: format!("Series {}: path {}", series.id, key.path),
+            unit: match series.unit {
+                Unit::RoundTripMicroseconds => ("round trip (µs)", 1.0),
+                _ => ("Gbit/s", 1e9),
+            },
+            runs,
+        })
+    }
+}
+
 /// The x axis for a span of `seconds`: its unit's name and length.
 fn time_unit(seconds: f64) -> (&'static str, f64) {
     match seconds {

@@ -23,7 +23,8 @@ pub fn escape(s: &str) -> String {
     out
 }
 
-pub(crate) const STYLE: &str = "body{font-family:sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
+/// The pages' shared style sheet.
+pub const STYLE: &str = "body{font-family:sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
 h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ccc}
 table{border-collapse:collapse;font-size:.9em;margin:.5em 0}td,th{border:1px solid #ddd;padding:.25em .5em;text-align:left;vertical-align:top}
 th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
@@ -51,8 +52,8 @@ fn contents(h: &mut String, figures: &[Figure]) {
     h.push_str("</ul></li><li><a href=\"#verdicts\">Verdicts</a></li><li><a href=\"#provenance\">Provenance</a></li></ul></nav>\n");
 }
 
-/// One figure with its caption, as both pages draw it.
-pub(crate) fn figure(h: &mut String, f: &Figure) {
+/// One figure with its caption, as every page draws it.
+pub fn figure(h: &mut String, f: &Figure) {
     let _ = writeln!(
         h,
         "<figure id=\"{}\" class=\"figure\" data-kind=\"{}\">\n{}\n<figcaption><b>{}</b>. {}</figcaption></figure>",

@@ -7,6 +7,7 @@
 mod common;
 
 mod bench_e2e;
+mod dashboard;
 mod demo;
 mod docs;
 mod durability;

@@ -873,27 +873,35 @@ pub const HEADLESS: [&str; 4] = [
 /// `$LINERATE_SCREENSHOTS` when that is set, to be looked at.
 #[allow(dead_code)]
 pub fn screenshot(browser: &str, html: &std::path::Path, name: &str) {
-    let dir = tree::TempDir::new("shot");
-    let shot = dir.join(name);
-    let s = Command::new(browser)
-        .args(HEADLESS)
-        .arg("--window-size=1100,3000")
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg(format!("file://{}", html.display()))
-        .output()
-        .unwrap();
-    assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
-    let png = std::fs::read(&shot).unwrap();
-    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let png = screenshot_url(browser, &format!("file://{}", html.display()), "1100,3000");
     // A blank page of this size compresses to a few KiB; figures do not.
     assert!(png.len() > 50_000, "screenshot only {} bytes", png.len());
     if let Some(keep) = std::env::var_os("LINERATE_SCREENSHOTS") {
         let keep = std::path::Path::new(&keep);
         let _ = std::fs::create_dir_all(keep);
-        let _ = std::fs::copy(&shot, keep.join(name));
+        let _ = std::fs::write(keep.join(name), &png);
         // The page itself (self-contained), to be looked at whole.
         let _ = std::fs::copy(html, keep.join(name).with_extension("html"));
     }
+}
+
+/// The PNG `browser` draws of the top of `url` in a window of `size`
+/// (`WIDTH,HEIGHT`).
+#[allow(dead_code)]
+pub fn screenshot_url(browser: &str, url: &str, size: &str) -> Vec<u8> {
+    let dir = tree::TempDir::new("shot");
+    let shot = dir.join("shot.png");
+    let s = Command::new(browser)
+        .args(HEADLESS)
+        .arg(format!("--window-size={size}"))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(url)
+        .output()
+        .unwrap();
+    assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
+    let png = std::fs::read(&shot).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    png
 }
 
 /// Fails the test when a run's verdict disagrees with its own run: a rate
