@@ -203,7 +203,7 @@ fn judgement_line(found: &linerate_archive::Recorded) -> Option<String> {
 }
 
 /// Seconds since the epoch as `YYYY-MM-DD HH:MM` (UTC).
-fn date(at: f64) -> String {
+pub(crate) fn date(at: f64) -> String {
     let t = std::time::UNIX_EPOCH + Duration::from_secs_f64(at.max(0.0));
     let text = humantime::format_rfc3339_seconds(t).to_string();
     text.get(..16).map_or(text.clone(), |s| s.replace('T', " "))
@@ -250,7 +250,7 @@ pub struct SeriesFilter {
 
 impl SeriesFilter {
     /// The series of `archive` this filter lets through.
-    fn chosen(
+    pub(crate) fn chosen(
         &self,
         archive: &mut dyn Store,
     ) -> anyhow::Result<Vec<linerate_archive::SeriesSummary>> {
@@ -534,7 +534,9 @@ pub(crate) fn location(archive: Option<Location>) -> anyhow::Result<Location> {
 
 /// The archive to read: it must be there, and is only read (a file that
 /// is not an archive is named, and left where it is).
-fn archive_to_read(archive: Option<Location>) -> anyhow::Result<(Location, Box<dyn Store>)> {
+pub(crate) fn archive_to_read(
+    archive: Option<Location>,
+) -> anyhow::Result<(Location, Box<dyn Store>)> {
     let location = location(archive)?;
     if let Location::Sqlite(path) = &location
         && !path.exists()
@@ -698,47 +700,6 @@ fn acknowledge(a: AcknowledgeArgs) -> anyhow::Result<()> {
         series.key.destination,
         series.key.kind,
         date(from)
-    );
-    Ok(())
-}
-
-/// `report --archive`: each chosen series over time, with its band and the
-/// runs the rule named, as one HTML page (and CSV).
-pub fn report(
-    archive: Option<Location>,
-    filter: &SeriesFilter,
-    out: &std::path::Path,
-    csv: Option<&std::path::Path>,
-) -> anyhow::Result<()> {
-    use linerate_report::history_figures::{SeriesHistory, figure, page};
-    let (location, mut archive) = archive_to_read(archive)?;
-    let chosen = filter.chosen(archive.as_mut())?;
-    if chosen.is_empty() {
-        anyhow::bail!(
-            "no series in {} in the last {} (see --since)",
-            location.shown(),
-            humantime::format_duration(filter.since)
-        );
-    }
-    let mut figures = Vec::new();
-    for s in &chosen {
-        let judged = linerate_archive::judged_history(archive.as_mut(), &s.id, s.unit)?;
-        let Some(history) = SeriesHistory::of(s, &judged) else {
-            continue;
-        };
-        let first = date(history.runs[0].at);
-        figures.push(figure(&history, &first)?);
-    }
-    let html = page(&location.shown(), &figures, &crate::output::timestamp());
-    crate::output::write_file(out, html.as_bytes())?;
-    if let Some(dir) = csv {
-        crate::report_cmd::write_csv(&figures, dir)?;
-    }
-    println!(
-        "{} series from {}: {}",
-        figures.len(),
-        location.shown(),
-        out.display()
     );
     Ok(())
 }

@@ -132,7 +132,7 @@ pub fn run(a: ReportArgs) -> anyhow::Result<()> {
                     .map_err(|e| crate::usage::UsageError(e.to_string()))?,
             ),
         };
-        return crate::archive_cmd::report(location, &a.filter, &a.out, a.csv.as_deref());
+        return report_archive(location, &a.filter, &a.out, a.csv.as_deref());
     }
     let inputs = load(&a.results)?;
     let n = write(&inputs, &a.out, a.csv.as_deref())?;
@@ -141,6 +141,47 @@ pub fn run(a: ReportArgs) -> anyhow::Result<()> {
         n,
         inputs.len(),
         a.out.display()
+    );
+    Ok(())
+}
+
+/// `report --archive`: each chosen series over time, with its band and the
+/// runs the rule named, as one HTML page (and CSV).
+fn report_archive(
+    archive: Option<linerate_archive::Location>,
+    filter: &crate::archive_cmd::SeriesFilter,
+    out: &std::path::Path,
+    csv: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    use linerate_report::history_figures::{SeriesHistory, figure, page};
+    let (location, mut archive) = crate::archive_cmd::archive_to_read(archive)?;
+    let chosen = filter.chosen(archive.as_mut())?;
+    if chosen.is_empty() {
+        anyhow::bail!(
+            "no series in {} in the last {} (see --since)",
+            location.shown(),
+            humantime::format_duration(filter.since)
+        );
+    }
+    let mut figures = Vec::new();
+    for s in &chosen {
+        let judged = linerate_archive::judged_history(archive.as_mut(), &s.id, s.unit)?;
+        let Some(history) = SeriesHistory::of(s, &judged) else {
+            continue;
+        };
+        let first = crate::archive_cmd::date(history.runs[0].at);
+        figures.push(figure(&history, &first)?);
+    }
+    let html = page(&location.shown(), &figures, &crate::output::timestamp());
+    crate::output::write_file(out, html.as_bytes())?;
+    if let Some(dir) = csv {
+        write_csv(&figures, dir)?;
+    }
+    println!(
+        "{} series from {}: {}",
+        figures.len(),
+        location.shown(),
+        out.display()
     );
     Ok(())
 }
