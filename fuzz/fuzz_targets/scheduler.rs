@@ -1,5 +1,6 @@
 //! The scheduler on arbitrary sequences of polls (time moving forward by
-//! any amount), runs ending and plans reloaded: never a panic; two
+//! any amount), runs ending, runs refused because another schedule holds
+//! their server's path, and plans reloaded: never a panic; two
 //! throughput runs never hold one path at once; a run is never started
 //! twice, nor ended that is not running.
 #![no_main]
@@ -47,11 +48,16 @@ fuzz_target!(|data: &[u8]| {
     let mut running: Vec<(linerate_schedule::RunId, String, bool)> = Vec::new();
     let mut started = BTreeSet::new();
     for &b in steps {
-        match b % 4 {
+        match b % 5 {
             0 | 1 => now += f64::from(b) / 16.0,
             2 => {
                 if let Some((id, _, _)) = running.pop() {
                     s.ended(id);
+                }
+            }
+            3 => {
+                if let Some((id, _, _)) = running.pop() {
+                    s.held_elsewhere(id, now);
                 }
             }
             _ => {

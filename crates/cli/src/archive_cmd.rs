@@ -93,8 +93,8 @@ impl ArchiveFlags {
         }
         // A run a schedule started carries the schedule's name.
         let scheduled;
-        let doc = match std::env::var("LINERATE_SCHEDULE") {
-            Ok(name) if !name.is_empty() && doc.schedule.is_none() => {
+        let doc = match crate::schedule_cmd::scheduled_as() {
+            Some(name) if doc.schedule.is_none() => {
                 scheduled = ResultDoc {
                     schedule: Some(name),
                     ..doc.clone()

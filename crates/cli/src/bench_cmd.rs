@@ -241,6 +241,9 @@ impl BenchArgs {
                 run_token: None,
                 threads: self.threads,
                 payload: self.payload.into(),
+                // A run a schedule started holds the server's path alone
+                // (docs/protocol.md#path-hold).
+                path_hold: crate::schedule_cmd::scheduled_as(),
             },
             path: self.known_path(&[]),
             write_len: self.write_len,

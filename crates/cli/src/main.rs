@@ -145,6 +145,9 @@ fn main() {
             std::process::exit(signals::INTERRUPTED_STATUS);
         }
         eprintln!("linerate: error: {e:#}");
+        if schedule_cmd::path_held(&e) {
+            std::process::exit(schedule_cmd::PATH_HELD_STATUS);
+        }
         // Bad flags exit as clap's own refusals do.
         let usage = e.chain().any(|c| c.is::<usage::UsageError>());
         std::process::exit(if usage { 2 } else { 1 });

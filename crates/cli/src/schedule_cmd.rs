@@ -102,9 +102,36 @@ fn check(a: CheckArgs) -> anyhow::Result<()> {
 
 use crate::output::epoch_seconds as now;
 
+/// The exit status of a run whose server refused it because another
+/// scheduled test holds its path (EX_TEMPFAIL: try again later); the
+/// schedule waits and tries again within the test's limit.
+pub const PATH_HELD_STATUS: i32 = 75;
+
+/// The scheduled test this process runs as (`SCHEDULE/TEST`, from
+/// `LINERATE_SCHEDULE`), if a schedule started it.
+pub fn scheduled_as() -> Option<String> {
+    std::env::var("LINERATE_SCHEDULE")
+        .ok()
+        .filter(|name| !name.is_empty())
+}
+
+/// Whether `e` is a server's refusal because another scheduled test holds
+/// its path.
+pub fn path_held(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<linerate_engine::EngineError>(),
+            Some(linerate_engine::EngineError::Refused(r))
+                if r.code == linerate_wire::RefusalCode::PathHeld
+        )
+    })
+}
+
 /// A run in progress: its process.
 struct Run {
     test: String,
+    /// The line of the schedule file its test is on.
+    line: usize,
     child: Child,
     started: f64,
 }
@@ -211,6 +238,7 @@ fn act(
                         run,
                         Run {
                             test,
+                            line: spec.line,
                             child,
                             started: at,
                         },
@@ -236,14 +264,31 @@ fn act(
     }
 }
 
-/// Notes the runs that ended.
+/// Notes the runs that ended, and those whose path another schedule's
+/// test held (to be tried again).
 fn reap(runs: &mut BTreeMap<RunId, Run>, scheduler: &mut Scheduler) {
+    let mut held = Vec::new();
     let done: Vec<RunId> = runs
         .iter_mut()
         .filter_map(|(id, r)| match r.child.try_wait() {
-            Ok(Some(status)) => {
+            Ok(Some(status)) if status.code() == Some(PATH_HELD_STATUS) => {
                 eprintln!(
-                    "{}: ended after {:.1} s, {status} (run {})",
+                    "{}: its server's path is held by another schedule's test; waiting (run {})",
+                    r.test, id.0
+                );
+                held.push(*id);
+                None
+            }
+            Ok(Some(status)) => {
+                // A run that failed names its test's line, as a wrong
+                // test does (its own error is on the lines above).
+                let failed = if status.success() {
+                    String::new()
+                } else {
+                    format!("; the test is line {} of the schedule", r.line)
+                };
+                eprintln!(
+                    "{}: ended after {:.1} s, {status} (run {}){failed}",
                     r.test,
                     now() - r.started,
                     id.0
@@ -260,6 +305,10 @@ fn reap(runs: &mut BTreeMap<RunId, Run>, scheduler: &mut Scheduler) {
     for id in done {
         runs.remove(&id);
         scheduler.ended(id);
+    }
+    for id in held {
+        runs.remove(&id);
+        scheduler.held_elsewhere(id, now());
     }
 }
 

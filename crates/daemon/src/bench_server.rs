@@ -54,6 +54,7 @@ pub(crate) fn serve(
     };
     let mut registration = None;
     let mut _buffers = None;
+    let mut _path = None;
     let mut _echo = None;
     let mut sockets = Vec::new();
     let mut summary = String::new();
@@ -73,6 +74,17 @@ pub(crate) fn serve(
                 {
                     m.abort(local(RefusalCode::InvalidParameters, e));
                     return Ok(Continue(()));
+                }
+                if let Some(test) = &params.options.path_hold {
+                    let peer = ctl.stream.peer_addr().map(|a| a.ip());
+                    let peer = peer.unwrap_or(std::net::Ipv4Addr::UNSPECIFIED.into());
+                    match reg.path.take(test, peer) {
+                        Ok(h) => _path = Some(h),
+                        Err(e) => {
+                            m.abort(local(RefusalCode::PathHeld, e));
+                            return Ok(Continue(()));
+                        }
+                    }
                 }
                 if params.plan.udp.is_some() {
                     seat.without_progress_rule();

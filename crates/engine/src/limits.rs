@@ -268,3 +268,72 @@ pub enum Refused {
     #[error("server busy: {0}")]
     Busy(#[from] OverBudget),
 }
+
+/// The one scheduled throughput test this server's path carries at a time
+/// (docs/protocol.md#path-hold): a bench a schedule started asks to hold
+/// it, and is refused while another holds it; the hold ends with its
+/// session, however that ends.
+#[derive(Debug, Default)]
+pub struct PathHolds {
+    holder: std::sync::Mutex<Option<PathHolder>>,
+}
+
+/// Who holds the path.
+#[derive(Debug, Clone)]
+struct PathHolder {
+    test: String,
+    peer: IpAddr,
+    since: std::time::Instant,
+}
+
+/// A hold on the path, given back when dropped.
+#[derive(Debug)]
+pub struct HeldPath<'a>(&'a PathHolds);
+
+impl PathHolds {
+    /// Holds the path for `test` (as `SCHEDULE/TEST`) from `peer`, or says
+    /// who holds it.
+    pub fn take(&self, test: &str, peer: IpAddr) -> Result<HeldPath<'_>, String> {
+        let mut holder = self.holder.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(h) = holder.as_ref() {
+            return Err(format!(
+                "this host's path is held by the scheduled test {} from {} for {:.0} s",
+                h.test,
+                h.peer,
+                h.since.elapsed().as_secs_f64()
+            ));
+        }
+        *holder = Some(PathHolder {
+            test: test.to_string(),
+            peer,
+            since: std::time::Instant::now(),
+        });
+        Ok(HeldPath(self))
+    }
+}
+
+impl Drop for HeldPath<'_> {
+    fn drop(&mut self) {
+        let mut holder = self.0.holder.lock().unwrap_or_else(|p| p.into_inner());
+        *holder = None;
+    }
+}
+
+#[cfg(test)]
+mod path_hold_tests {
+    use super::*;
+
+    #[test]
+    fn one_holds_the_path_until_its_hold_drops() {
+        let holds = PathHolds::default();
+        let here = IpAddr::from([10, 0, 0, 1]);
+        let first = holds.take("dtns/bench-dtn3", here).expect("a free path");
+        let refused = holds.take("lab/bench-h3", here).unwrap_err();
+        assert!(
+            refused.contains("dtns/bench-dtn3 from 10.0.0.1"),
+            "{refused}"
+        );
+        drop(first);
+        assert!(holds.take("lab/bench-h3", here).is_ok());
+    }
+}

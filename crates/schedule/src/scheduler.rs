@@ -12,6 +12,11 @@ use std::time::Duration;
 
 use crate::plan::{Plan, TestKind, TestSpec};
 
+/// Seconds a run whose server's path was held elsewhere waits before its
+/// next try, at most (drawn between half and all of it, so two schedules
+/// that wait for one path do not try in step).
+pub const RETRY_HELD_SECONDS: f64 = 1.0;
+
 /// One run of a test, numbered from 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RunId(pub u64);
@@ -58,6 +63,9 @@ pub enum Missed {
         /// The test that held it.
         held_by: String,
     },
+    /// Its server said another schedule's test held the path, each time
+    /// it was tried, until its limit (docs/protocol.md#path-hold).
+    PathHeldElsewhere,
 }
 
 impl std::fmt::Display for Missed {
@@ -66,6 +74,10 @@ impl std::fmt::Display for Missed {
             Missed::PathBusy { held_by } => {
                 write!(f, "its path was busy with {held_by} until its limit")
             }
+            Missed::PathHeldElsewhere => write!(
+                f,
+                "its server's path was held by another schedule's test until its limit"
+            ),
         }
     }
 }
@@ -83,12 +95,16 @@ struct Follow {
     start_at: f64,
     /// Its run in progress, if one.
     running: Option<RunId>,
+    /// Its last try found its server's path held by another schedule:
+    /// it is tried again until its limit.
+    held_elsewhere: bool,
 }
 
 /// A run in progress.
 #[derive(Debug, Clone)]
 struct Running {
     test: String,
+    due: f64,
     path: Option<String>,
     deadline: f64,
     limit: Duration,
@@ -131,6 +147,7 @@ impl Scheduler {
             jitter,
             start_at: due + jitter,
             running: None,
+            held_elsewhere: false,
         }
     }
 
@@ -200,6 +217,17 @@ impl Scheduler {
             f.start_at = opens;
             return None;
         }
+        let f = &self.follows[i];
+        if f.held_elsewhere && now >= f.due + f.spec.limit.as_secs_f64() {
+            let (test, due) = (f.spec.name.clone(), f.due);
+            self.follows[i].held_elsewhere = false;
+            self.advance(i, now);
+            return Some(Action::Missed {
+                test,
+                due,
+                why: Missed::PathHeldElsewhere,
+            });
+        }
         let holder = self.path_holder(&self.follows[i].spec);
         let f = &self.follows[i];
         if let Some(held_by) = holder {
@@ -223,6 +251,7 @@ impl Scheduler {
             run,
             Running {
                 test: test.clone(),
+                due,
                 path,
                 deadline: now + limit.as_secs_f64(),
                 limit,
@@ -230,6 +259,7 @@ impl Scheduler {
             },
         );
         self.follows[i].running = Some(run);
+        self.follows[i].held_elsewhere = false;
         self.advance(i, now);
         Some(Action::Start {
             run,
@@ -272,6 +302,25 @@ impl Scheduler {
         for f in &mut self.follows {
             if f.running == Some(run) {
                 f.running = None;
+            }
+        }
+    }
+
+    /// Run `run` did not run: its server's path was held by another
+    /// schedule's test. Its test tries the same due run again within a
+    /// second, and misses it once its limit from when it was due has passed.
+    pub fn held_elsewhere(&mut self, run: RunId, now: f64) {
+        let Some(r) = self.running.remove(&run) else {
+            return;
+        };
+        let retry = RETRY_HELD_SECONDS * (0.5 + 0.5 * self.rng.f64());
+        for f in &mut self.follows {
+            if f.running == Some(run) {
+                f.running = None;
+                f.due = r.due;
+                f.jitter = 0.0;
+                f.start_at = now + retry;
+                f.held_elsewhere = true;
             }
         }
     }
@@ -394,6 +443,57 @@ mod tests {
             now += step;
         }
         seen
+    }
+
+    #[test]
+    fn a_run_whose_path_is_held_elsewhere_is_tried_again_then_missed_at_its_limit() {
+        let p = plan(vec![spec("b", TestKind::Throughput, "h3", 10, 0, 4)]);
+        let t0 = 1_000_000.0;
+        let mut s = Scheduler::new(&p, t0, 3);
+        let first = s.poll(t0);
+        let Some(Action::Start { run, due, .. }) = first.first() else {
+            panic!("{first:?}");
+        };
+        assert_eq!(*due, t0);
+        // The server held its path: tried again within a second, the same
+        // due run, until 4 s (its limit) after it was due.
+        s.held_elsewhere(*run, t0 + 0.1);
+        let mut now = t0 + 0.1;
+        let mut tries = 1;
+        let missed = loop {
+            now += 0.05;
+            let actions = s.poll(now);
+            match actions.first() {
+                Some(Action::Start { run, due, .. }) => {
+                    assert_eq!(*due, t0, "a retry keeps its due time");
+                    assert!(now - t0 < 4.0 + RETRY_HELD_SECONDS, "{now}");
+                    tries += 1;
+                    s.held_elsewhere(*run, now);
+                }
+                Some(Action::Missed { due, why, .. }) => break (now, *due, why.clone()),
+                Some(other) => panic!("{other:?}"),
+                None => {}
+            }
+        };
+        assert!(tries >= 4, "{tries} tries in 4 s");
+        assert_eq!(missed.1, t0);
+        assert_eq!(missed.2, Missed::PathHeldElsewhere);
+        assert!(
+            missed.0 >= t0 + 4.0,
+            "missed before its limit: {}",
+            missed.0
+        );
+        // The next run is due at the next whole interval, and runs when
+        // the path is free.
+        let next = drive(&mut s, missed.0, t0 + 10.5, 0.05, 1.0);
+        let starts: Vec<f64> = next
+            .iter()
+            .filter_map(|(_, a)| match a {
+                Action::Start { due, .. } => Some(*due),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(starts, vec![t0 + 10.0]);
     }
 
     #[test]

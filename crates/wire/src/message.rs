@@ -44,6 +44,9 @@ pub enum RefusalCode {
     Busy,
     /// A failure of this end's own (a full disk, an interrupt).
     Internal,
+    /// Another scheduled throughput test holds this server's path
+    /// (docs/protocol.md#path-hold): try again later.
+    PathHeld,
 }
 
 impl RefusalCode {
@@ -56,6 +59,7 @@ impl RefusalCode {
             RefusalCode::InvalidParameters => "invalid parameters",
             RefusalCode::Busy => "busy",
             RefusalCode::Internal => "internal error",
+            RefusalCode::PathHeld => "path held by another scheduled test",
         }
     }
 }
@@ -208,6 +212,12 @@ pub struct BenchOptions {
     /// What the senders' bytes are (`--payload`).
     #[serde(default, skip_serializing_if = "PayloadBytes::is_random")]
     pub payload: PayloadBytes,
+    /// A scheduled throughput test (`SCHEDULE/TEST`) that asks to hold the
+    /// server's path alone: the server refuses it with
+    /// [`RefusalCode::PathHeld`] while another holds it
+    /// (docs/protocol.md#path-hold).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_hold: Option<String>,
 }
 
 /// What a bench's senders send.
@@ -243,6 +253,7 @@ impl Default for BenchOptions {
             run_token: None,
             threads: None,
             payload: PayloadBytes::Random,
+            path_hold: None,
         }
     }
 }

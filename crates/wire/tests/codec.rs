@@ -67,6 +67,7 @@ fn params() -> impl Strategy<Value = BenchParams> {
                         } else {
                             PayloadBytes::Random
                         },
+                        path_hold: poll.then(|| "dtns/bench-dtn2".to_string()),
                     },
                     plan: BenchPlan {
                         write_len: len,
@@ -218,4 +219,18 @@ fn refusal_round_trips() {
         Message::from_frame(&dec.next_frame().unwrap().unwrap()).unwrap(),
         m
     );
+}
+
+#[test]
+fn a_path_held_refusal_round_trips_by_its_own_code() {
+    let m = Message::Refuse(Refusal {
+        code: RefusalCode::PathHeld,
+        message: "this host's path is held by the scheduled test dtns/b from 10.0.0.1".into(),
+    });
+    let bytes = m.encode();
+    let mut dec = FrameDecoder::new();
+    dec.push(&bytes);
+    let back = Message::from_frame(&dec.next_frame().unwrap().unwrap()).unwrap();
+    assert_eq!(back, m);
+    assert!(String::from_utf8_lossy(&bytes).contains("\"path_held\""));
 }

@@ -1,8 +1,9 @@
 //! Tests on a schedule: `linerate schedule run` on loopback, two benches
 //! over one path and a latency test, each run recorded in an archive with
 //! the schedule's name; the file read again on SIGHUP while a bench runs;
-//! SIGTERM ending the schedule and its running test. A file with wrong
-//! tests names their lines and runs the others.
+//! SIGTERM ending the schedule and its running test. Two lab hosts'
+//! schedules benching a third: its daemon lets one hold its path at a
+//! time. A file with wrong tests names their lines and runs the others.
 
 use crate::common;
 
@@ -43,7 +44,17 @@ every = "{latency_every}"
 
 /// `schedule run FILE` recording into `archive`, its stderr lines sent on.
 fn start(file: &Path, archive: &Path, data: &Path) -> (common::Guard, Receiver<String>) {
-    let mut child: Child = linerate_cmd()
+    start_by(linerate_cmd(), file, archive, data)
+}
+
+/// `schedule run FILE` as `cmd` runs linerate (in a lab host, say).
+fn start_by(
+    mut cmd: std::process::Command,
+    file: &Path,
+    archive: &Path,
+    data: &Path,
+) -> (common::Guard, Receiver<String>) {
+    let mut child: Child = cmd
         .env("XDG_DATA_HOME", data)
         .args(["schedule", "run"])
         .arg(file)
@@ -222,15 +233,20 @@ fn a_schedule_with_wrong_tests_names_their_lines_and_runs_the_rest() {
     let base = TempDir::new("schedule-bad");
     let data = base.join("data");
     let server = Server::start();
+    // A host that does not answer: a port that takes connections and
+    // never speaks.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let file = base.join("bad.toml");
     std::fs::write(
         &file,
         format!(
             "[[test]]\ncommand = \"tune audit\"\nevery = \"1m\"\n\n\
              [[test]]\ncommand = \"latency {} -t 0.5\"\nevery = \"0s\"\n\n\
-             [[test]]\nname = \"rtt\"\ncommand = \"latency {} -t 0.5\"\nevery = \"1m\"\n",
+             [[test]]\nname = \"rtt\"\ncommand = \"latency {} -t 0.5\"\nevery = \"1m\"\n\n\
+             [[test]]\nname = \"silent\"\ncommand = \"bench 127.0.0.1:{} -t 1\"\nevery = \"1m\"\n",
             server.addr(),
-            server.addr()
+            server.addr(),
+            silent.local_addr().unwrap().port()
         ),
     )
     .unwrap();
@@ -265,6 +281,15 @@ fn a_schedule_with_wrong_tests_names_their_lines_and_runs_the_rest() {
             .any(|l| l.contains("line 2") && l.contains("left out")),
         "{seen:#?}"
     );
+    // The host that never answers: the run fails by itself, naming its line.
+    let silent_ended = until(&rx, &mut seen, Duration::from_secs(60), |l| {
+        l.starts_with("silent: ended")
+    })
+    .unwrap_or_else(|| panic!("{seen:#?}"));
+    assert!(
+        silent_ended.contains("exit status: 1") && silent_ended.contains("line 14 of the schedule"),
+        "{silent_ended}"
+    );
     let pid = rustix::process::Pid::from_raw(sched.0.id() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
     assert!(common::wait_exit(&mut sched, Duration::from_secs(30)).is_some());
@@ -277,4 +302,195 @@ fn a_schedule_with_wrong_tests_names_their_lines_and_runs_the_rest() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(text(&out).contains("bad.toml:line 2"), "{}", text(&out));
+}
+
+/// A lab host's schedule: a 2-second bench of `server` every 5 s (jitter
+/// up to 0.5 s, so the two hosts' benches always meet) and a latency test
+/// every `latency_every`.
+fn lab_schedule_file(host: &str, server: &str, latency_every: &str) -> String {
+    format!(
+        r#"name = "{host}"
+
+[[test]]
+name = "b"
+command = "bench {server} -t 2"
+every = "5s"
+jitter = "0.5s"
+
+[[test]]
+name = "rtt"
+command = "latency {server} -t 0.2"
+every = "{latency_every}"
+"#
+    )
+}
+
+/// Two hosts of a lab follow their own schedules, each benching the
+/// third every 5 s: the third's daemon lets one scheduled bench hold its
+/// path at a time, so their runs (start and end from the archive) never
+/// overlap, and one refused waits and tries again. Two minutes; h1's file
+/// is edited and read again while its bench runs (the bench goes on and
+/// its latency test moves to its new interval); SIGTERM ends both.
+#[test]
+fn two_hosts_schedules_take_turns_on_a_third_hosts_path() {
+    if !common::require_root("two_hosts_schedules_take_turns_on_a_third_hosts_path") {
+        return;
+    }
+    let _traffic = common::beside_other_traffic();
+    let lab =
+        common::testlab::TestLab::up("sch", &["--hosts", "3", "--router", "--backend", "veth"]);
+    let port = common::quiet_port();
+    let _server = lab.serve("h3", port);
+    let server = format!("{}:{port}", lab.addr("h3", false));
+    let base = TempDir::new("schedule-lab");
+    let data = base.join("data");
+    let archive = base.join("site.db");
+    let mut scheds = Vec::new();
+    for host in ["h1", "h2"] {
+        let file = base.join(&format!("{host}.toml"));
+        std::fs::write(&file, lab_schedule_file(host, &server, "3s")).unwrap();
+        let mut cmd = linerate_cmd();
+        cmd.args(["lab", "exec", "--name", &lab.name, host, "--"])
+            .arg(common::linerate());
+        let (guard, rx) = start_by(cmd, &file, &archive, &data);
+        scheds.push((host, file, guard, rx, Vec::<String>::new()));
+    }
+    let begun = Instant::now();
+    let mut reloaded_at = None;
+    // Two minutes of both, h1's file read again half way.
+    while begun.elapsed() < Duration::from_secs(120) {
+        for (_, _, _, rx, seen) in scheds.iter_mut() {
+            seen.extend(rx.try_iter());
+        }
+        if reloaded_at.is_none() && begun.elapsed() > Duration::from_secs(60) {
+            let (_, file, guard, rx, seen) = &mut scheds[0];
+            let line = until(rx, seen, Duration::from_secs(30), |l| {
+                l.starts_with("b: started")
+            });
+            assert!(line.is_some(), "h1: {seen:#?}");
+            std::fs::write(&*file, lab_schedule_file("h1", &server, "2s")).unwrap();
+            let pid = rustix::process::Pid::from_raw(guard.0.id() as i32).unwrap();
+            rustix::process::kill_process(pid, rustix::process::Signal::HUP).unwrap();
+            let reread = until(rx, seen, Duration::from_secs(30), |l| {
+                l.contains("read again")
+            });
+            assert!(reread.is_some(), "h1: {seen:#?}");
+            let ended = until(rx, seen, Duration::from_secs(30), |l| {
+                l.starts_with("b: ended")
+            })
+            .unwrap_or_else(|| panic!("h1: {seen:#?}"));
+            assert!(ended.contains("exit status: 0"), "{ended}");
+            reloaded_at = Some(seen.len());
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // SIGTERM while h1's bench runs ends both schedules and their runs.
+    {
+        let (_, _, _, rx, seen) = &mut scheds[0];
+        let line = until(rx, seen, Duration::from_secs(30), |l| {
+            l.starts_with("b: started")
+        });
+        assert!(line.is_some(), "h1: {seen:#?}");
+    }
+    for (_, _, guard, _, _) in &scheds {
+        let pid = rustix::process::Pid::from_raw(guard.0.id() as i32).unwrap();
+        rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    }
+    for (host, _, guard, rx, seen) in scheds.iter_mut() {
+        let status = common::wait_exit(guard, Duration::from_secs(30));
+        seen.extend(rx.try_iter());
+        assert!(status.is_some_and(|s| s.success()), "{host}: {seen:#?}");
+    }
+
+    let mut waited = 0;
+    for (host, _, _, _, seen) in &scheds {
+        // Each run's jitter within its bound (a retry draws none).
+        for (test, _, jitter) in seen.iter().filter_map(|l| started(l)) {
+            let bound = if test == "b" { 0.5 } else { 0.0 };
+            assert!(
+                (0.0..=bound).contains(&jitter),
+                "{host} {test}: {jitter}: {seen:#?}"
+            );
+        }
+        waited += seen
+            .iter()
+            .filter(|l| l.contains("path is held by another schedule's test"))
+            .count();
+    }
+    assert!(
+        waited > 0,
+        "no bench was refused the path: {:#?}",
+        scheds[0].4
+    );
+    // h1's latency runs after the reload: due on a grid of 2 s.
+    let from = reloaded_at.expect("h1 read its file again");
+    let dues: Vec<f64> = scheds[0].4[from..]
+        .iter()
+        .filter_map(|l| started(l))
+        .filter(|(t, _, _)| t == "rtt")
+        .map(|(_, due, _)| due)
+        .collect();
+    assert!(dues.len() >= 10, "{dues:?}");
+    assert!(
+        dues.windows(2).all(|w| {
+            let gap = w[1] - w[0];
+            (gap / 2.0 - (gap / 2.0).round()).abs() < 0.001 && gap >= 1.999
+        }),
+        "{dues:?}"
+    );
+
+    // The archive: every run with its schedule's name, every document
+    // whole; the benches of both hosts never overlap on h3's path.
+    let out = linerate_cmd()
+        .env("XDG_DATA_HOME", &data)
+        .args(["archive", "export", "--archive"])
+        .arg(&archive)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let docs: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a whole document"))
+        .collect();
+    let mut spans: Vec<(f64, f64, String)> = Vec::new();
+    for d in &docs {
+        let schedule = d["schedule"].as_str().unwrap_or_else(|| panic!("{d}"));
+        assert!(
+            ["h1/b", "h2/b", "h1/rtt", "h2/rtt"].contains(&schedule),
+            "{schedule}"
+        );
+        if d["kind"] == "bench" {
+            let at = d["started_at"].as_f64().unwrap();
+            spans.push((
+                at,
+                at + d["summary"]["seconds"].as_f64().unwrap(),
+                schedule.into(),
+            ));
+        }
+    }
+    for host in ["h1/b", "h2/b"] {
+        assert!(
+            spans.iter().filter(|s| s.2 == host).count() >= 5,
+            "{spans:?}"
+        );
+    }
+    spans.sort_by(|a, b| a.0.total_cmp(&b.0));
+    for w in spans.windows(2) {
+        assert!(w[1].0 >= w[0].1, "overlap on h3's path: {w:?}");
+    }
+    for host in ["h1/rtt", "h2/rtt"] {
+        assert!(docs.iter().any(|d| d["schedule"] == host), "{host}");
+    }
+    // Every bench a schedule saw end well is in the archive.
+    for (host, _, _, _, seen) in &scheds {
+        let ended_well = seen
+            .iter()
+            .filter(|l| l.starts_with("b: ended") && l.contains("exit status: 0"))
+            .count();
+        let archived = spans.iter().filter(|s| s.2 == format!("{host}/b")).count();
+        assert!(
+            archived >= ended_well,
+            "{host}: {archived} archived, {ended_well} ended well"
+        );
+    }
 }

@@ -40,6 +40,8 @@ pub struct Registry {
     pub frames: Arc<Budget>,
     /// Bench and latency sessions' buffers.
     pub buffers: Budget,
+    /// The scheduled throughput test that holds this server's path.
+    pub path: crate::limits::PathHolds,
 }
 
 impl Registry {
@@ -61,6 +63,7 @@ impl Registry {
                 true,
             )),
             buffers: Budget::new(limits.bench_memory, "bench buffers", "--bench-memory", true),
+            path: crate::limits::PathHolds::default(),
         }
     }
 
