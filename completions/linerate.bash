@@ -2429,7 +2429,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__lab__subcmd__set)
-            opts="-h --name --link --rtt --jitter --loss --loss-burst --reorder --reorder-model --reorder-depth --duplicate --rate --queue --seed --help"
+            opts="-h --name --link --host --rtt --jitter --loss --loss-burst --reorder --reorder-model --reorder-depth --duplicate --rate --queue --seed --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2440,6 +2440,10 @@ _linerate() {
                     return 0
                     ;;
                 --link)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --host)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -377,6 +377,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_s
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from up" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l name -d 'Lab name' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l link -d 'Change only this link of a lab with --links (1 to N)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l host -d 'Change only the router\'s link into this host (h1, h2, ...) of a lab with --router on kernel links (--backend veth or netem): what reaches the host crosses it' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l rtt -d 'Round-trip time added by the link (e.g. 44ms); half each way' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l jitter -d 'Delay variation each way, plus or minus (packets keep their order)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand lab; and __fish_seen_subcommand_from set" -l loss -d 'Packet loss (e.g. 0.1%)' -r

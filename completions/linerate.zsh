@@ -568,6 +568,7 @@ leaf-spine\:"Hosts on leaves, every leaf joined to every spine (ECMP by flow has
 _arguments "${_arguments_options[@]}" : \
 '--name=[Lab name]:NAME:_default' \
 '--link=[Change only this link of a lab with --links (1 to N)]:N:_default' \
+'(--link)--host=[Change only the router'\''s link into this host (h1, h2, ...) of a lab with --router on kernel links (--backend veth or netem)\: what reaches the host crosses it]:HOST:_default' \
 '--rtt=[Round-trip time added by the link (e.g. 44ms); half each way]:RTT:_default' \
 '--jitter=[Delay variation each way, plus or minus (packets keep their order)]:JITTER:_default' \
 '--loss=[Packet loss (e.g. 0.1%)]:LOSS:_default' \

@@ -320,6 +320,10 @@ pub struct SetArgs {
     /// Change only this link of a lab with --links (1 to N).
     #[arg(long, value_name = "N")]
     pub link: Option<u8>,
+    /// Change only the router's link into this host (h1, h2, ...) of a lab with --router on
+    /// kernel links (--backend veth or netem): what reaches the host crosses it.
+    #[arg(long, value_name = "HOST", conflicts_with = "link")]
+    pub host: Option<String>,
     #[command(flatten)]
     pub conditions: ConditionArgs,
 }
@@ -365,6 +369,17 @@ pub fn run(cmd: LabCommand) -> anyhow::Result<()> {
         LabCommand::Set(a) => {
             let _lock = state::lock(&a.name.name)?;
             let mut lab = Lab::load(&a.name.name)?;
+            if let Some(host) = &a.host {
+                let base = lab.conditions_into(host).clone();
+                lab.set_host(host, a.conditions.apply(base))
+                    .with_context(|| format!("changing lab {}", a.name.name))?;
+                println!(
+                    "lab {} link into {host}: {}",
+                    lab.spec.name,
+                    describe(lab.conditions_into(host))
+                );
+                return Ok(());
+            }
             let base = match a.link {
                 Some(k) => links::conditions_of(&lab, k).clone(),
                 None => lab.spec.conditions.clone(),
@@ -674,6 +689,9 @@ fn print_lab(out: &mut String, lab: &Lab) {
     }
     for (k, c) in &lab.link_conditions {
         line!(out, "  link {k}: {}", describe(c));
+    }
+    for (host, c) in &lab.host_conditions {
+        line!(out, "  link into {host}: {}", describe(c));
     }
     for h in &lab.hosts {
         line!(out, "  {}  {}  {}  {}", h.name, h.netns, h.v4, h.v6);

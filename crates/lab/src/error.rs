@@ -281,6 +281,12 @@ pub enum SpecError {
     /// `lab set` of emulation on parallel veth links.
     #[error("lab {0} runs on plain veth (a rate per link): delay, loss or reordering need netem")]
     SetVethLinks(String),
+    /// `--host` on a lab whose hosts share no router's kernel links.
+    #[error(
+        "--host: lab {0} has no link of its own per host that the kernel shapes; \
+         bring it up with --router and --backend veth or netem"
+    )]
+    NoHostLink(String),
     /// A `--link` past the lab's links.
     #[error("--link {link}: lab {lab} has links 1 to {links}")]
     NoLink {

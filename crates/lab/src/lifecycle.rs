@@ -74,6 +74,7 @@ impl Lab {
             kernel: None,
             bond,
             link_conditions: Default::default(),
+            host_conditions: Default::default(),
         })
     }
 
@@ -307,14 +308,47 @@ impl Lab {
         if self.spec.links > 1 {
             return self.set_links(None, conditions);
         }
-        let before = self.spec.conditions.clone();
+        let before = self.clone();
         self.spec.conditions = conditions;
+        // The lab's conditions are every link's again.
+        self.host_conditions.clear();
         let applied = match self.backend {
             Backend::Emulator => self.set_emulated(),
             Backend::Netem | Backend::Veth | Backend::Htb => self.apply_qdiscs(&before),
         };
         if let Err(e) = applied {
-            self.spec.conditions = before;
+            self.spec.conditions = before.spec.conditions;
+            self.host_conditions = before.host_conditions;
+            return Err(e);
+        }
+        self.save()
+    }
+
+    /// Changes the conditions of the router's link into `host` alone
+    /// (`lab set --host`): what reaches that host crosses them; the other
+    /// hosts' links keep theirs.
+    pub fn set_host(&mut self, host: &str, conditions: Conditions) -> Result<(), LabError> {
+        conditions.validate()?;
+        let kernel_links = matches!(self.backend, Backend::Veth | Backend::Netem);
+        if self.router.is_none() || !kernel_links || self.spec.links > 1 {
+            return Err(SpecError::NoHostLink(self.spec.name.clone()).into());
+        }
+        if !self.hosts.iter().any(|h| h.name == host) {
+            return Err(SpecError::NoHost {
+                host: host.to_string(),
+                lab: self.spec.name.clone(),
+                hosts: self.hosts.iter().map(|h| h.name.clone()).collect(),
+            }
+            .into());
+        }
+        if self.backend == Backend::Veth && conditions.needs_emulation() {
+            return Err(SpecError::SetVeth(self.spec.name.clone()).into());
+        }
+        conditions.fits(self.backend)?;
+        let before = self.clone();
+        self.host_conditions.insert(host.to_string(), conditions);
+        if let Err(e) = self.apply_qdiscs(&before) {
+            self.host_conditions = before.host_conditions;
             return Err(e);
         }
         self.save()
@@ -363,18 +397,18 @@ impl Lab {
         self.save()
     }
 
-    fn apply_qdiscs(&self, before: &Conditions) -> Result<(), LabError> {
-        let steps = topology::qdisc_steps(self, "replace");
-        if steps.is_empty() && before.rate_bps.is_some() {
-            // The rate was removed: back to the default qdisc.
-            let mut old = self.clone();
-            old.spec.conditions = before.clone();
-            for mut argv in topology::qdisc_steps(&old, "del") {
-                argv.truncate(8);
-                exec::run(&argv)?;
-            }
-        }
-        for argv in steps {
+    /// Puts the lab's conditions on every link end, from `before`'s: an
+    /// end that had a qdisc and is to have none goes back to the default.
+    fn apply_qdiscs(&self, before: &Lab) -> Result<(), LabError> {
+        let had = topology::qdisc_plan(before);
+        for (end, qdisc) in topology::qdisc_plan(self) {
+            let argv = match qdisc {
+                Some(args) => topology::qdisc_argv(&end, "replace", &args),
+                None if had.iter().any(|(e, q)| *e == end && q.is_some()) => {
+                    topology::qdisc_argv(&end, "del", &[])
+                }
+                None => continue,
+            };
             exec::run(&argv)?;
         }
         Ok(())

@@ -56,9 +56,17 @@ pub fn conditions_here(targets: &[std::net::IpAddr]) -> Option<Conditions> {
 }
 
 /// The link conditions of `lab` toward `targets`: with several links,
-/// those of the links that carry traffic to them, their rates summed.
+/// those of the links that carry traffic to them, their rates summed; the
+/// router's link into a target host, where `lab set --host` changed it.
 pub fn conditions_of(lab: &Lab, targets: &[std::net::IpAddr]) -> Option<Conditions> {
-    let mut c = lab.spec.conditions.clone();
+    let into = lab
+        .hosts
+        .iter()
+        .find(|h| targets.iter().any(|t| *t == h.v4 || *t == h.v6));
+    let mut c = match into {
+        Some(h) => lab.conditions_into(&h.name).clone(),
+        None => lab.spec.conditions.clone(),
+    };
     if lab.spec.links > 1 && !targets.is_empty() {
         c.rate_bps = crate::links::rate_toward(lab, targets);
     }

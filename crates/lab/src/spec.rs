@@ -171,6 +171,20 @@ pub struct Lab {
     /// number; every other link has the lab's.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub link_conditions: BTreeMap<u8, Conditions>,
+    /// Conditions of the router's link into one host that `lab set
+    /// --host` changed, by host name; every other host's link has the
+    /// lab's.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub host_conditions: BTreeMap<String, Conditions>,
+}
+
+impl Lab {
+    /// The conditions of the router's link into `host`.
+    pub fn conditions_into(&self, host: &str) -> &Conditions {
+        self.host_conditions
+            .get(host)
+            .unwrap_or(&self.spec.conditions)
+    }
 }
 
 /// What the kernel offered a lab, as recorded.

@@ -109,36 +109,48 @@ fn host_steps(lab: &Lab, h: &crate::spec::Host, mtu: &str) -> Vec<Vec<String>> {
     s
 }
 
-/// tc commands that put the lab's conditions on every egress (`add` or `replace`).
-pub fn qdisc_steps(lab: &Lab, verb: &str) -> Vec<Vec<String>> {
-    let c = &lab.spec.conditions;
-    let args = match lab.backend {
+/// A link end whose egress carries traffic between hosts: its namespace
+/// and device.
+pub type LinkEnd = (String, String);
+
+/// Each link end and the qdisc its conditions need (its arguments after
+/// `root`), or none: the router's link into each host has that host's
+/// conditions (`lab set --host`), or the lab's.
+pub fn qdisc_plan(lab: &Lab) -> Vec<(LinkEnd, Option<Vec<String>>)> {
+    let args = |c: &crate::Conditions| match lab.backend {
         Backend::Netem => Some(c.netem_args()),
         Backend::Veth => c.tbf_args(lab.spec.mtu),
         Backend::Emulator | Backend::Htb => None,
     };
-    let Some(args) = args else { return Vec::new() };
-    // Egress of every link end that carries traffic between hosts.
-    let ends: Vec<(String, String)> = match &lab.router {
-        Some(r) => lab
-            .hosts
-            .iter()
-            .map(|h| (r.clone(), h.name.clone()))
-            .collect(),
-        None => lab
-            .hosts
-            .iter()
-            .map(|h| (h.netns.clone(), DEVICE.to_string()))
-            .collect(),
-    };
-    ends.into_iter()
-        .map(|(ns, dev)| {
-            let mut v: Vec<String> = ["tc", "-n", &ns, "qdisc", verb, "dev", &dev, "root"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
-            v.extend(args.iter().cloned());
-            v
+    lab.hosts
+        .iter()
+        .map(|h| match &lab.router {
+            Some(r) => (
+                (r.clone(), h.name.clone()),
+                args(lab.conditions_into(&h.name)),
+            ),
+            None => (
+                (h.netns.clone(), DEVICE.to_string()),
+                args(&lab.spec.conditions),
+            ),
         })
+        .collect()
+}
+
+/// `tc -n NS qdisc VERB dev DEV root ARGS`.
+pub fn qdisc_argv((ns, dev): &LinkEnd, verb: &str, args: &[String]) -> Vec<String> {
+    let mut v: Vec<String> = ["tc", "-n", ns, "qdisc", verb, "dev", dev, "root"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    v.extend(args.iter().cloned());
+    v
+}
+
+/// tc commands that put the lab's conditions on every egress (`add` or `replace`).
+pub fn qdisc_steps(lab: &Lab, verb: &str) -> Vec<Vec<String>> {
+    qdisc_plan(lab)
+        .into_iter()
+        .filter_map(|(end, args)| Some(qdisc_argv(&end, verb, &args?)))
         .collect()
 }
