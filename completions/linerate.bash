@@ -232,6 +232,9 @@ _linerate() {
             linerate__subcmd__help__subcmd__schedule,run)
                 cmd="linerate__subcmd__help__subcmd__schedule__subcmd__run"
                 ;;
+            linerate__subcmd__help__subcmd__schedule,status)
+                cmd="linerate__subcmd__help__subcmd__schedule__subcmd__status"
+                ;;
             linerate__subcmd__help__subcmd__study,interference)
                 cmd="linerate__subcmd__help__subcmd__study__subcmd__interference"
                 ;;
@@ -349,6 +352,9 @@ _linerate() {
             linerate__subcmd__schedule,run)
                 cmd="linerate__subcmd__schedule__subcmd__run"
                 ;;
+            linerate__subcmd__schedule,status)
+                cmd="linerate__subcmd__schedule__subcmd__status"
+                ;;
             linerate__subcmd__schedule__subcmd__help,check)
                 cmd="linerate__subcmd__schedule__subcmd__help__subcmd__check"
                 ;;
@@ -357,6 +363,9 @@ _linerate() {
                 ;;
             linerate__subcmd__schedule__subcmd__help,run)
                 cmd="linerate__subcmd__schedule__subcmd__help__subcmd__run"
+                ;;
+            linerate__subcmd__schedule__subcmd__help,status)
+                cmd="linerate__subcmd__schedule__subcmd__help__subcmd__status"
                 ;;
             linerate__subcmd__study,help)
                 cmd="linerate__subcmd__study__subcmd__help"
@@ -1463,7 +1472,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__help__subcmd__schedule)
-            opts="run check"
+            opts="run check status"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1491,6 +1500,20 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__help__subcmd__schedule__subcmd__run)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__help__subcmd__schedule__subcmd__status)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2977,7 +3000,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__schedule)
-            opts="-h --help run check help"
+            opts="-h --help run check status help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3005,7 +3028,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__schedule__subcmd__help)
-            opts="run check help"
+            opts="run check status help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3060,8 +3083,22 @@ _linerate() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        linerate__subcmd__schedule__subcmd__help__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         linerate__subcmd__schedule__subcmd__run)
-            opts="-h --archive --no-archive --help"
+            opts="-D -h --archive --no-archive --daemon --pidfile --logfile --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3071,6 +3108,28 @@ _linerate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --pidfile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --logfile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        linerate__subcmd__schedule__subcmd__status)
+            opts="-h --json --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 *)
                     COMPREPLY=()
                     ;;
@@ -3181,7 +3240,7 @@ _linerate() {
             return 0
             ;;
         linerate__subcmd__serve)
-            opts="-p -D -h --bind --port --once --root --acls-as-sent --identity --authorized-keys --no-encrypt --session-memory --max-entries --keep-special-bits --partial-ttl --max-sessions --max-open-sessions --max-open-sessions-per-source --max-bench-time --ipv6-prefix --max-streams --frame-memory --bench-memory --daemon --pidfile --logfile --log-level --log-format --help"
+            opts="-p -D -h --bind --port --once --root --acls-as-sent --identity --authorized-keys --no-encrypt --session-memory --max-entries --keep-special-bits --partial-ttl --max-sessions --max-open-sessions --max-open-sessions-per-source --max-bench-time --ipv6-prefix --max-streams --frame-memory --bench-memory --daemon --pidfile --logfile --schedule --log-level --log-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3260,6 +3319,10 @@ _linerate() {
                     return 0
                     ;;
                 --logfile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --schedule)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

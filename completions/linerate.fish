@@ -65,8 +65,9 @@ complete -c linerate -n "__fish_linerate_using_subcommand serve" -l ipv6-prefix 
 complete -c linerate -n "__fish_linerate_using_subcommand serve" -l max-streams -d 'Data connections of all sessions at once' -r
 complete -c linerate -n "__fish_linerate_using_subcommand serve" -l frame-memory -d 'Memory for control messages still arriving, all sessions together' -r
 complete -c linerate -n "__fish_linerate_using_subcommand serve" -l bench-memory -d 'Memory for the buffers of every bench and latency session at once: each is charged its write length (senders share one pattern) plus its read length per receiving stream; past it, new ones are refused as busy. The daemon\'s resident size stays near this plus 64 MiB' -r
-complete -c linerate -n "__fish_linerate_using_subcommand serve" -l pidfile -d 'Write the server\'s process id to FILE, and remove it when the server stops' -r -F
+complete -c linerate -n "__fish_linerate_using_subcommand serve" -l pidfile -d 'Write the process id to FILE, and remove it when the process stops' -r -F
 complete -c linerate -n "__fish_linerate_using_subcommand serve" -l logfile -d 'Append the log to FILE instead of standard error' -r -F
+complete -c linerate -n "__fish_linerate_using_subcommand serve" -l schedule -d 'Also follow this schedule file, as `linerate schedule run FILE` does: one daemon answers the other ends\' tests and runs its own' -r -F
 complete -c linerate -n "__fish_linerate_using_subcommand serve" -l log-level -d 'Least level of the lines logged: error, warn, info, debug or trace. Default: info (warn for `agent`)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand serve" -l log-format -d 'Log lines as text, or as one JSON object a line (for collectors)' -r -f -a "text\t'`TIME LEVEL span{fields}: message`'
 json\t'`{"timestamp":..,"level":..,"message":..,"span":{..}}`'"
@@ -74,7 +75,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand serve" -l once -d 'Exi
 complete -c linerate -n "__fish_linerate_using_subcommand serve" -l acls-as-sent -d 'Apply the ACLs senders send with -A as sent. Off, every ACL entry (and a directory\'s default ACL) is held within this daemon\'s umask, as modes are: no sender makes a file under --root writable by others. For a daemon whose senders all may decide who reads and writes what they send (docs/security.md#acls)'
 complete -c linerate -n "__fish_linerate_using_subcommand serve" -l no-encrypt -d 'Take transfers in the clear and from anyone who can reach the port: only on a network you trust'
 complete -c linerate -n "__fish_linerate_using_subcommand serve" -l keep-special-bits -d 'Apply setuid, setgid and sticky bits as senders send them. Off, they are dropped and the umask applies. Only for trusted senders: as root, a sender could otherwise plant a setuid-root program'
-complete -c linerate -n "__fish_linerate_using_subcommand serve" -s D -l daemon -d 'Go into the background once the port is bound (the command returns at once)'
+complete -c linerate -n "__fish_linerate_using_subcommand serve" -s D -l daemon -d 'Go into the background once started (the command returns at once)'
 complete -c linerate -n "__fish_linerate_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s p -l port -d 'Server port, as iperf\'s -p (or give HOST:PORT)' -r
 complete -c linerate -n "__fish_linerate_using_subcommand bench" -s P -l streams -d 'Parallel streams, one thread and one socket each' -r
@@ -551,16 +552,23 @@ complete -c linerate -n "__fish_linerate_using_subcommand archive; and __fish_se
 complete -c linerate -n "__fish_linerate_using_subcommand archive; and __fish_seen_subcommand_from help" -f -a "flush" -d 'Record the results waiting in the spool (those a run could not record)'
 complete -c linerate -n "__fish_linerate_using_subcommand archive; and __fish_seen_subcommand_from help" -f -a "acknowledge" -d 'Accept a series\' change as its new normal now (before five runs make it so)'
 complete -c linerate -n "__fish_linerate_using_subcommand archive; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c linerate -n "__fish_linerate_using_subcommand schedule; and not __fish_seen_subcommand_from run check help" -s h -l help -d 'Print help'
-complete -c linerate -n "__fish_linerate_using_subcommand schedule; and not __fish_seen_subcommand_from run check help" -f -a "run" -d 'Follow a schedule file: run each test at its interval, one throughput test a path at once'
-complete -c linerate -n "__fish_linerate_using_subcommand schedule; and not __fish_seen_subcommand_from run check help" -f -a "check" -d 'Read a schedule file and say what is wrong with it, line by line'
-complete -c linerate -n "__fish_linerate_using_subcommand schedule; and not __fish_seen_subcommand_from run check help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c linerate -n "__fish_linerate_using_subcommand schedule; and not __fish_seen_subcommand_from run check status help" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand schedule; and not __fish_seen_subcommand_from run check status help" -f -a "run" -d 'Follow a schedule file: run each test at its interval, one throughput test a path at once'
+complete -c linerate -n "__fish_linerate_using_subcommand schedule; and not __fish_seen_subcommand_from run check status help" -f -a "check" -d 'Read a schedule file and say what is wrong with it, line by line'
+complete -c linerate -n "__fish_linerate_using_subcommand schedule; and not __fish_seen_subcommand_from run check status help" -f -a "status" -d 'Each schedule\'s tests: their next run, their last run and how it ended, their missed runs'
+complete -c linerate -n "__fish_linerate_using_subcommand schedule; and not __fish_seen_subcommand_from run check status help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c linerate -n "__fish_linerate_using_subcommand schedule; and __fish_seen_subcommand_from run" -l archive -d 'Record the result in this archive: a path, sqlite:PATH, a site archive postgres://USER:PASSWORD@HOST/DB, or none. Default: $LINERATE_ARCHIVE, else archive.db in $XDG_DATA_HOME/linerate (~/.local/share/linerate)' -r
+complete -c linerate -n "__fish_linerate_using_subcommand schedule; and __fish_seen_subcommand_from run" -l pidfile -d 'Write the process id to FILE, and remove it when the process stops' -r -F
+complete -c linerate -n "__fish_linerate_using_subcommand schedule; and __fish_seen_subcommand_from run" -l logfile -d 'Append the log to FILE instead of standard error' -r -F
 complete -c linerate -n "__fish_linerate_using_subcommand schedule; and __fish_seen_subcommand_from run" -l no-archive -d 'Record nothing (the same as --archive none)'
+complete -c linerate -n "__fish_linerate_using_subcommand schedule; and __fish_seen_subcommand_from run" -s D -l daemon -d 'Go into the background once started (the command returns at once)'
 complete -c linerate -n "__fish_linerate_using_subcommand schedule; and __fish_seen_subcommand_from run" -s h -l help -d 'Print help'
 complete -c linerate -n "__fish_linerate_using_subcommand schedule; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help'
+complete -c linerate -n "__fish_linerate_using_subcommand schedule; and __fish_seen_subcommand_from status" -l json -d 'Print the state as JSON'
+complete -c linerate -n "__fish_linerate_using_subcommand schedule; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help'
 complete -c linerate -n "__fish_linerate_using_subcommand schedule; and __fish_seen_subcommand_from help" -f -a "run" -d 'Follow a schedule file: run each test at its interval, one throughput test a path at once'
 complete -c linerate -n "__fish_linerate_using_subcommand schedule; and __fish_seen_subcommand_from help" -f -a "check" -d 'Read a schedule file and say what is wrong with it, line by line'
+complete -c linerate -n "__fish_linerate_using_subcommand schedule; and __fish_seen_subcommand_from help" -f -a "status" -d 'Each schedule\'s tests: their next run, their last run and how it ended, their missed runs'
 complete -c linerate -n "__fish_linerate_using_subcommand schedule; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c linerate -n "__fish_linerate_using_subcommand dashboard" -l archive -d 'The archive to read (a path, sqlite:PATH or postgres://...). Default: as bench records' -r
 complete -c linerate -n "__fish_linerate_using_subcommand dashboard" -l listen -d 'Address and port to serve on' -r
@@ -666,6 +674,7 @@ complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_
 complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from archive" -f -a "acknowledge" -d 'Accept a series\' change as its new normal now (before five runs make it so)'
 complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from schedule" -f -a "run" -d 'Follow a schedule file: run each test at its interval, one throughput test a path at once'
 complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from schedule" -f -a "check" -d 'Read a schedule file and say what is wrong with it, line by line'
+complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from schedule" -f -a "status" -d 'Each schedule\'s tests: their next run, their last run and how it ended, their missed runs'
 complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from tune" -f -a "audit" -d 'Read the settings that decide TCP throughput and judge them for a target'
 complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from tune" -f -a "plan" -d 'Buffers, streams and pacing for a rate and RTT, as sysctl.d and a script'
 complete -c linerate -n "__fish_linerate_using_subcommand help; and __fish_seen_subcommand_from tune" -f -a "apply" -d 'Apply a plan\'s sysctls (or a built-in profile), saving the previous values (root)'

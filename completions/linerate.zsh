@@ -47,8 +47,9 @@ _arguments "${_arguments_options[@]}" : \
 '--max-streams=[Data connections of all sessions at once]:N:_default' \
 '--frame-memory=[Memory for control messages still arriving, all sessions together]:SIZE:_default' \
 '--bench-memory=[Memory for the buffers of every bench and latency session at once\: each is charged its write length (senders share one pattern) plus its read length per receiving stream; past it, new ones are refused as busy. The daemon'\''s resident size stays near this plus 64 MiB]:SIZE:_default' \
-'--pidfile=[Write the server'\''s process id to FILE, and remove it when the server stops]:FILE:_files' \
+'--pidfile=[Write the process id to FILE, and remove it when the process stops]:FILE:_files' \
 '--logfile=[Append the log to FILE instead of standard error]:FILE:_files' \
+'--schedule=[Also follow this schedule file, as \`linerate schedule run FILE\` does\: one daemon answers the other ends'\'' tests and runs its own]:FILE:_files' \
 '--log-level=[Least level of the lines logged\: error, warn, info, debug or trace. Default\: info (warn for \`agent\`)]:LEVEL:_default' \
 '--log-format=[Log lines as text, or as one JSON object a line (for collectors)]:FORMAT:((text\:"\`TIME LEVEL span{fields}\: message\`"
 json\:"\`{"timestamp"\:..,"level"\:..,"message"\:..,"span"\:{..}}\`"))' \
@@ -56,8 +57,8 @@ json\:"\`{"timestamp"\:..,"level"\:..,"message"\:..,"span"\:{..}}\`"))' \
 '--acls-as-sent[Apply the ACLs senders send with -A as sent. Off, every ACL entry (and a directory'\''s default ACL) is held within this daemon'\''s umask, as modes are\: no sender makes a file under --root writable by others. For a daemon whose senders all may decide who reads and writes what they send (docs/security.md#acls)]' \
 '--no-encrypt[Take transfers in the clear and from anyone who can reach the port\: only on a network you trust]' \
 '--keep-special-bits[Apply setuid, setgid and sticky bits as senders send them. Off, they are dropped and the umask applies. Only for trusted senders\: as root, a sender could otherwise plant a setuid-root program]' \
-'-D[Go into the background once the port is bound (the command returns at once)]' \
-'--daemon[Go into the background once the port is bound (the command returns at once)]' \
+'-D[Go into the background once started (the command returns at once)]' \
+'--daemon[Go into the background once started (the command returns at once)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 && ret=0
@@ -988,7 +989,11 @@ _arguments "${_arguments_options[@]}" : \
             (run)
 _arguments "${_arguments_options[@]}" : \
 '--archive=[Record the result in this archive\: a path, sqlite\:PATH, a site archive postgres\://USER\:PASSWORD@HOST/DB, or none. Default\: \$LINERATE_ARCHIVE, else archive.db in \$XDG_DATA_HOME/linerate (~/.local/share/linerate)]:ARCHIVE:_default' \
+'--pidfile=[Write the process id to FILE, and remove it when the process stops]:FILE:_files' \
+'--logfile=[Append the log to FILE instead of standard error]:FILE:_files' \
 '(--archive)--no-archive[Record nothing (the same as --archive none)]' \
+'-D[Go into the background once started (the command returns at once)]' \
+'--daemon[Go into the background once started (the command returns at once)]' \
 '-h[Print help]' \
 '--help[Print help]' \
 ':file -- The schedule file (TOML):_files' \
@@ -999,6 +1004,14 @@ _arguments "${_arguments_options[@]}" : \
 '-h[Print help]' \
 '--help[Print help]' \
 ':file -- The schedule file (TOML):_files' \
+&& ret=0
+;;
+(status)
+_arguments "${_arguments_options[@]}" : \
+'--json[Print the state as JSON]' \
+'-h[Print help]' \
+'--help[Print help]' \
+'::name -- One schedule (its name); default\: every schedule that ran here:_default' \
 && ret=0
 ;;
 (help)
@@ -1018,6 +1031,10 @@ _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
 (check)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(status)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
@@ -1416,6 +1433,10 @@ _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
 (check)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(status)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
@@ -1822,6 +1843,7 @@ _linerate__subcmd__help__subcmd__schedule_commands() {
     local commands; commands=(
 'run:Follow a schedule file\: run each test at its interval, one throughput test a path at once' \
 'check:Read a schedule file and say what is wrong with it, line by line' \
+'status:Each schedule'\''s tests\: their next run, their last run and how it ended, their missed runs' \
     )
     _describe -t commands 'linerate help schedule commands' commands "$@"
 }
@@ -1834,6 +1856,11 @@ _linerate__subcmd__help__subcmd__schedule__subcmd__check_commands() {
 _linerate__subcmd__help__subcmd__schedule__subcmd__run_commands() {
     local commands; commands=()
     _describe -t commands 'linerate help schedule run commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__help__subcmd__schedule__subcmd__status_commands] )) ||
+_linerate__subcmd__help__subcmd__schedule__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate help schedule status commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__help__subcmd__send_commands] )) ||
 _linerate__subcmd__help__subcmd__send_commands() {
@@ -2134,6 +2161,7 @@ _linerate__subcmd__schedule_commands() {
     local commands; commands=(
 'run:Follow a schedule file\: run each test at its interval, one throughput test a path at once' \
 'check:Read a schedule file and say what is wrong with it, line by line' \
+'status:Each schedule'\''s tests\: their next run, their last run and how it ended, their missed runs' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'linerate schedule commands' commands "$@"
@@ -2148,6 +2176,7 @@ _linerate__subcmd__schedule__subcmd__help_commands() {
     local commands; commands=(
 'run:Follow a schedule file\: run each test at its interval, one throughput test a path at once' \
 'check:Read a schedule file and say what is wrong with it, line by line' \
+'status:Each schedule'\''s tests\: their next run, their last run and how it ended, their missed runs' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'linerate schedule help commands' commands "$@"
@@ -2167,10 +2196,20 @@ _linerate__subcmd__schedule__subcmd__help__subcmd__run_commands() {
     local commands; commands=()
     _describe -t commands 'linerate schedule help run commands' commands "$@"
 }
+(( $+functions[_linerate__subcmd__schedule__subcmd__help__subcmd__status_commands] )) ||
+_linerate__subcmd__schedule__subcmd__help__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate schedule help status commands' commands "$@"
+}
 (( $+functions[_linerate__subcmd__schedule__subcmd__run_commands] )) ||
 _linerate__subcmd__schedule__subcmd__run_commands() {
     local commands; commands=()
     _describe -t commands 'linerate schedule run commands' commands "$@"
+}
+(( $+functions[_linerate__subcmd__schedule__subcmd__status_commands] )) ||
+_linerate__subcmd__schedule__subcmd__status_commands() {
+    local commands; commands=()
+    _describe -t commands 'linerate schedule status commands' commands "$@"
 }
 (( $+functions[_linerate__subcmd__send_commands] )) ||
 _linerate__subcmd__send_commands() {

@@ -102,6 +102,19 @@ pub struct Row {
     pub limit: Option<String>,
 }
 
+/// A scheduled run that did not happen (docs/guide.md#watching-paths).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MissedRun {
+    /// The schedule's name.
+    pub schedule: String,
+    /// The test's name.
+    pub test: String,
+    /// When the run was due, seconds since the epoch.
+    pub due_at: f64,
+    /// Why it did not happen, in words.
+    pub why: String,
+}
+
 /// A series and how much of it the archive holds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SeriesSummary {
@@ -258,6 +271,11 @@ pub trait Store {
     fn acknowledge(&mut self, series: &str, level_from: f64) -> Result<(), ArchiveError>;
     /// Where the series' acknowledged level begins, if one was.
     fn acknowledged(&mut self, series: &str) -> Result<Option<f64>, ArchiveError>;
+    /// Records a scheduled run that did not happen.
+    fn record_missed(&mut self, missed: &MissedRun) -> Result<(), ArchiveError>;
+    /// The scheduled runs due since `since` (seconds since the epoch) that
+    /// did not happen, oldest first.
+    fn missed_since(&mut self, since: f64) -> Result<Vec<MissedRun>, ArchiveError>;
     /// Where it is, as messages name it (never with a password).
     fn place(&self) -> String;
 }

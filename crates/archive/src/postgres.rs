@@ -14,7 +14,7 @@ use postgres::{Client, Config, NoTls};
 
 use crate::entry::{Entry, SeriesKey, Unit};
 use crate::packed::{compress, decompress};
-use crate::{ArchiveError, Row, SeriesSummary, Store};
+use crate::{ArchiveError, MissedRun, Row, SeriesSummary, Store};
 
 /// How long connecting to the server may take before the result goes to
 /// the spool; a statement waits as long for a lock.
@@ -56,6 +56,16 @@ const MIGRATIONS: &[&str] = &[
      );
      CREATE INDEX linerate_results_by_time ON linerate_results(started_at);
      CREATE INDEX linerate_series_by_hosts ON linerate_series(source, destination, kind);",
+    // 2: a scheduled run that did not happen, and why.
+    "CREATE TABLE linerate_missed (
+        id BIGSERIAL PRIMARY KEY,
+        schedule TEXT NOT NULL,
+        test TEXT NOT NULL,
+        due_at DOUBLE PRECISION NOT NULL,
+        why TEXT NOT NULL,
+        recorded_at DOUBLE PRECISION NOT NULL
+     );
+     CREATE INDEX linerate_missed_by_time ON linerate_missed(due_at);",
 ];
 
 /// A PostgreSQL archive's address (`postgres://USER:PASSWORD@HOST/DB`, or
@@ -352,6 +362,43 @@ impl Store for PostgresArchive {
             })
         })
         .transpose()
+    }
+
+    fn record_missed(&mut self, missed: &MissedRun) -> Result<(), ArchiveError> {
+        self.client
+            .execute(
+                "INSERT INTO linerate_missed (schedule, test, due_at, why, recorded_at)
+                 VALUES ($1, $2, $3, $4, $5)",
+                &[
+                    &missed.schedule,
+                    &missed.test,
+                    &missed.due_at,
+                    &missed.why,
+                    &crate::now(),
+                ],
+            )
+            .map(|_| ())
+            .map_err(pg_error(&self.shown))
+    }
+
+    fn missed_since(&mut self, since: f64) -> Result<Vec<MissedRun>, ArchiveError> {
+        let rows = self
+            .client
+            .query(
+                "SELECT schedule, test, due_at, why FROM linerate_missed WHERE due_at >= $1
+                 ORDER BY due_at, id",
+                &[&since],
+            )
+            .map_err(pg_error(&self.shown))?;
+        Ok(rows
+            .iter()
+            .map(|r| MissedRun {
+                schedule: r.get(0),
+                test: r.get(1),
+                due_at: r.get(2),
+                why: r.get(3),
+            })
+            .collect())
     }
 
     fn count(&mut self) -> Result<u64, ArchiveError> {

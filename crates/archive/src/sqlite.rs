@@ -12,7 +12,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use crate::entry::{Entry, SeriesKey, Unit};
 use crate::packed::{compress, decompress};
-use crate::{ArchiveError, Row, SeriesSummary, Store};
+use crate::{ArchiveError, MissedRun, Row, SeriesSummary, Store};
 
 /// How long a write waits for another process's transaction.
 pub const BUSY_WAIT: Duration = Duration::from_secs(10);
@@ -55,6 +55,16 @@ const MIGRATIONS: &[&str] = &[
         level_from REAL NOT NULL,
         acknowledged_at REAL NOT NULL
      );",
+    // 4: a scheduled run that did not happen, and why.
+    "CREATE TABLE missed (
+        id INTEGER PRIMARY KEY,
+        schedule TEXT NOT NULL,
+        test TEXT NOT NULL,
+        due_at REAL NOT NULL,
+        why TEXT NOT NULL,
+        recorded_at REAL NOT NULL
+     );
+     CREATE INDEX missed_by_time ON missed(due_at);",
 ];
 
 /// An open SQLite archive.
@@ -407,6 +417,45 @@ impl Store for SqliteArchive {
             .prepare_cached("SELECT level_from FROM acknowledgements WHERE series = ?1")
             .and_then(|mut s| s.query_row(params![series], |r| r.get(0)).optional())
             .map_err(sql_error(&self.path))
+    }
+
+    fn record_missed(&mut self, missed: &MissedRun) -> Result<(), ArchiveError> {
+        self.connection
+            .execute(
+                "INSERT INTO missed (schedule, test, due_at, why, recorded_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![
+                    missed.schedule,
+                    missed.test,
+                    missed.due_at,
+                    missed.why,
+                    crate::now()
+                ],
+            )
+            .map(|_| ())
+            .map_err(sql_error(&self.path))
+    }
+
+    fn missed_since(&mut self, since: f64) -> Result<Vec<MissedRun>, ArchiveError> {
+        let sql = sql_error(&self.path);
+        let mut statement = self
+            .connection
+            .prepare_cached(
+                "SELECT schedule, test, due_at, why FROM missed WHERE due_at >= ?1
+                 ORDER BY due_at, id",
+            )
+            .map_err(&sql)?;
+        let rows = statement
+            .query_map(params![since], |r| {
+                Ok(MissedRun {
+                    schedule: r.get(0)?,
+                    test: r.get(1)?,
+                    due_at: r.get(2)?,
+                    why: r.get(3)?,
+                })
+            })
+            .map_err(&sql)?;
+        rows.collect::<Result<_, _>>().map_err(&sql)
     }
 
     fn place(&self) -> String {

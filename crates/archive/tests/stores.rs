@@ -188,6 +188,25 @@ fn all_recorded(archive: &mut dyn Store) {
         RESULTS - 20,
         "the runs from the acknowledged level on"
     );
+    // A scheduled run that did not happen is kept with why, and read
+    // back from when it was due.
+    let missed = |test: &str, due_at: f64| linerate_archive::MissedRun {
+        schedule: "dtns".into(),
+        test: test.into(),
+        due_at,
+        why: "its server's path was held by another schedule's test until its limit".into(),
+    };
+    archive
+        .record_missed(&missed("b-dtn2", 1_800_000_000.0))
+        .unwrap();
+    archive
+        .record_missed(&missed("b-dtn3", 1_800_000_300.0))
+        .unwrap();
+    assert_eq!(
+        archive.missed_since(1_800_000_100.0).unwrap(),
+        vec![missed("b-dtn3", 1_800_000_300.0)]
+    );
+    assert_eq!(archive.missed_since(0.0).unwrap().len(), 2);
 }
 
 #[test]

@@ -77,6 +77,31 @@ impl ArchiveFlags {
         .transpose()
     }
 
+    /// Records a scheduled run that did not happen into the archive these
+    /// flags name, else the schedule's (`plan`), else the environment's or
+    /// the default.
+    pub fn record_missed(
+        &self,
+        plan: Option<&str>,
+        missed: &linerate_archive::MissedRun,
+    ) -> anyhow::Result<()> {
+        let mut flags = self.clone();
+        if flags.archive.is_none() && !flags.no_archive {
+            flags.archive = plan
+                .map(|given| Location::parse(given).context("the schedule's archive"))
+                .transpose()?;
+        }
+        let place = flags.place()?;
+        if place.location == Location::Off {
+            return Ok(());
+        }
+        let Some((mut archive, _)) = linerate_archive::open_to_write(&place.location)? else {
+            return Ok(());
+        };
+        archive.record_missed(missed)?;
+        Ok(())
+    }
+
     /// Records `doc` as the last step of its run: never fails the run. A
     /// result the archive cannot take waits in the spool, said in one
     /// line; a run outside its series' normal range is said in one line.
@@ -353,10 +378,23 @@ pub fn run_history(a: HistoryArgs) -> anyhow::Result<()> {
             mark,
         });
     }
+    let since = crate::output::epoch_seconds() - a.filter.since.as_secs_f64();
+    let missed = archive.missed_since(since)?;
     if let Some(out) = &a.json {
-        return crate::output::write_json(&serde_json::json!({ "series": lines }), out);
+        let missed: Vec<serde_json::Value> = missed
+            .iter()
+            .map(|m| {
+                serde_json::json!({
+                    "schedule": m.schedule, "test": m.test, "due_at": m.due_at, "why": m.why,
+                })
+            })
+            .collect();
+        return crate::output::write_json(
+            &serde_json::json!({ "series": lines, "missed": missed }),
+            out,
+        );
     }
-    if lines.is_empty() {
+    if lines.is_empty() && missed.is_empty() {
         crate::output::emit(&format!(
             "No runs in the archive {} in the last {}.\n",
             location.shown(),
@@ -388,9 +426,34 @@ pub fn run_history(a: HistoryArgs) -> anyhow::Result<()> {
             l.mark
         );
     }
+    if !missed.is_empty() {
+        let _ = writeln!(
+            table,
+            "\n{} scheduled run(s) missed in this period{}:",
+            missed.len(),
+            if missed.len() > MISSED_SHOWN {
+                format!(", the last {MISSED_SHOWN}")
+            } else {
+                String::new()
+            }
+        );
+        for m in missed.iter().rev().take(MISSED_SHOWN).rev() {
+            let _ = writeln!(
+                table,
+                "  {}  {}/{}: {}",
+                date(m.due_at),
+                m.schedule,
+                m.test,
+                m.why
+            );
+        }
+    }
     crate::output::emit(&table);
     Ok(())
 }
+
+/// Missed scheduled runs the history table lists at most (`--json` has all).
+const MISSED_SHOWN: usize = 10;
 
 /// A series' figure: a rate or a round trip.
 fn figure(unit: Unit, value: f64) -> String {

@@ -2,7 +2,9 @@
 //! bound (and a one-shot receiver's URL is out), and its log into a file.
 
 use std::fs::OpenOptions;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
 
 /// Forks; the parent exits 0 at once and the child carries on in a new
 /// session with stdin from /dev/null and stdout and stderr to `log`, so that
@@ -40,4 +42,34 @@ fn open_log(log: &Path) -> std::io::Result<std::fs::File> {
         .append(true)
         .mode(0o600)
         .open(log)
+}
+
+/// The pid file of a running daemon (a server, a schedule); removed when
+/// it stops.
+pub struct PidFile(PathBuf);
+
+impl PidFile {
+    /// Writes this process's id to `path`, unless a process whose id it
+    /// holds still runs.
+    pub fn create(path: &Path) -> anyhow::Result<PidFile> {
+        if let Some(pid) = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|s| s.trim().parse::<u32>().ok())
+            && Path::new(&format!("/proc/{pid}")).exists()
+        {
+            anyhow::bail!(
+                "--pidfile {}: linerate already runs there as pid {pid}",
+                path.display()
+            );
+        }
+        std::fs::write(path, format!("{}\n", std::process::id()))
+            .with_context(|| format!("--pidfile {}: cannot write", path.display()))?;
+        Ok(PidFile(path.to_path_buf()))
+    }
+}
+
+impl Drop for PidFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }

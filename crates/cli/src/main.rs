@@ -23,6 +23,7 @@ mod output;
 mod progress;
 mod report_cmd;
 mod schedule_cmd;
+mod schedule_state;
 mod serve_cmd;
 mod signals;
 mod study_cmd;

@@ -19,6 +19,7 @@ use clap::{Args, Subcommand};
 use linerate_schedule::{Action, Plan, RunId, Scheduler};
 
 use crate::archive_cmd::ArchiveFlags;
+use crate::schedule_state::ScheduleState;
 
 /// `linerate schedule`.
 #[derive(Subcommand, Clone, Debug)]
@@ -32,6 +33,11 @@ pub enum ScheduleCommand {
     /// Read a schedule file and say what is wrong with it, line by line.
     #[command(after_help = "Examples:\n  linerate schedule check dtns.toml")]
     Check(CheckArgs),
+    /// Each schedule's tests: their next run, their last run and how it ended, their missed runs.
+    #[command(after_help = "Examples:\n  \
+        linerate schedule status\n  \
+        linerate schedule status dtns --json")]
+    Status(StatusArgs),
 }
 
 #[derive(Args, Clone, Debug)]
@@ -41,6 +47,18 @@ pub struct RunArgs {
     pub file: PathBuf,
     #[command(flatten)]
     pub archive: ArchiveFlags,
+    #[command(flatten)]
+    pub daemon: crate::serve_cmd::DaemonArgs,
+}
+
+#[derive(Args, Clone, Debug)]
+pub struct StatusArgs {
+    /// One schedule (its name); default: every schedule that ran here.
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
+    /// Print the state as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Clone, Debug)]
@@ -52,14 +70,15 @@ pub struct CheckArgs {
 
 pub fn run(c: ScheduleCommand) -> anyhow::Result<()> {
     match c {
-        ScheduleCommand::Run(a) => follow(a),
+        ScheduleCommand::Run(a) => run_schedule(a),
         ScheduleCommand::Check(a) => check(a),
+        ScheduleCommand::Status(a) => status(a),
     }
 }
 
 /// The plan in `file`, each test that cannot run said on stderr (the
 /// others make the plan).
-fn read(file: &Path) -> anyhow::Result<Plan> {
+pub fn read(file: &Path) -> anyhow::Result<Plan> {
     let text =
         std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
     let stem = file
@@ -134,17 +153,61 @@ struct Run {
     line: usize,
     child: Child,
     started: f64,
+    /// Ended by the schedule at its limit.
+    at_limit: bool,
 }
 
-fn follow(a: RunArgs) -> anyhow::Result<()> {
-    let mut plan = read(&a.file)?;
+fn status(a: StatusArgs) -> anyhow::Result<()> {
+    let states = crate::schedule_state::all(a.name.as_deref())?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&states)?);
+    } else {
+        print!("{}", crate::schedule_state::print(&states, now()));
+    }
+    Ok(())
+}
+
+/// `schedule run`: in the foreground, or as a daemon (`-D`) that records
+/// its process id and writes its log to a file.
+fn run_schedule(a: RunArgs) -> anyhow::Result<()> {
+    let plan = read(&a.file)?;
     if plan.tests.is_empty() {
         anyhow::bail!("{} has no test that can run", a.file.display());
     }
+    let d = &a.daemon;
+    if d.daemon {
+        let log = d
+            .logfile
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("/dev/null"));
+        println!(
+            "linerate schedule {}: in the background, logging to {}",
+            plan.name,
+            log.display()
+        );
+        crate::detach::into_background(&log).context("cannot move to the background")?;
+    } else if let Some(file) = &d.logfile {
+        crate::detach::log_to(file).with_context(|| format!("--logfile {}", file.display()))?;
+    }
+    let _pidfile = d
+        .pidfile
+        .as_deref()
+        .map(crate::detach::PidFile::create)
+        .transpose()?;
+    let stop = crate::signals::interrupt_flag();
+    follow(&a.file, &a.archive, &stop)
+}
+
+/// Follows the schedule in `file` until `stop` is set (SIGTERM, Ctrl-C,
+/// or the daemon it runs in stopping); SIGHUP reads the file again.
+pub fn follow(file: &Path, flags: &ArchiveFlags, stop: &AtomicBool) -> anyhow::Result<()> {
+    let mut plan = read(file)?;
+    if plan.tests.is_empty() {
+        anyhow::bail!("{} has no test that can run", file.display());
+    }
     let exe = std::env::current_exe().context("finding this linerate program")?;
     // Passed in the runs' environment: a URL's password stays out of `ps`.
-    let mut archive = a.archive.for_children(plan.archive.as_deref())?;
-    let stop = crate::signals::interrupt_flag();
+    let mut archive = flags.for_children(plan.archive.as_deref())?;
     let reload = Arc::new(AtomicBool::new(false));
     signal_hook::flag::register(signal_hook::consts::SIGHUP, Arc::clone(&reload))
         .context("listening for SIGHUP")?;
@@ -152,18 +215,26 @@ fn follow(a: RunArgs) -> anyhow::Result<()> {
     let seed = now().to_bits() ^ u64::from(std::process::id()).rotate_left(32);
     let mut scheduler = Scheduler::new(&plan, now(), seed);
     let mut runs: BTreeMap<RunId, Run> = BTreeMap::new();
+    let mut state = ScheduleState {
+        schedule: plan.name.clone(),
+        file: file.to_path_buf(),
+        pid: Some(std::process::id()),
+        ..ScheduleState::default()
+    };
+    plan_into(&mut state, &plan);
     eprintln!(
         "schedule {}: {} test(s) from {}",
         plan.name,
         plan.tests.len(),
-        a.file.display()
+        file.display()
     );
+    let mut changed = true;
     while !stop.load(Ordering::Relaxed) {
         if reload.swap(false, Ordering::Relaxed) {
-            match read(&a.file) {
+            match read(file) {
                 Ok(new) => {
                     scheduler.reload(&new, now());
-                    archive = a.archive.for_children(new.archive.as_deref())?;
+                    archive = flags.for_children(new.archive.as_deref())?;
                     eprintln!(
                         "schedule {}: read again, {} test(s); {} run(s) go on",
                         new.name,
@@ -171,20 +242,34 @@ fn follow(a: RunArgs) -> anyhow::Result<()> {
                         runs.len()
                     );
                     plan = new;
+                    plan_into(&mut state, &plan);
+                    changed = true;
                 }
                 Err(e) => eprintln!("schedule {}: kept as it was: {e:#}", plan.name),
             }
         }
-        reap(&mut runs, &mut scheduler);
+        changed |= reap(&mut runs, &mut scheduler, &mut state);
         for action in scheduler.poll(now()) {
-            act(
-                action,
-                &plan,
-                &exe,
-                archive.as_deref(),
-                &mut runs,
-                &mut scheduler,
-            );
+            changed = true;
+            if let Action::Missed { test, due, why } = &action {
+                missed(flags, &plan, &mut state, (test, *due, why));
+                continue;
+            }
+            let spawn = Spawn {
+                plan: &plan,
+                exe: &exe,
+                archive: archive.as_deref(),
+            };
+            act(action, &spawn, &mut runs, &mut scheduler, &mut state);
+        }
+        if changed {
+            for (test, at) in scheduler.next_starts() {
+                if let Some(t) = state.tests.get_mut(&test) {
+                    t.next_start_at = Some(at);
+                }
+            }
+            state.save(now());
+            changed = false;
         }
         let wake = scheduler.next_wake(now()) - now();
         // Runs are looked at five times a second as they end.
@@ -194,19 +279,69 @@ fn follow(a: RunArgs) -> anyhow::Result<()> {
     for r in runs.values_mut() {
         end(&mut r.child);
     }
-    reap(&mut runs, &mut scheduler);
+    reap(&mut runs, &mut scheduler, &mut state);
+    state.pid = None;
+    state.save(now());
     Ok(())
+}
+
+/// The plan's tests in `state`: a test that keeps its name keeps what it
+/// did; one no longer in the plan goes.
+fn plan_into(state: &mut ScheduleState, plan: &Plan) {
+    let mut tests = BTreeMap::new();
+    for t in &plan.tests {
+        let mut kept = state.tests.remove(&t.name).unwrap_or_default();
+        kept.command = t.argv.join(" ");
+        kept.every_seconds = t.every.as_secs_f64();
+        tests.insert(t.name.clone(), kept);
+    }
+    state.tests = tests;
+    state.schedule = plan.name.clone();
+}
+
+/// A run that did not happen: said, kept in the state, and recorded in
+/// the archive with why.
+fn missed(
+    flags: &ArchiveFlags,
+    plan: &Plan,
+    state: &mut ScheduleState,
+    (test, due, why): (&str, f64, &linerate_schedule::Missed),
+) {
+    eprintln!("{test}: missed: {why}");
+    if let Some(t) = state.tests.get_mut(test) {
+        t.missed += 1;
+        t.last_missed = Some(crate::schedule_state::Missed {
+            due_at: due,
+            why: why.to_string(),
+        });
+    }
+    let run = linerate_archive::MissedRun {
+        schedule: plan.name.clone(),
+        test: test.to_string(),
+        due_at: due,
+        why: why.to_string(),
+    };
+    if let Err(e) = flags.record_missed(plan.archive.as_deref(), &run) {
+        eprintln!("{test}: the missed run not recorded: {e:#}");
+    }
+}
+
+/// What starting a run needs: the plan, this program, the archive setting.
+struct Spawn<'a> {
+    plan: &'a Plan,
+    exe: &'a Path,
+    archive: Option<&'a str>,
 }
 
 /// One action of the scheduler.
 fn act(
     action: Action,
-    plan: &Plan,
-    exe: &Path,
-    archive: Option<&str>,
+    spawn: &Spawn,
     runs: &mut BTreeMap<RunId, Run>,
     scheduler: &mut Scheduler,
+    state: &mut ScheduleState,
 ) {
+    let Spawn { plan, exe, archive } = *spawn;
     match action {
         Action::Start {
             run,
@@ -234,6 +369,9 @@ fn act(
                         run.0,
                         at - due
                     );
+                    if let Some(t) = state.tests.get_mut(&test) {
+                        t.running_since = Some(at);
+                    }
                     runs.insert(
                         run,
                         Run {
@@ -241,6 +379,7 @@ fn act(
                             line: spec.line,
                             child,
                             started: at,
+                            at_limit: false,
                         },
                     );
                 }
@@ -258,15 +397,21 @@ fn act(
             );
             if let Some(r) = runs.get_mut(&run) {
                 end(&mut r.child);
+                r.at_limit = true;
             }
         }
-        Action::Missed { test, why, .. } => eprintln!("{test}: missed: {why}"),
+        // Recorded by the loop, which holds the archive's flags.
+        Action::Missed { .. } => {}
     }
 }
 
 /// Notes the runs that ended, and those whose path another schedule's
 /// test held (to be tried again).
-fn reap(runs: &mut BTreeMap<RunId, Run>, scheduler: &mut Scheduler) {
+fn reap(
+    runs: &mut BTreeMap<RunId, Run>,
+    scheduler: &mut Scheduler,
+    state: &mut ScheduleState,
+) -> bool {
     let mut held = Vec::new();
     let done: Vec<RunId> = runs
         .iter_mut()
@@ -276,6 +421,9 @@ fn reap(runs: &mut BTreeMap<RunId, Run>, scheduler: &mut Scheduler) {
                     "{}: its server's path is held by another schedule's test; waiting (run {})",
                     r.test, id.0
                 );
+                if let Some(t) = state.tests.get_mut(&r.test) {
+                    t.running_since = None;
+                }
                 held.push(*id);
                 None
             }
@@ -287,12 +435,23 @@ fn reap(runs: &mut BTreeMap<RunId, Run>, scheduler: &mut Scheduler) {
                 } else {
                     format!("; the test is line {} of the schedule", r.line)
                 };
+                let seconds = now() - r.started;
                 eprintln!(
-                    "{}: ended after {:.1} s, {status} (run {}){failed}",
-                    r.test,
-                    now() - r.started,
-                    id.0
+                    "{}: ended after {seconds:.1} s, {status} (run {}){failed}",
+                    r.test, id.0
                 );
+                if let Some(t) = state.tests.get_mut(&r.test) {
+                    t.running_since = None;
+                    t.last = Some(crate::schedule_state::LastRun {
+                        started_at: r.started,
+                        seconds,
+                        ended: if r.at_limit {
+                            format!("ended at its limit, {status}")
+                        } else {
+                            status.to_string()
+                        },
+                    });
+                }
                 Some(*id)
             }
             Ok(None) => None,
@@ -302,6 +461,7 @@ fn reap(runs: &mut BTreeMap<RunId, Run>, scheduler: &mut Scheduler) {
             }
         })
         .collect();
+    let changed = !done.is_empty() || !held.is_empty();
     for id in done {
         runs.remove(&id);
         scheduler.ended(id);
@@ -310,6 +470,7 @@ fn reap(runs: &mut BTreeMap<RunId, Run>, scheduler: &mut Scheduler) {
         runs.remove(&id);
         scheduler.held_elsewhere(id, now());
     }
+    changed
 }
 
 /// Ends a run as Ctrl-C would (it writes and records what it measured),

@@ -1,6 +1,6 @@
 use std::io::Write as _;
 use std::net::{IpAddr, SocketAddr};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
@@ -100,6 +100,10 @@ pub struct ServeArgs {
     pub bench_memory: u64,
     #[command(flatten)]
     pub daemon: DaemonArgs,
+    /// Also follow this schedule file, as `linerate schedule run FILE` does: one daemon answers
+    /// the other ends' tests and runs its own.
+    #[arg(long, value_name = "FILE")]
+    pub schedule: Option<PathBuf>,
     #[command(flatten)]
     pub log: crate::log::LogFlags,
 }
@@ -216,44 +220,17 @@ impl DaemonKeys {
 
 /// How a server runs: in the foreground, or as a daemon that records its
 /// process id and writes its log to a file.
-#[derive(Args, Clone)]
+#[derive(Args, Clone, Debug)]
 pub struct DaemonArgs {
-    /// Go into the background once the port is bound (the command returns at once).
+    /// Go into the background once started (the command returns at once).
     #[arg(long, short = 'D')]
     pub daemon: bool,
-    /// Write the server's process id to FILE, and remove it when the server stops.
+    /// Write the process id to FILE, and remove it when the process stops.
     #[arg(long, value_name = "FILE")]
     pub pidfile: Option<PathBuf>,
     /// Append the log to FILE instead of standard error.
     #[arg(long, value_name = "FILE")]
     pub logfile: Option<PathBuf>,
-}
-
-/// The pid file of a running server; removed when the server stops.
-struct PidFile(PathBuf);
-
-impl PidFile {
-    fn create(path: &Path) -> anyhow::Result<PidFile> {
-        if let Some(pid) = std::fs::read_to_string(path)
-            .ok()
-            .and_then(|s| s.trim().parse::<u32>().ok())
-            && Path::new(&format!("/proc/{pid}")).exists()
-        {
-            anyhow::bail!(
-                "--pidfile {}: a server already runs as pid {pid}",
-                path.display()
-            );
-        }
-        std::fs::write(path, format!("{}\n", std::process::id()))
-            .with_context(|| format!("--pidfile {}: cannot write", path.display()))?;
-        Ok(PidFile(path.to_path_buf()))
-    }
-}
-
-impl Drop for PidFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
 }
 
 pub fn run(a: ServeArgs) -> anyhow::Result<()> {
@@ -306,6 +283,13 @@ pub fn run(a: ServeArgs) -> anyhow::Result<()> {
         }
     };
     let addr = server.local_addr()?;
+    // A schedule that cannot run is said where the user is looking too.
+    if let Some(file) = &a.schedule {
+        let plan = crate::schedule_cmd::read(file)?;
+        if plan.tests.is_empty() {
+            anyhow::bail!("--schedule {}: no test that can run", file.display());
+        }
+    }
     // Bound first, so a taken port is reported where the user is looking.
     let d = &a.daemon;
     if d.daemon {
@@ -323,7 +307,11 @@ pub fn run(a: ServeArgs) -> anyhow::Result<()> {
     } else if let Some(file) = &d.logfile {
         crate::detach::log_to(file).with_context(|| format!("--logfile {}", file.display()))?;
     }
-    let _pidfile = d.pidfile.as_deref().map(PidFile::create).transpose()?;
+    let _pidfile = d
+        .pidfile
+        .as_deref()
+        .map(crate::detach::PidFile::create)
+        .transpose()?;
     for (level, line) in early.take() {
         match level {
             tracing::Level::WARN => tracing::warn!("{line}"),
@@ -333,9 +321,24 @@ pub fn run(a: ServeArgs) -> anyhow::Result<()> {
     tracing::info!("linerate {} listening on {addr}", env!("CARGO_PKG_VERSION"));
     // SIGTERM or Ctrl-C stops accepting and ends the process (the pid file goes).
     let stop = crate::signals::interrupt_flag();
-    server.run(a.once, &stop)?;
+    let schedule = a.schedule.clone().map(|file| {
+        let stop = std::sync::Arc::clone(&stop);
+        std::thread::spawn(move || {
+            let flags = crate::archive_cmd::ArchiveFlags::default();
+            if let Err(e) = crate::schedule_cmd::follow(&file, &flags, &stop) {
+                tracing::error!("schedule {}: {e:#}", file.display());
+            }
+        })
+    });
+    let served = server.run(a.once, &stop);
     if stop.load(std::sync::atomic::Ordering::Relaxed) {
         tracing::info!("stopped by a signal");
     }
+    // The schedule ends with the server, its running tests as at Ctrl-C.
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    if let Some(thread) = schedule {
+        let _ = thread.join();
+    }
+    served?;
     Ok(())
 }

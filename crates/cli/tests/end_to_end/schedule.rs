@@ -494,3 +494,181 @@ fn two_hosts_schedules_take_turns_on_a_third_hosts_path() {
         );
     }
 }
+
+/// `linerate ARGS` with linerate's data folder in `data`; it succeeded.
+fn run_in(data: &Path, args: &[&str]) -> std::process::Output {
+    let out = linerate_cmd()
+        .env("XDG_DATA_HOME", data)
+        .env_remove("LINERATE_ARCHIVE")
+        .args(args)
+        .output()
+        .expect("run linerate");
+    assert!(out.status.success(), "{}", text(&out));
+    out
+}
+
+/// `schedule run -D` goes into the background with its pid file and log;
+/// `schedule status` says each test's next and last run and what it
+/// missed; a run whose path another test held past its limit is recorded
+/// in the archive as missed, with why (`history`); SIGTERM ends it and
+/// its pid file goes.
+#[test]
+fn a_schedule_in_the_background_says_its_state_and_records_what_it_missed() {
+    let _traffic = common::beside_other_traffic();
+    let base = TempDir::new("schedule-status");
+    let data = base.join("data");
+    let server = Server::start();
+    let addr = server.addr();
+    let file = base.join("bg.toml");
+    // Both due at once on one path: "long" starts first (the file's
+    // order), "short" waits past its 1 s limit and is missed.
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"bg\"\n\n[[test]]\nname = \"long\"\ncommand = \"bench {addr} -t 3\"\n\
+             every = \"5s\"\n\n[[test]]\nname = \"short\"\ncommand = \"bench {addr} -t 1\"\n\
+             every = \"5s\"\nlimit = \"1s\"\n"
+        ),
+    )
+    .unwrap();
+    let archive = base.join("bg.db");
+    let (pidfile, logfile) = (base.join("bg.pid"), base.join("bg.log"));
+    let out = run_in(
+        &data,
+        &[
+            "schedule",
+            "run",
+            file.to_str().unwrap(),
+            "--archive",
+            archive.to_str().unwrap(),
+            "-D",
+            "--pidfile",
+            pidfile.to_str().unwrap(),
+            "--logfile",
+            logfile.to_str().unwrap(),
+        ],
+    );
+    assert!(text(&out).contains("in the background"), "{}", text(&out));
+    let mut pid = None;
+    assert!(common::wait_until(Duration::from_secs(10), || {
+        pid = std::fs::read_to_string(&pidfile)
+            .ok()
+            .and_then(|p| p.trim().parse::<i32>().ok());
+        pid.is_some()
+    }));
+    let pid = rustix::process::Pid::from_raw(pid.unwrap()).unwrap();
+    let status_json = || {
+        let out = run_in(&data, &["schedule", "status", "bg", "--json"]);
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let mut state = serde_json::Value::Null;
+    let ready = common::wait_until(Duration::from_secs(60), || {
+        state = status_json();
+        let t = &state[0]["tests"];
+        t["short"]["missed"].as_u64() >= Some(1) && !t["long"]["last"].is_null()
+    });
+    let log = || std::fs::read_to_string(&logfile).unwrap_or_default();
+    assert!(ready, "{state:#}\n{}", log());
+    assert!(
+        state[0]["tests"]["long"]["next_start_at"]
+            .as_f64()
+            .is_some()
+    );
+    let why = state[0]["tests"]["short"]["last_missed"]["why"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(why.contains("busy with long"), "{state:#}");
+    let said = text(&run_in(&data, &["schedule", "status"]));
+    assert!(said.contains("schedule bg (running as pid"), "{said}");
+    assert!(said.contains("busy with long"), "{said}");
+    // The archive has the missed run, with why.
+    let out = run_in(
+        &data,
+        &[
+            "history",
+            "--archive",
+            archive.to_str().unwrap(),
+            "--json",
+            "-",
+        ],
+    );
+    let history: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let missed = history["missed"].as_array().cloned().unwrap_or_default();
+    assert!(
+        missed.iter().any(|m| m["schedule"] == "bg"
+            && m["test"] == "short"
+            && m["why"]
+                .as_str()
+                .is_some_and(|w| w.contains("busy with long"))),
+        "{history:#}"
+    );
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let gone = common::wait_until(Duration::from_secs(30), || {
+        !Path::new(&format!("/proc/{}", pid.as_raw_nonzero())).exists()
+    });
+    assert!(gone, "{}", log());
+    assert!(!pidfile.exists(), "the pid file stayed");
+    assert!(log().contains("schedule bg: 2 test(s)"), "{}", log());
+    let said = text(&run_in(&data, &["schedule", "status"]));
+    assert!(said.contains("schedule bg (stopped"), "{said}");
+}
+
+/// `serve --schedule FILE`: one daemon answers sessions and runs its
+/// schedule (here a latency test of itself); SIGTERM ends both.
+#[test]
+fn one_daemon_answers_and_schedules() {
+    let _traffic = common::beside_other_traffic();
+    let base = TempDir::new("serve-schedule");
+    let data = base.join("data");
+    let port = common::quiet_port();
+    let file = base.join("self.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"self\"\n\n[[test]]\nname = \"rtt\"\n\
+             command = \"latency 127.0.0.1:{port} -t 0.2\"\nevery = \"1s\"\n"
+        ),
+    )
+    .unwrap();
+    let archive = base.join("self.db");
+    let mut daemon = common::Guard(
+        linerate_cmd()
+            .env("XDG_DATA_HOME", &data)
+            .env("LINERATE_ARCHIVE", &archive)
+            .args(["serve", "--bind", "127.0.0.1", "--port", &port.to_string()])
+            .arg("--schedule")
+            .arg(&file)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut history = serde_json::Value::Null;
+    let ran = common::wait_until(Duration::from_secs(60), || {
+        if !archive.exists() {
+            return false;
+        }
+        let out = run_in(
+            &data,
+            &[
+                "history",
+                "--archive",
+                archive.to_str().unwrap(),
+                "--json",
+                "-",
+            ],
+        );
+        history = serde_json::from_slice(&out.stdout).unwrap();
+        history["series"].as_array().is_some_and(|s| {
+            s.iter()
+                .any(|s| s["kind"] == "latency" && s["runs"].as_u64() >= Some(2))
+        })
+    });
+    assert!(ran, "{history:#}");
+    let pid = rustix::process::Pid::from_raw(daemon.0.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let status = common::wait_exit(&mut daemon, Duration::from_secs(30));
+    assert!(status.is_some_and(|s| s.success()), "{status:?}");
+    let said = text(&run_in(&data, &["schedule", "status", "self"]));
+    assert!(said.contains("schedule self (stopped"), "{said}");
+}
