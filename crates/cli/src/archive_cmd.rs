@@ -118,7 +118,7 @@ impl ArchiveFlags {
         }
         // A run a schedule started carries the schedule's name.
         let scheduled;
-        let doc = match crate::schedule_cmd::scheduled_as() {
+        let doc = match crate::scheduled::scheduled_as() {
             Some(name) if doc.schedule.is_none() => {
                 scheduled = ResultDoc {
                     schedule: Some(name),

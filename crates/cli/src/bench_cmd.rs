@@ -243,7 +243,7 @@ impl BenchArgs {
                 payload: self.payload.into(),
                 // A run a schedule started holds the server's path alone
                 // (docs/protocol.md#path-hold).
-                path_hold: crate::schedule_cmd::scheduled_as(),
+                path_hold: crate::scheduled::scheduled_as(),
             },
             path: self.known_path(&[]),
             write_len: self.write_len,

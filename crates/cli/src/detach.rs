@@ -5,6 +5,7 @@ use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use clap::Args;
 
 /// Forks; the parent exits 0 at once and the child carries on in a new
 /// session with stdin from /dev/null and stdout and stderr to `log`, so that
@@ -58,7 +59,7 @@ impl PidFile {
             && Path::new(&format!("/proc/{pid}")).exists()
         {
             anyhow::bail!(
-                "--pidfile {}: linerate already runs there as pid {pid}",
+                "--pidfile {}: linerate already runs as pid {pid}",
                 path.display()
             );
         }
@@ -72,4 +73,19 @@ impl Drop for PidFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
     }
+}
+
+/// How a daemon (a server, a schedule) runs: in the foreground, or in
+/// the background with its process id and its log in files.
+#[derive(Args, Clone, Debug)]
+pub struct DaemonArgs {
+    /// Go into the background once started (the command returns at once).
+    #[arg(long, short = 'D')]
+    pub daemon: bool,
+    /// Write the process id to FILE, and remove it when the process stops.
+    #[arg(long, value_name = "FILE")]
+    pub pidfile: Option<PathBuf>,
+    /// Append the log to FILE instead of standard error.
+    #[arg(long, value_name = "FILE")]
+    pub logfile: Option<PathBuf>,
 }

@@ -24,6 +24,7 @@ mod progress;
 mod report_cmd;
 mod schedule_cmd;
 mod schedule_state;
+mod scheduled;
 mod serve_cmd;
 mod signals;
 mod study_cmd;
@@ -146,8 +147,8 @@ fn main() {
             std::process::exit(signals::INTERRUPTED_STATUS);
         }
         eprintln!("linerate: error: {e:#}");
-        if schedule_cmd::path_held(&e) {
-            std::process::exit(schedule_cmd::PATH_HELD_STATUS);
+        if scheduled::path_held(&e) {
+            std::process::exit(scheduled::PATH_HELD_STATUS);
         }
         // Bad flags exit as clap's own refusals do.
         let usage = e.chain().any(|c| c.is::<usage::UsageError>());

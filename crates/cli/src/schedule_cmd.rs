@@ -48,7 +48,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub archive: ArchiveFlags,
     #[command(flatten)]
-    pub daemon: crate::serve_cmd::DaemonArgs,
+    pub daemon: crate::detach::DaemonArgs,
 }
 
 #[derive(Args, Clone, Debug)]
@@ -120,31 +120,6 @@ fn check(a: CheckArgs) -> anyhow::Result<()> {
 }
 
 use crate::output::epoch_seconds as now;
-
-/// The exit status of a run whose server refused it because another
-/// scheduled test holds its path (EX_TEMPFAIL: try again later); the
-/// schedule waits and tries again within the test's limit.
-pub const PATH_HELD_STATUS: i32 = 75;
-
-/// The scheduled test this process runs as (`SCHEDULE/TEST`, from
-/// `LINERATE_SCHEDULE`), if a schedule started it.
-pub fn scheduled_as() -> Option<String> {
-    std::env::var("LINERATE_SCHEDULE")
-        .ok()
-        .filter(|name| !name.is_empty())
-}
-
-/// Whether `e` is a server's refusal because another scheduled test holds
-/// its path.
-pub fn path_held(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        matches!(
-            c.downcast_ref::<linerate_engine::EngineError>(),
-            Some(linerate_engine::EngineError::Refused(r))
-                if r.code == linerate_wire::RefusalCode::PathHeld
-        )
-    })
-}
 
 /// A run in progress: its process.
 struct Run {
@@ -416,7 +391,7 @@ fn reap(
     let done: Vec<RunId> = runs
         .iter_mut()
         .filter_map(|(id, r)| match r.child.try_wait() {
-            Ok(Some(status)) if status.code() == Some(PATH_HELD_STATUS) => {
+            Ok(Some(status)) if status.code() == Some(crate::scheduled::PATH_HELD_STATUS) => {
                 eprintln!(
                     "{}: its server's path is held by another schedule's test; waiting (run {})",
                     r.test, id.0

@@ -99,7 +99,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = units::parse_size)]
     pub bench_memory: u64,
     #[command(flatten)]
-    pub daemon: DaemonArgs,
+    pub daemon: crate::detach::DaemonArgs,
     /// Also follow this schedule file, as `linerate schedule run FILE` does: one daemon answers
     /// the other ends' tests and runs its own.
     #[arg(long, value_name = "FILE")]
@@ -216,21 +216,6 @@ impl DaemonKeys {
             required: true,
         }))
     }
-}
-
-/// How a server runs: in the foreground, or as a daemon that records its
-/// process id and writes its log to a file.
-#[derive(Args, Clone, Debug)]
-pub struct DaemonArgs {
-    /// Go into the background once started (the command returns at once).
-    #[arg(long, short = 'D')]
-    pub daemon: bool,
-    /// Write the process id to FILE, and remove it when the process stops.
-    #[arg(long, value_name = "FILE")]
-    pub pidfile: Option<PathBuf>,
-    /// Append the log to FILE instead of standard error.
-    #[arg(long, value_name = "FILE")]
-    pub logfile: Option<PathBuf>,
 }
 
 pub fn run(a: ServeArgs) -> anyhow::Result<()> {

@@ -557,9 +557,14 @@ fn a_schedule_in_the_background_says_its_state_and_records_what_it_missed() {
         pid.is_some()
     }));
     let pid = rustix::process::Pid::from_raw(pid.unwrap()).unwrap();
+    // Null until the schedule has written its state.
     let status_json = || {
-        let out = run_in(&data, &["schedule", "status", "bg", "--json"]);
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+        let out = linerate_cmd()
+            .env("XDG_DATA_HOME", &data)
+            .args(["schedule", "status", "bg", "--json"])
+            .output()
+            .expect("run linerate");
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap_or_default()
     };
     let mut state = serde_json::Value::Null;
     let ready = common::wait_until(Duration::from_secs(60), || {
