@@ -152,6 +152,7 @@ fn an_archive_of_the_first_schema_is_migrated_with_its_rows() {
                 interrupted, recorded_at, document FROM results;
          DROP TABLE results; ALTER TABLE old RENAME TO results;
          DROP TABLE acknowledgements;
+         DROP TABLE missed;
          CREATE UNIQUE INDEX results_by_series ON results(series, started_at);
          CREATE INDEX results_by_time ON results(started_at);
          PRAGMA user_version = 1",

@@ -209,13 +209,15 @@ fn judgement_line(found: &linerate_archive::Recorded) -> Option<String> {
         change.relative * 100.0,
         change.runs,
     );
-    // The verdict's change, where the runs before said otherwise.
-    let before = found
+    // The verdict's change, where the band's runs mostly said otherwise
+    // (one odd verdict before the change does not hide it).
+    let band_runs = found
         .history
         .iter()
         .rev()
         .skip(change.runs)
-        .find_map(|r| r.limit.clone());
+        .take(change.band.runs);
+    let before = most_common(band_runs.filter_map(|r| r.limit.clone()));
     if let (Some(was), Some(now)) = (before, found.entry.limit.as_ref())
         && &was != now
     {
@@ -225,6 +227,20 @@ fn judgement_line(found: &linerate_archive::Recorded) -> Option<String> {
         line.push_str(&format!(". First seen {}.", date(r.started_at)));
     }
     Some(line)
+}
+
+/// The value seen most often (the latest of equals), if any.
+fn most_common(values: impl Iterator<Item = String>) -> Option<String> {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for v in values {
+        match counts.iter_mut().find(|(seen, _)| *seen == v) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((v, 1)),
+        }
+    }
+    // The first counted is the latest: it wins a tie.
+    let most = counts.iter().map(|(_, n)| *n).max()?;
+    counts.into_iter().find(|(_, n)| *n == most).map(|(v, _)| v)
 }
 
 /// Seconds since the epoch as `YYYY-MM-DD HH:MM` (UTC).

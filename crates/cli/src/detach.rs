@@ -2,6 +2,7 @@
 //! bound (and a one-shot receiver's URL is out), and its log into a file.
 
 use std::fs::OpenOptions;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -27,6 +28,31 @@ pub fn into_background(log: &Path) -> std::io::Result<()> {
     rustix::stdio::dup2_stdout(&log)?;
     rustix::stdio::dup2_stderr(&log)?;
     Ok(())
+}
+
+impl DaemonArgs {
+    /// Goes where the flags say, once what could fail where the user looks
+    /// has been done: into the background (`-D`, saying so as `started`
+    /// with where its log goes), or its log into `--logfile`; then writes
+    /// `--pidfile`, which goes when the returned value is dropped.
+    pub fn start(&self, started: &str) -> anyhow::Result<Option<PidFile>> {
+        if self.daemon {
+            let log = self
+                .logfile
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("/dev/null"));
+            // A reader gone already (`| head -1` done) must not stop the start.
+            let _ = writeln!(
+                std::io::stdout(),
+                "{started}: in the background, logging to {}",
+                log.display()
+            );
+            into_background(&log).context("cannot move to the background")?;
+        } else if let Some(file) = &self.logfile {
+            log_to(file).with_context(|| format!("--logfile {}", file.display()))?;
+        }
+        self.pidfile.as_deref().map(PidFile::create).transpose()
+    }
 }
 
 /// Sends standard error (the log) to `log`, appending.

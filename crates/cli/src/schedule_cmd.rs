@@ -149,26 +149,9 @@ fn run_schedule(a: RunArgs) -> anyhow::Result<()> {
     if plan.tests.is_empty() {
         anyhow::bail!("{} has no test that can run", a.file.display());
     }
-    let d = &a.daemon;
-    if d.daemon {
-        let log = d
-            .logfile
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("/dev/null"));
-        println!(
-            "linerate schedule {}: in the background, logging to {}",
-            plan.name,
-            log.display()
-        );
-        crate::detach::into_background(&log).context("cannot move to the background")?;
-    } else if let Some(file) = &d.logfile {
-        crate::detach::log_to(file).with_context(|| format!("--logfile {}", file.display()))?;
-    }
-    let _pidfile = d
-        .pidfile
-        .as_deref()
-        .map(crate::detach::PidFile::create)
-        .transpose()?;
+    let _pidfile = a
+        .daemon
+        .start(&format!("linerate schedule {}", plan.name))?;
     let stop = crate::signals::interrupt_flag();
     follow(&a.file, &a.archive, &stop)
 }

@@ -1,4 +1,3 @@
-use std::io::Write as _;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 
@@ -276,27 +275,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<()> {
         }
     }
     // Bound first, so a taken port is reported where the user is looking.
-    let d = &a.daemon;
-    if d.daemon {
-        let log = d
-            .logfile
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("/dev/null"));
-        // A reader gone already (`| head -1` done) must not stop the start.
-        let _ = writeln!(
-            std::io::stdout(),
-            "linerate serve on {addr}: in the background, logging to {}",
-            log.display()
-        );
-        crate::detach::into_background(&log).context("cannot move to the background")?;
-    } else if let Some(file) = &d.logfile {
-        crate::detach::log_to(file).with_context(|| format!("--logfile {}", file.display()))?;
-    }
-    let _pidfile = d
-        .pidfile
-        .as_deref()
-        .map(crate::detach::PidFile::create)
-        .transpose()?;
+    let _pidfile = a.daemon.start(&format!("linerate serve on {addr}"))?;
     for (level, line) in early.take() {
         match level {
             tracing::Level::WARN => tracing::warn!("{line}"),

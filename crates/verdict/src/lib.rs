@@ -614,6 +614,42 @@ mod tests {
     }
 
     #[test]
+    fn loss_well_under_a_known_capacity_is_the_network_though_a_queue_stood() {
+        // A lab at 200 Mbit/s and 2 ms with 1 % loss beside two busy
+        // loops: 39 Mbit/s, flat, its round trip 5 ms.
+        let f = Features {
+            senders: 1,
+            busy_us: 1e6,
+            busy_share: 0.99,
+            retrans_share: 0.01,
+            retransmits: 300,
+            rtt_us: 5_000.0,
+            min_rtt_us: 2_000.0,
+            queue_us: 3_000.0,
+            per_stream_bps: 39e6,
+            steady_bps: 39e6,
+            min_rcvbuf: 4 << 20,
+            min_sndbuf: 4 << 20,
+            peer_window: 4e6,
+            cwnd_bytes: 20e3,
+            capacity: Some(Capacity {
+                bits_per_second: 200e6,
+                source: "the lab's --rate",
+            }),
+            ..Default::default()
+        };
+        assert!(f.standing_queue());
+        assert_eq!(rules::decide(&f, None), Finding::Network);
+        // The same queue without loss is a full path.
+        let full = Features {
+            retrans_share: 0.0,
+            retransmits: 0,
+            ..f
+        };
+        assert_eq!(rules::decide(&full, None), Finding::PathFull);
+    }
+
+    #[test]
     fn a_tiny_buffer_is_the_limit_whatever_share_the_send_buffer_had() {
         // An 8 KiB buffer of 1012-byte segments (`-w 4K` on loopback),
         // the senders short of a core: the kernel booked 35 % of their

@@ -280,8 +280,18 @@ fn invalid(f: &Features) -> Option<Finding> {
 /// minimum) with no CPU short. At the capacity a busy CPU limited nothing:
 /// receivers that poll keep their cores busy at any rate.
 fn path_full(f: &Features) -> Option<Finding> {
-    let queue = f.standing_queue() && !cpu_bound(f);
+    let queue = f.standing_queue() && !cpu_bound(f) && !lossy_below_capacity(f);
     (steady(f) && (at_capacity(f) || queue)).then_some(Finding::PathFull)
+}
+
+/// Loss after the ramp, at well under a known capacity: a queue that
+/// stood then is the senders' retransmissions waiting, not a full path
+/// (a lab at 200 Mbit/s with 1 % loss carried 39 Mbit/s with its round
+/// trip up, once named full; docs/verdict.md#path-full).
+fn lossy_below_capacity(f: &Features) -> bool {
+    f.retrans_share >= LOSSY_SHARE
+        && f.capacity
+            .is_some_and(|c| f.steady_bps < AT_CAPACITY * c.bits_per_second)
 }
 
 /// Senders that always had data, held by no window, buffer, loss or CPU

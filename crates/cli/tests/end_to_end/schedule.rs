@@ -98,6 +98,21 @@ fn until(
     None
 }
 
+/// Every document of `archive` (`archive export`), each whole.
+fn exported(data: &Path, archive: &Path) -> Vec<serde_json::Value> {
+    let out = linerate_cmd()
+        .env("XDG_DATA_HOME", data)
+        .args(["archive", "export", "--archive"])
+        .arg(archive)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a whole document"))
+        .collect()
+}
+
 /// (test, due, jitter drawn) of a "started" line.
 fn started(line: &str) -> Option<(String, f64, f64)> {
     let (test, rest) = line.split_once(": started (run ")?;
@@ -189,17 +204,7 @@ fn a_schedule_keeps_benches_apart_reads_its_file_again_and_ends_cleanly() {
 
     // The archive: every run with the schedule's name; the two benches'
     // runs never overlap; the last, ended by SIGTERM, whole and marked so.
-    let out = linerate_cmd()
-        .env("XDG_DATA_HOME", &data)
-        .args(["archive", "export", "--archive"])
-        .arg(&archive)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    let docs: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a whole document"))
-        .collect();
+    let docs = exported(&data, &archive);
     let mut spans: Vec<(f64, f64, String)> = Vec::new();
     for d in &docs {
         let schedule = d["schedule"]
@@ -441,17 +446,7 @@ fn two_hosts_schedules_take_turns_on_a_third_hosts_path() {
 
     // The archive: every run with its schedule's name, every document
     // whole; the benches of both hosts never overlap on h3's path.
-    let out = linerate_cmd()
-        .env("XDG_DATA_HOME", &data)
-        .args(["archive", "export", "--archive"])
-        .arg(&archive)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    let docs: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a whole document"))
-        .collect();
+    let docs = exported(&data, &archive);
     let mut spans: Vec<(f64, f64, String)> = Vec::new();
     for d in &docs {
         let schedule = d["schedule"].as_str().unwrap_or_else(|| panic!("{d}"));
