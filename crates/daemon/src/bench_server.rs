@@ -81,7 +81,7 @@ pub(crate) fn serve(
                     match reg.path.take(test, peer) {
                         Ok(h) => _path = Some(h),
                         Err(e) => {
-                            m.abort(local(RefusalCode::PathHeld, e));
+                            m.abort(local(RefusalCode::PathHeld, e.to_string()));
                             return Ok(Continue(()));
                         }
                     }

@@ -286,6 +286,21 @@ struct PathHolder {
     since: std::time::Instant,
 }
 
+/// The path is held by another scheduled test.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(
+    "this host's path is held by the scheduled test {test} from {peer} for {:.0} s",
+    held_for.as_secs_f64()
+)]
+pub struct PathHeld {
+    /// The test that holds it (`SCHEDULE/TEST`).
+    pub test: String,
+    /// Where it came from.
+    pub peer: IpAddr,
+    /// How long it has held it.
+    pub held_for: std::time::Duration,
+}
+
 /// A hold on the path, given back when dropped.
 #[derive(Debug)]
 pub struct HeldPath<'a>(&'a PathHolds);
@@ -293,15 +308,14 @@ pub struct HeldPath<'a>(&'a PathHolds);
 impl PathHolds {
     /// Holds the path for `test` (as `SCHEDULE/TEST`) from `peer`, or says
     /// who holds it.
-    pub fn take(&self, test: &str, peer: IpAddr) -> Result<HeldPath<'_>, String> {
+    pub fn take(&self, test: &str, peer: IpAddr) -> Result<HeldPath<'_>, PathHeld> {
         let mut holder = self.holder.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(h) = holder.as_ref() {
-            return Err(format!(
-                "this host's path is held by the scheduled test {} from {} for {:.0} s",
-                h.test,
-                h.peer,
-                h.since.elapsed().as_secs_f64()
-            ));
+            return Err(PathHeld {
+                test: h.test.clone(),
+                peer: h.peer,
+                held_for: h.since.elapsed(),
+            });
         }
         *holder = Some(PathHolder {
             test: test.to_string(),
@@ -328,7 +342,7 @@ mod path_hold_tests {
         let holds = PathHolds::default();
         let here = IpAddr::from([10, 0, 0, 1]);
         let first = holds.take("dtns/bench-dtn3", here).expect("a free path");
-        let refused = holds.take("lab/bench-h3", here).unwrap_err();
+        let refused = holds.take("lab/bench-h3", here).unwrap_err().to_string();
         assert!(
             refused.contains("dtns/bench-dtn3 from 10.0.0.1"),
             "{refused}"
