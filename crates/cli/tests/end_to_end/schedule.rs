@@ -502,6 +502,13 @@ fn run_in(data: &Path, args: &[&str]) -> std::process::Output {
     out
 }
 
+/// `history --json` of `archive`.
+fn history_of(data: &Path, archive: &Path) -> serde_json::Value {
+    let archive = archive.to_str().expect("a UTF-8 path");
+    let out = run_in(data, &["history", "--archive", archive, "--json", "-"]);
+    serde_json::from_slice(&out.stdout).expect("history JSON")
+}
+
 /// `schedule run -D` goes into the background with its pid file and log;
 /// `schedule status` says each test's next and last run and what it
 /// missed; a run whose path another test held past its limit is recorded
@@ -582,17 +589,7 @@ fn a_schedule_in_the_background_says_its_state_and_records_what_it_missed() {
     assert!(said.contains("schedule bg (running as pid"), "{said}");
     assert!(said.contains("busy with long"), "{said}");
     // The archive has the missed run, with why.
-    let out = run_in(
-        &data,
-        &[
-            "history",
-            "--archive",
-            archive.to_str().unwrap(),
-            "--json",
-            "-",
-        ],
-    );
-    let history: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let history = history_of(&data, &archive);
     let missed = history["missed"].as_array().cloned().unwrap_or_default();
     assert!(
         missed.iter().any(|m| m["schedule"] == "bg"
@@ -648,17 +645,7 @@ fn one_daemon_answers_and_schedules() {
         if !archive.exists() {
             return false;
         }
-        let out = run_in(
-            &data,
-            &[
-                "history",
-                "--archive",
-                archive.to_str().unwrap(),
-                "--json",
-                "-",
-            ],
-        );
-        history = serde_json::from_slice(&out.stdout).unwrap();
+        history = history_of(&data, &archive);
         history["series"].as_array().is_some_and(|s| {
             s.iter()
                 .any(|s| s["kind"] == "latency" && s["runs"].as_u64() >= Some(2))
