@@ -502,6 +502,20 @@ fn run_in(data: &Path, args: &[&str]) -> std::process::Output {
     out
 }
 
+/// Ends a process that is not this test's child (a daemon in the
+/// background) when dropped, if it still runs.
+struct EndsOnDrop(rustix::process::Pid);
+
+impl Drop for EndsOnDrop {
+    fn drop(&mut self) {
+        // Only the schedule itself: its pid may be another's by now.
+        let cmdline = std::fs::read(format!("/proc/{}/cmdline", self.0.as_raw_nonzero()));
+        if cmdline.is_ok_and(|c| String::from_utf8_lossy(&c).contains("schedule\0run")) {
+            let _ = rustix::process::kill_process(self.0, rustix::process::Signal::TERM);
+        }
+    }
+}
+
 /// `history --json` of `archive`.
 fn history_of(data: &Path, archive: &Path) -> serde_json::Value {
     let archive = archive.to_str().expect("a UTF-8 path");
@@ -559,6 +573,8 @@ fn a_schedule_in_the_background_says_its_state_and_records_what_it_missed() {
         pid.is_some()
     }));
     let pid = rustix::process::Pid::from_raw(pid.unwrap()).unwrap();
+    // A failed assertion below still ends the schedule it put in the background.
+    let _ends = EndsOnDrop(pid);
     // Null until the schedule has written its state.
     let status_json = || {
         let out = linerate_cmd()
