@@ -245,9 +245,9 @@ fn most_common(values: impl Iterator<Item = String>) -> Option<String> {
 
 /// Seconds since the epoch as `YYYY-MM-DD HH:MM` (UTC).
 pub(crate) fn date(at: f64) -> String {
-    let t = std::time::UNIX_EPOCH + Duration::from_secs_f64(at.max(0.0));
-    let text = humantime::format_rfc3339_seconds(t).to_string();
-    text.get(..16).map_or(text.clone(), |s| s.replace('T', " "))
+    let mut text = crate::output::utc(at);
+    text.truncate(16);
+    text
 }
 
 /// `linerate history`: what ran between which hosts, each series' latest

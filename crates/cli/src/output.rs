@@ -424,7 +424,6 @@ pub fn write_file(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
         .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
 }
 
-/// UTC time as `YYYY-MM-DDTHH:MM:SS.mmmZ` for log lines.
 /// Seconds since the Unix epoch, now (the archive's and the scheduler's time).
 pub fn epoch_seconds() -> f64 {
     SystemTime::now()
@@ -432,6 +431,17 @@ pub fn epoch_seconds() -> f64 {
         .map_or(0.0, |d| d.as_secs_f64())
 }
 
+/// Seconds since the Unix epoch as `YYYY-MM-DD HH:MM:SS` (UTC), for tables.
+pub fn utc(at: f64) -> String {
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(at.max(0.0));
+    humantime::format_rfc3339_seconds(t)
+        .to_string()
+        .replace('T', " ")
+        .trim_end_matches('Z')
+        .to_string()
+}
+
+/// UTC time as `YYYY-MM-DDTHH:MM:SS.mmmZ` for log lines.
 pub fn timestamp() -> String {
     humantime::format_rfc3339_millis(SystemTime::now()).to_string()
 }

@@ -143,17 +143,7 @@ pub fn all(name: Option<&str>) -> anyhow::Result<Vec<ScheduleState>> {
 
 /// A time as status prints it: UTC to the second, or "-".
 fn when(at: Option<f64>) -> String {
-    at.map_or_else(
-        || "-".to_string(),
-        |t| {
-            let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(t.max(0.0));
-            humantime::format_rfc3339_seconds(t)
-                .to_string()
-                .replace('T', " ")
-                .trim_end_matches('Z')
-                .to_string()
-        },
-    )
+    at.map_or_else(|| "-".to_string(), crate::output::utc)
 }
 
 /// The states as `schedule status` prints them.

@@ -460,37 +460,15 @@ fn a_mesh_schedule_turns_the_cells_of_a_slowed_link_red() {
         ),
     )
     .unwrap();
-    let mut sched = linerate_cmd()
-        .env("XDG_DATA_HOME", base.join("data"))
-        .args(["schedule", "run"])
-        .arg(&file)
-        .arg("--archive")
-        .arg(&archive)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let said = sched.stderr.take().unwrap();
-    let sched = Guard(sched);
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(said).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let (sched, rx) = crate::schedule::start(&file, &archive, &base.join("data"));
     let mut seen: Vec<String> = Vec::new();
     // Waits for the next run to end, well.
-    let next_run = |seen: &mut Vec<String>| loop {
-        let line = rx
-            .recv_timeout(Duration::from_secs(90))
-            .unwrap_or_else(|_| panic!("no mesh run ended: {seen:#?}"));
-        seen.push(line.clone());
-        if line.starts_with("mesh: ended") {
-            assert!(line.contains("exit status: 0"), "{seen:#?}");
-            return;
-        }
+    let next_run = |seen: &mut Vec<String>| {
+        let line = crate::schedule::until(&rx, seen, Duration::from_secs(90), |l| {
+            l.starts_with("mesh: ended")
+        })
+        .unwrap_or_else(|| panic!("no mesh run ended: {seen:#?}"));
+        assert!(line.contains("exit status: 0"), "{seen:#?}");
     };
     // The archive's rule needs 10 runs for a series' normal.
     for _ in 0..10 {

@@ -43,7 +43,7 @@ every = "{latency_every}"
 }
 
 /// `schedule run FILE` recording into `archive`, its stderr lines sent on.
-fn start(file: &Path, archive: &Path, data: &Path) -> (common::Guard, Receiver<String>) {
+pub(crate) fn start(file: &Path, archive: &Path, data: &Path) -> (common::Guard, Receiver<String>) {
     start_by(linerate_cmd(), file, archive, data)
 }
 
@@ -77,7 +77,7 @@ fn start_by(
 }
 
 /// Lines from `rx` until one `pred` holds (returned), or `within`.
-fn until(
+pub(crate) fn until(
     rx: &Receiver<String>,
     seen: &mut Vec<String>,
     within: Duration,
