@@ -97,16 +97,22 @@ pub const ONE_RUN_STALE_SECONDS: f64 = 86_400.0;
 
 impl Board {
     /// Reads every series with a run since `since` (seconds since the
-    /// epoch) from `archive` and judges its latest run as recording did.
+    /// epoch) from `archive`, or only the series `only` (a series' page
+    /// needs no other's latest document), and judges its latest run as
+    /// recording did.
     pub fn read(
         archive: &mut dyn Store,
-        since: f64,
+        (since, only): (f64, Option<&str>),
         now: f64,
         staleness: Staleness,
     ) -> Result<Board, ArchiveError> {
         let mut series = Vec::new();
         let mut without_figure = 0;
-        for summary in archive.series_since(since)? {
+        let summaries = archive.series_since(since)?;
+        let chosen = summaries
+            .into_iter()
+            .filter(|s| only.is_none_or(|id| s.id == id));
+        for summary in chosen {
             if summary.unit == Unit::None {
                 without_figure += 1;
                 continue;

@@ -72,9 +72,10 @@ impl Dashboard {
                 )),
             ));
         };
+        let only = path.strip_prefix("/series/");
         let board = Board::read(
             archive.as_mut(),
-            now - self.period_seconds,
+            (now - self.period_seconds, only),
             now,
             self.staleness,
         )?;
